@@ -1,0 +1,27 @@
+/// \file Shape/type inference and constant folding over a Graph (they interleave: a Reshape's
+/// target shape is often computed by a Shape/Gather/Concat chain that must fold first).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace souffle::interp {
+
+struct InferFoldOptions {
+  bool fold = true;
+  /// Nodes whose inputs are all constant are evaluated when their outputs hold at most this many
+  /// elements in total (larger constant subgraphs stay in the program).
+  int64_t max_fold_elements = int64_t{1} << 22;
+};
+
+struct InferFoldStats {
+  size_t nodes_before = 0, nodes_folded = 0, nodes_dead = 0, nodes_after = 0;
+};
+
+/// Types every value by lowering each node (core/lower), folds constant nodes with the
+/// interpreter, then removes dead nodes. All unsupported op types are reported in one UserError.
+InferFoldStats infer_and_fold(graph::Graph& g, const InferFoldOptions& options = {});
+
+}  // namespace souffle::interp

@@ -1,0 +1,35 @@
+/// \file ONNX ModelProto -> Graph (parsing, initializers, external data, symbolic dimensions).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace souffle::onnx_import {
+
+struct ImportOptions {
+  /// Values for symbolic dimensions ("batch" -> 1); unbound ones default to 1 with a warning.
+  std::map<std::string, int64_t> dims;
+  /// Largest tensor a model may declare, in elements; larger is refused as absurd.
+  int64_t max_elements = int64_t{1} << 34;
+};
+
+struct ImportResult {
+  graph::Graph graph;                 ///< nodes in topological order; only inputs/constants typed
+  std::vector<std::string> warnings;  ///< e.g. unbound symbolic dimensions
+};
+
+/// Parses a model file. Throws UserError naming the file (and node) for a truncated or corrupt
+/// file, cycles, dangling names, external data outside the model's folder, absurd sizes,
+/// unsupported element types.
+ImportResult import_model(const std::string& path, const ImportOptions& options = {});
+/// Same, from bytes in memory; `file` names the source in messages and roots external data.
+ImportResult import_model_bytes(const std::string& bytes, const std::string& file,
+                                const ImportOptions& options = {});
+
+/// Reads one serialized TensorProto (the backend-test layout's input_K.pb / output_K.pb).
+ConstTensorPtr read_tensor_pb(const std::string& path);
+
+}  // namespace souffle::onnx_import

@@ -1,0 +1,122 @@
+#include "core/support/tensor_data.h"
+
+#include <cstring>
+
+#include "core/support/error.h"
+
+namespace souffle {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw UserError("negative dimension in shape " + shape_str(shape));
+    if (d != 0 && n > (int64_t{1} << 62) / d)
+      throw UserError("tensor of shape " + shape_str(shape) + " has too many elements");
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+TensorData::TensorData(DType dtype, Shape shape)
+    : m_dtype(dtype), m_shape(std::move(shape)), m_numel(shape_numel(m_shape)) {
+  m_bytes.assign(static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)), 0);
+}
+
+double TensorData::get_f64(int64_t i) const {
+  switch (m_dtype) {
+    case DType::Float32: return as<float>()[i];
+    case DType::Float64: return as<double>()[i];
+    case DType::Float16: return half_to_float(as<uint16_t>()[i]);
+    case DType::BFloat16: return bfloat16_to_float(as<uint16_t>()[i]);
+    case DType::UInt64: return static_cast<double>(as<uint64_t>()[i]);
+    default: return static_cast<double>(get_i64(i));
+  }
+}
+
+int64_t TensorData::get_i64(int64_t i) const {
+  switch (m_dtype) {
+    case DType::Int8: return as<int8_t>()[i];
+    case DType::Int16: return as<int16_t>()[i];
+    case DType::Int32: return as<int32_t>()[i];
+    case DType::Int64: return as<int64_t>()[i];
+    case DType::UInt8: return as<uint8_t>()[i];
+    case DType::UInt16: return as<uint16_t>()[i];
+    case DType::UInt32: return as<uint32_t>()[i];
+    case DType::UInt64: return static_cast<int64_t>(as<uint64_t>()[i]);
+    case DType::Bool: return as<uint8_t>()[i] != 0;
+    default: return static_cast<int64_t>(get_f64(i));
+  }
+}
+
+void TensorData::set_f64(int64_t i, double v) {
+  switch (m_dtype) {
+    case DType::Float32: as<float>()[i] = static_cast<float>(v); return;
+    case DType::Float64: as<double>()[i] = v; return;
+    case DType::Float16: as<uint16_t>()[i] = float_to_half(static_cast<float>(v)); return;
+    case DType::BFloat16: as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v)); return;
+    case DType::Bool: as<uint8_t>()[i] = v != 0.0; return;
+    case DType::UInt64: as<uint64_t>()[i] = static_cast<uint64_t>(v); return;
+    default: set_i64(i, static_cast<int64_t>(v)); return;
+  }
+}
+
+void TensorData::set_i64(int64_t i, int64_t v) {
+  switch (m_dtype) {
+    case DType::Int8: as<int8_t>()[i] = static_cast<int8_t>(v); return;
+    case DType::Int16: as<int16_t>()[i] = static_cast<int16_t>(v); return;
+    case DType::Int32: as<int32_t>()[i] = static_cast<int32_t>(v); return;
+    case DType::Int64: as<int64_t>()[i] = v; return;
+    case DType::UInt8: as<uint8_t>()[i] = static_cast<uint8_t>(v); return;
+    case DType::UInt16: as<uint16_t>()[i] = static_cast<uint16_t>(v); return;
+    case DType::UInt32: as<uint32_t>()[i] = static_cast<uint32_t>(v); return;
+    case DType::UInt64: as<uint64_t>()[i] = static_cast<uint64_t>(v); return;
+    case DType::Bool: as<uint8_t>()[i] = v != 0; return;
+    default: set_f64(i, static_cast<double>(v)); return;
+  }
+}
+
+std::vector<int64_t> TensorData::to_i64() const {
+  std::vector<int64_t> v(static_cast<size_t>(m_numel));
+  for (int64_t i = 0; i < m_numel; ++i) v[static_cast<size_t>(i)] = get_i64(i);
+  return v;
+}
+
+std::vector<double> TensorData::to_f64() const {
+  std::vector<double> v(static_cast<size_t>(m_numel));
+  for (int64_t i = 0; i < m_numel; ++i) v[static_cast<size_t>(i)] = get_f64(i);
+  return v;
+}
+
+std::shared_ptr<TensorData> TensorData::from_i64(DType dtype, Shape shape,
+                                                 const std::vector<int64_t>& values) {
+  auto t = std::make_shared<TensorData>(dtype, std::move(shape));
+  SOUFFLE_CHECK(static_cast<int64_t>(values.size()) == t->numel(), "from_i64: size mismatch");
+  for (int64_t i = 0; i < t->numel(); ++i) t->set_i64(i, values[static_cast<size_t>(i)]);
+  return t;
+}
+
+std::shared_ptr<TensorData> TensorData::from_f64(DType dtype, Shape shape,
+                                                 const std::vector<double>& values) {
+  auto t = std::make_shared<TensorData>(dtype, std::move(shape));
+  SOUFFLE_CHECK(static_cast<int64_t>(values.size()) == t->numel(), "from_f64: size mismatch");
+  for (int64_t i = 0; i < t->numel(); ++i) t->set_f64(i, values[static_cast<size_t>(i)]);
+  return t;
+}
+
+TensorData TensorData::reshaped(Shape shape) const {
+  TensorData t = *this;
+  SOUFFLE_CHECK(shape_numel(shape) == m_numel, "reshaped: element count differs");
+  t.m_shape = std::move(shape);
+  return t;
+}
+
+}  // namespace souffle

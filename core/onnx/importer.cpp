@@ -1,1 +1,671 @@
-// Work in progress.
+#include "core/onnx/importer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unordered_set>
+
+#include "core/support/error.h"
+
+namespace souffle::onnx_import {
+namespace {
+
+namespace fs = std::filesystem;
+using graph::Attribute;
+using graph::Graph;
+using graph::Node;
+using graph::TensorType;
+using graph::Value;
+
+struct Context {
+  std::string file;  ///< the model file, for messages
+  fs::path dir;      ///< the folder external data must stay inside
+  const ImportOptions& options;
+  std::vector<std::string>& warnings;
+  std::set<std::string> warned;  ///< one warning per symbolic dimension name
+
+  void warn_once(const std::string& key, const std::string& text) {
+    if (warned.insert(key).second) warnings.push_back(text);
+  }
+};
+
+const char* onnx_type_name(int32_t code) {
+  switch (code) {
+    case 0:
+      return "undefined";
+    case 8:
+      return "string";
+    case 14:
+      return "complex64";
+    case 15:
+      return "complex128";
+    default:
+      return "unknown";
+  }
+}
+
+DType element_type(int32_t code, const std::string& what) {
+  auto t = dtype_from_onnx(code);
+  if (!t)
+    throw UserError("", "",
+                    what + ": unsupported element type " + onnx_type_name(code) + " (" +
+                        std::to_string(code) + ")");
+  return *t;
+}
+
+/// Element count of `dims`, refusing negative dimensions and counts above the option's limit
+/// before anything is allocated.
+int64_t checked_numel(const Shape& dims, const Context& ctx, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (d < 0) throw UserError("", "", what + ": negative dimension in " + shape_str(dims));
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+  }
+  for (int64_t d : dims) {
+    if (n > ctx.options.max_elements / d)
+      throw UserError("", "",
+                      what + ": shape " + shape_str(dims) + " has more than " +
+                          std::to_string(ctx.options.max_elements) + " elements");
+    n *= d;
+  }
+  if (n > ctx.options.max_elements)
+    throw UserError("", "",
+                    what + ": shape " + shape_str(dims) + " has more than " +
+                        std::to_string(ctx.options.max_elements) + " elements");
+  return n;
+}
+
+// ---------------------------------------------------------------- external data
+
+/// Resolves an external-data location inside the model's folder; anything that could reach
+/// outside it (absolute paths, "..", symlinks pointing out) is refused.
+fs::path confined_path(const std::string& location, const Context& ctx, const std::string& what) {
+  if (location.empty()) throw UserError("", "", what + ": external data has no location");
+  if (location.find('\0') != std::string::npos)
+    throw UserError("", "", what + ": external data location contains a NUL byte");
+  fs::path loc(location);
+  if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory())
+    throw UserError("", "",
+                    what + ": external data location '" + location +
+                        "' is absolute; it must be relative to the model's folder");
+  for (const auto& part : loc)
+    if (part == "..")
+      throw UserError(
+          "", "", what + ": external data location '" + location + "' leaves the model's folder");
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(ctx.dir.empty() ? fs::path(".") : ctx.dir, ec);
+  if (ec) throw UserError("", "", what + ": cannot resolve the model's folder: " + ec.message());
+  fs::path full = fs::weakly_canonical(root / loc, ec);
+  if (ec)
+    throw UserError("", "",
+                    what + ": cannot resolve external data '" + location + "': " + ec.message());
+  // Compare path components so "/a/bc" is not taken to lie inside "/a/b".
+  auto r = root.begin(), f = full.begin();
+  for (; r != root.end(); ++r, ++f) {
+    if (r->empty()) continue;  // a trailing separator yields an empty last element
+    if (f == full.end() || *r != *f)
+      throw UserError("", "",
+                      what + ": external data '" + location +
+                          "' resolves outside the model's folder (symbolic link?)");
+  }
+  return full;
+}
+
+std::string read_external(const onnx::TensorProto& tp, int64_t expected_bytes, const Context& ctx,
+                          const std::string& what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  auto parse_int = [&](const std::string& key, const std::string& text) {
+    try {
+      size_t used = 0;
+      long long v = std::stoll(text, &used);
+      if (used != text.size() || v < 0) throw std::invalid_argument("bad");
+      return static_cast<int64_t>(v);
+    } catch (const std::exception&) {
+      throw UserError("", "", what + ": external data " + key + " '" + text + "' is not a count");
+    }
+  };
+  for (const auto& kv : tp.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset = parse_int("offset", kv.value());
+    else if (kv.key() == "length")
+      length = parse_int("length", kv.value());
+  }
+  fs::path path = confined_path(location, ctx, what);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UserError("", "", what + ": external data file '" + location + "' not found");
+  auto size = static_cast<int64_t>(fs::file_size(path, ec));
+  if (ec) throw UserError("", "", what + ": cannot read external data '" + location + "'");
+  if (length < 0) length = size - offset;
+  if (offset > size || length > size - offset)
+    throw UserError("", "",
+                    what + ": external data '" + location + "' is shorter than offset " +
+                        std::to_string(offset) + " + length " + std::to_string(length));
+  if (length != expected_bytes)
+    throw UserError("", "",
+                    what + ": external data holds " + std::to_string(length) +
+                        " bytes, the shape needs " + std::to_string(expected_bytes));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (!in) throw UserError("", "", what + ": reading external data '" + location + "' failed");
+  return bytes;
+}
+
+// ---------------------------------------------------------------- tensors
+
+template <typename Src, typename Fn>
+void fill_from(TensorData& t, const Src& src, Fn put) {
+  for (int64_t i = 0; i < t.numel(); ++i) put(t, i, src.Get(static_cast<int>(i)));
+}
+
+std::shared_ptr<TensorData> tensor_from_proto(const onnx::TensorProto& tp, const Context& ctx,
+                                              const std::string& what_in) {
+  const std::string what = what_in.empty() ? "tensor '" + tp.name() + "'" : what_in;
+  if (tp.has_segment()) throw UserError("", "", what + ": segmented tensors are not supported");
+  DType dtype = element_type(tp.data_type(), what);
+  Shape dims(tp.dims().begin(), tp.dims().end());
+  const int64_t numel = checked_numel(dims, ctx, what);
+  const int64_t esize = dtype_size(dtype);
+  if (numel > INT64_MAX / esize) throw UserError("", "", what + ": tensor too large");
+  const int64_t nbytes = numel * esize;
+
+  auto mismatch = [&](int64_t have, const char* unit) {
+    return UserError("", "",
+                     what + ": data holds " + std::to_string(have) + " " + unit + ", shape " +
+                         shape_str(dims) + " needs " +
+                         std::to_string(std::string_view(unit) == "bytes" ? nbytes : numel));
+  };
+
+  if (tp.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+    std::string bytes = read_external(tp, nbytes, ctx, what);
+    auto t = std::make_shared<TensorData>(dtype, dims);
+    if (nbytes) std::memcpy(t->raw(), bytes.data(), static_cast<size_t>(nbytes));
+    return t;
+  }
+  if (tp.has_raw_data()) {
+    const std::string& raw = tp.raw_data();
+    if (static_cast<int64_t>(raw.size()) != nbytes)
+      throw mismatch(static_cast<int64_t>(raw.size()), "bytes");
+    auto t = std::make_shared<TensorData>(dtype, dims);
+    if (nbytes) std::memcpy(t->raw(), raw.data(), raw.size());
+    return t;
+  }
+
+  // Typed fields: which repeated field carries which element type is fixed by onnx.proto.
+  int64_t have = 0;
+  switch (dtype) {
+    case DType::Float32:
+      have = tp.float_data_size();
+      break;
+    case DType::Float64:
+      have = tp.double_data_size();
+      break;
+    case DType::Int64:
+      have = tp.int64_data_size();
+      break;
+    case DType::UInt32:
+    case DType::UInt64:
+      have = tp.uint64_data_size();
+      break;
+    default:
+      have = tp.int32_data_size();
+      break;
+  }
+  if (have != numel) throw mismatch(have, "values");
+  auto t = std::make_shared<TensorData>(dtype, dims);
+  switch (dtype) {
+    case DType::Float32:
+      std::copy(tp.float_data().begin(), tp.float_data().end(), t->as<float>());
+      break;
+    case DType::Float64:
+      std::copy(tp.double_data().begin(), tp.double_data().end(), t->as<double>());
+      break;
+    case DType::Int64:
+      std::copy(tp.int64_data().begin(), tp.int64_data().end(), t->as<int64_t>());
+      break;
+    case DType::UInt32:
+      fill_from(*t, tp.uint64_data(), [](TensorData& d, int64_t i, uint64_t v) {
+        d.as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      });
+      break;
+    case DType::UInt64:
+      std::copy(tp.uint64_data().begin(), tp.uint64_data().end(), t->as<uint64_t>());
+      break;
+    case DType::Float16:
+    case DType::BFloat16:
+      // The 16 bits of the value sit in the low half of each int32.
+      fill_from(*t, tp.int32_data(), [](TensorData& d, int64_t i, int32_t v) {
+        d.as<uint16_t>()[i] = static_cast<uint16_t>(v & 0xffff);
+      });
+      break;
+    default:
+      fill_from(*t, tp.int32_data(), [](TensorData& d, int64_t i, int32_t v) { d.set_i64(i, v); });
+      break;
+  }
+  return t;
+}
+
+/// A sparse tensor (Constant's sparse_value) made dense: values scattered at linear or
+/// coordinate indices.
+std::shared_ptr<TensorData> dense_from_sparse(const onnx::SparseTensorProto& sp, const Context& ctx,
+                                              const std::string& what) {
+  Shape dims(sp.dims().begin(), sp.dims().end());
+  auto values = tensor_from_proto(sp.values(), ctx, what + " values");
+  auto indices = tensor_from_proto(sp.indices(), ctx, what + " indices");
+  const int64_t numel = checked_numel(dims, ctx, what);
+  auto t = std::make_shared<TensorData>(values->dtype(), dims);
+  const int64_t nnz = values->numel();
+  const auto rank = static_cast<int64_t>(dims.size());
+  const bool linear = indices->shape().size() == 1;
+  if (values->shape().size() != 1 || (linear && indices->numel() != nnz) ||
+      (!linear &&
+       (indices->shape().size() != 2 || indices->shape()[0] != nnz || indices->shape()[1] != rank)))
+    throw UserError("", "", what + ": sparse indices do not match the values");
+  const int64_t esize = dtype_size(values->dtype());
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t flat = 0;
+    if (linear) {
+      flat = indices->get_i64(k);
+    } else {
+      for (int64_t r = 0; r < rank; ++r) {
+        int64_t c = indices->get_i64(k * rank + r);
+        if (c < 0 || c >= dims[static_cast<size_t>(r)])
+          throw UserError("", "", what + ": sparse index out of range");
+        flat = flat * dims[static_cast<size_t>(r)] + c;
+      }
+    }
+    if (flat < 0 || flat >= numel) throw UserError("", "", what + ": sparse index out of range");
+    std::memcpy(t->raw() + flat * esize, values->raw() + k * esize, static_cast<size_t>(esize));
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- types
+
+/// Declared tensor type of a graph input/output; symbolic dimensions bound from the options.
+/// Returns false when the declaration carries no shape (allowed only inside subgraphs).
+bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, TensorType& out) {
+  const std::string what = "'" + vi.name() + "'";
+  if (!vi.has_type()) return false;
+  const auto& type = vi.type();
+  if (!type.has_tensor_type()) {
+    const char* kind = type.has_sequence_type()        ? "sequence"
+                       : type.has_map_type()           ? "map"
+                       : type.has_optional_type()      ? "optional"
+                       : type.has_sparse_tensor_type() ? "sparse tensor"
+                                                       : "non-tensor";
+    throw UserError("", "", what + ": " + kind + " values are not supported");
+  }
+  const auto& tt = type.tensor_type();
+  out.dtype = element_type(tt.elem_type(), what);
+  if (!tt.has_shape()) return false;
+  out.shape.clear();
+  for (int k = 0; k < tt.shape().dim_size(); ++k) {
+    const auto& d = tt.shape().dim(k);
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0)
+        throw UserError("", "",
+                        what + ": dimension " + std::to_string(k) + " is negative (" +
+                            std::to_string(d.dim_value()) + ")");
+      out.shape.push_back(d.dim_value());
+      continue;
+    }
+    const std::string& param = d.dim_param();
+    auto it = param.empty() ? ctx.options.dims.end() : ctx.options.dims.find(param);
+    if (it != ctx.options.dims.end()) {
+      if (it->second < 0)
+        throw UserError("", "", "dimension '" + param + "' is bound to a negative value");
+      out.shape.push_back(it->second);
+      continue;
+    }
+    out.shape.push_back(1);
+    if (warn) {
+      if (param.empty())
+        ctx.warn_once(
+            "?" + vi.name() + "#" + std::to_string(k),
+            "input " + what + ": dimension " + std::to_string(k) + " has no size; using 1");
+      else
+        ctx.warn_once(
+            param, "symbolic dimension '" + param + "' (input " + what + ") is not bound; using 1");
+    }
+  }
+  checked_numel(out.shape, ctx, what);
+  return true;
+}
+
+// ---------------------------------------------------------------- graphs
+
+Graph convert_graph(const onnx::GraphProto& gp, Context& ctx, int64_t opset, bool is_subgraph);
+
+Attribute convert_attribute(const onnx::AttributeProto& ap, Context& ctx, int64_t opset,
+                            const std::string& what, bool& supported) {
+  Attribute a;
+  supported = true;
+  auto type = ap.type();
+  if (type == onnx::AttributeProto_AttributeType_UNDEFINED) {
+    // Old models leave the type out; the field that is set says what it is.
+    if (ap.has_f())
+      type = onnx::AttributeProto_AttributeType_FLOAT;
+    else if (ap.has_i())
+      type = onnx::AttributeProto_AttributeType_INT;
+    else if (ap.has_s())
+      type = onnx::AttributeProto_AttributeType_STRING;
+    else if (ap.has_t())
+      type = onnx::AttributeProto_AttributeType_TENSOR;
+    else if (ap.has_g())
+      type = onnx::AttributeProto_AttributeType_GRAPH;
+    else if (ap.has_sparse_tensor())
+      type = onnx::AttributeProto_AttributeType_SPARSE_TENSOR;
+    else if (ap.floats_size())
+      type = onnx::AttributeProto_AttributeType_FLOATS;
+    else if (ap.strings_size())
+      type = onnx::AttributeProto_AttributeType_STRINGS;
+    else
+      type = onnx::AttributeProto_AttributeType_INTS;
+  }
+  switch (type) {
+    case onnx::AttributeProto_AttributeType_FLOAT:
+      a.kind = Attribute::Kind::Float;
+      a.f = ap.f();
+      break;
+    case onnx::AttributeProto_AttributeType_INT:
+      a.kind = Attribute::Kind::Int;
+      a.i = ap.i();
+      break;
+    case onnx::AttributeProto_AttributeType_STRING:
+      a.kind = Attribute::Kind::String;
+      a.s = ap.s();
+      break;
+    case onnx::AttributeProto_AttributeType_FLOATS:
+      a.kind = Attribute::Kind::Floats;
+      a.floats.assign(ap.floats().begin(), ap.floats().end());
+      break;
+    case onnx::AttributeProto_AttributeType_INTS:
+      a.kind = Attribute::Kind::Ints;
+      a.ints.assign(ap.ints().begin(), ap.ints().end());
+      break;
+    case onnx::AttributeProto_AttributeType_STRINGS:
+      a.kind = Attribute::Kind::Strings;
+      a.strings.assign(ap.strings().begin(), ap.strings().end());
+      break;
+    case onnx::AttributeProto_AttributeType_TENSOR:
+      a.kind = Attribute::Kind::Tensor;
+      a.t = tensor_from_proto(ap.t(), ctx, what);
+      break;
+    case onnx::AttributeProto_AttributeType_SPARSE_TENSOR:
+      a.kind = Attribute::Kind::Tensor;
+      a.t = dense_from_sparse(ap.sparse_tensor(), ctx, what);
+      break;
+    case onnx::AttributeProto_AttributeType_GRAPH:
+      a.kind = Attribute::Kind::Graph;
+      a.g = std::make_shared<const Graph>(convert_graph(ap.g(), ctx, opset, true));
+      break;
+    default:
+      supported = false;
+      break;
+  }
+  return a;
+}
+
+/// Names the nodes of `g` (and its subgraphs) read without defining them.
+void free_names(const Graph& g, std::set<std::string>& out) {
+  std::unordered_set<std::string> defined(g.inputs.begin(), g.inputs.end());
+  for (const auto& [name, v] : g.values)
+    if (v.constant) defined.insert(name);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs)
+      if (!o.empty()) defined.insert(o);
+  for (const auto& n : g.nodes) {
+    std::set<std::string> uses(n.inputs.begin(), n.inputs.end());
+    for (const auto& [key, a] : n.attrs)
+      if (a.kind == Attribute::Kind::Graph && a.g) free_names(*a.g, uses);
+    for (const auto& u : uses)
+      if (!u.empty() && !defined.count(u)) out.insert(u);
+  }
+  for (const auto& o : g.outputs)
+    if (!defined.count(o)) out.insert(o);
+}
+
+Graph convert_graph(const onnx::GraphProto& gp, Context& ctx, int64_t opset, bool is_subgraph) {
+  Graph g;
+  g.name = gp.name();
+  g.source_file = ctx.file;
+  g.opset = opset;
+
+  for (const auto& init : gp.initializer()) {
+    const std::string what = "initializer '" + init.name() + "'";
+    if (init.name().empty()) throw UserError("", "", "an initializer has no name");
+    if (g.values.count(init.name())) throw UserError("", "", what + " is defined twice");
+    Value v;
+    v.name = init.name();
+    v.constant = tensor_from_proto(init, ctx, what);
+    v.type = {v.constant->dtype(), v.constant->shape()};
+    v.type_known = true;
+    g.values.emplace(v.name, std::move(v));
+  }
+  for (const auto& sp : gp.sparse_initializer()) {
+    const std::string name = sp.values().name();
+    const std::string what = "sparse initializer '" + name + "'";
+    if (name.empty()) throw UserError("", "", "a sparse initializer has no name");
+    if (g.values.count(name)) throw UserError("", "", what + " is defined twice");
+    Value v;
+    v.name = name;
+    v.constant = dense_from_sparse(sp, ctx, what);
+    v.type = {v.constant->dtype(), v.constant->shape()};
+    v.type_known = true;
+    g.values.emplace(v.name, std::move(v));
+  }
+
+  for (const auto& in : gp.input()) {
+    // Old exporters list initializers among the inputs too; those stay constants.
+    if (g.values.count(in.name())) {
+      if (g.values.at(in.name()).constant) continue;
+      throw UserError("", "", "graph input '" + in.name() + "' is listed twice");
+    }
+    if (in.name().empty()) throw UserError("", "", "a graph input has no name");
+    Value v;
+    v.name = in.name();
+    bool has_shape = false;
+    if (is_subgraph) {
+      // Loop/Scan bodies may take sequences or leave types to inference; the body is kept as
+      // parsed and typed only if it is ever lowered.
+      try {
+        has_shape = declared_type(in, ctx, false, v.type);
+      } catch (const UserError&) {
+        has_shape = false;
+      }
+    } else {
+      has_shape = declared_type(in, ctx, true, v.type);
+    }
+    if (!has_shape) {
+      // Loop/Scan bodies often leave input shapes to inference; a model's own inputs may not.
+      if (!is_subgraph)
+        throw UserError("", "", "graph input '" + in.name() + "' declares no tensor shape");
+    }
+    v.type_known = has_shape;
+    g.inputs.push_back(v.name);
+    g.values.emplace(v.name, std::move(v));
+  }
+
+  // Node names: unnamed nodes get "<OpType>_<index>", repeated names get a suffix, so every
+  // node can be told apart in messages and views.
+  std::unordered_set<std::string> node_names;
+  auto unique_name = [&](std::string base) {
+    if (node_names.insert(base).second) return base;
+    for (int k = 1;; ++k) {
+      std::string cand = base + "_" + std::to_string(k);
+      if (node_names.insert(cand).second) return cand;
+    }
+  };
+  for (const auto& np : gp.node())
+    if (!np.name().empty()) node_names.insert(np.name());  // reserve given names first
+  std::unordered_set<std::string> seen_given;
+
+  g.nodes.reserve(static_cast<size_t>(gp.node_size()));
+  for (int idx = 0; idx < gp.node_size(); ++idx) {
+    const auto& np = gp.node(idx);
+    Node n;
+    if (np.name().empty()) {
+      n.name = unique_name(np.op_type() + "_" + std::to_string(idx));
+    } else if (!seen_given.insert(np.name()).second) {
+      std::string renamed = unique_name(np.name());
+      ctx.warnings.push_back("node name '" + np.name() + "' is used more than once; renamed to '" +
+                             renamed + "'");
+      n.name = renamed;
+    } else {
+      n.name = np.name();
+    }
+    if (np.op_type().empty()) throw UserError("", n.name, "node has no op_type");
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    try {
+      for (const auto& ap : np.attribute()) {
+        if (ap.name().empty()) throw UserError("an attribute has no name");
+        if (n.attrs.count(ap.name()))
+          throw UserError("attribute '" + ap.name() + "' is given twice");
+        bool supported = true;
+        Attribute a = convert_attribute(ap, ctx, opset, "attribute '" + ap.name() + "'", supported);
+        if (supported)
+          n.attrs.emplace(ap.name(), std::move(a));
+        else
+          ctx.warnings.push_back("node " + n.name + ": attribute '" + ap.name() +
+                                 "' has a kind this tool does not keep; ignored");
+      }
+    } catch (const UserError& e) {
+      throw e.with_node(n.name);
+    }
+    for (const auto& o : n.outputs) {
+      if (o.empty()) continue;
+      if (g.values.count(o))
+        throw UserError("", n.name, "output '" + o + "' is already defined (names must be unique)");
+      Value v;
+      v.name = o;
+      g.values.emplace(o, std::move(v));
+    }
+    g.nodes.push_back(std::move(n));
+  }
+
+  for (const auto& out : gp.output()) {
+    if (out.name().empty()) throw UserError("", "", "a graph output has no name");
+    auto it = g.values.find(out.name());
+    if (it == g.values.end()) {
+      if (!is_subgraph)
+        throw UserError("", "", "graph output '" + out.name() + "' is not produced by any node");
+      // A subgraph may pass an outer-scope value straight through.
+      g.outputs.push_back(out.name());
+      continue;
+    }
+    Value& v = it->second;
+    if (!v.type_known) {
+      // Keep the declared type as a hint for inference; it is not trusted until inferred.
+      TensorType t;
+      try {
+        if (declared_type(out, ctx, false, t)) v.type = t;
+      } catch (const UserError&) {
+        if (!is_subgraph) throw;
+      }
+    }
+    g.outputs.push_back(out.name());
+  }
+
+  if (!is_subgraph) {
+    graph::topo_sort(g);
+  } else {
+    // Names captured from enclosing scopes are stand-ins for the sort only.
+    std::set<std::string> outer;
+    free_names(g, outer);
+    for (const auto& name : outer) {
+      Value v;
+      v.name = name;
+      v.constant = std::make_shared<TensorData>();
+      g.values.emplace(name, std::move(v));
+    }
+    graph::topo_sort(g);
+    for (const auto& name : outer) g.values.erase(name);
+  }
+  return g;
+}
+
+int64_t default_opset(const onnx::ModelProto& m, Context& ctx) {
+  int64_t opset = 0;
+  for (const auto& op : m.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
+  if (opset <= 0) {
+    ctx.warnings.push_back("model declares no default-domain opset; assuming 1");
+    opset = 1;
+  }
+  return opset;
+}
+
+}  // namespace
+
+ImportResult import_model_bytes(const std::string& bytes, const std::string& file,
+                                const ImportOptions& options) {
+  ImportResult result;
+  Context ctx{file, fs::path(file).parent_path(), options, result.warnings, {}};
+  try {
+    if (bytes.size() > static_cast<size_t>(INT_MAX))
+      throw UserError("model file is larger than 2 GiB; keep large weights as external data");
+    onnx::ModelProto model;
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      throw UserError("not a valid ONNX model (protobuf parse failed)");
+    if (!model.has_graph()) throw UserError("not a valid ONNX model (it has no graph)");
+    int64_t opset = default_opset(model, ctx);
+    result.graph = convert_graph(model.graph(), ctx, opset, false);
+    if (result.graph.name.empty()) result.graph.name = "main";
+  } catch (const UserError& e) {
+    throw e.with_file(file);
+  }
+  return result;
+}
+
+ImportResult import_model(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UserError(path, "", "no such model file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path, "", "cannot open the model file");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw UserError(path, "", "reading the model file failed");
+  return import_model_bytes(bytes, path, options);
+}
+
+ConstTensorPtr read_tensor_pb(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UserError(path, "", "no such tensor file");
+  auto size = fs::file_size(path, ec);
+  if (ec || size > static_cast<uintmax_t>(INT_MAX))
+    throw UserError(path, "", "tensor file is unreadable or larger than 2 GiB");
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  onnx::TensorProto tp;
+  if (!tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
+  // SequenceProto and OptionalProto put a message at field 3, where TensorProto keeps its
+  // (never used in practice) segment: that is the sign of a sequence/optional file.
+  if (tp.has_segment())
+    throw UserError(path, "",
+                    "holds a sequence or optional value, not a tensor; such values are not "
+                    "supported");
+  std::vector<std::string> warnings;
+  ImportOptions options;
+  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}};
+  try {
+    return tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'");
+  } catch (const UserError& e) {
+    throw e.with_file(path);
+  }
+}
+
+}  // namespace souffle::onnx_import

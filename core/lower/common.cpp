@@ -21,8 +21,7 @@ te::Expr read_broadcast(const te::Tensor& t, const std::vector<te::Expr>& out) {
   std::vector<te::Expr> idx;
   idx.reserve(rank);
   size_t off = out.size() - rank;
-  for (size_t d = 0; d < rank; ++d)
-    idx.push_back(t->shape[d] == 1 ? te::int_imm(0) : out[off + d]);
+  for (size_t d = 0; d < rank; ++d) idx.push_back(t->shape[d] == 1 ? te::int_imm(0) : out[off + d]);
   return te::read(t, std::move(idx));
 }
 

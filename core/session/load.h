@@ -2,6 +2,7 @@
 /// pipeline, shared by the CLI, the GUI and the tests.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,15 @@ struct LoadedModel {
   interp::InferFoldStats stats;
   std::vector<std::string> warnings;
   size_t onnx_nodes = 0;  ///< node count in the file, before folding
+  /// Op types without a lowering, with their nodes (only filled when report_unsupported is set).
+  std::map<std::string, std::vector<std::string>> unsupported;
+  double load_ms = 0;  ///< wall time of the whole load
 };
 
-/// Throws UserError naming the file, node and reason.
-LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options = {});
+/// Throws UserError naming the file, node and reason. With report_unsupported, a model using ops
+/// we cannot lower is returned unfolded and unlowered with `unsupported` filled instead of
+/// throwing, so `inspect` can list them.
+LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options = {},
+                       bool report_unsupported = false);
 
 }  // namespace souffle

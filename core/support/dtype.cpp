@@ -7,19 +7,32 @@ namespace souffle {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::Float32: return "f32";
-    case DType::Float64: return "f64";
-    case DType::Float16: return "f16";
-    case DType::BFloat16: return "bf16";
-    case DType::Int8: return "i8";
-    case DType::Int16: return "i16";
-    case DType::Int32: return "i32";
-    case DType::Int64: return "i64";
-    case DType::UInt8: return "u8";
-    case DType::UInt16: return "u16";
-    case DType::UInt32: return "u32";
-    case DType::UInt64: return "u64";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "f32";
+    case DType::Float64:
+      return "f64";
+    case DType::Float16:
+      return "f16";
+    case DType::BFloat16:
+      return "bf16";
+    case DType::Int8:
+      return "i8";
+    case DType::Int16:
+      return "i16";
+    case DType::Int32:
+      return "i32";
+    case DType::Int64:
+      return "i64";
+    case DType::UInt8:
+      return "u8";
+    case DType::UInt16:
+      return "u16";
+    case DType::UInt32:
+      return "u32";
+    case DType::UInt64:
+      return "u64";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -28,17 +41,21 @@ int dtype_size(DType t) {
   switch (t) {
     case DType::Float64:
     case DType::Int64:
-    case DType::UInt64: return 8;
+    case DType::UInt64:
+      return 8;
     case DType::Float32:
     case DType::Int32:
-    case DType::UInt32: return 4;
+    case DType::UInt32:
+      return 4;
     case DType::Float16:
     case DType::BFloat16:
     case DType::Int16:
-    case DType::UInt16: return 2;
+    case DType::UInt16:
+      return 2;
     case DType::Int8:
     case DType::UInt8:
-    case DType::Bool: return 1;
+    case DType::Bool:
+      return 1;
   }
   return 1;
 }
@@ -46,7 +63,9 @@ int dtype_size(DType t) {
 bool is_float(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
-bool is_int(DType t) { return !is_float(t) && t != DType::Bool; }
+bool is_int(DType t) {
+  return !is_float(t) && t != DType::Bool;
+}
 bool is_signed_int(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64;
 }
@@ -55,38 +74,65 @@ std::optional<DType> dtype_from_onnx(int32_t code) {
   // TensorProto.DataType: 1 FLOAT, 2 UINT8, 3 INT8, 4 UINT16, 5 INT16, 6 INT32, 7 INT64, 8 STRING,
   // 9 BOOL, 10 FLOAT16, 11 DOUBLE, 12 UINT32, 13 UINT64, 14/15 COMPLEX, 16 BFLOAT16.
   switch (code) {
-    case 1: return DType::Float32;
-    case 2: return DType::UInt8;
-    case 3: return DType::Int8;
-    case 4: return DType::UInt16;
-    case 5: return DType::Int16;
-    case 6: return DType::Int32;
-    case 7: return DType::Int64;
-    case 9: return DType::Bool;
-    case 10: return DType::Float16;
-    case 11: return DType::Float64;
-    case 12: return DType::UInt32;
-    case 13: return DType::UInt64;
-    case 16: return DType::BFloat16;
-    default: return std::nullopt;
+    case 1:
+      return DType::Float32;
+    case 2:
+      return DType::UInt8;
+    case 3:
+      return DType::Int8;
+    case 4:
+      return DType::UInt16;
+    case 5:
+      return DType::Int16;
+    case 6:
+      return DType::Int32;
+    case 7:
+      return DType::Int64;
+    case 9:
+      return DType::Bool;
+    case 10:
+      return DType::Float16;
+    case 11:
+      return DType::Float64;
+    case 12:
+      return DType::UInt32;
+    case 13:
+      return DType::UInt64;
+    case 16:
+      return DType::BFloat16;
+    default:
+      return std::nullopt;
   }
 }
 
 int32_t dtype_to_onnx(DType t) {
   switch (t) {
-    case DType::Float32: return 1;
-    case DType::UInt8: return 2;
-    case DType::Int8: return 3;
-    case DType::UInt16: return 4;
-    case DType::Int16: return 5;
-    case DType::Int32: return 6;
-    case DType::Int64: return 7;
-    case DType::Bool: return 9;
-    case DType::Float16: return 10;
-    case DType::Float64: return 11;
-    case DType::UInt32: return 12;
-    case DType::UInt64: return 13;
-    case DType::BFloat16: return 16;
+    case DType::Float32:
+      return 1;
+    case DType::UInt8:
+      return 2;
+    case DType::Int8:
+      return 3;
+    case DType::UInt16:
+      return 4;
+    case DType::Int16:
+      return 5;
+    case DType::Int32:
+      return 6;
+    case DType::Int64:
+      return 7;
+    case DType::Bool:
+      return 9;
+    case DType::Float16:
+      return 10;
+    case DType::Float64:
+      return 11;
+    case DType::UInt32:
+      return 12;
+    case DType::UInt64:
+      return 13;
+    case DType::BFloat16:
+      return 16;
   }
   return 0;
 }

@@ -1,4 +1,5 @@
-/// \file Two kinds of error: UserError (bad input, carries file/node/reason) and InternalError (a bug).
+/// \file Two kinds of error: UserError (bad input, carries file/node/reason) and InternalError (a
+/// bug).
 #pragma once
 
 #include <stdexcept>
@@ -37,7 +38,7 @@ class InternalError : public std::logic_error {
 }  // namespace souffle
 
 /// Checks an internal invariant; a failure is a bug in the project, not in the user's input.
-#define SOUFFLE_CHECK(cond, msg)                                              \
-  do {                                                                        \
-    if (!(cond)) ::souffle::throw_internal(__FILE__, __LINE__, (msg));        \
+#define SOUFFLE_CHECK(cond, msg)                                       \
+  do {                                                                 \
+    if (!(cond)) ::souffle::throw_internal(__FILE__, __LINE__, (msg)); \
   } while (0)

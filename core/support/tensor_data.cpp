@@ -33,54 +33,104 @@ TensorData::TensorData(DType dtype, Shape shape)
 
 double TensorData::get_f64(int64_t i) const {
   switch (m_dtype) {
-    case DType::Float32: return as<float>()[i];
-    case DType::Float64: return as<double>()[i];
-    case DType::Float16: return half_to_float(as<uint16_t>()[i]);
-    case DType::BFloat16: return bfloat16_to_float(as<uint16_t>()[i]);
-    case DType::UInt64: return static_cast<double>(as<uint64_t>()[i]);
-    default: return static_cast<double>(get_i64(i));
+    case DType::Float32:
+      return as<float>()[i];
+    case DType::Float64:
+      return as<double>()[i];
+    case DType::Float16:
+      return half_to_float(as<uint16_t>()[i]);
+    case DType::BFloat16:
+      return bfloat16_to_float(as<uint16_t>()[i]);
+    case DType::UInt64:
+      return static_cast<double>(as<uint64_t>()[i]);
+    default:
+      return static_cast<double>(get_i64(i));
   }
 }
 
 int64_t TensorData::get_i64(int64_t i) const {
   switch (m_dtype) {
-    case DType::Int8: return as<int8_t>()[i];
-    case DType::Int16: return as<int16_t>()[i];
-    case DType::Int32: return as<int32_t>()[i];
-    case DType::Int64: return as<int64_t>()[i];
-    case DType::UInt8: return as<uint8_t>()[i];
-    case DType::UInt16: return as<uint16_t>()[i];
-    case DType::UInt32: return as<uint32_t>()[i];
-    case DType::UInt64: return static_cast<int64_t>(as<uint64_t>()[i]);
-    case DType::Bool: return as<uint8_t>()[i] != 0;
-    default: return static_cast<int64_t>(get_f64(i));
+    case DType::Int8:
+      return as<int8_t>()[i];
+    case DType::Int16:
+      return as<int16_t>()[i];
+    case DType::Int32:
+      return as<int32_t>()[i];
+    case DType::Int64:
+      return as<int64_t>()[i];
+    case DType::UInt8:
+      return as<uint8_t>()[i];
+    case DType::UInt16:
+      return as<uint16_t>()[i];
+    case DType::UInt32:
+      return as<uint32_t>()[i];
+    case DType::UInt64:
+      return static_cast<int64_t>(as<uint64_t>()[i]);
+    case DType::Bool:
+      return as<uint8_t>()[i] != 0;
+    default:
+      return static_cast<int64_t>(get_f64(i));
   }
 }
 
 void TensorData::set_f64(int64_t i, double v) {
   switch (m_dtype) {
-    case DType::Float32: as<float>()[i] = static_cast<float>(v); return;
-    case DType::Float64: as<double>()[i] = v; return;
-    case DType::Float16: as<uint16_t>()[i] = float_to_half(static_cast<float>(v)); return;
-    case DType::BFloat16: as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v)); return;
-    case DType::Bool: as<uint8_t>()[i] = v != 0.0; return;
-    case DType::UInt64: as<uint64_t>()[i] = static_cast<uint64_t>(v); return;
-    default: set_i64(i, static_cast<int64_t>(v)); return;
+    case DType::Float32:
+      as<float>()[i] = static_cast<float>(v);
+      return;
+    case DType::Float64:
+      as<double>()[i] = v;
+      return;
+    case DType::Float16:
+      as<uint16_t>()[i] = float_to_half(static_cast<float>(v));
+      return;
+    case DType::BFloat16:
+      as<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(v));
+      return;
+    case DType::Bool:
+      as<uint8_t>()[i] = v != 0.0;
+      return;
+    case DType::UInt64:
+      as<uint64_t>()[i] = static_cast<uint64_t>(v);
+      return;
+    default:
+      set_i64(i, static_cast<int64_t>(v));
+      return;
   }
 }
 
 void TensorData::set_i64(int64_t i, int64_t v) {
   switch (m_dtype) {
-    case DType::Int8: as<int8_t>()[i] = static_cast<int8_t>(v); return;
-    case DType::Int16: as<int16_t>()[i] = static_cast<int16_t>(v); return;
-    case DType::Int32: as<int32_t>()[i] = static_cast<int32_t>(v); return;
-    case DType::Int64: as<int64_t>()[i] = v; return;
-    case DType::UInt8: as<uint8_t>()[i] = static_cast<uint8_t>(v); return;
-    case DType::UInt16: as<uint16_t>()[i] = static_cast<uint16_t>(v); return;
-    case DType::UInt32: as<uint32_t>()[i] = static_cast<uint32_t>(v); return;
-    case DType::UInt64: as<uint64_t>()[i] = static_cast<uint64_t>(v); return;
-    case DType::Bool: as<uint8_t>()[i] = v != 0; return;
-    default: set_f64(i, static_cast<double>(v)); return;
+    case DType::Int8:
+      as<int8_t>()[i] = static_cast<int8_t>(v);
+      return;
+    case DType::Int16:
+      as<int16_t>()[i] = static_cast<int16_t>(v);
+      return;
+    case DType::Int32:
+      as<int32_t>()[i] = static_cast<int32_t>(v);
+      return;
+    case DType::Int64:
+      as<int64_t>()[i] = v;
+      return;
+    case DType::UInt8:
+      as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      return;
+    case DType::UInt16:
+      as<uint16_t>()[i] = static_cast<uint16_t>(v);
+      return;
+    case DType::UInt32:
+      as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      return;
+    case DType::UInt64:
+      as<uint64_t>()[i] = static_cast<uint64_t>(v);
+      return;
+    case DType::Bool:
+      as<uint8_t>()[i] = v != 0;
+      return;
+    default:
+      set_f64(i, static_cast<double>(v));
+      return;
   }
 }
 

@@ -32,9 +32,13 @@ class TensorData {
   uint8_t* raw() { return m_bytes.data(); }
 
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(m_bytes.data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(m_bytes.data());
+  }
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(m_bytes.data()); }
+  T* as() {
+    return reinterpret_cast<T*>(m_bytes.data());
+  }
 
   /// Element i converted to double / int64 (bool -> 0/1, f16/bf16 decoded).
   double get_f64(int64_t i) const;

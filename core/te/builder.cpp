@@ -47,8 +47,10 @@ Op reduce(const std::string& name, const Shape& shape, DType dtype, ReduceKind k
 
 Expr reduce_identity(ReduceKind kind, DType dtype) {
   switch (kind) {
-    case ReduceKind::Sum: return imm(dtype, 0);
-    case ReduceKind::Prod: return imm(dtype, 1);
+    case ReduceKind::Sum:
+      return imm(dtype, 0);
+    case ReduceKind::Prod:
+      return imm(dtype, 1);
     case ReduceKind::Max:
       if (is_float(dtype)) return float_imm(-std::numeric_limits<double>::infinity(), dtype);
       if (dtype == DType::Bool) return int_imm(0, dtype);
@@ -57,7 +59,8 @@ Expr reduce_identity(ReduceKind kind, DType dtype) {
       if (is_float(dtype)) return float_imm(std::numeric_limits<double>::infinity(), dtype);
       if (dtype == DType::Bool) return int_imm(1, dtype);
       return int_imm(std::numeric_limits<int64_t>::max(), dtype);
-    case ReduceKind::None: break;
+    case ReduceKind::None:
+      break;
   }
   SOUFFLE_CHECK(false, "reduce_identity: kind None");
   return {};

@@ -35,15 +35,61 @@ enum class UnaryOp : uint8_t { Neg, Not };
 /// Arithmetic on ints follows C (Div truncates, Mod keeps the dividend's sign); FloorDiv/FloorMod
 /// round toward -inf (index maps and Python-style Mod). Comparisons and logic yield Bool.
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max,
-  EQ, NE, LT, LE, GT, GE, And, Or, Xor,
-  BitAnd, BitOr, BitXor, Shl, Shr
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  FloorDiv,
+  FloorMod,
+  Min,
+  Max,
+  EQ,
+  NE,
+  LT,
+  LE,
+  GT,
+  GE,
+  And,
+  Or,
+  Xor,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr
 };
 /// Named functions. Round is round-half-to-even (ONNX Round). Pow takes two arguments.
 enum class CallFn : uint8_t {
-  Exp, Log, Sqrt, Rsqrt, Erf, Tanh, Sigmoid, Abs, Floor, Ceil, Round, Sign,
-  Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
-  IsNaN, IsInf, IsPosInf, IsNegInf, Pow, Fmod
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Erf,
+  Tanh,
+  Sigmoid,
+  Abs,
+  Floor,
+  Ceil,
+  Round,
+  Sign,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  IsNaN,
+  IsInf,
+  IsPosInf,
+  IsNegInf,
+  Pow,
+  Fmod
 };
 
 const char* unary_name(UnaryOp op);
@@ -153,8 +199,12 @@ struct Read : ExprNode {
       : ExprNode(kKind, t->dtype), tensor(std::move(t)), indices(std::move(idx)) {}
 };
 
-inline ExprKind Expr::kind() const { return m_node->kind; }
-inline DType Expr::dtype() const { return m_node->dtype; }
+inline ExprKind Expr::kind() const {
+  return m_node->kind;
+}
+inline DType Expr::dtype() const {
+  return m_node->dtype;
+}
 template <typename T>
 const T* Expr::as() const {
   return m_node && m_node->kind == T::kKind ? static_cast<const T*>(m_node.get()) : nullptr;

@@ -1,0 +1,228 @@
+// `conformance`: every ONNX backend-test folder runs in its own child process, so a crash or a
+// hang in one test is reported as such and never takes the run down.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.h"
+#include "core/session/verify.h"
+
+namespace souffle::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TestResult {
+  std::string name, dir;
+  std::string status;  ///< pass, fail, unsupported, crash, timeout
+  std::string detail;
+  double ms = 0;
+};
+
+std::vector<fs::path> collect_tests(const std::vector<std::string>& dirs) {
+  std::vector<fs::path> tests;
+  for (const std::string& d : dirs) {
+    fs::path p(d);
+    if (fs::exists(p / "model.onnx")) {
+      tests.push_back(p);
+      continue;
+    }
+    if (!fs::is_directory(p)) throw UserError(d, "", "not a test folder or a folder of tests");
+    std::vector<fs::path> sub;
+    for (const auto& e : fs::directory_iterator(p))
+      if (e.is_directory() && fs::exists(e.path() / "model.onnx")) sub.push_back(e.path());
+    std::sort(sub.begin(), sub.end());
+    tests.insert(tests.end(), sub.begin(), sub.end());
+  }
+  return tests;
+}
+
+/// Runs one test in this (child) process and returns "status\tdetail".
+std::string run_one(const fs::path& dir, const ConformanceOptions& o) {
+  try {
+    LoadedModel m = load_model((dir / "model.onnx").string());
+    std::vector<TestDataSet> sets = read_test_data(dir.string());
+    if (sets.empty()) return "fail\tno test data";
+    souffle::VerifyOptions vo;
+    vo.criterion = Criterion::AllClose;
+    vo.rtol = o.rtol;
+    vo.atol = o.atol;
+    VerifyReport rep = verify_program(m, sets, vo);
+    for (const OutputCheck& c : rep.checks)
+      if (!c.ok) return "fail\t" + c.data_set + " output " + c.name + ": " + c.cmp.describe();
+    return "pass\t";
+  } catch (const UserError& e) {
+    std::string why = e.reason();
+    bool unsupported = why.find("unsupported") != std::string::npos;
+    return std::string(unsupported ? "unsupported\t" : "fail\t") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("fail\tinternal error: ") + e.what();
+  }
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  size_t index = 0;
+  std::string out;
+  std::chrono::steady_clock::time_point start;
+};
+
+}  // namespace
+
+int run_conformance(const ConformanceOptions& o) {
+  std::vector<fs::path> tests = collect_tests(o.dirs);
+  std::vector<TestResult> results(tests.size());
+  int jobs =
+      o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::cout.flush();
+  std::cerr.flush();
+
+  std::vector<Child> running;
+  size_t next = 0, done = 0;
+  auto elapsed_s = [](const Child& c) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start).count();
+  };
+  auto finish = [&](Child& c, bool timed_out) {
+    if (timed_out) kill(c.pid, SIGKILL);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    close(c.fd);
+    TestResult& r = results[c.index];
+    r.dir = tests[c.index].string();
+    r.name = tests[c.index].filename().string();
+    r.ms = elapsed_s(c) * 1000;
+    if (timed_out) {
+      r.status = "timeout";
+      r.detail = fmt::format("no result after {:.0f} s", o.timeout_s);
+    } else if (WIFSIGNALED(status)) {
+      r.status = "crash";
+      r.detail = std::string("killed by signal ") + strsignal(WTERMSIG(status));
+    } else {
+      auto tab = c.out.find('\t');
+      if (tab == std::string::npos) {
+        r.status = "crash";
+        r.detail = "exited without a result";
+      } else {
+        r.status = c.out.substr(0, tab);
+        r.detail = c.out.substr(tab + 1);
+        while (!r.detail.empty() && r.detail.back() == '\n') r.detail.pop_back();
+      }
+    }
+    if (!o.quiet && !o.json) {
+      std::string tag = r.status;
+      std::transform(tag.begin(), tag.end(), tag.begin(), ::toupper);
+      std::cout << fmt::format("{:<12}{}{}{}\n", tag, r.name, r.detail.empty() ? "" : ": ",
+                               r.detail);
+      std::cout.flush();
+    }
+    ++done;
+  };
+
+  while (done < tests.size()) {
+    while (next < tests.size() && static_cast<int>(running.size()) < jobs) {
+      int fds[2];
+      if (pipe(fds) != 0) throw UserError("cannot create a pipe for a test process");
+      pid_t pid = fork();
+      if (pid < 0) throw UserError("cannot fork a test process");
+      if (pid == 0) {
+        close(fds[0]);
+        std::string line = run_one(tests[next], o);
+        const char* p = line.data();
+        size_t left = line.size();
+        while (left > 0) {
+          ssize_t w = write(fds[1], p, left);
+          if (w <= 0) break;
+          p += w;
+          left -= static_cast<size_t>(w);
+        }
+        close(fds[1]);
+        _exit(0);
+      }
+      close(fds[1]);
+      Child c;
+      c.pid = pid;
+      c.fd = fds[0];
+      c.index = next++;
+      c.start = std::chrono::steady_clock::now();
+      running.push_back(std::move(c));
+    }
+    std::vector<pollfd> pfds;
+    for (const Child& c : running) pfds.push_back({c.fd, POLLIN, 0});
+    poll(pfds.data(), pfds.size(), 200);
+    for (size_t i = running.size(); i-- > 0;) {
+      Child& c = running[i];
+      bool closed = false;
+      if (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buf[4096];
+        ssize_t n = read(c.fd, buf, sizeof buf);
+        if (n > 0)
+          c.out.append(buf, static_cast<size_t>(n));
+        else
+          closed = true;
+      }
+      bool timed_out = !closed && elapsed_s(c) > o.timeout_s;
+      if (closed || timed_out) {
+        finish(c, timed_out);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+  }
+
+  std::map<std::string, int> counts;
+  for (const TestResult& r : results) counts[r.status]++;
+  int64_t passed = counts["pass"];
+  double rate = tests.empty() ? 0 : double(passed) / double(tests.size());
+  bool broken = counts["crash"] + counts["timeout"] > 0;
+  bool ok = !broken && passed >= o.min_pass && rate + 1e-12 >= o.min_pass_rate;
+
+  if (o.json) {
+    nlohmann::json j;
+    j["total"] = tests.size();
+    j["passed"] = passed;
+    j["failed"] = counts["fail"];
+    j["unsupported"] = counts["unsupported"];
+    j["crashed"] = counts["crash"];
+    j["timed_out"] = counts["timeout"];
+    nlohmann::json arr = nlohmann::json::array();
+    for (const TestResult& r : results)
+      arr.push_back({{"name", r.name}, {"status", r.status}, {"detail", r.detail}, {"ms", r.ms}});
+    j["tests"] = arr;
+    std::cout << j.dump(2) << "\n";
+  }
+  std::map<std::string, int> unsupported_ops;
+  for (const TestResult& r : results)
+    if (r.status == "unsupported") {
+      auto pos = r.detail.find("unsupported ops: ");
+      std::string op = pos == std::string::npos ? "other" : r.detail.substr(pos + 17);
+      op = op.substr(0, op.find(' '));
+      unsupported_ops[op]++;
+    }
+  std::ostream& out = o.json ? std::cerr : std::cout;
+  if (!unsupported_ops.empty()) {
+    out << "unsupported:";
+    for (const auto& [op, n] : unsupported_ops) out << " " << op << " x" << n;
+    out << "\n";
+  }
+  out << fmt::format(
+      "conformance: {} tests: {} passed, {} failed, {} unsupported, {} crashed, {} timed out "
+      "({:.1f}% pass)\n",
+      tests.size(), passed, counts["fail"], counts["unsupported"], counts["crash"],
+      counts["timeout"], 100 * rate);
+  if (!ok && (o.min_pass > 0 || o.min_pass_rate > 0 || broken))
+    out << "conformance: below the required threshold or a test crashed/hung\n";
+  return ok ? 0 : 1;
+}
+
+}  // namespace souffle::cli

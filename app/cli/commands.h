@@ -1,0 +1,43 @@
+/// \file The souffle-cli subcommands; each returns the process exit code (0 ok, 1 check failed,
+/// 2 bad usage or a model it cannot take).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace souffle::cli {
+
+struct CommonOptions {
+  std::string model;
+  bool json = false;
+  std::vector<std::string> dims;  ///< "name=value"
+};
+
+struct VerifyOptions {
+  CommonOptions common;
+  std::string data_dir;  ///< default: the model's folder
+  std::string level = "te";
+  double tolerance = 1e-4;  ///< relative L2 error limit per output
+  bool f64 = false;
+};
+
+struct ConformanceOptions {
+  std::vector<std::string> dirs;
+  bool json = false;
+  double rtol = 1e-3, atol = 1e-7;
+  int jobs = 0;
+  double timeout_s = 120;
+  int64_t min_pass = 0;      ///< exit 1 when fewer tests pass
+  double min_pass_rate = 0;  ///< exit 1 when the pass fraction is lower
+  bool quiet = false;
+};
+
+int run_inspect(const CommonOptions& o);
+int run_verify(const VerifyOptions& o);
+int run_conformance(const ConformanceOptions& o);
+
+/// Parses --dim name=value pairs; throws UserError on a malformed one.
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);
+
+}  // namespace souffle::cli

@@ -1,0 +1,57 @@
+#include "core/session/verify.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "core/interp/interpreter.h"
+
+namespace souffle {
+
+VerifyReport verify_program(const LoadedModel& model, const std::vector<TestDataSet>& sets,
+                            const VerifyOptions& options) {
+  VerifyReport rep;
+  const te::TeProgram& prog = model.program;
+  for (const TestDataSet& ds : sets) {
+    std::string set_name = std::filesystem::path(ds.dir).filename().string();
+    if (ds.inputs.size() != prog.inputs.size())
+      throw UserError(ds.dir, "",
+                      "has " + std::to_string(ds.inputs.size()) + " inputs, the model takes " +
+                          std::to_string(prog.inputs.size()));
+    if (ds.outputs.size() > prog.outputs.size())
+      throw UserError(ds.dir, "",
+                      "has " + std::to_string(ds.outputs.size()) + " outputs, the model gives " +
+                          std::to_string(prog.outputs.size()));
+    interp::InterpOptions io;
+    io.f64 = options.f64;
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<ConstTensorPtr> got = interp::run(prog, ds.inputs, io);
+    rep.run_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (size_t k = 0; k < ds.outputs.size(); ++k) {
+      OutputCheck c;
+      c.data_set = set_name;
+      c.index = k;
+      c.name = prog.outputs[k]->name;
+      bool exact = !is_float(ds.outputs[k]->dtype());
+      c.cmp = compare_tensors(*ds.outputs[k], *got[k], options.rtol, options.atol);
+      if (!c.cmp.shape_ok || !c.cmp.dtype_ok)
+        c.ok = false;
+      else if (options.criterion == Criterion::AllClose || exact)
+        c.ok = c.cmp.mismatches == 0;
+      else
+        c.ok = c.cmp.rel_l2_error <= options.tolerance;
+      if (options.criterion == Criterion::RelativeL2 && !exact && c.cmp.shape_ok) {
+        // Non-finite values must sit where the reference has them; the L2 error ignores them.
+        Comparison strict = compare_tensors(*ds.outputs[k], *got[k], 0, INFINITY);
+        if (strict.mismatches > 0) c.ok = false;
+      }
+      rep.max_rel_l2 = std::max(rep.max_rel_l2, c.cmp.rel_l2_error);
+      rep.ok = rep.ok && c.ok;
+      rep.checks.push_back(std::move(c));
+    }
+  }
+  return rep;
+}
+
+}  // namespace souffle

@@ -1,7 +1,9 @@
 #include "core/onnx/importer.h"
 
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <climits>
 #include <cstring>
 #include <filesystem>
@@ -609,6 +611,23 @@ int64_t default_opset(const onnx::ModelProto& m, Context& ctx) {
   return opset;
 }
 
+/// The backend-test layout stores sequence and optional values as SequenceProto/OptionalProto
+/// files, which often parse as a (nonsensical) TensorProto too. They share the layout "name = 1,
+/// elem_type = 2 (0..5), value at 3+"; a TensorProto that fits it is taken for one of them.
+bool looks_like_sequence_or_optional(const std::string& bytes, const onnx::TensorProto& tp) {
+  // SequenceProto/OptionalProto keep a message at field 3, where TensorProto has its segment.
+  if (tp.has_segment()) return true;
+  onnx::OptionalProto opt;
+  if (!opt.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
+  if (opt.elem_type() < 0 || opt.elem_type() > 5 || opt.name().empty()) return false;
+  // A real tensor's dims read as a "name" of small control bytes; a value name is printable.
+  for (char c : opt.name())
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-' &&
+        c != ':' && c != '/')
+      return false;
+  return true;
+}
+
 }  // namespace
 
 ImportResult import_model_bytes(const std::string& bytes, const std::string& file,
@@ -652,18 +671,18 @@ ConstTensorPtr read_tensor_pb(const std::string& path) {
   onnx::TensorProto tp;
   if (!tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
-  // SequenceProto and OptionalProto put a message at field 3, where TensorProto keeps its
-  // (never used in practice) segment: that is the sign of a sequence/optional file.
-  if (tp.has_segment())
-    throw UserError(path, "",
-                    "holds a sequence or optional value, not a tensor; such values are not "
-                    "supported");
   std::vector<std::string> warnings;
   ImportOptions options;
   Context ctx{path, fs::path(path).parent_path(), options, warnings, {}};
   try {
     return tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'");
   } catch (const UserError& e) {
+    // Only a file that is no sensible tensor is examined for the other layouts, so a tensor
+    // whose bytes happen to fit them is never refused.
+    if (looks_like_sequence_or_optional(bytes, tp))
+      throw UserError(path, "",
+                      "holds a sequence or optional value, not a tensor; such values are not "
+                      "supported");
     throw e.with_file(path);
   }
 }

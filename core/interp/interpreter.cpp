@@ -738,11 +738,17 @@ class OpRunner {
     for (const te::IterVar& iv : op.reduce_axes) m_slots[iv.var.get()] = slot++;
     m_nvars = slot;
     m_reducing = op.reduce != te::ReduceKind::None;
+    // Reductions batch over the innermost output axis when it is wide enough: every lane then
+    // folds its own reduce points in order (exact), loads are contiguous along the output, and
+    // the lanes' accumulations are independent. Otherwise they batch over the innermost reduce
+    // axis.
+    m_out_lane =
+        !op.axes.empty() && (!m_reducing || op.axes.back().extent >= 8 || op.reduce_axes.empty());
     int lane;
-    if (m_reducing)
-      lane = op.reduce_axes.empty() ? -1 : m_nvars - 1;
+    if (m_out_lane)
+      lane = static_cast<int>(op.axes.size()) - 1;
     else
-      lane = op.axes.empty() ? -1 : static_cast<int>(op.axes.size()) - 1;
+      lane = op.reduce_axes.empty() ? -1 : m_nvars - 1;
     m_lane = lane;
     Compiler body(m_slots, lane, f64, buffers, &op.name);
     m_body = body.compile(op.body);
@@ -751,7 +757,7 @@ class OpRunner {
     m_nodes = body.take_nodes();
     if (m_reducing) {
       SOUFFLE_CHECK(op.init.defined(), "op " + op.name + ": reduction without init");
-      Compiler init(m_slots, -1, f64, buffers, &op.name);
+      Compiler init(m_slots, m_out_lane ? lane : -1, f64, buffers, &op.name);
       m_init = init.compile(op.init);
       m_init_scratch = init.scratch_size();
       m_init_shared = init.shared_count();
@@ -794,51 +800,100 @@ class OpRunner {
     Frame init_fr;
     if (m_reducing) init_fr = make_frame(m_init_scratch, m_init_shared);
     Val buf[kLanes];
-    if (!m_reducing && rank == 1) {
-      // The only axis is both the parallel and the lane axis.
-      for (int64_t s = b; s < e; s += kLanes) {
-        int n = static_cast<int>(std::min<int64_t>(kLanes, e - s));
-        fr.vars[0] = s;
-        fr.batch = ++fr.next_batch;
-        eval(*m_body, fr, n, buf);
-        store_values(m_out, s, buf, n);
-      }
-      return;
-    }
-    // Odometer over the output axes; for element-wise ops the last axis advances by batches.
-    std::vector<int64_t> idx(rank, 0);
-    if (rank > 0) idx[0] = b;
-    int64_t last_extent = rank > 0 ? axes[rank - 1].extent : 1;
-    bool batched_last = !m_reducing && rank >= 2;
-    for (;;) {
-      if (rank > 0 && idx[0] >= e) break;
-      int64_t off = 0;
-      for (size_t d = 0; d < rank; ++d) off = off * axes[d].extent + idx[d];
-      for (size_t d = 0; d < rank; ++d) fr.vars[d] = idx[d];
-      if (batched_last) {
-        int n = static_cast<int>(std::min<int64_t>(kLanes, last_extent - idx[rank - 1]));
-        fr.batch = ++fr.next_batch;
-        eval(*m_body, fr, n, buf);
-        store_values(m_out, off, buf, n);
-        idx[rank - 1] += n;
-      } else if (m_reducing) {
-        Val acc = reduce_point(fr, init_fr, idx);
-        store_values(m_out, off, &acc, 1);
-        if (rank > 0) idx[rank - 1] += 1;
+    if (rank == 0) {
+      if (m_reducing) {
+        Val acc = reduce_point(fr, init_fr, {});
+        store_values(m_out, 0, &acc, 1);
       } else {
-        // rank 0 element-wise op
         fr.batch = ++fr.next_batch;
         eval(*m_body, fr, 1, buf);
         store_values(m_out, 0, buf, 1);
-        break;
       }
-      if (rank == 0) break;
+      return;
+    }
+    // Odometer over the output axes; in lane mode the last axis advances by batches (for rank 1
+    // it is also the parallel axis, bounded by e).
+    std::vector<int64_t> idx(rank, 0);
+    idx[0] = b;
+    int64_t last_limit = rank == 1 ? e : axes[rank - 1].extent;
+    while (idx[0] < e) {
+      int64_t off = 0;
+      for (size_t d = 0; d < rank; ++d) off = off * axes[d].extent + idx[d];
+      for (size_t d = 0; d < rank; ++d) fr.vars[d] = idx[d];
+      if (m_out_lane) {
+        int n = static_cast<int>(std::min<int64_t>(kLanes, last_limit - idx[rank - 1]));
+        if (m_reducing) {
+          reduce_lanes(fr, init_fr, n, buf);
+        } else {
+          fr.batch = ++fr.next_batch;
+          eval(*m_body, fr, n, buf);
+        }
+        store_values(m_out, off, buf, n);
+        idx[rank - 1] += n;
+      } else {
+        Val acc = reduce_point(fr, init_fr, idx);
+        store_values(m_out, off, &acc, 1);
+        idx[rank - 1] += 1;
+      }
       for (size_t d = rank; d-- > 1;) {
         if (idx[d] < axes[d].extent) break;
         idx[d] = 0;
         idx[d - 1] += 1;
       }
     }
+  }
+
+  /// Reduces n consecutive output points (fr.vars holds the first one) into acc.
+  void reduce_lanes(Frame& fr, Frame& init_fr, int n, Val* acc) {
+    size_t base = m_op.axes.size();
+    for (size_t d = 0; d < base; ++d) init_fr.vars[d] = fr.vars[d];
+    init_fr.batch = ++init_fr.next_batch;
+    eval(*m_init, init_fr, n, acc);
+    const auto& raxes = m_op.reduce_axes;
+    size_t nr = raxes.size();
+    for (const auto& iv : raxes)
+      if (iv.extent == 0) return;
+    DType dt = m_op.output->dtype;
+    bool fp = is_float(dt);
+    te::ReduceKind kind = m_op.reduce;
+    Val buf[kLanes];
+    std::vector<int64_t> k(nr, 0);
+    for (;;) {
+      for (size_t d = 0; d < nr; ++d) fr.vars[base + d] = k[d];
+      fr.batch = ++fr.next_batch;
+      eval(*m_body, fr, n, buf);
+      combine_lanes(kind, dt, fp, acc, buf, n);
+      if (nr == 0) return;
+      size_t d = nr - 1;
+      k[d] += 1;
+      while (d > 0 && k[d] >= raxes[d].extent) {
+        k[d] = 0;
+        k[--d] += 1;
+      }
+      if (k[0] >= raxes[0].extent) return;
+    }
+  }
+
+  static void combine_lanes(te::ReduceKind kind, DType dt, bool fp, Val* acc, const Val* v, int n) {
+    if (fp) {
+      switch (kind) {
+        case te::ReduceKind::Sum:
+          for (int t = 0; t < n; ++t) acc[t].f += v[t].f;
+          return;
+        case te::ReduceKind::Prod:
+          for (int t = 0; t < n; ++t) acc[t].f *= v[t].f;
+          return;
+        case te::ReduceKind::Max:
+          for (int t = 0; t < n; ++t) acc[t].f = nan_max(acc[t].f, v[t].f);
+          return;
+        case te::ReduceKind::Min:
+          for (int t = 0; t < n; ++t) acc[t].f = nan_min(acc[t].f, v[t].f);
+          return;
+        case te::ReduceKind::None:
+          return;
+      }
+    }
+    for (int t = 0; t < n; ++t) acc[t] = combine(kind, dt, false, acc[t], v + t, 1);
   }
 
   Val reduce_point(Frame& fr, Frame& init_fr, const std::vector<int64_t>& idx) {
@@ -930,6 +985,7 @@ class OpRunner {
   int m_nvars = 0;
   int m_lane = -1;
   bool m_reducing = false;
+  bool m_out_lane = false;
   std::vector<std::unique_ptr<Node>> m_nodes;
   const Node* m_body = nullptr;
   const Node* m_init = nullptr;

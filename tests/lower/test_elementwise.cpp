@@ -1,0 +1,305 @@
+// Tests of the element-wise lowering: shapes, types and values against hand-computed results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "core/interp/interpreter.h"
+#include "core/lower/lower.h"
+
+namespace souffle::lower {
+namespace {
+
+graph::Attribute int_attr(int64_t v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::Int;
+  a.i = v;
+  return a;
+}
+graph::Attribute float_attr(double v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::Float;
+  a.f = v;
+  return a;
+}
+graph::Attribute string_attr(std::string v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::String;
+  a.s = std::move(v);
+  return a;
+}
+[[maybe_unused]] graph::Attribute ints_attr(std::vector<int64_t> v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+graph::Node make_node(const std::string& op, size_t inputs,
+                      std::map<std::string, graph::Attribute> attrs = {}, size_t outputs = 1) {
+  graph::Node n;
+  n.name = op + "_0";
+  n.op_type = op;
+  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
+  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
+  n.attrs = std::move(attrs);
+  return n;
+}
+
+ConstTensorPtr values(const Shape& s, std::vector<double> v, DType t = DType::Float32) {
+  return TensorData::from_f64(t, s, v);
+}
+
+/// Inputs for a lowering: constants where `constant[i]`, placeholders otherwise.
+struct Lowered {
+  NodeLowering nl;
+  std::vector<te::Tensor> inputs;
+  std::vector<ConstTensorPtr> input_values;
+};
+
+Lowered lower(const graph::Node& node, const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
+              const std::vector<bool>& constant = {}) {
+  Lowered l;
+  std::vector<te::Tensor> ins;
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (!vals[i]) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    std::string name = "in" + std::to_string(i);
+    if (i < constant.size() && constant[i]) {
+      ins.push_back(te::make_constant(name, vals[i]));
+    } else {
+      te::Tensor t = te::make_input(name, vals[i]->shape(), vals[i]->dtype());
+      ins.push_back(t);
+      l.inputs.push_back(t);
+      l.input_values.push_back(vals[i]);
+    }
+  }
+  l.nl = lower_node(node, opset, ins);
+  return l;
+}
+
+/// Lowers `node` and runs it in the interpreter; returns every produced output.
+std::vector<ConstTensorPtr> run_all(const graph::Node& node,
+                                    const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
+                                    const std::vector<bool>& constant = {},
+                                    NodeLowering* out = nullptr) {
+  Lowered l = lower(node, vals, opset, constant);
+  std::vector<te::Tensor> outs;
+  for (const te::Tensor& t : l.nl.outputs)
+    if (t) outs.push_back(t);
+  te::TeProgram prog{"p", l.inputs, outs, l.nl.ops};
+  if (out) *out = l.nl;
+  return interp::run(prog, l.input_values);
+}
+
+ConstTensorPtr run(const graph::Node& node, const std::vector<ConstTensorPtr>& vals,
+                   int64_t opset = 17, const std::vector<bool>& constant = {},
+                   NodeLowering* out = nullptr) {
+  return run_all(node, vals, opset, constant, out)[0];
+}
+
+void expect_values(const ConstTensorPtr& got, const Shape& shape, DType dtype,
+                   const std::vector<double>& want, double tol = 1e-5) {
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->shape(), shape);
+  ASSERT_EQ(got->dtype(), dtype);
+  ASSERT_EQ(static_cast<size_t>(got->numel()), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got->get_f64(i))) << "at " << i;
+    else
+      EXPECT_NEAR(got->get_f64(i), want[i], tol) << "at " << i;
+  }
+}
+
+TEST(LowerElementwise, AddBroadcastsAndIsOneOp) {
+  NodeLowering nl;
+  auto y = run(make_node("Add", 2), {values({2, 3}, {1, 2, 3, 4, 5, 6}), values({3}, {10, 20, 30})},
+               17, {}, &nl);
+  EXPECT_EQ(nl.ops.size(), 1u);
+  EXPECT_EQ(nl.ops[0]->reduce, te::ReduceKind::None);
+  expect_values(y, {2, 3}, DType::Float32, {11, 22, 33, 14, 25, 36});
+}
+
+TEST(LowerElementwise, ShapeMismatchIsUserError) {
+  EXPECT_THROW(
+      lower(make_node("Mul", 2), {values({2, 3}, std::vector<double>(6)), values({2}, {1, 2})}),
+      UserError);
+  EXPECT_THROW(lower(make_node("Add", 2), {values({2}, {1, 2}), values({2}, {1, 2}, DType::Int32)}),
+               UserError);
+}
+
+TEST(LowerElementwise, IntegerDivTruncates) {
+  auto y = run(make_node("Div", 2), {values({4}, {7, -7, 7, 9}, DType::Int32),
+                                     values({4}, {2, 2, -2, 3}, DType::Int32)});
+  expect_values(y, {4}, DType::Int32, {3, -3, -3, 3});
+}
+
+TEST(LowerElementwise, PowMixedTypes) {
+  auto y = run(make_node("Pow", 2), {values({3}, {1, 2, 3}), values({3}, {2, 3, 2}, DType::Int64)});
+  expect_values(y, {3}, DType::Float32, {1, 8, 9});
+  auto z = run(make_node("Pow", 2),
+               {values({3}, {1, 2, 3}, DType::Int32), values({3}, {1, 2, 3}, DType::Float32)});
+  expect_values(z, {3}, DType::Int32, {1, 4, 27});
+}
+
+TEST(LowerElementwise, ModSignFollowsDivisorUnlessFmod) {
+  auto a = values({4}, {5, -5, 5, -5}, DType::Int32);
+  auto b = values({4}, {3, 3, -3, -3}, DType::Int32);
+  expect_values(run(make_node("Mod", 2), {a, b}), {4}, DType::Int32, {2, 1, -1, -2});
+  expect_values(run(make_node("Mod", 2, {{"fmod", int_attr(1)}}), {a, b}), {4}, DType::Int32,
+                {2, -2, 2, -2});
+  auto fa = values({4}, {5.5, -5.5, 5.5, -5.5});
+  auto fb = values({4}, {2, 2, -2, -2});
+  expect_values(run(make_node("Mod", 2, {{"fmod", int_attr(1)}}), {fa, fb}), {4}, DType::Float32,
+                {1.5, -1.5, 1.5, -1.5});
+}
+
+TEST(LowerElementwise, ClipAttributesBeforeOpset11InputsAfter) {
+  auto x = values({4}, {-3, -0.5, 0.5, 3});
+  auto old = run(make_node("Clip", 1, {{"min", float_attr(-1)}, {"max", float_attr(1)}}), {x}, 6);
+  expect_values(old, {4}, DType::Float32, {-1, -0.5, 0.5, 1});
+  // Only a max bound given (min omitted as "").
+  graph::Node n = make_node("Clip", 3);
+  n.inputs[1] = "";
+  auto y = run(n, {x, nullptr, values({}, {0})}, 13);
+  expect_values(y, {4}, DType::Float32, {-3, -0.5, 0, 0});
+  auto z =
+      run(make_node("Clip", 3), {x, values({}, {-2}), values({}, {2})}, 13, {false, true, true});
+  expect_values(z, {4}, DType::Float32, {-2, -0.5, 0.5, 2});
+}
+
+TEST(LowerElementwise, Activations) {
+  auto x = values({4}, {-2, -0.5, 0.5, 2});
+  auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  std::vector<double> xs{-2, -0.5, 0.5, 2};
+  std::map<std::string, std::function<double(double)>> want = {
+      {"Relu", [](double v) { return v > 0 ? v : 0; }},
+      {"LeakyRelu", [](double v) { return v < 0 ? 0.01 * v : v; }},
+      {"Elu", [](double v) { return v < 0 ? std::exp(v) - 1 : v; }},
+      {"Sigmoid", sig},
+      {"HardSigmoid", [](double v) { return std::max(0.0, std::min(1.0, 0.2 * v + 0.5)); }},
+      {"HardSwish", [](double v) { return v * std::max(0.0, std::min(1.0, v / 6 + 0.5)); }},
+      {"Softplus", [](double v) { return std::log(1 + std::exp(v)); }},
+      {"Softsign", [](double v) { return v / (1 + std::abs(v)); }},
+      {"Gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
+      {"Mish", [](double v) { return v * std::tanh(std::log(1 + std::exp(v))); }},
+      {"Celu", [](double v) { return std::max(0.0, v) + std::min(0.0, std::exp(v) - 1); }},
+      {"Selu",
+       [](double v) {
+         return 1.0507009873554805 * (v > 0 ? v : 1.6732632423543772 * (std::exp(v) - 1));
+       }},
+      {"Shrink", [](double v) { return v < -0.5  ? v
+                                       : v > 0.5 ? v
+                                                 : 0; }},
+      {"ThresholdedRelu", [](double v) { return v > 1 ? v : 0; }},
+  };
+  for (const auto& [op, f] : want) {
+    std::vector<double> w;
+    for (double v : xs) w.push_back(f(v));
+    SCOPED_TRACE(op);
+    expect_values(run(make_node(op, 1), {x}), {4}, DType::Float32, w);
+  }
+  auto t = run(make_node("Gelu", 1, {{"approximate", string_attr("tanh")}}), {x}, 20);
+  std::vector<double> w;
+  for (double v : xs)
+    w.push_back(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+  expect_values(t, {4}, DType::Float32, w);
+  auto p = run(make_node("PRelu", 2), {values({2, 2}, {-1, 1, -2, 2}), values({2}, {0.5, 3})});
+  expect_values(p, {2, 2}, DType::Float32, {-0.5, 1, -1, 2});
+}
+
+TEST(LowerElementwise, HalfComputesInF32) {
+  NodeLowering nl;
+  auto y = run(make_node("Exp", 1), {values({2}, {0, 1}, DType::Float16)}, 17, {}, &nl);
+  expect_values(y, {2}, DType::Float16, {1, 2.71875}, 2e-3);
+  ASSERT_EQ(nl.ops.size(), 1u);
+  const te::Cast* c = nl.ops[0]->body.as<te::Cast>();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->a.dtype(), DType::Float32);
+}
+
+TEST(LowerElementwise, VariadicMinMaxSumMean) {
+  auto a = values({2}, {1, 5});
+  auto b = values({2, 1}, {3, -1});
+  auto c = values({1}, {2});
+  expect_values(run(make_node("Max", 3), {a, b, c}), {2, 2}, DType::Float32, {3, 5, 2, 5});
+  expect_values(run(make_node("Min", 3), {a, b, c}), {2, 2}, DType::Float32, {1, 2, -1, -1});
+  expect_values(run(make_node("Sum", 3), {a, b, c}), {2, 2}, DType::Float32, {6, 10, 2, 6});
+  expect_values(run(make_node("Mean", 3), {a, b, c}), {2, 2}, DType::Float32,
+                {2, 10.0 / 3, 2.0 / 3, 2});
+  expect_values(run(make_node("Max", 1), {a}), {2}, DType::Float32, {1, 5});
+}
+
+TEST(LowerElementwise, ComparisonsLogicWhere) {
+  auto a = values({3}, {1, 2, 3});
+  auto b = values({3}, {2, 2, 2});
+  expect_values(run(make_node("Less", 2), {a, b}), {3}, DType::Bool, {1, 0, 0});
+  expect_values(run(make_node("GreaterOrEqual", 2), {a, b}), {3}, DType::Bool, {0, 1, 1});
+  expect_values(run(make_node("Equal", 2), {a, b}), {3}, DType::Bool, {0, 1, 0});
+  auto p = values({3}, {1, 0, 1}, DType::Bool);
+  auto q = values({3}, {1, 1, 0}, DType::Bool);
+  expect_values(run(make_node("Xor", 2), {p, q}), {3}, DType::Bool, {0, 1, 1});
+  expect_values(run(make_node("Not", 1), {p}), {3}, DType::Bool, {0, 1, 0});
+  auto w = run(make_node("Where", 3), {values({2, 1}, {1, 0}, DType::Bool), a, values({}, {-1})});
+  expect_values(w, {2, 3}, DType::Float32, {1, 2, 3, -1, -1, -1});
+  EXPECT_THROW(lower(make_node("Where", 3), {a, a, a}), UserError);
+}
+
+TEST(LowerElementwise, IsInfIsNaN) {
+  double inf = std::numeric_limits<double>::infinity();
+  auto x = values({4}, {inf, -inf, std::nan(""), 1});
+  expect_values(run(make_node("IsInf", 1), {x}), {4}, DType::Bool, {1, 1, 0, 0});
+  expect_values(run(make_node("IsInf", 1, {{"detect_negative", int_attr(0)}}), {x}), {4},
+                DType::Bool, {1, 0, 0, 0});
+  expect_values(run(make_node("IsInf", 1, {{"detect_positive", int_attr(0)}}), {x}), {4},
+                DType::Bool, {0, 1, 0, 0});
+  expect_values(run(make_node("IsNaN", 1), {x}), {4}, DType::Bool, {0, 0, 1, 0});
+}
+
+TEST(LowerElementwise, CastIdentityDropout) {
+  auto x = values({3}, {-1.7, 0.2, 2.9});
+  auto c = run(make_node("Cast", 1, {{"to", int_attr(7)}}), {x});  // INT64
+  expect_values(c, {3}, DType::Int64, {-1, 0, 2});
+  auto cl = run(make_node("CastLike", 2), {x, values({1}, {0}, DType::Float64)});
+  expect_values(cl, {3}, DType::Float64, {-1.7, 0.2, 2.9}, 1e-6);
+  EXPECT_THROW(lower(make_node("Cast", 1, {{"to", int_attr(8)}}), {x}), UserError);  // STRING
+  Lowered id = lower(make_node("Identity", 1), {x});
+  EXPECT_TRUE(id.nl.ops.empty());
+  EXPECT_EQ(id.nl.outputs[0], id.inputs[0]);
+  auto outs = run_all(make_node("Dropout", 1, {}, 2), {x}, 13);
+  ASSERT_EQ(outs.size(), 2u);
+  expect_values(outs[0], {3}, DType::Float32, {-1.7, 0.2, 2.9});
+  expect_values(outs[1], {3}, DType::Bool, {1, 1, 1});
+  EXPECT_THROW(lower(make_node("Dropout", 3), {x, values({}, {0.5}), values({}, {1}, DType::Bool)},
+                     13, {false, true, true}),
+               UserError);
+}
+
+TEST(LowerElementwise, BitOps) {
+  auto a = values({3}, {1, 12, 255}, DType::UInt8);
+  auto s = values({3}, {2, 2, 1}, DType::UInt8);
+  expect_values(run(make_node("BitShift", 2, {{"direction", string_attr("LEFT")}}), {a, s}), {3},
+                DType::UInt8, {4, 48, 254});
+  expect_values(run(make_node("BitShift", 2, {{"direction", string_attr("RIGHT")}}), {a, s}), {3},
+                DType::UInt8, {0, 3, 127});
+  expect_values(run(make_node("BitwiseNot", 1), {a}), {3}, DType::UInt8, {254, 243, 0});
+  expect_values(run(make_node("BitwiseAnd", 2), {a, s}), {3}, DType::UInt8, {0, 0, 1});
+}
+
+TEST(LowerElementwise, TrigAndRounding) {
+  auto x = values({3}, {-1.5, 0.5, 2.5});
+  expect_values(run(make_node("Round", 1), {x}), {3}, DType::Float32, {-2, 0, 2});
+  expect_values(run(make_node("Floor", 1), {x}), {3}, DType::Float32, {-2, 0, 2});
+  expect_values(run(make_node("Ceil", 1), {x}), {3}, DType::Float32, {-1, 1, 3});
+  expect_values(run(make_node("Sign", 1), {x}), {3}, DType::Float32, {-1, 1, 1});
+  expect_values(run(make_node("Atan", 1), {x}), {3}, DType::Float32,
+                {std::atan(-1.5), std::atan(0.5), std::atan(2.5)});
+  expect_values(run(make_node("Reciprocal", 1), {x}), {3}, DType::Float32, {-1 / 1.5, 2, 0.4});
+}
+
+}  // namespace
+}  // namespace souffle::lower

@@ -1,0 +1,232 @@
+// Tests of the reduction lowering: Reduce*, softmax family and arg reductions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/interp/interpreter.h"
+#include "core/lower/lower.h"
+
+namespace souffle::lower {
+namespace {
+
+graph::Attribute int_attr(int64_t v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::Int;
+  a.i = v;
+  return a;
+}
+graph::Attribute float_attr(double v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::Float;
+  a.f = v;
+  return a;
+}
+graph::Attribute string_attr(std::string v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::String;
+  a.s = std::move(v);
+  return a;
+}
+[[maybe_unused]] graph::Attribute ints_attr(std::vector<int64_t> v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+graph::Node make_node(const std::string& op, size_t inputs,
+                      std::map<std::string, graph::Attribute> attrs = {}, size_t outputs = 1) {
+  graph::Node n;
+  n.name = op + "_0";
+  n.op_type = op;
+  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
+  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
+  n.attrs = std::move(attrs);
+  return n;
+}
+
+ConstTensorPtr values(const Shape& s, std::vector<double> v, DType t = DType::Float32) {
+  return TensorData::from_f64(t, s, v);
+}
+
+/// Inputs for a lowering: constants where `constant[i]`, placeholders otherwise.
+struct Lowered {
+  NodeLowering nl;
+  std::vector<te::Tensor> inputs;
+  std::vector<ConstTensorPtr> input_values;
+};
+
+Lowered lower(const graph::Node& node, const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
+              const std::vector<bool>& constant = {}) {
+  Lowered l;
+  std::vector<te::Tensor> ins;
+  for (size_t i = 0; i < vals.size(); ++i) {
+    if (!vals[i]) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    std::string name = "in" + std::to_string(i);
+    if (i < constant.size() && constant[i]) {
+      ins.push_back(te::make_constant(name, vals[i]));
+    } else {
+      te::Tensor t = te::make_input(name, vals[i]->shape(), vals[i]->dtype());
+      ins.push_back(t);
+      l.inputs.push_back(t);
+      l.input_values.push_back(vals[i]);
+    }
+  }
+  l.nl = lower_node(node, opset, ins);
+  return l;
+}
+
+/// Lowers `node` and runs it in the interpreter; returns every produced output.
+std::vector<ConstTensorPtr> run_all(const graph::Node& node,
+                                    const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
+                                    const std::vector<bool>& constant = {},
+                                    NodeLowering* out = nullptr) {
+  Lowered l = lower(node, vals, opset, constant);
+  std::vector<te::Tensor> outs;
+  for (const te::Tensor& t : l.nl.outputs)
+    if (t) outs.push_back(t);
+  te::TeProgram prog{"p", l.inputs, outs, l.nl.ops};
+  if (out) *out = l.nl;
+  return interp::run(prog, l.input_values);
+}
+
+ConstTensorPtr run(const graph::Node& node, const std::vector<ConstTensorPtr>& vals,
+                   int64_t opset = 17, const std::vector<bool>& constant = {},
+                   NodeLowering* out = nullptr) {
+  return run_all(node, vals, opset, constant, out)[0];
+}
+
+void expect_values(const ConstTensorPtr& got, const Shape& shape, DType dtype,
+                   const std::vector<double>& want, double tol = 1e-5) {
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->shape(), shape);
+  ASSERT_EQ(got->dtype(), dtype);
+  ASSERT_EQ(static_cast<size_t>(got->numel()), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got->get_f64(i))) << "at " << i;
+    else
+      EXPECT_NEAR(got->get_f64(i), want[i], tol) << "at " << i;
+  }
+}
+
+// x = [[1, 2, 3], [4, 5, 6]]
+ConstTensorPtr x23() {
+  return values({2, 3}, {1, 2, 3, 4, 5, 6});
+}
+
+TEST(LowerReduce, AxesAttributeKeepdims) {
+  NodeLowering nl;
+  auto y = run(make_node("ReduceSum", 1, {{"axes", ints_attr({1})}}), {x23()}, 11, {}, &nl);
+  ASSERT_EQ(nl.ops.size(), 1u);
+  EXPECT_EQ(nl.ops[0]->reduce, te::ReduceKind::Sum);
+  expect_values(y, {2, 1}, DType::Float32, {6, 15});
+  auto z = run(make_node("ReduceMax", 1, {{"axes", ints_attr({-2})}, {"keepdims", int_attr(0)}}),
+               {x23()}, 13);
+  expect_values(z, {3}, DType::Float32, {4, 5, 6});
+}
+
+TEST(LowerReduce, AxesInputAndEmptyAxes) {
+  auto axes = values({1}, {0}, DType::Int64);
+  auto y = run(make_node("ReduceSum", 2), {x23(), axes}, 13, {false, true});
+  expect_values(y, {1, 3}, DType::Float32, {5, 7, 9});
+  // No axes: reduce everything, or nothing with noop_with_empty_axes.
+  auto all = run(make_node("ReduceMean", 1, {{"keepdims", int_attr(0)}}), {x23()}, 18);
+  expect_values(all, {}, DType::Float32, {3.5});
+  Lowered noop = lower(make_node("ReduceSum", 2, {{"noop_with_empty_axes", int_attr(1)}}),
+                       {x23(), values({0}, {}, DType::Int64)}, 13, {false, true});
+  EXPECT_TRUE(noop.nl.ops.empty());
+  EXPECT_EQ(noop.nl.outputs[0], noop.inputs[0]);
+  EXPECT_THROW(lower(make_node("ReduceSum", 2), {x23(), axes}, 13), UserError);  // not constant
+  EXPECT_THROW(lower(make_node("ReduceSum", 1, {{"axes", ints_attr({2})}}), {x23()}, 11),
+               UserError);
+  EXPECT_THROW(lower(make_node("ReduceSum", 1, {{"axes", ints_attr({1, -1})}}), {x23()}, 11),
+               UserError);
+}
+
+TEST(LowerReduce, EveryKind) {
+  std::map<std::string, std::vector<double>> want = {
+      {"ReduceSum", {6, 15}},
+      {"ReduceMean", {2, 5}},
+      {"ReduceMax", {3, 6}},
+      {"ReduceMin", {1, 4}},
+      {"ReduceProd", {6, 120}},
+      {"ReduceL1", {6, 15}},
+      {"ReduceL2", {std::sqrt(14.0), std::sqrt(77.0)}},
+      {"ReduceLogSum", {std::log(6.0), std::log(15.0)}},
+      {"ReduceLogSumExp",
+       {std::log(std::exp(1) + std::exp(2) + std::exp(3)),
+        std::log(std::exp(4) + std::exp(5) + std::exp(6))}},
+      {"ReduceSumSquare", {14, 77}},
+  };
+  for (const auto& [op, w] : want) {
+    SCOPED_TRACE(op);
+    auto y =
+        run(make_node(op, 1, {{"axes", ints_attr({1})}, {"keepdims", int_attr(0)}}), {x23()}, 13);
+    expect_values(y, {2}, DType::Float32, w, 1e-4);
+  }
+}
+
+TEST(LowerReduce, IntegerMeanTruncates) {
+  auto y = run(make_node("ReduceMean", 1, {{"axes", ints_attr({0})}}),
+               {values({2, 2}, {1, -4, 2, -1}, DType::Int32)}, 13);
+  expect_values(y, {1, 2}, DType::Int32, {1, -2});
+}
+
+TEST(LowerReduce, SoftmaxIsFourStages) {
+  NodeLowering nl;
+  auto y = run(make_node("Softmax", 1), {x23()}, 13, {}, &nl);
+  ASSERT_EQ(nl.ops.size(), 4u);
+  EXPECT_EQ(nl.ops[0]->reduce, te::ReduceKind::Max);
+  EXPECT_EQ(nl.ops[1]->reduce, te::ReduceKind::None);
+  EXPECT_EQ(nl.ops[2]->reduce, te::ReduceKind::Sum);
+  EXPECT_EQ(nl.ops[3]->reduce, te::ReduceKind::None);
+  double s = std::exp(-2) + std::exp(-1) + 1;
+  std::vector<double> row{std::exp(-2) / s, std::exp(-1) / s, 1 / s};
+  expect_values(y, {2, 3}, DType::Float32, {row[0], row[1], row[2], row[0], row[1], row[2]});
+  auto l = run(make_node("LogSoftmax", 1), {x23()}, 13);
+  expect_values(l, {2, 3}, DType::Float32,
+                {std::log(row[0]), std::log(row[1]), std::log(row[2]), std::log(row[0]),
+                 std::log(row[1]), std::log(row[2])},
+                1e-5);
+}
+
+TEST(LowerReduce, SoftmaxOpsetsDifferInAxes) {
+  // Opset 11, axis 0: the whole tensor is one row; opset 13, axis 0: per column.
+  auto x = values({2, 2}, {0, 0, 0, 0});
+  expect_values(run(make_node("Softmax", 1, {{"axis", int_attr(0)}}), {x}, 11), {2, 2},
+                DType::Float32, {0.25, 0.25, 0.25, 0.25});
+  expect_values(run(make_node("Softmax", 1, {{"axis", int_attr(0)}}), {x}, 13), {2, 2},
+                DType::Float32, {0.5, 0.5, 0.5, 0.5});
+}
+
+TEST(LowerReduce, HardmaxPicksFirstMax) {
+  auto x = values({2, 3}, {1, 3, 3, 2, 0, 2});
+  expect_values(run(make_node("Hardmax", 1), {x}, 13), {2, 3}, DType::Float32, {0, 1, 0, 1, 0, 0});
+  // Opset 11 with axis 0 flattens everything: one 1 at the first global max.
+  expect_values(run(make_node("Hardmax", 1, {{"axis", int_attr(0)}}), {x}, 11), {2, 3},
+                DType::Float32, {0, 1, 0, 0, 0, 0});
+}
+
+TEST(LowerReduce, ArgMaxArgMin) {
+  auto x = values({2, 3}, {1, 3, 3, 2, 0, 2});
+  NodeLowering nl;
+  auto a = run(make_node("ArgMax", 1, {{"axis", int_attr(1)}}), {x}, 13, {}, &nl);
+  EXPECT_EQ(nl.ops.size(), 2u);
+  expect_values(a, {2, 1}, DType::Int64, {1, 0});
+  auto last = run(
+      make_node(
+          "ArgMax", 1,
+          {{"axis", int_attr(1)}, {"select_last_index", int_attr(1)}, {"keepdims", int_attr(0)}}),
+      {x}, 13);
+  expect_values(last, {2}, DType::Int64, {2, 2});
+  auto mn = run(make_node("ArgMin", 1), {x}, 13);
+  expect_values(mn, {1, 3}, DType::Int64, {0, 1, 1});
+}
+
+}  // namespace
+}  // namespace souffle::lower

@@ -375,21 +375,24 @@ std::vector<te::Tensor> lower_max_pool(LowerCtx& ctx) {
   // with the spatial dims reversed for storage_order = 1).
   bool col_major = ctx.node().attr_int("storage_order", 0) != 0;
   const Shape& xs = x->shape;
-  te::Tensor idx =
-      ctx.reduce("argmax", p.out, DType::Int64, te::ReduceKind::Min, p.win.kernel,
-                 [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
-                   WindowPos wp = window_pos(p.win, slice(i, 2, rank), r);
-                   Expr flat = i[0] * te::int_imm(xs[1]) + i[1];
-                   for (size_t q = 0; q < rank; ++q) {
-                     size_t d = col_major ? rank - 1 - q : q;
-                     flat = flat * te::int_imm(xs[2 + d]) + wp.pos[d];
-                   }
-                   std::vector<Expr> xi{i[0], i[1]};
-                   xi.insert(xi.end(), wp.pos.begin(), wp.pos.end());
-                   Expr hit = te::eq(widen(te::read(x, std::move(xi))), te::read(y, i));
-                   if (wp.inside.defined()) hit = te::logical_and(wp.inside, hit);
-                   return te::select(hit, flat, te::int_imm(std::numeric_limits<int64_t>::max()));
-                 });
+  te::Tensor idx = ctx.reduce("argmax", p.out, DType::Int64, te::ReduceKind::Min, p.win.kernel,
+                              [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                                WindowPos wp = window_pos(p.win, slice(i, 2, rank), r);
+                                Expr flat = i[0] * te::int_imm(xs[1]) + i[1];
+                                for (size_t q = 0; q < rank; ++q) {
+                                  size_t d = col_major ? rank - 1 - q : q;
+                                  flat = flat * te::int_imm(xs[2 + d]) + wp.pos[d];
+                                }
+                                std::vector<Expr> xi{i[0], i[1]};
+                                xi.insert(xi.end(), wp.pos.begin(), wp.pos.end());
+                                Expr none = te::int_imm(std::numeric_limits<int64_t>::max());
+                                Expr hit =
+                                    te::eq(widen(te::read(x, std::move(xi))), te::read(y, i));
+                                Expr v = te::select(hit, flat, none);
+                                // Nested selects, not &&, keep the read guarded (only select is
+                                // lazy).
+                                return wp.inside.defined() ? te::select(wp.inside, v, none) : v;
+                              });
   return {out, idx};
 }
 

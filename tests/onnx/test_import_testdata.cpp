@@ -18,7 +18,7 @@ bool acceptable_refusal(const std::string& reason) {
   return false;
 }
 
-void sweep(const std::string& root, int min_models) {
+void sweep(const std::string& root, int min_models, int min_percent_imported) {
   if (!fs::is_directory(root)) GTEST_SKIP() << "no test data at " << root;
   int models = 0, imported = 0, tensors = 0, read = 0;
   for (const auto& entry : fs::directory_iterator(root)) {
@@ -47,20 +47,22 @@ void sweep(const std::string& root, int min_models) {
     }
   }
   EXPECT_GE(models, min_models);
-  EXPECT_GE(imported * 10, models * 9) << imported << " of " << models << " imported";
+  EXPECT_GE(imported * 100, models * min_percent_imported)
+      << imported << " of " << models << " imported";
   std::printf("%s: %d/%d models imported, %d/%d tensor files read\n", root.c_str(), imported,
               models, read, tensors);
 }
 
 TEST(ImportTestdata, NodeTests) {
-  sweep("/usr/share/libonnx-testdata/data/node", 900);
+  sweep("/usr/share/libonnx-testdata/data/node", 900, 95);
 }
 TEST(ImportTestdata, PytorchConverted) {
-  sweep("/usr/share/libonnx-testdata/data/pytorch-converted", 50);
+  sweep("/usr/share/libonnx-testdata/data/pytorch-converted", 50, 100);
 }
 TEST(ImportTestdata, PytorchOperatorAndSimple) {
-  sweep("/usr/share/libonnx-testdata/data/pytorch-operator", 10);
-  sweep("/usr/share/libonnx-testdata/data/simple", 5);
+  sweep("/usr/share/libonnx-testdata/data/pytorch-operator", 10, 100);
+  // Six of the simple models are string normalisers.
+  sweep("/usr/share/libonnx-testdata/data/simple", 5, 70);
 }
 
 }  // namespace

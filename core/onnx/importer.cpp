@@ -265,6 +265,13 @@ std::shared_ptr<TensorData> dense_from_sparse(const onnx::SparseTensorProto& sp,
   auto values = tensor_from_proto(sp.values(), ctx, what + " values");
   auto indices = tensor_from_proto(sp.indices(), ctx, what + " indices");
   const int64_t numel = checked_numel(dims, ctx, what);
+  // A few bytes of sparse data can describe a vast dense tensor; real sparse constants are small,
+  // so densifying is capped rather than trusting the declared shape.
+  constexpr int64_t kMaxDenseBytes = int64_t{1} << 28;
+  if (numel > kMaxDenseBytes / dtype_size(values->dtype()))
+    throw UserError("", "",
+                    what + ": dense form of shape " + shape_str(dims) +
+                        " is too large for a sparse constant (over 256 MiB)");
   auto t = std::make_shared<TensorData>(values->dtype(), dims);
   const int64_t nnz = values->numel();
   const auto rank = static_cast<int64_t>(dims.size());

@@ -471,3 +471,47 @@ TEST(ReadTensorPb, CorruptAndSequenceFiles) {
 
 }  // namespace
 }  // namespace souffle::onnx_import
+
+namespace souffle::onnx_import {
+namespace {
+
+onnx::SparseTensorProto sparse(std::vector<int64_t> dims, std::vector<int64_t> idx,
+                               std::vector<float> vals) {
+  onnx::SparseTensorProto sp;
+  for (int64_t d : dims) sp.add_dims(d);
+  auto* v = sp.mutable_values();
+  v->set_name("s");
+  v->set_data_type(1);
+  v->add_dims(static_cast<int64_t>(vals.size()));
+  for (float f : vals) v->add_float_data(f);
+  auto* i = sp.mutable_indices();
+  i->set_data_type(7);
+  i->add_dims(static_cast<int64_t>(idx.size()));
+  for (int64_t k : idx) i->add_int64_data(k);
+  return sp;
+}
+
+TEST(Import, SparseInitializersAndConstantsBecomeDense) {
+  auto m = relu_model();
+  *m.mutable_graph()->add_sparse_initializer() = sparse({2, 3}, {1, 5}, {7, 8});
+  auto* c = add_node(m, "Constant", {}, {"c"}, "const");
+  auto* a = c->add_attribute();
+  a->set_name("sparse_value");
+  a->set_type(onnx::AttributeProto_AttributeType_SPARSE_TENSOR);
+  *a->mutable_sparse_tensor() = sparse({4}, {3}, {2});
+  auto r = import_proto(m);
+  EXPECT_EQ(r.graph.value("s").constant->to_f64(), (std::vector<double>{0, 7, 0, 0, 0, 8}));
+  EXPECT_EQ(r.graph.nodes.at(1).attr_tensor("sparse_value")->to_f64(),
+            (std::vector<double>{0, 0, 0, 2}));
+
+  auto bad = relu_model();
+  *bad.mutable_graph()->add_sparse_initializer() = sparse({2, 3}, {6}, {1});
+  EXPECT_TRUE(contains(expect_error(bad).reason(), "out of range"));
+  // One stored value must not make the importer allocate a huge dense tensor.
+  auto huge = relu_model();
+  *huge.mutable_graph()->add_sparse_initializer() = sparse({int64_t{1} << 33}, {0}, {1});
+  EXPECT_TRUE(contains(expect_error(huge).reason(), "too large"));
+}
+
+}  // namespace
+}  // namespace souffle::onnx_import

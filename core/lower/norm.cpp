@@ -83,20 +83,53 @@ Expr read_channel_param(const LowerCtx& ctx, const te::Tensor& p, const Shape& x
                   " does not fit the input " + shape_str(x));
 }
 
+/// Training form (opset 14+, training_mode = 1): normalizes with the batch statistics and
+/// returns the updated running statistics, input * momentum + batch * (1 - momentum).
+std::vector<te::Tensor> batch_norm_training(LowerCtx& ctx, const te::Tensor& x,
+                                            const std::vector<te::Tensor>& params, double eps,
+                                            DType ct) {
+  const Shape& xs = x->shape;
+  for (const te::Tensor& p : params)
+    if (p->shape != Shape{xs[1]}) throw ctx.error("training mode needs [C]-shaped parameters");
+  double momentum = ctx.node().attr_float("momentum", 0.9);
+  std::vector<bool> reduced(xs.size(), true);
+  reduced[1] = false;
+  Moments m = moments(ctx, x, reduced, ct);
+  const te::Tensor &scale = params[0], &bias = params[1];
+  te::Tensor y = ctx.compute("normalize", xs, x->dtype, [&](const std::vector<Expr>& i) {
+    Expr inv = te::call(te::CallFn::Rsqrt, {read_stat(m.var, i) + te::imm(ct, eps)});
+    return (te::cast(ct, te::read(x, i)) - read_stat(m.mean, i)) * inv *
+               te::cast(ct, te::read(scale, {i[1]})) +
+           te::cast(ct, te::read(bias, {i[1]}));
+  });
+  auto running = [&](const std::string& suffix, const te::Tensor& in, const te::Tensor& batch) {
+    return ctx.compute(suffix, in->shape, in->dtype, [&](const std::vector<Expr>& i) {
+      std::vector<Expr> at(xs.size(), te::int_imm(0));
+      at[1] = i[0];
+      return te::cast(ct, te::read(in, i)) * te::imm(ct, momentum) +
+             te::read(batch, at) * te::imm(ct, 1 - momentum);
+    });
+  };
+  std::vector<te::Tensor> outs{y};
+  if (ctx.num_outputs() > 1) outs.push_back(running("running_mean", params[2], m.mean));
+  if (ctx.num_outputs() > 2) outs.push_back(running("running_var", params[3], m.var));
+  return outs;
+}
+
 std::vector<te::Tensor> lower_batch_norm(LowerCtx& ctx) {
   te::Tensor x = ctx.required(0);
   te::Tensor scale = ctx.required(1), bias = ctx.required(2);
   te::Tensor mean = ctx.required(3), var = ctx.required(4);
   check_float(ctx, x);
   if (x->shape.size() < 2) throw ctx.error("input must have rank >= 2");
-  if (ctx.node().attr_int("training_mode", 0) != 0)
-    throw ctx.error("training_mode = 1 is not supported (inference only)");
-  for (size_t o = 1; o < ctx.num_outputs(); ++o)
-    if (!ctx.node().outputs[o].empty())
-      throw ctx.error("running/saved statistics outputs are training-only and not supported");
   double eps = ctx.node().attr_float("epsilon", 1e-5);
   DType ct = compute_type(x->dtype);
   for (const te::Tensor& t : {scale, bias, mean, var}) check_float(ctx, t);
+  if (ctx.opset() >= 14 && ctx.node().attr_int("training_mode", 0) != 0)
+    return batch_norm_training(ctx, x, {scale, bias, mean, var}, eps, ct);
+  for (size_t o = 1; o < ctx.num_outputs(); ++o)
+    if (!ctx.node().outputs[o].empty())
+      throw ctx.error("saved statistics outputs of the old training form are not supported");
   const Shape& xs = x->shape;
   // Validates the parameter shapes before building any op.
   std::vector<Expr> probe(xs.size(), te::int_imm(0));

@@ -671,6 +671,49 @@ Tensor scatter_body(LowerCtx& ctx, const Tensor& data, int64_t num_updates, Scat
   });
 }
 
+/// ScatterND with constant indices: the updates that land on each key (the first k output
+/// dimensions) are found at lowering time and stored in a table, [keys] for the last one, or
+/// [keys, most hits] (-1 padded) for a reduction, so the op reads only the updates it needs.
+Tensor scatter_nd_table(LowerCtx& ctx, const Tensor& data, const TensorData& indices, size_t k,
+                        ScatterReduce red, const Shape& key_shape,
+                        const std::function<std::vector<Expr>(const std::vector<Expr>&)>& key_of,
+                        const std::function<Expr(const std::vector<Expr>&, const Expr&)>& update) {
+  int64_t keys = shape_numel(key_shape);
+  int64_t num_rows = indices.numel() / static_cast<int64_t>(k);
+  std::vector<std::vector<int64_t>> hits(static_cast<size_t>(keys));
+  size_t most = 0;
+  for (int64_t row = 0; row < num_rows; ++row) {
+    int64_t key = 0;
+    for (size_t j = 0; j < k; ++j)
+      key = key * key_shape[j] +
+            indices.get_i64(row * static_cast<int64_t>(k) + static_cast<int64_t>(j));
+    std::vector<int64_t>& h = hits[static_cast<size_t>(key)];
+    if (red == ScatterReduce::None) h.clear();
+    h.push_back(row);
+    most = std::max(most, h.size());
+  }
+  DType dt = data->dtype;
+  Shape table_shape = key_shape;
+  table_shape.push_back(static_cast<int64_t>(most));
+  std::vector<int64_t> table(static_cast<size_t>(keys) * most, -1);
+  for (size_t key = 0; key < hits.size(); ++key)
+    for (size_t d = 0; d < hits[key].size(); ++d) table[key * most + d] = hits[key][d];
+  Tensor t = ctx.constant_tensor("rows", TensorData::from_i64(DType::Int64, table_shape, table));
+  DType acc = dt == DType::Float16 || dt == DType::BFloat16 ? DType::Float32 : dt;
+  return ctx.compute("", data->shape, dt, [&](const std::vector<Expr>& i) {
+    std::vector<Expr> pos = key_of(i);
+    pos.push_back(ci(0));
+    Expr v = te::cast(acc, te::read(data, i));
+    for (size_t d = 0; d < most; ++d) {
+      pos.back() = ci(static_cast<int64_t>(d));
+      Expr row = te::read(t, pos);
+      Expr u = te::cast(acc, update(i, row));
+      v = te::select(te::ge(row, ci(0)), red == ScatterReduce::None ? u : combine(red, v, u), v);
+    }
+    return te::cast(dt, v);
+  });
+}
+
 std::vector<Tensor> lower_scatter_nd(LowerCtx& ctx) {
   Tensor x = ctx.required(0), ind = ctx.required(1), upd = ctx.required(2);
   size_t r = x->shape.size(), q = ind->shape.size();
@@ -708,8 +751,10 @@ std::vector<Tensor> lower_scatter_nd(LowerCtx& ctx) {
     idx.insert(idx.end(), i.begin() + static_cast<std::ptrdiff_t>(kk), i.end());
     return te::read(upd, idx);
   };
-  return {scatter_body(ctx, x, shape_numel(rows), scatter_reduction(ctx), key_shape, key_of, match,
-                       update)};
+  ScatterReduce red = scatter_reduction(ctx);
+  if (checked && shape_numel(rows) > 0)
+    return {scatter_nd_table(ctx, x, *checked->data, kk, red, key_shape, key_of, update)};
+  return {scatter_body(ctx, x, shape_numel(rows), red, key_shape, key_of, match, update)};
 }
 
 std::vector<Tensor> lower_scatter_elements(LowerCtx& ctx) {

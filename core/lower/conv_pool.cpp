@@ -215,12 +215,13 @@ Expr read_scalar(const te::Tensor& t) {
   return te::read(t, std::vector<Expr>(t->shape.size(), te::int_imm(0)));
 }
 
-std::vector<te::Tensor> lower_conv_integer(LowerCtx& ctx) {
-  te::Tensor x = ctx.required(0), w = ctx.required(1);
-  te::Tensor xzp = ctx.input(2), wzp = ctx.input(3);
+/// sum (X - x_zp)(W - w_zp) in int32 (w_zp scalar or per output channel): ConvInteger, and the
+/// accumulator of QLinearConv.
+te::Tensor conv_integer_core(LowerCtx& ctx, const te::Tensor& x, const te::Tensor& w,
+                             const te::Tensor& xzp, const te::Tensor& wzp) {
   for (const te::Tensor& t : {x, w})
     if (t->dtype != DType::Int8 && t->dtype != DType::UInt8)
-      throw ctx.error("ConvInteger takes int8 or uint8 tensors");
+      throw ctx.error("takes int8 or uint8 tensors");
   if (xzp && shape_numel(xzp->shape) != 1) throw ctx.error("x_zero_point must be a scalar");
   int64_t m = w->shape.empty() ? 0 : w->shape[0];
   if (wzp && shape_numel(wzp->shape) != 1 && wzp->shape != Shape{m})
@@ -237,7 +238,40 @@ std::vector<te::Tensor> lower_conv_integer(LowerCtx& ctx) {
     Expr z = shape_numel(wzp->shape) == 1 ? read_scalar(wzp) : te::read(wzp, {oc});
     return v - te::cast(i32, z);
   };
-  return {conv_core(ctx, x, w, i32, xv, wv)};
+  return conv_core(ctx, x, w, i32, xv, wv);
+}
+
+std::vector<te::Tensor> lower_conv_integer(LowerCtx& ctx) {
+  return {conv_integer_core(ctx, ctx.required(0), ctx.required(1), ctx.input(2), ctx.input(3))};
+}
+
+std::vector<te::Tensor> lower_qlinear_conv(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), xs = ctx.required(1), xzp = ctx.required(2);
+  te::Tensor w = ctx.required(3), ws = ctx.required(4), wzp = ctx.required(5);
+  te::Tensor ys = ctx.required(6), yzp = ctx.required(7), b = ctx.input(8);
+  for (const te::Tensor& t : {xs, ys, yzp})
+    if (shape_numel(t->shape) != 1) throw ctx.error("x/y scales and zero points must be scalars");
+  if (yzp->dtype != DType::Int8 && yzp->dtype != DType::UInt8)
+    throw ctx.error("y_zero_point must be int8 or uint8");
+  te::Tensor acc = conv_integer_core(ctx, x, w, xzp, wzp);
+  int64_t m = acc->shape[1];
+  if (shape_numel(ws->shape) != 1 && ws->shape != Shape{m})
+    throw ctx.error("w_scale must be a scalar or have one value per output channel");
+  if (b && (b->shape != Shape{m} || b->dtype != DType::Int32))
+    throw ctx.error("B must be int32 of shape [M]");
+  DType yt = yzp->dtype;
+  double lo = yt == DType::UInt8 ? 0 : -128, hi = yt == DType::UInt8 ? 255 : 127;
+  const DType f = DType::Float32;
+  // Requantize: round-half-even((acc + B) * x_scale * w_scale / y_scale) + y_zero_point,
+  // saturated to the output type.
+  return {ctx.compute("requantize", acc->shape, yt, [&](const std::vector<Expr>& i) {
+    Expr a = te::read(acc, i);
+    if (b) a = a + te::read(b, {i[1]});
+    Expr wsc = shape_numel(ws->shape) == 1 ? read_scalar(ws) : te::read(ws, {i[1]});
+    Expr scale = te::cast(f, read_scalar(xs)) * te::cast(f, wsc) / te::cast(f, read_scalar(ys));
+    Expr v = te::call(te::CallFn::Round, {te::cast(f, a) * scale}) + te::cast(f, read_scalar(yzp));
+    return te::min(te::max(v, te::imm(f, lo)), te::imm(f, hi));
+  })};
 }
 
 std::vector<te::Tensor> lower_conv_transpose(LowerCtx& ctx) {
@@ -525,6 +559,7 @@ std::vector<te::Tensor> lower_global_pool(LowerCtx& ctx, GlobalKind kind) {
 void register_conv_pool(Registry& r) {
   r.add("Conv", lower_conv);
   r.add("ConvInteger", lower_conv_integer);
+  r.add("QLinearConv", lower_qlinear_conv);
   r.add("ConvTranspose", lower_conv_transpose);
   r.add("MaxPool", lower_max_pool);
   r.add("AveragePool", lower_average_pool);

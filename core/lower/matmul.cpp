@@ -118,9 +118,9 @@ Expr read_zero_point(const LowerCtx& ctx, const te::Tensor& zp, const Shape& ope
   return te::read(zp, std::move(idx));
 }
 
-std::vector<te::Tensor> lower_matmul_integer(LowerCtx& ctx) {
-  te::Tensor a = ctx.required(0), b = ctx.required(1);
-  te::Tensor azp = ctx.input(2), bzp = ctx.input(3);
+/// sum_k (A - a_zp)(B - b_zp) in int32: MatMulInteger, and the accumulator of QLinearMatMul.
+te::Tensor matmul_integer_core(LowerCtx& ctx, const te::Tensor& a, const te::Tensor& b,
+                               const te::Tensor& azp, const te::Tensor& bzp) {
   for (const te::Tensor& t : {a, b})
     if (t->dtype != DType::Int8 && t->dtype != DType::UInt8)
       throw ctx.error("operands must be int8 or uint8");
@@ -162,7 +162,39 @@ std::vector<te::Tensor> lower_matmul_integer(LowerCtx& ctx) {
         if (bzp) w = w - te::cast(DType::Int32, read_zero_point(ctx, bzp, bs, bi, col, false));
         return x * w;
       });
-  return {y};
+  return y;
+}
+
+std::vector<te::Tensor> lower_matmul_integer(LowerCtx& ctx) {
+  return {matmul_integer_core(ctx, ctx.required(0), ctx.required(1), ctx.input(2), ctx.input(3))};
+}
+
+Expr read_scalar(const LowerCtx& ctx, const te::Tensor& t, const char* what) {
+  if (shape_numel(t->shape) != 1) throw ctx.error(std::string(what) + " must be a scalar");
+  return te::read(t, std::vector<Expr>(t->shape.size(), te::int_imm(0)));
+}
+
+std::vector<te::Tensor> lower_qlinear_matmul(LowerCtx& ctx) {
+  te::Tensor a = ctx.required(0), as = ctx.required(1), azp = ctx.required(2);
+  te::Tensor b = ctx.required(3), bs = ctx.required(4), bzp = ctx.required(5);
+  te::Tensor ys = ctx.required(6), yzp = ctx.required(7);
+  if (azp->dtype != a->dtype || bzp->dtype != b->dtype)
+    throw ctx.error("zero points must have their operand's type");
+  Expr a_scale = read_scalar(ctx, as, "a_scale"), b_scale = read_scalar(ctx, bs, "b_scale");
+  Expr y_scale = read_scalar(ctx, ys, "y_scale"), y_zero = read_scalar(ctx, yzp, "y_zero_point");
+  if (yzp->dtype != DType::Int8 && yzp->dtype != DType::UInt8)
+    throw ctx.error("y_zero_point must be int8 or uint8");
+  te::Tensor acc = matmul_integer_core(ctx, a, b, azp, bzp);
+  DType yt = yzp->dtype;
+  double lo = yt == DType::UInt8 ? 0 : -128, hi = yt == DType::UInt8 ? 255 : 127;
+  const DType f = DType::Float32;
+  // Requantize: round-half-even(acc * a_scale * b_scale / y_scale) + y_zero_point, saturated.
+  return {ctx.compute("requantize", acc->shape, yt, [&](const std::vector<Expr>& i) {
+    Expr scale = te::cast(f, a_scale) * te::cast(f, b_scale) / te::cast(f, y_scale);
+    Expr v =
+        te::call(te::CallFn::Round, {te::cast(f, te::read(acc, i)) * scale}) + te::cast(f, y_zero);
+    return te::min(te::max(v, te::imm(f, lo)), te::imm(f, hi));
+  })};
 }
 
 std::vector<te::Tensor> lower_gemm(LowerCtx& ctx) {
@@ -392,6 +424,7 @@ void register_matmul(Registry& r) {
   r.add("MatMul", lower_matmul);
   r.add("Gemm", lower_gemm);
   r.add("MatMulInteger", lower_matmul_integer);
+  r.add("QLinearMatMul", lower_qlinear_matmul);
   r.add("Einsum", lower_einsum);
 }
 

@@ -1086,7 +1086,9 @@ std::vector<ConstTensorPtr> run(const te::TeProgram& prog,
       OpRunner runner(op, *out, buffers, options.f64);
       runner.run(pool);
     }
-    buffers[op.output.get()] = std::move(out);
+    // An output nobody reads (a dead op) is dropped at once.
+    if (last_use.count(op.output.get()) || is_output.count(op.output.get()))
+      buffers[op.output.get()] = std::move(out);
     for (const auto* t : reads[j]) {
       auto lu = last_use.find(t);
       if (lu != last_use.end() && lu->second == j && !is_output.count(t)) buffers.erase(t);

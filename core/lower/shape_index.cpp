@@ -27,7 +27,8 @@ Expr mul_c(const Expr& e, int64_t c) {
   return c == 1 ? e : e * ci(c);
 }
 Expr add_c(const Expr& e, int64_t c) {
-  return c == 0 ? e : e + ci(c);
+  if (c == 0) return e;
+  return c > 0 ? e + ci(c) : e - ci(-c);
 }
 
 Expr as_index(const Expr& e) {

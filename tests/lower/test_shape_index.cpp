@@ -7,6 +7,7 @@
 
 #include "core/interp/interpreter.h"
 #include "core/lower/lower.h"
+#include "core/te/printer.h"
 
 namespace souffle::lower {
 namespace {
@@ -159,6 +160,22 @@ TEST(ShapeIndexLower, FlattenAndTranspose) {
   auto t = run(make_node("Transpose", 1), {in(iota({2, 3}))});
   EXPECT_EQ(t[0]->shape(), (Shape{3, 2}));
   EXPECT_EQ(vals(t[0]), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(ShapeIndexLower, IndexMapsPrintAsSingleReads) {
+  auto x = te::make_input("x", {2, 3, 4}, DType::Float32);
+  graph::Node t = make_node("Transpose", 1);
+  EXPECT_EQ(te::print(*lower_node(t, 13, {x}).ops[0]),
+            "Transpose_0[i0 < 4, i1 < 3, i2 < 2] = x[i2, i1, i0]   # Transpose_0 (Transpose)");
+  auto shape = te::make_constant("s", i64({2}, {2, 12}));
+  EXPECT_EQ(te::print(*lower_node(make_node("Reshape", 2), 13, {x, shape}).ops[0]),
+            "Reshape_0[i0 < 2, i1 < 12] = x[i0, floordiv(i1, 4), floormod(i1, 4)]   "
+            "# Reshape_0 (Reshape)");
+  std::map<std::string, graph::Attribute> reflect{{"mode", string_attr("reflect")}};
+  auto pads = te::make_constant("p", i64({6}, {0, 0, 1, 0, 0, 2}));
+  EXPECT_EQ(te::print(*lower_node(make_node("Pad", 2, 1, reflect), 13, {x, pads}).ops[0]),
+            "Pad_0[i0 < 2, i1 < 3, i2 < 7] = x[i0, i1, select((floormod((i2 - 1), 6) < 4), "
+            "floormod((i2 - 1), 6), (6 - floormod((i2 - 1), 6)))]   # Pad_0 (Pad)");
 }
 
 // ---------------------------------------------------------------- concat / split / slice

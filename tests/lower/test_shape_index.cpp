@@ -8,6 +8,7 @@
 #include "core/interp/interpreter.h"
 #include "core/lower/lower.h"
 #include "core/te/printer.h"
+#include "core/te/verify.h"
 
 namespace souffle::lower {
 namespace {
@@ -103,6 +104,7 @@ std::vector<ConstTensorPtr> run(const graph::Node& node, const std::vector<Arg>&
   NodeLowering nl = lower_node(node, opset, ins);
   prog.outputs = nl.outputs;
   prog.ops = nl.ops;
+  te::verify(prog);
   return interp::run(prog, values);
 }
 
@@ -325,6 +327,37 @@ TEST(ShapeIndexLower, ResizeNearestAndLinear) {
   std::vector<double> got = vals(l[0]);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+}
+
+TEST(ShapeIndexLower, ResizeSizesAspectPolicyAndCropExtrapolation) {
+  auto x = iota({1, 1, 4, 4});
+  std::map<std::string, graph::Attribute> keep{
+      {"mode", string_attr("nearest")},
+      {"keep_aspect_ratio_policy", string_attr("not_larger")},
+      {"axes", ints_attr({2, 3})}};
+  NodeLowering nl =
+      lower(make_node("Resize", 4, 1, keep), {in(x), {}, {}, cst(i64({2}, {2, 8}))}, 18);
+  EXPECT_EQ(nl.outputs[0]->shape, (Shape{1, 1, 2, 2}));
+  std::map<std::string, graph::Attribute> crop{
+      {"mode", string_attr("linear")},
+      {"coordinate_transformation_mode", string_attr("tf_crop_and_resize")}};
+  crop["extrapolation_value"].kind = graph::Attribute::Kind::Float;
+  crop["extrapolation_value"].f = 10;
+  auto roi = cst(f32({8}, {0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7}));
+  auto out = run(make_node("Resize", 4, 1, crop),
+                 {in(f32({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})),
+                  roi,
+                  {},
+                  cst(i64({4}, {1, 1, 3, 3}))},
+                 13);
+  // test_resize_tf_crop_and_resize_extrapolation_value's reference output.
+  std::vector<double> want{7.6, 10, 10, 12.4, 10, 10, 10, 10, 10};
+  std::vector<double> got = vals(out[0]);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+  std::map<std::string, graph::Attribute> aa{{"antialias", int_attr(1)}};
+  EXPECT_THROW(lower(make_node("Resize", 3, 1, aa), {in(x), {}, cst(f32({4}, {1, 1, 2, 2}))}, 18),
+               UserError);
 }
 
 // ---------------------------------------------------------------- the rest

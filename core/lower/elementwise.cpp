@@ -269,17 +269,21 @@ void register_activations(Registry& r) {
       },
       false);
 
-  // PRelu: the slope broadcasts unidirectionally to X.
+  // PRelu: the slope broadcasts unidirectionally to X. Before opset 7 a 1-D slope of size C
+  // holds one value per channel (axis 1), which old exporters rely on.
   r.add("PRelu", [](LowerCtx& ctx) -> std::vector<te::Tensor> {
     te::Tensor x = ctx.required(0), slope = ctx.required(1);
     require_same_dtype(ctx, {x, slope});
-    if (broadcast_shapes(ctx, x->shape, slope->shape) != x->shape)
+    bool per_channel = ctx.opset() < 7 && slope->shape.size() == 1 && x->shape.size() >= 2 &&
+                       slope->shape[0] == x->shape[1] && slope->shape[0] != 1;
+    if (!per_channel && broadcast_shapes(ctx, x->shape, slope->shape) != x->shape)
       throw ctx.error("slope of shape " + shape_str(slope->shape) + " does not broadcast to " +
                       shape_str(x->shape));
     DType calc = arith_type(x->dtype);
     return {ctx.compute("", x->shape, x->dtype, [&](const Idx& i) {
       Expr v = read_as(x, i, calc);
-      return te::cast(x->dtype, te::select(te::lt(v, zero(v)), v * read_as(slope, i, calc), v));
+      Expr a = per_channel ? te::cast(calc, te::read(slope, {i[1]})) : read_as(slope, i, calc);
+      return te::cast(x->dtype, te::select(te::lt(v, zero(v)), v * a, v));
     })};
   });
 
@@ -410,15 +414,16 @@ void register_casts(Registry& r) {
     bool training = false;
     double ratio = ctx.node().attr_float("ratio", 0.5);
     if (ctx.opset() >= 12) {
-      if (ctx.has_input(1)) {
-        ConstTensorPtr c = ctx.constant(1);
-        if (!c) throw ctx.error("ratio must be a constant");
-        ratio = c->get_f64(0);
-      }
       if (ctx.has_input(2)) {
         ConstTensorPtr c = ctx.constant(2);
         if (!c) throw ctx.error("training_mode must be a constant");
         training = c->get_i64(0) != 0;
+      }
+      // The ratio only matters in training mode; at inference it may be any tensor.
+      if (training && ctx.has_input(1)) {
+        ConstTensorPtr c = ctx.constant(1);
+        if (!c) throw ctx.error("ratio must be a constant in training mode");
+        ratio = c->get_f64(0);
       }
     } else if (ctx.opset() < 7) {
       training = ctx.node().attr_int("is_test", 0) == 0;

@@ -212,6 +212,22 @@ TEST(LowerElementwise, Activations) {
   expect_values(p, {2, 2}, DType::Float32, {-0.5, 1, -1, 2});
 }
 
+TEST(LowerElementwise, PReluPerChannelBeforeOpset7) {
+  auto x = values({1, 2, 2}, {-1, -2, -3, 4});
+  auto slope = values({2}, {0.5, 2});
+  expect_values(run(make_node("PRelu", 2), {x, slope}, 6), {1, 2, 2}, DType::Float32,
+                {-0.5, -1, -6, 4});
+  // From opset 7 the slope broadcasts numpy-style: [2] against the last axis.
+  expect_values(run(make_node("PRelu", 2), {x, slope}, 9), {1, 2, 2}, DType::Float32,
+                {-0.5, -4, -1.5, 4});
+}
+
+TEST(LowerElementwise, DropoutRatioNeedNotBeConstantAtInference) {
+  auto x = values({2}, {1, 2});
+  auto y = run(make_node("Dropout", 2), {x, values({}, {0.3})}, 13);
+  expect_values(y, {2}, DType::Float32, {1, 2});
+}
+
 TEST(LowerElementwise, HalfComputesInF32) {
   NodeLowering nl;
   auto y = run(make_node("Exp", 1), {values({2}, {0, 1}, DType::Float16)}, 17, {}, &nl);

@@ -1,14 +1,26 @@
 #include "core/session/load.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/lower/lower.h"
 #include "core/te/verify.h"
 
 namespace souffle {
+namespace {
+ConstTensorPtr convert(const TensorData& d, DType to) {
+  auto t = std::make_shared<TensorData>(to, d.shape());
+  for (int64_t i = 0; i < d.numel(); ++i)
+    if (is_float(to))
+      t->set_f64(i, d.get_f64(i));
+    else
+      t->set_i64(i, d.get_i64(i));
+  return t;
+}
+}  // namespace
 
 LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options,
-                       bool report_unsupported) {
+                       bool report_unsupported, const InputBindings& bind) {
   auto t0 = std::chrono::steady_clock::now();
   LoadedModel m;
   m.path = path;
@@ -16,6 +28,18 @@ LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions
   m.onnx_nodes = r.graph.nodes.size();
   m.warnings = std::move(r.warnings);
   m.graph = std::move(r.graph);
+  for (const auto& [name, data] : bind) {
+    auto it = std::find(m.graph.inputs.begin(), m.graph.inputs.end(), name);
+    if (it == m.graph.inputs.end())
+      throw UserError(path, "", "no model input named '" + name + "'");
+    graph::Value& v = m.graph.value(name);
+    if (v.type.shape != data->shape())
+      throw UserError(path, "",
+                      "input '" + name + "' is " + graph::type_str(v.type) +
+                          ", the value bound to it " + shape_str(data->shape()));
+    v.constant = data->dtype() == v.type.dtype ? data : convert(*data, v.type.dtype);
+    m.graph.inputs.erase(it);
+  }
   if (report_unsupported) {
     m.unsupported = interp::find_unsupported(m.graph);
     if (!m.unsupported.empty()) return m;

@@ -13,6 +13,10 @@
 
 namespace souffle {
 
+/// Model inputs given fixed values before inference: they become constants, so shape-like inputs
+/// (a Reshape's target, a Resize's scales) that a test feeds as inputs fold like initializers.
+using InputBindings = std::map<std::string, ConstTensorPtr>;
+
 struct LoadedModel {
   std::string path;
   graph::Graph graph;  ///< typed and folded
@@ -29,6 +33,6 @@ struct LoadedModel {
 /// we cannot lower is returned unfolded and unlowered with `unsupported` filled instead of
 /// throwing, so `inspect` can list them.
 LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options = {},
-                       bool report_unsupported = false);
+                       bool report_unsupported = false, const InputBindings& bind = {});
 
 }  // namespace souffle

@@ -32,7 +32,7 @@ VerifyReport verify_program(const LoadedModel& model, const std::vector<TestData
       OutputCheck c;
       c.data_set = set_name;
       c.index = k;
-      c.name = prog.outputs[k]->name;
+      c.name = k < model.graph.outputs.size() ? model.graph.outputs[k] : prog.outputs[k]->name;
       bool exact = !is_float(ds.outputs[k]->dtype());
       c.cmp = compare_tensors(*ds.outputs[k], *got[k], options.rtol, options.atol);
       if (!c.cmp.shape_ok || !c.cmp.dtype_ok)

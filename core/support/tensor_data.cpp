@@ -1,5 +1,7 @@
 #include "core/support/tensor_data.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "core/support/error.h"

@@ -3,6 +3,17 @@
 #include <algorithm>
 
 namespace souffle {
+namespace {
+// Set while a thread runs a chunk of some pool's job: a nested parallel_for then runs inline
+// instead of waiting on the (non-re-entrant) job lock.
+thread_local bool t_in_pool_job = false;
+
+struct InJob {
+  bool saved = t_in_pool_job;
+  InJob() { t_in_pool_job = true; }
+  ~InJob() { t_in_pool_job = saved; }
+};
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -34,6 +45,7 @@ void ThreadPool::run_chunks() {
     }
     int64_t end = std::min(m_n, begin + m_chunk);
     try {
+      InJob in_job;
       (*m_fn)(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_mutex);
@@ -65,7 +77,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
                               const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
-  if (m_workers.empty() || n <= grain) {
+  if (m_workers.empty() || n <= grain || t_in_pool_job) {
     fn(0, n);
     return;
   }

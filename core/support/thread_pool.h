@@ -22,6 +22,7 @@ class ThreadPool {
 
   /// Calls fn(begin, end) over [0, n) split into chunks of at least `grain`; the calling thread
   /// works too. Blocks until all chunks finish; the first exception thrown by fn is rethrown.
+  /// Called from inside a chunk of any pool's job, it runs inline on the calling thread.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
   /// A process-wide pool sized to the machine.

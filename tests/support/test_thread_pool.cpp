@@ -34,3 +34,15 @@ TEST(ThreadPool, PropagatesException) {
 }
 
 }  // namespace souffle
+
+namespace souffle {
+TEST(ThreadPool, NestedParallelForRunsInline) {
+  ThreadPool pool(3);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      pool.parallel_for(10, 1, [&](int64_t b2, int64_t e2) { sum += e2 - b2; });
+  });
+  EXPECT_EQ(sum.load(), 80);
+}
+}  // namespace souffle

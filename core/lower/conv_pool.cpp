@@ -430,6 +430,73 @@ std::vector<te::Tensor> lower_max_pool(LowerCtx& ctx) {
   return {out, idx};
 }
 
+/// Scatters X to the positions Indices name (flat indices, as MaxPool produces them, into the
+/// default unpooled shape). The indices come from a MaxPool of the same geometry, so each output
+/// position is gathered from the ceil(k/s) windows that cover it. A given output_shape only pads
+/// (or crops) that default result at the end, as the ONNX reference does.
+std::vector<te::Tensor> lower_max_unpool(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), ind = ctx.required(1);
+  check_image(ctx, x);
+  if (ind->shape != x->shape || ind->dtype != DType::Int64)
+    throw ctx.error("I must be int64 with the shape of X");
+  size_t rank = x->shape.size() - 2;
+  std::vector<int64_t> kernel = ctx.node().attr_ints("kernel_shape", {});
+  if (kernel.size() != rank) throw ctx.error("kernel_shape must have one value per spatial dim");
+  std::vector<int64_t> strides = attr_or(ctx, "strides", rank, 1);
+  std::vector<int64_t> pads = attr_or(ctx, "pads", 2 * rank, 0);
+  Shape in = spatial_of(x->shape);
+  Shape def{x->shape[0], x->shape[1]};
+  for (size_t d = 0; d < rank; ++d) {
+    if (strides[d] < 1 || kernel[d] < 1) throw ctx.error("kernel and strides must be positive");
+    def.push_back((in[d] - 1) * strides[d] + kernel[d] - pads[d] - pads[rank + d]);
+    if (def.back() < 1) throw ctx.error("output size is not positive");
+  }
+  Shape out = def;
+  if (ctx.has_input(2)) {
+    std::vector<int64_t> os = ctx.constant_ints(2, "output_shape");
+    if (os.size() != rank + 2 || os[0] != def[0] || os[1] != def[1])
+      throw ctx.error("output_shape must be [N, C, spatial...] of the input's N and C");
+    for (int64_t e : os)
+      if (e < 1) throw ctx.error("output_shape must be positive");
+    out = os;
+  }
+  DType ct = compute_type(x->dtype);
+  Expr lowest = te::reduce_identity(te::ReduceKind::Max, ct);
+  Shape cand(rank);
+  for (size_t d = 0; d < rank; ++d) cand[d] = (kernel[d] + strides[d] - 1) / strides[d];
+  te::Tensor gathered = ctx.reduce(
+      "gather", def, ct, te::ReduceKind::Max, cand,
+      [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+        std::vector<Expr> xi{i[0], i[1]};
+        Expr cond;
+        auto conj = [&](Expr e) { cond = cond.defined() ? te::logical_and(cond, e) : e; };
+        for (size_t d = 0; d < rank; ++d) {
+          Expr o = i[2 + d] + te::int_imm(pads[d]);
+          Expr w = te::floordiv(o, te::int_imm(strides[d])) - r[d];
+          conj(te::ge(w, te::int_imm(0)));
+          conj(te::lt(w, te::int_imm(in[d])));
+          conj(te::gt(w * te::int_imm(strides[d]) + te::int_imm(kernel[d]), o));
+          xi.push_back(w);
+        }
+        Expr flat = i[0];
+        for (size_t d = 1; d < def.size(); ++d) flat = flat * te::int_imm(def[d]) + i[d];
+        Expr hit = te::eq(te::read(ind, xi), flat);
+        Expr v = te::select(hit, te::cast(ct, te::read(x, xi)), lowest);
+        return te::select(cond, v, lowest);
+      });
+  return {ctx.compute("unpool", out, x->dtype, [&](const std::vector<Expr>& i) {
+    Expr inside;
+    for (size_t d = 2; d < out.size(); ++d)
+      if (out[d] > def[d]) {
+        Expr c = te::lt(i[d], te::int_imm(def[d]));
+        inside = inside.defined() ? te::logical_and(inside, c) : c;
+      }
+    Expr v = te::read(gathered, i);
+    Expr y = te::select(te::eq(v, lowest), te::imm(ct, 0), v);
+    return inside.defined() ? te::select(inside, y, te::imm(ct, 0)) : y;
+  })};
+}
+
 /// Number of window elements kk in [0, k) with lo <= start + kk*d <= hi, as an Int64 expression.
 Expr count_in_range(const Expr& start, int64_t k, int64_t dil, int64_t lo, int64_t hi) {
   Expr dd = te::int_imm(dil);
@@ -564,6 +631,7 @@ void register_conv_pool(Registry& r) {
   r.add("MaxPool", lower_max_pool);
   r.add("AveragePool", lower_average_pool);
   r.add("LpPool", lower_lp_pool);
+  r.add("MaxUnpool", lower_max_unpool);
   r.add("GlobalAveragePool", [](LowerCtx& c) { return lower_global_pool(c, GlobalKind::Average); });
   r.add("GlobalMaxPool", [](LowerCtx& c) { return lower_global_pool(c, GlobalKind::Max); });
   r.add("GlobalLpPool", [](LowerCtx& c) { return lower_global_pool(c, GlobalKind::Lp); });

@@ -350,5 +350,19 @@ TEST(LowerConvInteger, ZeroPointPadding) {
   expect_near(*y[0], {1, 1, 3, 3}, {1, 3, 2, 4, 10, 6, 3, 7, 4});
 }
 
+TEST(LowerMaxUnpool, InvertsMaxPoolIndices) {
+  auto x = iota({1, 1, 4, 4});
+  auto pooled =
+      run(make_node("MaxPool", 1,
+                    {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}}, 2),
+          {x});
+  auto y = run(make_node("MaxUnpool", 2,
+                         {{"kernel_shape", ints_attr({2, 2})}, {"strides", ints_attr({2, 2})}}),
+               {pooled[0], pooled[1]});
+  std::vector<double> want(16, 0.0);
+  for (int k = 0; k < 4; ++k) want[pooled[1]->get_i64(k)] = pooled[0]->get_f64(k);
+  expect_near(*y[0], {1, 1, 4, 4}, want);
+}
+
 }  // namespace
 }  // namespace souffle::lower

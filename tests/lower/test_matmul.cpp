@@ -213,5 +213,18 @@ TEST(LowerMatMulInteger, ZeroPoints) {
   expect_near(*y, {2, 2}, want);
 }
 
+TEST(LowerQLinearMatMul, RequantizesWithSaturation) {
+  auto a = TensorData::from_i64(DType::UInt8, {1, 2}, {10, 200});
+  auto b = TensorData::from_i64(DType::UInt8, {2, 2}, {3, 1, 5, 1});
+  auto one = TensorData::from_f64(DType::Float32, {}, {1.0});
+  auto ys = TensorData::from_f64(DType::Float32, {}, {4.0});
+  auto zp = TensorData::from_i64(DType::UInt8, {}, {0});
+  auto yzp = TensorData::from_i64(DType::UInt8, {}, {2});
+  auto y = run(make_node("QLinearMatMul", 8), {a, one, zp, b, one, zp, ys, yzp});
+  EXPECT_EQ(y->dtype(), DType::UInt8);
+  // round((10*3 + 200*5) / 4) + 2 = 260 saturates to 255; round_half_even(52.5) + 2 = 54.
+  expect_near(*y, {1, 2}, {255, 54});
+}
+
 }  // namespace
 }  // namespace souffle::lower

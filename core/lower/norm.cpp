@@ -1,5 +1,5 @@
-// Lowering of the normalization ops: BatchNormalization (inference), InstanceNormalization,
-// LayerNormalization, GroupNormalization, LpNormalization, MeanVarianceNormalization.
+// Lowering of the normalization ops: BatchNormalization, InstanceNormalization,
+// LayerNormalization, GroupNormalization, LpNormalization, MeanVarianceNormalization, LRN.
 //
 // Statistics are reduce TEs (the mean, then the variance of x - mean), followed by one
 // element-wise normalize TE: the reduce -> broadcast -> element-wise shape that the global
@@ -316,6 +316,36 @@ std::vector<te::Tensor> lower_mvn(LowerCtx& ctx) {
   })};
 }
 
+/// LRN: x / (bias + alpha / size * sum of x^2 over a window of channels)^beta; the square sum is
+/// a reduce TE whose channel read is guarded at the ends.
+std::vector<te::Tensor> lower_lrn(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0);
+  check_float(ctx, x);
+  const Shape& xs = x->shape;
+  if (xs.size() < 3) throw ctx.error("input must have rank >= 3 (N, C, spatial...)");
+  if (!ctx.node().has_attr("size")) throw ctx.error("size is required");
+  int64_t size = ctx.node().attr_int("size", 1);
+  if (size < 1) throw ctx.error("size must be positive");
+  double alpha = ctx.node().attr_float("alpha", 1e-4);
+  double beta = ctx.node().attr_float("beta", 0.75);
+  double bias = ctx.node().attr_float("bias", 1.0);
+  int64_t before = (size - 1) / 2;
+  DType ct = compute_type(x->dtype);
+  te::Tensor sq = ctx.reduce("square_sum", xs, ct, te::ReduceKind::Sum, {size},
+                             [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                               std::vector<Expr> idx = i;
+                               idx[1] = i[1] + r[0] - te::int_imm(before);
+                               Expr ok = te::logical_and(te::ge(idx[1], te::int_imm(0)),
+                                                         te::lt(idx[1], te::int_imm(xs[1])));
+                               Expr v = te::cast(ct, te::read(x, std::move(idx)));
+                               return te::select(ok, v * v, te::imm(ct, 0));
+                             });
+  return {ctx.compute("normalize", xs, x->dtype, [&](const std::vector<Expr>& i) {
+    Expr d = te::imm(ct, bias) + te::imm(ct, alpha / static_cast<double>(size)) * te::read(sq, i);
+    return te::cast(ct, te::read(x, i)) / te::pow(d, te::imm(ct, beta));
+  })};
+}
+
 }  // namespace
 
 void register_norm(Registry& r) {
@@ -325,6 +355,7 @@ void register_norm(Registry& r) {
   r.add("GroupNormalization", lower_group_norm);
   r.add("LpNormalization", lower_lp_norm);
   r.add("MeanVarianceNormalization", lower_mvn);
+  r.add("LRN", lower_lrn);
 }
 
 }  // namespace souffle::lower

@@ -232,5 +232,24 @@ TEST(LowerMeanVarianceNorm, DefaultAxes) {
   }());
 }
 
+TEST(LowerLrn, ChannelWindowAtTheEdges) {
+  auto x = iota({1, 4, 2});
+  auto y = run(make_node("LRN", 1,
+                         {{"size", int_attr(3)},
+                          {"alpha", float_attr(0.3)},
+                          {"beta", float_attr(0.5)},
+                          {"bias", float_attr(2.0)}}),
+               {x});
+  std::vector<double> want;
+  for (int c = 0; c < 4; ++c)
+    for (int k = 0; k < 2; ++k) {
+      double s = 0;
+      for (int q = std::max(0, c - 1); q <= std::min(3, c + 1); ++q)
+        s += std::pow(x->get_f64(q * 2 + k), 2);
+      want.push_back(x->get_f64(c * 2 + k) / std::pow(2.0 + 0.3 / 3 * s, 0.5));
+    }
+  expect_near(*y[0], {1, 4, 2}, want);
+}
+
 }  // namespace
 }  // namespace souffle::lower

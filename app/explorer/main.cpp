@@ -1,0 +1,101 @@
+// souffle-explorer: the desktop explorer. `souffle-explorer MODEL --screenshot FILE.png` opens
+// the model, waits until its graph is drawn with the final layout, saves the window and exits.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QTimer>
+#include <cstdio>
+
+#include "views/graph_view.h"
+#include "views/main_window.h"
+
+using souffle::views::LoadError;
+using souffle::views::MainWindow;
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("Souffle"));
+  QApplication::setApplicationName(QStringLiteral("Souffle Explorer"));
+  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Explore how an ONNX model is compiled."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                QStringLiteral("Save the window to FILE once drawn, then exit."),
+                                QStringLiteral("FILE"));
+  QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH."),
+                          QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+  QCommandLineOption theme(QStringLiteral("theme"), QStringLiteral("system, light or dark."),
+                           QStringLiteral("THEME"), QStringLiteral("system"));
+  QCommandLineOption teLevel(QStringLiteral("te-level"),
+                             QStringLiteral("Show the TE-level graph."));
+  QCommandLineOption select(QStringLiteral("select"),
+                            QStringLiteral("Select the first node matching TEXT."),
+                            QStringLiteral("TEXT"));
+  QCommandLineOption timeout(QStringLiteral("timeout"),
+                             QStringLiteral("Seconds to wait for the screenshot (default 120)."),
+                             QStringLiteral("S"), QStringLiteral("120"));
+  parser.addOptions({screenshot, size, theme, teLevel, select, timeout});
+  parser.process(app);
+
+  const QStringList args = parser.positionalArguments();
+  const QString shotPath = parser.value(screenshot);
+  const bool shooting = parser.isSet(screenshot);
+  if (shooting && args.isEmpty()) {
+    std::fprintf(stderr, "souffle-explorer: --screenshot needs a MODEL\n");
+    return 2;
+  }
+
+  MainWindow window;
+  if (!shooting) window.restoreSettings();
+  if (parser.value(theme) != QLatin1String("system")) window.setTheme(parser.value(theme));
+  const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+  if (wh.size() == 2 && wh[0].toInt() > 0 && wh[1].toInt() > 0)
+    window.resize(wh[0].toInt(), wh[1].toInt());
+  else if (parser.isSet(size)) {
+    std::fprintf(stderr, "souffle-explorer: --size wants WxH, e.g. 1600x1000\n");
+    return 2;
+  }
+  if (parser.isSet(teLevel)) window.setTeLevel(true);
+  window.show();
+
+  int exitCode = 0;
+  if (shooting) {
+    auto save = [&window, shotPath](int code) {
+      const bool ok = window.grab().save(shotPath);
+      if (!ok) std::fprintf(stderr, "souffle-explorer: cannot write %s\n", qPrintable(shotPath));
+      QApplication::exit(ok ? code : 1);
+    };
+    QObject::connect(&window, &MainWindow::graphDrawn, &window, [&, save](bool final) {
+      if (!final) return;
+      if (parser.isSet(select)) {
+        window.graphPanel()->scene()->clearSelection();
+        const auto* g = window.graphPanel()->scene()->graph();
+        const QString q = parser.value(select);
+        for (size_t i = 0; g && i < g->nodes.size(); ++i)
+          if (g->nodes[i].subtitle.contains(q, Qt::CaseInsensitive) ||
+              g->nodes[i].title.contains(q, Qt::CaseInsensitive)) {
+            window.graphPanel()->scene()->selectBox(static_cast<int>(i));
+            window.graphPanel()->view()->reveal(static_cast<int>(i));
+            break;
+          }
+      }
+      // Let queued repaints (minimap, panels) land before grabbing.
+      QTimer::singleShot(300, &window, [save] { save(0); });
+    });
+    QObject::connect(&window, &MainWindow::loadFailed, &window, [&, save](const LoadError& e) {
+      std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(e.message()));
+      QTimer::singleShot(300, &window, [save] { save(1); });
+    });
+    QTimer::singleShot(parser.value(timeout).toInt() * 1000, &window, [] {
+      std::fprintf(stderr, "souffle-explorer: timed out waiting for the graph\n");
+      QApplication::exit(3);
+    });
+  }
+  if (!args.isEmpty()) window.openModel(args.front());
+  exitCode = app.exec();
+  return exitCode;
+}

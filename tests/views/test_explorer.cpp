@@ -1,0 +1,167 @@
+// End to end: the main window opens a sample model, draws its graph, selects, switches level,
+// survives a corrupt model and a cancelled load.
+#include <QApplication>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/session/load.h"
+#include "views/graph_view.h"
+#include "views/main_window.h"
+#include "views/node_table_model.h"
+#include "views/panels.h"
+
+using namespace souffle;
+using namespace souffle::views;
+
+namespace {
+
+QString bertPath() {
+  return QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/bert/model.onnx");
+}
+
+int nodeItems(QGraphicsScene* scene) {
+  int n = 0;
+  for (QGraphicsItem* item : scene->items()) n += item->type() == NodeItem::Type ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+class TestExplorer : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase();
+  void opensBertAndDrawsItsGraph();
+  void corruptModelShowsTheErrorPanel();
+  void cancelDropsTheResult();
+
+ private:
+  LoadedModel m_expected;
+};
+
+void TestExplorer::initTestCase() {
+  // Keep the user's settings and caches out of the tests.
+  QStandardPaths::setTestModeEnabled(true);
+  QCoreApplication::setOrganizationName(QStringLiteral("SouffleTest"));
+  QCoreApplication::setApplicationName(QStringLiteral("test_views_explorer"));
+  m_expected = load_model(bertPath().toStdString());
+}
+
+void TestExplorer::opensBertAndDrawsItsGraph() {
+  MainWindow w;
+  w.resize(1400, 900);
+  w.show();
+  QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+  w.openModel(bertPath());
+  QVERIFY(w.isLoading());
+  QTRY_VERIFY_WITH_TIMEOUT(w.modelData() != nullptr, 60000);
+  QTRY_VERIFY_WITH_TIMEOUT(w.graphPanel()->isFinal(), 60000);
+  QCOMPARE(loaded.count(), 1);
+  QVERIFY(!w.isErrorShown());
+
+  GraphScene* scene = w.graphPanel()->scene();
+  const int ops = static_cast<int>(m_expected.graph.nodes.size());
+  const int io = static_cast<int>(m_expected.graph.inputs.size() + m_expected.graph.outputs.size());
+  QCOMPARE(scene->itemCount(SceneNode::Kind::Op), ops);
+  QCOMPARE(nodeItems(scene), ops + io);
+  QCOMPARE(w.nodeModel()->rowCount(), ops);
+  QVERIFY(w.graphPanel()->layoutInfo().contains(QStringLiteral("dot")));
+  QVERIFY(w.recentFiles().contains(QFileInfo(bertPath()).absoluteFilePath()));
+
+  // Boxes of the final layout do not overlap.
+  QList<QRectF> boxes;
+  for (QGraphicsItem* item : scene->items())
+    if (item->type() == NodeItem::Type) boxes << item->sceneBoundingRect().adjusted(3, 3, -3, -3);
+  for (int i = 0; i < boxes.size(); ++i)
+    for (int j = i + 1; j < boxes.size(); ++j) QVERIFY(!boxes[i].intersects(boxes[j]));
+
+  // Search by op type finds every MatMul; selecting one fills the properties panel.
+  w.graphPanel()->setSearchText(QStringLiteral("MatMul"));
+  int matmuls = 0;
+  for (const graph::Node& n : m_expected.graph.nodes) matmuls += n.op_type == "MatMul" ? 1 : 0;
+  QVERIFY(matmuls > 0);
+  QVERIFY(w.graphPanel()->matchCount() >= matmuls);
+  w.graphPanel()->findNext();
+  const int box = scene->selectedBox();
+  QVERIFY(box >= 0);
+  QCOMPARE(scene->graph()->nodes[box].title, QStringLiteral("MatMul"));
+  const QString html = w.propertiesPanel()->html();
+  QVERIFY(html.contains(QStringLiteral("Tensor expressions")));
+  QVERIFY(html.contains(QStringLiteral("sum(")));
+  // ...and the node table follows the selection.
+  const QModelIndexList rows = w.nodeTable()->selectionModel()->selectedRows();
+  QCOMPARE(rows.size(), 1);
+  QCOMPARE(rows.front().siblingAtColumn(NodeTableModel::NameColumn).data().toString(),
+           scene->graph()->nodes[box].subtitle);
+
+  // The TE level shows one box per compute op.
+  w.setTeLevel(true);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      w.graphPanel()->isFinal() && w.graphPanel()->scene()->graph() == &w.modelData()->teGraph,
+      60000);
+  QCOMPARE(scene->itemCount(SceneNode::Kind::TeOp),
+           static_cast<int>(m_expected.program.ops.size()));
+  // Switching back uses the cached layout: drawn at once.
+  w.setTeLevel(false);
+  QVERIFY(w.graphPanel()->isFinal());
+  QCOMPARE(scene->itemCount(SceneNode::Kind::Op), ops);
+
+  // Exports write files.
+  QTemporaryDir dir;
+  w.exportSvg(dir.filePath(QStringLiteral("g.svg")));
+  w.exportPng(dir.filePath(QStringLiteral("g.png")));
+  QVERIFY(QFileInfo(dir.filePath(QStringLiteral("g.svg"))).size() > 1000);
+  QVERIFY(!QImage(dir.filePath(QStringLiteral("g.png"))).isNull());
+}
+
+void TestExplorer::corruptModelShowsTheErrorPanel() {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("corrupt.onnx"));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write("\x08\x07\x12\xff\xff\xff\xff\x0fnot a model at all");
+  f.close();
+
+  MainWindow w;
+  w.show();
+  QSignalSpy failed(&w, &MainWindow::loadFailed);
+  w.openModel(path);
+  QTRY_VERIFY_WITH_TIMEOUT(w.isErrorShown(), 30000);
+  QCOMPARE(failed.count(), 1);
+  QVERIFY(w.errorPanel()->isVisible());
+  QVERIFY(w.errorPanel()->error().file.endsWith(QStringLiteral("corrupt.onnx")));
+  QVERIFY(!w.errorPanel()->error().reason.isEmpty());
+  QVERIFY(w.errorPanel()->text().contains(QStringLiteral("corrupt.onnx")));
+  QVERIFY(w.modelData() == nullptr);
+  QVERIFY(!w.isLoading());
+
+  // The window stays usable: a good model opens next and the error panel goes away.
+  w.openModel(bertPath());
+  QTRY_VERIFY_WITH_TIMEOUT(w.modelData() != nullptr, 60000);
+  QVERIFY(!w.isErrorShown());
+}
+
+void TestExplorer::cancelDropsTheResult() {
+  MainWindow w;
+  w.show();
+  QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+  w.openModel(bertPath());
+  w.cancelLoad();
+  QVERIFY(!w.isLoading());
+  // Long enough for the abandoned load to finish in the background; its result is dropped.
+  QTest::qWait(4000);
+  QCOMPARE(loaded.count(), 0);
+  QVERIFY(w.modelData() == nullptr);
+}
+
+int main(int argc, char** argv) {
+  // Runs headless by default, also when started by hand outside CTest.
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  TestExplorer test;
+  return QTest::qExec(&test, argc, argv);
+}
+#include "test_explorer.moc"

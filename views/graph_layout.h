@@ -1,0 +1,41 @@
+/// \file Layout of a directed graph of boxes: Graphviz dot (libgvc) and a fast layered fallback.
+#pragma once
+
+#include <QPainterPath>
+#include <QPointF>
+#include <QRectF>
+#include <QSizeF>
+#include <QString>
+#include <cstdint>
+#include <vector>
+
+namespace souffle::views {
+
+/// What a layout needs to know: box sizes (in scene units, 1 unit = 1 point) and edges.
+struct LayoutInput {
+  std::vector<QSizeF> sizes;
+  std::vector<std::pair<int, int>> edges;  ///< (from, to) node indices
+  /// A stable hash of sizes and edges, the key of the layout caches.
+  uint64_t hash() const;
+};
+
+/// Positions in scene coordinates (y grows downward, as on screen).
+struct LayoutResult {
+  std::vector<QPointF> centers;         ///< one per node
+  std::vector<QPainterPath> edgePaths;  ///< one per edge, from the tail box to the head box
+  QRectF bounds;
+  QString engine;  ///< "dot" or "layered"
+  double ms = 0;
+  bool valid() const { return !centers.empty() || bounds.isValid(); }
+};
+
+/// Graphviz dot, ranked top to bottom. Safe to call from any thread (calls are serialized,
+/// Graphviz keeps global state). For very large inputs the spline router is replaced by
+/// polylines, which keeps dot near-linear.
+LayoutResult layoutWithDot(const LayoutInput& in);
+
+/// Longest-path layering with one barycentre ordering sweep: O(nodes + edges), used to show a
+/// first picture at once while dot still runs on a large graph.
+LayoutResult layoutLayered(const LayoutInput& in);
+
+}  // namespace souffle::views

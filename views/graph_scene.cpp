@@ -1,0 +1,299 @@
+#include "views/graph_scene.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPixmapCache>
+#include <QStyleOptionGraphicsItem>
+#include <QtMath>
+#include <algorithm>
+
+namespace souffle::views {
+
+namespace {
+
+constexpr double kPadX = 10, kMinWidth = 84, kMaxWidth = 230;
+constexpr double kOpHeight = 40, kIoHeight = 32;
+constexpr double kArrow = 7;
+
+double lodOf(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
+  return option->levelOfDetailFromTransform(painter->worldTransform());
+}
+
+}  // namespace
+
+QFont GraphScene::titleFont() {
+  QFont f;
+  f.setPointSizeF(9.5);
+  f.setBold(true);
+  return f;
+}
+
+QFont GraphScene::subtitleFont() {
+  QFont f;
+  f.setPointSizeF(8);
+  return f;
+}
+
+QFont GraphScene::edgeFont() {
+  QFont f;
+  f.setPointSizeF(7);
+  return f;
+}
+
+// ------------------------------------------------------------------------------------- NodeItem
+
+NodeItem::NodeItem(GraphScene* scene, int box, QSizeF size)
+    : m_scene(scene), m_box(box), m_size(size) {
+  setFlag(ItemIsSelectable);
+  // Boxes are redrawn from a pixmap while panning; zooming re-renders each box once per scale.
+  setCacheMode(DeviceCoordinateCache);
+  setZValue(1);
+}
+
+QRectF NodeItem::boundingRect() const {
+  return QRectF(-m_size.width() / 2 - 2, -m_size.height() / 2 - 2, m_size.width() + 4,
+                m_size.height() + 4);
+}
+
+void NodeItem::setMatch(bool match) {
+  if (match == m_match) return;
+  m_match = match;
+  update();
+}
+
+QVariant NodeItem::itemChange(GraphicsItemChange change, const QVariant& value) {
+  if (change == ItemSelectedHasChanged) update();
+  return QGraphicsItem::itemChange(change, value);
+}
+
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const SceneGraph* g = m_scene->graph();
+  if (!g) return;
+  const SceneNode& node = g->nodes[m_box];
+  const GraphColors& c = m_scene->colors();
+  const QRectF r(-m_size.width() / 2, -m_size.height() / 2, m_size.width(), m_size.height());
+  const double lod = lodOf(option, painter);
+  const QColor fill = c.fill(node.category);
+  if (lod < 0.2) {
+    // Far away a box is a coloured rectangle; selection and matches still stand out.
+    painter->fillRect(r, isSelected() ? c.accent : m_match ? c.match : fill);
+    return;
+  }
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  QPen pen(isSelected() ? c.accent : m_match ? c.match : c.border);
+  pen.setWidthF(isSelected() || m_match ? 2.5 : 1.0);
+  painter->setPen(pen);
+  painter->setBrush(fill);
+  const bool io = node.kind == SceneNode::Kind::Input || node.kind == SceneNode::Kind::Output;
+  const double radius = io ? r.height() / 2 : 5;
+  painter->drawRoundedRect(r, radius, radius);
+  if (lod < 0.45) return;
+  const QRectF text = r.adjusted(kPadX, 3, -kPadX, -3);
+  painter->setPen(c.text);
+  painter->setFont(GraphScene::titleFont());
+  QFontMetricsF tm(GraphScene::titleFont());
+  QFontMetricsF sm(GraphScene::subtitleFont());
+  QString title = tm.elidedText(node.title, Qt::ElideRight, text.width());
+  QString sub = sm.elidedText(node.subtitle, Qt::ElideMiddle, text.width());
+  const double th = tm.height(), sh = sm.height();
+  const double top = r.center().y() - (th + sh) / 2;
+  painter->drawText(QRectF(text.left(), top, text.width(), th), Qt::AlignCenter, title);
+  painter->setFont(GraphScene::subtitleFont());
+  painter->setPen(c.subtext);
+  painter->drawText(QRectF(text.left(), top + th, text.width(), sh), Qt::AlignCenter, sub);
+}
+
+// ------------------------------------------------------------------------------------- EdgeItem
+
+EdgeItem::EdgeItem(GraphScene* scene, int edge, QPainterPath path)
+    : m_scene(scene), m_edge(edge), m_path(std::move(path)) {
+  setZValue(0);
+  setAcceptedMouseButtons(Qt::NoButton);
+  const int n = m_path.elementCount();
+  if (n >= 2) {
+    QPointF tip = m_path.pointAtPercent(1.0);
+    QPointF before =
+        m_path.pointAtPercent(std::max(0.0, 1.0 - 8.0 / std::max(8.0, m_path.length())));
+    QLineF dir(tip, before);
+    if (dir.length() < 1e-6) dir = QLineF(tip, tip - QPointF(0, 1));
+    dir.setLength(kArrow * 1.4);
+    QLineF left = dir, right = dir;
+    left.setAngle(dir.angle() + 22);
+    right.setAngle(dir.angle() - 22);
+    m_arrow << tip << left.p2() << right.p2();
+  }
+  m_labelPos = m_path.pointAtPercent(0.5);
+  const SceneGraph* g = scene->graph();
+  QRectF labelRect;
+  if (g && !g->edges[edge].label.isEmpty()) {
+    QFontMetricsF fm(GraphScene::edgeFont());
+    QSizeF s(fm.horizontalAdvance(g->edges[edge].label) + 6, fm.height() + 2);
+    labelRect = QRectF(m_labelPos + QPointF(4, -s.height() / 2), s);
+  }
+  m_bounds = m_path.boundingRect().united(m_arrow.boundingRect()).united(labelRect);
+  m_bounds.adjust(-3, -3, 3, 3);
+}
+
+void EdgeItem::setHighlighted(bool on) {
+  if (on == m_highlighted) return;
+  m_highlighted = on;
+  setZValue(on ? 0.5 : 0);
+  update();
+}
+
+void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const GraphColors& c = m_scene->colors();
+  const double lod = lodOf(option, painter);
+  QPen pen(m_highlighted ? c.accent : c.edge);
+  pen.setWidthF(m_highlighted ? 2.2 : 1.1);
+  if (lod < 0.2) {
+    pen.setCosmetic(true);
+    pen.setWidthF(m_highlighted ? 2 : 1);
+    painter->setPen(pen);
+    painter->drawPath(m_path);
+    return;
+  }
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  painter->setPen(pen);
+  painter->setBrush(Qt::NoBrush);
+  painter->drawPath(m_path);
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(pen.color());
+  painter->drawPolygon(m_arrow);
+  const SceneGraph* g = m_scene->graph();
+  if (lod < 0.6 || !g) return;
+  const QString& label = g->edges[m_edge].label;
+  if (label.isEmpty()) return;
+  painter->setFont(GraphScene::edgeFont());
+  QFontMetricsF fm(GraphScene::edgeFont());
+  QRectF lr(m_labelPos + QPointF(4, -(fm.height() + 2) / 2),
+            QSizeF(fm.horizontalAdvance(label) + 6, fm.height() + 2));
+  QColor bg = c.background;
+  bg.setAlphaF(0.85);
+  painter->setBrush(bg);
+  painter->drawRoundedRect(lr, 3, 3);
+  painter->setPen(m_highlighted ? c.accent : c.edgeLabel);
+  painter->drawText(lr, Qt::AlignCenter, label);
+}
+
+// ----------------------------------------------------------------------------------- GraphScene
+
+GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
+  // Thousands of cached boxes need more than the default 10 MB pixmap cache.
+  QPixmapCache::setCacheLimit(std::max(QPixmapCache::cacheLimit(), 96 * 1024));
+  connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::onSelectionChanged);
+}
+
+std::vector<QSizeF> GraphScene::measure(const SceneGraph& graph) {
+  QFontMetricsF tm(titleFont()), sm(subtitleFont());
+  std::vector<QSizeF> sizes;
+  sizes.reserve(graph.nodes.size());
+  for (const SceneNode& n : graph.nodes) {
+    const bool io = n.kind == SceneNode::Kind::Input || n.kind == SceneNode::Kind::Output;
+    double w = std::max(tm.horizontalAdvance(n.title), sm.horizontalAdvance(n.subtitle));
+    w = std::clamp(w + 2 * kPadX + (io ? 12 : 0), kMinWidth, kMaxWidth);
+    sizes.emplace_back(std::ceil(w), io ? kIoHeight : kOpHeight);
+  }
+  return sizes;
+}
+
+void GraphScene::clearGraph() {
+  const QSignalBlocker block(this);
+  clear();
+  m_nodes.clear();
+  m_edges.clear();
+  m_edgesOfBox.clear();
+  m_matches.clear();
+  m_graph.reset();
+  m_selected = -1;
+}
+
+void GraphScene::setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout) {
+  const int keep = graph == m_graph ? m_selected : -1;
+  clearGraph();
+  m_graph = std::move(graph);
+  if (!m_graph) return;
+  const SceneGraph& g = *m_graph;
+  std::vector<QSizeF> sizes = measure(g);
+  // Building thousands of items is much faster without the index being updated per insert.
+  setItemIndexMethod(NoIndex);
+  m_nodes.resize(g.nodes.size(), nullptr);
+  m_edgesOfBox.assign(g.nodes.size(), {});
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    auto* item = new NodeItem(this, static_cast<int>(i), sizes[i]);
+    item->setPos(i < layout.centers.size() ? layout.centers[i] : QPointF());
+    item->setToolTip(g.nodes[i].title + QStringLiteral("\n") + g.nodes[i].subtitle);
+    addItem(item);
+    m_nodes[i] = item;
+  }
+  m_edges.resize(g.edges.size(), nullptr);
+  for (size_t i = 0; i < g.edges.size(); ++i) {
+    QPainterPath path = i < layout.edgePaths.size() ? layout.edgePaths[i] : QPainterPath();
+    auto* item = new EdgeItem(this, static_cast<int>(i), path);
+    addItem(item);
+    m_edges[i] = item;
+    m_edgesOfBox[g.edges[i].from].push_back(static_cast<int>(i));
+    m_edgesOfBox[g.edges[i].to].push_back(static_cast<int>(i));
+  }
+  setItemIndexMethod(BspTreeIndex);
+  const QRectF margin = layout.bounds.adjusted(-40, -40, 40, 40);
+  setSceneRect(margin.isValid() ? margin : itemsBoundingRect());
+  if (keep >= 0) selectBox(keep);
+}
+
+int GraphScene::itemCount(SceneNode::Kind kind) const {
+  if (!m_graph) return 0;
+  int c = 0;
+  for (const NodeItem* item : m_nodes) c += m_graph->nodes[item->box()].kind == kind ? 1 : 0;
+  return c;
+}
+
+NodeItem* GraphScene::nodeItem(int box) const {
+  return box >= 0 && static_cast<size_t>(box) < m_nodes.size() ? m_nodes[box] : nullptr;
+}
+
+void GraphScene::setColors(const GraphColors& colors) {
+  m_colors = colors;
+  setBackgroundBrush(colors.background);
+  // Cached pixmaps hold the old colours.
+  for (NodeItem* item : m_nodes) {
+    item->setCacheMode(QGraphicsItem::NoCache);
+    item->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
+  }
+  update();
+}
+
+void GraphScene::setMatches(const QSet<int>& boxes) {
+  for (int b : std::as_const(m_matches))
+    if (NodeItem* item = nodeItem(b)) item->setMatch(false);
+  m_matches = boxes;
+  for (int b : std::as_const(m_matches))
+    if (NodeItem* item = nodeItem(b)) item->setMatch(true);
+}
+
+void GraphScene::selectBox(int box) {
+  NodeItem* item = nodeItem(box);
+  if (item && item->isSelected() && selectedItems().size() == 1) return;
+  {
+    const QSignalBlocker block(this);
+    clearSelection();
+    if (item) item->setSelected(true);
+  }
+  onSelectionChanged();
+}
+
+void GraphScene::onSelectionChanged() {
+  int box = -1;
+  const QList<QGraphicsItem*> items = selectedItems();
+  for (QGraphicsItem* it : items)
+    if (it->type() == NodeItem::Type) box = static_cast<NodeItem*>(it)->box();
+  if (box == m_selected) return;
+  if (m_selected >= 0 && static_cast<size_t>(m_selected) < m_edgesOfBox.size())
+    for (int e : m_edgesOfBox[m_selected]) m_edges[e]->setHighlighted(false);
+  m_selected = box;
+  if (box >= 0)
+    for (int e : m_edgesOfBox[box]) m_edges[e]->setHighlighted(true);
+  emit boxSelected(box);
+}
+
+}  // namespace souffle::views

@@ -1,0 +1,102 @@
+/// \file The graph scene: box and edge items drawn from a SceneGraph and a LayoutResult, with
+/// level-of-detail painting so thousands of items stay fluid.
+#pragma once
+
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QSet>
+#include <memory>
+#include <vector>
+
+#include "views/graph_layout.h"
+#include "views/scene_graph.h"
+#include "views/theme.h"
+
+namespace souffle::views {
+
+class GraphScene;
+
+class NodeItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 1 };
+  NodeItem(GraphScene* scene, int box, QSizeF size);
+  int type() const override { return Type; }
+  int box() const { return m_box; }
+  QRectF boundingRect() const override;
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  void setMatch(bool match);
+
+ protected:
+  QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
+
+ private:
+  GraphScene* m_scene;
+  int m_box;
+  QSizeF m_size;
+  bool m_match = false;
+};
+
+class EdgeItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 2 };
+  EdgeItem(GraphScene* scene, int edge, QPainterPath path);
+  int type() const override { return Type; }
+  QRectF boundingRect() const override { return m_bounds; }
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  void setHighlighted(bool on);
+
+ private:
+  GraphScene* m_scene;
+  int m_edge;
+  QPainterPath m_path;
+  QPolygonF m_arrow;
+  QPointF m_labelPos;
+  QRectF m_bounds;
+  bool m_highlighted = false;
+};
+
+class GraphScene : public QGraphicsScene {
+  Q_OBJECT
+ public:
+  explicit GraphScene(QObject* parent = nullptr);
+
+  /// Box sizes of a graph in scene units, from the fonts the items paint with.
+  static std::vector<QSizeF> measure(const SceneGraph& graph);
+
+  /// Replaces all items; keeps the selected box when the graph is the same (a relayout).
+  void setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout);
+  void clearGraph();
+  const SceneGraph* graph() const { return m_graph.get(); }
+  int itemCount(SceneNode::Kind kind) const;
+  NodeItem* nodeItem(int box) const;
+
+  const GraphColors& colors() const { return m_colors; }
+  void setColors(const GraphColors& colors);
+
+  /// Marks search matches (drawn with a highlight ring).
+  void setMatches(const QSet<int>& boxes);
+  void selectBox(int box);
+  int selectedBox() const { return m_selected; }
+
+  static QFont titleFont();
+  static QFont subtitleFont();
+  static QFont edgeFont();
+
+ signals:
+  void boxSelected(int box);  ///< -1 when the selection is cleared
+
+ private:
+  friend class NodeItem;
+  friend class EdgeItem;
+  void onSelectionChanged();
+
+  std::shared_ptr<const SceneGraph> m_graph;
+  std::vector<NodeItem*> m_nodes;
+  std::vector<EdgeItem*> m_edges;
+  std::vector<std::vector<int>> m_edgesOfBox;
+  QSet<int> m_matches;
+  GraphColors m_colors;
+  int m_selected = -1;
+};
+
+}  // namespace souffle::views

@@ -1,0 +1,410 @@
+#include "views/graph_view.h"
+
+#include <QDataStream>
+#include <QDir>
+#include <QFile>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSaveFile>
+#include <QScrollBar>
+#include <QStandardPaths>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+#include <QtConcurrent/QtConcurrent>
+#include <algorithm>
+
+namespace souffle::views {
+
+namespace {
+
+constexpr quint32 kCacheMagic = 0x534c4f31;  // "SLO1"
+constexpr quint32 kCacheVersion = 1;
+// dot gets this long to finish before a preliminary layered picture is shown (showing it for a
+// graph dot lays out at once would only flicker).
+constexpr int kQuickDelayMs = 600;
+
+QString cacheDir() {
+  return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) +
+         QStringLiteral("/layouts");
+}
+
+QString cacheFile(const QString& dir, uint64_t key) {
+  return dir + QStringLiteral("/") + QString::number(key, 16) + QStringLiteral(".layout");
+}
+
+bool readCached(const QString& path, const LayoutInput& in, LayoutResult* out) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  QDataStream s(&f);
+  quint32 magic = 0, version = 0;
+  s >> magic >> version;
+  if (magic != kCacheMagic || version != kCacheVersion) return false;
+  QList<QPointF> centers;
+  QList<QPainterPath> paths;
+  QRectF bounds;
+  s >> centers >> paths >> bounds;
+  if (s.status() != QDataStream::Ok || static_cast<size_t>(centers.size()) != in.sizes.size() ||
+      static_cast<size_t>(paths.size()) != in.edges.size())
+    return false;
+  out->centers.assign(centers.begin(), centers.end());
+  out->edgePaths.assign(paths.begin(), paths.end());
+  out->bounds = bounds;
+  out->engine = QStringLiteral("dot, cached");
+  return true;
+}
+
+void writeCached(const QString& path, const LayoutResult& r) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly)) return;  // a cache that cannot be written is no error
+  QDataStream s(&f);
+  s << kCacheMagic << kCacheVersion;
+  s << QList<QPointF>(r.centers.begin(), r.centers.end());
+  s << QList<QPainterPath>(r.edgePaths.begin(), r.edgePaths.end());
+  s << r.bounds;
+  f.commit();
+}
+
+// Runs on a worker thread: the disk cache first, dot otherwise (and the result is cached, even
+// when the user has moved on by then, so the next visit is instant).
+LayoutResult dotTask(LayoutInput in, QString dir) {
+  const QString path = cacheFile(dir, in.hash());
+  LayoutResult r;
+  if (readCached(path, in, &r)) return r;
+  r = layoutWithDot(in);
+  if (r.valid()) writeCached(path, r);
+  return r;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ GraphView
+
+GraphView::GraphView(GraphScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {
+  setDragMode(ScrollHandDrag);
+  setTransformationAnchor(AnchorUnderMouse);
+  setResizeAnchor(AnchorViewCenter);
+  setViewportUpdateMode(SmartViewportUpdate);
+  setOptimizationFlags(DontSavePainterState | DontAdjustForAntialiasing);
+  setCacheMode(CacheBackground);
+  setRenderHint(QPainter::Antialiasing, true);
+  setRenderHint(QPainter::TextAntialiasing, true);
+  setFrameShape(QFrame::NoFrame);
+  setFocusPolicy(Qt::StrongFocus);
+}
+
+void GraphView::zoomBy(double factor) {
+  const double z = zoom() * factor;
+  if (z < 0.01 || z > 8) return;
+  scale(factor, factor);
+  emit viewportChanged();
+}
+
+void GraphView::resetZoom() {
+  setTransform(QTransform());
+  emit viewportChanged();
+}
+
+void GraphView::fit() {
+  if (!scene()) return;
+  QRectF r = scene()->sceneRect();
+  if (r.isEmpty()) return;
+  fitInView(r, Qt::KeepAspectRatio);
+  // A tall graph fitted whole is unreadable; fit its width instead, capped to a legible scale,
+  // and start at its top where the inputs are.
+  const double minReadable = 0.35;
+  if (zoom() < minReadable) {
+    double widthFit = viewport()->width() / r.width();
+    double z = std::clamp(widthFit, minReadable, 1.0);
+    setTransform(QTransform::fromScale(z, z));
+    centerOn(r.center().x(), r.top() + viewport()->height() / (2 * z));
+  } else if (zoom() > 1.2) {
+    setTransform(QTransform::fromScale(1.2, 1.2));
+    centerOn(r.center());
+  }
+  emit viewportChanged();
+}
+
+void GraphView::reveal(int box) {
+  auto* s = static_cast<GraphScene*>(scene());
+  NodeItem* item = s ? s->nodeItem(box) : nullptr;
+  if (!item) return;
+  if (zoom() < 0.6) setTransform(QTransform::fromScale(0.9, 0.9));
+  centerOn(item);
+  emit viewportChanged();
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+  if (event->modifiers() & Qt::ShiftModifier) {
+    QGraphicsView::wheelEvent(event);  // Shift+wheel scrolls
+    return;
+  }
+  const double steps = event->angleDelta().y() / 120.0;
+  if (steps == 0) return;
+  zoomBy(std::pow(1.15, steps));
+  event->accept();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  emit viewportChanged();
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  emit viewportChanged();
+}
+
+// -------------------------------------------------------------------------------------- Minimap
+
+Minimap::Minimap(GraphView* view, QWidget* parent) : QWidget(parent), m_view(view) {
+  setFixedSize(sizeHint());
+  setCursor(Qt::PointingHandCursor);
+  setToolTip(tr("Overview: click or drag to move the view"));
+  connect(view, &GraphView::viewportChanged, this, qOverload<>(&QWidget::update));
+}
+
+QRectF Minimap::targetRect() const {
+  QRectF area = QRectF(rect()).adjusted(4, 4, -4, -4);
+  if (m_sceneRect.isEmpty()) return area;
+  QSizeF s = m_sceneRect.size().scaled(area.size(), Qt::KeepAspectRatio);
+  return QRectF(area.center() - QPointF(s.width() / 2, s.height() / 2), s);
+}
+
+void Minimap::rebuild() {
+  QGraphicsScene* scene = m_view->scene();
+  m_sceneRect = scene ? scene->sceneRect() : QRectF();
+  const QRectF t = targetRect();
+  const qreal dpr = devicePixelRatioF();
+  m_pixmap = QPixmap((t.size() * dpr).toSize());
+  m_pixmap.setDevicePixelRatio(dpr);
+  m_pixmap.fill(Qt::transparent);
+  if (scene && !m_sceneRect.isEmpty()) {
+    QPainter p(&m_pixmap);
+    scene->render(&p, QRectF(QPointF(), t.size()), m_sceneRect, Qt::KeepAspectRatio);
+  }
+  update();
+}
+
+void Minimap::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  const QPalette& pal = palette();
+  QColor bg = pal.color(QPalette::Base);
+  bg.setAlphaF(0.92);
+  p.setPen(QPen(pal.color(QPalette::Mid), 1));
+  p.setBrush(bg);
+  p.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);
+  const QRectF t = targetRect();
+  p.drawPixmap(t.topLeft(), m_pixmap);
+  if (m_sceneRect.isEmpty()) return;
+  QRectF visible = m_view->mapToScene(m_view->viewport()->rect()).boundingRect();
+  const double sx = t.width() / m_sceneRect.width(), sy = t.height() / m_sceneRect.height();
+  QRectF frame(t.left() + (visible.left() - m_sceneRect.left()) * sx,
+               t.top() + (visible.top() - m_sceneRect.top()) * sy, visible.width() * sx,
+               visible.height() * sy);
+  frame = frame.intersected(t);
+  QColor hl = pal.color(QPalette::Highlight);
+  p.setPen(QPen(hl, 1.5));
+  hl.setAlphaF(0.15);
+  p.setBrush(hl);
+  p.drawRect(frame);
+}
+
+void Minimap::moveViewTo(QPointF pos) {
+  const QRectF t = targetRect();
+  if (m_sceneRect.isEmpty() || t.isEmpty()) return;
+  QPointF scenePos(m_sceneRect.left() + (pos.x() - t.left()) / t.width() * m_sceneRect.width(),
+                   m_sceneRect.top() + (pos.y() - t.top()) / t.height() * m_sceneRect.height());
+  m_view->centerOn(scenePos);
+  update();
+}
+
+void Minimap::mousePressEvent(QMouseEvent* event) {
+  moveViewTo(event->position());
+}
+
+void Minimap::mouseMoveEvent(QMouseEvent* event) {
+  if (event->buttons() & Qt::LeftButton) moveViewTo(event->position());
+}
+
+// ----------------------------------------------------------------------------------- GraphPanel
+
+GraphPanel::GraphPanel(QWidget* parent)
+    : QWidget(parent),
+      m_scene(new GraphScene(this)),
+      m_dotWatcher(new QFutureWatcher<LayoutResult>(this)),
+      m_quickWatcher(new QFutureWatcher<LayoutResult>(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+
+  m_searchBar = new QWidget(this);
+  auto* bar = new QHBoxLayout(m_searchBar);
+  bar->setContentsMargins(6, 4, 6, 4);
+  m_search = new QLineEdit(m_searchBar);
+  m_search->setPlaceholderText(tr("Find node by name or op type (Ctrl+F)"));
+  m_search->setClearButtonEnabled(true);
+  m_searchCount = new QLabel(m_searchBar);
+  m_searchCount->setMinimumWidth(90);
+  auto* prev = new QToolButton(m_searchBar);
+  prev->setText(QStringLiteral("▲"));
+  prev->setToolTip(tr("Previous match (Shift+Enter)"));
+  auto* next = new QToolButton(m_searchBar);
+  next->setText(QStringLiteral("▼"));
+  next->setToolTip(tr("Next match (Enter)"));
+  bar->addWidget(m_search, 1);
+  bar->addWidget(m_searchCount);
+  bar->addWidget(prev);
+  bar->addWidget(next);
+  layout->addWidget(m_searchBar);
+
+  m_view = new GraphView(m_scene, this);
+  layout->addWidget(m_view, 1);
+  m_minimap = new Minimap(m_view, m_view);
+
+  connect(m_search, &QLineEdit::textChanged, this, &GraphPanel::updateSearch);
+  connect(m_search, &QLineEdit::returnPressed, this,
+          [this] { step(QGuiApplication::keyboardModifiers() & Qt::ShiftModifier ? -1 : 1); });
+  connect(prev, &QToolButton::clicked, this, &GraphPanel::findPrevious);
+  connect(next, &QToolButton::clicked, this, &GraphPanel::findNext);
+  connect(m_scene, &GraphScene::boxSelected, this, &GraphPanel::boxSelected);
+  connect(m_view, &GraphView::viewportChanged, this, [this] {
+    m_minimap->move(m_view->width() - m_minimap->width() - 12,
+                    m_view->height() - m_minimap->height() - 12);
+  });
+
+  m_quickTimer.setSingleShot(true);
+  connect(&m_quickTimer, &QTimer::timeout, this, [this] {
+    if (!m_dotWatcher->isFinished() && m_graph)
+      m_quickWatcher->setFuture(QtConcurrent::run(layoutLayered, m_input));
+  });
+  connect(m_quickWatcher, &QFutureWatcher<LayoutResult>::finished, this, [this] {
+    const quint64 gen = m_quickWatcher->property("generation").toULongLong();
+    if (gen != m_generation || m_final || m_quickWatcher->isCanceled()) return;
+    apply(m_quickWatcher->result(), false, m_key);
+  });
+  connect(m_dotWatcher, &QFutureWatcher<LayoutResult>::finished, this, [this] {
+    const quint64 gen = m_dotWatcher->property("generation").toULongLong();
+    if (gen != m_generation || m_dotWatcher->isCanceled()) return;
+    LayoutResult r = m_dotWatcher->result();
+    if (!r.valid()) r = layoutLayered(m_input);  // dot refused: keep a usable picture
+    m_cache.insert(m_key, std::make_shared<const LayoutResult>(r));
+    apply(r, true, m_key);
+  });
+}
+
+GraphPanel::~GraphPanel() {
+  // Layout tasks hold only copies of their input; waiting keeps shutdown orderly.
+  m_dotWatcher->waitForFinished();
+  m_quickWatcher->waitForFinished();
+}
+
+void GraphPanel::clear() {
+  ++m_generation;
+  m_quickTimer.stop();
+  m_graph.reset();
+  m_scene->clearGraph();
+  m_final = false;
+  m_layoutInfo.clear();
+  m_minimap->rebuild();
+}
+
+void GraphPanel::showGraph(std::shared_ptr<const SceneGraph> graph) {
+  clear();
+  m_graph = std::move(graph);
+  if (!m_graph) return;
+  m_input = LayoutInput{GraphScene::measure(*m_graph), {}};
+  m_input.edges.reserve(m_graph->edges.size());
+  for (const SceneEdge& e : m_graph->edges) m_input.edges.push_back({e.from, e.to});
+  m_key = m_input.hash();
+  if (auto it = m_cache.find(m_key); it != m_cache.end()) {
+    apply(**it, true, m_key);
+    return;
+  }
+  startLayout();
+}
+
+void GraphPanel::startLayout() {
+  m_dotWatcher->setProperty("generation", m_generation);
+  m_quickWatcher->setProperty("generation", m_generation);
+  m_dotWatcher->setFuture(QtConcurrent::run(dotTask, m_input, cacheDir()));
+  m_quickTimer.start(kQuickDelayMs);
+}
+
+void GraphPanel::apply(const LayoutResult& layout, bool final, uint64_t key) {
+  if (key != m_key || !m_graph) return;
+  const bool first = m_scene->graph() != m_graph.get();
+  // The final layout replaces a preliminary one: refit unless the user already picked a node.
+  const bool refit = first || (!m_final && m_scene->selectedBox() < 0);
+  const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
+  m_scene->setGraph(m_graph, layout);
+  m_final = final;
+  m_layoutInfo = QStringLiteral("%1 layout, %2 ms").arg(layout.engine).arg(layout.ms, 0, 'f', 0);
+  if (refit) {
+    m_view->fit();
+  } else {
+    m_view->centerOn(centre);  // a relayout keeps the user's place as well as it can
+  }
+  m_minimap->rebuild();
+  updateSearch();
+  emit drawn(final);
+}
+
+void GraphPanel::setColors(const GraphColors& colors) {
+  m_scene->setColors(colors);
+  m_minimap->rebuild();
+}
+
+void GraphPanel::setMinimapVisible(bool on) {
+  m_minimap->setVisible(on);
+}
+
+void GraphPanel::setSearchText(const QString& text) {
+  m_search->setText(text);
+}
+
+void GraphPanel::focusSearch() {
+  m_search->setFocus();
+  m_search->selectAll();
+}
+
+void GraphPanel::findNext() {
+  step(1);
+}
+
+void GraphPanel::findPrevious() {
+  step(-1);
+}
+
+void GraphPanel::updateSearch() {
+  m_matches.clear();
+  m_matchIndex = -1;
+  const QString q = m_search->text().trimmed();
+  const SceneGraph* g = m_scene->graph();
+  if (g && !q.isEmpty()) {
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      const SceneNode& n = g->nodes[i];
+      if (n.subtitle.contains(q, Qt::CaseInsensitive) || n.title.contains(q, Qt::CaseInsensitive))
+        m_matches.push_back(static_cast<int>(i));
+    }
+  }
+  m_scene->setMatches(QSet<int>(m_matches.begin(), m_matches.end()));
+  m_searchCount->setText(q.isEmpty() ? QString() : tr("%n match(es)", nullptr, m_matches.size()));
+}
+
+void GraphPanel::step(int direction) {
+  if (m_matches.isEmpty()) return;
+  const int n = static_cast<int>(m_matches.size());
+  m_matchIndex = ((m_matchIndex < 0 ? (direction > 0 ? -1 : 0) : m_matchIndex) + direction + n) % n;
+  const int box = m_matches[m_matchIndex];
+  m_scene->selectBox(box);
+  m_view->reveal(box);
+  m_searchCount->setText(tr("%1 of %2").arg(m_matchIndex + 1).arg(n));
+}
+
+}  // namespace souffle::views

@@ -1,0 +1,576 @@
+#include "views/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPainter>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QSvgGenerator>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "views/graph_view.h"
+#include "views/node_table_model.h"
+#include "views/panels.h"
+#include "views/theme.h"
+
+namespace souffle::views {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+const char* kRecentKey = "recentFiles";
+
+bool isModelFile(const QUrl& url) {
+  return url.isLocalFile() &&
+         url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive);
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_loader(new ModelLoader(this)), m_systemPalette(qApp->palette()) {
+  setWindowTitle(tr("Souffle Explorer"));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  resize(1600, 1000);
+
+  m_stack = new QStackedWidget(this);
+  m_welcome = new QLabel(m_stack);
+  m_welcome->setAlignment(Qt::AlignCenter);
+  m_welcome->setText(
+      tr("<h2>Souffle Explorer</h2><p>Open an ONNX model with <b>Ctrl+O</b>, drop a file here, "
+         "or pick one from <i>File › Open Recent</i>.</p>"));
+  m_graph = new GraphPanel(m_stack);
+  m_stack->addWidget(m_welcome);
+  m_stack->addWidget(m_graph);
+  setCentralWidget(m_stack);
+
+  createDocks();
+  createActions();
+  createStatusBar();
+  updateColors();
+
+  connect(m_loader, &ModelLoader::loaded, this, &MainWindow::onLoaded);
+  connect(m_loader, &ModelLoader::failed, this, &MainWindow::onFailed);
+  connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
+    setBusy(false);
+    statusBar()->showMessage(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
+  });
+  connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
+  connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
+    m_statusLayout->setText(m_graph->layoutInfo());
+    if (final) setBusy(false);
+    emit graphDrawn(final);
+  });
+  connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
+  connect(m_error, &ErrorPanel::dismissed, m_errorDock, &QDockWidget::hide);
+  updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks() {
+  m_properties = new PropertiesPanel(this);
+  m_propertiesDock = new QDockWidget(tr("Properties"), this);
+  m_propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
+  m_propertiesDock->setWidget(m_properties);
+  addDockWidget(Qt::RightDockWidgetArea, m_propertiesDock);
+
+  auto* nodes = new QWidget(this);
+  auto* nodesLayout = new QVBoxLayout(nodes);
+  nodesLayout->setContentsMargins(0, 0, 0, 0);
+  nodesLayout->setSpacing(0);
+  auto* filter = new QLineEdit(nodes);
+  filter->setPlaceholderText(tr("Filter nodes"));
+  filter->setClearButtonEnabled(true);
+  m_nodeModel = new NodeTableModel(this);
+  m_nodeProxy = new QSortFilterProxyModel(this);
+  m_nodeProxy->setSourceModel(m_nodeModel);
+  m_nodeProxy->setSortRole(NodeTableModel::SortRole);
+  m_nodeProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  m_nodeProxy->setFilterKeyColumn(-1);
+  m_nodeTable = new QTableView(nodes);
+  m_nodeTable->setModel(m_nodeProxy);
+  m_nodeTable->setSortingEnabled(true);
+  m_nodeTable->sortByColumn(-1, Qt::AscendingOrder);
+  m_nodeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_nodeTable->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_nodeTable->verticalHeader()->hide();
+  m_nodeTable->verticalHeader()->setDefaultSectionSize(m_nodeTable->fontMetrics().height() + 6);
+  m_nodeTable->horizontalHeader()->setStretchLastSection(false);
+  m_nodeTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  m_nodeTable->setColumnWidth(NodeTableModel::NameColumn, 150);
+  m_nodeTable->setColumnWidth(NodeTableModel::OpColumn, 110);
+  m_nodeTable->setColumnWidth(NodeTableModel::OutputsColumn, 110);
+  m_nodeTable->setColumnWidth(NodeTableModel::TeColumn, 40);
+  m_nodeTable->setWordWrap(false);
+  m_nodeTable->setAlternatingRowColors(true);
+  nodesLayout->addWidget(filter);
+  nodesLayout->addWidget(m_nodeTable, 1);
+  connect(filter, &QLineEdit::textChanged, m_nodeProxy,
+          &QSortFilterProxyModel::setFilterFixedString);
+  connect(m_nodeTable->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &MainWindow::onTableSelection);
+  m_nodesDock = new QDockWidget(tr("Nodes"), this);
+  m_nodesDock->setObjectName(QStringLiteral("nodesDock"));
+  m_nodesDock->setWidget(nodes);
+  addDockWidget(Qt::LeftDockWidgetArea, m_nodesDock);
+
+  m_teText = new TeTextPanel(this);
+  m_teDock = new QDockWidget(tr("TE program"), this);
+  m_teDock->setObjectName(QStringLiteral("teDock"));
+  m_teDock->setWidget(m_teText);
+  addDockWidget(Qt::BottomDockWidgetArea, m_teDock);
+
+  m_error = new ErrorPanel(this);
+  m_errorDock = new QDockWidget(tr("Problems"), this);
+  m_errorDock->setObjectName(QStringLiteral("errorDock"));
+  m_errorDock->setWidget(m_error);
+  addDockWidget(Qt::BottomDockWidgetArea, m_errorDock);
+  m_errorDock->hide();
+
+  resizeDocks({m_nodesDock, m_propertiesDock}, {430, 440}, Qt::Horizontal);
+  resizeDocks({m_teDock}, {230}, Qt::Vertical);
+}
+
+void MainWindow::createActions() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::openDialog);
+  open->setShortcut(QKeySequence::Open);
+  m_recentMenu = file->addMenu(tr("Open &Recent"));
+  rebuildRecentMenu();
+  m_reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
+  m_reloadAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+R"))});
+  m_closeAction = file->addAction(tr("&Close model"), this, &MainWindow::closeModel);
+  m_closeAction->setShortcut(QKeySequence(tr("Ctrl+W")));
+  file->addSeparator();
+  QAction* svg = file->addAction(tr("Export graph as &SVG…"), this, [this] { exportSvg(); });
+  svg->setShortcut(QKeySequence(tr("Ctrl+E")));
+  QAction* png = file->addAction(tr("Export graph as &PNG…"), this, [this] { exportPng(); });
+  png->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+  file->addSeparator();
+  m_cancelAction = file->addAction(tr("Cancel &loading"), this, &MainWindow::cancelLoad);
+  m_cancelAction->setShortcut(QKeySequence(Qt::Key_Escape));
+  m_cancelAction->setEnabled(false);
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+  m_modelActions << m_closeAction << svg << png;
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  m_viewMenu = view;
+  QAction* find = view->addAction(tr("&Find node…"), m_graph, &GraphPanel::focusSearch);
+  find->setShortcut(QKeySequence::Find);
+  QAction* findNext = view->addAction(tr("Find &next"), m_graph, &GraphPanel::findNext);
+  findNext->setShortcut(QKeySequence::FindNext);
+  QAction* findPrev = view->addAction(tr("Find &previous"), m_graph, &GraphPanel::findPrevious);
+  findPrev->setShortcut(QKeySequence::FindPrevious);
+  QAction* findTe = view->addAction(tr("Find in &TE program…"), this, [this] {
+    m_teDock->show();
+    m_teDock->raise();
+    m_teText->focusSearch();
+  });
+  findTe->setShortcut(QKeySequence(tr("Ctrl+Shift+F")));
+  view->addSeparator();
+  QAction* fit = view->addAction(tr("&Fit graph"), m_graph->view(), &GraphView::fit);
+  fit->setShortcut(QKeySequence(Qt::Key_F));
+  QAction* zin = view->addAction(tr("Zoom &in"), m_graph->view(), &GraphView::zoomIn);
+  zin->setShortcuts({QKeySequence(tr("Ctrl+=")), QKeySequence(QKeySequence::ZoomIn)});
+  QAction* zout = view->addAction(tr("Zoom &out"), m_graph->view(), &GraphView::zoomOut);
+  zout->setShortcuts({QKeySequence(tr("Ctrl+-")), QKeySequence(QKeySequence::ZoomOut)});
+  QAction* zreset = view->addAction(tr("&Actual size"), m_graph->view(), &GraphView::resetZoom);
+  zreset->setShortcut(QKeySequence(tr("Ctrl+0")));
+  m_teLevelAction = view->addAction(tr("&TE-level graph"));
+  m_teLevelAction->setCheckable(true);
+  m_teLevelAction->setShortcut(QKeySequence(tr("Ctrl+T")));
+  connect(m_teLevelAction, &QAction::toggled, this, &MainWindow::setTeLevel);
+  QAction* minimap = view->addAction(tr("&Minimap"));
+  minimap->setCheckable(true);
+  minimap->setChecked(true);
+  minimap->setShortcut(QKeySequence(tr("Ctrl+M")));
+  connect(minimap, &QAction::toggled, m_graph, &GraphPanel::setMinimapVisible);
+  m_modelActions << find << findNext << findPrev << findTe << fit << zin << zout << zreset
+                 << m_teLevelAction;
+  view->addSeparator();
+  QMenu* panels = view->addMenu(tr("&Panels"));
+  int key = 1;
+  for (QDockWidget* d : {m_nodesDock, m_propertiesDock, m_teDock, m_errorDock}) {
+    QAction* a = d->toggleViewAction();
+    a->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(key++)));
+    panels->addAction(a);
+  }
+  QMenu* theme = view->addMenu(tr("T&heme"));
+  auto* group = new QActionGroup(this);
+  const std::pair<const char*, const char*> themes[] = {
+      {"system", "Follow the &system"}, {"light", "&Light"}, {"dark", "&Dark"}};
+  int themeKey = 1;
+  for (auto [id, label] : themes) {
+    QAction* a = theme->addAction(tr(label));
+    a->setCheckable(true);
+    a->setData(QString::fromLatin1(id));
+    a->setChecked(m_theme == QLatin1String(id));
+    a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(themeKey++)));
+    group->addAction(a);
+    connect(a, &QAction::triggered, this, [this, a] { setTheme(a->data().toString()); });
+  }
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  QAction* keys = help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+    QString text = QStringLiteral("<table>");
+    for (QMenu* menu : menuBar()->findChildren<QMenu*>()) {
+      for (QAction* a : menu->actions()) {
+        if (a->shortcut().isEmpty() || a->menu()) continue;
+        text += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
+                    .arg(a->text().remove(QLatin1Char('&')),
+                         a->shortcut().toString(QKeySequence::NativeText));
+      }
+    }
+    QMessageBox::information(this, tr("Keyboard shortcuts"), text + QStringLiteral("</table>"));
+  });
+  keys->setShortcut(QKeySequence::HelpContents);
+  help->addAction(tr("&About"), this, [this] {
+    QMessageBox::about(this, tr("About Souffle Explorer"),
+                       tr("<b>Souffle Explorer</b><p>Explores how an ONNX model becomes tensor "
+                          "expressions and fused GPU kernels.</p>"));
+  });
+  for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
+  m_reloadAction->setEnabled(false);
+}
+
+void MainWindow::createStatusBar() {
+  m_statusModel = new QLabel(this);
+  m_statusNodes = new QLabel(this);
+  m_statusTes = new QLabel(this);
+  m_statusTime = new QLabel(this);
+  m_statusLayout = new QLabel(this);
+  m_progress = new QProgressBar(this);
+  m_progress->setRange(0, 0);  // the core pipeline reports no fractions: a busy indicator
+  m_progress->setMaximumWidth(160);
+  m_progress->setMaximumHeight(16);
+  m_progress->setTextVisible(false);
+  m_cancelButton = new QToolButton(this);
+  m_cancelButton->setText(tr("Cancel"));
+  m_cancelButton->setToolTip(tr("Cancel loading (Esc)"));
+  m_cancelButton->setAutoRaise(true);
+  connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoad);
+  statusBar()->addWidget(m_statusModel);
+  for (QLabel* l : {m_statusNodes, m_statusTes, m_statusTime, m_statusLayout})
+    statusBar()->addPermanentWidget(l);
+  statusBar()->addPermanentWidget(m_progress);
+  statusBar()->addPermanentWidget(m_cancelButton);
+  setBusy(false);
+}
+
+bool MainWindow::isLoading() const {
+  return m_loader->isBusy();
+}
+
+bool MainWindow::isErrorShown() const {
+  return m_errorDock->isVisible();
+}
+
+void MainWindow::openDialog() {
+  QString dir = m_lastPath.isEmpty() ? QString() : QFileInfo(m_lastPath).absolutePath();
+  QString path = QFileDialog::getOpenFileName(this, tr("Open model"), dir,
+                                              tr("ONNX models (*.onnx);;All files (*)"));
+  if (!path.isEmpty()) openModel(path);
+}
+
+void MainWindow::openModel(const QString& path) {
+  m_lastPath = QFileInfo(path).absoluteFilePath();
+  m_reloadAction->setEnabled(true);
+  setBusy(true, tr("Loading %1…").arg(QFileInfo(path).fileName()));
+  m_loader->load(m_lastPath);
+}
+
+void MainWindow::reload() {
+  if (!m_lastPath.isEmpty()) openModel(m_lastPath);
+}
+
+void MainWindow::cancelLoad() {
+  m_loader->cancel();
+  setBusy(false);
+}
+
+void MainWindow::closeModel() {
+  m_loader->cancel();
+  m_data.reset();
+  m_graph->clear();
+  m_nodeModel->setModelData(nullptr);
+  m_properties->setModelData(nullptr);
+  m_teText->setText({});
+  m_stack->setCurrentWidget(m_welcome);
+  for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
+  setWindowTitle(tr("Souffle Explorer"));
+  setBusy(false);
+  updateStatus();
+}
+
+void MainWindow::onLoaded(ModelDataPtr data, double ms) {
+  m_data = std::move(data);
+  m_errorDock->hide();
+  m_nodeModel->setModelData(m_data);
+  m_properties->setModelData(m_data);
+  m_teText->setText(m_data->teText);
+  m_stack->setCurrentWidget(m_graph);
+  for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
+  const QString name = QFileInfo(QString::fromStdString(m_data->model->path)).fileName();
+  setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
+  addRecent(QString::fromStdString(m_data->model->path));
+  m_statusTime->setText(tr("loaded in %1 ms").arg(ms, 0, 'f', 0));
+  setBusy(true, tr("Laying out the graph…"));
+  updateStatus();
+  showCurrentGraph();
+  emit modelLoaded();
+}
+
+void MainWindow::onFailed(const LoadError& error) {
+  setBusy(false);
+  m_error->showError(error);
+  m_errorDock->show();
+  m_errorDock->raise();
+  statusBar()->showMessage(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
+  emit loadFailed(error);
+}
+
+void MainWindow::showCurrentGraph() {
+  if (!m_data) return;
+  // Aliasing pointers keep the whole ModelData alive as long as the scene shows its graph.
+  std::shared_ptr<const SceneGraph> g(m_data, m_teLevel ? &m_data->teGraph : &m_data->opGraph);
+  m_properties->showBox(nullptr, -1);
+  m_graph->showGraph(g);
+}
+
+void MainWindow::setTeLevel(bool on) {
+  if (m_teLevelAction->isChecked() != on) {
+    m_teLevelAction->setChecked(on);  // re-enters through toggled
+    return;
+  }
+  if (m_teLevel == on) return;
+  m_teLevel = on;
+  if (m_data) {
+    setBusy(true, tr("Laying out the graph…"));
+    showCurrentGraph();
+  }
+  updateStatus();
+}
+
+void MainWindow::onBoxSelected(int box) {
+  const SceneGraph* g = m_graph->scene()->graph();
+  m_properties->showBox(g, box);
+  if (!g || box < 0 || m_syncing) return;
+  const SceneNode& n = g->nodes[box];
+  if (n.kind == SceneNode::Kind::TeOp) {
+    m_teText->revealOp(n.subtitle);
+  } else if (n.kind == SceneNode::Kind::Op && m_data) {
+    for (const te::Op& op : m_data->model->program.ops)
+      if (QString::fromStdString(op->origin.node) == n.onnxNode) {
+        m_teText->revealOp(QString::fromStdString(op->name));
+        break;
+      }
+  }
+  // Follow in the table: the row of the node (or of the TE op's node).
+  int row = -1;
+  if (n.kind == SceneNode::Kind::Op) {
+    row = m_nodeModel->rowOfBox(box);
+  } else if (n.kind == SceneNode::Kind::TeOp && m_data) {
+    const auto& nodes = m_data->model->graph.nodes;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (QString::fromStdString(nodes[i].name) == n.onnxNode) row = static_cast<int>(i);
+  }
+  if (row < 0) return;
+  const QModelIndex idx = m_nodeProxy->mapFromSource(m_nodeModel->index(row, 0));
+  if (!idx.isValid()) return;
+  m_syncing = true;
+  m_nodeTable->selectionModel()->select(
+      idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  m_nodeTable->scrollTo(idx);
+  m_syncing = false;
+}
+
+void MainWindow::onTableSelection() {
+  if (m_syncing) return;
+  const QModelIndexList rows = m_nodeTable->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return;
+  const QModelIndex src = m_nodeProxy->mapToSource(rows.front());
+  int box = m_nodeModel->data(src, NodeTableModel::BoxRole).toInt();
+  const SceneGraph* g = m_graph->scene()->graph();
+  if (!g) return;
+  if (g->teLevel) {
+    const QString name = m_nodeModel->data(src.siblingAtColumn(0)).toString();
+    box = -1;
+    for (size_t i = 0; i < g->nodes.size() && box < 0; ++i)
+      if (g->nodes[i].onnxNode == name) box = static_cast<int>(i);
+  }
+  if (box < 0) return;
+  m_syncing = true;
+  m_graph->scene()->selectBox(box);
+  m_graph->view()->reveal(box);
+  m_syncing = false;
+  onBoxSelected(box);
+}
+
+void MainWindow::setBusy(bool busy, const QString& what) {
+  m_progress->setVisible(busy);
+  m_cancelButton->setVisible(busy && m_loader->isBusy());
+  m_cancelAction->setEnabled(m_loader->isBusy());
+  if (busy && !what.isEmpty())
+    statusBar()->showMessage(what);
+  else if (!busy)
+    statusBar()->clearMessage();
+}
+
+void MainWindow::updateStatus() {
+  if (!m_data) {
+    m_statusModel->setText(tr("No model"));
+    for (QLabel* l : {m_statusNodes, m_statusTes, m_statusTime, m_statusLayout}) l->clear();
+    return;
+  }
+  const LoadedModel& m = *m_data->model;
+  m_statusModel->setText(QFileInfo(QString::fromStdString(m.path)).fileName() +
+                         (m_teLevel ? tr("  ·  TE level") : tr("  ·  op level")));
+  m_statusNodes->setText(
+      tr("%1 ONNX nodes → %2 after folding").arg(m.onnx_nodes).arg(m.graph.nodes.size()));
+  m_statusTes->setText(tr("%1 TEs").arg(m.program.ops.size()));
+}
+
+void MainWindow::setTheme(const QString& theme) {
+  m_theme = theme;
+  if (theme == QLatin1String("system")) {
+    qApp->setPalette(m_systemPalette);
+  } else {
+    qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    qApp->setPalette(themePalette(theme, m_systemPalette));
+  }
+  for (QAction* a : findChildren<QAction*>())
+    if (a->isCheckable() && a->data().toString() == theme) a->setChecked(true);
+  updateColors();
+}
+
+void MainWindow::updateColors() {
+  m_graph->setColors(GraphColors::from(qApp->palette()));
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  // The system switched between light and dark: follow it unless the user chose a theme.
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange)
+    updateColors();
+  QMainWindow::changeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  if (!urls.isEmpty() && isModelFile(urls.front())) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QList<QUrl> urls = event->mimeData()->urls();
+  if (urls.isEmpty() || !isModelFile(urls.front())) return;
+  event->acceptProposedAction();
+  openModel(urls.front().toLocalFile());
+}
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value(QLatin1String(kRecentKey)).toStringList();
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings settings;
+  QStringList list = settings.value(QLatin1String(kRecentKey)).toStringList();
+  list.removeAll(path);
+  list.prepend(path);
+  while (list.size() > kMaxRecent) list.removeLast();
+  settings.setValue(QLatin1String(kRecentKey), list);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  m_recentMenu->clear();
+  const QStringList list = recentFiles();
+  int i = 0;
+  for (const QString& path : list) {
+    QAction* a = m_recentMenu->addAction(QStringLiteral("&%1  %2").arg((i + 1) % 10).arg(path));
+    if (i < 9) a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+%1").arg(i + 1)));
+    connect(a, &QAction::triggered, this, [this, path] { openModel(path); });
+    ++i;
+  }
+  if (list.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+  m_recentMenu->addSeparator();
+  m_recentMenu->addAction(tr("Clear list"), this, [this] {
+    QSettings().remove(QLatin1String(kRecentKey));
+    rebuildRecentMenu();
+  });
+}
+
+void MainWindow::restoreSettings() {
+  QSettings s;
+  if (s.contains(QStringLiteral("geometry"))) restoreGeometry(s.value("geometry").toByteArray());
+  if (s.contains(QStringLiteral("windowState"))) restoreState(s.value("windowState").toByteArray());
+  const QString theme = s.value(QStringLiteral("theme"), QStringLiteral("system")).toString();
+  if (theme != m_theme) setTheme(theme);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings s;
+  s.setValue(QStringLiteral("geometry"), saveGeometry());
+  s.setValue(QStringLiteral("windowState"), saveState());
+  s.setValue(QStringLiteral("theme"), m_theme);
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::exportSvg(const QString& given) {
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Export graph as SVG"), QString(),
+                                        tr("SVG images (*.svg)"));
+  if (path.isEmpty() || !m_graph->scene()->graph()) return;
+  QGraphicsScene* scene = m_graph->scene();
+  const QRectF r = scene->sceneRect();
+  QSvgGenerator gen;
+  gen.setFileName(path);
+  gen.setSize(r.size().toSize());
+  gen.setViewBox(QRectF(QPointF(), r.size()));
+  gen.setTitle(windowTitle());
+  QPainter p(&gen);
+  scene->render(&p, QRectF(QPointF(), r.size()), r);
+}
+
+void MainWindow::exportPng(const QString& given) {
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Export graph as PNG"), QString(),
+                                        tr("PNG images (*.png)"));
+  if (path.isEmpty() || !m_graph->scene()->graph()) return;
+  QGraphicsScene* scene = m_graph->scene();
+  const QRectF r = scene->sceneRect();
+  // Cap the image at about 16k pixels on the long side so huge graphs still export.
+  const double scale = std::min(2.0, 16000.0 / std::max(r.width(), r.height()));
+  QImage img((r.size() * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
+  img.fill(m_graph->scene()->colors().background);
+  QPainter p(&img);
+  p.setRenderHint(QPainter::Antialiasing);
+  scene->render(&p, QRectF(QPointF(), QSizeF(img.size())), r);
+  p.end();
+  if (!img.save(path)) statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+}
+
+}  // namespace souffle::views

@@ -1,0 +1,129 @@
+/// \file The explorer's main window: the one place that wires loader, graph, panels and actions.
+#pragma once
+
+#include <QMainWindow>
+#include <QPalette>
+
+#include "views/model_loader.h"
+#include "views/scene_graph.h"
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QSortFilterProxyModel;
+class QStackedWidget;
+class QTableView;
+class QToolButton;
+
+namespace souffle::views {
+
+class ErrorPanel;
+class GraphPanel;
+class NodeTableModel;
+class PropertiesPanel;
+class TeTextPanel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Starts loading `path` (off the GUI thread); a load in progress is dropped.
+  void openModel(const QString& path);
+  /// Restores geometry, dock layout and theme saved by the last session.
+  void restoreSettings();
+
+  ModelDataPtr modelData() const { return m_data; }
+  bool isLoading() const;
+  bool isTeLevel() const { return m_teLevel; }
+  bool isErrorShown() const;
+  QStringList recentFiles() const;
+
+  GraphPanel* graphPanel() const { return m_graph; }
+  ErrorPanel* errorPanel() const { return m_error; }
+  NodeTableModel* nodeModel() const { return m_nodeModel; }
+  QTableView* nodeTable() const { return m_nodeTable; }
+  PropertiesPanel* propertiesPanel() const { return m_properties; }
+  TeTextPanel* teTextPanel() const { return m_teText; }
+
+ public slots:
+  void openDialog();
+  void reload();
+  void closeModel();
+  void cancelLoad();
+  void setTeLevel(bool on);
+  /// "system", "light" or "dark".
+  void setTheme(const QString& theme);
+  void exportSvg(const QString& path = {});
+  void exportPng(const QString& path = {});
+
+ signals:
+  void modelLoaded();
+  void loadFailed(const souffle::views::LoadError& error);
+  /// The graph is on screen; `final` once dot's layout has replaced any preliminary one.
+  void graphDrawn(bool final);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void changeEvent(QEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void createActions();
+  void createDocks();
+  void createStatusBar();
+  void onLoaded(ModelDataPtr data, double ms);
+  void onFailed(const LoadError& error);
+  void onBoxSelected(int box);
+  void onTableSelection();
+  void showCurrentGraph();
+  void setBusy(bool busy, const QString& what = {});
+  void updateStatus();
+  void updateColors();
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+
+  ModelLoader* m_loader;
+  ModelDataPtr m_data;
+  bool m_teLevel = false;
+  bool m_syncing = false;
+  QString m_theme = QStringLiteral("system");
+  QPalette m_systemPalette;
+  QString m_lastPath;
+
+  QStackedWidget* m_stack;
+  QLabel* m_welcome;
+  GraphPanel* m_graph;
+  PropertiesPanel* m_properties;
+  TeTextPanel* m_teText;
+  ErrorPanel* m_error;
+  NodeTableModel* m_nodeModel;
+  QSortFilterProxyModel* m_nodeProxy;
+  QTableView* m_nodeTable;
+  QDockWidget* m_propertiesDock;
+  QDockWidget* m_nodesDock;
+  QDockWidget* m_teDock;
+  QDockWidget* m_errorDock;
+
+  QLabel* m_statusModel;
+  QLabel* m_statusNodes;
+  QLabel* m_statusTes;
+  QLabel* m_statusTime;
+  QLabel* m_statusLayout;
+  QProgressBar* m_progress;
+  QToolButton* m_cancelButton;
+
+  QMenu* m_recentMenu;
+  QMenu* m_viewMenu;
+  QAction* m_cancelAction;
+  QAction* m_teLevelAction;
+  QAction* m_reloadAction;
+  QAction* m_closeAction;
+  QList<QAction*> m_modelActions;  ///< enabled only with a model open
+};
+
+}  // namespace souffle::views

@@ -1,0 +1,313 @@
+#include "views/panels.h"
+
+#include <QFontDatabase>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "core/te/printer.h"
+
+namespace souffle::views {
+
+namespace {
+
+QString esc(const std::string& s) {
+  return QString::fromStdString(s).toHtmlEscaped();
+}
+
+template <typename T>
+QString joinList(const std::vector<T>& xs, int limit = 16) {
+  QStringList parts;
+  for (size_t i = 0; i < xs.size() && static_cast<int>(i) < limit; ++i)
+    parts << QString::number(xs[i]);
+  if (static_cast<int>(xs.size()) > limit) parts << QStringLiteral("… (%1)").arg(xs.size());
+  return QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+}
+
+QString attrText(const graph::Attribute& a) {
+  using K = graph::Attribute::Kind;
+  switch (a.kind) {
+    case K::Int:
+      return QString::number(a.i);
+    case K::Float:
+      return QString::number(a.f, 'g', 6);
+    case K::String:
+      return QStringLiteral("\"%1\"").arg(QString::fromStdString(a.s));
+    case K::Ints:
+      return joinList(a.ints);
+    case K::Floats:
+      return joinList(a.floats);
+    case K::Strings: {
+      QStringList parts;
+      for (const std::string& s : a.strings) parts << QString::fromStdString(s);
+      return QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+    }
+    case K::Tensor:
+      return a.t ? QStringLiteral("tensor ") + compactType(a.t->dtype(), a.t->shape())
+                 : QStringLiteral("tensor");
+    case K::Graph:
+      return QStringLiteral("subgraph");
+  }
+  return {};
+}
+
+QString valueRow(const graph::Graph& g, const std::string& name) {
+  if (name.empty()) return QStringLiteral("<tr><td><i>omitted</i></td><td></td></tr>");
+  QString type = QStringLiteral("?");
+  QString extra;
+  if (g.has_value(name)) {
+    const graph::Value& v = g.value(name);
+    if (v.type_known) type = compactType(v.type.dtype, v.type.shape);
+    if (v.constant) extra = QStringLiteral(" <span style='color:gray'>constant</span>");
+  }
+  return QStringLiteral("<tr><td>%1</td><td><code>%2</code>%3</td></tr>")
+      .arg(esc(name), type.toHtmlEscaped(), extra);
+}
+
+const QString kStyle = QStringLiteral(
+    "<style>h2{margin:0 0 2px 0;} h3{margin:10px 0 3px 0;} td{padding:1px 8px 1px 0;}"
+    " pre{margin:2px 0 6px 0; white-space:pre-wrap;} .sub{color:gray;}</style>");
+
+}  // namespace
+
+// ------------------------------------------------------------------------------ PropertiesPanel
+
+PropertiesPanel::PropertiesPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  m_browser = new QTextBrowser(this);
+  m_browser->setOpenLinks(false);
+  m_browser->setFrameShape(QFrame::NoFrame);
+  layout->addWidget(m_browser);
+  showBox(nullptr, -1);
+}
+
+void PropertiesPanel::setModelData(ModelDataPtr data) {
+  m_data = std::move(data);
+  showBox(nullptr, -1);
+}
+
+QString PropertiesPanel::html() const {
+  return m_browser->toHtml();
+}
+
+void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
+  QString h = kStyle;
+  if (!m_data) {
+    m_browser->setHtml(h + tr("<p class='sub'>Open a model (Ctrl+O) or drop an .onnx file here."
+                              "</p>"));
+    return;
+  }
+  const LoadedModel& m = *m_data->model;
+  const graph::Graph& g = m.graph;
+  const QString mono = QFontDatabase::systemFont(QFontDatabase::FixedFont).family();
+  auto pre = [&](const QString& text) {
+    return QStringLiteral("<pre style='font-family:\"%1\"'>%2</pre>")
+        .arg(mono, text.toHtmlEscaped());
+  };
+  if (!sg || box < 0 || static_cast<size_t>(box) >= sg->nodes.size()) {
+    h += QStringLiteral("<h2>%1</h2>").arg(esc(g.name.empty() ? "model" : g.name));
+    h += QStringLiteral("<p class='sub'>%1</p><table>").arg(esc(m.path));
+    h += tr("<tr><td>ONNX nodes</td><td>%1</td></tr>").arg(m.onnx_nodes);
+    h += tr("<tr><td>after folding</td><td>%1 (%2 folded, %3 dead)</td></tr>")
+             .arg(g.nodes.size())
+             .arg(m.stats.nodes_folded)
+             .arg(m.stats.nodes_dead);
+    h += tr("<tr><td>compute ops (TEs)</td><td>%1</td></tr>").arg(m.program.ops.size());
+    h += tr("<tr><td>opset</td><td>%1</td></tr></table>").arg(g.opset);
+    h += tr("<h3>Inputs</h3><table>");
+    for (const std::string& in : g.inputs) h += valueRow(g, in);
+    h += tr("</table><h3>Outputs</h3><table>");
+    for (const std::string& out : g.outputs) h += valueRow(g, out);
+    h += QStringLiteral("</table>");
+    if (!m.warnings.empty()) {
+      h += tr("<h3>Warnings</h3>");
+      for (const std::string& w : m.warnings) h += QStringLiteral("<p>%1</p>").arg(esc(w));
+    }
+    h += tr("<p class='sub'>Select a node to see its attributes, types and TEs.</p>");
+    m_browser->setHtml(h);
+    return;
+  }
+  const SceneNode& n = sg->nodes[box];
+  switch (n.kind) {
+    case SceneNode::Kind::Input:
+    case SceneNode::Kind::Output: {
+      h += QStringLiteral("<h2>%1</h2><p class='sub'>model %2</p><table>")
+               .arg(n.subtitle.toHtmlEscaped(), n.title);
+      if (!sg->teLevel) h += valueRow(g, n.subtitle.toStdString());
+      h += QStringLiteral("</table>");
+      if (sg->teLevel && n.index >= 0 && static_cast<size_t>(n.index) < m.program.inputs.size()) {
+        const te::Tensor& t = m.program.inputs[n.index];
+        h += QStringLiteral("<p><code>%1</code></p>").arg(compactType(t->dtype, t->shape));
+      }
+      break;
+    }
+    case SceneNode::Kind::Op: {
+      const graph::Node& node = g.nodes[n.index];
+      h += QStringLiteral("<h2>%1</h2><p class='sub'>%2%3</p>")
+               .arg(esc(node.op_type), esc(node.name),
+                    node.domain.empty() ? QString()
+                                        : QStringLiteral(" · domain ") + esc(node.domain));
+      if (!node.attrs.empty()) {
+        h += tr("<h3>Attributes</h3><table>");
+        for (const auto& [key, a] : node.attrs)
+          h += QStringLiteral("<tr><td>%1</td><td><code>%2</code></td></tr>")
+                   .arg(esc(key), attrText(a).toHtmlEscaped());
+        h += QStringLiteral("</table>");
+      }
+      h += tr("<h3>Inputs</h3><table>");
+      for (const std::string& in : node.inputs) h += valueRow(g, in);
+      h += tr("</table><h3>Outputs</h3><table>");
+      for (const std::string& out : node.outputs) h += valueRow(g, out);
+      h += QStringLiteral("</table>");
+      QStringList tes;
+      int total = 0;
+      for (const te::Op& op : m.program.ops) {
+        if (op->origin.node != node.name) continue;
+        if (++total <= 40) tes << QString::fromStdString(te::print(*op));
+      }
+      h += tr("<h3>Tensor expressions (%1)</h3>").arg(total);
+      if (total == 0)
+        h += tr("<p class='sub'>None: this node is a view or was folded into its users.</p>");
+      else
+        h += pre(tes.join(QStringLiteral("\n")));
+      if (total > 40) h += tr("<p class='sub'>… and %1 more in the TE panel.</p>").arg(total - 40);
+      break;
+    }
+    case SceneNode::Kind::TeOp: {
+      const te::ComputeOp& op = *m.program.ops[n.index];
+      h += QStringLiteral("<h2>%1</h2><p class='sub'>from %2 (%3)</p>")
+               .arg(esc(op.name), esc(op.origin.node), esc(op.origin.op_type));
+      h += QStringLiteral("<table><tr><td>output</td><td><code>%1</code></td></tr>")
+               .arg(compactType(op.output->dtype, op.output->shape));
+      h += tr("<tr><td>reduction</td><td>%1</td></tr></table>")
+               .arg(op.reduce == te::ReduceKind::None
+                        ? tr("none")
+                        : QString::fromLatin1(te::reduce_name(op.reduce)));
+      h += tr("<h3>Expression</h3>") + pre(QString::fromStdString(te::print(op)));
+      break;
+    }
+  }
+  m_browser->setHtml(h);
+}
+
+// ---------------------------------------------------------------------------------- TeTextPanel
+
+TeTextPanel::TeTextPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  auto* bar = new QHBoxLayout;
+  bar->setContentsMargins(6, 4, 6, 4);
+  m_search = new QLineEdit(this);
+  m_search->setPlaceholderText(tr("Find in the TE program (Ctrl+Shift+F)"));
+  m_search->setClearButtonEnabled(true);
+  m_status = new QLabel(this);
+  m_status->setMinimumWidth(80);
+  bar->addWidget(m_search, 1);
+  bar->addWidget(m_status);
+  layout->addLayout(bar);
+  m_edit = new QPlainTextEdit(this);
+  m_edit->setReadOnly(true);
+  m_edit->setLineWrapMode(QPlainTextEdit::NoWrap);  // wrapping long TE lines is slow and unreadable
+  m_edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_edit->setFrameShape(QFrame::NoFrame);
+  m_edit->setPlaceholderText(tr("The tensor-expression program of the model appears here."));
+  layout->addWidget(m_edit, 1);
+  connect(m_search, &QLineEdit::returnPressed, this,
+          [this] { find(QGuiApplication::keyboardModifiers() & Qt::ShiftModifier); });
+  connect(m_search, &QLineEdit::textChanged, this, [this] { m_status->clear(); });
+}
+
+void TeTextPanel::setText(const QString& text) {
+  m_edit->setPlainText(text);
+  m_status->clear();
+}
+
+void TeTextPanel::focusSearch() {
+  m_search->setFocus();
+  m_search->selectAll();
+}
+
+bool TeTextPanel::find(bool backward) {
+  const QString q = m_search->text();
+  if (q.isEmpty()) return false;
+  QTextDocument::FindFlags flags;
+  if (backward) flags |= QTextDocument::FindBackward;
+  bool found = m_edit->find(q, flags);
+  if (!found) {
+    // Wrap around once.
+    QTextCursor c = m_edit->textCursor();
+    c.movePosition(backward ? QTextCursor::End : QTextCursor::Start);
+    m_edit->setTextCursor(c);
+    found = m_edit->find(q, flags);
+  }
+  m_status->setText(found ? QString() : tr("not found"));
+  return found;
+}
+
+void TeTextPanel::revealOp(const QString& opName) {
+  if (opName.isEmpty()) return;
+  QTextDocument* doc = m_edit->document();
+  // Ops print as "<name>[...] = ..."; the line starting with the name is the op itself.
+  QTextCursor c = doc->find(opName + QLatin1Char('['));
+  if (c.isNull()) c = doc->find(opName);
+  if (c.isNull()) return;
+  m_edit->setTextCursor(c);
+  m_edit->centerCursor();
+}
+
+// ----------------------------------------------------------------------------------- ErrorPanel
+
+ErrorPanel::ErrorPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  m_title = new QLabel(this);
+  QFont f = m_title->font();
+  f.setBold(true);
+  f.setPointSizeF(f.pointSizeF() * 1.15);
+  m_title->setFont(f);
+  auto* grid = new QVBoxLayout;
+  m_file = new QLabel(this);
+  m_node = new QLabel(this);
+  m_reason = new QLabel(this);
+  for (QLabel* l : {m_file, m_node, m_reason}) {
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    l->setWordWrap(true);
+    grid->addWidget(l);
+  }
+  auto* buttons = new QHBoxLayout;
+  auto* retry = new QPushButton(tr("Retry"), this);
+  auto* dismiss = new QPushButton(tr("Dismiss"), this);
+  buttons->addStretch(1);
+  buttons->addWidget(retry);
+  buttons->addWidget(dismiss);
+  layout->addWidget(m_title);
+  layout->addLayout(grid);
+  layout->addStretch(1);
+  layout->addLayout(buttons);
+  connect(retry, &QPushButton::clicked, this, &ErrorPanel::retryRequested);
+  connect(dismiss, &QPushButton::clicked, this, &ErrorPanel::dismissed);
+}
+
+void ErrorPanel::showError(const LoadError& e) {
+  m_error = e;
+  m_title->setText(e.internal
+                       ? tr("Internal error while opening the model (a bug; please report it)")
+                       : tr("The model could not be opened"));
+  m_file->setText(tr("<b>File:</b> %1").arg(e.file.toHtmlEscaped()));
+  m_node->setText(tr("<b>Node:</b> %1").arg(e.node.isEmpty() ? tr("—") : e.node.toHtmlEscaped()));
+  m_reason->setText(tr("<b>Reason:</b> %1").arg(e.reason.toHtmlEscaped()));
+}
+
+QString ErrorPanel::text() const {
+  return m_title->text() + QLatin1Char('\n') + m_file->text() + QLatin1Char('\n') + m_node->text() +
+         QLatin1Char('\n') + m_reason->text();
+}
+
+}  // namespace souffle::views

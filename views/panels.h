@@ -1,0 +1,73 @@
+/// \file The side panels: node properties, the program's TE text with a find bar, and the
+/// load-error panel.
+#pragma once
+
+#include <QWidget>
+
+#include "views/model_loader.h"
+#include "views/scene_graph.h"
+
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QTextBrowser;
+
+namespace souffle::views {
+
+/// Op, attributes, input/output types and the TEs of the selected box.
+class PropertiesPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit PropertiesPanel(QWidget* parent = nullptr);
+  void setModelData(ModelDataPtr data);
+  /// Shows box `box` of `graph` (op level or TE level); -1 shows the model summary.
+  void showBox(const SceneGraph* graph, int box);
+  QString html() const;
+
+ private:
+  QTextBrowser* m_browser;
+  ModelDataPtr m_data;
+};
+
+/// The whole program as text (monospace, searchable).
+class TeTextPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TeTextPanel(QWidget* parent = nullptr);
+  void setText(const QString& text);
+  QPlainTextEdit* editor() const { return m_edit; }
+  /// Scrolls to the first line of the op named `opName` (or the first op of ONNX node `node`).
+  void revealOp(const QString& opName);
+
+ public slots:
+  void focusSearch();
+  bool find(bool backward = false);
+
+ private:
+  QPlainTextEdit* m_edit;
+  QLineEdit* m_search;
+  QLabel* m_status;
+};
+
+/// Shown when a model could not be loaded: file, node and reason; the window stays usable.
+class ErrorPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ErrorPanel(QWidget* parent = nullptr);
+  void showError(const LoadError& error);
+  const LoadError& error() const { return m_error; }
+  QString text() const;
+
+ signals:
+  void retryRequested();
+  void dismissed();
+
+ private:
+  QLabel* m_title;
+  QLabel* m_file;
+  QLabel* m_node;
+  QLabel* m_reason;
+  LoadError m_error;
+};
+
+}  // namespace souffle::views

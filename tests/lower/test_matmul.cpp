@@ -103,6 +103,25 @@ TEST(LowerMatMul, VectorOperandsDropTheirDim) {
   EXPECT_EQ(dot->shape(), Shape{});
 }
 
+TEST(LowerMatMul, HalfAccumulatesInFloat) {
+  auto a = iota({2, 3}, 0.25, DType::Float16);
+  auto b = iota({3, 2}, 0.5, DType::Float16);
+  NodeLowering nl;
+  auto y = run(make_node("MatMul", 2), {a, b}, &nl);
+  ASSERT_EQ(nl.ops.size(), 2u);  // f32 reduce, then the cast down
+  EXPECT_EQ(nl.ops[0]->output->dtype, DType::Float32);
+  EXPECT_EQ(y->dtype(), DType::Float16);
+  std::vector<double> want;
+  for (int m = 0; m < 2; ++m)
+    for (int n = 0; n < 2; ++n) {
+      double s = 0;
+      for (int k = 0; k < 3; ++k) s += a->get_f64(m * 3 + k) * b->get_f64(k * 2 + n);
+      want.push_back(s);
+    }
+  ASSERT_EQ(y->shape(), (Shape{2, 2}));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y->get_f64(i), want[i], 1e-2);
+}
+
 TEST(LowerMatMul, MismatchIsUserError) {
   std::vector<te::Tensor> ins{te::make_input("a", {2, 3}, DType::Float32),
                               te::make_input("b", {4, 5}, DType::Float32)};

@@ -298,10 +298,12 @@ bool map_injective(const te::Read& read, const std::vector<AxisVar>& axes,
 
 ReadInfo analyze_read(const te::Read& read, const te::ComputeOp& op) {
   ReadInfo info;
-  info.indices = "[";
-  for (size_t d = 0; d < read.indices.size(); ++d)
-    info.indices += (d ? ", " : "") + te::print(read.indices[d]);
-  info.indices += "]";
+  info.indices.push_back('[');
+  for (size_t d = 0; d < read.indices.size(); ++d) {
+    if (d) info.indices.append(", ");
+    info.indices.append(te::print(read.indices[d]));
+  }
+  info.indices.push_back(']');
   std::vector<std::unordered_set<const te::ExprNode*>> idx_vars(read.indices.size());
   std::unordered_set<const te::ExprNode*> used;
   info.quasi_affine = true;

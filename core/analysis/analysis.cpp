@@ -93,9 +93,22 @@ TeInfo characterize(const te::ComputeOp& op,
   t.flops = t.flops_per_point * t.iterations;
   t.arithmetic_intensity =
       t.elements_accessed > 0 ? static_cast<double>(t.flops) / t.elements_accessed : 0.0;
-  t.kind =
-      t.arithmetic_intensity >= kComputeIntensityThreshold ? Intensity::Compute : Intensity::Memory;
   t.is_contraction = op.reduce == te::ReduceKind::Sum && varying_inputs >= 2;
+  char buf[96];
+  if (t.arithmetic_intensity >= kComputeIntensityThreshold) {
+    t.kind = Intensity::Compute;
+    std::snprintf(buf, sizeof buf, "intensity %.2f >= %g", t.arithmetic_intensity,
+                  kComputeIntensityThreshold);
+  } else if (t.is_contraction) {
+    t.kind = Intensity::Compute;
+    std::snprintf(buf, sizeof buf, "contraction (intensity %.2f < %g)", t.arithmetic_intensity,
+                  kComputeIntensityThreshold);
+  } else {
+    t.kind = Intensity::Memory;
+    std::snprintf(buf, sizeof buf, "intensity %.2f < %g", t.arithmetic_intensity,
+                  kComputeIntensityThreshold);
+  }
+  t.kind_reason = buf;
   t.is_pure_view = !t.is_reduction && op.body.kind() == te::ExprKind::Read &&
                    t.inputs.size() == 1 && t.inputs[0].reads.size() == 1 && t.inputs[0].injective &&
                    t.inputs[0].quasi_affine;
@@ -104,7 +117,10 @@ TeInfo characterize(const te::ComputeOp& op,
 
 std::string shape_str(const Shape& s) {
   std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
   return out + "]";
 }
 
@@ -122,7 +138,10 @@ const char* source_name(te::TensorNode::Source s) {
 
 std::string ops_str(const std::vector<int>& ops) {
   std::string out;
-  for (size_t i = 0; i < ops.size(); ++i) out += (i ? "," : "") + std::to_string(ops[i]);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i) out += ",";
+    out += std::to_string(ops[i]);
+  }
   return out.empty() ? "-" : out;
 }
 
@@ -262,18 +281,16 @@ std::string print(const Analysis& a) {
      << " compute-intensive, " << a.memory_intensive << " memory-intensive, " << a.pure_views
      << " pure views), " << a.total_flops << " FLOPs, " << a.total_bytes << " bytes\n";
   os << "threshold: compute-intensive at >= " << kComputeIntensityThreshold
-     << " FLOPs per element accessed\n";
-  char buf[64];
+     << " FLOPs per element accessed, or a contraction\n";
   for (const TeInfo& t : a.tes) {
-    std::snprintf(buf, sizeof buf, "%.2f", t.arithmetic_intensity);
     os << "te " << t.op << " " << t.name << " " << shape_str(t.shape);
     if (!t.origin_node.empty() || !t.origin_op.empty())
       os << " (" << t.origin_node << " " << t.origin_op << ")";
-    os << ": " << intensity_name(t.kind) << (t.is_reduction ? ", reduction" : "")
-       << (t.is_contraction ? ", contraction" : "") << (t.is_pure_view ? ", pure view" : "")
-       << ", level " << t.level << "\n";
+    os << ": " << intensity_name(t.kind) << " (" << t.kind_reason << ")"
+       << (t.is_reduction ? ", reduction" : "") << (t.is_contraction ? ", contraction" : "")
+       << (t.is_pure_view ? ", pure view" : "") << ", level " << t.level << "\n";
     os << "  flops " << t.flops << " (" << t.flops_per_point << " x " << t.iterations << "), read "
-       << t.bytes_read << " B, written " << t.bytes_written << " B, intensity " << buf << "\n";
+       << t.bytes_read << " B, written " << t.bytes_written << " B\n";
     for (const InputAccess& in : t.inputs) {
       os << "  reads " << in.name << ": " << access_kind_name(in.kind);
       if (in.kind == AccessKind::OneReliesOnOne)

@@ -12,11 +12,12 @@ namespace souffle::analysis {
 
 /// Arithmetic intensity (FLOPs per element accessed) at or above which a TE is compute-intensive.
 /// Element-wise chains and reductions stay below it even when heavy (GELU with erf ~2.5, a
-/// variance ~3, a 5-op tanh-GELU ~4), while the contractions that deserve a tuned schedule and
-/// may start a new kernel stay above it (a GEMM with every dimension >= 16 is >= 10.7, a 3x3
-/// depthwise conv ~9, a grouped 3x3 conv with 4 channels per group ~36). Matrix-vector products
-/// (batch-1 LSTM gates, ~2) are honestly memory-bound by this measure; `TeInfo::is_contraction`
-/// still marks them.
+/// variance ~3, a 5-op tanh-GELU ~4), while the contractions that deserve a tuned schedule stay
+/// above it (a GEMM with every dimension >= 16 is >= 10.7, a 3x3 depthwise conv ~9, a grouped
+/// 3x3 conv with 4 channels per group ~36). A contraction below it (a batch-1 matrix-vector
+/// product, ~2: LSTM gates, MMoE experts) is still compute-intensive: it is what the paper
+/// schedules as a GEMM and what memory-intensive neighbours fuse into; its low intensity is kept
+/// in TeInfo::arithmetic_intensity for the cost model.
 inline constexpr double kComputeIntensityThreshold = 8.0;
 
 /// How each output element of a TE relies on one of its inputs.
@@ -69,6 +70,7 @@ struct TeInfo {
   int64_t elements_accessed = 0;    ///< input elements + output elements
   double arithmetic_intensity = 0;  ///< flops / elements_accessed
   Intensity kind = Intensity::Memory;
+  std::string kind_reason;  ///< "intensity 42.67 >= 8", "contraction (intensity 1.98 < 8)", ...
   /// A single Read with an injective quasi-affine map and no arithmetic or conversion: a
   /// reshape, transpose, squeeze, slice-free permutation.
   bool is_pure_view = false;

@@ -212,7 +212,10 @@ const GpuSpec& find_gpu(const std::vector<GpuSpec>& specs, const std::string& na
       if (lower(a) == want) return s;
   }
   std::string known;
-  for (const GpuSpec& s : specs) known += (known.empty() ? "" : ", ") + s.name;
+  for (const GpuSpec& s : specs) {
+    if (!known.empty()) known += ", ";
+    known += s.name;
+  }
   throw UserError("", name, "unknown GPU (known: " + known + ")");
 }
 

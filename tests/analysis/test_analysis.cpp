@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 
 #include "core/analysis/analysis.h"
 #include "core/session/load.h"
@@ -56,6 +57,24 @@ TEST(Analysis, GemmIsOneReliesOnManyAndComputeIntensive) {
   }
   EXPECT_EQ(t.inputs[0].reads[0].indices, "[i0, k0]");
   EXPECT_EQ(t.inputs[1].reads[0].indices, "[k0, i1]");
+}
+
+TEST(Analysis, MatrixVectorIsAComputeIntensiveContraction) {
+  auto x = te::make_input("x", {1, 64}, DType::Float32);
+  auto w = te::make_input("W", {64, 256}, DType::Float32);
+  const TeInfo t = analyze(program({x, w}, {gemm("y", x, w)})).tes[0];
+  EXPECT_LT(t.arithmetic_intensity, kComputeIntensityThreshold);
+  EXPECT_TRUE(t.is_contraction);
+  EXPECT_EQ(t.kind, Intensity::Compute);
+  EXPECT_EQ(t.kind_reason, "contraction (intensity 1.96 < 8)");
+  // A sum of squares reads one tensor: a reduction, not a contraction.
+  auto ss = te::reduce("ss", {1}, DType::Float32, te::ReduceKind::Sum, {64},
+                       [&](const Idx& i, const Idx& k) {
+                         return te::read(x, {i[0], k[0]}) * te::read(x, {i[0], k[0]});
+                       });
+  const TeInfo s = analyze_op(*ss);
+  EXPECT_FALSE(s.is_contraction);
+  EXPECT_EQ(s.kind, Intensity::Memory);
 }
 
 TEST(Analysis, TransposeIsInjectivePureView) {
@@ -233,13 +252,13 @@ TEST(Analysis, PrintedText) {
   EXPECT_EQ(text,
             "analysis p: 2 TEs (0 compute-intensive, 2 memory-intensive, 1 pure views), 6 FLOPs, "
             "96 bytes\n"
-            "threshold: compute-intensive at >= 8 FLOPs per element accessed\n"
-            "te 0 t [3, 2]: memory-intensive, pure view, level 0\n"
-            "  flops 0 (0 x 6), read 24 B, written 24 B, intensity 0.00\n"
+            "threshold: compute-intensive at >= 8 FLOPs per element accessed, or a contraction\n"
+            "te 0 t [3, 2]: memory-intensive (intensity 0.00 < 8), pure view, level 0\n"
+            "  flops 0 (0 x 6), read 24 B, written 24 B\n"
             "  reads x: one-relies-on-one, injective, quasi-affine, 6 elements\n"
             "    [i1, i0]\n"
-            "te 1 r [3, 2]: memory-intensive, level 1\n"
-            "  flops 6 (1 x 6), read 24 B, written 24 B, intensity 0.50\n"
+            "te 1 r [3, 2]: memory-intensive (intensity 0.50 < 8), level 1\n"
+            "  flops 6 (1 x 6), read 24 B, written 24 B\n"
             "  reads t: one-relies-on-one, injective, quasi-affine, 6 elements\n"
             "    [i0, i1]\n"
             "tensors:\n"
@@ -277,6 +296,54 @@ TEST(Analysis, SampleBert) {
   }
   EXPECT_EQ(an.bfs_order.size(), an.tes.size());
 }
+
+}  // namespace
+}  // namespace souffle::analysis
+
+namespace souffle::analysis {
+namespace {
+
+class SampleModels : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SampleModels, AnalysisIsConsistent) {
+  std::string path =
+      std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + GetParam() + "/model.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no sample model at " << path;
+  LoadedModel m;
+  try {
+    m = load_model(path);
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "the model does not load yet: " << e.what();
+  }
+  Analysis an = analyze(m.program);
+  ASSERT_EQ(an.tes.size(), m.program.ops.size());
+  EXPECT_GT(an.compute_intensive, 0);
+  int64_t flops = 0;
+  for (const TeInfo& t : an.tes) {
+    flops += t.flops;
+    EXPECT_EQ(t.kind == Intensity::Compute,
+              t.arithmetic_intensity >= kComputeIntensityThreshold || t.is_contraction)
+        << t.name;
+    for (const InputAccess& in : t.inputs) {
+      const TensorInfo& ti = an.tensors[static_cast<size_t>(in.tensor)];
+      EXPECT_LE(ti.first_op, t.op) << in.name;
+      EXPECT_GE(ti.last_op, t.op) << in.name;
+      if (ti.producer >= 0) {
+        EXPECT_LT(an.tes[static_cast<size_t>(ti.producer)].level, t.level);
+      }
+    }
+  }
+  EXPECT_EQ(flops, an.total_flops);
+  std::string text = print(an);
+  EXPECT_NE(text.find("reuse:"), std::string::npos);
+  std::cout << GetParam() << ": " << an.tes.size() << " TEs, " << an.compute_intensive
+            << " compute-intensive, " << an.pure_views << " pure views, " << an.reuse.size()
+            << " reuse sites\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SampleModels,
+                         ::testing::Values("bert", "resnext", "lstm", "efficientnet", "swin",
+                                           "mmoe"));
 
 }  // namespace
 }  // namespace souffle::analysis

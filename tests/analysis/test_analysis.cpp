@@ -1,6 +1,8 @@
 // Characterization, dependency graph and reuse on small hand-built TE programs, and on one model.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -315,7 +317,10 @@ TEST_P(SampleModels, AnalysisIsConsistent) {
   } catch (const std::exception& e) {
     GTEST_SKIP() << "the model does not load yet: " << e.what();
   }
+  auto start = std::chrono::steady_clock::now();
   Analysis an = analyze(m.program);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(an.tes.size(), m.program.ops.size());
   EXPECT_GT(an.compute_intensive, 0);
   int64_t flops = 0;
@@ -338,7 +343,8 @@ TEST_P(SampleModels, AnalysisIsConsistent) {
   EXPECT_NE(text.find("reuse:"), std::string::npos);
   std::cout << GetParam() << ": " << an.tes.size() << " TEs, " << an.compute_intensive
             << " compute-intensive, " << an.pure_views << " pure views, " << an.reuse.size()
-            << " reuse sites\n";
+            << " reuse sites, analyzed in " << ms << " ms\n";
+  if (std::getenv("SOUFFLE_PRINT_ANALYSIS")) std::cout << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SampleModels,

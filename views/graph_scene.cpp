@@ -184,6 +184,12 @@ GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
   connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::onSelectionChanged);
 }
 
+GraphScene::~GraphScene() {
+  // Removing items changes the selection; no slot may see half-destroyed items.
+  disconnect(this, nullptr, nullptr, nullptr);
+  clearGraph();
+}
+
 std::vector<QSizeF> GraphScene::measure(const SceneGraph& graph) {
   QFontMetricsF tm(titleFont()), sm(subtitleFont());
   std::vector<QSizeF> sizes;

@@ -59,6 +59,7 @@ class GraphScene : public QGraphicsScene {
   Q_OBJECT
  public:
   explicit GraphScene(QObject* parent = nullptr);
+  ~GraphScene() override;
 
   /// Box sizes of a graph in scene units, from the fonts the items paint with.
   static std::vector<QSizeF> measure(const SceneGraph& graph);

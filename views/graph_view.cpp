@@ -117,7 +117,7 @@ void GraphView::fit() {
   fitInView(r, Qt::KeepAspectRatio);
   // A tall graph fitted whole is unreadable; fit its width instead, capped to a legible scale,
   // and start at its top where the inputs are.
-  const double minReadable = 0.35;
+  const double minReadable = 0.5;
   if (zoom() < minReadable) {
     double widthFit = viewport()->width() / r.width();
     double z = std::clamp(widthFit, minReadable, 1.0);
@@ -194,8 +194,8 @@ void Minimap::rebuild() {
 void Minimap::paintEvent(QPaintEvent*) {
   QPainter p(this);
   const QPalette& pal = palette();
-  QColor bg = pal.color(QPalette::Base);
-  bg.setAlphaF(0.92);
+  // Opaque: graph lines showing through the overview read as part of it.
+  const QColor bg = pal.color(QPalette::AlternateBase);
   p.setPen(QPen(pal.color(QPalette::Mid), 1));
   p.setBrush(bg);
   p.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);

@@ -123,6 +123,7 @@ void MainWindow::createDocks() {
   m_nodeTable->setColumnWidth(NodeTableModel::OutputsColumn, 110);
   m_nodeTable->setColumnWidth(NodeTableModel::TeColumn, 40);
   m_nodeTable->setWordWrap(false);
+  m_nodeTable->setTextElideMode(Qt::ElideMiddle);  // node names share long path prefixes
   m_nodeTable->setAlternatingRowColors(true);
   nodesLayout->addWidget(filter);
   nodesLayout->addWidget(m_nodeTable, 1);

@@ -3,10 +3,12 @@
 namespace souffle {
 namespace {
 std::string compose(const std::string& file, const std::string& node, const std::string& reason) {
+  // Built with append: GCC 12 misreports `"literal" + std::string` here under -Wrestrict.
   std::string s;
-  if (!file.empty()) s += file + ": ";
-  if (!node.empty()) s += "node " + node + ": ";
-  return s + reason;
+  if (!file.empty()) s.append(file).append(": ");
+  if (!node.empty()) s.append("node ").append(node).append(": ");
+  s.append(reason);
+  return s;
 }
 }  // namespace
 

@@ -11,14 +11,14 @@
 namespace {
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string out;  // stdout and stderr together
 };
 
-Run run_cli(const std::string& args) {
+CliRun run_cli(const std::string& args) {
   std::string cmd = std::string(SOUFFLE_CLI) + " " + args + " 2>&1";
-  Run r;
+  CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
@@ -43,7 +43,7 @@ fs::path scratch(const std::string& name) {
 TEST(Cli, NoSubcommandIsUsageError) { EXPECT_EQ(run_cli("").code, 2); }
 
 TEST(Cli, MissingFileNamesIt) {
-  Run r = run_cli("inspect /nonexistent/model.onnx");
+  CliRun r = run_cli("inspect /nonexistent/model.onnx");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("/nonexistent/model.onnx"), std::string::npos) << r.out;
 }
@@ -51,7 +51,7 @@ TEST(Cli, MissingFileNamesIt) {
 TEST(Cli, CorruptModelIsExit2WithFileName) {
   fs::path d = scratch("corrupt");
   std::ofstream(d / "model.onnx") << "this is not a protobuf \x01\x02\x03";
-  Run r = run_cli("inspect " + (d / "model.onnx").string());
+  CliRun r = run_cli("inspect " + (d / "model.onnx").string());
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("model.onnx"), std::string::npos) << r.out;
 }
@@ -62,12 +62,12 @@ TEST(Cli, TruncatedModelIsExit2) {
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   ASSERT_GT(bytes.size(), 100u);
   std::ofstream(d / "model.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-  Run r = run_cli("inspect " + (d / "model.onnx").string());
+  CliRun r = run_cli("inspect " + (d / "model.onnx").string());
   EXPECT_EQ(r.code, 2) << r.out;
 }
 
 TEST(Cli, InspectJsonHasContractKeys) {
-  Run r = run_cli("inspect --json " + sample("mmoe"));
+  CliRun r = run_cli("inspect --json " + sample("mmoe"));
   ASSERT_EQ(r.code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"model", "opset", "onnx_nodes", "nodes", "tes", "inputs", "outputs",
@@ -78,7 +78,7 @@ TEST(Cli, InspectJsonHasContractKeys) {
 }
 
 TEST(Cli, VerifyPassesOnSample) {
-  Run r = run_cli("verify " + sample("mmoe"));
+  CliRun r = run_cli("verify " + sample("mmoe"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
 }
@@ -101,13 +101,13 @@ TEST(Cli, VerifyDetectsWrongReference) {
   } else {
     fs::copy_file(d / "test_data_set_0" / "input_0.pb", out0, fs::copy_options::overwrite_existing);
   }
-  Run r = run_cli("verify " + (d / "model.onnx").string());
+  CliRun r = run_cli("verify " + (d / "model.onnx").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BadDimOption) {
-  Run r = run_cli("inspect " + sample("mmoe") + " --dim batch");
+  CliRun r = run_cli("inspect " + sample("mmoe") + " --dim batch");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("name=value"), std::string::npos) << r.out;
 }
@@ -115,7 +115,7 @@ TEST(Cli, BadDimOption) {
 TEST(Cli, ConformanceCountsAndJson) {
   const std::string node = "/usr/share/libonnx-testdata/data/node";
   if (!fs::exists(node)) GTEST_SKIP() << "libonnx-testdata not installed";
-  Run r = run_cli("conformance --json " + node + "/test_abs " + node + "/test_relu");
+  CliRun r = run_cli("conformance --json " + node + "/test_abs " + node + "/test_relu");
   ASSERT_EQ(r.code, 0) << r.out;
   size_t b = r.out.find('{'), e = r.out.rfind('}');
   ASSERT_NE(b, std::string::npos) << r.out;

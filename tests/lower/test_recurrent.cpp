@@ -16,13 +16,13 @@ graph::Attribute int_attr(int64_t v) {
   a.i = v;
   return a;
 }
-graph::Attribute float_attr(double v) {
+[[maybe_unused]] graph::Attribute float_attr(double v) {
   graph::Attribute a;
   a.kind = graph::Attribute::Kind::Float;
   a.f = v;
   return a;
 }
-graph::Attribute string_attr(std::string v) {
+[[maybe_unused]] graph::Attribute string_attr(std::string v) {
   graph::Attribute a;
   a.kind = graph::Attribute::Kind::String;
   a.s = std::move(v);
@@ -94,9 +94,10 @@ std::vector<ConstTensorPtr> run_all(const graph::Node& node,
   return interp::run(prog, l.input_values);
 }
 
-ConstTensorPtr run(const graph::Node& node, const std::vector<ConstTensorPtr>& vals,
-                   int64_t opset = 17, const std::vector<bool>& constant = {},
-                   NodeLowering* out = nullptr) {
+[[maybe_unused]] ConstTensorPtr run(const graph::Node& node,
+                                    const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
+                                    const std::vector<bool>& constant = {},
+                                    NodeLowering* out = nullptr) {
   return run_all(node, vals, opset, constant, out)[0];
 }
 
@@ -203,7 +204,7 @@ struct Case {
   std::string cell;
   int64_t T = 3, B = 2, I = 2, H = 3;
   bool bias = true;
-  std::vector<int64_t> lens;
+  std::vector<int64_t> lens = {};
   std::string direction = "forward";
   bool lbr = false;
 };

@@ -16,13 +16,13 @@ graph::Attribute int_attr(int64_t v) {
   a.i = v;
   return a;
 }
-graph::Attribute float_attr(double v) {
+[[maybe_unused]] graph::Attribute float_attr(double v) {
   graph::Attribute a;
   a.kind = graph::Attribute::Kind::Float;
   a.f = v;
   return a;
 }
-graph::Attribute string_attr(std::string v) {
+[[maybe_unused]] graph::Attribute string_attr(std::string v) {
   graph::Attribute a;
   a.kind = graph::Attribute::Kind::String;
   a.s = std::move(v);

@@ -1,0 +1,144 @@
+#include <sstream>
+
+#include "core/loop/stmt.h"
+#include "core/te/printer.h"
+
+namespace souffle::loop {
+
+namespace {
+
+std::string indices_str(const std::vector<Expr>& idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (i) s += ", ";
+    s += te::print(idx[i]);
+  }
+  return s + "]";
+}
+
+std::string buffer_decl(const Tensor& t) {
+  return t->name + ": " + dtype_name(t->dtype) + shape_str(t->shape);
+}
+
+class Printer {
+ public:
+  explicit Printer(std::ostringstream& out) : m_out(out) {}
+
+  void print(const Stmt& s) {
+    if (!s.defined()) {
+      line("<undefined>");
+      return;
+    }
+    switch (s.kind()) {
+#define SOUFFLE_X(N)       \
+  case StmtKind::N:        \
+    print_##N(*s.as<N>()); \
+    break;
+      SOUFFLE_LOOP_STMT_NODES(SOUFFLE_X)
+#undef SOUFFLE_X
+    }
+  }
+
+ private:
+  void line(const std::string& text) {
+    m_out << std::string(2 * m_depth, ' ') << text << "\n";
+  }
+  void nested(const Stmt& s) {
+    ++m_depth;
+    print(s);
+    --m_depth;
+  }
+
+  void print_For(const For& n) {
+    line("for " + te::print(n.var) + " in " + te::print(n.min) + " .. +" + te::print(n.extent) +
+         " " + for_kind_name(n.for_kind) + " {");
+    nested(n.body);
+    line("}");
+  }
+  void print_LetStmt(const LetStmt& n) {
+    line("let " + te::print(n.var) + " = " + te::print(n.value));
+    print(n.body);
+  }
+  void print_Allocate(const Allocate& n) {
+    line(std::string("allocate ") + scope_name(n.scope) + " " + buffer_decl(n.buffer));
+    print(n.body);
+  }
+  void print_Store(const Store& n) {
+    line(n.buffer->name + indices_str(n.indices) + " = " + te::print(n.value));
+  }
+  void print_AtomicAdd(const AtomicAdd& n) {
+    line("atomic_add " + n.buffer->name + indices_str(n.indices) + " += " + te::print(n.value));
+  }
+  void print_IfThenElse(const IfThenElse& n) {
+    line("if " + te::print(n.cond) + " {");
+    nested(n.then_case);
+    if (n.else_case.defined()) {
+      line("} else {");
+      nested(n.else_case);
+    }
+    line("}");
+  }
+  void print_Seq(const Seq& n) {
+    for (const Stmt& s : n.stmts) print(s);
+  }
+  void print_BlockBarrier(const BlockBarrier&) {
+    line("block_barrier()");
+  }
+  void print_GridBarrier(const GridBarrier&) {
+    line("grid_barrier()");
+  }
+  void print_Stage(const Stage& n) {
+    line("stage " + std::to_string(n.index) + " {");
+    nested(n.body);
+    line("}");
+  }
+  void print_Evaluate(const Evaluate& n) {
+    line("evaluate " + te::print(n.value));
+  }
+  void print_Comment(const Comment& n) {
+    line("// " + n.text);
+  }
+
+  std::ostringstream& m_out;
+  int m_depth = 0;
+};
+
+}  // namespace
+
+std::string print(const Stmt& s) {
+  std::ostringstream out;
+  Printer(out).print(s);
+  return out.str();
+}
+
+std::string print(const Kernel& k) {
+  std::ostringstream out;
+  out << "kernel " << k.name << " grid " << k.launch.grid_x << " block " << k.launch.block_x
+      << " shared " << k.launch.dynamic_shared_bytes << (k.launch.cooperative ? " cooperative" : "")
+      << "\n";
+  for (const Tensor& t : k.inputs) out << "  in  " << buffer_decl(t) << "\n";
+  for (const Tensor& t : k.outputs) out << "  out " << buffer_decl(t) << "\n";
+  for (size_t i = 0; i < k.stages.size(); ++i) {
+    const StageInfo& st = k.stages[i];
+    out << "  stage " << i << " " << st.name << " (" << st.schedule << ", grid " << st.grid_x
+        << " block " << st.block_x << "):";
+    for (size_t j = 0; j < st.tes.size(); ++j) {
+      out << " " << st.tes[j];
+      if (j < st.origins.size() && !st.origins[j].node.empty())
+        out << " <- " << st.origins[j].node << " (" << st.origins[j].op_type << ")";
+    }
+    out << "\n";
+  }
+  for (const SharedSlot& s : k.shared)
+    out << "  shared " << s.buffer->name << " @" << s.offset << " +" << s.bytes << "\n";
+  out << print(k.body);
+  return out.str();
+}
+
+std::string print(const KernelSet& ks) {
+  std::string s = "kernels " + ks.name + " (" + std::to_string(ks.kernels.size()) + ")\n";
+  for (const Kernel& k : ks.kernels) s += print(k);
+  return s;
+}
+
+}  // namespace souffle::loop

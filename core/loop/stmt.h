@@ -1,0 +1,246 @@
+/// \file Loop IR (kernel IR): immutable statement nodes over TE expressions, kernels and kernel
+/// sets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/te/expr.h"
+
+namespace souffle::loop {
+
+using te::Expr;
+using te::Tensor;
+
+/// The one list of statement kinds; it generates the kind enum, the visitor and mutator hooks, the
+/// printer and structural equality (forgetting a kind is a compile error there).
+#define SOUFFLE_LOOP_STMT_NODES(X) \
+  X(For)                           \
+  X(LetStmt)                       \
+  X(Allocate)                      \
+  X(Store)                         \
+  X(AtomicAdd)                     \
+  X(IfThenElse)                    \
+  X(Seq)                           \
+  X(BlockBarrier)                  \
+  X(GridBarrier)                   \
+  X(Stage)                         \
+  X(Evaluate)                      \
+  X(Comment)
+
+enum class StmtKind : uint8_t {
+#define SOUFFLE_X(N) N,
+  SOUFFLE_LOOP_STMT_NODES(SOUFFLE_X)
+#undef SOUFFLE_X
+};
+
+/// How a loop runs. Block/thread kinds bind their var to blockIdx/threadIdx: such a loop is not
+/// a loop in the emitted code; its extent must equal the kernel's launch configuration.
+enum class ForKind : uint8_t { Serial, Unrolled, Vectorized, BlockIdxX, ThreadIdxX };
+const char* for_kind_name(ForKind k);  ///< "serial", "unrolled", "vectorized", "blockIdx.x", ...
+bool is_thread_binding(ForKind k);     ///< BlockIdxX or ThreadIdxX
+
+/// Where a buffer lives: global (kernel params and intermediates), shared (per block), local
+/// (per thread registers).
+enum class MemScope : uint8_t { Global, Shared, Local };
+const char* scope_name(MemScope s);  ///< "global", "shared", "local"
+
+struct StmtNode;
+
+/// A reference-counted handle to an immutable statement node.
+class Stmt {
+ public:
+  Stmt() = default;
+  explicit Stmt(std::shared_ptr<const StmtNode> n) : m_node(std::move(n)) {}
+  bool defined() const { return m_node != nullptr; }
+  const StmtNode* get() const { return m_node.get(); }
+  const StmtNode* operator->() const { return m_node.get(); }
+  StmtKind kind() const;
+  template <typename T>
+  const T* as() const;  ///< nullptr when the node is of another kind
+  bool same_as(const Stmt& o) const { return m_node == o.m_node; }
+
+ private:
+  std::shared_ptr<const StmtNode> m_node;
+};
+
+struct StmtNode {
+  StmtKind kind;
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  virtual ~StmtNode() = default;
+};
+
+/// for (var = min; var < min + extent; ++var) body. `var` is a te::Var (Int64).
+struct For : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::For;
+  Expr var, min, extent;
+  ForKind for_kind;
+  Stmt body;
+  For(Expr v, Expr mn, Expr ext, ForKind k, Stmt b)
+      : StmtNode(kKind),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        body(std::move(b)) {}
+};
+/// Binds var (a te::Var) to value inside body (a const local in the emitted code).
+struct LetStmt : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::LetStmt;
+  Expr var, value;
+  Stmt body;
+  LetStmt(Expr v, Expr val, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+};
+/// Declares `buffer` (a te::Tensor naming its shape and dtype) in `scope` for the extent of body.
+/// Global-scope allocations are kernel-private scratch; params are not allocated.
+struct Allocate : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Allocate;
+  Tensor buffer;
+  MemScope scope;
+  Stmt body;
+  Allocate(Tensor buf, MemScope s, Stmt b)
+      : StmtNode(kKind), buffer(std::move(buf)), scope(s), body(std::move(b)) {}
+};
+/// buffer[indices...] = value; one Int64 index per dimension of the buffer.
+struct Store : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Store;
+  Tensor buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  Store(Tensor buf, std::vector<Expr> idx, Expr v)
+      : StmtNode(kKind), buffer(std::move(buf)), indices(std::move(idx)), value(std::move(v)) {}
+};
+/// atomicAdd(&buffer[indices...], value) (global or shared buffers).
+struct AtomicAdd : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::AtomicAdd;
+  Tensor buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  AtomicAdd(Tensor buf, std::vector<Expr> idx, Expr v)
+      : StmtNode(kKind), buffer(std::move(buf)), indices(std::move(idx)), value(std::move(v)) {}
+};
+/// if (cond) then_case else else_case; else_case may be undefined.
+struct IfThenElse : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::IfThenElse;
+  Expr cond;
+  Stmt then_case, else_case;
+  IfThenElse(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+};
+/// Statements in order.
+struct Seq : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Seq;
+  std::vector<Stmt> stmts;
+  explicit Seq(std::vector<Stmt> s) : StmtNode(kKind), stmts(std::move(s)) {}
+};
+/// __syncthreads(): every thread of the block must reach it (never in thread-divergent code).
+struct BlockBarrier : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::BlockBarrier;
+  BlockBarrier() : StmtNode(kKind) {}
+};
+/// cooperative_groups::this_grid().sync(): every thread of the grid; needs a cooperative launch.
+struct GridBarrier : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::GridBarrier;
+  GridBarrier() : StmtNode(kKind) {}
+};
+/// The statements of one stage of a kernel; `index` points into Kernel::stages (name, origins),
+/// so the emitter can comment it and the emulator can name it in errors.
+struct Stage : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Stage;
+  int index;
+  Stmt body;
+  Stage(int i, Stmt b) : StmtNode(kKind), index(i), body(std::move(b)) {}
+};
+/// Evaluates an expression for its effect (none today; kept for intrinsics).
+struct Evaluate : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Evaluate;
+  Expr value;
+  explicit Evaluate(Expr v) : StmtNode(kKind), value(std::move(v)) {}
+};
+/// A line of explanation carried into the emitted code.
+struct Comment : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Comment;
+  std::string text;
+  explicit Comment(std::string t) : StmtNode(kKind), text(std::move(t)) {}
+};
+
+inline StmtKind Stmt::kind() const {
+  return m_node->kind;
+}
+template <typename T>
+const T* Stmt::as() const {
+  return m_node && m_node->kind == T::kKind ? static_cast<const T*>(m_node.get()) : nullptr;
+}
+
+// ---- validating constructors (throw InternalError on ill-formed input) ----
+Stmt make_for(Expr var, Expr min, Expr extent, ForKind kind, Stmt body);
+Stmt make_for(Expr var, int64_t extent, ForKind kind, Stmt body);  ///< min 0
+Stmt let_stmt(Expr var, Expr value, Stmt body);
+Stmt allocate(Tensor buffer, MemScope scope, Stmt body);
+Stmt store(Tensor buffer, std::vector<Expr> indices, Expr value);
+Stmt atomic_add(Tensor buffer, std::vector<Expr> indices, Expr value);
+Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = {});
+/// Flattens nested Seqs and drops undefined statements; a single statement is returned as is.
+Stmt seq(std::vector<Stmt> stmts);
+Stmt block_barrier();
+Stmt grid_barrier();
+Stmt stage(int index, Stmt body);
+Stmt evaluate(Expr value);
+Stmt comment(std::string text);
+
+/// A buffer that is not a model tensor (shared tiles, register accumulators, scratch).
+Tensor make_buffer(std::string name, Shape shape, DType dtype);
+
+// ---- kernels ----
+
+struct LaunchConfig {
+  int64_t grid_x = 1;
+  int64_t block_x = 1;
+  int64_t dynamic_shared_bytes = 0;  ///< the shared arena (see plan_shared_arena)
+  bool cooperative = false;          ///< launched with cudaLaunchCooperativeKernel (grid barriers)
+};
+
+/// One stage of a kernel: the TEs it computes and the ONNX nodes they came from.
+struct StageInfo {
+  std::string name;                 ///< "stage0_matmul"
+  std::string schedule;             ///< "injective", "reduction", "gemm 64x64x16 tile 4x4"
+  std::vector<std::string> tes;     ///< TE (ComputeOp) names
+  std::vector<te::Origin> origins;  ///< ONNX node and op type per TE
+  int64_t grid_x = 1, block_x = 1;  ///< what the stage itself needs
+};
+
+/// Where one shared buffer sits in the kernel's shared arena.
+struct SharedSlot {
+  Tensor buffer;
+  int64_t offset = 0;  ///< bytes from the start of the arena
+  int64_t bytes = 0;
+};
+
+/// One loop-IR function plus its launch configuration.
+struct Kernel {
+  std::string name;
+  std::vector<Tensor> inputs;   ///< global tensors read (model inputs, constants, intermediates)
+  std::vector<Tensor> outputs;  ///< global tensors written
+  Stmt body;
+  LaunchConfig launch;
+  std::vector<StageInfo> stages;
+  std::vector<SharedSlot> shared;  ///< filled by plan_shared_arena
+};
+
+/// A model's kernels in launch order over global tensors.
+struct KernelSet {
+  std::string name;
+  std::vector<Tensor> inputs;   ///< model inputs
+  std::vector<Tensor> outputs;  ///< model outputs
+  std::vector<Kernel> kernels;
+};
+
+// ---- printing (stable text; tests compare it) ----
+std::string print(const Stmt& s);
+std::string print(const Kernel& k);
+std::string print(const KernelSet& ks);
+
+}  // namespace souffle::loop

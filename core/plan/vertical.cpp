@@ -1,0 +1,540 @@
+#include "core/plan/vertical.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/analysis/access.h"
+#include "core/te/equal.h"
+#include "core/te/mutator.h"
+#include "core/te/verify.h"
+
+namespace souffle::plan {
+namespace {
+
+using te::BinaryOp;
+using te::Expr;
+
+// ---------------------------------------------------------------- index simplification
+
+/// A closed integer interval; `known` false means unbounded.
+struct Range {
+  bool known = false;
+  int64_t lo = 0, hi = 0;
+};
+
+constexpr int64_t kBig = int64_t{1} << 60;  // ranges beyond this are treated as unknown
+
+Range exact(int64_t v) {
+  return {true, v, v};
+}
+
+Range scale(Range r, int64_t k) {
+  if (!r.known) return r;
+  __int128 a = static_cast<__int128>(r.lo) * k, b = static_cast<__int128>(r.hi) * k;
+  if (a > b) std::swap(a, b);
+  if (a < -kBig || b > kBig) return {};
+  return {true, static_cast<int64_t>(a), static_cast<int64_t>(b)};
+}
+
+Range add(Range a, Range b) {
+  if (!a.known || !b.known) return {};
+  __int128 lo = static_cast<__int128>(a.lo) + b.lo, hi = static_cast<__int128>(a.hi) + b.hi;
+  if (lo < -kBig || hi > kBig) return {};
+  return {true, static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
+int64_t floor_div(int64_t a, int64_t c) {
+  int64_t q = a / c;
+  return (a % c != 0 && ((a < 0) != (c < 0))) ? q - 1 : q;
+}
+
+/// const + sum(coeff * atom); atoms are vars or non-affine int64 subexpressions, kept unique by
+/// structural equality in order of first appearance (so printing is deterministic).
+struct Affine {
+  int64_t c = 0;
+  std::vector<std::pair<Expr, int64_t>> terms;
+
+  void add_term(const Expr& atom, int64_t k) {
+    if (k == 0) return;
+    for (auto it = terms.begin(); it != terms.end(); ++it) {
+      if (te::equal(it->first, atom)) {
+        it->second += k;
+        if (it->second == 0) terms.erase(it);
+        return;
+      }
+    }
+    terms.emplace_back(atom, k);
+  }
+  void add(const Affine& o, int64_t k) {
+    c += o.c * k;
+    for (const auto& [a, x] : o.terms) add_term(a, x * k);
+  }
+  bool is_const() const { return terms.empty(); }
+};
+
+class Simplifier : public te::ExprMutator {
+ public:
+  explicit Simplifier(std::unordered_map<const te::ExprNode*, int64_t> extents)
+      : m_extents(std::move(extents)) {}
+
+ protected:
+  Expr mutate_Binary(const te::Binary& n, const Expr& e) override {
+    Expr r = ExprMutator::mutate_Binary(n, e);
+    const auto* b = r.as<te::Binary>();
+    if (!b) return r;
+    if (r.dtype() == DType::Int64 && is_int_arith(b->op)) return build(linearize(r));
+    if (te::is_comparison(b->op) && b->a.dtype() == DType::Int64) return fold_compare(*b, r);
+    if (b->op == BinaryOp::And || b->op == BinaryOp::Or) {
+      const auto *x = b->a.as<te::IntImm>(), *y = b->b.as<te::IntImm>();
+      bool is_and = b->op == BinaryOp::And;
+      if (x) return (x->value != 0) == is_and ? b->b : b->a;
+      if (y) return (y->value != 0) == is_and ? b->a : b->b;
+    }
+    return r;
+  }
+  Expr mutate_Unary(const te::Unary& n, const Expr& e) override {
+    Expr r = ExprMutator::mutate_Unary(n, e);
+    const auto* u = r.as<te::Unary>();
+    if (!u) return r;
+    if (u->op == te::UnaryOp::Neg && r.dtype() == DType::Int64) return build(linearize(r));
+    if (u->op == te::UnaryOp::Not) {
+      if (const auto* x = u->a.as<te::IntImm>()) return te::int_imm(x->value == 0, DType::Bool);
+    }
+    return r;
+  }
+  Expr mutate_Select(const te::Select& n, const Expr& e) override {
+    Expr c = mutate(n.cond);
+    if (const auto* x = c.as<te::IntImm>()) return mutate(x->value != 0 ? n.t : n.f);
+    Expr t = mutate(n.t), f = mutate(n.f);
+    if (c.same_as(n.cond) && t.same_as(n.t) && f.same_as(n.f)) return e;
+    return te::select(c, t, f);
+  }
+
+ private:
+  static bool is_int_arith(BinaryOp op) {
+    switch (op) {
+      case BinaryOp::Add:
+      case BinaryOp::Sub:
+      case BinaryOp::Mul:
+      case BinaryOp::Div:
+      case BinaryOp::Mod:
+      case BinaryOp::FloorDiv:
+      case BinaryOp::FloorMod:
+      case BinaryOp::Min:
+      case BinaryOp::Max:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  Range atom_range(const Expr& a) {
+    if (const auto* i = a.as<te::IntImm>()) return exact(i->value);
+    if (a.as<te::Var>()) {
+      auto it = m_extents.find(a.get());
+      if (it == m_extents.end() || it->second <= 0) return {};
+      return {true, 0, it->second - 1};
+    }
+    const auto* b = a.as<te::Binary>();
+    if (!b || a.dtype() != DType::Int64) return {};
+    const auto* d = b->b.as<te::IntImm>();
+    if ((b->op == BinaryOp::FloorDiv || b->op == BinaryOp::FloorMod) && d && d->value > 0) {
+      Range x = range(linearize(b->a));
+      if (b->op == BinaryOp::FloorMod) {
+        if (x.known && x.lo >= 0 && x.hi < d->value) return x;
+        return {true, 0, d->value - 1};
+      }
+      if (!x.known) return {};
+      return {true, floor_div(x.lo, d->value), floor_div(x.hi, d->value)};
+    }
+    if (b->op == BinaryOp::Min || b->op == BinaryOp::Max) {
+      Range x = range(linearize(b->a)), y = range(linearize(b->b));
+      if (!x.known || !y.known) return {};
+      if (b->op == BinaryOp::Min) return {true, std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+      return {true, std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+    }
+    return {};
+  }
+
+  Range range(const Affine& a) {
+    Range r = exact(a.c);
+    for (const auto& [atom, k] : a.terms) r = add(r, scale(atom_range(atom), k));
+    return r;
+  }
+
+  /// floordiv/floormod of `num` by a positive constant, split as num = d*q + rest.
+  Affine div_mod(const Affine& num, int64_t d, bool is_div) {
+    Affine q, rest;
+    q.c = floor_div(num.c, d);
+    rest.c = num.c - q.c * d;
+    for (const auto& [atom, k] : num.terms) {
+      if (k % d == 0)
+        q.add_term(atom, k / d);
+      else
+        rest.add_term(atom, k);
+    }
+    Affine out;
+    if (is_div) out = q;
+    Range rr = range(rest);
+    if (rr.known && floor_div(rr.lo, d) == floor_div(rr.hi, d)) {
+      int64_t k = floor_div(rr.lo, d);
+      if (is_div) {
+        out.c += k;
+      } else {
+        out.add(rest, 1);
+        out.c -= k * d;
+      }
+      return out;
+    }
+    Expr inner = build(rest);
+    // floordiv(floordiv(x, a), d) = floordiv(x, a*d); floormod(floormod(x, a), d) = floormod(x, d)
+    // when d divides a.
+    if (const auto* b = inner.as<te::Binary>()) {
+      const auto* a = b->b.as<te::IntImm>();
+      if (a && a->value > 0 && is_div && b->op == BinaryOp::FloorDiv && a->value < kBig / d) {
+        out.add_term(te::binary(BinaryOp::FloorDiv, b->a, te::int_imm(a->value * d)), 1);
+        return out;
+      }
+      if (a && a->value > 0 && !is_div && b->op == BinaryOp::FloorMod && a->value % d == 0) {
+        out.add_term(te::binary(BinaryOp::FloorMod, b->a, te::int_imm(d)), 1);
+        return out;
+      }
+    }
+    out.add_term(
+        te::binary(is_div ? BinaryOp::FloorDiv : BinaryOp::FloorMod, inner, te::int_imm(d)), 1);
+    return out;
+  }
+
+  /// x = d*floordiv(x, d) + floormod(x, d): folds such pairs back into x (a reshape composed
+  /// with its inverse).
+  void recombine(Affine& a) {
+    for (bool again = true; again;) {
+      again = false;
+      for (size_t i = 0; i < a.terms.size() && !again; ++i) {
+        const auto* fd = a.terms[i].first.as<te::Binary>();
+        if (!fd || fd->op != BinaryOp::FloorDiv) continue;
+        const auto* d = fd->b.as<te::IntImm>();
+        if (!d || d->value <= 0) continue;
+        for (size_t j = 0; j < a.terms.size(); ++j) {
+          const auto* fm = a.terms[j].first.as<te::Binary>();
+          if (!fm || fm->op != BinaryOp::FloorMod || !te::equal(fm->b, fd->b) ||
+              !te::equal(fm->a, fd->a))
+            continue;
+          int64_t k = a.terms[j].second;
+          if (a.terms[i].second != k * d->value) continue;
+          Expr x = fd->a, fde = a.terms[i].first, fme = a.terms[j].first;
+          a.add_term(fde, -k * d->value);
+          a.add_term(fme, -k);
+          a.add(linearize(x), k);
+          again = true;
+          break;
+        }
+      }
+    }
+  }
+
+  Affine linearize(const Expr& e) {
+    Affine out;
+    if (const auto* i = e.as<te::IntImm>(); i && e.dtype() == DType::Int64) {
+      out.c = i->value;
+      return out;
+    }
+    if (e.dtype() != DType::Int64) {
+      out.add_term(e, 1);
+      return out;
+    }
+    if (const auto* u = e.as<te::Unary>(); u && u->op == te::UnaryOp::Neg) {
+      out.add(linearize(u->a), -1);
+      return out;
+    }
+    const auto* b = e.as<te::Binary>();
+    if (!b) {
+      out.add_term(e, 1);
+      return out;
+    }
+    switch (b->op) {
+      case BinaryOp::Add:
+        out.add(linearize(b->a), 1);
+        out.add(linearize(b->b), 1);
+        recombine(out);
+        return out;
+      case BinaryOp::Sub:
+        out.add(linearize(b->a), 1);
+        out.add(linearize(b->b), -1);
+        recombine(out);
+        return out;
+      case BinaryOp::Mul: {
+        Affine x = linearize(b->a), y = linearize(b->b);
+        if (y.is_const()) {
+          out.add(x, y.c);
+          return out;
+        }
+        if (x.is_const()) {
+          out.add(y, x.c);
+          return out;
+        }
+        break;
+      }
+      case BinaryOp::FloorDiv:
+      case BinaryOp::FloorMod:
+      case BinaryOp::Div:
+      case BinaryOp::Mod: {
+        Affine y = linearize(b->b);
+        if (!y.is_const() || y.c <= 0) break;
+        Affine x = linearize(b->a);
+        bool floor = b->op == BinaryOp::FloorDiv || b->op == BinaryOp::FloorMod;
+        // C division equals floor division for a non-negative dividend.
+        if (!floor) {
+          Range r = range(x);
+          if (!r.known || r.lo < 0) break;
+        }
+        if (y.c == 1) {
+          if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Div) return x;
+          return out;  // x mod 1 == 0
+        }
+        return div_mod(x, y.c, b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Div);
+      }
+      case BinaryOp::Min:
+      case BinaryOp::Max: {
+        Affine x = linearize(b->a), y = linearize(b->b);
+        Affine diff = x;
+        diff.add(y, -1);
+        Range r = range(diff);
+        bool is_min = b->op == BinaryOp::Min;
+        if (r.known && r.hi <= 0) return is_min ? x : y;  // x <= y
+        if (r.known && r.lo >= 0) return is_min ? y : x;  // x >= y
+        break;
+      }
+      default:
+        break;
+    }
+    out.add_term(e, 1);
+    return out;
+  }
+
+  Expr build(const Affine& a) {
+    Expr r;
+    auto plus = [&](Expr t, bool negative) {
+      if (!r.defined())
+        r = negative ? te::unary(te::UnaryOp::Neg, t) : t;
+      else
+        r = te::binary(negative ? BinaryOp::Sub : BinaryOp::Add, r, t);
+    };
+    for (const auto& [atom, k] : a.terms) {
+      int64_t m = k < 0 ? -k : k;
+      Expr t = m == 1 ? atom : te::binary(BinaryOp::Mul, atom, te::int_imm(m));
+      plus(t, k < 0);
+    }
+    if (!r.defined()) return te::int_imm(a.c);
+    if (a.c != 0) plus(te::int_imm(a.c < 0 ? -a.c : a.c), a.c < 0);
+    return r;
+  }
+
+  Expr fold_compare(const te::Binary& b, const Expr& e) {
+    Affine d = linearize(b.a);
+    d.add(linearize(b.b), -1);
+    Range r = range(d);
+    if (!r.known) return e;
+    int v = -1;  // -1: undecided
+    switch (b.op) {
+      case BinaryOp::LT:
+        v = r.hi < 0 ? 1 : r.lo >= 0 ? 0 : -1;
+        break;
+      case BinaryOp::LE:
+        v = r.hi <= 0 ? 1 : r.lo > 0 ? 0 : -1;
+        break;
+      case BinaryOp::GT:
+        v = r.lo > 0 ? 1 : r.hi <= 0 ? 0 : -1;
+        break;
+      case BinaryOp::GE:
+        v = r.lo >= 0 ? 1 : r.hi < 0 ? 0 : -1;
+        break;
+      case BinaryOp::EQ:
+        v = r.lo == 0 && r.hi == 0 ? 1 : (r.lo > 0 || r.hi < 0) ? 0 : -1;
+        break;
+      case BinaryOp::NE:
+        v = r.lo == 0 && r.hi == 0 ? 0 : (r.lo > 0 || r.hi < 0) ? 1 : -1;
+        break;
+      default:
+        break;
+    }
+    return v < 0 ? e : te::int_imm(v, DType::Bool);
+  }
+
+  std::unordered_map<const te::ExprNode*, int64_t> m_extents;
+};
+
+std::unordered_map<const te::ExprNode*, int64_t> extents_of(const te::ComputeOp& op) {
+  std::unordered_map<const te::ExprNode*, int64_t> ext;
+  for (const te::IterVar& v : op.axes) ext[v.var.get()] = v.extent;
+  for (const te::IterVar& v : op.reduce_axes) ext[v.var.get()] = v.extent;
+  return ext;
+}
+
+size_t node_count(const Expr& e) {
+  size_t n = 0;
+  te::for_each_node(e, [&](const Expr&) { ++n; });
+  return n;
+}
+
+te::Op with_body(const te::ComputeOp& op, Expr body) {
+  auto out = std::make_shared<te::ComputeOp>(op);
+  out->body = std::move(body);
+  return out;
+}
+
+}  // namespace
+
+te::Op simplify_index_math(const te::Op& op) {
+  Simplifier s(extents_of(*op));
+  Expr body = s.mutate(op->body);
+  Expr init = op->init.defined() ? s.mutate(op->init) : op->init;
+  if (body.same_as(op->body) && init.same_as(op->init)) return op;
+  auto out = std::make_shared<te::ComputeOp>(*op);
+  out->body = body;
+  out->init = init;
+  return out;
+}
+
+// ---------------------------------------------------------------- the transform
+
+TransformResult vertical_transform(const te::TeProgram& program, const analysis::Analysis& an,
+                                   const TransformOptions& options) {
+  SOUFFLE_CHECK(an.tes.size() == program.ops.size(),
+                "vertical_transform: the analysis is not of this program");
+  TransformResult res;
+  const size_t n = program.ops.size();
+  std::unordered_map<const te::TensorNode*, int> producer;  // output tensor -> op index
+  for (size_t i = 0; i < n; ++i) producer[program.ops[i]->output.get()] = static_cast<int>(i);
+  std::unordered_set<const te::TensorNode*> outputs;
+  for (const te::Tensor& t : program.outputs) outputs.insert(t.get());
+
+  std::vector<te::Op> current(n);          // each op after rewriting its body
+  std::vector<int> remaining_reads(n, 0);  // consumers that still read op i
+  for (size_t i = 0; i < n; ++i) {
+    int t = an.tes[i].output_tensor;
+    remaining_reads[i] = t >= 0 ? static_cast<int>(an.tensors[t].consumers.size()) : 0;
+  }
+
+  for (size_t ci = 0; ci < n; ++ci) {
+    const te::Op& c = program.ops[ci];
+    const analysis::TeInfo& cinfo = an.tes[ci];
+    // Decide each producer -> c edge; `inline_from` maps the tensors to inline to their producers.
+    std::unordered_map<const te::TensorNode*, const te::ComputeOp*> inline_from;
+    std::vector<size_t> site_of;  // index into res.sites, parallel to the inlined producers
+    std::vector<int> inlined_ops;
+    for (const analysis::InputAccess& in : cinfo.inputs) {
+      const analysis::TensorInfo& tinfo = an.tensors[in.tensor];
+      if (tinfo.producer < 0) continue;
+      const int pi = tinfo.producer;
+      const te::ComputeOp& p = *current[pi];
+      const analysis::TeInfo& pinfo = an.tes[pi];
+      TransformSite site;
+      site.kind = "vertical";
+      site.key = "v:" + p.name + ">" + c->name;
+      site.ops = {p.name, c->name};
+      const bool forced = options.force.count(site.key) > 0;
+      const int64_t flops = analysis::count_flops(p.body);
+      const double evals = static_cast<double>(cinfo.iterations) *
+                           static_cast<double>(in.reads.size()) /
+                           static_cast<double>(std::max<int64_t>(tinfo.elements, 1));
+      bool ok = false;
+      if (pinfo.is_reduction) {
+        site.reason = "producer is a reduction";
+      } else if (options.forbid.count(site.key)) {
+        site.reason = "forbidden by a decision";
+      } else if (forced) {
+        ok = true;
+        site.reason = "forced by a decision";
+      } else if (tinfo.is_output) {
+        site.reason = "producer is a program output";
+      } else if (flops == 0) {
+        ok = true;
+        site.reason = pinfo.is_pure_view ? "pure view: composed into the consumer's index map"
+                                         : "data movement only (0 FLOPs): composed into the "
+                                           "consumer's reads";
+      } else if (tinfo.consumers.size() == 1 && evals <= 1.0) {
+        ok = true;
+        site.reason = "one-relies-on-one, only consumer: element-wise chain composed";
+      } else if (flops <= kCheapRecomputeFlops && evals <= kMaxRecomputeFactor) {
+        ok = true;
+        site.reason =
+            fmt::format("cheap to recompute: {} FLOPs x {:.3g} per element", flops, evals);
+      } else {
+        site.reason = fmt::format("would recompute {} FLOPs x {:.3g} per element", flops, evals);
+      }
+      if (ok) {
+        inline_from[p.output.get()] = &p;
+        site_of.push_back(res.sites.size());
+        inlined_ops.push_back(pi);
+      }
+      res.sites.push_back(std::move(site));
+    }
+    if (inline_from.empty()) {
+      current[ci] = c;
+      continue;
+    }
+    // Reads with structurally equal indices share one inlined copy (keeps the body a DAG).
+    struct Copy {
+      const te::TensorNode* tensor;
+      std::vector<Expr> indices;
+      Expr value;
+    };
+    std::vector<Copy> copies;
+    auto fn = [&](const te::Read& r, const std::vector<Expr>& idx) -> Expr {
+      auto it = inline_from.find(r.tensor.get());
+      if (it == inline_from.end()) return {};
+      for (const Copy& k : copies) {
+        if (k.tensor != r.tensor.get()) continue;
+        bool same = true;
+        for (size_t d = 0; d < idx.size() && same; ++d) same = te::equal(k.indices[d], idx[d]);
+        if (same) return k.value;
+      }
+      const te::ComputeOp& p = *it->second;
+      std::unordered_map<const te::ExprNode*, Expr> sub;
+      for (size_t d = 0; d < p.axes.size(); ++d) sub[p.axes[d].var.get()] = idx[d];
+      Expr v = te::substitute(p.body, sub);
+      copies.push_back({r.tensor.get(), idx, v});
+      return v;
+    };
+    Expr body = te::rewrite_reads(c->body, fn);
+    te::Op next = simplify_index_math(with_body(*c, body));
+    const bool forced_all = std::all_of(site_of.begin(), site_of.end(), [&](size_t s) {
+      return options.force.count(res.sites[s].key) > 0;
+    });
+    if (!forced_all && node_count(next->body) > kMaxInlinedBodyNodes) {
+      for (size_t s : site_of) {
+        res.sites[s].applied = false;
+        res.sites[s].reason =
+            fmt::format("the consumer's body would grow past {} nodes", kMaxInlinedBodyNodes);
+      }
+      current[ci] = c;
+      continue;
+    }
+    for (size_t s : site_of) {
+      res.sites[s].applied = true;
+      res.sites[s].result = c->name;
+    }
+    for (int pi : inlined_ops) --remaining_reads[pi];
+    current[ci] = next;
+  }
+
+  res.program.name = program.name;
+  res.program.inputs = program.inputs;
+  res.program.outputs = program.outputs;
+  for (size_t i = 0; i < n; ++i) {
+    const bool read_before = an.tensors[an.tes[i].output_tensor].consumers.size() > 0;
+    const bool gone =
+        read_before && remaining_reads[i] == 0 && !outputs.count(program.ops[i]->output.get());
+    if (!gone) res.program.ops.push_back(current[i]);
+  }
+  te::verify(res.program);
+  return res;
+}
+
+}  // namespace souffle::plan

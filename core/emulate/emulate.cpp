@@ -1,0 +1,532 @@
+#include "core/emulate/emulate.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/interp/scalar_ops.h"
+#include "core/te/printer.h"
+
+namespace souffle::emulate {
+
+EmulationError::EmulationError(std::string kernel, std::string stage, std::string detail)
+    : std::runtime_error("kernel " + kernel + (stage.empty() ? "" : ", stage " + stage) + ": " +
+                         detail),
+      m_kernel(std::move(kernel)),
+      m_stage(std::move(stage)),
+      m_detail(std::move(detail)) {}
+
+namespace {
+
+using interp::Val;
+using loop::MemScope;
+using te::Expr;
+using te::Tensor;
+using Lanes = std::vector<int32_t>;
+using Vals = std::vector<Val>;
+
+/// One buffer in one scope: `copies` instances (1 global, one per block shared, one per thread
+/// local), with written bits and the last accesses for race detection.
+struct Mem {
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape shape;
+  int64_t numel = 1;
+  MemScope scope = MemScope::Global;
+  int64_t copies = 1;
+  std::vector<Val> data;
+  std::vector<uint8_t> written;
+  /// Epoch and accessor (thread for shared, block for global) of the last write / reads;
+  /// reader -2 means several.
+  std::vector<int32_t> w_epoch, w_who, r_epoch, r_who;
+
+  void init(bool track) {
+    data.assign(static_cast<size_t>(numel * copies), Val{});
+    written.assign(data.size(), 0);
+    if (track) {
+      w_epoch.assign(data.size(), -1);
+      w_who.assign(data.size(), -1);
+      r_epoch.assign(data.size(), -1);
+      r_who.assign(data.size(), -1);
+    }
+  }
+};
+
+Val to_val(DType t, const TensorData& d, int64_t i) {
+  Val v;
+  if (is_float(t))
+    v.f = d.get_f64(i);
+  else
+    v.i = d.get_i64(i);
+  return v;
+}
+
+Val store_round(DType t, Val v) {
+  if (is_float(t))
+    v.f = interp::round_to(t, v.f, true);
+  else
+    v.i = interp::wrap_int(t, static_cast<uint64_t>(v.i));
+  return v;
+}
+
+class Machine {
+ public:
+  Machine(const EmulateOptions& o) : m_opt(o) {}
+
+  /// Global buffers persist across kernels.
+  std::unordered_map<std::string, std::unique_ptr<Mem>> globals;
+
+  Mem& global_for(const Tensor& t, bool create) {
+    auto it = globals.find(t->name);
+    if (it != globals.end()) {
+      if (it->second->shape != t->shape || it->second->dtype != t->dtype)
+        throw UserError("", t->name,
+                        "buffer has type " + std::string(dtype_name(it->second->dtype)) +
+                            shape_str(it->second->shape) + ", the kernel wants " +
+                            dtype_name(t->dtype) + shape_str(t->shape));
+      return *it->second;
+    }
+    if (t->source == te::TensorNode::Source::Constant && t->data) {
+      Mem& m = add_global(t);
+      for (int64_t i = 0; i < m.numel; ++i) m.data[i] = to_val(t->dtype, *t->data, i);
+      std::fill(m.written.begin(), m.written.end(), 1);
+      return m;
+    }
+    if (!create) throw UserError("", t->name, "kernel input not provided");
+    return add_global(t);
+  }
+
+  Mem& add_global(const Tensor& t) {
+    auto m = std::make_unique<Mem>();
+    m->name = t->name;
+    m->dtype = t->dtype;
+    m->shape = t->shape;
+    m->numel = shape_numel(t->shape);
+    m->init(m_opt.check_races);
+    Mem& ref = *m;
+    globals[t->name] = std::move(m);
+    return ref;
+  }
+
+  void run(const loop::Kernel& k) {
+    m_kernel = &k;
+    m_stage.clear();
+    m_grid = k.launch.grid_x;
+    m_block = k.launch.block_x;
+    m_lanes = m_grid * m_block;
+    m_mems.clear();
+    m_vars.clear();
+    for (const Tensor& t : k.inputs) m_mems[t.get()] = &global_for(t, false);
+    for (const Tensor& t : k.outputs) m_mems[t.get()] = &global_for(t, true);
+    m_block_epoch.assign(static_cast<size_t>(m_grid), 0);
+    // A kernel boundary orders everything before it: start a fresh grid epoch.
+    ++m_grid_epoch;
+    Lanes all(static_cast<size_t>(m_lanes));
+    for (int64_t l = 0; l < m_lanes; ++l) all[l] = static_cast<int32_t>(l);
+    exec(k.body, all);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    throw EmulationError(m_kernel->name, m_stage, what);
+  }
+  std::string who(int32_t lane) const {
+    return "block " + std::to_string(lane / m_block) + " thread " + std::to_string(lane % m_block);
+  }
+
+  Mem& mem(const Tensor& t) {
+    auto it = m_mems.find(t.get());
+    if (it != m_mems.end()) return *it->second;
+    if (t->source == te::TensorNode::Source::Constant) {
+      Mem& m = global_for(t, false);
+      m_mems[t.get()] = &m;
+      return m;
+    }
+    fail("access to " + t->name + ", which is neither a param nor allocated");
+  }
+
+  // ---- expressions ----
+
+  Vals eval(const Expr& e, const Lanes& lanes) {
+    const size_t n = lanes.size();
+    Vals out(n);
+    switch (e.kind()) {
+      case te::ExprKind::IntImm: {
+        Val v;
+        v.i = e.as<te::IntImm>()->value;
+        std::fill(out.begin(), out.end(), v);
+        return out;
+      }
+      case te::ExprKind::FloatImm: {
+        Val v;
+        v.f = interp::round_to(e.dtype(), e.as<te::FloatImm>()->value, true);
+        std::fill(out.begin(), out.end(), v);
+        return out;
+      }
+      case te::ExprKind::Var: {
+        auto it = m_vars.find(e.get());
+        if (it == m_vars.end()) fail("unbound var " + e.as<te::Var>()->name);
+        for (size_t i = 0; i < n; ++i) out[i] = it->second[lanes[i]];
+        return out;
+      }
+      case te::ExprKind::Unary: {
+        const te::Unary* u = e.as<te::Unary>();
+        Vals a = eval(u->a, lanes);
+        for (size_t i = 0; i < n; ++i) {
+          if (u->op == te::UnaryOp::Not)
+            out[i].i = a[i].i == 0;
+          else if (is_float(e.dtype()))
+            out[i].f = -a[i].f;
+          else
+            out[i].i = interp::wrap_int(e.dtype(), 0 - static_cast<uint64_t>(a[i].i));
+        }
+        return out;
+      }
+      case te::ExprKind::Binary: {
+        const te::Binary* b = e.as<te::Binary>();
+        Vals x = eval(b->a, lanes), y = eval(b->b, lanes);
+        DType t = b->a.dtype();
+        if (is_float(t)) {
+          for (size_t i = 0; i < n; ++i) {
+            out[i] = interp::binary_f(b->op, x[i].f, y[i].f);
+            if (is_float(e.dtype())) out[i].f = interp::round_to(e.dtype(), out[i].f, true);
+          }
+        } else {
+          for (size_t i = 0; i < n; ++i) out[i].i = interp::binary_i(b->op, t, x[i].i, y[i].i);
+        }
+        return out;
+      }
+      case te::ExprKind::Call: {
+        const te::Call* c = e.as<te::Call>();
+        DType t = c->args[0].dtype();
+        Vals x = eval(c->args[0], lanes);
+        Vals y = c->args.size() > 1 ? eval(c->args[1], lanes) : Vals(n);
+        for (size_t i = 0; i < n; ++i) {
+          if (is_float(t)) {
+            out[i] = interp::call_f(c->fn, x[i].f, y[i].f);
+            if (is_float(e.dtype())) out[i].f = interp::round_to(e.dtype(), out[i].f, true);
+          } else {
+            out[i] = interp::call_i(c->fn, t, x[i].i, y[i].i);
+          }
+        }
+        return out;
+      }
+      case te::ExprKind::Select: {
+        const te::Select* s = e.as<te::Select>();
+        Vals c = eval(s->cond, lanes);
+        Lanes lt, lf;
+        for (size_t i = 0; i < n; ++i) (c[i].i ? lt : lf).push_back(lanes[i]);
+        // Only the chosen side is evaluated, so guarded reads stay in bounds.
+        Vals vt = lt.empty() ? Vals() : eval(s->t, lt);
+        Vals vf = lf.empty() ? Vals() : eval(s->f, lf);
+        size_t it = 0, jf = 0;
+        for (size_t i = 0; i < n; ++i) out[i] = c[i].i ? vt[it++] : vf[jf++];
+        return out;
+      }
+      case te::ExprKind::Cast: {
+        const te::Cast* c = e.as<te::Cast>();
+        Vals a = eval(c->a, lanes);
+        for (size_t i = 0; i < n; ++i)
+          out[i] = interp::cast_value(c->a.dtype(), e.dtype(), a[i], true);
+        return out;
+      }
+      case te::ExprKind::Read: {
+        const te::Read* r = e.as<te::Read>();
+        Mem& m = mem(r->tensor);
+        std::vector<int64_t> flat = addresses(m, r->indices, lanes, "read");
+        for (size_t i = 0; i < n; ++i) {
+          int64_t a = flat[i];
+          if (m_opt.check_uninitialized && !m.written[a])
+            fail("read of never-written " + m.name + element(m, a) + " by " + who(lanes[i]));
+          track(m, a, lanes[i], false);
+          out[i] = m.data[a];
+        }
+        return out;
+      }
+    }
+    return out;
+  }
+
+  std::string element(const Mem& m, int64_t addr) const {
+    int64_t e = addr % m.numel;
+    std::vector<int64_t> idx(m.shape.size());
+    for (size_t d = m.shape.size(); d-- > 0;) {
+      idx[d] = e % m.shape[d];
+      e /= m.shape[d];
+    }
+    std::string s = "[";
+    for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+    return s + "]";
+  }
+
+  int64_t copy_of(const Mem& m, int32_t lane) const {
+    switch (m.scope) {
+      case MemScope::Global:
+        return 0;
+      case MemScope::Shared:
+        return lane / m_block;
+      case MemScope::Local:
+        return lane;
+    }
+    return 0;
+  }
+
+  /// Flat addresses (copy * numel + element) with a bounds check per dimension.
+  std::vector<int64_t> addresses(const Mem& m, const std::vector<Expr>& indices, const Lanes& lanes,
+                                 const char* what) {
+    std::vector<int64_t> flat(lanes.size(), 0);
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Vals v = eval(indices[d], lanes);
+      for (size_t i = 0; i < lanes.size(); ++i) {
+        if (v[i].i < 0 || v[i].i >= m.shape[d]) {
+          std::string idx = "[";
+          for (size_t k = 0; k < indices.size(); ++k) {
+            if (k) idx += ", ";
+            idx += k == d ? std::to_string(v[i].i) : te::print(indices[k]);
+          }
+          fail(std::string("out-of-bounds ") + what + " of " + scope_name(m.scope) + " " + m.name +
+               idx + "] (shape " + shape_str(m.shape) + ") by " + who(lanes[i]));
+        }
+        flat[i] = flat[i] * m.shape[d] + v[i].i;
+      }
+    }
+    for (size_t i = 0; i < lanes.size(); ++i) flat[i] += copy_of(m, lanes[i]) * m.numel;
+    return flat;
+  }
+
+  void track(Mem& m, int64_t a, int32_t lane, bool write) {
+    if (!m_opt.check_races || m.scope == MemScope::Local || m.w_epoch.empty()) return;
+    int32_t epoch, me;
+    if (m.scope == MemScope::Shared) {
+      epoch = m_block_epoch[lane / m_block];
+      me = lane % m_block;
+    } else {
+      epoch = m_grid_epoch;
+      me = lane / m_block;
+    }
+    const char* unit = m.scope == MemScope::Shared ? "threads" : "blocks";
+    const char* sync = m.scope == MemScope::Shared ? "block barrier" : "grid barrier";
+    auto race = [&](const char* kind, int32_t other) {
+      fail(std::string("data race (") + kind + ") on " + scope_name(m.scope) + " " + m.name +
+           element(m, a) + ": " + unit + " " + (other >= 0 ? std::to_string(other) : "several") +
+           " and " + std::to_string(me) + " without a " + sync + " between (" + who(lane) + ")");
+    };
+    if (m.w_epoch[a] == epoch && m.w_who[a] != me)
+      race(write ? "write-write" : "write-read", m.w_who[a]);
+    if (write) {
+      if (m.r_epoch[a] == epoch && m.r_who[a] != me) race("read-write", m.r_who[a]);
+      m.w_epoch[a] = epoch;
+      m.w_who[a] = me;
+    } else if (m.r_epoch[a] == epoch) {
+      if (m.r_who[a] != me) m.r_who[a] = -2;
+    } else {
+      m.r_epoch[a] = epoch;
+      m.r_who[a] = me;
+    }
+  }
+
+  // ---- statements ----
+
+  Vals& var_slot(const Expr& var) {
+    Vals& v = m_vars[var.get()];
+    if (v.size() != static_cast<size_t>(m_lanes)) v.assign(static_cast<size_t>(m_lanes), Val{});
+    return v;
+  }
+
+  void exec(const loop::Stmt& s, const Lanes& lanes) {
+    if (!s.defined() || lanes.empty()) return;
+    using namespace loop;
+    switch (s.kind()) {
+      case StmtKind::For: {
+        const For* f = s.as<For>();
+        if (f->for_kind == ForKind::BlockIdxX || f->for_kind == ForKind::ThreadIdxX) {
+          Vals& v = var_slot(f->var);
+          for (int32_t l : lanes)
+            v[l].i = f->for_kind == ForKind::BlockIdxX ? l / m_block : l % m_block;
+          exec(f->body, lanes);
+          return;
+        }
+        Vals mn = eval(f->min, lanes), ext = eval(f->extent, lanes);
+        int64_t most = 0;
+        bool uniform = true;
+        for (size_t i = 0; i < lanes.size(); ++i) {
+          most = std::max(most, ext[i].i);
+          uniform &= ext[i].i == ext[0].i;
+        }
+        for (int64_t it = 0; it < most; ++it) {
+          Lanes act;
+          const Lanes* run = &lanes;
+          if (!uniform) {
+            for (size_t i = 0; i < lanes.size(); ++i)
+              if (it < ext[i].i) act.push_back(lanes[i]);
+            run = &act;
+          }
+          Vals& v = var_slot(f->var);
+          for (size_t i = 0, j = 0; i < lanes.size(); ++i)
+            if (uniform || it < ext[i].i) {
+              v[lanes[i]].i = mn[i].i + it;
+              ++j;
+            }
+          exec(f->body, *run);
+        }
+        return;
+      }
+      case StmtKind::LetStmt: {
+        const LetStmt* l = s.as<LetStmt>();
+        Vals val = eval(l->value, lanes);
+        Vals& v = var_slot(l->var);
+        for (size_t i = 0; i < lanes.size(); ++i) v[lanes[i]] = val[i];
+        exec(l->body, lanes);
+        return;
+      }
+      case StmtKind::Allocate: {
+        const Allocate* a = s.as<Allocate>();
+        auto m = std::make_unique<Mem>();
+        m->name = a->buffer->name;
+        m->dtype = a->buffer->dtype;
+        m->shape = a->buffer->shape;
+        m->numel = shape_numel(a->buffer->shape);
+        m->scope = a->scope;
+        m->copies = a->scope == MemScope::Shared  ? m_grid
+                    : a->scope == MemScope::Local ? m_lanes
+                                                  : 1;
+        m->init(m_opt.check_races && a->scope != MemScope::Local);
+        Mem* prev = m_mems.count(a->buffer.get()) ? m_mems[a->buffer.get()] : nullptr;
+        m_mems[a->buffer.get()] = m.get();
+        exec(a->body, lanes);
+        if (prev)
+          m_mems[a->buffer.get()] = prev;
+        else
+          m_mems.erase(a->buffer.get());
+        return;
+      }
+      case StmtKind::Store:
+      case StmtKind::AtomicAdd: {
+        bool atomic = s.kind() == StmtKind::AtomicAdd;
+        const Tensor& buf = atomic ? s.as<AtomicAdd>()->buffer : s.as<Store>()->buffer;
+        const auto& idx = atomic ? s.as<AtomicAdd>()->indices : s.as<Store>()->indices;
+        const Expr& value = atomic ? s.as<AtomicAdd>()->value : s.as<Store>()->value;
+        Mem& m = mem(buf);
+        // All lanes evaluate before any writes, as one warp-wide instruction does.
+        Vals v = eval(value, lanes);
+        std::vector<int64_t> flat = addresses(m, idx, lanes, atomic ? "atomic add" : "store");
+        for (size_t i = 0; i < lanes.size(); ++i) {
+          int64_t a = flat[i];
+          if (atomic) {
+            if (m_opt.check_uninitialized && !m.written[a])
+              fail("atomic add to never-written " + m.name + element(m, a) + " by " +
+                   who(lanes[i]));
+            Val r;
+            if (is_float(m.dtype))
+              r.f = m.data[a].f + v[i].f;
+            else
+              r.i = static_cast<int64_t>(static_cast<uint64_t>(m.data[a].i) +
+                                         static_cast<uint64_t>(v[i].i));
+            m.data[a] = store_round(m.dtype, r);
+          } else {
+            track(m, a, lanes[i], true);
+            m.data[a] = store_round(m.dtype, v[i]);
+          }
+          m.written[a] = 1;
+        }
+        return;
+      }
+      case StmtKind::IfThenElse: {
+        const IfThenElse* n = s.as<IfThenElse>();
+        Vals c = eval(n->cond, lanes);
+        Lanes lt, lf;
+        for (size_t i = 0; i < lanes.size(); ++i) (c[i].i ? lt : lf).push_back(lanes[i]);
+        exec(n->then_case, lt);
+        exec(n->else_case, lf);
+        return;
+      }
+      case StmtKind::Seq:
+        for (const Stmt& x : s.as<Seq>()->stmts) exec(x, lanes);
+        return;
+      case StmtKind::BlockBarrier: {
+        std::vector<int64_t> count(static_cast<size_t>(m_grid), 0);
+        for (int32_t l : lanes) ++count[l / m_block];
+        for (int64_t b = 0; b < m_grid; ++b) {
+          if (count[b] != 0 && count[b] != m_block)
+            fail("block barrier in divergent code: block " + std::to_string(b) +
+                 " reaches it with " + std::to_string(count[b]) + " of " + std::to_string(m_block) +
+                 " threads");
+          if (count[b]) ++m_block_epoch[b];
+        }
+        return;
+      }
+      case StmtKind::GridBarrier:
+        if (static_cast<int64_t>(lanes.size()) != m_lanes)
+          fail("grid barrier in divergent code: " + std::to_string(lanes.size()) + " of " +
+               std::to_string(m_lanes) + " threads reach it");
+        if (!m_kernel->launch.cooperative) fail("grid barrier in a non-cooperative launch");
+        ++m_grid_epoch;
+        for (auto& e : m_block_epoch) ++e;
+        return;
+      case StmtKind::Stage: {
+        const Stage* g = s.as<Stage>();
+        std::string saved = m_stage;
+        m_stage = g->index < static_cast<int>(m_kernel->stages.size())
+                      ? m_kernel->stages[g->index].name
+                      : std::to_string(g->index);
+        exec(g->body, lanes);
+        m_stage = saved;
+        return;
+      }
+      case StmtKind::Evaluate:
+        eval(s.as<Evaluate>()->value, lanes);
+        return;
+      case StmtKind::Comment:
+        return;
+    }
+  }
+
+  const EmulateOptions& m_opt;
+  const loop::Kernel* m_kernel = nullptr;
+  std::string m_stage;
+  int64_t m_grid = 1, m_block = 1, m_lanes = 1;
+  std::unordered_map<const te::TensorNode*, Mem*> m_mems;
+  std::unordered_map<const te::ExprNode*, Vals> m_vars;
+  std::vector<int32_t> m_block_epoch;
+  int32_t m_grid_epoch = 0;
+};
+
+void load(Machine& m, const Buffers& buffers) {
+  for (const auto& [name, data] : buffers) {
+    auto t = te::make_compute_tensor(name, data->shape(), data->dtype());
+    Mem& g = m.add_global(t);
+    for (int64_t i = 0; i < g.numel; ++i) g.data[i] = to_val(g.dtype, *data, i);
+    std::fill(g.written.begin(), g.written.end(), 1);
+  }
+}
+
+std::shared_ptr<TensorData> unload(const Mem& g) {
+  auto d = std::make_shared<TensorData>(g.dtype, g.shape);
+  for (int64_t i = 0; i < g.numel; ++i) {
+    if (is_float(g.dtype))
+      d->set_f64(i, g.data[i].f);
+    else
+      d->set_i64(i, g.data[i].i);
+  }
+  return d;
+}
+
+}  // namespace
+
+void run_kernel(const loop::Kernel& kernel, Buffers& buffers, const EmulateOptions& options) {
+  Machine m(options);
+  load(m, buffers);
+  m.run(kernel);
+  for (const Tensor& t : kernel.outputs) buffers[t->name] = unload(*m.globals.at(t->name));
+}
+
+Buffers run_kernels(const loop::KernelSet& kernels, const Buffers& inputs,
+                    const EmulateOptions& options) {
+  Machine m(options);
+  load(m, inputs);
+  for (const loop::Kernel& k : kernels.kernels) m.run(k);
+  Buffers out;
+  for (const auto& [name, g] : m.globals) out[name] = unload(*g);
+  return out;
+}
+
+}  // namespace souffle::emulate

@@ -1,0 +1,196 @@
+#include "core/loop/mutator.h"
+
+#include "core/te/mutator.h"
+
+namespace souffle::loop {
+
+void StmtVisitor::visit(const Stmt& s) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+#define SOUFFLE_X(N)          \
+  case StmtKind::N:           \
+    visit_##N(*s.as<N>(), s); \
+    break;
+    SOUFFLE_LOOP_STMT_NODES(SOUFFLE_X)
+#undef SOUFFLE_X
+  }
+}
+
+void StmtVisitor::visit_For(const For& n, const Stmt&) {
+  visit_expr(n.min);
+  visit_expr(n.extent);
+  visit(n.body);
+}
+void StmtVisitor::visit_LetStmt(const LetStmt& n, const Stmt&) {
+  visit_expr(n.value);
+  visit(n.body);
+}
+void StmtVisitor::visit_Allocate(const Allocate& n, const Stmt&) {
+  visit(n.body);
+}
+void StmtVisitor::visit_Store(const Store& n, const Stmt&) {
+  for (const Expr& i : n.indices) visit_expr(i);
+  visit_expr(n.value);
+}
+void StmtVisitor::visit_AtomicAdd(const AtomicAdd& n, const Stmt&) {
+  for (const Expr& i : n.indices) visit_expr(i);
+  visit_expr(n.value);
+}
+void StmtVisitor::visit_IfThenElse(const IfThenElse& n, const Stmt&) {
+  visit_expr(n.cond);
+  visit(n.then_case);
+  visit(n.else_case);
+}
+void StmtVisitor::visit_Seq(const Seq& n, const Stmt&) {
+  for (const Stmt& s : n.stmts) visit(s);
+}
+void StmtVisitor::visit_BlockBarrier(const BlockBarrier&, const Stmt&) {}
+void StmtVisitor::visit_GridBarrier(const GridBarrier&, const Stmt&) {}
+void StmtVisitor::visit_Stage(const Stage& n, const Stmt&) {
+  visit(n.body);
+}
+void StmtVisitor::visit_Evaluate(const Evaluate& n, const Stmt&) {
+  visit_expr(n.value);
+}
+void StmtVisitor::visit_Comment(const Comment&, const Stmt&) {}
+
+Stmt StmtMutator::mutate(const Stmt& s) {
+  if (!s.defined()) return s;
+  switch (s.kind()) {
+#define SOUFFLE_X(N) \
+  case StmtKind::N:  \
+    return mutate_##N(*s.as<N>(), s);
+    SOUFFLE_LOOP_STMT_NODES(SOUFFLE_X)
+#undef SOUFFLE_X
+  }
+  return s;
+}
+
+namespace {
+
+bool mutate_all(StmtMutator& m, const std::vector<Expr>& in, std::vector<Expr>& out) {
+  bool changed = false;
+  out.reserve(in.size());
+  for (const Expr& e : in) {
+    out.push_back(m.mutate_expr(e));
+    changed |= !out.back().same_as(e);
+  }
+  return changed;
+}
+
+}  // namespace
+
+Stmt StmtMutator::mutate_For(const For& n, const Stmt& s) {
+  Expr mn = mutate_expr(n.min), ext = mutate_expr(n.extent);
+  Stmt body = mutate(n.body);
+  if (mn.same_as(n.min) && ext.same_as(n.extent) && body.same_as(n.body)) return s;
+  return make_for(n.var, mn, ext, n.for_kind, body);
+}
+Stmt StmtMutator::mutate_LetStmt(const LetStmt& n, const Stmt& s) {
+  Expr v = mutate_expr(n.value);
+  Stmt body = mutate(n.body);
+  if (v.same_as(n.value) && body.same_as(n.body)) return s;
+  return let_stmt(n.var, v, body);
+}
+Stmt StmtMutator::mutate_Allocate(const Allocate& n, const Stmt& s) {
+  Stmt body = mutate(n.body);
+  if (body.same_as(n.body)) return s;
+  return allocate(n.buffer, n.scope, body);
+}
+Stmt StmtMutator::mutate_Store(const Store& n, const Stmt& s) {
+  std::vector<Expr> idx;
+  bool changed = mutate_all(*this, n.indices, idx);
+  Expr v = mutate_expr(n.value);
+  if (!changed && v.same_as(n.value)) return s;
+  return store(n.buffer, std::move(idx), v);
+}
+Stmt StmtMutator::mutate_AtomicAdd(const AtomicAdd& n, const Stmt& s) {
+  std::vector<Expr> idx;
+  bool changed = mutate_all(*this, n.indices, idx);
+  Expr v = mutate_expr(n.value);
+  if (!changed && v.same_as(n.value)) return s;
+  return atomic_add(n.buffer, std::move(idx), v);
+}
+Stmt StmtMutator::mutate_IfThenElse(const IfThenElse& n, const Stmt& s) {
+  Expr c = mutate_expr(n.cond);
+  Stmt t = mutate(n.then_case), e = mutate(n.else_case);
+  if (c.same_as(n.cond) && t.same_as(n.then_case) && e.same_as(n.else_case)) return s;
+  return if_then_else(c, t, e);
+}
+Stmt StmtMutator::mutate_Seq(const Seq& n, const Stmt& s) {
+  std::vector<Stmt> out;
+  bool changed = false;
+  for (const Stmt& x : n.stmts) {
+    out.push_back(mutate(x));
+    changed |= !out.back().same_as(x);
+  }
+  if (!changed) return s;
+  return seq(std::move(out));
+}
+Stmt StmtMutator::mutate_BlockBarrier(const BlockBarrier&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_GridBarrier(const GridBarrier&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_Stage(const Stage& n, const Stmt& s) {
+  Stmt body = mutate(n.body);
+  if (body.same_as(n.body)) return s;
+  return stage(n.index, body);
+}
+Stmt StmtMutator::mutate_Evaluate(const Evaluate& n, const Stmt& s) {
+  Expr v = mutate_expr(n.value);
+  if (v.same_as(n.value)) return s;
+  return evaluate(v);
+}
+Stmt StmtMutator::mutate_Comment(const Comment&, const Stmt& s) {
+  return s;
+}
+
+namespace {
+
+class VarSubstituter : public StmtMutator {
+ public:
+  explicit VarSubstituter(const std::unordered_map<const te::ExprNode*, Expr>& vars)
+      : m_vars(vars) {}
+  Expr mutate_expr(const Expr& e) override { return te::substitute(e, m_vars); }
+
+ private:
+  const std::unordered_map<const te::ExprNode*, Expr>& m_vars;
+};
+
+class FnVisitor : public StmtVisitor {
+ public:
+  FnVisitor(const std::function<void(const Stmt&)>* s, const std::function<void(const Expr&)>* e)
+      : m_s(s), m_e(e) {}
+  void visit(const Stmt& s) override {
+    if (s.defined() && m_s) (*m_s)(s);
+    StmtVisitor::visit(s);
+  }
+  void visit_expr(const Expr& e) override {
+    if (m_e && e.defined()) (*m_e)(e);
+  }
+
+ private:
+  const std::function<void(const Stmt&)>* m_s;
+  const std::function<void(const Expr&)>* m_e;
+};
+
+}  // namespace
+
+Stmt substitute(const Stmt& s, const std::unordered_map<const te::ExprNode*, Expr>& vars) {
+  VarSubstituter sub(vars);
+  return sub.mutate(s);
+}
+
+void for_each_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn) {
+  FnVisitor v(&fn, nullptr);
+  v.visit(s);
+}
+
+void for_each_expr(const Stmt& s, const std::function<void(const Expr&)>& fn) {
+  FnVisitor v(nullptr, &fn);
+  v.visit(s);
+}
+
+}  // namespace souffle::loop

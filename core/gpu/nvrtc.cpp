@@ -1,0 +1,406 @@
+#include "core/gpu/nvrtc.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/support/error.h"
+#include "core/support/thread_pool.h"
+
+#ifdef SOUFFLE_HAVE_NVRTC
+#include <nvrtc.h>
+#endif
+
+namespace souffle::gpu {
+
+namespace {
+
+// Two FNV-1a passes with different offsets give a 128-bit name for a cache file; the memory cache
+// compares the full key text, and a disk entry stores it too, so a collision can never return the
+// wrong binary.
+std::string hash_hex(const std::string& s) {
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  for (unsigned char c : s) {
+    h1 = (h1 ^ c) * 1099511628211ull;
+    h2 = (h2 ^ c) * 0x100000001b3ull;
+    h2 ^= h2 >> 29;
+  }
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
+                static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+std::vector<std::string> nvrtc_flags(const CompileOptions& o) {
+  std::vector<std::string> f;
+  f.push_back("--gpu-architecture=" + o.arch);
+  f.push_back("-std=c++17");
+  f.push_back("-default-device");
+  // ptxas' verbose lines carry the per-kernel registers, stack, spills and shared memory.
+  if (o.arch.rfind("sm_", 0) == 0) f.push_back("--ptxas-options=-v");
+  if (o.fast_math) f.push_back("--use_fast_math");
+  if (o.line_info) f.push_back("-lineinfo");
+  if (o.max_registers > 0) f.push_back("--maxrregcount=" + std::to_string(o.max_registers));
+  for (const auto& d : o.defines) f.push_back("-D" + d);
+  for (const auto& d : o.include_dirs) f.push_back("-I" + d);
+  const std::string cuda_inc = cuda_include_dir();
+  if (!cuda_inc.empty()) {
+    f.push_back("-I" + cuda_inc);
+    // cooperative_groups pulls in <cuda/std/...>, which CUDA 13 keeps under include/cccl.
+    std::error_code ec;
+    if (std::filesystem::is_directory(cuda_inc + "/cccl", ec))
+      f.push_back("-I" + cuda_inc + "/cccl");
+  }
+  for (const auto& x : o.extra_flags) f.push_back(x);
+  return f;
+}
+
+bool valid_arch(const std::string& arch) {
+  static const std::regex re("(sm|compute)_[0-9]{2,3}[af]?");
+  return std::regex_match(arch, re);
+}
+
+std::string format_error(const std::string& name, const std::string& log,
+                         const std::string& source) {
+  std::ostringstream os;
+  os << "CUDA compile of " << name << " failed:\n" << log;
+  if (!log.empty() && log.back() != '\n') os << '\n';
+  os << "--- " << name << " ---\n" << numbered_source(source);
+  return os.str();
+}
+
+// ---- disk entries: a magic line, then length-prefixed fields ----
+void put_field(std::ostream& os, const std::string& s) {
+  os << s.size() << '\n';
+  os.write(s.data(), static_cast<std::streamsize>(s.size()));
+  os << '\n';
+}
+bool get_field(std::istream& is, std::string& s) {
+  size_t n = 0;
+  if (!(is >> n)) return false;
+  is.get();
+  s.resize(n);
+  is.read(s.data(), static_cast<std::streamsize>(n));
+  is.get();
+  return static_cast<bool>(is);
+}
+constexpr const char* kDiskMagic = "souffle-nvrtc-cache-1";
+
+std::mutex g_include_mutex;
+std::string g_include_override;
+
+}  // namespace
+
+const KernelResources* CompileResult::find_kernel(const std::string& kernel_name) const {
+  for (const auto& k : kernels)
+    if (k.name == kernel_name) return &k;
+  return nullptr;
+}
+
+std::string numbered_source(const std::string& source) {
+  std::ostringstream os;
+  std::istringstream is(source);
+  std::string line;
+  int n = 0;
+  while (std::getline(is, line)) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%4d | ", ++n);
+    os << buf << line << '\n';
+  }
+  return os.str();
+}
+
+std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
+  static const std::regex entry_re(R"(Compiling entry function '([^']+)')");
+  static const std::regex props_re(R"(Function properties for (\S+))");
+  static const std::regex frame_re(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used_re(R"(Used (\d+) registers)");
+  static const std::regex barriers_re(R"(used (\d+) barriers)");
+  static const std::regex smem_re(R"((\d+) bytes smem)");
+  static const std::regex cmem_re(R"((\d+) bytes cmem\[0\])");
+  std::vector<KernelResources> out;
+  std::istringstream is(log);
+  std::string line, props_for;
+  KernelResources* cur = nullptr;
+  std::smatch m;
+  while (std::getline(is, line)) {
+    if (std::regex_search(line, m, entry_re)) {
+      out.push_back({});
+      out.back().name = m[1];
+      cur = &out.back();
+    } else if (std::regex_search(line, m, props_re)) {
+      props_for = m[1];
+    } else if (std::regex_search(line, m, frame_re)) {
+      // Frame lines also follow the properties of non-inlined device functions; keep only the
+      // entry's own.
+      if (cur && props_for == cur->name) {
+        cur->stack_bytes = std::stoll(m[1]);
+        cur->spill_store_bytes = std::stoll(m[2]);
+        cur->spill_load_bytes = std::stoll(m[3]);
+      }
+    } else if (cur && std::regex_search(line, m, used_re)) {
+      cur->registers = std::stoi(m[1]);
+      if (std::regex_search(line, m, barriers_re)) cur->barriers = std::stoi(m[1]);
+      if (std::regex_search(line, m, smem_re)) cur->shared_bytes = std::stoll(m[1]);
+      if (std::regex_search(line, m, cmem_re)) cur->const_bytes = std::stoll(m[1]);
+    }
+  }
+  return out;
+}
+
+// ---- include folder ----
+
+std::string cuda_include_dir() {
+  {
+    std::lock_guard<std::mutex> lock(g_include_mutex);
+    if (!g_include_override.empty()) return g_include_override;
+  }
+  if (const char* env = std::getenv("SOUFFLE_CUDA_INCLUDE"); env && *env) return env;
+#ifdef SOUFFLE_CUDA_INCLUDE_DIR
+  return SOUFFLE_CUDA_INCLUDE_DIR;
+#else
+  return "/usr/local/cuda/include";
+#endif
+}
+
+void set_cuda_include_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(g_include_mutex);
+  g_include_override = dir;
+}
+
+// ---- cache ----
+
+struct CompileCache::Impl {
+  mutable std::mutex mutex;
+  std::unordered_map<std::string, CompileResult> memory;  // by full key text
+  std::string disk_dir;
+  int64_t hits = 0, misses = 0;
+};
+
+CompileCache& CompileCache::global() {
+  static CompileCache cache;
+  return cache;
+}
+
+CompileCache::Impl& CompileCache::impl() const {
+  static Impl the_impl;  // one cache per process: the class is a singleton
+  return the_impl;
+}
+
+void CompileCache::set_disk_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  impl().disk_dir = dir;
+}
+std::string CompileCache::disk_dir() const {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  return impl().disk_dir;
+}
+void CompileCache::clear_memory() {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  impl().memory.clear();
+}
+int64_t CompileCache::hits() const {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  return impl().hits;
+}
+int64_t CompileCache::misses() const {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  return impl().misses;
+}
+
+bool CompileCache::lookup(const std::string& key, const std::string& full_key, CompileResult& out) {
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(impl().mutex);
+    auto it = impl().memory.find(full_key);
+    if (it != impl().memory.end()) {
+      out = it->second;
+      ++impl().hits;
+      return true;
+    }
+    dir = impl().disk_dir;
+  }
+  if (!dir.empty()) {
+    std::ifstream is(dir + "/" + key + ".nvrtc", std::ios::binary);
+    std::string magic, stored_key, arch, ptx, cubin, log;
+    if (is && std::getline(is, magic) && magic == kDiskMagic && get_field(is, stored_key) &&
+        stored_key == full_key && get_field(is, arch) && get_field(is, ptx) &&
+        get_field(is, cubin) && get_field(is, log)) {
+      CompileResult r;
+      r.ok = true;
+      r.arch = arch;
+      r.ptx = std::move(ptx);
+      r.cubin.assign(cubin.begin(), cubin.end());
+      r.log = std::move(log);
+      r.kernels = parse_ptxas_info(r.log);
+      r.key = key;
+      std::lock_guard<std::mutex> lock(impl().mutex);
+      impl().memory[full_key] = r;
+      ++impl().hits;
+      out = std::move(r);
+      return true;
+    }
+  }
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  ++impl().misses;
+  return false;
+}
+
+void CompileCache::store(const std::string& full_key, const CompileResult& result) {
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(impl().mutex);
+    impl().memory[full_key] = result;
+    dir = impl().disk_dir;
+  }
+  // Only successes go to disk: a failure is cheap to reproduce and its message names the source.
+  if (dir.empty() || !result.ok) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = dir + "/" + result.key + ".nvrtc";
+  const std::string tmp =
+      path + ".tmp" +
+      std::to_string(std::hash<std::string>{}(full_key) ^ reinterpret_cast<uintptr_t>(&result));
+  {
+    std::ofstream os(tmp, std::ios::binary);
+    if (!os) return;  // a read-only cache folder only costs recompiles
+    os << kDiskMagic << '\n';
+    put_field(os, full_key);
+    put_field(os, result.arch);
+    put_field(os, result.ptx);
+    put_field(os, std::string(result.cubin.begin(), result.cubin.end()));
+    put_field(os, result.log);
+  }
+  // rename is atomic, so a concurrent reader sees either no entry or a whole one.
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+// ---- compilation ----
+
+bool nvrtc_available() {
+#ifdef SOUFFLE_HAVE_NVRTC
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string nvrtc_version() {
+#ifdef SOUFFLE_HAVE_NVRTC
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "";
+  return std::to_string(major) + "." + std::to_string(minor);
+#else
+  return "";
+#endif
+}
+
+namespace {
+
+#ifdef SOUFFLE_HAVE_NVRTC
+void compile_uncached(const std::string& source, const std::vector<std::string>& flags,
+                      CompileResult& r) {
+  nvrtcProgram prog = nullptr;
+  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), r.name.c_str(), 0, nullptr, nullptr);
+  if (rc != NVRTC_SUCCESS) {
+    r.log = std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(rc);
+    return;
+  }
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(
+      &prog, [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
+  std::vector<const char*> argv;
+  for (const auto& f : flags) argv.push_back(f.c_str());
+  rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  size_t log_size = 0;
+  if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    r.log.resize(log_size);
+    nvrtcGetProgramLog(prog, r.log.data());
+    r.log.resize(log_size - 1);  // drop the terminating NUL
+  }
+  if (rc != NVRTC_SUCCESS) {
+    if (r.log.empty()) r.log = nvrtcGetErrorString(rc);
+    return;
+  }
+  size_t ptx_size = 0;
+  if (nvrtcGetPTXSize(prog, &ptx_size) == NVRTC_SUCCESS && ptx_size > 1) {
+    r.ptx.resize(ptx_size);
+    nvrtcGetPTX(prog, r.ptx.data());
+    r.ptx.resize(ptx_size - 1);
+  }
+  if (r.arch.rfind("sm_", 0) == 0) {
+    size_t cubin_size = 0;
+    if (nvrtcGetCUBINSize(prog, &cubin_size) == NVRTC_SUCCESS && cubin_size > 0) {
+      r.cubin.resize(cubin_size);
+      nvrtcGetCUBIN(prog, reinterpret_cast<char*>(r.cubin.data()));
+    }
+  }
+  r.kernels = parse_ptxas_info(r.log);
+  r.ok = true;
+}
+#endif
+
+}  // namespace
+
+CompileResult compile_cuda(const std::string& source, const std::string& name,
+                           const CompileOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileResult r;
+  r.name = name.empty() ? "kernel.cu" : name;
+  r.arch = options.arch;
+  if (!valid_arch(options.arch)) {
+    r.log = "unknown GPU architecture '" + options.arch + "' (expected sm_XX or compute_XX)";
+    r.error = format_error(r.name, r.log, source);
+    return r;
+  }
+  const std::vector<std::string> flags = nvrtc_flags(options);
+  std::string full_key = source;
+  full_key += '\0';
+  for (const auto& f : flags) full_key += f + '\0';
+  full_key += nvrtc_version();
+  r.key = hash_hex(full_key);
+
+  if (options.use_cache) {
+    CompileResult cached;
+    if (CompileCache::global().lookup(r.key, full_key, cached)) {
+      cached.name = r.name;
+      cached.from_cache = true;
+      cached.compile_ms = 0;
+      if (!cached.ok) cached.error = format_error(cached.name, cached.log, source);
+      return cached;
+    }
+  }
+#ifdef SOUFFLE_HAVE_NVRTC
+  compile_uncached(source, flags, r);
+#else
+  r.log = "this build has no NVRTC (the CUDA toolkit was not found at configure time)";
+#endif
+  if (!r.ok) r.error = format_error(r.name, r.log, source);
+  r.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (options.use_cache && nvrtc_available()) CompileCache::global().store(full_key, r);
+  return r;
+}
+
+std::vector<CompileResult> compile_cuda_many(const std::vector<CompileJob>& jobs,
+                                             ThreadPool* pool) {
+  std::vector<CompileResult> out(jobs.size());
+  ThreadPool& p = pool ? *pool : ThreadPool::global();
+  p.parallel_for(static_cast<int64_t>(jobs.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const auto& j = jobs[static_cast<size_t>(i)];
+      out[static_cast<size_t>(i)] = compile_cuda(j.source, j.name, j.options);
+    }
+  });
+  return out;
+}
+
+}  // namespace souffle::gpu

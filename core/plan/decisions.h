@@ -1,0 +1,44 @@
+/// \file User decisions on a fusion plan, anchored by TE or ONNX-node names, saved as JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace souffle::plan {
+
+/// One user edit. Names are TE names (of the input or the transformed program) or ONNX node
+/// names, never partition numbers, so an edit survives re-planning.
+struct Edit {
+  enum class Kind : uint8_t { Merge, Split, Pin, Force, Forbid };
+  Kind kind = Kind::Merge;
+  std::string a;  ///< merge: one TE; split: the TE to start a new kernel; pin: the TE;
+                  ///< force/forbid: the transform site key
+  std::string b;  ///< merge: the other TE
+  bool operator==(const Edit&) const = default;
+};
+const char* edit_kind_name(Edit::Kind k);  ///< "merge", "split", "pin", "force", "forbid"
+std::string describe(const Edit& e);       ///< "merge A B", "split before X", ...
+
+struct RefusedEdit {
+  Edit edit;
+  std::string reason;
+};
+
+/// Edits in the order they are applied.
+struct Decisions {
+  std::vector<Edit> edits;
+  bool operator==(const Decisions&) const = default;
+};
+
+inline constexpr int kDecisionsVersion = 1;
+
+/// {"version": 1, "edits": [{"kind": "merge", "a": "...", "b": "..."}, {"kind": "split",
+/// "at": "..."}, {"kind": "pin", "te": "..."}, {"kind": "force", "site": "..."}]}.
+std::string to_json(const Decisions& d);
+/// Parses the JSON above; UserError naming `file` and the offending entry (unknown version,
+/// kind or missing field).
+Decisions parse_decisions(const std::string& json_text, const std::string& file = "<decisions>");
+Decisions load_decisions(const std::string& path);
+void save_decisions(const Decisions& d, const std::string& path);
+
+}  // namespace souffle::plan

@@ -1,0 +1,106 @@
+/// \file Partitioning internals shared by the strategies, the decisions and the plan builder.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/analysis/analysis.h"
+#include "core/gpu/cost.h"
+#include "core/plan/plan.h"
+#include "core/plan/schedule_estimate.h"
+
+namespace souffle::plan::detail {
+
+/// A kernel before its stages and cost are worked out: its TEs and the reasons so far.
+struct Group {
+  std::vector<int> tes;  ///< op indices, any order (sorted when built)
+  std::vector<std::string> reasons;
+};
+
+/// Facts about the analyzed program the strategies and the builder share.
+class ProgramFacts {
+ public:
+  ProgramFacts(const analysis::Analysis& a, const gpu::GpuSpec& spec);
+  const analysis::Analysis& analysis() const { return *m_a; }
+  const gpu::GpuSpec& spec() const { return *m_spec; }
+  /// A pure view whose output is not a model output: its readers read its source instead, it
+  /// costs no kernel, FLOPs or traffic of its own.
+  bool is_alias(int te) const { return m_alias[te]; }
+  /// The tensor a read of `tensor` really touches, through alias views.
+  int resolve(int tensor) const;
+  /// The TE producing resolve(tensor), -1 for inputs and constants.
+  int producer(int tensor) const;
+  /// Non-alias TEs reading `tensor` directly or through alias views (tensor resolved).
+  const std::vector<int>& readers(int tensor) const { return m_readers[tensor]; }
+  /// "MatMul_3" or "T12 (/layers.0/MatMul_3)".
+  std::string label(int te) const;
+  bool compute(int te) const;
+  /// Schedule of a compute-intensive TE (cached).
+  const ScheduleEstimate& schedule(int te) const;
+
+ private:
+  const analysis::Analysis* m_a;
+  const gpu::GpuSpec* m_spec;
+  std::vector<bool> m_alias;
+  std::vector<int> m_resolve;
+  std::vector<std::vector<int>> m_readers;
+  mutable std::vector<ScheduleEstimate> m_sched;
+  mutable std::vector<bool> m_has_sched;
+};
+
+/// Incrementally assigns a kernel's TEs to stages: a TE needs a grid sync when it reads, across
+/// blocks (one-relies-on-many, a broadcast, or the result of a reduction), something produced in
+/// this kernel since the last sync. A compute-intensive TE always starts a stage.
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(const ProgramFacts& f) : m_f(&f) {}
+  /// Whether adding `te` now would need a grid sync before it; `why` names the read.
+  bool needs_sync(int te, std::string* why = nullptr) const;
+  void add(int te);
+  bool empty() const { return m_tes.empty(); }
+  const std::vector<int>& tes() const { return m_tes; }
+  const std::vector<Stage>& stages() const { return m_stages; }
+  int syncs() const { return m_syncs; }
+  /// The most blocks a compute stage needs, and the launch resources so far.
+  int64_t max_compute_blocks() const { return m_max_compute_blocks; }
+  int threads() const { return m_threads; }
+  int regs() const { return m_regs; }
+  int64_t smem() const { return m_smem; }
+  /// Blocks resident at once with the resources so far, plus those of `extra` (a TE, or -1).
+  int64_t co_resident(int extra = -1) const;
+
+ private:
+  const ProgramFacts* m_f;
+  std::vector<int> m_tes;
+  std::vector<Stage> m_stages;
+  std::vector<int> m_since_sync;  ///< TEs added since the last sync
+  int m_syncs = 0;
+  int64_t m_max_compute_blocks = 0;
+  int m_threads = 0, m_regs = 0;
+  int64_t m_smem = 0;
+};
+
+/// Resources of one TE's stage: its schedule for compute-intensive TEs; 256 threads, 32
+/// registers and a small partials buffer (reductions) for grid-stride stages.
+void stage_resources(const ProgramFacts& f, int te, int& threads, int& regs, int64_t& smem);
+
+std::vector<Group> partition_unfused(const ProgramFacts& f);
+std::vector<Group> partition_rules(const ProgramFacts& f);
+std::vector<Group> partition_souffle(const ProgramFacts& f);
+
+/// Stages, resources, traffic and cost of each group, in order; ids from 0.
+std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector<Group>& groups,
+                                        gpu::Precision precision);
+
+/// Why a built partition cannot run: grid syncs with a stage needing more blocks than are
+/// co-resident. Empty when it can.
+std::string infeasible(const ProgramFacts& f, const Partition& p);
+
+/// Applies the structural edits (merge, split, pin) in order; each refused edit leaves the
+/// groups as they were and is listed with its reason.
+void apply_edits(const ProgramFacts& f, const te::TeProgram& program, const te::TeProgram& input,
+                 const std::vector<TransformSite>& sites, const std::vector<Edit>& edits,
+                 gpu::Precision precision, std::vector<Group>& groups, std::vector<Edit>& applied,
+                 std::vector<RefusedEdit>& refused);
+
+}  // namespace souffle::plan::detail

@@ -1,0 +1,358 @@
+// The planning pipeline, the plan printer and the plan verifier.
+#include "core/plan/plan.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/plan/partition.h"
+#include "core/plan/vertical.h"
+#include "core/te/printer.h"
+
+namespace souffle::plan {
+
+const char* strategy_name(Strategy s) {
+  switch (s) {
+    case Strategy::Unfused:
+      return "unfused";
+    case Strategy::Rules:
+      return "rules";
+    case Strategy::Souffle:
+      return "souffle";
+  }
+  return "?";
+}
+
+const std::vector<Strategy>& all_strategies() {
+  static const std::vector<Strategy> all = {Strategy::Unfused, Strategy::Rules, Strategy::Souffle};
+  return all;
+}
+
+Strategy parse_strategy(const std::string& name) {
+  for (Strategy s : all_strategies())
+    if (name == strategy_name(s)) return s;
+  throw UserError("unknown strategy '" + name + "' (unfused, rules, souffle)");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Runs the steps, timing each and handing its record to the instrument.
+class Pipeline {
+ public:
+  Pipeline(const PlanOptions& o, std::vector<PassRecord>& records) : m_o(o), m_records(records) {}
+  template <typename F, typename P>
+  auto step(const std::string& name, F&& run, P&& snapshot) {
+    auto t0 = Clock::now();
+    auto result = run();
+    PassRecord r;
+    r.name = name;
+    r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (m_o.snapshots) r.snapshot = snapshot(result);
+    if (m_o.instrument) m_o.instrument(r);
+    m_records.push_back(std::move(r));
+    return result;
+  }
+
+ private:
+  const PlanOptions& m_o;
+  std::vector<PassRecord>& m_records;
+};
+
+TransformOptions transform_options(const Decisions& d) {
+  TransformOptions t;
+  for (const Edit& e : d.edits) {
+    if (e.kind == Edit::Kind::Force) t.force.insert(e.a);
+    if (e.kind == Edit::Kind::Forbid) t.forbid.insert(e.a);
+  }
+  return t;
+}
+
+std::string print_sites(const TransformResult& r) {
+  std::ostringstream os;
+  int applied = 0;
+  for (const TransformSite& s : r.sites) applied += s.applied;
+  os << applied << " of " << r.sites.size() << " sites applied, " << r.program.ops.size()
+     << " TEs\n";
+  for (const TransformSite& s : r.sites)
+    os << (s.applied ? "  applied " : "  skipped ") << s.key
+       << (s.result.empty() ? "" : " -> " + s.result) << ": " << s.reason << "\n";
+  os << te::print(r.program);
+  return os.str();
+}
+
+std::string print_groups(const analysis::Analysis& a, const std::vector<detail::Group>& groups) {
+  std::ostringstream os;
+  os << groups.size() << " kernels\n";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    os << "kernel " << g << ":";
+    std::vector<int> tes = groups[g].tes;
+    std::sort(tes.begin(), tes.end());
+    for (int te : tes) os << " " << a.tes[te].name;
+    os << "\n";
+    for (const std::string& r : groups[g].reasons) os << "  - " << r << "\n";
+  }
+  return os.str();
+}
+
+/// Checks the transform edits against the sites they name.
+void check_transform_edits(const Decisions& d, Strategy strategy,
+                           const std::vector<TransformSite>& sites, FusionPlan& out) {
+  for (const Edit& e : d.edits) {
+    if (e.kind != Edit::Kind::Force && e.kind != Edit::Kind::Forbid) continue;
+    if (strategy != Strategy::Souffle) {
+      out.refused.push_back(
+          {e, std::string("transformations run only under the souffle strategy, not ") +
+                  strategy_name(strategy)});
+      continue;
+    }
+    const TransformSite* site = nullptr;
+    for (const TransformSite& s : sites)
+      if (s.key == e.a) site = &s;
+    if (!site) {
+      out.refused.push_back({e, "no transformation site with key '" + e.a + "'"});
+    } else if (e.kind == Edit::Kind::Force && !site->applied) {
+      out.refused.push_back({e, "cannot be applied: " + site->reason});
+    } else if (e.kind == Edit::Kind::Forbid && site->applied) {
+      out.refused.push_back({e, "still applied: " + site->reason});
+    } else {
+      out.applied.push_back(e);
+    }
+  }
+}
+
+/// The back half of the pipeline: partition -> decisions -> cost, on an analyzed program.
+void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
+  detail::ProgramFacts facts(out.analysis, o.gpu);
+  std::vector<detail::Group> groups = pl.step(
+      "partition",
+      [&]() {
+        switch (o.strategy) {
+          case Strategy::Unfused:
+            return detail::partition_unfused(facts);
+          case Strategy::Rules:
+            return detail::partition_rules(facts);
+          case Strategy::Souffle:
+            break;
+        }
+        return detail::partition_souffle(facts);
+      },
+      [&](const std::vector<detail::Group>& g) { return print_groups(out.analysis, g); });
+  groups = pl.step(
+      "decisions",
+      [&]() {
+        detail::apply_edits(facts, out.program, out.input, out.transforms, o.decisions.edits,
+                            o.precision, groups, out.applied, out.refused);
+        return groups;
+      },
+      [&](const std::vector<detail::Group>& g) {
+        std::ostringstream os;
+        for (const Edit& e : out.applied) os << "applied " << describe(e) << "\n";
+        for (const RefusedEdit& r : out.refused)
+          os << "refused " << describe(r.edit) << ": " << r.reason << "\n";
+        return os.str() + print_groups(out.analysis, g);
+      });
+  out.partitions = pl.step(
+      "cost",
+      [&]() {
+        std::vector<Partition> parts = detail::build_partitions(facts, groups, o.precision);
+        // A pure view riding alone launches nothing.
+        return parts;
+      },
+      [&](const std::vector<Partition>& parts) {
+        FusionPlan tmp;
+        tmp.strategy = out.strategy;
+        tmp.gpu = out.gpu;
+        tmp.partitions = parts;
+        tmp.program.name = out.program.name;
+        tmp.analysis.tes = out.analysis.tes;
+        return print(tmp);
+      });
+  out.flops = out.dram_bytes = 0;
+  out.grid_syncs = 0;
+  out.est_time_us = 0;
+  for (const Partition& p : out.partitions) {
+    out.flops += p.flops;
+    out.dram_bytes += p.dram_bytes;
+    out.grid_syncs += p.grid_syncs;
+    out.est_time_us += p.est_time_us;
+  }
+}
+
+}  // namespace
+
+FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
+  FusionPlan out;
+  out.strategy = o.strategy;
+  out.gpu = o.gpu.name;
+  out.input = program;
+  out.input_tes = program.ops.size();
+  Pipeline pl(o, out.passes);
+  auto print_analysis = [](const analysis::Analysis& a) { return analysis::print(a); };
+  if (o.strategy == Strategy::Souffle) {
+    TransformOptions topt = transform_options(o.decisions);
+    analysis::Analysis a0 = pl.step(
+        "analyze", [&]() { return analysis::analyze(program); }, print_analysis);
+    TransformResult h = pl.step(
+        "horizontal", [&]() { return horizontal_transform(program, a0, topt); }, print_sites);
+    analysis::Analysis a1 = analysis::analyze(h.program);
+    TransformResult v = pl.step(
+        "vertical", [&]() { return vertical_transform(h.program, a1, topt); }, print_sites);
+    out.analysis = pl.step(
+        "re-analyze", [&]() { return analysis::analyze(v.program); }, print_analysis);
+    out.program = std::move(v.program);
+    out.transforms = std::move(h.sites);
+    out.transforms.insert(out.transforms.end(), v.sites.begin(), v.sites.end());
+  } else {
+    out.program = program;
+    out.analysis = pl.step(
+        "analyze", [&]() { return analysis::analyze(program); }, print_analysis);
+  }
+  check_transform_edits(o.decisions, o.strategy, out.transforms, out);
+  partition_and_cost(o, pl, out);
+  return out;
+}
+
+FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
+  bool same = previous.strategy == o.strategy && previous.gpu == o.gpu.name;
+  if (same) {
+    Decisions old_d, new_d;
+    for (const Edit& e : previous.applied) old_d.edits.push_back(e);
+    for (const RefusedEdit& r : previous.refused) old_d.edits.push_back(r.edit);
+    TransformOptions a = transform_options(old_d), b = transform_options(o.decisions);
+    same = a.force == b.force && a.forbid == b.forbid;
+  }
+  if (!same) return plan(previous.input, o);
+  FusionPlan out;
+  out.strategy = o.strategy;
+  out.gpu = o.gpu.name;
+  out.input = previous.input;
+  out.input_tes = previous.input_tes;
+  out.program = previous.program;
+  out.analysis = previous.analysis;
+  out.transforms = previous.transforms;
+  Pipeline pl(o, out.passes);
+  check_transform_edits(o.decisions, o.strategy, out.transforms, out);
+  partition_and_cost(o, pl, out);
+  return out;
+}
+
+te::TeProgram transformed_program(const te::TeProgram& program, Strategy strategy,
+                                  const Decisions& decisions) {
+  if (strategy != Strategy::Souffle) return program;
+  TransformOptions topt = transform_options(decisions);
+  TransformResult h = horizontal_transform(program, analysis::analyze(program), topt);
+  TransformResult v = vertical_transform(h.program, analysis::analyze(h.program), topt);
+  return std::move(v.program);
+}
+
+// ---- printer ----
+
+std::string print(const FusionPlan& p) {
+  std::ostringstream os;
+  const auto& tes = p.analysis.tes;
+  auto name = [&](int te) {
+    return te >= 0 && te < int(tes.size()) ? tes[te].name : "#" + std::to_string(te);
+  };
+  os << fmt::format(
+      "plan {} strategy {} on {}: {} kernels, {} grid syncs, {} TEs ({} before transforms), "
+      "{:.3f} GFLOP, {:.3f} MB DRAM, {:.1f} us\n",
+      p.program.name, strategy_name(p.strategy), p.gpu, p.partitions.size(), p.grid_syncs,
+      p.analysis.tes.size(), p.input_tes, p.flops / 1e9, p.dram_bytes / 1e6, p.est_time_us);
+  int applied = 0;
+  for (const TransformSite& s : p.transforms) applied += s.applied;
+  if (!p.transforms.empty())
+    os << "transforms: " << applied << " of " << p.transforms.size() << " sites applied\n";
+  for (const Edit& e : p.applied) os << "decision applied: " << describe(e) << "\n";
+  for (const RefusedEdit& r : p.refused)
+    os << "decision refused: " << describe(r.edit) << ": " << r.reason << "\n";
+  for (const Partition& k : p.partitions) {
+    os << fmt::format(
+        "kernel {} [{}] {} TEs, {} stages, {} grid syncs, grid {} x {} threads{}, {:.3f} MFLOP, "
+        "{:.3f} MB, {:.2f} us\n",
+        k.id, k.kind, k.tes.size(), k.stages.size(), k.grid_syncs, k.blocks, k.threads,
+        k.cooperative ? fmt::format(" (cooperative, {} co-resident)", k.co_resident) : "",
+        k.flops / 1e6, k.dram_bytes / 1e6, k.est_time_us);
+    for (size_t s = 0; s < k.stages.size(); ++s) {
+      const Stage& st = k.stages[s];
+      os << "  " << (st.sync_before ? "sync | " : "       ") << "stage " << s << " " << st.kind
+         << " (" << st.schedule << "):";
+      for (int te : st.tes) os << " " << name(te);
+      os << "\n";
+    }
+    if (!k.on_chip.empty()) {
+      os << "  on chip:";
+      for (const std::string& t : k.on_chip) os << " " << t;
+      os << "\n";
+    }
+    for (const std::string& r : k.reasons) os << "  - " << r << "\n";
+  }
+  return os.str();
+}
+
+// ---- verifier ----
+
+void verify(const FusionPlan& p) {
+  const analysis::Analysis& a = p.analysis;
+  size_t n = p.program.ops.size();
+  SOUFFLE_CHECK(a.tes.size() == n, "plan: analysis does not describe the program");
+  std::vector<int> part(n, -1), stage(n, -1), pos(n, -1);
+  int64_t flops = 0, bytes = 0;
+  int syncs = 0;
+  for (size_t k = 0; k < p.partitions.size(); ++k) {
+    const Partition& q = p.partitions[k];
+    SOUFFLE_CHECK(q.id == int(k), fmt::format("plan: kernel {} has id {}", k, q.id));
+    SOUFFLE_CHECK(!q.tes.empty(), fmt::format("plan: kernel {} is empty", k));
+    size_t staged = 0;
+    int counted_syncs = 0;
+    int order = 0;
+    for (size_t s = 0; s < q.stages.size(); ++s) {
+      counted_syncs += q.stages[s].sync_before;
+      for (int te : q.stages[s].tes) {
+        SOUFFLE_CHECK(te >= 0 && size_t(te) < n, fmt::format("plan: kernel {}: bad TE {}", k, te));
+        SOUFFLE_CHECK(part[te] < 0,
+                      fmt::format("plan: {} is in kernels {} and {}", a.tes[te].name, part[te], k));
+        part[te] = int(k);
+        stage[te] = int(s);
+        pos[te] = order++;
+        ++staged;
+      }
+    }
+    SOUFFLE_CHECK(staged == q.tes.size(),
+                  fmt::format("plan: kernel {}: its stages hold {} TEs, it lists {}", k, staged,
+                              q.tes.size()));
+    for (int te : q.tes)
+      SOUFFLE_CHECK(part[te] == int(k),
+                    fmt::format("plan: kernel {} lists {} but no stage holds it", k, te));
+    SOUFFLE_CHECK(counted_syncs == q.grid_syncs,
+                  fmt::format("plan: kernel {}: {} syncs between stages, {} counted", k,
+                              counted_syncs, q.grid_syncs));
+    SOUFFLE_CHECK(q.grid_syncs == 0 || q.cooperative,
+                  fmt::format("plan: kernel {} synchronizes without a cooperative launch", k));
+    flops += q.flops;
+    bytes += q.dram_bytes;
+    syncs += q.grid_syncs;
+  }
+  for (size_t te = 0; te < n; ++te)
+    SOUFFLE_CHECK(part[te] >= 0, "plan: " + a.tes[te].name + " is in no kernel");
+  for (size_t te = 0; te < n; ++te)
+    for (const analysis::InputAccess& in : a.tes[te].inputs) {
+      int pr = a.tensors[in.tensor].producer;
+      if (pr < 0) continue;
+      SOUFFLE_CHECK(part[pr] <= part[te],
+                    fmt::format("plan: {} (kernel {}) reads {} of the later kernel {}",
+                                a.tes[te].name, part[te], a.tes[pr].name, part[pr]));
+      if (part[pr] == part[te])
+        SOUFFLE_CHECK(stage[pr] <= stage[te] && pos[pr] < pos[te],
+                      fmt::format("plan: kernel {}: {} runs before its input {}", part[te],
+                                  a.tes[te].name, a.tes[pr].name));
+    }
+  SOUFFLE_CHECK(flops == p.flops && bytes == p.dram_bytes && syncs == p.grid_syncs,
+                "plan: totals do not add up over the kernels");
+}
+
+}  // namespace souffle::plan

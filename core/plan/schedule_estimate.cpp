@@ -1,0 +1,95 @@
+#include "core/plan/schedule_estimate.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+namespace souffle::plan {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+TileCandidate tile(int m, int n, int threads, int regs) {
+  constexpr int64_t kTile = 32, kStages = 2, kElem = 4;
+  return {m, n, threads, regs, (m + n) * kTile * kElem * kStages};
+}
+
+}  // namespace
+
+const std::vector<TileCandidate>& tile_candidates() {
+  static const std::vector<TileCandidate> c = {
+      tile(128, 128, 256, 128), tile(128, 64, 256, 96), tile(64, 64, 128, 96),
+      tile(64, 32, 128, 64),    tile(32, 32, 64, 64),
+  };
+  return c;
+}
+
+std::string ScheduleEstimate::describe() const {
+  return fmt::format("{}x{} tiles, {} blocks of {} threads", tile.tile_m, tile.tile_n, blocks,
+                     tile.threads);
+}
+
+void gemm_view(const Shape& shape, int64_t& batch, int64_t& m, int64_t& n) {
+  batch = 1;
+  m = 1;
+  n = 1;
+  if (shape.size() == 4) {
+    m = shape[1];
+    n = shape[0] * shape[2] * shape[3];
+    return;
+  }
+  if (shape.empty()) return;
+  n = shape.back();
+  if (shape.size() >= 2) m = shape[shape.size() - 2];
+  for (size_t i = 0; i + 2 < shape.size(); ++i) batch *= shape[i];
+}
+
+std::vector<ScheduleEstimate> estimate_schedules(const analysis::TeInfo& te,
+                                                 const gpu::GpuSpec& spec) {
+  std::vector<ScheduleEstimate> out;
+  int64_t batch, m, n;
+  gemm_view(te.shape, batch, m, n);
+  int64_t points = std::max<int64_t>(1, batch * m * n);
+  // The reduction depth a tile walks: the TE's iterations per output element.
+  int64_t depth = std::max<int64_t>(1, te.iterations / points);
+  double flop_per_point = double(te.flops) / double(points);
+  double sm_flops = spec.peak_fp32_tflops * 1e12 / std::max(spec.sm_count, 1);
+  double sm_bw = spec.dram_bandwidth_gbps * 1e9 / std::max(spec.sm_count, 1);
+  for (const TileCandidate& c : tile_candidates()) {
+    ScheduleEstimate e;
+    e.tile = c;
+    e.batch = batch;
+    e.m = m;
+    e.n = n;
+    e.blocks = batch * ceil_div(m, c.tile_m) * ceil_div(n, c.tile_n);
+    gpu::Occupancy occ = gpu::occupancy(spec, c.threads, c.regs_per_thread, c.smem_bytes);
+    e.co_resident = occ.total_blocks;
+    if (occ.blocks_per_sm <= 0 || spec.sm_count <= 0) {
+      e.est_us = 1e30;
+      out.push_back(e);
+      continue;
+    }
+    // Blocks resident on one SM in the busiest wave share its FLOPs and bandwidth.
+    int64_t waves = ceil_div(e.blocks, e.co_resident);
+    int64_t per_sm = std::min<int64_t>(occ.blocks_per_sm, ceil_div(e.blocks, spec.sm_count));
+    double tile_flops = flop_per_point * c.tile_m * c.tile_n;
+    double tile_bytes = double(c.tile_m + c.tile_n) * double(depth) * 4 + c.tile_m * c.tile_n * 4;
+    double wave_us = std::max(tile_flops * per_sm / sm_flops, tile_bytes * per_sm / sm_bw) * 1e6;
+    e.est_us = double(waves) * wave_us;
+    out.push_back(e);
+  }
+  return out;
+}
+
+ScheduleEstimate best_schedule(const analysis::TeInfo& te, const gpu::GpuSpec& spec) {
+  std::vector<ScheduleEstimate> all = estimate_schedules(te, spec);
+  SOUFFLE_CHECK(!all.empty(), "no tile candidates");
+  size_t best = 0;
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all[i].est_us < all[best].est_us * 0.99) best = i;
+  return all[best];
+}
+
+}  // namespace souffle::plan

@@ -1,0 +1,46 @@
+/// \file Schedule estimates for compute-intensive TEs: tile candidates, block counts, resources.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/analysis/analysis.h"
+#include "core/gpu/spec.h"
+
+namespace souffle::plan {
+
+/// One output tile shape of the GEMM/conv schedule template and what a block of it needs.
+struct TileCandidate {
+  int tile_m = 0, tile_n = 0;
+  int threads = 0;
+  int regs_per_thread = 0;
+  int64_t smem_bytes = 0;  ///< double-buffered A and B panels, k-tile 32, 4-byte elements
+};
+
+/// The template's tiles, largest first: 128x128, 128x64, 64x64, 64x32, 32x32.
+const std::vector<TileCandidate>& tile_candidates();
+
+/// A compute-intensive TE's schedule: one output tile per block.
+struct ScheduleEstimate {
+  TileCandidate tile;
+  int64_t m = 0, n = 0, batch = 1;  ///< the output viewed as batch x M x N
+  int64_t blocks = 0;
+  int64_t co_resident = 0;       ///< blocks of this tile resident at once, alone on the GPU
+  double est_us = 0;             ///< the estimate the choice minimized
+  std::string describe() const;  ///< "64x64 tiles, 432 blocks of 128 threads"
+};
+
+/// The output viewed as batch x M x N: rank-4 (N, C, H, W conv outputs) as M = C and
+/// N = N x H x W; otherwise M and N are the last two axes and the leading axes are the batch.
+void gemm_view(const Shape& shape, int64_t& batch, int64_t& m, int64_t& n);
+
+/// Estimates each tile alone on the GPU (waves of co-resident blocks x the per-tile roofline on
+/// one SM) and returns every candidate with its estimate, in candidate order.
+std::vector<ScheduleEstimate> estimate_schedules(const analysis::TeInfo& te,
+                                                 const gpu::GpuSpec& spec);
+/// The best of estimate_schedules: the lowest estimate; on a tie (within 1%) the larger tile,
+/// which loads less per FLOP.
+ScheduleEstimate best_schedule(const analysis::TeInfo& te, const gpu::GpuSpec& spec);
+
+}  // namespace souffle::plan

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -26,7 +27,7 @@ struct ImportResult {
 /// unsupported element types.
 ImportResult import_model(const std::string& path, const ImportOptions& options = {});
 /// Same, from bytes in memory; `file` names the source in messages and roots external data.
-ImportResult import_model_bytes(const std::string& bytes, const std::string& file,
+ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
                                 const ImportOptions& options = {});
 
 /// Reads one serialized TensorProto (the backend-test layout's input_K.pb / output_K.pb).

@@ -30,7 +30,14 @@ std::string shape_str(const Shape& shape) {
 
 TensorData::TensorData(DType dtype, Shape shape)
     : m_dtype(dtype), m_shape(std::move(shape)), m_numel(shape_numel(m_shape)) {
-  m_bytes.assign(static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)), 0);
+  m_bytes.assign(static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)), '\0');
+}
+
+TensorData::TensorData(DType dtype, Shape shape, std::string&& bytes)
+    : m_dtype(dtype), m_shape(std::move(shape)), m_numel(shape_numel(m_shape)) {
+  SOUFFLE_CHECK(bytes.size() == static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)),
+                "TensorData: byte count does not match the shape");
+  m_bytes = std::move(bytes);
 }
 
 double TensorData::get_f64(int64_t i) const {

@@ -23,13 +23,15 @@ class TensorData {
   TensorData() = default;
   /// Zero-filled tensor.
   TensorData(DType dtype, Shape shape);
+  /// Takes `bytes` (row-major, exactly numel x element size) without copying them.
+  TensorData(DType dtype, Shape shape, std::string&& bytes);
 
   DType dtype() const { return m_dtype; }
   const Shape& shape() const { return m_shape; }
   int64_t numel() const { return m_numel; }
   int64_t byte_size() const { return static_cast<int64_t>(m_bytes.size()); }
-  const uint8_t* raw() const { return m_bytes.data(); }
-  uint8_t* raw() { return m_bytes.data(); }
+  const uint8_t* raw() const { return reinterpret_cast<const uint8_t*>(m_bytes.data()); }
+  uint8_t* raw() { return reinterpret_cast<uint8_t*>(m_bytes.data()); }
 
   template <typename T>
   const T* as() const {
@@ -66,7 +68,9 @@ class TensorData {
   DType m_dtype = DType::Float32;
   Shape m_shape;
   int64_t m_numel = 1;
-  std::vector<uint8_t> m_bytes;
+  // A string as the byte buffer so that protobuf's raw_data can be moved in without a copy
+  // (heap buffers are 16-byte aligned; small ones sit inside the object, 8-byte aligned).
+  std::string m_bytes;
 };
 
 using ConstTensorPtr = std::shared_ptr<const TensorData>;

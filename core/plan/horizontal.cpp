@@ -7,8 +7,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <fmt/format.h>
-
 #include "core/te/mutator.h"
 #include "core/te/printer.h"
 #include "core/te/verify.h"
@@ -185,11 +183,10 @@ TransformResult horizontal_transform(const te::TeProgram& program, const analysi
       for (size_t b = a + 1; b < members.size() && bad.empty(); ++b) {
         const int x = members[a], y = members[b];
         if (sig[x] != sig[y])
-          bad = fmt::format("{} and {} differ in shape, dtype or reduction", program.ops[x]->name,
-                            program.ops[y]->name);
+          bad = program.ops[x]->name + " and " + program.ops[y]->name +
+                " differ in shape, dtype or reduction";
         else if (!independent(x, y))
-          bad = fmt::format("{} and {} depend on each other", program.ops[x]->name,
-                            program.ops[y]->name);
+          bad = program.ops[x]->name + " and " + program.ops[y]->name + " depend on each other";
       }
     }
     seen_keys.insert(key);
@@ -228,9 +225,10 @@ TransformResult horizontal_transform(const te::TeProgram& program, const analysi
       } else if (!reductions) {
         site.reason = "element-wise TEs: left to the vertical transformation";
       } else if (apply(members, site)) {
-        site.reason = fmt::format(
-            "spatial reuse of {}: {} independent {} read it", tensor.name, members.size(),
-            an.tes[members[0]].is_contraction ? "contractions" : "reductions");
+        site.reason = "spatial reuse of " + tensor.name + ": " + std::to_string(members.size()) +
+                      " independent " +
+                      (an.tes[members[0]].is_contraction ? "contractions" : "reductions") +
+                      " read it";
       }
       res.sites.push_back(std::move(site));
     }
@@ -247,7 +245,7 @@ TransformResult horizontal_transform(const te::TeProgram& program, const analysi
   std::vector<te::Tensor> merged_tensor(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     const te::ComputeOp& first = *program.ops[groups[g].members[0]];
-    std::string name = fmt::format("{}_h{}", first.name, groups[g].members.size());
+    std::string name = first.name + "_h" + std::to_string(groups[g].members.size());
     while (names.count(name)) name += "_";
     names.insert(name);
     Shape shape = first.output->shape;
@@ -303,9 +301,9 @@ TransformResult horizontal_transform(const te::TeProgram& program, const analysi
     Expr g = te::var("g");
     m->axes.push_back({g, static_cast<int64_t>(group.members.size())});
     for (size_t d = 0; d < first.axes.size(); ++d)
-      m->axes.push_back({te::var(fmt::format("i{}", d)), first.axes[d].extent});
+      m->axes.push_back({te::var("i" + std::to_string(d)), first.axes[d].extent});
     for (size_t r = 0; r < first.reduce_axes.size(); ++r)
-      m->reduce_axes.push_back({te::var(fmt::format("k{}", r)), first.reduce_axes[r].extent});
+      m->reduce_axes.push_back({te::var("k" + std::to_string(r)), first.reduce_axes[r].extent});
     std::vector<Expr> bodies;
     for (int member : group.members) {
       const te::ComputeOp& op = *rewritten[member];

@@ -1,12 +1,11 @@
 #include "core/plan/vertical.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "core/analysis/access.h"
 #include "core/te/equal.h"
@@ -369,6 +368,13 @@ class Simplifier : public te::ExprMutator {
   std::unordered_map<const te::ExprNode*, int64_t> m_extents;
 };
 
+/// "2", "0.5", "512": a recompute factor, three significant digits.
+std::string factor(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 std::unordered_map<const te::ExprNode*, int64_t> extents_of(const te::ComputeOp& op) {
   std::unordered_map<const te::ExprNode*, int64_t> ext;
   for (const te::IterVar& v : op.axes) ext[v.var.get()] = v.extent;
@@ -463,10 +469,11 @@ TransformResult vertical_transform(const te::TeProgram& program, const analysis:
         site.reason = "one-relies-on-one, only consumer: element-wise chain composed";
       } else if (flops <= kCheapRecomputeFlops && evals <= kMaxRecomputeFactor) {
         ok = true;
-        site.reason =
-            fmt::format("cheap to recompute: {} FLOPs x {:.3g} per element", flops, evals);
+        site.reason = "cheap to recompute: " + std::to_string(flops) + " FLOPs x " + factor(evals) +
+                      " per element";
       } else {
-        site.reason = fmt::format("would recompute {} FLOPs x {:.3g} per element", flops, evals);
+        site.reason = "would recompute " + std::to_string(flops) + " FLOPs x " + factor(evals) +
+                      " per element";
       }
       if (ok) {
         inline_from[p.output.get()] = &p;
@@ -510,8 +517,8 @@ TransformResult vertical_transform(const te::TeProgram& program, const analysis:
     if (!forced_all && node_count(next->body) > kMaxInlinedBodyNodes) {
       for (size_t s : site_of) {
         res.sites[s].applied = false;
-        res.sites[s].reason =
-            fmt::format("the consumer's body would grow past {} nodes", kMaxInlinedBodyNodes);
+        res.sites[s].reason = "the consumer's body would grow past " +
+                              std::to_string(kMaxInlinedBodyNodes) + " nodes";
       }
       current[ci] = c;
       continue;

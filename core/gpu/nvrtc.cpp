@@ -1,5 +1,6 @@
 #include "core/gpu/nvrtc.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -324,7 +325,8 @@ void compile_uncached(const std::string& source, const std::vector<std::string>&
   if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
     r.log.resize(log_size);
     nvrtcGetProgramLog(prog, r.log.data());
-    r.log.resize(log_size - 1);  // drop the terminating NUL
+    // NVRTC's log ends in a NUL, and ptxas' appended lines may bring their own.
+    r.log.erase(std::remove(r.log.begin(), r.log.end(), '\0'), r.log.end());
   }
   if (rc != NVRTC_SUCCESS) {
     if (r.log.empty()) r.log = nvrtcGetErrorString(rc);

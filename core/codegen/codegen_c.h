@@ -1,0 +1,123 @@
+/// \file A C-like source emitter over loop IR and TE expressions; targets override its hooks.
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/loop/stmt.h"
+
+namespace souffle::codegen {
+
+/// One pointer parameter of an emitted kernel, in the order the kernel takes them: the tensors it
+/// only reads, then the tensors it writes, then kernel-private global scratch.
+struct KernelParam {
+  enum class Role : uint8_t { Input, Output, Scratch };
+  std::string name;  ///< the C identifier in the emitted code
+  te::Tensor tensor;
+  Role role = Role::Input;
+};
+const char* param_role_name(KernelParam::Role r);  ///< "input", "output", "scratch"
+
+/// A C identifier made of `name` (ONNX names carry '/', ':', '.', ...): other characters become
+/// '_', leading underscores go, and a name that would start with a digit gets "t_" first.
+std::string c_identifier(const std::string& name);
+/// c_identifier(name), with a numeric suffix when `taken` (or the reserved words) holds it; the
+/// result is added to `taken`. Kernels of one unit are named this way, in order.
+std::string unique_function_name(const std::string& name, std::set<std::string>& taken);
+
+/// Emits one function per loop-IR kernel. The base class writes portable C (thread-binding loops
+/// become ordinary loops, no barriers); a target overrides the hooks below that differ: type and
+/// function names, storage scopes, thread indices, barriers, atomics, qualifiers. Each instance
+/// emits one translation unit: kernels first, then `translation_unit()` puts the preamble (the
+/// includes and helpers the kernels used) before them.
+class CodeGenC {
+ public:
+  virtual ~CodeGenC() = default;
+
+  /// Appends the function for `k` to this unit.
+  void add_kernel(const loop::Kernel& k);
+  /// The preamble and every kernel added so far.
+  std::string translation_unit();
+
+  /// The parameters `k` is emitted with (names are unique within the kernel).
+  std::vector<KernelParam> params(const loop::Kernel& k) const;
+
+ protected:
+  // ---- language facts (targets override) ----
+  virtual std::string type_name(DType t);
+  /// A literal of type t holding v (ints exactly, floats round-trip).
+  virtual std::string float_literal(DType t, double v);
+  /// f16/bf16: math happens in float; these convert to and from it.
+  virtual bool is_narrow_float(DType) const { return false; }
+  virtual std::string widen(DType, const std::string& e) { return e; }
+  virtual std::string narrow(DType, const std::string& e) { return e; }
+  /// The name of math function fn for float type t (f32/f64), "" when a helper is needed.
+  virtual std::string math_name(te::CallFn fn, DType t);
+  virtual std::string function_prefix(const loop::Kernel& k);  ///< before the return type
+  virtual std::string function_attributes(const loop::Kernel&) { return ""; }  ///< before the name
+  virtual std::string helper_prefix() { return "static inline "; }
+  virtual std::string restrict_qualifier() { return "restrict"; }
+  /// Emits a BlockIdxX/ThreadIdxX loop: the base class runs it as an ordinary loop.
+  virtual void emit_thread_binding(const loop::For& f);
+  virtual void emit_shared_alloc(const loop::Allocate& a, const std::string& name);
+  virtual std::string block_barrier_stmt();
+  virtual std::string grid_barrier_stmt();
+  virtual std::string atomic_add_stmt(DType t, const std::string& address,
+                                      const std::string& value);
+  /// Declarations at the top of a kernel's body (grid group, shared arena).
+  virtual void emit_kernel_prologue(const loop::Kernel&) {}
+  /// Lines before the helpers: includes the kernels need.
+  virtual std::string includes();
+
+  // ---- services for targets ----
+  struct Code {
+    std::string text;
+    int prec = 16;  ///< C precedence of the outermost operator (16 = primary)
+  };
+  Code emit_expr(const te::Expr& e);
+  std::string expr(const te::Expr& e) { return emit_expr(e).text; }
+  void line(const std::string& text);
+  void open(const std::string& head);  ///< "head {" and indent
+  void close(const std::string& tail = "}");
+  void emit_stmt(const loop::Stmt& s);
+  /// Registers a helper function (emitted once, in the preamble) by name and definition.
+  void use_helper(const std::string& name, const std::string& definition);
+  std::string var_name(const te::Expr& var);  ///< declares on first use
+  std::string buffer_name(const te::TensorNode* t);
+  void mark_nonnegative(const te::Expr& var) { m_nonneg.insert(var.get()); }
+  bool is_nonnegative(const te::Expr& e) const;
+  /// Whether `var` occurs in s (an unused binding is not emitted: NVRTC would warn about it).
+  static bool uses_var(const loop::Stmt& s, const te::Expr& var);
+  const loop::Kernel* kernel() const { return m_kernel; }
+  /// The function name `k` is emitted under in this unit (unique among its kernels).
+  const std::string& function_name() const { return m_function_name; }
+  std::set<std::string> m_features;  ///< "fp16", "bf16", "grid_sync", ... (for includes)
+
+ private:
+  std::string unique_name(const std::string& base);
+  std::string flat_index(const te::TensorNode* t, const std::vector<te::Expr>& idx);
+  std::string comment_text(const std::string& s) const;
+  Code emit_binary(const te::Binary& b, DType t);
+  Code emit_call(const te::Call& c, DType t);
+  Code emit_cast(const te::Cast& c);
+  void emit_seq_child(const loop::Stmt& s, bool last);
+
+  std::ostringstream m_body;  // the kernels' text
+  int m_depth = 0;
+  const loop::Kernel* m_kernel = nullptr;
+  std::unordered_map<const te::ExprNode*, std::string> m_vars;
+  std::unordered_map<const te::TensorNode*, std::string> m_buffers;
+  std::unordered_set<std::string> m_used_names;
+  std::unordered_set<const te::ExprNode*> m_nonneg;
+  std::vector<std::pair<std::string, std::string>> m_helpers;  // in first-use order
+  std::set<std::string> m_helper_names;
+  std::set<std::string> m_kernel_names;
+  std::string m_function_name;
+};
+
+}  // namespace souffle::codegen

@@ -1,0 +1,185 @@
+#include "core/codegen/codegen_cuda.h"
+
+#include <cmath>
+
+#include "core/loop/mutator.h"
+#include "core/support/error.h"
+
+namespace souffle::codegen {
+
+namespace {
+
+struct NarrowFact {
+  DType type;
+  const char* name;
+  const char* feature;  ///< the header it needs
+  const char* to_float;
+  const char* from_float;
+};
+constexpr NarrowFact kNarrow[] = {
+    {DType::Float16, "__half", "fp16", "__half2float", "__float2half"},
+    {DType::BFloat16, "__nv_bfloat16", "bf16", "__bfloat162float", "__float2bfloat16"},
+};
+const NarrowFact* narrow_fact(DType t) {
+  for (const NarrowFact& f : kNarrow)
+    if (f.type == t) return &f;
+  return nullptr;
+}
+
+/// The types atomicAdd takes as they are; others need a reinterpretation (or are refused).
+constexpr DType kNativeAtomic[] = {DType::Float32, DType::Float64, DType::Int32,   DType::UInt32,
+                                   DType::UInt64,  DType::Float16, DType::BFloat16};
+
+bool has_grid_barrier(const loop::Stmt& s) {
+  bool found = false;
+  loop::for_each_stmt(s,
+                      [&](const loop::Stmt& x) { found |= x.as<loop::GridBarrier>() != nullptr; });
+  return found;
+}
+
+}  // namespace
+
+std::string CodeGenCuda::type_name(DType t) {
+  if (const NarrowFact* f = narrow_fact(t)) {
+    m_features.insert(f->feature);
+    return f->name;
+  }
+  return CodeGenC::type_name(t);
+}
+
+std::string CodeGenCuda::float_literal(DType t, double v) {
+  if (std::isfinite(v)) return CodeGenC::float_literal(t, v);
+  // Bit patterns, since NVRTC has no <math.h> macros without extra headers.
+  if (t == DType::Float64) {
+    if (std::isnan(v)) return "__longlong_as_double(0x7ff8000000000000ll)";
+    return v > 0 ? "__longlong_as_double(0x7ff0000000000000ll)"
+                 : "__longlong_as_double((long long)0xfff0000000000000ull)";
+  }
+  if (std::isnan(v)) return "__int_as_float(0x7fffffff)";
+  return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float((int)0xff800000u)";
+}
+
+bool CodeGenCuda::is_narrow_float(DType t) const {
+  return narrow_fact(t) != nullptr;
+}
+std::string CodeGenCuda::widen(DType t, const std::string& e) {
+  const NarrowFact* f = narrow_fact(t);
+  if (!f) return e;
+  m_features.insert(f->feature);
+  return std::string(f->to_float) + "(" + e + ")";
+}
+std::string CodeGenCuda::narrow(DType t, const std::string& e) {
+  const NarrowFact* f = narrow_fact(t);
+  if (!f) return e;
+  m_features.insert(f->feature);
+  return std::string(f->from_float) + "(" + e + ")";
+}
+
+std::string CodeGenCuda::math_name(te::CallFn fn, DType t) {
+  if (fn == te::CallFn::Rsqrt) return t == DType::Float64 ? "rsqrt" : "rsqrtf";
+  return CodeGenC::math_name(fn, t);
+}
+
+std::string CodeGenCuda::function_prefix(const loop::Kernel&) {
+  return "extern \"C\" __global__ ";
+}
+std::string CodeGenCuda::function_attributes(const loop::Kernel& k) {
+  return "__launch_bounds__(" + std::to_string(k.launch.block_x) + ") ";
+}
+std::string CodeGenCuda::helper_prefix() {
+  return "static __device__ __forceinline__ ";
+}
+std::string CodeGenCuda::restrict_qualifier() {
+  return "__restrict__";
+}
+
+void CodeGenCuda::emit_thread_binding(const loop::For& f) {
+  if (!uses_var(f.body, f.var)) {
+    emit_stmt(f.body);
+    return;
+  }
+  const bool block = f.for_kind == loop::ForKind::BlockIdxX;
+  std::string value = block ? "(long long)blockIdx.x" : "(long long)threadIdx.x";
+  const te::IntImm* mn = f.min.as<te::IntImm>();
+  if (!mn || mn->value != 0) value = expr(f.min) + " + " + value;
+  const std::string v = var_name(f.var);
+  if (is_nonnegative(f.min)) mark_nonnegative(f.var);
+  line("const long long " + v + " = " + value + ";");
+  emit_stmt(f.body);
+}
+
+void CodeGenCuda::emit_shared_alloc(const loop::Allocate& a, const std::string& name) {
+  const std::string tn = type_name(a.buffer->dtype);
+  for (const loop::SharedSlot& slot : kernel()->shared) {
+    if (slot.buffer.get() != a.buffer.get()) continue;
+    line(tn + "* const " + name + " = reinterpret_cast<" + tn + "*>(souffle_smem + " +
+         std::to_string(slot.offset) + ");  // " + std::to_string(slot.bytes) + " B of the arena");
+    return;
+  }
+  int64_t n = 1;
+  for (int64_t d : a.buffer->shape) n *= d;
+  line("__shared__ " + tn + " " + name + "[" + std::to_string(n) + "];");
+}
+
+std::string CodeGenCuda::block_barrier_stmt() {
+  return "__syncthreads();";
+}
+std::string CodeGenCuda::grid_barrier_stmt() {
+  m_features.insert("grid_sync");
+  return "grid.sync();";
+}
+
+std::string CodeGenCuda::atomic_add_stmt(DType t, const std::string& address,
+                                         const std::string& value) {
+  for (DType n : kNativeAtomic)
+    if (n == t) {
+      type_name(t);  // records the header a narrow type needs
+      return "atomicAdd(" + address + ", " + value + ");";
+    }
+  if (t == DType::Int64)  // two's complement: the unsigned sum has the same bits
+    return "atomicAdd(reinterpret_cast<unsigned long long*>(" + address +
+           "), (unsigned long long)(" + value + "));";
+  throw InternalError(std::string("codegen: CUDA has no atomicAdd for ") + dtype_name(t));
+}
+
+void CodeGenCuda::emit_kernel_prologue(const loop::Kernel& k) {
+  if (has_grid_barrier(k.body)) {
+    m_features.insert("grid_sync");
+    line("cg::grid_group grid = cg::this_grid();");
+  }
+  if (!k.shared.empty()) line("extern __shared__ __align__(16) unsigned char souffle_smem[];");
+}
+
+std::string CodeGenCuda::includes() {
+  std::string s;
+  if (m_features.count("grid_sync"))
+    s += "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
+  if (m_features.count("fp16")) s += "#include <cuda_fp16.h>\n";
+  if (m_features.count("bf16")) s += "#include <cuda_bf16.h>\n";
+  return s;
+}
+
+std::string emit_cuda(const loop::Kernel& k) {
+  CodeGenCuda g;
+  g.add_kernel(k);
+  return g.translation_unit();
+}
+
+std::string emit_cuda(const loop::KernelSet& ks) {
+  CodeGenCuda g;
+  for (const loop::Kernel& k : ks.kernels) g.add_kernel(k);
+  return g.translation_unit();
+}
+
+std::vector<std::string> cuda_kernel_names(const loop::KernelSet& ks) {
+  std::set<std::string> taken;
+  std::vector<std::string> out;
+  for (const loop::Kernel& k : ks.kernels) out.push_back(unique_function_name(k.name, taken));
+  return out;
+}
+
+std::vector<KernelParam> kernel_params(const loop::Kernel& k) {
+  return CodeGenCuda().params(k);
+}
+
+}  // namespace souffle::codegen

@@ -1,0 +1,139 @@
+/// \file Small hand-built loop-IR kernels the emitter tests share.
+#pragma once
+
+#include "core/loop/stmt.h"
+#include "core/te/builder.h"
+
+namespace souffle::codegen::testing {
+
+using loop::ForKind;
+using loop::MemScope;
+using te::Expr;
+
+inline Expr ic(int64_t v) {
+  return te::int_imm(v);
+}
+
+inline loop::StageInfo stage_info(const std::string& name, const std::string& schedule,
+                                  const std::string& te_name, const std::string& node,
+                                  const std::string& op_type, int64_t grid, int64_t block) {
+  loop::StageInfo s;
+  s.name = name;
+  s.schedule = schedule;
+  s.tes = {te_name};
+  s.origins = {{node, op_type}};
+  s.grid_x = grid;
+  s.block_x = block;
+  return s;
+}
+
+inline loop::Stmt bind_threads(const Expr& bx, int64_t grid, const Expr& tx, int64_t block,
+                               loop::Stmt body) {
+  return loop::make_for(bx, grid, ForKind::BlockIdxX,
+                        loop::make_for(tx, block, ForKind::ThreadIdxX, std::move(body)));
+}
+
+/// y[i] = exp(x[i]) * 2 over 1000 floats, one element per thread.
+inline loop::Kernel elementwise_kernel(DType dtype = DType::Float32) {
+  te::Tensor x = te::make_input("x", {1000}, dtype);
+  te::Tensor y = te::make_compute_tensor("/block.0/Mul_output_0", {1000}, dtype);
+  Expr bx = te::var("bx"), tx = te::var("tx"), i = te::var("i");
+  Expr value = te::exp(te::read(x, {i})) * te::imm(dtype, 2.0);
+  loop::Stmt body = loop::stage(
+      0, loop::let_stmt(i, bx * ic(256) + tx,
+                        loop::if_then_else(te::lt(i, ic(1000)), loop::store(y, {i}, value))));
+  loop::Kernel k;
+  k.name = "exp_mul";
+  k.inputs = {x};
+  k.outputs = {y};
+  k.launch.grid_x = 4;
+  k.launch.block_x = 256;
+  k.stages = {stage_info("exp_mul", "injective", "Mul_1", "/block.0/Mul", "Mul", 4, 256)};
+  k.body = bind_threads(bx, 4, tx, 256, body);
+  return k;
+}
+
+/// out[r] = max over 100 columns of x[r, c], one 32-thread block per row: a strided partial
+/// per thread in a register, then a shared-memory tree.
+inline loop::Kernel row_max_kernel() {
+  te::Tensor x = te::make_input("x", {64, 100}, DType::Float32);
+  te::Tensor out = te::make_compute_tensor("row_max", {64}, DType::Float32);
+  te::Tensor red = loop::make_buffer("red", {32}, DType::Float32);
+  te::Tensor acc = loop::make_buffer("acc", {1}, DType::Float32);
+  Expr bx = te::var("bx"), tx = te::var("tx"), kk = te::var("kk"), c = te::var("c"),
+       s = te::var("s"), w = te::var("w");
+  Expr acc0 = te::read(acc, {ic(0)});
+  std::vector<loop::Stmt> body;
+  body.push_back(
+      loop::store(acc, {ic(0)}, te::reduce_identity(te::ReduceKind::Max, DType::Float32)));
+  body.push_back(loop::make_for(
+      kk, 4, ForKind::Serial,
+      loop::let_stmt(
+          c, kk * ic(32) + tx,
+          loop::if_then_else(te::lt(c, ic(100)),
+                             loop::store(acc, {ic(0)}, te::max(acc0, te::read(x, {bx, c})))))));
+  body.push_back(loop::store(red, {tx}, acc0));
+  body.push_back(loop::block_barrier());
+  // w = 16 >> s: the tree's half width at step s.
+  body.push_back(loop::make_for(
+      s, 5, ForKind::Unrolled,
+      loop::let_stmt(w, te::binary(te::BinaryOp::Shr, ic(16), s),
+                     loop::seq({loop::if_then_else(te::lt(tx, w),
+                                                   loop::store(red, {tx},
+                                                               te::max(te::read(red, {tx}),
+                                                                       te::read(red, {tx + w})))),
+                                loop::block_barrier()}))));
+  body.push_back(
+      loop::if_then_else(te::eq(tx, ic(0)), loop::store(out, {bx}, te::read(red, {ic(0)}))));
+  loop::Stmt inner = loop::stage(
+      0, loop::allocate(red, MemScope::Shared,
+                        loop::allocate(acc, MemScope::Local, loop::seq(std::move(body)))));
+  loop::Kernel k;
+  k.name = "row_max";
+  k.inputs = {x};
+  k.outputs = {out};
+  k.launch.grid_x = 64;
+  k.launch.block_x = 32;
+  k.stages = {stage_info("row_max", "reduction, shared tree over 32 threads", "ReduceMax_2",
+                         "/head/ReduceMax", "ReduceMax", 64, 32)};
+  k.body = bind_threads(bx, 64, tx, 32, inner);
+  return k;
+}
+
+/// Stage 0: t[i] = x[i] + 1; grid barrier; stage 1: y[i] = t[(i + 1) % 512] * t[i], and
+/// total += y[i] atomically. Cooperative: stage 1 reads what other blocks wrote.
+inline loop::Kernel two_stage_kernel() {
+  te::Tensor x = te::make_input("x", {2, 256}, DType::Float32);
+  te::Tensor t = te::make_compute_tensor("t", {2, 256}, DType::Float32);
+  te::Tensor y = te::make_compute_tensor("y", {2, 256}, DType::Float32);
+  te::Tensor total = te::make_compute_tensor("total", {}, DType::Float32);
+  Expr bx = te::var("bx"), tx = te::var("tx"), i = te::var("i"), j = te::var("i"), n = te::var("n");
+  loop::Stmt s0 = loop::stage(
+      0, loop::let_stmt(
+             i, bx * ic(128) + tx,
+             loop::store(t, {te::floordiv(i, ic(256)), te::floormod(i, ic(256))},
+                         te::read(x, {te::floordiv(i, ic(256)), te::floormod(i, ic(256))}) + 1.0)));
+  Expr rd = te::read(t, {te::floordiv(j, ic(256)), te::floormod(j, ic(256))});
+  Expr rn = te::read(t, {te::floordiv(n, ic(256)), te::floormod(n, ic(256))});
+  loop::Stmt s1 = loop::stage(
+      1, loop::let_stmt(
+             j, bx * ic(128) + tx,
+             loop::let_stmt(
+                 n, te::floormod(j + ic(1), ic(512)),
+                 loop::seq(
+                     {loop::store(y, {te::floordiv(j, ic(256)), te::floormod(j, ic(256))}, rn * rd),
+                      loop::atomic_add(total, {}, rn * rd)}))));
+  loop::Kernel k;
+  k.name = "fused_add_mul";
+  k.inputs = {x};
+  k.outputs = {t, y, total};
+  k.launch.grid_x = 4;
+  k.launch.block_x = 128;
+  k.launch.cooperative = true;
+  k.stages = {stage_info("stage0_add", "injective", "Add_0", "Add_0", "Add", 4, 128),
+              stage_info("stage1_mul", "injective", "Mul_1", "Mul_1", "Mul", 4, 128)};
+  k.body = bind_threads(bx, 4, tx, 128, loop::seq({s0, loop::grid_barrier(), s1}));
+  return k;
+}
+
+}  // namespace souffle::codegen::testing

@@ -1,0 +1,230 @@
+#include "core/codegen/codegen_cuda.h"
+
+#include <gtest/gtest.h>
+
+#include "core/gpu/nvrtc.h"
+#include "core/loop/verify.h"
+#include "tests/codegen/kernels.h"
+
+namespace souffle::codegen {
+namespace {
+
+using namespace souffle::codegen::testing;
+
+// ---- golden text: what a person reads when mapping a line back to the model ----
+
+const char* kElementwise = R"CUDA(// kernel `exp_mul`: grid 4 x block 256, dynamic shared 0 B
+// params: x (input f32[1000]), block_0_Mul_output_0 (output f32[1000])
+extern "C" __global__ void __launch_bounds__(256) exp_mul(
+    const float* __restrict__ x,
+    float* __restrict__ block_0_Mul_output_0) {
+  const long long bx = (long long)blockIdx.x;
+  const long long tx = (long long)threadIdx.x;
+  // stage 0 `exp_mul`: injective (grid 4, block 256)
+  //   Mul_1 <- /block.0/Mul (Mul)
+  {
+    const long long i = bx * 256 + tx;
+    if (i < 1000) {
+      block_0_Mul_output_0[i] = expf(x[i]) * 2.0f;
+    }
+  }
+}
+
+)CUDA";
+
+const char* kRowMax = R"CUDA(static __device__ __forceinline__ float souffle_max(float a, float b) {
+  if (a != a || b != b) return a + b;
+  return a < b ? b : a;
+}
+
+// kernel `row_max`: grid 64 x block 32, dynamic shared 0 B
+// params: x (input f32[64, 100]), row_max (output f32[64])
+extern "C" __global__ void __launch_bounds__(32) row_max(
+    const float* __restrict__ x,
+    float* __restrict__ row_max) {
+  const long long bx = (long long)blockIdx.x;
+  const long long tx = (long long)threadIdx.x;
+  // stage 0 `row_max`: reduction, shared tree over 32 threads (grid 64, block 32)
+  //   ReduceMax_2 <- /head/ReduceMax (ReduceMax)
+  {
+    __shared__ float red[32];
+    float acc[1];
+    acc[0] = __int_as_float((int)0xff800000u);
+    for (long long kk = 0; kk < 4; ++kk) {
+      const long long c = kk * 32 + tx;
+      if (c < 100) {
+        acc[0] = souffle_max(acc[0], x[bx * 100 + c]);
+      }
+    }
+    red[tx] = acc[0];
+    __syncthreads();
+    #pragma unroll
+    for (long long s = 0; s < 5; ++s) {
+      const long long w = 16 >> s;
+      if (tx < w) {
+        red[tx] = souffle_max(red[tx], red[tx + w]);
+      }
+      __syncthreads();
+    }
+    if (tx == 0) {
+      row_max[bx] = red[0];
+    }
+  }
+}
+
+)CUDA";
+
+const char* kTwoStage = R"CUDA(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// kernel `fused_add_mul`: grid 4 x block 128, dynamic shared 0 B, cooperative launch
+// params: x (input f32[2, 256]), t (output f32[2, 256]), y (output f32[2, 256]), total (output f32[])
+extern "C" __global__ void __launch_bounds__(128) fused_add_mul(
+    const float* __restrict__ x,
+    float* __restrict__ t,
+    float* __restrict__ y,
+    float* __restrict__ total) {
+  cg::grid_group grid = cg::this_grid();
+  const long long bx = (long long)blockIdx.x;
+  const long long tx = (long long)threadIdx.x;
+  // stage 0 `stage0_add`: injective (grid 4, block 128)
+  //   Add_0 <- Add_0 (Add)
+  {
+    const long long i = bx * 128 + tx;
+    t[i / 256 * 256 + i % 256] = x[i / 256 * 256 + i % 256] + 1.0f;
+  }
+  grid.sync();
+  // stage 1 `stage1_mul`: injective (grid 4, block 128)
+  //   Mul_1 <- Mul_1 (Mul)
+  {
+    const long long i_1 = bx * 128 + tx;
+    const long long n = (i_1 + 1) % 512;
+    y[i_1 / 256 * 256 + i_1 % 256] = t[n / 256 * 256 + n % 256] * t[i_1 / 256 * 256 + i_1 % 256];
+    atomicAdd(&total[0], t[n / 256 * 256 + n % 256] * t[i_1 / 256 * 256 + i_1 % 256]);
+  }
+}
+
+)CUDA";
+
+void expect_compiles(const std::string& source, const std::string& name) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    gpu::CompileOptions o;
+    o.arch = arch;
+    gpu::CompileResult r = gpu::compile_cuda(source, name + ".cu", o);
+    ASSERT_TRUE(r.ok) << arch << ":\n" << r.error;
+    EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+    EXPECT_FALSE(r.cubin.empty());
+    EXPECT_FALSE(r.kernels.empty());
+  }
+}
+
+TEST(CodegenCuda, ElementwiseGolden) {
+  loop::Kernel k = elementwise_kernel();
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_EQ(src, kElementwise);
+  expect_compiles(src, "exp_mul");
+}
+
+TEST(CodegenCuda, ReductionGolden) {
+  loop::Kernel k = row_max_kernel();
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_EQ(src, kRowMax);
+  expect_compiles(src, "row_max");
+}
+
+TEST(CodegenCuda, TwoStageGridBarrierGolden) {
+  loop::Kernel k = two_stage_kernel();
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_EQ(src, kTwoStage);
+  expect_compiles(src, "fused_add_mul");
+}
+
+TEST(CodegenCuda, HalfPrecisionUsesHalfTypesAndFloatMath) {
+  const std::string src = emit_cuda(elementwise_kernel(DType::Float16));
+  EXPECT_NE(src.find("#include <cuda_fp16.h>"), std::string::npos);
+  EXPECT_NE(src.find("const __half* __restrict__ x"), std::string::npos);
+  EXPECT_NE(src.find("__float2half(expf(__half2float(x[i])))"), std::string::npos) << src;
+  expect_compiles(src, "exp_mul_f16");
+  const std::string bf = emit_cuda(elementwise_kernel(DType::BFloat16));
+  EXPECT_NE(bf.find("__nv_bfloat16"), std::string::npos);
+  expect_compiles(bf, "exp_mul_bf16");
+}
+
+TEST(CodegenCuda, KernelSetSharesOnePreambleAndNamesUniquely) {
+  loop::KernelSet ks;
+  ks.kernels = {row_max_kernel(), row_max_kernel(), two_stage_kernel()};
+  const std::string src = emit_cuda(ks);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t p = src.find(what); p != std::string::npos; p = src.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("float souffle_max(float a, float b)"), 1u);
+  EXPECT_EQ(count("#include <cooperative_groups.h>"), 1u);
+  EXPECT_EQ(cuda_kernel_names(ks),
+            (std::vector<std::string>{"row_max", "row_max_1", "fused_add_mul"}));
+  EXPECT_NE(src.find("void __launch_bounds__(32) row_max_1("), std::string::npos);
+  expect_compiles(src, "set");
+}
+
+TEST(CodegenCuda, ParamsAreInputsThenOutputs) {
+  auto ps = kernel_params(two_stage_kernel());
+  ASSERT_EQ(ps.size(), 4u);
+  EXPECT_EQ(ps[0].name, "x");
+  EXPECT_EQ(ps[0].role, KernelParam::Role::Input);
+  EXPECT_EQ(ps[3].name, "total");
+  EXPECT_EQ(ps[3].role, KernelParam::Role::Output);
+}
+
+TEST(CodegenCuda, IdentifiersFromOnnxNames) {
+  EXPECT_EQ(c_identifier("/encoder/layer.0/Add_output_0"), "encoder_layer_0_Add_output_0");
+  EXPECT_EQ(c_identifier("123"), "t_123");
+  EXPECT_EQ(c_identifier("a__b"), "a_b");
+  std::set<std::string> taken;
+  EXPECT_EQ(unique_function_name("float", taken), "float_1");
+  EXPECT_EQ(unique_function_name("k", taken), "k");
+  EXPECT_EQ(unique_function_name("k", taken), "k_1");
+}
+
+TEST(CodegenCuda, ExpressionsOfEveryKindCompile) {
+  // One injective kernel whose body touches every expression kind and the helpers.
+  te::Tensor x = te::make_input("x", {64}, DType::Float32);
+  te::Tensor xi = te::make_input("xi", {64}, DType::Int64);
+  te::Tensor y = te::make_compute_tensor("y", {64}, DType::Float32);
+  te::Tensor yi = te::make_compute_tensor("yi", {64}, DType::Int32);
+  te::Tensor yb = te::make_compute_tensor("yb", {64}, DType::Bool);
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Expr v = te::read(x, {tx}), n = te::read(xi, {tx});
+  Expr f = te::sigmoid(v) + te::erf(v) * te::tanh(v) - te::call(te::CallFn::Rsqrt, {te::abs(v)});
+  f = f + te::call(te::CallFn::Sign, {v}) + te::call(te::CallFn::Round, {v}) +
+      te::pow(v, te::float_imm(2.0)) + te::floormod(v, te::float_imm(3.0)) +
+      te::floordiv(v, te::float_imm(3.0)) + te::min(v, te::float_imm(1.0));
+  f = te::select(te::call(te::CallFn::IsNaN, {v}), te::float_imm(0.0), f);
+  f = f + te::cast(DType::Float32,
+                   te::floordiv(n, te::int_imm(-3)) + te::floormod(n, ic(5)) + te::max(n, ic(2)));
+  Expr i = te::cast(DType::Int32, te::binary(te::BinaryOp::BitAnd, n, ic(7)) +
+                                      te::binary(te::BinaryOp::Shl, n, ic(2)));
+  Expr b = te::logical_or(te::logical_and(te::lt(v, te::float_imm(0.5)), te::ne(n, ic(3))),
+                          te::logical_not(te::call(te::CallFn::IsPosInf, {v})));
+  loop::Kernel k;
+  k.name = "all_kinds";
+  k.inputs = {x, xi};
+  k.outputs = {y, yi, yb};
+  k.launch.block_x = 64;
+  k.body =
+      bind_threads(bx, 1, tx, 64,
+                   loop::seq({loop::store(y, {tx}, f), loop::store(yi, {tx}, i),
+                              loop::store(yb, {tx}, b), loop::comment("a trailing backslash \\")}));
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_NE(src.find("souffle_floordiv(xi[tx], -3ll)"), std::string::npos) << src;
+  EXPECT_NE(src.find("souffle_sigmoid"), std::string::npos);
+  expect_compiles(src, "all_kinds");
+}
+
+}  // namespace
+}  // namespace souffle::codegen

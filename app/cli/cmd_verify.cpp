@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "core/plan/plan.h"
 #include "core/session/verify.h"
 
 namespace souffle::cli {
@@ -13,6 +14,8 @@ int run_verify(const VerifyOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.common.dims);
   LoadedModel m = load_model(o.common.model, io);
+  if (!o.strategy.empty())
+    m.program = plan::transformed_program(m.program, plan::parse_strategy(o.strategy));
   std::string dir = o.data_dir.empty()
                         ? std::filesystem::path(o.common.model).parent_path().string()
                         : o.data_dir;
@@ -30,6 +33,8 @@ int run_verify(const VerifyOptions& o) {
     nlohmann::json j;
     j["model"] = o.common.model;
     j["level"] = o.level;
+    j["strategy"] = o.strategy.empty() ? "lowered" : o.strategy;
+    j["tes"] = m.program.ops.size();
     j["tolerance"] = o.tolerance;
     j["ok"] = rep.ok;
     j["max_rel_l2"] = rep.max_rel_l2;

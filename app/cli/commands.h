@@ -20,6 +20,15 @@ struct VerifyOptions {
   std::string level = "te";
   double tolerance = 1e-4;  ///< relative L2 error limit per output
   bool f64 = false;
+  std::string strategy;  ///< verify the TE program this strategy transforms to ("" = lowered)
+};
+
+struct PlanCliOptions {
+  CommonOptions common;
+  std::string strategy = "souffle";
+  std::string gpu = "a100";  ///< a built-in name or a spec file
+  std::string decisions;     ///< a decisions JSON file
+  std::string dump_after;    ///< print this step's snapshot (to stderr)
 };
 
 struct ConformanceOptions {
@@ -35,6 +44,7 @@ struct ConformanceOptions {
 
 int run_inspect(const CommonOptions& o);
 int run_verify(const VerifyOptions& o);
+int run_plan(const PlanCliOptions& o);
 int run_conformance(const ConformanceOptions& o);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.

@@ -24,8 +24,25 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"te"}));
   c_verify->add_option("--tolerance", verify.tolerance, "relative L2 error limit (default 1e-4)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
+  c_verify
+      ->add_option("--strategy", verify.strategy,
+                   "verify the TE program transformed by unfused, rules or souffle")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
+
+  PlanCliOptions plan;
+  auto* c_plan = app.add_subcommand("plan", "fusion plan: kernels, stages, reasons, cost");
+  c_plan->add_option("MODEL", plan.common.model, "model.onnx")->required();
+  c_plan->add_option("--strategy", plan.strategy, "unfused, rules or souffle (default)")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+  c_plan->add_option("--gpu", plan.gpu, "GPU name or spec file (default a100)");
+  c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
+  c_plan->add_option("--dump-after", plan.dump_after,
+                     "print a step's result to stderr: analyze, horizontal, vertical, "
+                     "partition, cost");
+  c_plan->add_flag("--json", plan.common.json, "print one JSON object");
+  c_plan->add_option("--dim", plan.common.dims, "bind a symbolic dimension: name=value");
 
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
@@ -48,6 +65,7 @@ int main(int argc, char** argv) {
   try {
     if (*c_inspect) return run_inspect(inspect);
     if (*c_verify) return run_verify(verify);
+    if (*c_plan) return run_plan(plan);
     if (*c_conf) return run_conformance(conf);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";

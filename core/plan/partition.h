@@ -49,8 +49,8 @@ class ProgramFacts {
 };
 
 /// Incrementally assigns a kernel's TEs to stages: a TE needs a grid sync when it reads, across
-/// blocks (one-relies-on-many, a broadcast, or the result of a reduction), something produced in
-/// this kernel since the last sync. A compute-intensive TE always starts a stage.
+/// blocks (one-relies-on-many, or a broadcast — of a reduction's result, say), something
+/// produced in this kernel since the last sync. A compute-intensive TE always starts a stage.
 class KernelBuilder {
  public:
   explicit KernelBuilder(const ProgramFacts& f) : m_f(&f) {}

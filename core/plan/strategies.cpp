@@ -86,13 +86,13 @@ bool KernelBuilder::needs_sync(int te, std::string* why) const {
     int p = m_f->producer(in.tensor);
     if (p < 0 || std::find(m_since_sync.begin(), m_since_sync.end(), p) == m_since_sync.end())
       continue;
+    // A one-to-one read of a reduction's result is its epilogue, in the block that owns the
+    // element; a broadcast of it needs every block's partials, hence a sync.
     const char* how = nullptr;
-    if (m_f->analysis().tes[p].is_reduction && !m_f->compute(p))
-      how = "the result of a reduction";
-    else if (in.kind == AccessKind::OneReliesOnMany)
+    if (in.kind == AccessKind::OneReliesOnMany)
       how = "many elements (one-relies-on-many)";
     else if (!in.injective)
-      how = "a broadcast";
+      how = m_f->analysis().tes[p].is_reduction ? "a broadcast of the reduction" : "a broadcast";
     if (!how) continue;
     if (why) *why = fmt::format("reads {} of {} across blocks", how, m_f->label(p));
     return true;

@@ -1,0 +1,41 @@
+/// \file Schedule templates: one TE to one loop-IR kernel (injective, reduction, GEMM-like), and
+/// merging several single-stage kernels into one grid-synchronized multi-stage kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/loop/stmt.h"
+#include "core/te/expr.h"
+
+namespace souffle::schedule {
+
+struct ScheduleConfig {
+  int64_t block = 256;      ///< threads per block of injective and reduction kernels
+  int64_t max_grid = 1024;  ///< injective/reduction grids stride over the rest
+  /// GEMM block tile BM x BN over the output, K staged in BK chunks through shared memory, each
+  /// thread a TM x TN register tile: (BM/TM)*(BN/TN) threads per block.
+  int64_t gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_tm = 4, gemm_tn = 4;
+};
+
+enum class ScheduleKind : uint8_t { Injective, Reduction, Gemm };
+const char* schedule_kind_name(ScheduleKind k);  ///< "injective", "reduction", "gemm"
+
+/// How a TE is scheduled: Gemm for a sum over products of two operands that split the output
+/// axes into rows (read by the first only) and columns (read by the second only); Reduction for
+/// other reductions; Injective otherwise.
+ScheduleKind classify(const te::ComputeOp& op);
+
+/// One kernel computing `op` (a single stage, verified, simplified).
+loop::Kernel schedule_op(const te::ComputeOp& op, const ScheduleConfig& config = {});
+
+/// One kernel per op of the program, in order (the unfused strategy's kernels).
+loop::KernelSet schedule_program(const te::TeProgram& program, const ScheduleConfig& config = {});
+
+/// Merges kernels into one: a 1-D grid of the largest grid and block over the stages, each
+/// stage guarded by `blockIdx.x < its grid` (and `threadIdx.x < its block` when smaller, allowed
+/// only for stages without block barriers), a grid barrier before each stage that touches a
+/// tensor written by an earlier stage since the last barrier. Stage infos are concatenated.
+loop::Kernel merge_stages(std::vector<loop::Kernel> stages, const std::string& name);
+
+}  // namespace souffle::schedule

@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/loop/arena.h"
 #include "core/loop/mutator.h"
 #include "core/loop/simplify.h"
 #include "core/loop/verify.h"
@@ -140,7 +141,7 @@ Kernel finish(const te::ComputeOp& op, const Frame& f, Stmt inner, int64_t grid,
   k.body = loop::make_for(f.bx, grid, ForKind::BlockIdxX,
                           loop::make_for(f.tx, block, ForKind::ThreadIdxX, body));
   loop::verify(k);
-  return k;
+  return loop::plan_shared_arena(k);
 }
 
 Kernel schedule_injective(const te::ComputeOp& op, const ScheduleConfig& c) {
@@ -421,7 +422,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
       f.bx, k.launch.grid_x, ForKind::BlockIdxX,
       loop::make_for(f.tx, k.launch.block_x, ForKind::ThreadIdxX, loop::seq(std::move(body))));
   loop::verify(k);
-  return k;
+  return loop::plan_shared_arena(k);
 }
 
 }  // namespace souffle::schedule

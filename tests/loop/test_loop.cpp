@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include "core/loop/arena.h"
 #include "core/loop/mutator.h"
 #include "core/loop/simplify.h"
 #include "core/loop/stmt.h"
+#include "core/loop/unroll.h"
+#include "core/loop/vectorize.h"
 #include "core/loop/verify.h"
 #include "core/te/builder.h"
 
@@ -113,6 +116,81 @@ TEST(Loop, MutatorKeepsSharing) {
   EXPECT_TRUE(loop::simplify(s).same_as(s));
   Stmt sub = loop::substitute(s, {{tx.get(), ic(2)}});
   EXPECT_EQ(loop::print(sub), "y[2] = 2\nblock_barrier()\n");
+}
+
+TEST(LoopPasses, UnrollBeforeAfter) {
+  Expr r = te::var("r"), c = te::var("c"), tx = te::var("tx");
+  Tensor acc = loop::make_buffer("acc", {2, 2}, DType::Float32);
+  Stmt s = loop::make_for(
+      r, 2, ForKind::Unrolled,
+      loop::make_for(c, 2, ForKind::Unrolled,
+                     loop::store(acc, {r, c}, te::cast(DType::Float32, r * ic(2) + c))));
+  EXPECT_EQ(loop::print(s),
+            "for r in 0 .. +2 unrolled {\n"
+            "  for c in 0 .. +2 unrolled {\n"
+            "    acc[r, c] = cast<f32>(((r * 2) + c))\n"
+            "  }\n"
+            "}\n");
+  EXPECT_EQ(loop::print(loop::unroll_loops(s)),
+            "acc[0, 0] = cast<f32>(0)\n"
+            "acc[0, 1] = cast<f32>(1)\n"
+            "acc[1, 0] = cast<f32>(2)\n"
+            "acc[1, 1] = cast<f32>(3)\n");
+  // A serial loop beyond the limit stays.
+  Stmt big =
+      loop::make_for(r, 16, ForKind::Serial, loop::store(acc, {ic(0), ic(0)}, te::float_imm(0)));
+  EXPECT_TRUE(loop::unroll_loops(big).same_as(big));
+}
+
+TEST(LoopPasses, VectorizeBeforeAfter) {
+  Expr v = te::var("v"), tx = te::var("tx");
+  Tensor x = te::make_input("x", {8, 16}, DType::Float32);
+  Tensor y = te::make_compute_tensor("y", {8, 16}, DType::Float32);
+  Stmt good = loop::make_for(
+      v, 4, ForKind::Serial,
+      loop::store(y, {ic(1), tx * ic(4) + v}, te::read(x, {ic(1), tx * ic(4) + v}) * 2.0));
+  EXPECT_EQ(loop::print(loop::vectorize_loops(good)),
+            "for v in 0 .. +4 vectorized {\n"
+            "  y[1, ((tx * 4) + v)] = (x[1, ((tx * 4) + v)] * 2f)\n"
+            "}\n");
+  // Misaligned base (tx * 2) and a wrong width (2 x f32 = 8 bytes) stay serial.
+  Stmt misaligned = loop::make_for(v, 4, ForKind::Serial,
+                                   loop::store(y, {ic(1), tx * ic(2) + v}, te::float_imm(0)));
+  EXPECT_TRUE(loop::vectorize_loops(misaligned).same_as(misaligned));
+  Stmt narrow = loop::make_for(v, 2, ForKind::Serial,
+                               loop::store(y, {ic(1), tx * ic(4) + v}, te::float_imm(0)));
+  EXPECT_TRUE(loop::vectorize_loops(narrow).same_as(narrow));
+}
+
+TEST(LoopPasses, SharedArenaReusesSpaceAfterBarrier) {
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Tensor y = te::make_compute_tensor("y", {32}, DType::Float32);
+  Tensor a = loop::make_buffer("a", {32}, DType::Float32);  // 128 bytes
+  Tensor b = loop::make_buffer("b", {3}, DType::Float32);   // 12 bytes, nested in a
+  Tensor c = loop::make_buffer("c", {64}, DType::Float32);  // 256 bytes, after a barrier
+  Stmt use_a =
+      loop::allocate(a, MemScope::Shared,
+                     loop::allocate(b, MemScope::Shared,
+                                    loop::seq({loop::store(a, {tx}, te::float_imm(1)),
+                                               loop::store(b, {ic(0)}, te::float_imm(1))})));
+  Stmt use_c = loop::allocate(c, MemScope::Shared, loop::store(c, {tx}, te::float_imm(2)));
+  Kernel k =
+      wrap(loop::seq({use_a, loop::block_barrier(), use_c, loop::store(y, {tx}, te::float_imm(0))}),
+           1, 32, bx, tx, {}, {y});
+  Kernel planned = loop::plan_shared_arena(k);
+  EXPECT_EQ(loop::print(planned).substr(0, loop::print(planned).find("for bx")),
+            "kernel k grid 1 block 32 shared 256\n"
+            "  out y: f32[32]\n"
+            "  stage 0 s0 (hand, grid 1 block 32):\n"
+            "  shared a @0 +128\n"
+            "  shared b @128 +12\n"
+            "  shared c @0 +256\n");
+  // Without the barrier, c must sit above a and b.
+  Kernel k2 = wrap(loop::seq({use_a, use_c}), 1, 32, bx, tx, {}, {y});
+  Kernel p2 = loop::plan_shared_arena(k2);
+  ASSERT_EQ(p2.shared.size(), 3u);
+  EXPECT_EQ(p2.shared[2].offset, 144);
+  EXPECT_EQ(p2.launch.dynamic_shared_bytes, 400);
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ TEST(Cost, RooflineAddsLaunchAndSyncOverheads) {
   gpu::KernelCost m = gpu::kernel_cost(a100, 1000, 1'555'000'000, 0);
   EXPECT_STREQ(m.bound, "memory");
   EXPECT_NEAR(m.total_us, 1000.0 + 4.0, 1e-6);
-  EXPECT_GT(gpu::peak_flops(a100, gpu::Precision::TF32), gpu::peak_flops(a100, gpu::Precision::FP32));
+  EXPECT_GT(gpu::peak_flops(a100, gpu::Precision::TF32),
+            gpu::peak_flops(a100, gpu::Precision::FP32));
 }
 
 TEST(Cost, TrafficKeepsIntermediatesOnChipWhenTheyFit) {

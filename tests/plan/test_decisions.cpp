@@ -17,10 +17,11 @@ te::TeProgram two_layers(int64_t n) {
   auto w1 = te::make_input("W1", {n, n}, DType::Float32);
   auto w2 = te::make_input("W2", {n, n}, DType::Float32);
   auto gemm = [&](const std::string& name, const te::Tensor& x, const te::Tensor& w) {
-    return te::reduce(
-        name, {n, n}, DType::Float32, te::ReduceKind::Sum, {n},
-        [&](const Idx& i, const Idx& r) { return te::read(x, {i[0], r[0]}) * te::read(w, {r[0], i[1]}); },
-        {}, {"/fc_" + name, "MatMul"});
+    return te::reduce(name, {n, n}, DType::Float32, te::ReduceKind::Sum, {n},
+                      [&](const Idx& i, const Idx& r) {
+                        return te::read(x, {i[0], r[0]}) * te::read(w, {r[0], i[1]});
+                      },
+                      {}, {"/fc_" + name, "MatMul"});
   };
   auto relu = [&](const std::string& name, const te::Tensor& x) {
     return te::compute(name, {n, n}, DType::Float32, [&](const Idx& i) {
@@ -98,8 +99,7 @@ TEST(Decisions, MalformedJsonIsAUserError) {
 
 TEST(Decisions, BaselinePlans) {
   te::TeProgram p = two_layers(64);
-  EXPECT_EQ(kernels(plan_with(p, Strategy::Unfused, {})),
-            (Names{{"G1"}, {"R1"}, {"G2"}, {"R2"}}));
+  EXPECT_EQ(kernels(plan_with(p, Strategy::Unfused, {})), (Names{{"G1"}, {"R1"}, {"G2"}, {"R2"}}));
   EXPECT_EQ(kernels(plan_with(p, Strategy::Rules, {})), (Names{{"G1", "R1"}, {"G2", "R2"}}));
   FusionPlan s = plan_with(p, Strategy::Souffle, {});
   ASSERT_EQ(s.kernels(), 1u) << print(s);
@@ -119,9 +119,10 @@ TEST(Decisions, AppliedEdits) {
   EXPECT_EQ(kernels(plan_with(p, Strategy::Souffle, {{K::Pin, "R1", ""}})),
             (Names{{"G1"}, {"R1"}, {"G2", "R2"}}));
   // Edits apply in order: merge everything, then split it again.
-  EXPECT_EQ(kernels(plan_with(p, Strategy::Unfused,
-                              {{K::Merge, "G1", "R1"}, {K::Merge, "G2", "R2"}, {K::Split, "G2", ""}})),
-            (Names{{"G1", "R1"}, {"G2", "R2"}}));
+  EXPECT_EQ(
+      kernels(plan_with(p, Strategy::Unfused,
+                        {{K::Merge, "G1", "R1"}, {K::Merge, "G2", "R2"}, {K::Split, "G2", ""}})),
+      (Names{{"G1", "R1"}, {"G2", "R2"}}));
 }
 
 void expect_refused(const te::TeProgram& p, Strategy s, const Edit& e, const std::string& reason) {
@@ -137,11 +138,11 @@ void expect_refused(const te::TeProgram& p, Strategy s, const Edit& e, const std
 
 TEST(Decisions, RefusedEditsSayWhy) {
   te::TeProgram p = two_layers(64);
-  expect_refused(p, Strategy::Unfused, {K::Merge, "G1", "R2"},
-                 "merging would create a dependency cycle: R1 depends on the kernel of G1 (/fc_G1), and "
-                 "the kernel of R2 depends on R1");
-  expect_refused(p, Strategy::Unfused, {K::Merge, "G1", "nope"},
-                 "unknown TE or ONNX node 'nope'");
+  expect_refused(
+      p, Strategy::Unfused, {K::Merge, "G1", "R2"},
+      "merging would create a dependency cycle: R1 depends on the kernel of G1 (/fc_G1), and "
+      "the kernel of R2 depends on R1");
+  expect_refused(p, Strategy::Unfused, {K::Merge, "G1", "nope"}, "unknown TE or ONNX node 'nope'");
   expect_refused(p, Strategy::Rules, {K::Merge, "G1", "R1"},
                  "G1 (/fc_G1) and R1 are already in one kernel");
   expect_refused(p, Strategy::Rules, {K::Split, "G2", ""}, "G2 (/fc_G2) already starts a kernel");
@@ -167,10 +168,11 @@ TEST(Decisions, MergeBeyondCoResidencyIsRefused) {
   ASSERT_EQ(r.refused.size(), 1u);
   const Stage& g1 = k0.stages[0];
   // The merged kernel's launch keeps the larger of the two blocks' resources (the same here).
-  std::string expected = "merging is impossible: the kernel would need 1 grid sync but its stage G1 "
-                         "(/fc_G1) (" + g1.schedule + ") needs " + std::to_string(g1.blocks) +
-                         " blocks, only " + std::to_string(k0.co_resident) +
-                         " co-resident on A100-SXM4-40GB";
+  std::string expected =
+      "merging is impossible: the kernel would need 1 grid sync but its stage G1 "
+      "(/fc_G1) (" +
+      g1.schedule + ") needs " + std::to_string(g1.blocks) + " blocks, only " +
+      std::to_string(k0.co_resident) + " co-resident on A100-SXM4-40GB";
   EXPECT_EQ(r.refused[0].reason, expected);
   EXPECT_EQ(kernels(r), kernels(base));
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/loop/arena.h"
+#include "core/loop/equal.h"
 #include "core/loop/mutator.h"
 #include "core/loop/simplify.h"
 #include "core/loop/stmt.h"
@@ -191,6 +192,29 @@ TEST(LoopPasses, SharedArenaReusesSpaceAfterBarrier) {
   ASSERT_EQ(p2.shared.size(), 3u);
   EXPECT_EQ(p2.shared[2].offset, 144);
   EXPECT_EQ(p2.launch.dynamic_shared_bytes, 400);
+}
+
+}  // namespace
+}  // namespace souffle
+
+namespace souffle {
+namespace {
+
+TEST(LoopEqual, BoundVarsAndBuffersMatchByPosition) {
+  Tensor y = te::make_compute_tensor("y", {8}, DType::Float32);
+  auto build = [&](float c) {
+    Expr i = te::var("i");
+    Tensor t = loop::make_buffer("t", {8}, DType::Float32);
+    return loop::allocate(t, MemScope::Local,
+                          loop::make_for(i, 8, ForKind::Serial,
+                                         loop::seq({loop::store(t, {i}, te::float_imm(c)),
+                                                    loop::store(y, {i}, te::read(t, {i}))})));
+  };
+  EXPECT_TRUE(loop::equal(build(1.0f), build(1.0f)));
+  EXPECT_FALSE(loop::equal(build(1.0f), build(2.0f)));
+  Expr free_a = te::var("n"), free_b = te::var("n");
+  EXPECT_FALSE(loop::equal(loop::store(y, {free_a}, te::float_imm(0)),
+                           loop::store(y, {free_b}, te::float_imm(0))));
 }
 
 }  // namespace

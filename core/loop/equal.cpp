@@ -1,0 +1,128 @@
+#include "core/loop/equal.h"
+
+#include <unordered_map>
+
+namespace souffle::loop {
+
+namespace {
+
+class Comparer {
+ public:
+  bool stmt(const Stmt& a, const Stmt& b) {
+    if (a.defined() != b.defined()) return false;
+    if (!a.defined()) return true;
+    if (a.kind() != b.kind()) return false;
+    switch (a.kind()) {
+      case StmtKind::For: {
+        const For &x = *a.as<For>(), &y = *b.as<For>();
+        if (x.for_kind != y.for_kind || !expr(x.min, y.min) || !expr(x.extent, y.extent))
+          return false;
+        m_vars[x.var.get()] = y.var.get();
+        return stmt(x.body, y.body);
+      }
+      case StmtKind::LetStmt: {
+        const LetStmt &x = *a.as<LetStmt>(), &y = *b.as<LetStmt>();
+        if (!expr(x.value, y.value)) return false;
+        m_vars[x.var.get()] = y.var.get();
+        return stmt(x.body, y.body);
+      }
+      case StmtKind::Allocate: {
+        const Allocate &x = *a.as<Allocate>(), &y = *b.as<Allocate>();
+        if (x.scope != y.scope || x.buffer->shape != y.buffer->shape ||
+            x.buffer->dtype != y.buffer->dtype)
+          return false;
+        m_buffers[x.buffer.get()] = y.buffer.get();
+        return stmt(x.body, y.body);
+      }
+      case StmtKind::Store: {
+        const Store &x = *a.as<Store>(), &y = *b.as<Store>();
+        return buffer(x.buffer, y.buffer) && exprs(x.indices, y.indices) && expr(x.value, y.value);
+      }
+      case StmtKind::AtomicAdd: {
+        const AtomicAdd &x = *a.as<AtomicAdd>(), &y = *b.as<AtomicAdd>();
+        return buffer(x.buffer, y.buffer) && exprs(x.indices, y.indices) && expr(x.value, y.value);
+      }
+      case StmtKind::IfThenElse: {
+        const IfThenElse &x = *a.as<IfThenElse>(), &y = *b.as<IfThenElse>();
+        return expr(x.cond, y.cond) && stmt(x.then_case, y.then_case) &&
+               stmt(x.else_case, y.else_case);
+      }
+      case StmtKind::Seq: {
+        const Seq &x = *a.as<Seq>(), &y = *b.as<Seq>();
+        if (x.stmts.size() != y.stmts.size()) return false;
+        for (size_t i = 0; i < x.stmts.size(); ++i)
+          if (!stmt(x.stmts[i], y.stmts[i])) return false;
+        return true;
+      }
+      case StmtKind::BlockBarrier:
+      case StmtKind::GridBarrier:
+        return true;
+      case StmtKind::Stage:
+        return a.as<Stage>()->index == b.as<Stage>()->index &&
+               stmt(a.as<Stage>()->body, b.as<Stage>()->body);
+      case StmtKind::Evaluate:
+        return expr(a.as<Evaluate>()->value, b.as<Evaluate>()->value);
+      case StmtKind::Comment:
+        return a.as<Comment>()->text == b.as<Comment>()->text;
+    }
+    return false;
+  }
+
+ private:
+  bool buffer(const Tensor& a, const Tensor& b) {
+    auto it = m_buffers.find(a.get());
+    return it != m_buffers.end() ? it->second == b.get() : a == b;
+  }
+  bool exprs(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!expr(a[i], b[i])) return false;
+    return true;
+  }
+  bool expr(const Expr& a, const Expr& b) {
+    if (a.defined() != b.defined()) return false;
+    if (!a.defined()) return true;
+    if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
+    switch (a.kind()) {
+      case te::ExprKind::IntImm:
+        return a.as<te::IntImm>()->value == b.as<te::IntImm>()->value;
+      case te::ExprKind::FloatImm:
+        return a.as<te::FloatImm>()->value == b.as<te::FloatImm>()->value;
+      case te::ExprKind::Var: {
+        auto it = m_vars.find(a.get());
+        return it != m_vars.end() ? it->second == b.get() : a.same_as(b);
+      }
+      case te::ExprKind::Unary:
+        return a.as<te::Unary>()->op == b.as<te::Unary>()->op &&
+               expr(a.as<te::Unary>()->a, b.as<te::Unary>()->a);
+      case te::ExprKind::Binary: {
+        const te::Binary &x = *a.as<te::Binary>(), &y = *b.as<te::Binary>();
+        return x.op == y.op && expr(x.a, y.a) && expr(x.b, y.b);
+      }
+      case te::ExprKind::Call:
+        return a.as<te::Call>()->fn == b.as<te::Call>()->fn &&
+               exprs(a.as<te::Call>()->args, b.as<te::Call>()->args);
+      case te::ExprKind::Select: {
+        const te::Select &x = *a.as<te::Select>(), &y = *b.as<te::Select>();
+        return expr(x.cond, y.cond) && expr(x.t, y.t) && expr(x.f, y.f);
+      }
+      case te::ExprKind::Cast:
+        return expr(a.as<te::Cast>()->a, b.as<te::Cast>()->a);
+      case te::ExprKind::Read:
+        return buffer(a.as<te::Read>()->tensor, b.as<te::Read>()->tensor) &&
+               exprs(a.as<te::Read>()->indices, b.as<te::Read>()->indices);
+    }
+    return false;
+  }
+
+  std::unordered_map<const te::ExprNode*, const te::ExprNode*> m_vars;
+  std::unordered_map<const te::TensorNode*, const te::TensorNode*> m_buffers;
+};
+
+}  // namespace
+
+bool equal(const Stmt& a, const Stmt& b) {
+  return Comparer().stmt(a, b);
+}
+
+}  // namespace souffle::loop

@@ -31,26 +31,28 @@ std::string ScheduleEstimate::describe() const {
                      tile.threads);
 }
 
-void gemm_view(const Shape& shape, int64_t& batch, int64_t& m, int64_t& n) {
+void gemm_view(const Shape& shape, bool conv, int64_t& batch, int64_t& m, int64_t& n) {
   batch = 1;
   m = 1;
   n = 1;
-  if (shape.size() == 4) {
-    m = shape[1];
-    n = shape[0] * shape[2] * shape[3];
+  size_t r = shape.size();
+  if (conv && r >= 4) {
+    m = shape[r - 3];
+    n = shape[r - 4] * shape[r - 2] * shape[r - 1];
+    for (size_t i = 0; i + 4 < r; ++i) batch *= shape[i];
     return;
   }
-  if (shape.empty()) return;
+  if (r == 0) return;
   n = shape.back();
-  if (shape.size() >= 2) m = shape[shape.size() - 2];
-  for (size_t i = 0; i + 2 < shape.size(); ++i) batch *= shape[i];
+  if (r >= 2) m = shape[r - 2];
+  for (size_t i = 0; i + 2 < r; ++i) batch *= shape[i];
 }
 
 std::vector<ScheduleEstimate> estimate_schedules(const analysis::TeInfo& te,
                                                  const gpu::GpuSpec& spec) {
   std::vector<ScheduleEstimate> out;
   int64_t batch, m, n;
-  gemm_view(te.shape, batch, m, n);
+  gemm_view(te.shape, te.origin_op.find("Conv") != std::string::npos, batch, m, n);
   int64_t points = std::max<int64_t>(1, batch * m * n);
   // The reduction depth a tile walks: the TE's iterations per output element.
   int64_t depth = std::max<int64_t>(1, te.iterations / points);

@@ -31,9 +31,10 @@ struct ScheduleEstimate {
   std::string describe() const;  ///< "64x64 tiles, 432 blocks of 128 threads"
 };
 
-/// The output viewed as batch x M x N: rank-4 (N, C, H, W conv outputs) as M = C and
-/// N = N x H x W; otherwise M and N are the last two axes and the leading axes are the batch.
-void gemm_view(const Shape& shape, int64_t& batch, int64_t& m, int64_t& n);
+/// The output viewed as batch x M x N. A convolution's (rank >= 4, [..., N, C, H, W]) is the
+/// implicit GEMM M = C, N = N x H x W; otherwise M and N are the last two axes. Leading axes
+/// (heads, a horizontal merge's group axis) are the batch.
+void gemm_view(const Shape& shape, bool conv, int64_t& batch, int64_t& m, int64_t& n);
 
 /// Estimates each tile alone on the GPU (waves of co-resident blocks x the per-tile roofline on
 /// one SM) and returns every candidate with its estimate, in candidate order.

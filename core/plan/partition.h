@@ -35,8 +35,10 @@ class ProgramFacts {
   /// "MatMul_3" or "T12 (/layers.0/MatMul_3)".
   std::string label(int te) const;
   bool compute(int te) const;
-  /// Schedule of a compute-intensive TE (cached).
+  /// Schedule of a compute-intensive TE: best_schedule unless the partitioner chose another.
   const ScheduleEstimate& schedule(int te) const;
+  /// The partitioner's choice of a fitting schedule for `te`.
+  void choose_schedule(int te, const ScheduleEstimate& e) const;
 
  private:
   const analysis::Analysis* m_a;

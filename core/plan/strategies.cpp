@@ -78,6 +78,11 @@ void stage_resources(const ProgramFacts& f, int te, int& threads, int& regs, int
   smem = f.analysis().tes[te].is_reduction ? 1024 : 0;
 }
 
+void ProgramFacts::choose_schedule(int te, const ScheduleEstimate& e) const {
+  m_sched[te] = e;
+  m_has_sched[te] = true;
+}
+
 // ---- kernel builder ----
 
 bool KernelBuilder::needs_sync(int te, std::string* why) const {
@@ -320,6 +325,16 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
   };
   for (int te : a.bfs_order) {
     if (k.empty()) {
+      if (f.compute(te)) {
+        std::vector<ScheduleEstimate> all = estimate_schedules(a.tes[te], spec);
+        std::stable_sort(all.begin(), all.end(),
+                         [](const auto& x, const auto& y) { return x.est_us < y.est_us * 0.99; });
+        for (const ScheduleEstimate& c : all)
+          if (c.blocks <= c.co_resident) {
+            f.choose_schedule(te, c);
+            break;
+          }
+      }
       cur.reasons.push_back("kernel starts at " + f.label(te) + " (first TE)");
       k.add(te);
       cur.tes.push_back(te);
@@ -329,25 +344,51 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
     bool sync = k.needs_sync(te, &why);
     int64_t limit = k.co_resident(te);
     if (f.compute(te)) {
-      const ScheduleEstimate& s = f.schedule(te);
-      int64_t blocks = std::max(k.max_compute_blocks(), s.blocks);
+      // The best schedule whose blocks, with every stage so far, fit the kernel's co-residency
+      // (only needed once the kernel synchronizes).
+      std::vector<ScheduleEstimate> all = estimate_schedules(a.tes[te], spec);
+      std::stable_sort(all.begin(), all.end(),
+                       [](const auto& x, const auto& y) { return x.est_us < y.est_us * 0.99; });
+      const ScheduleEstimate best = f.schedule(te);
       bool syncs = k.syncs() > 0 || sync;
-      if (syncs && blocks > limit) {
+      const ScheduleEstimate* fit = nullptr;
+      int64_t fit_limit = 0;
+      for (const ScheduleEstimate& c : all) {
+        f.choose_schedule(te, c);
+        int64_t lim = k.co_resident(te);
+        if (!syncs || std::max(k.max_compute_blocks(), c.blocks) <= lim) {
+          fit = &c;
+          fit_limit = lim;
+          break;
+        }
+      }
+      if (!fit) {
+        f.choose_schedule(te, all.front());
+        int64_t blocks = std::max(k.max_compute_blocks(), best.blocks);
         std::string need =
-            s.blocks > limit ? fmt::format("needs {} blocks of {} threads ({}x{} tiles)", s.blocks,
-                                           s.tile.threads, s.tile.tile_m, s.tile.tile_n)
-                             : fmt::format("the kernel already runs a stage of {} blocks", blocks);
-        std::string text = fmt::format("cut before {}: {}, {} co-resident on {}", f.label(te), need,
-                                       limit, spec.name);
+            best.blocks > limit
+                ? fmt::format("needs {} blocks of {} threads ({}x{} tiles)", best.blocks,
+                              best.tile.threads, best.tile.tile_m, best.tile.tile_n)
+                : fmt::format("the kernel already runs a stage of {} blocks", blocks);
+        std::string text = fmt::format("cut before {}: {}, {} co-resident on {} (no tile fits)",
+                                       f.label(te), need, limit, spec.name);
         close();
+        // A new kernel will likely synchronize after this TE: prefer a schedule that fits alone.
+        for (const ScheduleEstimate& c : all)
+          if (c.blocks <= c.co_resident) {
+            f.choose_schedule(te, c);
+            break;
+          }
         cur.reasons.push_back(text);
         k.add(te);
         cur.tes.push_back(te);
         continue;
       }
-      cur.reasons.push_back(fmt::format("{} joins: {} fit{} {} co-resident{}", f.label(te),
-                                        s.describe(), s.blocks == 1 ? "s" : "", limit,
-                                        sync ? "; grid sync before it: " + why : ""));
+      const ScheduleEstimate& s = *fit;
+      cur.reasons.push_back(fmt::format(
+          "{} joins: {} fit{} {} co-resident{}{}", f.label(te), s.describe(),
+          s.blocks == 1 ? "s" : "", fit_limit, sync ? "; grid sync before it: " + why : "",
+          &s == &all.front() ? "" : " (its fastest tiling would not)"));
     } else if (f.is_alias(te)) {
       cur.reasons.push_back(f.label(te) + " is a pure view: folded into its readers' indexing");
     } else {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -14,6 +15,41 @@
 
 namespace souffle::analysis {
 namespace {
+
+/// Tensors read in `e` through an index that varies with one of the reduce vars.
+std::set<const te::TensorNode*> reduce_varying_tensors(
+    const te::Expr& e, const std::set<const te::ExprNode*>& reduce_vars) {
+  std::set<const te::TensorNode*> out;
+  te::for_each_node(e, [&](const te::Expr& n) {
+    const te::Read* r = n.as<te::Read>();
+    if (!r) return;
+    bool varies = false;
+    for (const te::Expr& idx : r->indices)
+      te::for_each_node(idx, [&](const te::Expr& v) {
+        if (v.kind() == te::ExprKind::Var && reduce_vars.count(v.get())) varies = true;
+      });
+    if (varies) out.insert(r->tensor.get());
+  });
+  return out;
+}
+
+/// A sum of products whose factors read different reduce-varying tensors (A[i,k] * B[k,j]; a
+/// convolution's input and weights) — not a sum of sums (a mean over a residual add) nor a square
+/// of one expression (a variance).
+bool is_sum_of_products(const te::ComputeOp& op) {
+  if (op.reduce != te::ReduceKind::Sum) return false;
+  std::set<const te::ExprNode*> reduce_vars;
+  for (const te::IterVar& iv : op.reduce_axes) reduce_vars.insert(iv.var.get());
+  bool found = false;
+  te::for_each_node(op.body, [&](const te::Expr& n) {
+    const te::Binary* b = n.as<te::Binary>();
+    if (found || !b || b->op != te::BinaryOp::Mul) return;
+    auto a_set = reduce_varying_tensors(b->a, reduce_vars);
+    auto b_set = reduce_varying_tensors(b->b, reduce_vars);
+    found = !a_set.empty() && !b_set.empty() && a_set != b_set;
+  });
+  return found;
+}
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
@@ -93,7 +129,7 @@ TeInfo characterize(const te::ComputeOp& op,
   t.flops = t.flops_per_point * t.iterations;
   t.arithmetic_intensity =
       t.elements_accessed > 0 ? static_cast<double>(t.flops) / t.elements_accessed : 0.0;
-  t.is_contraction = op.reduce == te::ReduceKind::Sum && varying_inputs >= 2;
+  t.is_contraction = varying_inputs >= 2 && is_sum_of_products(op);
   char buf[96];
   if (t.arithmetic_intensity >= kComputeIntensityThreshold) {
     t.kind = Intensity::Compute;

@@ -77,6 +77,20 @@ TEST(Analysis, MatrixVectorIsAComputeIntensiveContraction) {
   const TeInfo s = analyze_op(*ss);
   EXPECT_FALSE(s.is_contraction);
   EXPECT_EQ(s.kind, Intensity::Memory);
+  // A mean over a residual add reads two tensors along k but multiplies neither by the other,
+  // and a variance squares one expression over both: neither is a contraction.
+  auto r = te::make_input("r", {1, 64}, DType::Float32);
+  auto mean = te::reduce("mean", {1}, DType::Float32, te::ReduceKind::Sum, {64},
+                         [&](const Idx& i, const Idx& k) {
+                           return (te::read(x, {i[0], k[0]}) + te::read(r, {i[0], k[0]})) * 0.5;
+                         });
+  EXPECT_FALSE(analyze_op(*mean).is_contraction);
+  auto var = te::reduce("var", {1}, DType::Float32, te::ReduceKind::Sum, {64},
+                        [&](const Idx& i, const Idx& k) {
+                          te::Expr d = te::read(x, {i[0], k[0]}) + te::read(r, {i[0], k[0]});
+                          return d * d;
+                        });
+  EXPECT_FALSE(analyze_op(*var).is_contraction);
 }
 
 TEST(Analysis, TransposeIsInjectivePureView) {

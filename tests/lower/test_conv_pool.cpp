@@ -7,56 +7,23 @@
 
 #include "core/interp/interpreter.h"
 #include "core/lower/lower.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace souffle::lower {
 namespace {
 
-graph::Attribute int_attr(int64_t v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-graph::Attribute ints_attr(std::vector<int64_t> v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-graph::Attribute string_attr(std::string v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
+using testing::expect_near;
+using testing::int_attr;
+using testing::ints_attr;
+using testing::iota;
+using testing::make_node;
+using testing::run_all;
+using testing::string_attr;
 
-graph::Node make_node(const std::string& op, size_t inputs,
-                      std::map<std::string, graph::Attribute> attrs = {}, size_t outputs = 1) {
-  graph::Node n;
-  n.name = op + "_0";
-  n.op_type = op;
-  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-std::shared_ptr<TensorData> iota(const Shape& s, double scale = 0.25) {
-  std::vector<double> v(shape_numel(s));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = std::fmod(static_cast<double>(i) * 7 + 3, 13) * scale - 1;
-  return TensorData::from_f64(DType::Float32, s, v);
-}
-
+/// Lowers `node` on placeholders and runs it; returns every output.
 std::vector<ConstTensorPtr> run(const graph::Node& node, const std::vector<ConstTensorPtr>& values,
-                                NodeLowering* out_lowering = nullptr) {
-  std::vector<te::Tensor> ins;
-  for (size_t i = 0; i < values.size(); ++i)
-    ins.push_back(te::make_input("in" + std::to_string(i), values[i]->shape(), values[i]->dtype()));
-  NodeLowering nl = lower_node(node, 17, ins);
-  te::TeProgram prog{"p", ins, nl.outputs, nl.ops};
-  if (out_lowering) *out_lowering = nl;
-  return interp::run(prog, values);
+                                NodeLowering* out_lowering = nullptr, int64_t opset = 17) {
+  return run_all(node, values, opset, {}, out_lowering);
 }
 
 Shape out_shape(const graph::Node& node, const std::vector<Shape>& shapes) {
@@ -64,12 +31,6 @@ Shape out_shape(const graph::Node& node, const std::vector<Shape>& shapes) {
   for (size_t i = 0; i < shapes.size(); ++i)
     ins.push_back(te::make_input("in" + std::to_string(i), shapes[i], DType::Float32));
   return lower_node(node, 17, ins).outputs[0]->shape;
-}
-
-void expect_near(const TensorData& got, const Shape& shape, const std::vector<double>& want) {
-  ASSERT_EQ(got.shape(), shape);
-  ASSERT_EQ(static_cast<size_t>(got.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.get_f64(i), want[i], 1e-4) << "at " << i;
 }
 
 /// Naive 2-D conv over NCHW with groups, strides, dilations and begin pads.

@@ -5,38 +5,21 @@
 
 #include "core/interp/interpreter.h"
 #include "core/lower/lower.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace souffle::lower {
 namespace {
 
-graph::Attribute int_attr(int64_t v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-graph::Attribute float_attr(double v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-graph::Attribute string_attr(std::string v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
+using testing::expect_near;
+using testing::float_attr;
+using testing::int_attr;
+using testing::make_node;
+using testing::string_attr;
 
-graph::Node make_node(const std::string& op, size_t inputs,
-                      std::map<std::string, graph::Attribute> attrs = {}) {
-  graph::Node n;
-  n.name = op + "_0";
-  n.op_type = op;
-  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  n.outputs = {"out"};
-  n.attrs = std::move(attrs);
-  return n;
+/// Lowers `node` on placeholders and runs it; returns the first output.
+ConstTensorPtr run(const graph::Node& node, const std::vector<ConstTensorPtr>& values,
+                   NodeLowering* out_lowering = nullptr) {
+  return testing::run(node, values, 17, {}, out_lowering);
 }
 
 /// Deterministic, non-trivial values.
@@ -45,24 +28,6 @@ std::shared_ptr<TensorData> iota(const Shape& s, double scale = 0.25, DType t = 
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = std::fmod(static_cast<double>(i) * 7 + 3, 11) * scale - 1;
   return TensorData::from_f64(t, s, v);
-}
-
-/// Lowers `node` on placeholders for `values` and runs it; returns the first output.
-ConstTensorPtr run(const graph::Node& node, const std::vector<ConstTensorPtr>& values,
-                   NodeLowering* out_lowering = nullptr) {
-  std::vector<te::Tensor> ins;
-  for (size_t i = 0; i < values.size(); ++i)
-    ins.push_back(te::make_input("in" + std::to_string(i), values[i]->shape(), values[i]->dtype()));
-  NodeLowering nl = lower_node(node, 17, ins);
-  te::TeProgram prog{"p", ins, {nl.outputs[0]}, nl.ops};
-  if (out_lowering) *out_lowering = nl;
-  return interp::run(prog, values)[0];
-}
-
-void expect_near(const TensorData& got, const Shape& shape, const std::vector<double>& want) {
-  ASSERT_EQ(got.shape(), shape);
-  ASSERT_EQ(static_cast<size_t>(got.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.get_f64(i), want[i], 1e-4) << "at " << i;
 }
 
 TEST(LowerMatMul, BatchedBroadcastIsOneReduce) {

@@ -6,114 +6,12 @@
 
 #include "core/interp/interpreter.h"
 #include "core/lower/lower.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace souffle::lower {
 namespace {
 
-graph::Attribute int_attr(int64_t v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-[[maybe_unused]] graph::Attribute float_attr(double v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-[[maybe_unused]] graph::Attribute string_attr(std::string v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
-[[maybe_unused]] graph::Attribute ints_attr(std::vector<int64_t> v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
-graph::Node make_node(const std::string& op, size_t inputs,
-                      std::map<std::string, graph::Attribute> attrs = {}, size_t outputs = 1) {
-  graph::Node n;
-  n.name = op + "_0";
-  n.op_type = op;
-  for (size_t i = 0; i < inputs; ++i) n.inputs.push_back("in" + std::to_string(i));
-  for (size_t i = 0; i < outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
-  n.attrs = std::move(attrs);
-  return n;
-}
-
-ConstTensorPtr values(const Shape& s, std::vector<double> v, DType t = DType::Float32) {
-  return TensorData::from_f64(t, s, v);
-}
-
-/// Inputs for a lowering: constants where `constant[i]`, placeholders otherwise.
-struct Lowered {
-  NodeLowering nl;
-  std::vector<te::Tensor> inputs;
-  std::vector<ConstTensorPtr> input_values;
-};
-
-Lowered lower(const graph::Node& node, const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
-              const std::vector<bool>& constant = {}) {
-  Lowered l;
-  std::vector<te::Tensor> ins;
-  for (size_t i = 0; i < vals.size(); ++i) {
-    if (!vals[i]) {
-      ins.push_back(nullptr);
-      continue;
-    }
-    std::string name = "in" + std::to_string(i);
-    if (i < constant.size() && constant[i]) {
-      ins.push_back(te::make_constant(name, vals[i]));
-    } else {
-      te::Tensor t = te::make_input(name, vals[i]->shape(), vals[i]->dtype());
-      ins.push_back(t);
-      l.inputs.push_back(t);
-      l.input_values.push_back(vals[i]);
-    }
-  }
-  l.nl = lower_node(node, opset, ins);
-  return l;
-}
-
-/// Lowers `node` and runs it in the interpreter; returns every produced output.
-std::vector<ConstTensorPtr> run_all(const graph::Node& node,
-                                    const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
-                                    const std::vector<bool>& constant = {},
-                                    NodeLowering* out = nullptr) {
-  Lowered l = lower(node, vals, opset, constant);
-  std::vector<te::Tensor> outs;
-  for (const te::Tensor& t : l.nl.outputs)
-    if (t) outs.push_back(t);
-  te::TeProgram prog{"p", l.inputs, outs, l.nl.ops};
-  if (out) *out = l.nl;
-  return interp::run(prog, l.input_values);
-}
-
-[[maybe_unused]] ConstTensorPtr run(const graph::Node& node,
-                                    const std::vector<ConstTensorPtr>& vals, int64_t opset = 17,
-                                    const std::vector<bool>& constant = {},
-                                    NodeLowering* out = nullptr) {
-  return run_all(node, vals, opset, constant, out)[0];
-}
-
-void expect_values(const ConstTensorPtr& got, const Shape& shape, DType dtype,
-                   const std::vector<double>& want, double tol = 1e-5) {
-  ASSERT_TRUE(got);
-  ASSERT_EQ(got->shape(), shape);
-  ASSERT_EQ(got->dtype(), dtype);
-  ASSERT_EQ(static_cast<size_t>(got->numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got->get_f64(i))) << "at " << i;
-    else
-      EXPECT_NEAR(got->get_f64(i), want[i], tol) << "at " << i;
-  }
-}
+using namespace souffle::lower::testing;
 
 std::vector<double> pseudo(size_t n, double scale, int seed) {
   std::vector<double> v(n);

@@ -9,28 +9,14 @@
 #include "core/lower/lower.h"
 #include "core/te/printer.h"
 #include "core/te/verify.h"
+#include "tests/lower/lower_test_util.h"
 
 namespace souffle::lower {
 namespace {
 
-graph::Attribute int_attr(int64_t v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-graph::Attribute ints_attr(std::vector<int64_t> v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-graph::Attribute string_attr(std::string v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
+using testing::int_attr;
+using testing::ints_attr;
+using testing::string_attr;
 
 /// An operand: its value and whether the lowering sees it as a constant or as a placeholder.
 struct Arg {

@@ -16,59 +16,19 @@
 #include "core/te/builder.h"
 #include "core/te/printer.h"
 #include "core/te/verify.h"
+#include "tests/plan/plan_test_util.h"
 
 namespace souffle::plan {
 namespace {
 
 using te::Expr;
 using Idx = std::vector<Expr>;
-
-te::TeProgram program(std::vector<te::Tensor> inputs, std::vector<te::Op> ops,
-                      std::vector<te::Tensor> outputs) {
-  te::TeProgram p;
-  p.name = "p";
-  p.inputs = std::move(inputs);
-  p.outputs = std::move(outputs);
-  p.ops = std::move(ops);
-  te::verify(p);
-  return p;
-}
-
-std::vector<ConstTensorPtr> random_inputs(const te::TeProgram& p, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
-  std::vector<ConstTensorPtr> out;
-  for (const te::Tensor& t : p.inputs) {
-    auto d = std::make_shared<TensorData>(t->dtype, t->shape);
-    for (int64_t i = 0; i < d->numel(); ++i) d->set_f64(i, u(rng));
-    out.push_back(d);
-  }
-  return out;
-}
-
-double worst_rel_l2(const std::vector<ConstTensorPtr>& a, const std::vector<ConstTensorPtr>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
-    EXPECT_EQ(a[k]->shape(), b[k]->shape());
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < a[k]->numel(); ++i) {
-      double x = a[k]->get_f64(i), y = b[k]->get_f64(i);
-      num += (x - y) * (x - y);
-      den += x * x;
-    }
-    worst = std::max(worst, std::sqrt(num) / std::max(std::sqrt(den), 1e-30));
-  }
-  return worst;
-}
+using namespace souffle::plan::testing;
 
 TransformResult horizontal(const te::TeProgram& p, const TransformOptions& o = {}) {
   TransformResult r = horizontal_transform(p, analysis::analyze(p), o);
   te::verify(r.program);
-  auto in = random_inputs(p, 11);
-  interp::InterpOptions f64;
-  f64.f64 = true;
-  EXPECT_LE(worst_rel_l2(interp::run(p, in, f64), interp::run(r.program, in, f64)), 1e-12);
+  expect_same_outputs(p, r.program, 11);
   return r;
 }
 

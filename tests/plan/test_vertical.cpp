@@ -15,63 +15,17 @@
 #include "core/te/builder.h"
 #include "core/te/printer.h"
 #include "core/te/verify.h"
+#include "tests/plan/plan_test_util.h"
 
 namespace souffle::plan {
 namespace {
 
 using te::Expr;
 using Idx = std::vector<Expr>;
+using namespace souffle::plan::testing;
 
 Expr ci(int64_t v) {
   return te::int_imm(v);
-}
-
-te::TeProgram program(std::vector<te::Tensor> inputs, std::vector<te::Op> ops,
-                      std::vector<te::Tensor> outputs = {}) {
-  te::TeProgram p;
-  p.name = "p";
-  p.inputs = std::move(inputs);
-  p.outputs = outputs.empty() ? std::vector<te::Tensor>{ops.back()->output} : outputs;
-  p.ops = std::move(ops);
-  te::verify(p);
-  return p;
-}
-
-std::vector<ConstTensorPtr> random_inputs(const te::TeProgram& p, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-2.0, 2.0);
-  std::vector<ConstTensorPtr> out;
-  for (const te::Tensor& t : p.inputs) {
-    auto d = std::make_shared<TensorData>(t->dtype, t->shape);
-    for (int64_t i = 0; i < d->numel(); ++i) d->set_f64(i, u(rng));
-    out.push_back(d);
-  }
-  return out;
-}
-
-/// Relative L2 error of b against a, over all outputs (the worst one).
-double worst_rel_l2(const std::vector<ConstTensorPtr>& a, const std::vector<ConstTensorPtr>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
-    EXPECT_EQ(a[k]->shape(), b[k]->shape());
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < a[k]->numel(); ++i) {
-      double x = a[k]->get_f64(i), y = b[k]->get_f64(i);
-      num += (x - y) * (x - y);
-      den += x * x;
-    }
-    worst = std::max(worst, std::sqrt(num) / std::max(std::sqrt(den), 1e-30));
-  }
-  return worst;
-}
-
-/// Runs both programs on the same random inputs and expects equal outputs.
-void expect_same_outputs(const te::TeProgram& a, const te::TeProgram& b) {
-  auto in = random_inputs(a, 7);
-  interp::InterpOptions o;
-  o.f64 = true;
-  EXPECT_LE(worst_rel_l2(interp::run(a, in, o), interp::run(b, in, o)), 1e-12);
 }
 
 TransformResult vertical(const te::TeProgram& p, const TransformOptions& o = {}) {

@@ -5,17 +5,33 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "core/gpu/spec.h"
 #include "core/plan/plan.h"
 #include "core/session/verify.h"
+#include "core/session/verify_kernels.h"
 
 namespace souffle::cli {
+namespace {
 
-int run_verify(const VerifyOptions& o) {
-  onnx_import::ImportOptions io;
-  io.dims = parse_dims(o.common.dims);
-  LoadedModel m = load_model(o.common.model, io);
-  if (!o.strategy.empty())
-    m.program = plan::transformed_program(m.program, plan::parse_strategy(o.strategy));
+void print_checks(const std::vector<OutputCheck>& checks) {
+  for (const OutputCheck& c : checks)
+    std::cout << fmt::format("{} {} {}: {}\n", c.ok ? "ok  " : "FAIL", c.data_set, c.name,
+                             c.cmp.describe());
+}
+
+nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const OutputCheck& c : checks)
+    j.push_back({{"data_set", c.data_set},
+                 {"output", c.name},
+                 {"ok", c.ok},
+                 {"rel_l2", c.cmp.rel_l2_error},
+                 {"max_abs", c.cmp.max_abs_error},
+                 {"detail", c.cmp.describe()}});
+  return j;
+}
+
+std::vector<TestDataSet> reference_sets(const VerifyOptions& o) {
   std::string dir = o.data_dir.empty()
                         ? std::filesystem::path(o.common.model).parent_path().string()
                         : o.data_dir;
@@ -23,6 +39,58 @@ int run_verify(const VerifyOptions& o) {
   std::vector<TestDataSet> sets = read_test_data(dir);
   if (sets.empty())
     throw UserError(dir, "", "no test_data_set_N folders with reference data found");
+  return sets;
+}
+
+/// The plan's partitions as emulated kernels, compared with the reference outputs.
+int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
+                       const std::vector<TestDataSet>& sets) {
+  plan::PlanOptions po;
+  po.strategy = plan::parse_strategy(o.strategy.empty() ? "souffle" : o.strategy);
+  po.gpu = gpu::gpu_spec("a100");
+  souffle::VerifyOptions vo;
+  vo.criterion = Criterion::RelativeL2;
+  vo.tolerance = o.tolerance;
+  KernelVerifyReport rep = verify_kernels(m, sets, po, vo);
+  if (o.common.json) {
+    nlohmann::json j;
+    j["model"] = o.common.model;
+    j["level"] = o.level;
+    j["strategy"] = plan::strategy_name(po.strategy);
+    j["kernels"] = rep.kernels;
+    j["grid_barriers"] = rep.grid_barriers;
+    j["tolerance"] = o.tolerance;
+    j["ok"] = rep.ok();
+    if (!rep.error.empty()) j["error"] = rep.error;
+    j["max_rel_l2"] = rep.outputs.max_rel_l2;
+    j["plan_ms"] = rep.plan_ms;
+    j["build_ms"] = rep.build_ms;
+    j["run_ms"] = rep.outputs.run_ms;
+    j["checks"] = checks_json(rep.outputs.checks);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_checks(rep.outputs.checks);
+    if (!rep.error.empty()) std::cout << "ERROR " << rep.error << "\n";
+    std::cout << fmt::format(
+        "{}: {} kernels ({} grid barriers), {} outputs over {} data sets, max relative L2 error "
+        "{:.3g} (limit {:.0e}), emulator {:.0f} ms\n",
+        rep.ok() ? "verified" : (rep.error.empty() ? "MISMATCH" : "FAILED"), rep.kernels,
+        rep.grid_barriers, rep.outputs.checks.size(), sets.size(), rep.outputs.max_rel_l2,
+        o.tolerance, rep.outputs.run_ms);
+  }
+  return rep.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int run_verify(const VerifyOptions& o) {
+  onnx_import::ImportOptions io;
+  io.dims = parse_dims(o.common.dims);
+  LoadedModel m = load_model(o.common.model, io);
+  if (o.level == "kernels") return run_verify_kernels(o, m, reference_sets(o));
+  if (!o.strategy.empty())
+    m.program = plan::transformed_program(m.program, plan::parse_strategy(o.strategy));
+  std::vector<TestDataSet> sets = reference_sets(o);
   souffle::VerifyOptions vo;
   vo.criterion = Criterion::RelativeL2;
   vo.tolerance = o.tolerance;
@@ -39,20 +107,10 @@ int run_verify(const VerifyOptions& o) {
     j["ok"] = rep.ok;
     j["max_rel_l2"] = rep.max_rel_l2;
     j["run_ms"] = rep.run_ms;
-    nlohmann::json checks = nlohmann::json::array();
-    for (const OutputCheck& c : rep.checks)
-      checks.push_back({{"data_set", c.data_set},
-                        {"output", c.name},
-                        {"ok", c.ok},
-                        {"rel_l2", c.cmp.rel_l2_error},
-                        {"max_abs", c.cmp.max_abs_error},
-                        {"detail", c.cmp.describe()}});
-    j["checks"] = checks;
+    j["checks"] = checks_json(rep.checks);
     std::cout << j.dump(2) << "\n";
   } else {
-    for (const OutputCheck& c : rep.checks)
-      std::cout << fmt::format("{} {} {}: {}\n", c.ok ? "ok  " : "FAIL", c.data_set, c.name,
-                               c.cmp.describe());
+    print_checks(rep.checks);
     std::cout << fmt::format(
         "{}: {} outputs over {} data sets, max relative L2 error {:.3g} (limit {:.0e}), "
         "interpreter {:.0f} ms\n",

@@ -20,8 +20,11 @@ int main(int argc, char** argv) {
   auto* c_verify = app.add_subcommand("verify", "run the model and compare with reference data");
   c_verify->add_option("MODEL", verify.common.model, "model.onnx")->required();
   c_verify->add_option("--data", verify.data_dir, "folder with test_data_set_N (default: model's)");
-  c_verify->add_option("--level", verify.level, "te: the TE program in the interpreter")
-      ->check(CLI::IsMember({"te"}));
+  c_verify
+      ->add_option("--level", verify.level,
+                   "te: the TE program in the interpreter; kernels: the plan's kernels in the "
+                   "emulator")
+      ->check(CLI::IsMember({"te", "kernels"}));
   c_verify->add_option("--tolerance", verify.tolerance, "relative L2 error limit (default 1e-4)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
   c_verify

@@ -1,0 +1,51 @@
+/// \file Kernel-level verification: a plan's partitions as emulated kernels vs reference data.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/loop/stmt.h"
+#include "core/plan/plan.h"
+#include "core/schedule/schedule.h"
+#include "core/session/verify.h"
+
+namespace souffle {
+
+/// A partition of the plan could not be turned into a kernel (a TE no schedule template takes,
+/// or stages that cannot be merged). Names the kernel and the TE.
+class KernelBuildError : public std::runtime_error {
+ public:
+  KernelBuildError(std::string kernel, std::string te, std::string detail);
+  const std::string& kernel() const { return m_kernel; }
+  const std::string& te() const { return m_te; }
+  const std::string& detail() const { return m_detail; }
+
+ private:
+  std::string m_kernel, m_te, m_detail;
+};
+
+/// The kernels of a plan, in partition order: each partition's TEs scheduled one by one
+/// (schedule_op) and merged into one kernel (grid barriers between dependent stages, tensors
+/// produced inside the kernel become global scratch). Throws KernelBuildError.
+loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
+                                   const schedule::ScheduleConfig& config = {});
+
+struct KernelVerifyReport {
+  VerifyReport outputs;  ///< per-output checks; run_ms is the emulator time over all data sets
+  size_t kernels = 0;
+  int grid_barriers = 0;
+  double plan_ms = 0, build_ms = 0;
+  /// Non-empty when building or emulating failed (names the kernel and stage); ok is false then.
+  std::string error;
+  bool ok() const { return error.empty() && outputs.ok; }
+};
+
+/// Plans `model.program` under `options`, builds its kernels and runs them in the emulator on
+/// each data set, comparing outputs like verify_program (RelativeL2 unless AllClose is asked).
+/// UserError when a data set does not fit the model.
+KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
+                                  const plan::PlanOptions& plan_options,
+                                  const VerifyOptions& options);
+
+}  // namespace souffle

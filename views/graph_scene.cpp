@@ -7,6 +7,8 @@
 #include <QtMath>
 #include <algorithm>
 
+#include "views/plan_runner.h"
+
 namespace souffle::views {
 
 namespace {
@@ -14,6 +16,8 @@ namespace {
 constexpr double kPadX = 10, kMinWidth = 84, kMaxWidth = 230;
 constexpr double kOpHeight = 40, kIoHeight = 32;
 constexpr double kArrow = 7;
+/// Room above a box for its kernel badge.
+constexpr double kBadge = 9;
 
 double lodOf(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
   return option->levelOfDetailFromTransform(painter->worldTransform());
@@ -51,8 +55,8 @@ NodeItem::NodeItem(GraphScene* scene, int box, QSizeF size)
 }
 
 QRectF NodeItem::boundingRect() const {
-  return QRectF(-m_size.width() / 2 - 2, -m_size.height() / 2 - 2, m_size.width() + 4,
-                m_size.height() + 4);
+  return QRectF(-m_size.width() / 2 - 2, -m_size.height() / 2 - kBadge, m_size.width() + 4,
+                m_size.height() + kBadge + 2);
 }
 
 void NodeItem::setMatch(bool match) {
@@ -73,7 +77,9 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   const GraphColors& c = m_scene->colors();
   const QRectF r(-m_size.width() / 2, -m_size.height() / 2, m_size.width(), m_size.height());
   const double lod = lodOf(option, painter);
-  const QColor fill = c.fill(node.category);
+  const std::vector<int>* kernels = m_scene->kernelsOf(m_box);
+  const bool inKernel = kernels && !kernels->empty();
+  const QColor fill = inKernel ? kernelColor(kernels->front(), c.dark) : c.fill(node.category);
   if (lod < 0.2) {
     // Far away a box is a coloured rectangle; selection and matches still stand out.
     painter->fillRect(r, isSelected() ? c.accent : m_match ? c.match : fill);
@@ -82,6 +88,11 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setRenderHint(QPainter::Antialiasing, true);
   QPen pen(isSelected() ? c.accent : m_match ? c.match : c.border);
   pen.setWidthF(isSelected() || m_match ? 2.5 : 1.0);
+  const bool mixed = inKernel && kernels->size() > 1;
+  if (mixed && !isSelected() && !m_match) {
+    pen.setStyle(Qt::DashLine);
+    pen.setWidthF(1.6);
+  }
   painter->setPen(pen);
   painter->setBrush(fill);
   const bool io = node.kind == SceneNode::Kind::Input || node.kind == SceneNode::Kind::Output;
@@ -101,6 +112,21 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setFont(GraphScene::subtitleFont());
   painter->setPen(c.subtext);
   painter->drawText(QRectF(text.left(), top + th, text.width(), sh), Qt::AlignCenter, sub);
+  if (!inKernel) return;
+  // The kernel badge straddles the top-left corner; a split node names its first kernel and
+  // how many more share it.
+  QString badge = QStringLiteral("K%1").arg(kernels->front());
+  if (mixed) badge += QStringLiteral("+%1").arg(kernels->size() - 1);
+  const QFont bf = GraphScene::edgeFont();
+  QFontMetricsF bm(bf);
+  const QRectF br(r.left() + 4, r.top() - kBadge + 1, bm.horizontalAdvance(badge) + 8,
+                  bm.height() + 1);
+  painter->setPen(QPen(c.border, 0.8));
+  painter->setBrush(fill.darker(c.dark ? 70 : 115));
+  painter->drawRoundedRect(br, 3, 3);
+  painter->setFont(bf);
+  painter->setPen(c.text);
+  painter->drawText(br, Qt::AlignCenter, badge);
 }
 
 // ------------------------------------------------------------------------------------- EdgeItem
@@ -212,6 +238,7 @@ void GraphScene::clearGraph() {
   m_matches.clear();
   m_graph.reset();
   m_selected = -1;
+  m_kernels.clear();
 }
 
 void GraphScene::setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout) {
@@ -261,12 +288,42 @@ NodeItem* GraphScene::nodeItem(int box) const {
 void GraphScene::setColors(const GraphColors& colors) {
   m_colors = colors;
   setBackgroundBrush(colors.background);
+  refreshItems();
+}
+
+void GraphScene::refreshItems() {
   // Cached pixmaps hold the old colours.
   for (NodeItem* item : m_nodes) {
     item->setCacheMode(QGraphicsItem::NoCache);
     item->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
   }
   update();
+}
+
+void GraphScene::setKernels(std::vector<std::vector<int>> kernelIds) {
+  m_kernels =
+      kernelIds.size() == m_nodes.size() ? std::move(kernelIds) : std::vector<std::vector<int>>();
+  refreshItems();
+}
+
+const std::vector<int>* GraphScene::kernelsOf(int box) const {
+  return box >= 0 && static_cast<size_t>(box) < m_kernels.size() ? &m_kernels[box] : nullptr;
+}
+
+int GraphScene::selectedCount() const {
+  int n = 0;
+  for (QGraphicsItem* it : selectedItems()) n += it->type() == NodeItem::Type ? 1 : 0;
+  return n;
+}
+
+void GraphScene::selectBoxes(const std::vector<int>& boxes) {
+  {
+    const QSignalBlocker block(this);
+    clearSelection();
+    for (int b : boxes)
+      if (NodeItem* item = nodeItem(b)) item->setSelected(true);
+  }
+  setCurrent(boxes.empty() ? -1 : boxes.front());
 }
 
 void GraphScene::setMatches(const QSet<int>& boxes) {
@@ -293,6 +350,10 @@ void GraphScene::onSelectionChanged() {
   const QList<QGraphicsItem*> items = selectedItems();
   for (QGraphicsItem* it : items)
     if (it->type() == NodeItem::Type) box = static_cast<NodeItem*>(it)->box();
+  setCurrent(box);
+}
+
+void GraphScene::setCurrent(int box) {
   if (box == m_selected) return;
   if (m_selected >= 0 && static_cast<size_t>(m_selected) < m_edgesOfBox.size())
     for (int e : m_edgesOfBox[m_selected]) m_edges[e]->setHighlighted(false);

@@ -77,7 +77,16 @@ class GraphScene : public QGraphicsScene {
   /// Marks search matches (drawn with a highlight ring).
   void setMatches(const QSet<int>& boxes);
   void selectBox(int box);
+  /// Selects several boxes (a partition); `boxes.front()` becomes the current box.
+  void selectBoxes(const std::vector<int>& boxes);
   int selectedBox() const { return m_selected; }
+  int selectedCount() const;
+
+  /// Colours boxes by kernel: per box, the kernel ids it belongs to (empty: none; more than
+  /// one: the node is split over kernels and drawn with a dashed border). An empty vector, or
+  /// one that does not match the graph, removes the overlay.
+  void setKernels(std::vector<std::vector<int>> kernelIds);
+  const std::vector<int>* kernelsOf(int box) const;
 
   static QFont titleFont();
   static QFont subtitleFont();
@@ -90,6 +99,8 @@ class GraphScene : public QGraphicsScene {
   friend class NodeItem;
   friend class EdgeItem;
   void onSelectionChanged();
+  void setCurrent(int box);
+  void refreshItems();
 
   std::shared_ptr<const SceneGraph> m_graph;
   std::vector<NodeItem*> m_nodes;
@@ -98,6 +109,7 @@ class GraphScene : public QGraphicsScene {
   QSet<int> m_matches;
   GraphColors m_colors;
   int m_selected = -1;
+  std::vector<std::vector<int>> m_kernels;
 };
 
 }  // namespace souffle::views

@@ -4,6 +4,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -24,12 +25,14 @@
 #include <QStyleFactory>
 #include <QSvgGenerator>
 #include <QTableView>
+#include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "views/graph_view.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
+#include "views/partition_table_model.h"
 #include "views/theme.h"
 
 namespace souffle::views {
@@ -47,7 +50,10 @@ bool isModelFile(const QUrl& url) {
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_loader(new ModelLoader(this)), m_systemPalette(qApp->palette()) {
+    : QMainWindow(parent),
+      m_loader(new ModelLoader(this)),
+      m_planner(new PlanRunner(this)),
+      m_systemPalette(qApp->palette()) {
   setWindowTitle(tr("Souffle Explorer"));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
@@ -66,6 +72,7 @@ MainWindow::MainWindow(QWidget* parent)
 
   createDocks();
   createActions();
+  createPlanToolBar();
   createStatusBar();
   updateColors();
 
@@ -76,8 +83,20 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
   });
   connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
+  connect(m_planner, &PlanRunner::planned, this, &MainWindow::onPlanned);
+  connect(m_planner, &PlanRunner::failed, this, [this](const QString& reason) {
+    setBusy(false);
+    LoadError e;
+    e.file = m_lastPath;
+    e.reason = tr("planning (%1 on %2) failed: %3").arg(strategy(), gpu(), reason);
+    m_error->showError(e);
+    m_errorDock->show();
+    m_errorDock->raise();
+    emit planFailed(reason);
+  });
   connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
     m_statusLayout->setText(m_graph->layoutInfo());
+    applyPlanToScene();
     if (final) setBusy(false);
     emit graphDrawn(final);
   });
@@ -142,6 +161,37 @@ void MainWindow::createDocks() {
   m_teDock->setWidget(m_teText);
   addDockWidget(Qt::BottomDockWidgetArea, m_teDock);
 
+  auto* parts = new QWidget(this);
+  auto* partsLayout = new QVBoxLayout(parts);
+  partsLayout->setContentsMargins(0, 0, 0, 0);
+  m_partModel = new PartitionTableModel(this);
+  m_partProxy = new QSortFilterProxyModel(this);
+  m_partProxy->setSourceModel(m_partModel);
+  m_partProxy->setSortRole(PartitionTableModel::SortRole);
+  m_partTable = new QTableView(parts);
+  m_partTable->setModel(m_partProxy);
+  m_partTable->setSortingEnabled(true);
+  m_partTable->sortByColumn(-1, Qt::AscendingOrder);
+  m_partTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_partTable->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_partTable->verticalHeader()->hide();
+  m_partTable->verticalHeader()->setDefaultSectionSize(m_partTable->fontMetrics().height() + 6);
+  m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  m_partTable->horizontalHeader()->setStretchLastSection(true);
+  const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
+  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9};
+  for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
+    m_partTable->setColumnWidth(c, widths[c] * digit + 12);
+  m_partTable->setWordWrap(false);
+  m_partTable->setAlternatingRowColors(true);
+  partsLayout->addWidget(m_partTable);
+  connect(m_partTable->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &MainWindow::onPartitionSelection);
+  m_partDock = new QDockWidget(tr("Kernels"), this);
+  m_partDock->setObjectName(QStringLiteral("kernelsDock"));
+  m_partDock->setWidget(parts);
+  addDockWidget(Qt::BottomDockWidgetArea, m_partDock);
+
   m_error = new ErrorPanel(this);
   m_errorDock = new QDockWidget(tr("Problems"), this);
   m_errorDock->setObjectName(QStringLiteral("errorDock"));
@@ -150,7 +200,10 @@ void MainWindow::createDocks() {
   m_errorDock->hide();
 
   resizeDocks({m_nodesDock, m_propertiesDock}, {430, 440}, Qt::Horizontal);
-  resizeDocks({m_teDock}, {230}, Qt::Vertical);
+  // The kernel table sits beside the TE text under the graph.
+  splitDockWidget(m_teDock, m_partDock, Qt::Horizontal);
+  resizeDocks({m_teDock, m_partDock}, {560, 640}, Qt::Horizontal);
+  resizeDocks({m_teDock}, {250}, Qt::Vertical);
 }
 
 void MainWindow::createActions() {
@@ -214,7 +267,7 @@ void MainWindow::createActions() {
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
   int key = 1;
-  for (QDockWidget* d : {m_nodesDock, m_propertiesDock, m_teDock, m_errorDock}) {
+  for (QDockWidget* d : {m_nodesDock, m_propertiesDock, m_teDock, m_partDock, m_errorDock}) {
     QAction* a = d->toggleViewAction();
     a->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(key++)));
     panels->addAction(a);
@@ -262,6 +315,7 @@ void MainWindow::createStatusBar() {
   m_statusNodes = new QLabel(this);
   m_statusTes = new QLabel(this);
   m_statusTime = new QLabel(this);
+  m_statusPlan = new QLabel(this);
   m_statusLayout = new QLabel(this);
   m_progress = new QProgressBar(this);
   m_progress->setRange(0, 0);  // the core pipeline reports no fractions: a busy indicator
@@ -274,7 +328,7 @@ void MainWindow::createStatusBar() {
   m_cancelButton->setAutoRaise(true);
   connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoad);
   statusBar()->addWidget(m_statusModel);
-  for (QLabel* l : {m_statusNodes, m_statusTes, m_statusTime, m_statusLayout})
+  for (QLabel* l : {m_statusNodes, m_statusTes, m_statusPlan, m_statusTime, m_statusLayout})
     statusBar()->addPermanentWidget(l);
   statusBar()->addPermanentWidget(m_progress);
   statusBar()->addPermanentWidget(m_cancelButton);
@@ -314,6 +368,9 @@ void MainWindow::cancelLoad() {
 
 void MainWindow::closeModel() {
   m_loader->cancel();
+  m_planner->cancel();
+  m_plan.reset();
+  m_partModel->setPlan(nullptr);
   m_data.reset();
   m_graph->clear();
   m_nodeModel->setModelData(nullptr);
@@ -328,6 +385,8 @@ void MainWindow::closeModel() {
 
 void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   m_data = std::move(data);
+  m_plan.reset();
+  m_partModel->setPlan(nullptr);
   m_errorDock->hide();
   m_nodeModel->setModelData(m_data);
   m_properties->setModelData(m_data);
@@ -341,6 +400,7 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   setBusy(true, tr("Laying out the graph…"));
   updateStatus();
   showCurrentGraph();
+  startPlan();
   emit modelLoaded();
 }
 
@@ -379,6 +439,15 @@ void MainWindow::onBoxSelected(int box) {
   const SceneGraph* g = m_graph->scene()->graph();
   m_properties->showBox(g, box);
   if (!g || box < 0 || m_syncing) return;
+  // Follow in the kernel table: the (first) kernel of the box.
+  if (const std::vector<int>* ks = m_graph->scene()->kernelsOf(box); ks && !ks->empty()) {
+    const QModelIndex idx = m_partProxy->mapFromSource(m_partModel->index(ks->front(), 0));
+    m_syncing = true;
+    m_partTable->selectionModel()->select(
+        idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_partTable->scrollTo(idx);
+    m_syncing = false;
+  }
   const SceneNode& n = g->nodes[box];
   if (n.kind == SceneNode::Kind::TeOp) {
     m_teText->revealOp(n.subtitle);
@@ -430,8 +499,117 @@ void MainWindow::onTableSelection() {
   onBoxSelected(box);
 }
 
+void MainWindow::createPlanToolBar() {
+  QToolBar* bar = addToolBar(tr("Plan"));
+  bar->setObjectName(QStringLiteral("planToolBar"));
+  bar->setMovable(false);
+  auto* sl = new QLabel(tr(" Strategy "), bar);
+  m_strategyBox = new QComboBox(bar);
+  for (plan::Strategy st : plan::all_strategies())
+    m_strategyBox->addItem(QString::fromLatin1(plan::strategy_name(st)));
+  m_strategyBox->setCurrentText(QStringLiteral("souffle"));
+  m_strategyBox->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+3)"));
+  auto* gl = new QLabel(tr("  GPU "), bar);
+  m_gpuBox = new QComboBox(bar);
+  for (const gpu::GpuSpec& g : gpu::builtin_gpu_specs())
+    m_gpuBox->addItem(QString::fromStdString(g.name));
+  const int a100 = m_gpuBox->findText(QStringLiteral("A100"), Qt::MatchStartsWith);
+  if (a100 >= 0) m_gpuBox->setCurrentIndex(a100);
+  m_gpuBox->setToolTip(tr("GPU whose specification the cost model uses"));
+  bar->addWidget(sl);
+  bar->addWidget(m_strategyBox);
+  bar->addWidget(gl);
+  bar->addWidget(m_gpuBox);
+  connect(m_strategyBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
+  connect(m_gpuBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
+  auto* planMenu = new QMenu(tr("&Plan"), this);
+  menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
+  int key = 1;
+  for (plan::Strategy st : plan::all_strategies()) {
+    const QString name = QString::fromLatin1(plan::strategy_name(st));
+    QAction* a = planMenu->addAction(tr("Strategy: %1").arg(name), this,
+                                     [this, name] { setStrategy(name); });
+    a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(key++)));
+  }
+  planMenu->addSeparator();
+  planMenu->addAction(m_partDock->toggleViewAction());
+}
+
+QString MainWindow::strategy() const {
+  return m_strategyBox->currentText();
+}
+
+QString MainWindow::gpu() const {
+  return m_gpuBox->currentText();
+}
+
+bool MainWindow::isPlanning() const {
+  return m_planner->isBusy();
+}
+
+void MainWindow::setStrategy(const QString& strategy) {
+  m_strategyBox->setCurrentText(strategy);  // re-plans through currentTextChanged
+}
+
+void MainWindow::setGpu(const QString& gpu) {
+  int i = m_gpuBox->findText(gpu, Qt::MatchFixedString);
+  if (i < 0) i = m_gpuBox->findText(gpu, Qt::MatchStartsWith);
+  if (i >= 0) m_gpuBox->setCurrentIndex(i);
+}
+
+void MainWindow::startPlan() {
+  if (!m_data) return;
+  plan::Strategy st = plan::Strategy::Souffle;
+  for (plan::Strategy s : plan::all_strategies())
+    if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
+  m_planner->start(m_data, st, gpu());
+  setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
+  updateStatus();
+}
+
+void MainWindow::onPlanned(PlanDataPtr plan) {
+  if (!plan || plan->model != m_data) return;  // planned for a model no longer open
+  m_plan = std::move(plan);
+  m_partModel->setPlan(m_plan);
+  m_properties->setPlan(m_plan);
+  applyPlanToScene();
+  setBusy(!m_graph->isFinal());
+  updateStatus();
+  statusBar()->showMessage(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
+  emit planned();
+}
+
+void MainWindow::applyPlanToScene() {
+  GraphScene* scene = m_graph->scene();
+  const SceneGraph* g = scene->graph();
+  if (!g || !m_plan || m_plan->model != m_data) {
+    scene->setKernels({});
+    return;
+  }
+  // Kernel ids (not partition indices) are what the badges and palette show.
+  std::vector<std::vector<int>> ids = m_plan->kernelsOf(g->teLevel);
+  for (auto& ks : ids)
+    for (int& k : ks) k = m_plan->plan->partitions[k].id;
+  scene->setKernels(std::move(ids));
+}
+
+void MainWindow::onPartitionSelection() {
+  if (m_syncing || !m_plan) return;
+  const QModelIndexList rows = m_partTable->selectionModel()->selectedRows();
+  const SceneGraph* g = m_graph->scene()->graph();
+  if (rows.isEmpty() || !g) return;
+  const int k = m_partProxy->mapToSource(rows.front()).row();
+  const std::vector<int> boxes = m_plan->boxesOf(g->teLevel, k);
+  if (boxes.empty()) return;
+  m_syncing = true;
+  m_graph->scene()->selectBoxes(boxes);
+  m_graph->view()->reveal(boxes.front());
+  m_syncing = false;
+  m_properties->showBox(g, boxes.front());
+}
+
 void MainWindow::setBusy(bool busy, const QString& what) {
-  m_progress->setVisible(busy);
+  m_progress->setVisible(busy || m_planner->isBusy());
   m_cancelButton->setVisible(busy && m_loader->isBusy());
   m_cancelAction->setEnabled(m_loader->isBusy());
   if (busy && !what.isEmpty())
@@ -443,7 +621,8 @@ void MainWindow::setBusy(bool busy, const QString& what) {
 void MainWindow::updateStatus() {
   if (!m_data) {
     m_statusModel->setText(tr("No model"));
-    for (QLabel* l : {m_statusNodes, m_statusTes, m_statusTime, m_statusLayout}) l->clear();
+    for (QLabel* l : {m_statusNodes, m_statusTes, m_statusPlan, m_statusTime, m_statusLayout})
+      l->clear();
     return;
   }
   const LoadedModel& m = *m_data->model;
@@ -452,6 +631,15 @@ void MainWindow::updateStatus() {
   m_statusNodes->setText(
       tr("%1 ONNX nodes → %2 after folding").arg(m.onnx_nodes).arg(m.graph.nodes.size()));
   m_statusTes->setText(tr("%1 TEs").arg(m.program.ops.size()));
+  if (isPlanning())
+    m_statusPlan->setText(tr("%1 · %2 · planning…").arg(strategy(), gpu()));
+  else if (m_plan)
+    m_statusPlan->setText(tr("<b>%1</b> · %2 · <b>%3 kernels</b> · est. %4 µs")
+                              .arg(m_plan->strategy, m_plan->gpu)
+                              .arg(m_plan->plan->kernels())
+                              .arg(m_plan->plan->est_time_us, 0, 'f', 1));
+  else
+    m_statusPlan->clear();
 }
 
 void MainWindow::setTheme(const QString& theme) {

@@ -5,9 +5,11 @@
 #include <QPalette>
 
 #include "views/model_loader.h"
+#include "views/plan_runner.h"
 #include "views/scene_graph.h"
 
 class QAction;
+class QComboBox;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -22,6 +24,7 @@ namespace souffle::views {
 class ErrorPanel;
 class GraphPanel;
 class NodeTableModel;
+class PartitionTableModel;
 class PropertiesPanel;
 class TeTextPanel;
 
@@ -41,6 +44,11 @@ class MainWindow : public QMainWindow {
   bool isTeLevel() const { return m_teLevel; }
   bool isErrorShown() const;
   QStringList recentFiles() const;
+  /// The plan on screen (null before the first plan of a model arrives).
+  PlanDataPtr planData() const { return m_plan; }
+  bool isPlanning() const;
+  QString strategy() const;
+  QString gpu() const;
 
   GraphPanel* graphPanel() const { return m_graph; }
   ErrorPanel* errorPanel() const { return m_error; }
@@ -48,6 +56,8 @@ class MainWindow : public QMainWindow {
   QTableView* nodeTable() const { return m_nodeTable; }
   PropertiesPanel* propertiesPanel() const { return m_properties; }
   TeTextPanel* teTextPanel() const { return m_teText; }
+  PartitionTableModel* partitionModel() const { return m_partModel; }
+  QTableView* partitionTable() const { return m_partTable; }
 
  public slots:
   void openDialog();
@@ -59,12 +69,19 @@ class MainWindow : public QMainWindow {
   void setTheme(const QString& theme);
   void exportSvg(const QString& path = {});
   void exportPng(const QString& path = {});
+  /// "unfused", "rules" or "souffle"; re-plans the open model.
+  void setStrategy(const QString& strategy);
+  /// A GPU by name (see the GPU box); re-plans the open model.
+  void setGpu(const QString& gpu);
 
  signals:
   void modelLoaded();
   void loadFailed(const souffle::views::LoadError& error);
   /// The graph is on screen; `final` once dot's layout has replaced any preliminary one.
   void graphDrawn(bool final);
+  /// A plan arrived and its partitions are drawn.
+  void planned();
+  void planFailed(const QString& reason);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -76,6 +93,11 @@ class MainWindow : public QMainWindow {
   void createActions();
   void createDocks();
   void createStatusBar();
+  void createPlanToolBar();
+  void startPlan();
+  void onPlanned(PlanDataPtr plan);
+  void onPartitionSelection();
+  void applyPlanToScene();
   void onLoaded(ModelDataPtr data, double ms);
   void onFailed(const LoadError& error);
   void onBoxSelected(int box);
@@ -88,7 +110,9 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
 
   ModelLoader* m_loader;
+  PlanRunner* m_planner;
   ModelDataPtr m_data;
+  PlanDataPtr m_plan;
   bool m_teLevel = false;
   bool m_syncing = false;
   QString m_theme = QStringLiteral("system");
@@ -108,11 +132,18 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_nodesDock;
   QDockWidget* m_teDock;
   QDockWidget* m_errorDock;
+  PartitionTableModel* m_partModel;
+  QSortFilterProxyModel* m_partProxy;
+  QTableView* m_partTable;
+  QDockWidget* m_partDock;
+  QComboBox* m_strategyBox;
+  QComboBox* m_gpuBox;
 
   QLabel* m_statusModel;
   QLabel* m_statusNodes;
   QLabel* m_statusTes;
   QLabel* m_statusTime;
+  QLabel* m_statusPlan;
   QLabel* m_statusLayout;
   QProgressBar* m_progress;
   QToolButton* m_cancelButton;

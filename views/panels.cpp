@@ -90,7 +90,41 @@ PropertiesPanel::PropertiesPanel(QWidget* parent) : QWidget(parent) {
 
 void PropertiesPanel::setModelData(ModelDataPtr data) {
   m_data = std::move(data);
+  m_plan.reset();
   showBox(nullptr, -1);
+}
+
+void PropertiesPanel::setPlan(PlanDataPtr plan) {
+  m_plan = std::move(plan);
+  showBox(m_graph, m_box);
+}
+
+QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
+  if (!m_plan || m_plan->model != m_data) return {};
+  const auto& all = m_plan->kernelsOf(sg.teLevel);
+  if (static_cast<size_t>(box) >= all.size()) return {};
+  const std::vector<int>& ks = all[box];
+  const plan::FusionPlan& p = *m_plan->plan;
+  QString h = tr("<h3>Partition</h3>");
+  if (ks.empty())
+    return h + tr("<p class='sub'>In no kernel: it computes nothing at run time.</p>");
+  if (ks.size() > 1) h += tr("<p>Its TEs are split over %1 kernels.</p>").arg(ks.size());
+  for (int k : ks) {
+    const plan::Partition& part = p.partitions[k];
+    h += tr("<p><b>Kernel K%1</b> · %2 · %3 TEs · %4 stages · %5 grid syncs · est. %6 µs</p>")
+             .arg(part.id)
+             .arg(esc(part.kind))
+             .arg(part.tes.size())
+             .arg(part.stages.size())
+             .arg(part.grid_syncs)
+             .arg(part.est_time_us, 0, 'f', 2);
+    if (!part.reasons.empty()) {
+      h += QStringLiteral("<ul>");
+      for (const std::string& r : part.reasons) h += QStringLiteral("<li>%1</li>").arg(esc(r));
+      h += QStringLiteral("</ul>");
+    }
+  }
+  return h;
 }
 
 QString PropertiesPanel::html() const {
@@ -98,6 +132,8 @@ QString PropertiesPanel::html() const {
 }
 
 void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
+  m_graph = sg;
+  m_box = box;
   QString h = kStyle;
   if (!m_data) {
     m_browser->setHtml(h + tr("<p class='sub'>Open a model (Ctrl+O) or drop an .onnx file here."
@@ -172,6 +208,7 @@ void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
         if (op->origin.node != node.name) continue;
         if (++total <= 40) tes << QString::fromStdString(te::print(*op));
       }
+      h += partitionHtml(*sg, box);  // before the TE list, which can run long
       h += tr("<h3>Tensor expressions (%1)</h3>").arg(total);
       if (total == 0)
         h += tr("<p class='sub'>None: this node is a view or was folded into its users.</p>");
@@ -194,6 +231,7 @@ void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
       break;
     }
   }
+  if (n.kind == SceneNode::Kind::TeOp) h += partitionHtml(*sg, box);
   m_browser->setHtml(h);
 }
 

@@ -5,6 +5,7 @@
 #include <QWidget>
 
 #include "views/model_loader.h"
+#include "views/plan_runner.h"
 #include "views/scene_graph.h"
 
 class QLabel;
@@ -20,13 +21,20 @@ class PropertiesPanel : public QWidget {
  public:
   explicit PropertiesPanel(QWidget* parent = nullptr);
   void setModelData(ModelDataPtr data);
+  /// The plan whose partitions and reasons the panel names (null: none yet).
+  void setPlan(PlanDataPtr plan);
   /// Shows box `box` of `graph` (op level or TE level); -1 shows the model summary.
   void showBox(const SceneGraph* graph, int box);
   QString html() const;
 
  private:
+  QString partitionHtml(const SceneGraph& graph, int box) const;
+
   QTextBrowser* m_browser;
   ModelDataPtr m_data;
+  PlanDataPtr m_plan;
+  const SceneGraph* m_graph = nullptr;
+  int m_box = -1;
 };
 
 /// The whole program as text (monospace, searchable).

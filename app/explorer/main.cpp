@@ -32,13 +32,18 @@ int main(int argc, char** argv) {
                            QStringLiteral("THEME"), QStringLiteral("system"));
   QCommandLineOption teLevel(QStringLiteral("te-level"),
                              QStringLiteral("Show the TE-level graph."));
+  QCommandLineOption strategy(QStringLiteral("strategy"),
+                              QStringLiteral("Fusion strategy: unfused, rules or souffle."),
+                              QStringLiteral("S"), QStringLiteral("souffle"));
+  QCommandLineOption gpuOpt(QStringLiteral("gpu"), QStringLiteral("GPU of the cost model."),
+                            QStringLiteral("GPU"), QStringLiteral("A100"));
   QCommandLineOption select(QStringLiteral("select"),
                             QStringLiteral("Select the first node matching TEXT."),
                             QStringLiteral("TEXT"));
   QCommandLineOption timeout(QStringLiteral("timeout"),
                              QStringLiteral("Seconds to wait for the screenshot (default 120)."),
                              QStringLiteral("S"), QStringLiteral("120"));
-  parser.addOptions({screenshot, size, theme, teLevel, select, timeout});
+  parser.addOptions({screenshot, size, theme, teLevel, strategy, gpuOpt, select, timeout});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -60,6 +65,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (parser.isSet(teLevel)) window.setTeLevel(true);
+  window.setStrategy(parser.value(strategy));
+  window.setGpu(parser.value(gpuOpt));
   window.show();
 
   int exitCode = 0;
@@ -69,8 +76,14 @@ int main(int argc, char** argv) {
       if (!ok) std::fprintf(stderr, "souffle-explorer: cannot write %s\n", qPrintable(shotPath));
       QApplication::exit(ok ? code : 1);
     };
-    QObject::connect(&window, &MainWindow::graphDrawn, &window, [&, save](bool final) {
-      if (!final) return;
+    // The picture is ready once dot's layout is on screen and the plan is drawn on it.
+    auto ready = [&window] {
+      return window.graphPanel()->isFinal() && window.planData() && !window.isPlanning();
+    };
+    bool done = false;
+    auto shoot = [&, save, ready] {
+      if (done || !ready()) return;
+      done = true;
       if (parser.isSet(select)) {
         window.graphPanel()->scene()->clearSelection();
         const auto* g = window.graphPanel()->scene()->graph();
@@ -85,7 +98,14 @@ int main(int argc, char** argv) {
       }
       // Let queued repaints (minimap, panels) land before grabbing.
       QTimer::singleShot(300, &window, [save] { save(0); });
-    });
+    };
+    QObject::connect(&window, &MainWindow::graphDrawn, &window, shoot);
+    QObject::connect(&window, &MainWindow::planned, &window, shoot);
+    QObject::connect(&window, &MainWindow::planFailed, &window,
+                     [&window, save](const QString& reason) {
+                       std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(reason));
+                       QTimer::singleShot(300, &window, [save] { save(1); });
+                     });
     QObject::connect(&window, &MainWindow::loadFailed, &window, [&, save](const LoadError& e) {
       std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(e.message()));
       QTimer::singleShot(300, &window, [save] { save(1); });

@@ -12,6 +12,7 @@
 #include "views/main_window.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
+#include "views/partition_table_model.h"
 
 using namespace souffle;
 using namespace souffle::views;
@@ -37,6 +38,7 @@ class TestExplorer : public QObject {
   void opensBertAndDrawsItsGraph();
   void corruptModelShowsTheErrorPanel();
   void cancelDropsTheResult();
+  void plansAndSelectsPartitions();
 
  private:
   LoadedModel m_expected;
@@ -155,6 +157,75 @@ void TestExplorer::cancelDropsTheResult() {
   QTest::qWait(4000);
   QCOMPARE(loaded.count(), 0);
   QVERIFY(w.modelData() == nullptr);
+}
+
+void TestExplorer::plansAndSelectsPartitions() {
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QSignalSpy planned(&w, &MainWindow::planned);
+  w.setStrategy(QStringLiteral("rules"));
+  w.openModel(bertPath());
+  QTRY_VERIFY_WITH_TIMEOUT(w.planData() != nullptr && w.graphPanel()->isFinal(), 60000);
+  QVERIFY(!w.isPlanning());
+  QCOMPARE(w.planData()->strategy, QStringLiteral("rules"));
+  const int rulesKernels = static_cast<int>(w.planData()->plan->kernels());
+  QVERIFY(rulesKernels > 1);
+  QCOMPARE(w.partitionModel()->rowCount(), rulesKernels);
+  GraphScene* scene = w.graphPanel()->scene();
+  // Every op box with TEs carries its kernel.
+  const SceneGraph* g = scene->graph();
+  for (size_t b = 0; b < g->nodes.size(); ++b)
+    if (g->nodes[b].kind == SceneNode::Kind::Op && g->nodes[b].teCount > 0) {
+      const std::vector<int>* ks = scene->kernelsOf(static_cast<int>(b));
+      QVERIFY(ks && !ks->empty());
+    }
+
+  // A table row selects the partition's nodes in the graph and names its reasons.
+  QTableView* table = w.partitionTable();
+  const int row = rulesKernels / 2;
+  table->selectRow(row);
+  const QModelIndex src = static_cast<QSortFilterProxyModel*>(table->model())
+                              ->mapToSource(table->model()->index(row, 0));
+  const std::vector<int> boxes = w.planData()->boxesOf(false, src.row());
+  QVERIFY(!boxes.empty());
+  QCOMPARE(scene->selectedCount(), static_cast<int>(boxes.size()));
+  QCOMPARE(scene->selectedBox(), boxes.front());
+  QVERIFY(w.propertiesPanel()->html().contains(QStringLiteral("Partition")));
+  QVERIFY(w.propertiesPanel()->html().contains(
+      QStringLiteral("K%1").arg(w.planData()->plan->partitions[src.row()].id)));
+
+  // ...and back: selecting a node selects its kernel's row.
+  const std::vector<int> other = w.planData()->boxesOf(false, 0);
+  QVERIFY(!other.empty());
+  scene->selectBox(other.front());
+  const QModelIndexList sel = table->selectionModel()->selectedRows();
+  QCOMPARE(sel.size(), 1);
+  QCOMPARE(sel.front().data(PartitionTableModel::PartitionRole).toInt(), 0);
+
+  // Switching strategy re-plans off the GUI thread; the status bar follows.
+  w.setStrategy(QStringLiteral("unfused"));
+  QVERIFY(w.isPlanning());
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning() && w.planData()->strategy == QStringLiteral("unfused"),
+                           60000);
+  QVERIFY(w.partitionModel()->rowCount() > rulesKernels);
+  QCOMPARE(w.partitionModel()->rowCount(), static_cast<int>(w.planData()->plan->kernels()));
+  // Two quick changes: only the last plan lands.
+  const int before = static_cast<int>(planned.count());
+  w.setStrategy(QStringLiteral("rules"));
+  w.setStrategy(QStringLiteral("souffle"));
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning(), 60000);
+  QTest::qWait(200);
+  QCOMPARE(static_cast<int>(planned.count()), before + 1);
+  QCOMPARE(w.planData()->strategy, QStringLiteral("souffle"));
+  QVERIFY(static_cast<int>(w.planData()->plan->kernels()) < rulesKernels);
+  // The TE level colours its boxes too.
+  w.setTeLevel(true);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      w.graphPanel()->isFinal() && w.graphPanel()->scene()->graph() == &w.modelData()->teGraph,
+      60000);
+  const std::vector<int>* ks = scene->kernelsOf(0);
+  QVERIFY(ks != nullptr);
 }
 
 int main(int argc, char** argv) {

@@ -7,6 +7,8 @@
 #include "views/graph_layout.h"
 #include "views/model_loader.h"
 #include "views/node_table_model.h"
+#include "views/partition_table_model.h"
+#include "views/plan_runner.h"
 #include "views/scene_graph.h"
 
 using namespace souffle;
@@ -30,6 +32,9 @@ class TestViewsModels : public QObject {
   void teGraphMatchesTheProgram();
   void layoutsPlaceEveryNode();
   void loaderReportsUserErrors();
+  void partitionTableModel();
+  void planCoversEveryBoxWithTes();
+  void planRunnerReportsErrors();
 
  private:
   ModelDataPtr m_bert;
@@ -176,6 +181,98 @@ void TestViewsModels::loaderReportsUserErrors() {
   QVERIFY(!broken.error.internal);
   QVERIFY(!broken.error.reason.isEmpty());
   QVERIFY(broken.error.message().contains(QStringLiteral("broken.onnx")));
+}
+
+void TestViewsModels::partitionTableModel() {
+  PlanOutcome out = PlanRunner::run(m_bert, plan::Strategy::Rules, QStringLiteral("a100"));
+  QVERIFY2(out.ok(), qPrintable(out.error));
+  const plan::FusionPlan& p = *out.data->plan;
+  QVERIFY(p.kernels() > 1);
+  PartitionTableModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QCOMPARE(model.rowCount(), 0);
+  model.setPlan(out.data);
+  QCOMPARE(model.rowCount(), static_cast<int>(p.kernels()));
+  QCOMPARE(model.columnCount(), int(PartitionTableModel::ColumnCount));
+  double total = 0;
+  int tes = 0;
+  for (int r = 0; r < model.rowCount(); ++r) {
+    const plan::Partition& k = p.partitions[r];
+    QCOMPARE(model.index(r, PartitionTableModel::KernelColumn).data().toString(),
+             QStringLiteral("K%1").arg(k.id));
+    QCOMPARE(model.index(r, PartitionTableModel::TeColumn).data().toInt(),
+             static_cast<int>(k.tes.size()));
+    QCOMPARE(model.index(r, PartitionTableModel::StageColumn).data().toInt(),
+             static_cast<int>(k.stages.size()));
+    QCOMPARE(model.index(r, PartitionTableModel::FlopColumn)
+                 .data(PartitionTableModel::SortRole)
+                 .toLongLong(),
+             static_cast<qlonglong>(k.flops));
+    total += model.index(r, PartitionTableModel::TimeColumn)
+                 .data(PartitionTableModel::SortRole)
+                 .toDouble();
+    tes += model.index(r, PartitionTableModel::TeColumn).data().toInt();
+  }
+  QCOMPARE(tes, static_cast<int>(p.program.ops.size()));
+  QVERIFY(std::abs(total - p.est_time_us) < 1e-6 * std::max(1.0, p.est_time_us) + 1e-3);
+  // Sorted by time through a proxy, the slowest kernel comes first.
+  QSortFilterProxyModel proxy;
+  proxy.setSourceModel(&model);
+  proxy.setSortRole(PartitionTableModel::SortRole);
+  proxy.sort(PartitionTableModel::TimeColumn, Qt::DescendingOrder);
+  double best = 0;
+  for (const plan::Partition& k : p.partitions) best = std::max(best, k.est_time_us);
+  QCOMPARE(proxy.index(0, PartitionTableModel::TimeColumn)
+               .data(PartitionTableModel::SortRole)
+               .toDouble(),
+           best);
+  model.setPlan(nullptr);
+  QCOMPARE(model.rowCount(), 0);
+  QCOMPARE(compactBytes(1536), QStringLiteral("1.5 KiB"));
+  QCOMPARE(compactCount(68.5e6), QStringLiteral("68.5 M"));
+}
+
+void TestViewsModels::planCoversEveryBoxWithTes() {
+  std::vector<size_t> kernels;
+  for (plan::Strategy st : plan::all_strategies()) {
+    PlanOutcome out = PlanRunner::run(m_bert, st, QStringLiteral("a100"));
+    QVERIFY2(out.ok(), qPrintable(out.error));
+    const PlanData& d = *out.data;
+    QCOMPARE(d.strategy, QString::fromLatin1(plan::strategy_name(st)));
+    // Every op box with TEs sits in a kernel (also after souffle's transformations replaced
+    // its TEs); inputs and outputs sit in none.
+    const SceneGraph& og = m_bert->opGraph;
+    QCOMPARE(d.opKernels.size(), og.nodes.size());
+    for (size_t b = 0; b < og.nodes.size(); ++b) {
+      const SceneNode& n = og.nodes[b];
+      if (n.kind == SceneNode::Kind::Op && n.teCount > 0)
+        QVERIFY2(!d.opKernels[b].empty(), qPrintable(n.subtitle));
+      if (n.kind != SceneNode::Kind::Op) QVERIFY(d.opKernels[b].empty());
+    }
+    const SceneGraph& tg = m_bert->teGraph;
+    for (size_t b = 0; b < tg.nodes.size(); ++b)
+      if (tg.nodes[b].kind == SceneNode::Kind::TeOp)
+        QVERIFY2(d.teKernels[b].size() == 1, qPrintable(tg.nodes[b].subtitle));
+    // Every kernel has boxes at both levels.
+    for (size_t k = 0; k < d.plan->partitions.size(); ++k) {
+      QVERIFY(!d.boxesOf(false, int(k)).empty());
+      QVERIFY(!d.boxesOf(true, int(k)).empty());
+    }
+    kernels.push_back(d.plan->kernels());
+  }
+  // Unfused, rules, souffle: each fuses more.
+  QCOMPARE(kernels.size(), size_t(3));
+  QVERIFY(kernels[0] > kernels[1] && kernels[1] > kernels[2]);
+  // The palette is stable and tells neighbours apart.
+  QCOMPARE(kernelColor(3, false), kernelColor(3, false));
+  QVERIFY(kernelColor(3, false) != kernelColor(4, false));
+  QVERIFY(kernelColor(3, true).lightnessF() < kernelColor(3, false).lightnessF());
+}
+
+void TestViewsModels::planRunnerReportsErrors() {
+  PlanOutcome out = PlanRunner::run(m_bert, plan::Strategy::Souffle, QStringLiteral("no-such-gpu"));
+  QVERIFY(!out.ok());
+  QVERIFY(!out.error.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestViewsModels)

@@ -1,0 +1,136 @@
+#include "views/plan_runner.h"
+
+#include <QColor>
+#include <QHash>
+#include <QtConcurrent/QtConcurrent>
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+namespace souffle::views {
+
+namespace {
+
+void addUnique(std::vector<int>& v, int k) {
+  auto it = std::lower_bound(v.begin(), v.end(), k);
+  if (it == v.end() || *it != k) v.insert(it, k);
+}
+
+}  // namespace
+
+std::vector<int> PlanData::boxesOf(bool teLevel, int kernel) const {
+  std::vector<int> boxes;
+  const auto& ks = kernelsOf(teLevel);
+  for (size_t b = 0; b < ks.size(); ++b)
+    if (std::binary_search(ks[b].begin(), ks[b].end(), kernel)) boxes.push_back(int(b));
+  return boxes;
+}
+
+PlanDataPtr buildPlanData(ModelDataPtr model, std::shared_ptr<const plan::FusionPlan> p) {
+  auto d = std::make_shared<PlanData>();
+  d->model = model;
+  d->plan = p;
+  d->strategy = QString::fromLatin1(plan::strategy_name(p->strategy));
+  d->gpu = QString::fromStdString(p->gpu);
+  // Partitions name TEs of the transformed program; boxes stand for ONNX nodes (op level) or
+  // TEs of the input program (TE level). A TE that a horizontal or vertical transformation
+  // replaced takes the kernels of the TE that replaced it (followed through chained sites).
+  QHash<QString, std::vector<int>> byTe;
+  for (size_t k = 0; k < p->partitions.size(); ++k)
+    for (int te : p->partitions[k].tes)
+      addUnique(byTe[QString::fromStdString(p->program.ops[te]->name)], int(k));
+  QHash<QString, QString> replacedBy;
+  for (const plan::TransformSite& site : p->transforms)
+    if (site.applied && !site.result.empty())
+      for (const std::string& op : site.ops)
+        if (op != site.result)
+          replacedBy.insert(QString::fromStdString(op), QString::fromStdString(site.result));
+  auto kernelsOfTe = [&](QString name) {
+    for (int hops = 0; hops < 64; ++hops) {  // bounded: a cycle would be a bug, not a hang
+      auto it = byTe.constFind(name);
+      if (it != byTe.constEnd()) return *it;
+      auto r = replacedBy.constFind(name);
+      if (r == replacedBy.constEnd()) break;
+      name = *r;
+    }
+    return std::vector<int>();
+  };
+  QHash<QString, std::vector<int>> byNode, ofInputTe;
+  for (const te::Op& op : model->model->program.ops) {
+    const std::vector<int> ks = kernelsOfTe(QString::fromStdString(op->name));
+    ofInputTe.insert(QString::fromStdString(op->name), ks);
+    std::vector<int>& nk = byNode[QString::fromStdString(op->origin.node)];
+    for (int k : ks) addUnique(nk, k);
+  }
+  const SceneGraph& og = model->opGraph;
+  d->opKernels.resize(og.nodes.size());
+  for (size_t b = 0; b < og.nodes.size(); ++b)
+    if (og.nodes[b].kind == SceneNode::Kind::Op)
+      d->opKernels[b] = byNode.value(og.nodes[b].onnxNode);
+  const SceneGraph& tg = model->teGraph;
+  d->teKernels.resize(tg.nodes.size());
+  for (size_t b = 0; b < tg.nodes.size(); ++b)
+    if (tg.nodes[b].kind == SceneNode::Kind::TeOp)
+      d->teKernels[b] = ofInputTe.value(tg.nodes[b].subtitle);
+  return d;
+}
+
+PlanRunner::PlanRunner(QObject* parent)
+    : QObject(parent), m_watcher(new QFutureWatcher<PlanOutcome>(this)) {
+  connect(m_watcher, &QFutureWatcher<PlanOutcome>::finished, this, [this] {
+    if (m_watcher->property("generation").toULongLong() != m_generation || !m_busy) return;
+    m_busy = false;
+    PlanOutcome out = m_watcher->result();
+    if (out.ok()) {
+      auto d = std::make_shared<PlanData>(*out.data);
+      d->ms = static_cast<double>(m_timer.nsecsElapsed()) / 1e6;
+      emit planned(d);
+    } else {
+      emit failed(out.error);
+    }
+  });
+}
+
+PlanRunner::~PlanRunner() {
+  m_watcher->waitForFinished();
+}
+
+PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu) {
+  PlanOutcome out;
+  try {
+    plan::PlanOptions o;
+    o.strategy = strategy;
+    o.gpu = gpu::gpu_spec(gpu.toStdString());
+    auto p = std::make_shared<plan::FusionPlan>(plan::plan(model->model->program, o));
+    out.data = buildPlanData(model, std::move(p));
+  } catch (const UserError& e) {
+    out.error = QString::fromStdString(e.reason());
+  } catch (const std::exception& e) {
+    out.error = QString::fromUtf8(e.what());
+  }
+  return out;
+}
+
+void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu) {
+  ++m_generation;
+  m_busy = true;
+  m_timer.start();
+  m_watcher->setProperty("generation", m_generation);
+  m_watcher->setFuture(QtConcurrent::run(&PlanRunner::run, std::move(model), strategy, gpu));
+}
+
+void PlanRunner::cancel() {
+  if (!m_busy) return;
+  ++m_generation;
+  m_busy = false;
+}
+
+QColor kernelColor(int id, bool dark) {
+  double h = std::fmod(0.11 + id * 0.6180339887, 1.0);
+  // Alternate lightness a little so adjacent hues that come close still part.
+  const double shade = (id % 3) * 0.04;
+  return dark ? QColor::fromHslF(float(h), 0.42f, float(0.30 + shade))
+              : QColor::fromHslF(float(h), 0.62f, float(0.80 + shade / 2));
+}
+
+}  // namespace souffle::views

@@ -634,9 +634,10 @@ void MainWindow::updateStatus() {
   if (isPlanning())
     m_statusPlan->setText(tr("%1 · %2 · planning…").arg(strategy(), gpu()));
   else if (m_plan)
-    m_statusPlan->setText(tr("<b>%1</b> · %2 · <b>%3 kernels</b> · est. %4 µs")
+    m_statusPlan->setText(tr("<b>%1</b> · %2 · <b>%3 kernel%4</b> · est. %5 µs")
                               .arg(m_plan->strategy, m_plan->gpu)
                               .arg(m_plan->plan->kernels())
+                              .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
                               .arg(m_plan->plan->est_time_us, 0, 'f', 1));
   else
     m_statusPlan->clear();

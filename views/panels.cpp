@@ -111,7 +111,7 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
   if (ks.size() > 1) h += tr("<p>Its TEs are split over %1 kernels.</p>").arg(ks.size());
   for (int k : ks) {
     const plan::Partition& part = p.partitions[k];
-    h += tr("<p><b>Kernel K%1</b> · %2 · %3 TEs · %4 stages · %5 grid syncs · est. %6 µs</p>")
+    h += tr("<p><b>Kernel K%1</b> · %2 · TEs %3 · stages %4 · grid syncs %5 · est. %6 µs</p>")
              .arg(part.id)
              .arg(esc(part.kind))
              .arg(part.tes.size())

@@ -1,6 +1,9 @@
 #include "views/partition_table_model.h"
 
 #include <QColor>
+#include <QGuiApplication>
+
+#include "views/theme.h"
 
 namespace souffle::views {
 
@@ -45,7 +48,8 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || !m_plan || index.row() >= rowCount()) return {};
   const plan::Partition& k = m_plan->plan->partitions[index.row()];
   if (role == PartitionRole) return index.row();
-  if (role == Qt::DecorationRole && index.column() == KernelColumn) return kernelColor(k.id, false);
+  if (role == Qt::DecorationRole && index.column() == KernelColumn)  // as the graph draws it
+    return kernelColor(k.id, isDark(QGuiApplication::palette()));
   if (role == Qt::TextAlignmentRole)
     return index.column() == KindColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                         : QVariant(Qt::AlignRight | Qt::AlignVCenter);

@@ -7,17 +7,30 @@
 #include "core/interp/interpreter.h"
 
 namespace souffle {
-namespace {
-/// Reference files store bfloat16 tensors as UINT16 bit patterns (the ONNX test generator has no
-/// bfloat16 numpy type): read those bits as bfloat16 when the model declares bfloat16.
-ConstTensorPtr as_declared(const ConstTensorPtr& t, DType declared) {
+ConstTensorPtr reference_as_declared(const ConstTensorPtr& t, DType declared) {
   if (t->dtype() == DType::UInt16 && declared == DType::BFloat16) {
     std::string bytes(reinterpret_cast<const char*>(t->raw()), static_cast<size_t>(t->byte_size()));
     return std::make_shared<TensorData>(DType::BFloat16, t->shape(), std::move(bytes));
   }
   return t;
 }
-}  // namespace
+
+void judge_output(OutputCheck& c, const TensorData& want, const TensorData& got,
+                  const VerifyOptions& options) {
+  bool exact = !is_float(want.dtype());
+  c.cmp = compare_tensors(want, got, options.rtol, options.atol);
+  if (!c.cmp.shape_ok || !c.cmp.dtype_ok)
+    c.ok = false;
+  else if (options.criterion == Criterion::AllClose || exact)
+    c.ok = c.cmp.mismatches == 0;
+  else
+    c.ok = c.cmp.rel_l2_error <= options.tolerance;
+  if (options.criterion == Criterion::RelativeL2 && !exact && c.cmp.shape_ok) {
+    // Non-finite values must sit where the reference has them; the L2 error ignores them.
+    Comparison strict = compare_tensors(want, got, 0, INFINITY);
+    if (strict.mismatches > 0) c.ok = false;
+  }
+}
 
 VerifyReport verify_program(const LoadedModel& model, const std::vector<TestDataSet>& sets,
                             const VerifyOptions& options) {
@@ -38,7 +51,7 @@ VerifyReport verify_program(const LoadedModel& model, const std::vector<TestData
     auto t0 = std::chrono::steady_clock::now();
     std::vector<ConstTensorPtr> inputs = ds.inputs;
     for (size_t k = 0; k < inputs.size(); ++k)
-      inputs[k] = as_declared(inputs[k], prog.inputs[k]->dtype);
+      inputs[k] = reference_as_declared(inputs[k], prog.inputs[k]->dtype);
     std::vector<ConstTensorPtr> got = interp::run(prog, inputs, io);
     rep.run_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -47,20 +60,8 @@ VerifyReport verify_program(const LoadedModel& model, const std::vector<TestData
       c.data_set = set_name;
       c.index = k;
       c.name = k < model.graph.outputs.size() ? model.graph.outputs[k] : prog.outputs[k]->name;
-      ConstTensorPtr want = as_declared(ds.outputs[k], prog.outputs[k]->dtype);
-      bool exact = !is_float(want->dtype());
-      c.cmp = compare_tensors(*want, *got[k], options.rtol, options.atol);
-      if (!c.cmp.shape_ok || !c.cmp.dtype_ok)
-        c.ok = false;
-      else if (options.criterion == Criterion::AllClose || exact)
-        c.ok = c.cmp.mismatches == 0;
-      else
-        c.ok = c.cmp.rel_l2_error <= options.tolerance;
-      if (options.criterion == Criterion::RelativeL2 && !exact && c.cmp.shape_ok) {
-        // Non-finite values must sit where the reference has them; the L2 error ignores them.
-        Comparison strict = compare_tensors(*want, *got[k], 0, INFINITY);
-        if (strict.mismatches > 0) c.ok = false;
-      }
+      ConstTensorPtr want = reference_as_declared(ds.outputs[k], prog.outputs[k]->dtype);
+      judge_output(c, *want, *got[k], options);
       rep.max_rel_l2 = std::max(rep.max_rel_l2, c.cmp.rel_l2_error);
       rep.ok = rep.ok && c.ok;
       rep.checks.push_back(std::move(c));

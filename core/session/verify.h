@@ -36,6 +36,15 @@ struct VerifyOptions {
   bool f64 = false;
 };
 
+/// A reference tensor as the model declares it: files store bfloat16 tensors as UINT16 bit
+/// patterns (the ONNX test generator has no bfloat16 numpy type); those bits are read as bf16.
+ConstTensorPtr reference_as_declared(const ConstTensorPtr& t, DType declared);
+
+/// Compares one output with its reference under `options` and fills c.cmp and c.ok; every
+/// verification level judges outputs with this one rule.
+void judge_output(OutputCheck& c, const TensorData& want, const TensorData& got,
+                  const VerifyOptions& options);
+
 /// Runs `model.program` in the interpreter on each data set and compares every output.
 /// UserError when a data set's input count or shapes do not fit the model.
 VerifyReport verify_program(const LoadedModel& model, const std::vector<TestDataSet>& sets,

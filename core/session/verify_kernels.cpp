@@ -14,35 +14,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Reference files store bfloat16 tensors as UINT16 bit patterns; read them as declared.
-ConstTensorPtr as_declared(const ConstTensorPtr& t, DType declared) {
-  if (t->dtype() == DType::UInt16 && declared == DType::BFloat16) {
-    std::string bytes(reinterpret_cast<const char*>(t->raw()), static_cast<size_t>(t->byte_size()));
-    return std::make_shared<TensorData>(DType::BFloat16, t->shape(), std::move(bytes));
-  }
-  return t;
-}
-
 std::string kernel_name(const plan::Partition& p) {
   return "kernel" + std::to_string(p.id);
-}
-
-/// The same acceptance rule as verify_program.
-void judge(OutputCheck& c, const TensorData& want, const TensorData& got,
-           const VerifyOptions& options) {
-  bool exact = !is_float(want.dtype());
-  c.cmp = compare_tensors(want, got, options.rtol, options.atol);
-  if (!c.cmp.shape_ok || !c.cmp.dtype_ok)
-    c.ok = false;
-  else if (options.criterion == Criterion::AllClose || exact)
-    c.ok = c.cmp.mismatches == 0;
-  else
-    c.ok = c.cmp.rel_l2_error <= options.tolerance;
-  if (options.criterion == Criterion::RelativeL2 && !exact && c.cmp.shape_ok) {
-    // Non-finite values must sit where the reference has them; the L2 error ignores them.
-    Comparison strict = compare_tensors(want, got, 0, INFINITY);
-    if (strict.mismatches > 0) c.ok = false;
-  }
 }
 
 bool has_block_barrier(const loop::Stmt& s) {
@@ -169,7 +142,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
                           std::to_string(prog.outputs.size()));
     emulate::Buffers inputs;
     for (size_t k = 0; k < ds.inputs.size(); ++k) {
-      ConstTensorPtr in = as_declared(ds.inputs[k], prog.inputs[k]->dtype);
+      ConstTensorPtr in = reference_as_declared(ds.inputs[k], prog.inputs[k]->dtype);
       if (in->shape() != prog.inputs[k]->shape || in->dtype() != prog.inputs[k]->dtype)
         throw UserError(
             ds.dir, prog.inputs[k]->name,
@@ -192,7 +165,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
       c.index = k;
       c.name = k < model.graph.outputs.size() ? model.graph.outputs[k] : prog.outputs[k]->name;
       const te::Tensor& t = prog.outputs[k];
-      ConstTensorPtr want = as_declared(ds.outputs[k], t->dtype);
+      ConstTensorPtr want = reference_as_declared(ds.outputs[k], t->dtype);
       ConstTensorPtr have;
       auto it = got.find(t->name);
       if (it != got.end())
@@ -204,7 +177,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
         out.ok = false;
         return rep;
       }
-      judge(c, *want, *have, options);
+      judge_output(c, *want, *have, options);
       out.max_rel_l2 = std::max(out.max_rel_l2, c.cmp.rel_l2_error);
       out.ok = out.ok && c.ok;
       out.checks.push_back(std::move(c));

@@ -15,6 +15,17 @@ ConstTensorPtr reference_as_declared(const ConstTensorPtr& t, DType declared) {
   return t;
 }
 
+void check_data_set_fits(const TestDataSet& ds, const te::TeProgram& prog) {
+  if (ds.inputs.size() != prog.inputs.size())
+    throw UserError(ds.dir, "",
+                    "has " + std::to_string(ds.inputs.size()) + " inputs, the model takes " +
+                        std::to_string(prog.inputs.size()));
+  if (ds.outputs.size() > prog.outputs.size())
+    throw UserError(ds.dir, "",
+                    "has " + std::to_string(ds.outputs.size()) + " outputs, the model gives " +
+                        std::to_string(prog.outputs.size()));
+}
+
 void judge_output(OutputCheck& c, const TensorData& want, const TensorData& got,
                   const VerifyOptions& options) {
   bool exact = !is_float(want.dtype());
@@ -38,14 +49,7 @@ VerifyReport verify_program(const LoadedModel& model, const std::vector<TestData
   const te::TeProgram& prog = model.program;
   for (const TestDataSet& ds : sets) {
     std::string set_name = std::filesystem::path(ds.dir).filename().string();
-    if (ds.inputs.size() != prog.inputs.size())
-      throw UserError(ds.dir, "",
-                      "has " + std::to_string(ds.inputs.size()) + " inputs, the model takes " +
-                          std::to_string(prog.inputs.size()));
-    if (ds.outputs.size() > prog.outputs.size())
-      throw UserError(ds.dir, "",
-                      "has " + std::to_string(ds.outputs.size()) + " outputs, the model gives " +
-                          std::to_string(prog.outputs.size()));
+    check_data_set_fits(ds, prog);
     interp::InterpOptions io;
     io.f64 = options.f64;
     auto t0 = std::chrono::steady_clock::now();

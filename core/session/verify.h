@@ -40,6 +40,10 @@ struct VerifyOptions {
 /// patterns (the ONNX test generator has no bfloat16 numpy type); those bits are read as bf16.
 ConstTensorPtr reference_as_declared(const ConstTensorPtr& t, DType declared);
 
+/// UserError naming the data set when its input count differs from the program's, or it has more
+/// outputs than the program gives.
+void check_data_set_fits(const TestDataSet& ds, const te::TeProgram& prog);
+
 /// Compares one output with its reference under `options` and fills c.cmp and c.ok; every
 /// verification level judges outputs with this one rule.
 void judge_output(OutputCheck& c, const TensorData& want, const TensorData& got,

@@ -132,14 +132,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
 
   for (const TestDataSet& ds : sets) {
     std::string set_name = std::filesystem::path(ds.dir).filename().string();
-    if (ds.inputs.size() != prog.inputs.size())
-      throw UserError(ds.dir, "",
-                      "has " + std::to_string(ds.inputs.size()) + " inputs, the model takes " +
-                          std::to_string(prog.inputs.size()));
-    if (ds.outputs.size() > prog.outputs.size())
-      throw UserError(ds.dir, "",
-                      "has " + std::to_string(ds.outputs.size()) + " outputs, the model gives " +
-                          std::to_string(prog.outputs.size()));
+    check_data_set_fits(ds, prog);
     emulate::Buffers inputs;
     for (size_t k = 0; k < ds.inputs.size(); ++k) {
       ConstTensorPtr in = reference_as_declared(ds.inputs[k], prog.inputs[k]->dtype);

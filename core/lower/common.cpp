@@ -25,6 +25,14 @@ te::Expr read_broadcast(const te::Tensor& t, const std::vector<te::Expr>& out) {
   return te::read(t, std::move(idx));
 }
 
+DType compute_type(DType t) {
+  return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
+}
+
+DType math_type(DType t) {
+  return is_float(t) ? compute_type(t) : DType::Float64;
+}
+
 int64_t normalize_axis(const LowerCtx& ctx, int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= std::max<int64_t>(rank, 1))

@@ -15,10 +15,6 @@ namespace {
 
 using te::Expr;
 
-DType compute_type(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
-}
-
 /// The window geometry of one op along each spatial dim.
 struct Window {
   size_t rank = 0;  ///< number of spatial dims

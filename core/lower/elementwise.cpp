@@ -15,20 +15,6 @@ namespace {
 using te::Expr;
 using Idx = std::vector<Expr>;
 
-bool is_half(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16;
-}
-
-/// The type arithmetic on `t` is carried out in: f16/bf16 widen to f32, others stay.
-DType arith_type(DType t) {
-  return is_half(t) ? DType::Float32 : t;
-}
-
-/// The type transcendental math on `t` is carried out in (integers go through f64).
-DType math_type(DType t) {
-  return is_float(t) ? arith_type(t) : DType::Float64;
-}
-
 Expr read_as(const te::Tensor& t, const Idx& i, DType calc) {
   return te::cast(calc, read_broadcast(t, i));
 }
@@ -67,7 +53,7 @@ void add_unary(Registry& r, const std::string& op, bool float_only, UnaryFn f,
   r.add(op, [f, float_only, transcendental, out](LowerCtx& ctx) -> std::vector<te::Tensor> {
     te::Tensor x = ctx.required(0);
     if (float_only) require_float(ctx, x);
-    DType calc = transcendental ? math_type(x->dtype) : arith_type(x->dtype);
+    DType calc = transcendental ? math_type(x->dtype) : compute_type(x->dtype);
     DType od = out ? *out : x->dtype;
     return {ctx.compute("", x->shape, od,
                         [&](const Idx& i) { return te::cast(od, f(read_as(x, i, calc), ctx)); })};
@@ -83,7 +69,7 @@ void add_binary(Registry& r, const std::string& op, BinaryFn f, std::optional<DT
     te::Tensor a = ctx.required(0), b = ctx.required(1);
     require_same_dtype(ctx, {a, b});
     Shape s = broadcast_shapes(ctx, a->shape, b->shape);
-    DType calc = arith_type(a->dtype);
+    DType calc = compute_type(a->dtype);
     DType od = out ? *out : a->dtype;
     return {ctx.compute("", s, od, [&](const Idx& i) {
       return te::cast(od, f(read_as(a, i, calc), read_as(b, i, calc)));
@@ -101,7 +87,7 @@ void add_variadic(Registry& r, const std::string& op, te::BinaryOp combine, bool
     require_same_dtype(ctx, ins);
     Shape s = broadcast_all(ctx, ins);
     DType dt = ins[0]->dtype;
-    DType calc = arith_type(dt);
+    DType calc = compute_type(dt);
     return {ctx.compute("", s, dt, [&](const Idx& i) {
       Expr acc = read_as(ins[0], i, calc);
       for (size_t k = 1; k < ins.size(); ++k)
@@ -138,7 +124,7 @@ void register_arith(Registry& r) {
     te::Tensor a = ctx.required(0), b = ctx.required(1);
     Shape s = broadcast_shapes(ctx, a->shape, b->shape);
     // An integer base goes through f64, which is exact for the integer powers that fit.
-    DType calc = is_float(a->dtype) ? arith_type(a->dtype) : DType::Float64;
+    DType calc = is_float(a->dtype) ? compute_type(a->dtype) : DType::Float64;
     return {ctx.compute("", s, a->dtype, [&](const Idx& i) {
       return te::cast(a->dtype, te::pow(read_as(a, i, calc), read_as(b, i, calc)));
     })};
@@ -151,7 +137,7 @@ void register_arith(Registry& r) {
     bool fmod = ctx.node().attr_int("fmod", 0) != 0;
     if (a->dtype == DType::Bool) throw ctx.error("Mod does not take bool tensors");
     Shape s = broadcast_shapes(ctx, a->shape, b->shape);
-    DType calc = arith_type(a->dtype);
+    DType calc = compute_type(a->dtype);
     return {ctx.compute("", s, a->dtype, [&](const Idx& i) {
       Expr x = read_as(a, i, calc), y = read_as(b, i, calc);
       Expr v;
@@ -279,7 +265,7 @@ void register_activations(Registry& r) {
     if (!per_channel && broadcast_shapes(ctx, x->shape, slope->shape) != x->shape)
       throw ctx.error("slope of shape " + shape_str(slope->shape) + " does not broadcast to " +
                       shape_str(x->shape));
-    DType calc = arith_type(x->dtype);
+    DType calc = compute_type(x->dtype);
     return {ctx.compute("", x->shape, x->dtype, [&](const Idx& i) {
       Expr v = read_as(x, i, calc);
       Expr a = per_channel ? te::cast(calc, te::read(slope, {i[1]})) : read_as(slope, i, calc);
@@ -290,7 +276,7 @@ void register_activations(Registry& r) {
   // Clip: bounds are attributes before opset 11 and optional scalar inputs from 11 on.
   r.add("Clip", [](LowerCtx& ctx) -> std::vector<te::Tensor> {
     te::Tensor x = ctx.required(0);
-    DType calc = arith_type(x->dtype);
+    DType calc = compute_type(x->dtype);
     bool from_attrs = ctx.opset() < 11;
     te::Tensor lo_t = from_attrs ? nullptr : ctx.input(1);
     te::Tensor hi_t = from_attrs ? nullptr : ctx.input(2);

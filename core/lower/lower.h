@@ -103,6 +103,10 @@ Shape broadcast_shapes(const LowerCtx& ctx, const Shape& a, const Shape& b);
 /// Reads `t` at output index `out` of a broadcast result of rank out.size() (right-aligned,
 /// size-1 dims read index 0).
 te::Expr read_broadcast(const te::Tensor& t, const std::vector<te::Expr>& out);
+/// The type arithmetic on `t` is carried out in: f16/bf16 widen to f32, other types stay.
+DType compute_type(DType t);
+/// The type transcendental math on `t` is carried out in: compute_type for floats, f64 for ints.
+DType math_type(DType t);
 /// Normalizes a possibly negative axis into [0, rank); UserError via ctx if out of range.
 int64_t normalize_axis(const LowerCtx& ctx, int64_t axis, int64_t rank);
 

@@ -16,11 +16,6 @@ namespace {
 
 using te::Expr;
 
-/// Half-precision math is done in f32; everything else in its own type.
-DType compute_type(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
-}
-
 void check_same_dtype(const LowerCtx& ctx, const te::Tensor& a, const te::Tensor& b) {
   if (a->dtype != b->dtype)
     throw ctx.error(std::string("operand types differ (") + dtype_name(a->dtype) + " vs " +

@@ -15,10 +15,6 @@ namespace {
 
 using te::Expr;
 
-DType compute_type(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t;
-}
-
 void check_float(const LowerCtx& ctx, const te::Tensor& t) {
   if (!is_float(t->dtype)) throw ctx.error("expects floating-point tensors");
 }

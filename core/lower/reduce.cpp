@@ -14,16 +14,6 @@ namespace {
 using te::Expr;
 using Idx = std::vector<Expr>;
 
-bool is_half(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16;
-}
-DType arith_type(DType t) {
-  return is_half(t) ? DType::Float32 : t;
-}
-DType math_type(DType t) {
-  return is_float(t) ? arith_type(t) : DType::Float64;
-}
-
 /// Which input dimensions a reduction folds, and how output/reduce indices map to input ones.
 struct ReducePlan {
   Shape in;
@@ -126,7 +116,7 @@ std::vector<te::Tensor> lower_reduce(LowerCtx& ctx, RK rk) {
   ReducePlan p = make_plan(ctx, x->shape, axes, keepdims);
   DType dt = x->dtype;
   bool float_post = rk == RK::L2 || rk == RK::LogSum || rk == RK::LogSumExp;
-  DType acc = float_post ? math_type(dt) : arith_type(dt);
+  DType acc = float_post ? math_type(dt) : compute_type(dt);
   auto xin = [&](const Idx& j) { return te::cast(acc, te::read(x, j)); };
 
   te::ReduceKind kind = te::ReduceKind::Sum;
@@ -213,7 +203,7 @@ std::vector<te::Tensor> lower_softmax(LowerCtx& ctx, SM mode) {
   DType dt = x->dtype;
   if (mode != SM::Hardmax && !is_float(dt))
     throw ctx.error(std::string("expects a floating-point input, got ") + dtype_name(dt));
-  DType calc = mode == SM::Hardmax ? arith_type(dt) : math_type(dt);
+  DType calc = mode == SM::Hardmax ? compute_type(dt) : math_type(dt);
   auto xin = [&](const Idx& j) { return te::cast(calc, te::read(x, j)); };
 
   te::Tensor m = reduce_over(ctx, "max", p, calc, te::ReduceKind::Max, xin);
@@ -257,7 +247,7 @@ std::vector<te::Tensor> lower_arg(LowerCtx& ctx, bool is_max) {
   bool keepdims = n.attr_int("keepdims", 1) != 0;
   bool last = n.attr_int("select_last_index", 0) != 0;
   ReducePlan p = make_plan(ctx, x->shape, {axis}, keepdims);
-  DType calc = arith_type(x->dtype);
+  DType calc = compute_type(x->dtype);
   auto xin = [&](const Idx& j) { return te::cast(calc, te::read(x, j)); };
   te::Tensor m = ctx.reduce(is_max ? "max" : "min", p.out, calc,
                             is_max ? te::ReduceKind::Max : te::ReduceKind::Min, p.extents,

@@ -173,6 +173,29 @@ void KernelBuilder::add(int te) {
 
 // ---- strategies ----
 
+namespace {
+
+/// Puts pure view `v` into kernel `host` (its reader's), else into its source producer's kernel,
+/// else into a kernel of its own; the reason says which.
+void place_pure_view(const ProgramFacts& f, int v, int host, std::vector<int>& group_of,
+                     std::vector<Group>& groups) {
+  if (host < 0) {
+    int p = f.producer(f.analysis().tes[v].output_tensor);
+    if (p >= 0) host = group_of[p];
+  }
+  if (host < 0) {
+    group_of[v] = int(groups.size());
+    groups.push_back({{v}, {f.label(v) + " is a pure view with no reader: a kernel of its own"}});
+    return;
+  }
+  group_of[v] = host;
+  groups[host].tes.push_back(v);
+  groups[host].reasons.push_back(f.label(v) +
+                                 " is a pure view: no kernel, folded into its reader's indexing");
+}
+
+}  // namespace
+
 std::vector<Group> partition_unfused(const ProgramFacts& f) {
   const analysis::Analysis& a = f.analysis();
   int n = int(a.tes.size());
@@ -206,19 +229,7 @@ std::vector<Group> partition_unfused(const ProgramFacts& f) {
           break;
         }
     }
-    if (host < 0) {
-      int p = f.producer(out);
-      if (p >= 0) host = group_of[p];
-    }
-    if (host < 0) {
-      group_of[v] = int(groups.size());
-      groups.push_back({{v}, {f.label(v) + " is a pure view with no reader: a kernel of its own"}});
-      continue;
-    }
-    group_of[v] = host;
-    groups[host].tes.push_back(v);
-    groups[host].reasons.push_back(f.label(v) +
-                                   " is a pure view: no kernel, folded into its reader's indexing");
+    place_pure_view(f, v, host, group_of, groups);
   }
   return groups;
 }
@@ -295,19 +306,7 @@ std::vector<Group> partition_rules(const ProgramFacts& f) {
         host = group_of[c];
         break;
       }
-    if (host < 0) {
-      int p = f.producer(a.tes[v].output_tensor);
-      if (p >= 0) host = group_of[p];
-    }
-    if (host < 0) {
-      group_of[v] = int(groups.size());
-      groups.push_back({{v}, {f.label(v) + " is a pure view with no reader: a kernel of its own"}});
-      continue;
-    }
-    group_of[v] = host;
-    groups[host].tes.push_back(v);
-    groups[host].reasons.push_back(f.label(v) +
-                                   " is a pure view: no kernel, folded into its reader's indexing");
+    place_pure_view(f, v, host, group_of, groups);
   }
   return groups;
 }

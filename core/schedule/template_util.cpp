@@ -1,0 +1,129 @@
+#include "core/schedule/template_util.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include "core/loop/arena.h"
+#include "core/loop/mutator.h"
+#include "core/loop/simplify.h"
+#include "core/loop/verify.h"
+#include "core/te/builder.h"
+#include "core/te/mutator.h"
+
+namespace souffle::schedule::detail {
+
+using loop::ForKind;
+using loop::Kernel;
+using loop::MemScope;
+using loop::Stmt;
+using te::Expr;
+using te::Tensor;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+Expr ic(int64_t v) {
+  return te::int_imm(v);
+}
+
+std::unordered_set<const te::ExprNode*> vars_of(const Expr& e) {
+  std::unordered_set<const te::ExprNode*> out;
+  te::for_each_node(e, [&](const Expr& n) {
+    if (n.as<te::Var>()) out.insert(n.get());
+  });
+  return out;
+}
+
+/// Wraps body in lets binding each axis var to its digit of the row-major flat index.
+Stmt bind_flat(const std::vector<te::IterVar>& axes, const Expr& flat, Stmt body) {
+  int64_t stride = 1;
+  std::vector<std::pair<Expr, Expr>> lets(axes.size());
+  for (size_t d = axes.size(); d-- > 0;) {
+    Expr v = te::floordiv(flat, ic(stride));
+    if (d > 0) v = te::floormod(v, ic(axes[d].extent));
+    lets[d] = {axes[d].var, v};
+    stride *= axes[d].extent;
+  }
+  for (size_t d = axes.size(); d-- > 0;) body = loop::let_stmt(lets[d].first, lets[d].second, body);
+  return body;
+}
+
+int64_t extent_product(const std::vector<te::IterVar>& axes) {
+  int64_t n = 1;
+  for (const te::IterVar& a : axes) n *= a.extent;
+  return n;
+}
+
+std::vector<Expr> axis_vars(const te::ComputeOp& op) {
+  std::vector<Expr> v;
+  for (const te::IterVar& a : op.axes) v.push_back(a.var);
+  return v;
+}
+
+Expr combine(te::ReduceKind k, const Expr& a, const Expr& b) {
+  switch (k) {
+    case te::ReduceKind::Sum:
+      return a + b;
+    case te::ReduceKind::Prod:
+      return a * b;
+    case te::ReduceKind::Max:
+      return te::max(a, b);
+    case te::ReduceKind::Min:
+      return te::min(a, b);
+    case te::ReduceKind::None:
+      break;
+  }
+  SOUFFLE_CHECK(false, "combine: not a reduction");
+}
+
+/// init (+) value, leaving out an identity init so that the common sum reads as written.
+Expr with_init(const te::ComputeOp& op, const Expr& value) {
+  if (!op.init.defined()) return value;
+  if (const te::FloatImm* f = op.init.as<te::FloatImm>())
+    if (op.reduce == te::ReduceKind::Sum && f->value == 0.0) return value;
+  if (const te::IntImm* i = op.init.as<te::IntImm>())
+    if (op.reduce == te::ReduceKind::Sum && i->value == 0) return value;
+  return combine(op.reduce, op.init, value);
+}
+
+std::vector<Tensor> reads_of(const te::ComputeOp& op) {
+  std::vector<Tensor> out;
+  std::set<const te::TensorNode*> seen;
+  auto add = [&](const Expr& e) {
+    if (!e.defined()) return;
+    te::for_each_node(e, [&](const Expr& n) {
+      if (const te::Read* r = n.as<te::Read>())
+        if (seen.insert(r->tensor.get()).second) out.push_back(r->tensor);
+    });
+  };
+  add(op.body);
+  add(op.init);
+  return out;
+}
+
+Kernel finish(const te::ComputeOp& op, const Frame& f, Stmt inner, int64_t grid, int64_t block,
+              std::string schedule) {
+  Kernel k;
+  k.name = op.name;
+  k.inputs = reads_of(op);
+  k.outputs = {op.output};
+  k.launch.grid_x = grid;
+  k.launch.block_x = block;
+  loop::StageInfo st;
+  st.name = op.name;
+  st.schedule = std::move(schedule);
+  st.tes = {op.name};
+  st.origins = {op.origin};
+  st.grid_x = grid;
+  st.block_x = block;
+  k.stages.push_back(st);
+  Stmt body = loop::stage(0, loop::simplify(inner));
+  k.body = loop::make_for(f.bx, grid, ForKind::BlockIdxX,
+                          loop::make_for(f.tx, block, ForKind::ThreadIdxX, body));
+  loop::verify(k);
+  return loop::plan_shared_arena(k);
+}
+
+}  // namespace souffle::schedule::detail

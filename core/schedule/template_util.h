@@ -1,0 +1,45 @@
+/// \file Helpers shared by the schedule templates (one file per template) and merge_stages.
+#pragma once
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/schedule/schedule.h"
+
+namespace souffle::schedule::detail {
+
+int64_t ceil_div(int64_t a, int64_t b);
+te::Expr ic(int64_t v);
+std::unordered_set<const te::ExprNode*> vars_of(const te::Expr& e);
+/// Wraps body in lets binding each axis var to its digit of the row-major flat index.
+loop::Stmt bind_flat(const std::vector<te::IterVar>& axes, const te::Expr& flat, loop::Stmt body);
+int64_t extent_product(const std::vector<te::IterVar>& axes);
+std::vector<te::Expr> axis_vars(const te::ComputeOp& op);
+te::Expr combine(te::ReduceKind k, const te::Expr& a, const te::Expr& b);
+/// init (+) value, leaving out an identity init so that the common sum reads as written.
+te::Expr with_init(const te::ComputeOp& op, const te::Expr& value);
+std::vector<te::Tensor> reads_of(const te::ComputeOp& op);
+
+/// The block and thread variables every template binds.
+struct Frame {
+  te::Expr bx = te::var("bx"), tx = te::var("tx");
+};
+
+/// Wraps `inner` in the block and thread loops of a one-stage kernel computing `op`, verifies it
+/// and plans its shared arena.
+loop::Kernel finish(const te::ComputeOp& op, const Frame& f, loop::Stmt inner, int64_t grid,
+                    int64_t block, std::string schedule);
+
+/// The operands of a GEMM-like TE and how its output axes split.
+struct GemmParts {
+  te::Expr a, b;  ///< body = a * b
+  std::vector<te::IterVar> batch, rows, cols;
+};
+bool match_gemm(const te::ComputeOp& op, GemmParts& g);
+
+loop::Kernel schedule_injective(const te::ComputeOp& op, const ScheduleConfig& c);
+loop::Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c);
+loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
+
+}  // namespace souffle::schedule::detail

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu/cost.h"
 #include "core/loop/stmt.h"
 #include "core/te/expr.h"
 
@@ -16,6 +17,10 @@ struct ScheduleConfig {
   /// GEMM block tile BM x BN over the output, K staged in BK chunks through shared memory, each
   /// thread a TM x TN register tile: (BM/TM)*(BN/TN) threads per block.
   int64_t gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_tm = 4, gemm_tn = 4;
+  /// Compute type of GEMM-like TEs: fp32 runs the SIMT GEMM; tf32/fp16/bf16 run the tensor-core
+  /// template (operands converted at the tile load, fp32 accumulation). Model inputs and outputs
+  /// keep their declared types.
+  gpu::Precision precision = gpu::Precision::FP32;
 };
 
 enum class ScheduleKind : uint8_t { Injective, Reduction, Gemm };

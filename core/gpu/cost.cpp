@@ -1,6 +1,11 @@
 #include "core/gpu/cost.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <vector>
+
+#include "core/support/error.h"
 
 namespace souffle::gpu {
 
@@ -12,14 +17,36 @@ const char* precision_name(Precision p) {
       return "tf32";
     case Precision::FP16:
       return "fp16";
+    case Precision::BF16:
+      return "bf16";
   }
   return "?";
 }
+
+Precision parse_precision(const std::string& name) {
+  std::string n;
+  for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (Precision p : {Precision::FP32, Precision::TF32, Precision::FP16, Precision::BF16})
+    if (n == precision_name(p)) return p;
+  throw UserError("unknown precision '" + name + "' (fp32, tf32, fp16 or bf16)");
+}
+
+namespace {
+
+/// bf16 tensor cores arrived with compute capability 8.0 (Ampere); the datasheets give them the
+/// fp16 rate there.
+bool has_bf16_tensor_cores(const GpuSpec& spec) {
+  return std::atof(spec.compute_capability.c_str()) >= 8.0;
+}
+
+}  // namespace
 
 double peak_flops(const GpuSpec& spec, Precision p) {
   double tflops = spec.peak_fp32_tflops;
   if (p == Precision::TF32 && spec.peak_tf32_tflops > 0) tflops = spec.peak_tf32_tflops;
   if (p == Precision::FP16 && spec.peak_fp16_tflops > 0) tflops = spec.peak_fp16_tflops;
+  if (p == Precision::BF16 && spec.peak_fp16_tflops > 0 && has_bf16_tensor_cores(spec))
+    tflops = spec.peak_fp16_tflops;
   return tflops * 1e12;
 }
 
@@ -29,7 +56,10 @@ int64_t on_chip_capacity(const GpuSpec& spec) {
 
 KernelTraffic kernel_traffic(const std::vector<KernelTensor>& tensors, int64_t on_chip_bytes) {
   KernelTraffic t;
-  int64_t left = on_chip_bytes;
+  // Bytes on chip per stage; a tensor without a known range occupies every stage.
+  int stages = 1;
+  for (const KernelTensor& k : tensors) stages = std::max(stages, k.last_stage + 1);
+  std::vector<int64_t> used(static_cast<size_t>(stages), 0);
   for (const KernelTensor& k : tensors) {
     if (!k.produced_inside) {
       t.read_bytes += k.bytes;
@@ -41,8 +71,13 @@ KernelTraffic kernel_traffic(const std::vector<KernelTensor>& tensors, int64_t o
       continue;
     }
     if (!k.crosses_sync) continue;  // registers of the producing stage
-    if (k.bytes <= left) {
-      left -= k.bytes;
+    bool known = k.first_stage >= 0 && k.last_stage >= k.first_stage;
+    size_t lo = known ? static_cast<size_t>(k.first_stage) : 0;
+    size_t hi = known ? static_cast<size_t>(k.last_stage) : used.size() - 1;
+    int64_t peak = 0;
+    for (size_t s = lo; s <= hi; ++s) peak = std::max(peak, used[s]);
+    if (peak + k.bytes <= on_chip_bytes) {
+      for (size_t s = lo; s <= hi; ++s) used[s] += k.bytes;
       t.on_chip.push_back(k.name);
     } else {
       t.write_bytes += k.bytes;

@@ -477,11 +477,14 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
       gpu::KernelTensor& kt = touch(x);
       kt.produced_inside = true;
       kt.needed_outside = a.tensors[x].is_output;
+      kt.first_stage = kt.last_stage = stage_of[te];
       for (int r : f.readers(x)) {
-        if (part_of[r] != int(g))
+        if (part_of[r] != int(g)) {
           kt.needed_outside = true;
-        else if (stage_of[r] != stage_of[te])
+        } else if (stage_of[r] != stage_of[te]) {
           kt.crosses_sync = true;
+          kt.last_stage = std::max(kt.last_stage, stage_of[r]);
+        }
       }
       // Read through a view that is a model output.
       for (int c : a.tensors[x].consumers)

@@ -63,6 +63,25 @@ TEST(Cost, TrafficKeepsIntermediatesOnChipWhenTheyFit) {
   ASSERT_EQ(t.spilled, std::vector<std::string>{"big"});
 }
 
+TEST(Cost, OnChipBudgetFollowsLiveRanges) {
+  // Three 400-byte intermediates crossing syncs in a 1000-byte budget: a (stages 0-1) and
+  // b (stages 2-3) never live together; c (stages 1-2) overlaps both, so it fits beside
+  // either one (800 bytes) - the budget is per stage, not first come for the whole kernel.
+  std::vector<gpu::KernelTensor> ts(4);
+  ts[0] = {"a", 400, true, false, true, 0, 1};
+  ts[1] = {"b", 400, true, false, true, 2, 3};
+  ts[2] = {"c", 400, true, false, true, 1, 2};
+  ts[3] = {"d", 400, true, false, true, 1, 3};  // a + c + d = 1200 at stage 1: spills
+  gpu::KernelTraffic t = gpu::kernel_traffic(ts, 1000);
+  EXPECT_EQ(t.on_chip, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(t.spilled, std::vector<std::string>{"d"});
+  EXPECT_EQ(t.dram_bytes, 800);
+  // Without ranges every tensor occupies the whole kernel: only two fit.
+  for (gpu::KernelTensor& k : ts) k.first_stage = k.last_stage = -1;
+  t = gpu::kernel_traffic(ts, 1000);
+  EXPECT_EQ(t.on_chip, (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(Cost, HandBuiltGemmPlan) {
   te::TeProgram p = gemm_relu(256, 512, 1024);
   PlanOptions o;

@@ -1,0 +1,91 @@
+#include "core/session/plan_json.h"
+
+#include <set>
+
+namespace souffle {
+
+namespace {
+
+nlohmann::json edit_json(const plan::Edit& e) {
+  nlohmann::json j = {{"kind", plan::edit_kind_name(e.kind)}, {"a", e.a}};
+  if (e.kind == plan::Edit::Kind::Merge) j["b"] = e.b;
+  j["text"] = plan::describe(e);
+  return j;
+}
+
+nlohmann::json names_of(const plan::FusionPlan& p, const std::vector<int>& tes) {
+  nlohmann::json names = nlohmann::json::array();
+  for (int te : tes) names.push_back(p.program.ops[te]->name);
+  return names;
+}
+
+}  // namespace
+
+nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
+  nlohmann::json j;
+  j["model"] = model;
+  j["strategy"] = plan::strategy_name(p.strategy);
+  j["gpu"] = p.gpu;
+  std::set<std::string> ops;
+  for (const te::Op& op : p.input.ops)
+    if (!op->origin.node.empty()) ops.insert(op->origin.node);
+  j["ops"] = ops.size();
+  j["input_tes"] = p.input_tes;
+  j["tes"] = p.program.ops.size();
+  j["kernels"] = p.kernels();
+  j["grid_syncs"] = p.grid_syncs;
+  j["flops"] = p.flops;
+  j["dram_bytes"] = p.dram_bytes;
+  j["est_time_us"] = p.est_time_us;
+  nlohmann::json parts = nlohmann::json::array();
+  for (const plan::Partition& k : p.partitions) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const plan::Stage& s : k.stages)
+      stages.push_back({{"kind", s.kind},
+                        {"tes", names_of(p, s.tes)},
+                        {"blocks", s.blocks},
+                        {"threads", s.threads},
+                        {"schedule", s.schedule},
+                        {"sync_before", s.sync_before}});
+    parts.push_back({{"id", k.id},
+                     {"ops", k.ops},
+                     {"tes", names_of(p, k.tes)},
+                     {"kind", k.kind},
+                     {"stages", stages},
+                     {"grid_syncs", k.grid_syncs},
+                     {"cooperative", k.cooperative},
+                     {"blocks", k.blocks},
+                     {"threads", k.threads},
+                     {"co_resident", k.co_resident},
+                     {"on_chip", k.on_chip},
+                     {"flops", k.flops},
+                     {"dram_bytes", k.dram_bytes},
+                     {"est_time_us", k.est_time_us},
+                     {"reasons", k.reasons}});
+  }
+  j["partitions"] = parts;
+  nlohmann::json tr = nlohmann::json::array();
+  for (const plan::TransformSite& s : p.transforms)
+    tr.push_back({{"kind", s.kind},
+                  {"key", s.key},
+                  {"ops", s.ops},
+                  {"result", s.result},
+                  {"applied", s.applied},
+                  {"reason", s.reason}});
+  j["transforms"] = tr;
+  nlohmann::json applied = nlohmann::json::array(), refused = nlohmann::json::array();
+  for (const plan::Edit& e : p.applied) applied.push_back(edit_json(e));
+  for (const plan::RefusedEdit& r : p.refused) {
+    nlohmann::json x = edit_json(r.edit);
+    x["reason"] = r.reason;
+    refused.push_back(x);
+  }
+  j["decisions_applied"] = applied;
+  j["refused"] = refused;
+  nlohmann::json passes = nlohmann::json::array();
+  for (const plan::PassRecord& r : p.passes) passes.push_back({{"name", r.name}, {"ms", r.ms}});
+  j["passes"] = passes;
+  return j;
+}
+
+}  // namespace souffle

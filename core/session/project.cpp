@@ -1,0 +1,135 @@
+#include "core/session/project.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+
+#include "core/support/error.h"
+
+namespace souffle {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The model path as stored: relative when the model lies in or below the project's folder,
+/// so a project and its model can move together.
+std::string stored_model_path(const std::string& model, const std::string& project_path) {
+  if (model.empty() || project_path.empty()) return model;
+  std::error_code ec;
+  const fs::path dir = fs::absolute(fs::path(project_path), ec).parent_path();
+  if (ec) return model;
+  const fs::path abs = fs::absolute(fs::path(model), ec).lexically_normal();
+  if (ec) return model;
+  const fs::path rel = abs.lexically_relative(dir.lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") return abs.string();
+  return rel.generic_string();
+}
+
+std::string resolved_model_path(const std::string& stored, const std::string& project_path) {
+  fs::path p(stored);
+  if (p.is_absolute() || project_path.empty()) return p.lexically_normal().string();
+  std::error_code ec;
+  const fs::path dir = fs::absolute(fs::path(project_path), ec).parent_path();
+  return (dir / p).lexically_normal().string();
+}
+
+std::string string_field(const nlohmann::json& j, const char* name, const std::string& file,
+                         bool required, const std::string& fallback) {
+  if (!j.contains(name)) {
+    if (required) throw UserError(file, name, std::string("missing field '") + name + "'");
+    return fallback;
+  }
+  if (!j[name].is_string())
+    throw UserError(file, name, std::string("field '") + name + "' must be a string");
+  return j[name].get<std::string>();
+}
+
+}  // namespace
+
+std::string project_to_json(const Project& p, const std::string& project_path) {
+  nlohmann::json j;
+  j["version"] = kProjectVersion;
+  j["model"] = stored_model_path(p.model, project_path);
+  j["strategy"] = p.strategy;
+  j["gpu"] = p.gpu;
+  j["precision"] = p.precision;
+  j["te_level"] = p.te_level;
+  j["decisions"] = nlohmann::json::parse(plan::to_json(p.decisions));
+  return j.dump(2) + "\n";
+}
+
+Project parse_project(const std::string& text, const std::string& project_path) {
+  const std::string& file = project_path;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError(file, "", std::string("not a project (invalid JSON: ") + e.what() + ")");
+  }
+  if (!j.is_object()) throw UserError(file, "", "not a project (expected a JSON object)");
+  if (!j.contains("version")) throw UserError(file, "version", "missing field 'version'");
+  if (!j["version"].is_number_integer())
+    throw UserError(file, "version", "field 'version' must be an integer");
+  const int version = j["version"].get<int>();
+  if (version != kProjectVersion)
+    throw UserError(file, "version",
+                    "unknown project version " + std::to_string(version) +
+                        " (this explorer reads version " + std::to_string(kProjectVersion) + ")");
+  Project p;
+  const std::string model = string_field(j, "model", file, true, "");
+  if (model.empty()) throw UserError(file, "model", "field 'model' is empty");
+  p.model = resolved_model_path(model, project_path);
+  p.strategy = string_field(j, "strategy", file, false, p.strategy);
+  p.gpu = string_field(j, "gpu", file, false, p.gpu);
+  p.precision = string_field(j, "precision", file, false, p.precision);
+  if (j.contains("te_level")) {
+    if (!j["te_level"].is_boolean())
+      throw UserError(file, "te_level", "field 'te_level' must be true or false");
+    p.te_level = j["te_level"].get<bool>();
+  }
+  if (j.contains("decisions")) {
+    if (!j["decisions"].is_object())
+      throw UserError(file, "decisions", "field 'decisions' must be an object");
+    p.decisions = plan::parse_decisions(j["decisions"].dump(), file);
+  }
+  return p;
+}
+
+Project read_project(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path, "", "cannot read the project file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_project(ss.str(), path);
+}
+
+Project load_project(const std::string& path) {
+  Project p = read_project(path);
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(p.model), ec))
+    throw UserError(path, "model", "model not found: looked for " + p.model);
+  return p;
+}
+
+void save_project(const Project& p, const std::string& path) {
+  const std::string text = project_to_json(p, path);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw UserError(path, "", "cannot write the project file");
+    out << text;
+    out.flush();
+    if (!out) throw UserError(path, "", "cannot write the project file");
+  }
+  std::error_code ec;
+  fs::rename(fs::path(tmp), fs::path(path), ec);
+  if (ec) {
+    fs::remove(fs::path(tmp), ec);
+    throw UserError(path, "", "cannot write the project file");
+  }
+}
+
+}  // namespace souffle

@@ -1,0 +1,42 @@
+/// \file Explorer projects (`.souffle`, versioned JSON): a model path, the plan options and the
+/// user's decisions.
+#pragma once
+
+#include <string>
+
+#include "core/plan/decisions.h"
+
+namespace souffle {
+
+inline constexpr int kProjectVersion = 1;
+
+/// What a project remembers. `model` is absolute once read (resolved against the project's
+/// folder); it is written relative to the project file when it lies below that folder.
+struct Project {
+  std::string model;
+  std::string strategy = "souffle";
+  std::string gpu = "A100";
+  std::string precision = "fp32";
+  bool te_level = false;
+  plan::Decisions decisions;
+  bool operator==(const Project&) const = default;
+};
+
+/// {"version": 1, "model": ..., "strategy": ..., "gpu": ..., "precision": ..., "te_level": ...,
+/// "decisions": <Decisions JSON>}; `project_path` is where the text will be saved, so the model
+/// path can be made relative to it.
+std::string project_to_json(const Project& p, const std::string& project_path);
+
+/// Parses a project; `project_path` names the file in errors and anchors a relative model path.
+/// UserError naming the file and the field (bad JSON, unknown version, missing or mistyped
+/// field, bad decisions). Does not look at the model file.
+Project parse_project(const std::string& text, const std::string& project_path);
+
+/// Reads and parses a project file (UserError if unreadable), without checking the model.
+Project read_project(const std::string& path);
+/// read_project, then checks the model exists: UserError saying which path it looked for.
+Project load_project(const std::string& path);
+/// Writes atomically (a temporary file renamed over `path`); UserError if it cannot.
+void save_project(const Project& p, const std::string& path);
+
+}  // namespace souffle

@@ -1,0 +1,132 @@
+// Projects: round trip, relative model paths, and errors that name the file and the field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/session/project.h"
+#include "core/support/error.h"
+
+using namespace souffle;
+namespace fs = std::filesystem;
+
+namespace {
+
+class ProjectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("souffle_project_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+           "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir / "models");
+    std::ofstream(dir / "models" / "m.onnx") << "not really a model";
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  Project sample() const {
+    Project p;
+    p.model = (dir / "models" / "m.onnx").string();
+    p.strategy = "rules";
+    p.gpu = "H100";
+    p.precision = "fp16";
+    p.te_level = true;
+    p.decisions.edits.push_back({plan::Edit::Kind::Merge, "t1", "t2"});
+    p.decisions.edits.push_back({plan::Edit::Kind::Split, "MatMul_3", ""});
+    p.decisions.edits.push_back({plan::Edit::Kind::Forbid, "h:0", ""});
+    return p;
+  }
+
+  std::string error_of(const std::string& text) const {
+    try {
+      parse_project(text, (dir / "p.souffle").string());
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return "";
+  }
+
+  fs::path dir;
+};
+
+TEST_F(ProjectTest, RoundTrip) {
+  const Project p = sample();
+  const std::string path = (dir / "p.souffle").string();
+  save_project(p, path);
+  EXPECT_EQ(load_project(path), p);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_F(ProjectTest, ModelBelowTheProjectIsStoredRelative) {
+  const std::string text = project_to_json(sample(), (dir / "p.souffle").string());
+  EXPECT_NE(text.find("\"model\": \"models/m.onnx\""), std::string::npos) << text;
+  // Moving the folder keeps the project working.
+  const fs::path moved = dir.string() + "_moved";
+  fs::remove_all(moved);
+  save_project(sample(), (dir / "p.souffle").string());
+  fs::rename(dir, moved);
+  const Project back = load_project((moved / "p.souffle").string());
+  EXPECT_EQ(back.model, (moved / "models" / "m.onnx").lexically_normal().string());
+  fs::rename(moved, dir);
+}
+
+TEST_F(ProjectTest, ModelElsewhereIsStoredAbsolute) {
+  fs::create_directories(dir / "sub");
+  const std::string text = project_to_json(sample(), (dir / "sub" / "p.souffle").string());
+  EXPECT_NE(text.find((dir / "models" / "m.onnx").string()), std::string::npos) << text;
+}
+
+TEST_F(ProjectTest, UnknownVersionNamesFileAndField) {
+  const std::string e = error_of(R"({"version": 7, "model": "m.onnx"})");
+  EXPECT_NE(e.find("p.souffle"), std::string::npos) << e;
+  EXPECT_NE(e.find("version"), std::string::npos) << e;
+  EXPECT_NE(e.find("7"), std::string::npos) << e;
+}
+
+TEST_F(ProjectTest, MissingFieldsAreNamed) {
+  EXPECT_NE(error_of(R"({"model": "m.onnx"})").find("version"), std::string::npos);
+  const std::string e = error_of(R"({"version": 1, "strategy": "souffle"})");
+  EXPECT_NE(e.find("missing field 'model'"), std::string::npos) << e;
+  EXPECT_NE(error_of(R"({"version": 1, "model": "m.onnx", "gpu": 3})").find("'gpu'"),
+            std::string::npos);
+  EXPECT_NE(error_of("[1, 2").find("invalid JSON"), std::string::npos);
+  const std::string d =
+      error_of(R"({"version": 1, "model": "m.onnx", "decisions": {"version": 1, "edits": [)"
+               R"({"kind": "explode", "a": "x"}]}})");
+  EXPECT_NE(d.find("explode"), std::string::npos) << d;
+}
+
+TEST_F(ProjectTest, DefaultsForOptionalFields) {
+  const Project p =
+      parse_project(R"({"version": 1, "model": "m.onnx"})", (dir / "p.souffle").string());
+  EXPECT_EQ(p.strategy, "souffle");
+  EXPECT_EQ(p.precision, "fp32");
+  EXPECT_FALSE(p.te_level);
+  EXPECT_TRUE(p.decisions.edits.empty());
+  EXPECT_EQ(p.model, (dir / "m.onnx").string());
+}
+
+TEST_F(ProjectTest, MissingModelSaysWhereItLooked) {
+  Project p = sample();
+  const std::string path = (dir / "p.souffle").string();
+  save_project(p, path);
+  fs::remove(dir / "models" / "m.onnx");
+  // Reading keeps the decisions; loading says which model path it looked for.
+  EXPECT_EQ(read_project(path).decisions, p.decisions);
+  try {
+    load_project(path);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_NE(e.reason().find((dir / "models" / "m.onnx").string()), std::string::npos)
+        << e.reason();
+  }
+}
+
+TEST_F(ProjectTest, UnreadableFileIsAUserError) {
+  EXPECT_THROW(read_project((dir / "nope.souffle").string()), UserError);
+  EXPECT_THROW(save_project(sample(), (dir / "no" / "such" / "dir" / "p.souffle").string()),
+               UserError);
+}
+
+}  // namespace

@@ -29,6 +29,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/session/profiler.h"
+#include "views/charts_panel.h"
+#include "views/code_panel.h"
 #include "views/graph_view.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
@@ -74,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent)
   createActions();
   createPlanToolBar();
   createStatusBar();
+  createKernelViews();
   updateColors();
 
   connect(m_loader, &ModelLoader::loaded, this, &MainWindow::onLoaded);
@@ -179,7 +183,7 @@ void MainWindow::createDocks() {
   m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_partTable->horizontalHeader()->setStretchLastSection(true);
   const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9};
+  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 8, 10, 8};
   for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
     m_partTable->setColumnWidth(c, widths[c] * digit + 12);
   m_partTable->setWordWrap(false);
@@ -371,6 +375,10 @@ void MainWindow::closeModel() {
   m_planner->cancel();
   m_plan.reset();
   m_partModel->setPlan(nullptr);
+  m_compiler->cancel();
+  m_compile.reset();
+  m_code->setPlan(nullptr);
+  m_charts->setPlan(nullptr);
   m_data.reset();
   m_graph->clear();
   m_nodeModel->setModelData(nullptr);
@@ -572,6 +580,10 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   m_plan = std::move(plan);
   m_partModel->setPlan(m_plan);
   m_properties->setPlan(m_plan);
+  m_compiler->cancel();  // results of the previous plan would not match its kernels
+  m_compile.reset();
+  m_code->setPlan(m_plan);
+  m_charts->setPlan(m_plan);
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
   updateStatus();
@@ -658,6 +670,8 @@ void MainWindow::setTheme(const QString& theme) {
 
 void MainWindow::updateColors() {
   m_graph->setColors(GraphColors::from(qApp->palette()));
+  if (m_code) m_code->setDark(isDark(qApp->palette()));
+  if (m_charts) m_charts->setDark(isDark(qApp->palette()));
 }
 
 void MainWindow::changeEvent(QEvent* event) {
@@ -761,6 +775,197 @@ void MainWindow::exportPng(const QString& given) {
   scene->render(&p, QRectF(QPointF(), QSizeF(img.size())), r);
   p.end();
   if (!img.save(path)) statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+}
+
+// ---- Code, charts, compile and profile --------------------------------------------------------
+
+void MainWindow::createKernelViews() {
+  m_code = new CodePanel(this);
+  m_codeDock = new QDockWidget(tr("Code"), this);
+  m_codeDock->setObjectName(QStringLiteral("codeDock"));
+  m_codeDock->setWidget(m_code);
+  addDockWidget(Qt::BottomDockWidgetArea, m_codeDock);
+  tabifyDockWidget(m_teDock, m_codeDock);
+  m_teDock->raise();
+
+  m_charts = new ChartsPanel(this);
+  m_chartsDock = new QDockWidget(tr("Charts"), this);
+  m_chartsDock->setObjectName(QStringLiteral("chartsDock"));
+  m_chartsDock->setWidget(m_charts);
+  addDockWidget(Qt::RightDockWidgetArea, m_chartsDock);
+  splitDockWidget(m_propertiesDock, m_chartsDock, Qt::Vertical);
+
+  m_compiler = new CompileRunner(this);
+  const std::unique_ptr<Profiler> profiler = make_profiler();
+  const QString offReason = QString::fromStdString(profiler->unavailable_reason());
+  m_charts->setMeasuredNote(offReason.isEmpty() ? tr("not profiled yet") : offReason);
+
+  auto* kernels = new QMenu(tr("&Kernels"), menuBar());
+  menuBar()->insertMenu(menuBar()->actions().back(), kernels);  // before Help
+  m_compileAction = kernels->addAction(tr("&Compile"), this, &MainWindow::compileKernels);
+  m_compileAction->setShortcut(QKeySequence(tr("Ctrl+B")));
+  m_compileAction->setToolTip(
+      tr("Compile every kernel with NVRTC for sm_80 and sm_90: registers, shared memory, spills "
+         "(Ctrl+B)"));
+  m_cancelCompileAction =
+      kernels->addAction(tr("C&ancel compile"), this, &MainWindow::cancelCompile);
+  m_cancelCompileAction->setShortcut(QKeySequence(tr("Ctrl+Shift+B")));
+  m_cancelCompileAction->setEnabled(false);
+  m_profileAction = kernels->addAction(tr("&Profile on the GPU"), this, &MainWindow::profileKernels);
+  m_profileAction->setShortcut(QKeySequence(tr("Ctrl+Alt+P")));
+  m_profileAction->setEnabled(profiler->available());
+  const QString profileTip =
+      profiler->available()
+          ? tr("Run and time every kernel on the GPU (Ctrl+Alt+P)")
+          : tr("Profiling is off: %1. Estimated times come from the roofline model.").arg(offReason);
+  m_profileAction->setToolTip(profileTip);
+  m_profileAction->setStatusTip(profileTip);
+  kernels->addSeparator();
+  kernels->addAction(m_codeDock->toggleViewAction());
+  kernels->addAction(m_chartsDock->toggleViewAction());
+  m_codeDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+C")));
+  m_chartsDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+G")));
+  m_compileAction->setEnabled(false);
+  m_modelActions << m_compileAction;
+  if (auto* bar = findChild<QToolBar*>(QStringLiteral("planToolBar"))) {
+    bar->addSeparator();
+    bar->addAction(m_compileAction);
+    bar->addAction(m_cancelCompileAction);
+    bar->addAction(m_profileAction);
+  }
+  if (!profiler->available())
+    statusBar()->showMessage(tr("Profiling is off: %1").arg(offReason), 8000);
+
+  connect(m_compiler, &CompileRunner::progress, this, [this](int done, int total) {
+    statusBar()->showMessage(tr("Compiling kernels with NVRTC… %1 of %2").arg(done).arg(total));
+  });
+  connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
+  connect(m_compiler, &CompileRunner::cancelled, this, [this] {
+    m_cancelCompileAction->setEnabled(false);
+    setBusy(false);
+    statusBar()->showMessage(tr("Compile cancelled"), 5000);
+    emit compiled();
+  });
+
+  // The kernel shown in the code and on the roofline follows the kernel table, whoever
+  // changed its selection.
+  connect(m_partTable->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+    const QModelIndexList rows = m_partTable->selectionModel()->selectedRows();
+    if (rows.isEmpty() || !m_plan) return;
+    const int k = m_partProxy->mapToSource(rows.front()).row();
+    m_code->showPartition(k);
+    m_charts->setCurrentPartition(k);
+  });
+  // A node selected in the graph: its kernel's code, its lines highlighted.
+  connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
+    const SceneGraph* g = m_graph->scene()->graph();
+    if (m_codeSyncing || !g || !m_plan || box < 0 || static_cast<size_t>(box) >= g->nodes.size())
+      return;
+    const auto& ks = m_plan->kernelsOf(g->teLevel);
+    if (static_cast<size_t>(box) >= ks.size() || ks[box].empty()) return;
+    const SceneNode& n = g->nodes[box];
+    m_code->showPartition(ks[box].front());
+    m_charts->setCurrentPartition(ks[box].front());
+    m_code->highlightNode(n.onnxNode, n.kind == SceneNode::Kind::TeOp ? n.subtitle : QString());
+  });
+  connect(m_code, &CodePanel::nodesActivated, this, &MainWindow::selectNodesFromCode);
+  connect(m_charts, &ChartsPanel::partitionClicked, this, [this](int k) {
+    const QModelIndex idx = m_partProxy->mapFromSource(m_partModel->index(k, 0));
+    if (!idx.isValid()) return;
+    m_partDock->raise();
+    m_partTable->selectionModel()->select(
+        idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_partTable->scrollTo(idx);
+  });
+}
+
+void MainWindow::selectNodesFromCode(const QStringList& nodes, const QStringList& tes) {
+  const SceneGraph* g = m_graph->scene()->graph();
+  if (!g) return;
+  std::vector<int> boxes;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const SceneNode& n = g->nodes[i];
+    const bool hit = g->teLevel ? n.kind == SceneNode::Kind::TeOp &&
+                                      (tes.contains(n.subtitle) ||
+                                       (tes.isEmpty() && nodes.contains(n.onnxNode)))
+                                : n.kind == SceneNode::Kind::Op && nodes.contains(n.onnxNode);
+    if (hit) boxes.push_back(static_cast<int>(i));
+  }
+  if (boxes.empty()) return;
+  m_codeSyncing = true;
+  m_graph->scene()->selectBoxes(boxes);
+  m_graph->view()->reveal(boxes.front());
+  m_codeSyncing = false;
+}
+
+void MainWindow::compileKernels() {
+  if (!m_plan) return;
+  m_compiler->start(m_plan);
+  m_cancelCompileAction->setEnabled(true);
+  setBusy(true, tr("Compiling %1 kernels with NVRTC for sm_80 and sm_90…")
+                    .arg(m_plan->plan->kernels()));
+  m_progress->setVisible(true);
+}
+
+void MainWindow::cancelCompile() {
+  m_compiler->cancel();
+}
+
+void MainWindow::onCompiled(CompileDataPtr data) {
+  m_cancelCompileAction->setEnabled(false);
+  setBusy(false);
+  if (!data || data->plan != m_plan) {  // compiled a plan no longer on screen
+    emit compiled();
+    return;
+  }
+  m_compile = data;
+  m_partModel->setCompile(data);
+  m_charts->setCompile(data);
+  m_chartsDock->show();
+  // The first failure, with the NVRTC log and the kernel, in the problems panel.
+  LoadError e;
+  e.file = m_lastPath;
+  if (!data->error.isEmpty()) {
+    e.reason = tr("the kernels could not be built: %1").arg(data->error);
+  } else {
+    for (size_t i = 0; i < data->kernels.size() && e.reason.isEmpty(); ++i)
+      for (const ArchCompile& a : data->kernels[i].archs) {
+        if (a.ok) continue;
+        const plan::Partition& p = m_plan->plan->partitions[i];
+        e.node = tr("K%1 (%2) for %3").arg(p.id).arg(data->kernels[i].name, a.arch);
+        QString log = a.log.trimmed().isEmpty() ? a.error : a.log.trimmed();
+        if (log.size() > 4000) log = log.left(4000) + tr(" …");
+        e.reason = tr("NVRTC could not compile the kernel (%1 of %2 compiles failed):\n%3")
+                       .arg(data->failures)
+                       .arg(data->kernels.size() * static_cast<size_t>(data->archs.size()))
+                       .arg(log);
+        const QModelIndex idx = m_partProxy->mapFromSource(m_partModel->index(int(i), 0));
+        m_partTable->selectionModel()->select(
+            idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_code->setCurrentTab(CodePanel::CudaTab);
+        break;
+      }
+  }
+  if (!e.reason.isEmpty()) {
+    m_error->showError(e);
+    m_errorDock->show();
+    m_errorDock->raise();
+  } else {
+    statusBar()->showMessage(tr("Compiled %1 kernels for %2 in %3 s")
+                                 .arg(m_plan->plan->kernels())
+                                 .arg(data->archs.join(QStringLiteral(" and ")))
+                                 .arg(data->ms / 1000, 0, 'f', 1),
+                             8000);
+  }
+  emit compiled();
+}
+
+void MainWindow::profileKernels() {
+  if (!m_plan) return;
+  const std::unique_ptr<Profiler> profiler = make_profiler();
+  const ProfileReport r = profiler->profile(*m_plan->plan, {});
+  if (!r.ok())
+    statusBar()->showMessage(tr("Profiling is off: %1").arg(QString::fromStdString(r.error)), 8000);
 }
 
 }  // namespace souffle::views

@@ -4,6 +4,7 @@
 #include <QMainWindow>
 #include <QPalette>
 
+#include "views/compile_runner.h"
 #include "views/model_loader.h"
 #include "views/plan_runner.h"
 #include "views/scene_graph.h"
@@ -21,6 +22,8 @@ class QToolButton;
 
 namespace souffle::views {
 
+class ChartsPanel;
+class CodePanel;
 class ErrorPanel;
 class GraphPanel;
 class NodeTableModel;
@@ -58,6 +61,13 @@ class MainWindow : public QMainWindow {
   TeTextPanel* teTextPanel() const { return m_teText; }
   PartitionTableModel* partitionModel() const { return m_partModel; }
   QTableView* partitionTable() const { return m_partTable; }
+  CodePanel* codePanel() const { return m_code; }
+  ChartsPanel* chartsPanel() const { return m_charts; }
+  CompileRunner* compileRunner() const { return m_compiler; }
+  /// The last compile of the plan on screen (null before one, or after the plan changed).
+  CompileDataPtr compileData() const { return m_compile; }
+  QAction* compileAction() const { return m_compileAction; }
+  QAction* profileAction() const { return m_profileAction; }
 
  public slots:
   void openDialog();
@@ -73,6 +83,11 @@ class MainWindow : public QMainWindow {
   void setStrategy(const QString& strategy);
   /// A GPU by name (see the GPU box); re-plans the open model.
   void setGpu(const QString& gpu);
+  /// Compiles every kernel of the plan for sm_80 and sm_90 (off the GUI thread).
+  void compileKernels();
+  void cancelCompile();
+  /// Profiles the plan's kernels on the GPU (only enabled when the profiler says it can).
+  void profileKernels();
 
  signals:
   void modelLoaded();
@@ -82,6 +97,8 @@ class MainWindow : public QMainWindow {
   /// A plan arrived and its partitions are drawn.
   void planned();
   void planFailed(const QString& reason);
+  /// A compile of the plan's kernels finished (errors included) or was cancelled.
+  void compiled();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -108,6 +125,11 @@ class MainWindow : public QMainWindow {
   void updateColors();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
+  /// Code, charts, compile and profile: docks, actions and their connections.
+  void createKernelViews();
+  void onCompiled(CompileDataPtr data);
+  /// Selects the graph boxes of ONNX nodes `nodes` (TEs `tes` at TE level) from a code line.
+  void selectNodesFromCode(const QStringList& nodes, const QStringList& tes);
 
   ModelLoader* m_loader;
   PlanRunner* m_planner;
@@ -136,6 +158,16 @@ class MainWindow : public QMainWindow {
   QSortFilterProxyModel* m_partProxy;
   QTableView* m_partTable;
   QDockWidget* m_partDock;
+  CodePanel* m_code = nullptr;
+  ChartsPanel* m_charts = nullptr;
+  QDockWidget* m_codeDock = nullptr;
+  QDockWidget* m_chartsDock = nullptr;
+  CompileRunner* m_compiler = nullptr;
+  CompileDataPtr m_compile;
+  QAction* m_compileAction = nullptr;
+  QAction* m_cancelCompileAction = nullptr;
+  QAction* m_profileAction = nullptr;
+  bool m_codeSyncing = false;  ///< a code line is selecting graph nodes
   QComboBox* m_strategyBox;
   QComboBox* m_gpuBox;
 

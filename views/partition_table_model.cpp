@@ -32,7 +32,48 @@ PartitionTableModel::PartitionTableModel(QObject* parent) : QAbstractTableModel(
 void PartitionTableModel::setPlan(PlanDataPtr plan) {
   beginResetModel();
   m_plan = std::move(plan);
+  if (m_compile && m_compile->plan != m_plan) m_compile.reset();
   endResetModel();
+}
+
+void PartitionTableModel::setCompile(CompileDataPtr compile) {
+  m_compile = compile && compile->plan == m_plan ? std::move(compile) : nullptr;
+  if (rowCount() > 0)
+    emit dataChanged(index(0, RegisterColumn), index(rowCount() - 1, SpillColumn));
+}
+
+QVariant PartitionTableModel::compileData(const plan::Partition& k, int row, int column,
+                                          int role) const {
+  if (!m_compile || static_cast<size_t>(row) >= m_compile->kernels.size()) return {};
+  const KernelCompile& kc = m_compile->kernels[static_cast<size_t>(row)];
+  if (kc.archs.empty()) return {};
+  const bool failed = !kc.ok();
+  if (role == Qt::ForegroundRole && failed) return QColor(0xd0, 0x30, 0x30);
+  if (role == Qt::ToolTipRole) {
+    QStringList lines;
+    for (const ArchCompile& a : kc.archs)
+      lines << (a.ok ? tr("%1: %2 registers, %3 shared, %4 spilled")
+                           .arg(a.arch)
+                           .arg(a.registers)
+                           .arg(compactBytes(static_cast<double>(a.sharedBytes)))
+                           .arg(compactBytes(static_cast<double>(a.spillBytes)))
+                     : tr("%1: compile error (see Problems)").arg(a.arch));
+    return tr("K%1 (%2)\n").arg(k.id).arg(kc.name) + lines.join(QLatin1Char('\n'));
+  }
+  if (role != Qt::DisplayRole && role != SortRole) return {};
+  if (failed) return role == SortRole ? QVariant(-1) : QVariant(tr("error"));
+  QStringList parts;
+  double first = 0;
+  for (const ArchCompile& a : kc.archs) {
+    double v = column == RegisterColumn ? a.registers
+               : column == SharedColumn ? static_cast<double>(a.sharedBytes)
+                                        : static_cast<double>(a.spillBytes);
+    if (parts.isEmpty()) first = v;
+    parts << (column == RegisterColumn ? QString::number(a.registers) : compactBytes(v));
+  }
+  if (role == SortRole) return first;
+  parts.removeDuplicates();  // "40" rather than "40 / 40" when the archs agree
+  return parts.join(QStringLiteral(" / "));
 }
 
 int PartitionTableModel::rowCount(const QModelIndex& parent) const {
@@ -48,6 +89,9 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || !m_plan || index.row() >= rowCount()) return {};
   const plan::Partition& k = m_plan->plan->partitions[index.row()];
   if (role == PartitionRole) return index.row();
+  if (index.column() >= RegisterColumn && index.column() <= SpillColumn)
+    return role == Qt::TextAlignmentRole ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                         : compileData(k, index.row(), index.column(), role);
   if (role == Qt::DecorationRole && index.column() == KernelColumn)  // as the graph draws it
     return kernelColor(k.id, isDark(QGuiApplication::palette()));
   if (role == Qt::TextAlignmentRole)
@@ -95,6 +139,12 @@ QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("Bytes read from and written to DRAM");
       case TimeColumn:
         return tr("Estimated time in microseconds (cost model)");
+      case RegisterColumn:
+        return tr("Registers per thread, per compiled architecture (Kernels › Compile)");
+      case SharedColumn:
+        return tr("Shared memory per block (static + dynamic), per architecture");
+      case SpillColumn:
+        return tr("Bytes spilled to local memory (stores + loads), per architecture");
       default:
         return {};
     }
@@ -117,6 +167,12 @@ QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientatio
       return tr("DRAM");
     case TimeColumn:
       return tr("Est. µs");
+    case RegisterColumn:
+      return tr("Regs");
+    case SharedColumn:
+      return tr("Smem");
+    case SpillColumn:
+      return tr("Spills");
     default:
       return {};
   }

@@ -4,6 +4,7 @@
 
 #include <QAbstractTableModel>
 
+#include "views/compile_runner.h"
 #include "views/plan_runner.h"
 
 namespace souffle::views {
@@ -20,6 +21,9 @@ class PartitionTableModel : public QAbstractTableModel {
     FlopColumn,
     DramColumn,
     TimeColumn,
+    RegisterColumn,  ///< after a compile: registers per thread, sm_80 / sm_90
+    SharedColumn,    ///< after a compile: shared memory per block
+    SpillColumn,     ///< after a compile: spill bytes (stores + loads)
     ColumnCount
   };
   enum Role {
@@ -30,6 +34,9 @@ class PartitionTableModel : public QAbstractTableModel {
   explicit PartitionTableModel(QObject* parent = nullptr);
   void setPlan(PlanDataPtr plan);
   PlanDataPtr plan() const { return m_plan; }
+  /// Compile results of the plan shown (ignored when they belong to another plan).
+  void setCompile(CompileDataPtr compile);
+  CompileDataPtr compile() const { return m_compile; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -38,7 +45,9 @@ class PartitionTableModel : public QAbstractTableModel {
                       int role = Qt::DisplayRole) const override;
 
  private:
+  QVariant compileData(const plan::Partition& k, int row, int column, int role) const;
   PlanDataPtr m_plan;
+  CompileDataPtr m_compile;
 };
 
 /// "1.2 G", "340 M", "12 k" (base 1000, FLOPs) or "1.5 MiB" (bytes).

@@ -1,0 +1,326 @@
+// Code views, charts and the compile flow of the explorer: a node selects its code lines and a
+// line its node, roofline points are the kernels and select them, compiled resources land in the
+// kernel table, a compile error is shown, and profiling says why it is off without a GPU.
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QDir>
+#include <QDockWidget>
+#include <QScatterSeries>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBlock>
+#include <QtTest>
+
+#include "core/gpu/device.h"
+#include "core/gpu/nvrtc.h"
+#include "views/charts_panel.h"
+#include "views/code_highlighter.h"
+#include "views/code_panel.h"
+#include "views/graph_view.h"
+#include "views/main_window.h"
+#include "views/panels.h"
+#include "views/partition_table_model.h"
+
+using namespace souffle;
+using namespace souffle::views;
+
+namespace {
+
+QString samplePath(const char* name) {
+  return QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/%1/model.onnx").arg(QLatin1String(name));
+}
+
+/// Opens `model` and waits until its plan and final layout are on screen.
+bool openAndPlan(MainWindow& w, const char* model) {
+  w.openModel(samplePath(model));
+  return QTest::qWaitFor(
+      [&] { return w.planData() && w.graphPanel()->isFinal() && !w.isPlanning(); }, 120000);
+}
+
+/// An op box (at op level) whose node has TEs in a kernel with more than one ONNX node, so a
+/// click on another node's line must change the selection; any op box with a kernel otherwise.
+int pickBox(const MainWindow& w) {
+  const SceneGraph* g = w.graphPanel()->scene()->graph();
+  const PlanData& p = *w.planData();
+  int fallback = -1;
+  for (size_t b = 0; b < g->nodes.size(); ++b) {
+    if (g->nodes[b].kind != SceneNode::Kind::Op || p.opKernels[b].empty()) continue;
+    if (fallback < 0) fallback = static_cast<int>(b);
+    if (p.plan->partitions[p.opKernels[b].front()].ops.size() > 1) return static_cast<int>(b);
+  }
+  return fallback;
+}
+
+void saveShot(QWidget* w, const QString& name) {
+  const QByteArray dir = qgetenv("SOUFFLE_SCREENSHOT_DIR");
+  if (dir.isEmpty()) return;
+  QApplication::processEvents();
+  QTest::qWait(300);
+  w->grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(name));
+}
+
+}  // namespace
+
+class TestCodeCharts : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase();
+  void highlighterColoursEachLanguage();
+  void nodeHighlightsLinesAndLineSelectsNode();
+  void rooflinePointsAreKernelsAndClickSelects();
+  void compileFillsTheTableAndShowsErrors();
+  void profileIsOffWithoutAGpu();
+};
+
+void TestCodeCharts::initTestCase() {
+  QStandardPaths::setTestModeEnabled(true);
+  QCoreApplication::setOrganizationName(QStringLiteral("SouffleTest"));
+  QCoreApplication::setApplicationName(QStringLiteral("test_code_charts"));
+}
+
+void TestCodeCharts::highlighterColoursEachLanguage() {
+  auto formatsOf = [](CodeLanguage lang, const QString& text) {
+    QTextDocument doc;
+    doc.setPlainText(text);
+    CodeHighlighter h(lang, &doc);
+    h.rehighlight();
+    QSet<QRgb> colours;
+    for (const QTextLayout::FormatRange& r : doc.firstBlock().layout()->formats())
+      colours.insert(r.format.foreground().color().rgb());
+    return colours;
+  };
+  const CodeColors c = CodeColors::forTheme(false);
+  const QSet<QRgb> cuda =
+      formatsOf(CodeLanguage::Cuda, QStringLiteral("const float x = 2.0f; // blockIdx"));
+  QVERIFY(cuda.contains(c.keyword.rgb()));
+  QVERIFY(cuda.contains(c.type.rgb()));
+  QVERIFY(cuda.contains(c.number.rgb()));
+  QVERIFY(cuda.contains(c.comment.rgb()));
+  QVERIFY(
+      formatsOf(CodeLanguage::Cuda, QStringLiteral("a = threadIdx.x;")).contains(c.builtin.rgb()));
+  const QSet<QRgb> ptx =
+      formatsOf(CodeLanguage::Ptx, QStringLiteral("\tld.global.f32 \t%f1, [%rd4];"));
+  QVERIFY(ptx.contains(c.opcode.rgb()));
+  QVERIFY(ptx.contains(c.reg.rgb()));
+  QVERIFY(formatsOf(CodeLanguage::Te, QStringLiteral("T[i0 < 4] = sum(k0 < 8; x[k0])  # n (Sum)"))
+              .contains(c.comment.rgb()));
+}
+
+void TestCodeCharts::nodeHighlightsLinesAndLineSelectsNode() {
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QVERIFY(openAndPlan(w, "mmoe"));
+  CodePanel* code = w.codePanel();
+  QTRY_VERIFY_WITH_TIMEOUT(code->isReady(), 60000);
+
+  GraphScene* scene = w.graphPanel()->scene();
+  const int box = pickBox(w);
+  QVERIFY(box >= 0);
+  const SceneNode node = scene->graph()->nodes[box];
+  const int kernel = w.planData()->opKernels[box].front();
+  scene->selectBox(box);
+  QCOMPARE(code->partition(), kernel);
+
+  // The CUDA lines of the node are highlighted, and they are its lines by the source map.
+  CodeEditor* cuda = code->editor(CodePanel::CudaTab);
+  code->setCurrentTab(CodePanel::CudaTab);
+  const std::vector<int> lines = cuda->highlightedLines();
+  QVERIFY(!lines.empty());
+  QVERIFY(cuda->toPlainText().contains(QStringLiteral("__global__")));
+  for (int l : lines) {
+    const QString text = cuda->document()->findBlockByNumber(l - 1).text();
+    QVERIFY2(!text.contains(QStringLiteral("#include")), qPrintable(text));
+  }
+  // The stage comment naming the node is among them.
+  bool named = false;
+  for (int l : lines)
+    named |= cuda->document()->findBlockByNumber(l - 1).text().contains(node.onnxNode);
+  QVERIFY(named);
+  // The TE tab highlights the node's TEs too.
+  QVERIFY(!code->editor(CodePanel::TeTab)->highlightedLines().empty());
+
+  // Clicking a line of another node of the kernel (or, in a one-node kernel, the node's own
+  // line after clearing the selection) selects that node in the graph.
+  const plan::Partition& part = w.planData()->plan->partitions[kernel];
+  QString target = node.onnxNode;
+  for (const std::string& op : part.ops)
+    if (QString::fromStdString(op) != node.onnxNode) target = QString::fromStdString(op);
+  int targetLine = -1;
+  for (int l = 1; l <= cuda->blockCount() && targetLine < 0; ++l) {
+    const QString text = cuda->document()->findBlockByNumber(l - 1).text();
+    if (text.contains(QStringLiteral("<- %1 (").arg(target))) targetLine = l;
+  }
+  QVERIFY(targetLine > 0);
+  if (target == node.onnxNode) scene->clearSelection();
+  cuda->verticalScrollBar()->setValue(std::max(0, targetLine - 3));
+  QApplication::processEvents();
+  QTest::mouseClick(cuda->viewport(), Qt::LeftButton, {}, cuda->linePosition(targetLine));
+  const int selected = scene->selectedBox();
+  QVERIFY(selected >= 0);
+  QCOMPARE(scene->graph()->nodes[selected].onnxNode, target);
+  QVERIFY(std::find(cuda->highlightedLines().begin(), cuda->highlightedLines().end(), targetLine) !=
+          cuda->highlightedLines().end());
+
+  // Loop IR and PTX map too (PTX needs NVRTC).
+  QVERIFY(code->editor(CodePanel::LoopTab)->toPlainText().startsWith(QStringLiteral("kernel ")));
+  if (gpu::nvrtc_available()) {
+    code->setCurrentTab(CodePanel::PtxTab);
+    QTRY_VERIFY_WITH_TIMEOUT(code->isPtxReady(), 60000);
+    QVERIFY(code->editor(CodePanel::PtxTab)->toPlainText().contains(QStringLiteral(".entry")));
+    code->highlightNode(target);
+    QVERIFY(!code->editor(CodePanel::PtxTab)->highlightedLines().empty());
+  }
+  w.setTheme(QStringLiteral("light"));
+  code->setCurrentTab(CodePanel::CudaTab);
+  scene->selectBox(box);
+  w.findChild<QDockWidget*>(QStringLiteral("codeDock"))->raise();
+  saveShot(&w, QStringLiteral("code-light.png"));
+  w.setTheme(QStringLiteral("dark"));
+  saveShot(&w, QStringLiteral("code-dark.png"));
+  w.setTheme(QStringLiteral("light"));
+}
+
+void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QVERIFY(openAndPlan(w, "mmoe"));
+  ChartsPanel* charts = w.chartsPanel();
+  const int kernels = static_cast<int>(w.planData()->plan->kernels());
+  QCOMPARE(charts->pointCount(), kernels);
+  QCOMPARE(charts->timeBarCount(), std::min(kernels, 40));
+
+  // Every partition appears exactly once on the roofline.
+  QSet<int> seen;
+  for (QScatterSeries* s : charts->kernelSeries())
+    for (int i = 0; i < s->count(); ++i) seen.insert(charts->partitionOfPoint(s, i));
+  QCOMPARE(seen.size(), kernels);
+
+  // Clicking a point selects its partition in the table and its nodes in the graph.
+  QScatterSeries* series = charts->kernelSeries().back();
+  const int point = series->count() - 1;
+  const int part = charts->partitionOfPoint(series, point);
+  emit series->clicked(series->at(point));
+  const QModelIndexList rows = w.partitionTable()->selectionModel()->selectedRows();
+  QCOMPARE(rows.size(), 1);
+  auto* proxy = static_cast<QSortFilterProxyModel*>(w.partitionTable()->model());
+  QCOMPARE(proxy->mapToSource(rows.front()).row(), part);
+  const std::vector<int> boxes = w.planData()->boxesOf(false, part);
+  if (!boxes.empty()) QCOMPARE(w.graphPanel()->scene()->selectedCount(), int(boxes.size()));
+  QCOMPARE(w.codePanel()->partition(), part);
+
+  // Strategy totals: all three, the current one agreeing with the plan.
+  QTRY_VERIFY_WITH_TIMEOUT(charts->strategiesReady(), 120000);
+  for (const StrategyTotals& t : charts->strategyTotals()) {
+    QVERIFY2(t.ok, qPrintable(t.error));
+    if (t.strategy == w.planData()->strategy) QCOMPARE(t.kernels, kernels);
+  }
+
+  // The plan changes: the charts follow.
+  QSignalSpy planned(&w, &MainWindow::planned);
+  w.setStrategy(QStringLiteral("unfused"));
+  QTRY_VERIFY_WITH_TIMEOUT(planned.count() > 0 && !w.isPlanning(), 60000);
+  QCOMPARE(charts->pointCount(), static_cast<int>(w.planData()->plan->kernels()));
+  QVERIFY(charts->strategiesReady());  // same model and GPU: the totals stay
+
+  // Themes: the charts follow.
+  w.setTheme(QStringLiteral("dark"));
+  QCOMPARE(charts->view(ChartsPanel::RooflineTab)->chart()->theme(), QChart::ChartThemeDark);
+  w.setStrategy(QStringLiteral("souffle"));
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning() && w.planData()->strategy == "souffle", 60000);
+  w.findChild<QDockWidget*>(QStringLiteral("chartsDock"))->raise();
+  charts->tabs()->setCurrentIndex(ChartsPanel::RooflineTab);
+  saveShot(&w, QStringLiteral("charts-dark.png"));
+  w.setTheme(QStringLiteral("light"));
+  QCOMPARE(charts->view(ChartsPanel::RooflineTab)->chart()->theme(), QChart::ChartThemeLight);
+  saveShot(&w, QStringLiteral("charts-light.png"));
+}
+
+void TestCodeCharts::compileFillsTheTableAndShowsErrors() {
+  if (!gpu::nvrtc_available()) QSKIP("this build has no NVRTC");
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QVERIFY(openAndPlan(w, "mmoe"));
+  QVERIFY(w.compileAction()->isEnabled());
+  PartitionTableModel* model = w.partitionModel();
+  QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QVERIFY(!model->data(model->index(0, PartitionTableModel::RegisterColumn)).isValid());
+
+  QSignalSpy compiled(&w, &MainWindow::compiled);
+  w.compileAction()->trigger();
+  QVERIFY(w.compileRunner()->isBusy());
+  QVERIFY(compiled.wait(300000));
+  CompileDataPtr data = w.compileData();
+  QVERIFY(data);
+  QVERIFY2(data->error.isEmpty(), qPrintable(data->error));
+  QCOMPARE(data->failures, 0);
+  QVERIFY(!w.isErrorShown());
+  const int rows = model->rowCount();
+  for (int r = 0; r < rows; ++r) {
+    if (data->kernels[r].archs.empty()) continue;  // a partition without a kernel
+    QCOMPARE(int(data->kernels[r].archs.size()), 2);
+    const ArchCompile* a = data->find(r, QStringLiteral("sm_90"));
+    QVERIFY(a && a->ok && a->registers > 0);
+    const QString regs =
+        model->data(model->index(r, PartitionTableModel::RegisterColumn)).toString();
+    QVERIFY2(regs.contains(QString::number(data->find(r, QStringLiteral("sm_80"))->registers)),
+             qPrintable(regs));
+    QVERIFY(model->data(model->index(r, PartitionTableModel::SpillColumn)).isValid());
+  }
+  QVERIFY(w.chartsPanel()->view(ChartsPanel::ResourcesTab)->chart()->series().size() > 0);
+  w.findChild<QDockWidget*>(QStringLiteral("chartsDock"))->raise();
+  saveShot(&w, QStringLiteral("charts-compiled-light.png"));
+
+  // A planted error in the first kernel: the NVRTC log and the kernel in the problems panel,
+  // the table says which kernel failed, the window stays usable.
+  w.compileRunner()->setSourceFilter([](int partition, const std::string& source) {
+    return partition == 0 ? source + "\nthis_is_not_cuda x;\n" : source;
+  });
+  compiled.clear();
+  w.compileAction()->trigger();
+  QVERIFY(compiled.wait(300000));
+  QVERIFY(w.compileData());
+  QCOMPARE(w.compileData()->failures, 2);
+  QVERIFY(w.isErrorShown());
+  const QString err = w.errorPanel()->text();
+  QVERIFY2(err.contains(QStringLiteral("K%1").arg(w.planData()->plan->partitions[0].id)),
+           qPrintable(err));
+  QVERIFY2(err.contains(QStringLiteral("this_is_not_cuda")), qPrintable(err));
+  QCOMPARE(model->data(model->index(0, PartitionTableModel::RegisterColumn)).toString(),
+           QStringLiteral("error"));
+  if (rows > 1)
+    QVERIFY(model->data(model->index(rows - 1, PartitionTableModel::RegisterColumn)).toString() !=
+            QStringLiteral("error"));
+
+  // Cancel: a compile in flight is dropped and says so.
+  w.compileRunner()->setSourceFilter({});
+  compiled.clear();
+  w.compileAction()->trigger();
+  w.cancelCompile();
+  QVERIFY(compiled.wait(300000));
+  QVERIFY(!w.compileRunner()->isBusy());
+}
+
+void TestCodeCharts::profileIsOffWithoutAGpu() {
+  MainWindow w;
+  const gpu::DeviceInfo& d = gpu::cuda_device();
+  QAction* profile = w.profileAction();
+  QVERIFY(profile);
+  QVERIFY(!profile->isEnabled());  // no profiler launches kernels yet
+  if (!d.available()) {
+    QVERIFY2(profile->toolTip().contains(QString::fromStdString(d.reason)),
+             qPrintable(profile->toolTip()));
+    QVERIFY(d.reason == "no CUDA device" || d.reason.find("libcuda.so.1") != std::string::npos);
+  }
+}
+
+QTEST_MAIN(TestCodeCharts)
+#include "test_code_charts.moc"

@@ -1,0 +1,427 @@
+#include "views/code_panel.h"
+
+#include <QFontDatabase>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QTabWidget>
+#include <QTextBlock>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+#include <algorithm>
+#include <set>
+
+#include "core/codegen/codegen_cuda.h"
+#include "core/gpu/nvrtc.h"
+#include "core/session/verify_kernels.h"
+#include "views/code_highlighter.h"
+
+namespace souffle::views {
+
+// ---- the editor ----
+
+class LineNumberArea : public QWidget {
+ public:
+  explicit LineNumberArea(CodeEditor* editor) : QWidget(editor), m_editor(editor) {}
+  QSize sizeHint() const override { return {m_editor->lineNumberAreaWidth(), 0}; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override { m_editor->paintLineNumbers(event); }
+
+ private:
+  CodeEditor* m_editor;
+};
+
+CodeEditor::CodeEditor(QWidget* parent)
+    : QPlainTextEdit(parent), m_gutter(new LineNumberArea(this)) {
+  setReadOnly(true);
+  setLineWrapMode(QPlainTextEdit::NoWrap);
+  setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+  connect(this, &QPlainTextEdit::blockCountChanged, this,
+          [this] { setViewportMargins(lineNumberAreaWidth(), 0, 0, 0); });
+  connect(this, &QPlainTextEdit::updateRequest, this, &CodeEditor::updateGutter);
+  setViewportMargins(lineNumberAreaWidth(), 0, 0, 0);
+}
+
+int CodeEditor::lineNumberAreaWidth() const {
+  int digits = 1;
+  for (int n = std::max(1, blockCount()); n >= 10; n /= 10) ++digits;
+  return 12 + fontMetrics().horizontalAdvance(QLatin1Char('9')) * std::max(3, digits);
+}
+
+void CodeEditor::updateGutter(const QRect& rect, int dy) {
+  if (dy)
+    m_gutter->scroll(0, dy);
+  else
+    m_gutter->update(0, rect.y(), m_gutter->width(), rect.height());
+}
+
+void CodeEditor::resizeEvent(QResizeEvent* event) {
+  QPlainTextEdit::resizeEvent(event);
+  const QRect cr = contentsRect();
+  m_gutter->setGeometry(QRect(cr.left(), cr.top(), lineNumberAreaWidth(), cr.height()));
+}
+
+void CodeEditor::paintLineNumbers(QPaintEvent* event) {
+  QPainter p(m_gutter);
+  const QPalette pal = palette();
+  p.fillRect(event->rect(), pal.color(QPalette::AlternateBase));
+  const std::set<int> marked(m_highlighted.begin(), m_highlighted.end());
+  QTextBlock block = firstVisibleBlock();
+  int top = qRound(blockBoundingGeometry(block).translated(contentOffset()).top());
+  while (block.isValid() && top <= event->rect().bottom()) {
+    const int height = qRound(blockBoundingRect(block).height());
+    if (block.isVisible() && top + height >= event->rect().top()) {
+      const int line = block.blockNumber() + 1;
+      QFont f = font();
+      f.setBold(marked.count(line) > 0);
+      p.setFont(f);
+      p.setPen(marked.count(line) ? pal.color(QPalette::Text)
+                                  : pal.color(QPalette::PlaceholderText));
+      p.drawText(0, top, m_gutter->width() - 6, height, Qt::AlignRight | Qt::AlignVCenter,
+                 QString::number(line));
+    }
+    block = block.next();
+    top += height;
+  }
+}
+
+void CodeEditor::setHighlightedLines(const std::vector<int>& lines, const QColor& color,
+                                     bool scroll) {
+  m_highlighted = lines;
+  QList<QTextEdit::ExtraSelection> sels;
+  for (int line : lines) {
+    const QTextBlock b = document()->findBlockByNumber(line - 1);
+    if (!b.isValid()) continue;
+    QTextEdit::ExtraSelection s;
+    s.format.setBackground(color);
+    s.format.setProperty(QTextFormat::FullWidthSelection, true);
+    s.cursor = QTextCursor(b);
+    sels << s;
+  }
+  setExtraSelections(sels);
+  m_gutter->update();
+  if (scroll && !lines.empty()) {
+    const QTextBlock b = document()->findBlockByNumber(lines.front() - 1);
+    if (b.isValid()) {
+      // Put the first line a few lines below the top, so its context shows.
+      verticalScrollBar()->setValue(std::max(0, b.blockNumber() - 3));
+    }
+  }
+}
+
+QPoint CodeEditor::linePosition(int line) const {
+  const QTextBlock b = document()->findBlockByNumber(line - 1);
+  const QRectF r = blockBoundingGeometry(b).translated(contentOffset());
+  return QPoint(20, qRound(r.top() + r.height() / 2));
+}
+
+void CodeEditor::mouseReleaseEvent(QMouseEvent* event) {
+  QPlainTextEdit::mouseReleaseEvent(event);
+  if (event->button() != Qt::LeftButton || textCursor().hasSelection()) return;
+  const QTextCursor c = cursorForPosition(event->position().toPoint());
+  emit lineClicked(c.blockNumber() + 1);
+}
+
+// ---- generation (worker thread) ----
+
+PlanCodePtr CodePanel::generate(PlanDataPtr planData) {
+  auto out = std::make_shared<PlanCode>();
+  out->plan = planData;
+  if (!planData || !planData->plan) return out;
+  const plan::FusionPlan& p = *planData->plan;
+  out->kernels.resize(p.partitions.size());
+  for (size_t i = 0; i < p.partitions.size(); ++i) {
+    codegen::MappedText t = codegen::te_listing(p.program, p.partitions[i].tes);
+    out->kernels[i].te = QString::fromStdString(t.text);
+    out->kernels[i].teMap = std::move(t.map);
+  }
+  loop::KernelSet ks;
+  try {
+    ks = build_plan_kernels(p);
+  } catch (const std::exception& e) {
+    out->error = QString::fromUtf8(e.what());
+    for (KernelCodeText& k : out->kernels) k.error = out->error;
+    return out;
+  }
+  for (const loop::Kernel& k : ks.kernels) {
+    int part = -1;
+    for (size_t i = 0; i < p.partitions.size() && part < 0; ++i)
+      if (k.name == "kernel" + std::to_string(p.partitions[i].id)) part = static_cast<int>(i);
+    if (part < 0) continue;
+    KernelCodeText& c = out->kernels[static_cast<size_t>(part)];
+    try {
+      const std::string loopText = loop::print(k);
+      c.loop = QString::fromStdString(loopText);
+      c.loopMap = codegen::map_loop_text(loopText, k);
+      const std::string cuda = codegen::emit_cuda(k);
+      c.cuda = QString::fromStdString(cuda);
+      c.cudaMap = codegen::map_cuda_source(cuda, k);
+      loop::KernelSet lone;
+      lone.kernels = {k};
+      c.kernelName = QString::fromStdString(codegen::cuda_kernel_names(lone).front());
+    } catch (const std::exception& e) {
+      c.error = QString::fromUtf8(e.what());
+    }
+  }
+  return out;
+}
+
+PtxText CodePanel::compilePtx(const KernelCodeText& code) {
+  PtxText out;
+  if (code.cuda.isEmpty()) {
+    out.error = code.error.isEmpty() ? QStringLiteral("no CUDA C for this kernel") : code.error;
+    return out;
+  }
+  if (!gpu::nvrtc_available()) {
+    out.error = QStringLiteral("this build has no NVRTC: PTX cannot be generated");
+    return out;
+  }
+  gpu::CompileOptions o;
+  o.arch = "sm_80";
+  o.line_info = true;  // .loc directives tie PTX lines to CUDA lines
+  const std::string name = code.kernelName.toStdString() + ".cu";
+  const gpu::CompileResult r = gpu::compile_cuda(code.cuda.toStdString(), name, o);
+  if (!r.ok) {
+    out.error = QString::fromStdString(r.error.empty() ? r.log : r.error);
+    return out;
+  }
+  out.ptx = QString::fromStdString(r.ptx);
+  out.map = codegen::map_ptx(r.ptx, code.cudaMap, name);
+  return out;
+}
+
+// ---- the panel ----
+
+CodePanel::CodePanel(QWidget* parent)
+    : QWidget(parent),
+      m_watcher(new QFutureWatcher<PlanCodePtr>(this)),
+      m_ptxWatcher(new QFutureWatcher<PtxText>(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->setSpacing(4);
+  m_header = new QLabel(tr("Select a kernel to see its code."), this);
+  m_header->setTextFormat(Qt::RichText);
+  m_header->setWordWrap(false);
+  m_tabs = new QTabWidget(this);
+  m_tabs->setDocumentMode(true);
+  const CodeLanguage langs[] = {CodeLanguage::Te, CodeLanguage::LoopIr, CodeLanguage::Cuda,
+                                CodeLanguage::Ptx};
+  const QString names[] = {tr("TE"), tr("Loop IR"), tr("CUDA C"), tr("PTX")};
+  for (int t = 0; t < TabCount; ++t) {
+    m_editors[t] = new CodeEditor(m_tabs);
+    m_editors[t]->setObjectName(QStringLiteral("code%1").arg(t));
+    m_highlighters[t] = new CodeHighlighter(langs[t], m_editors[t]->document());
+    m_tabs->addTab(m_editors[t], names[t]);
+    connect(m_editors[t], &CodeEditor::lineClicked, this,
+            [this, t](int line) { onLineClicked(static_cast<Tab>(t), line); });
+  }
+  m_tabs->setCurrentIndex(CudaTab);
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this](int t) {
+    if (t == PtxTab) requestPtx();
+    applyHighlight(true);
+  });
+  layout->addWidget(m_header);
+  layout->addWidget(m_tabs, 1);
+  connect(m_watcher, &QFutureWatcher<PlanCodePtr>::finished, this, &CodePanel::onGenerated);
+  connect(m_ptxWatcher, &QFutureWatcher<PtxText>::finished, this, [this] {
+    const int part = m_ptxWatcher->property("partition").toInt();
+    const PlanCode* code =
+        static_cast<const PlanCode*>(m_ptxWatcher->property("code").value<const void*>());
+    m_ptxPending = -1;
+    if (code != m_code.get() || m_ptxWatcher->future().resultCount() == 0) return;  // stale
+    m_ptx.insert(part, m_ptxWatcher->result());
+    if (part == m_partition) refresh();
+    emit ptxReady();
+    if (m_partition >= 0 && !m_ptx.contains(m_partition) && m_tabs->currentIndex() == PtxTab)
+      requestPtx();
+  });
+}
+
+CodePanel::~CodePanel() {
+  m_watcher->waitForFinished();
+  m_ptxWatcher->waitForFinished();
+}
+
+void CodePanel::setDark(bool dark) {
+  m_dark = dark;
+  for (CodeHighlighter* h : m_highlighters) h->setDark(dark);
+  applyHighlight(false);
+}
+
+void CodePanel::setPlan(PlanDataPtr plan) {
+  if (plan == m_plan) return;
+  m_plan = std::move(plan);
+  m_partition = -1;
+  m_node.clear();
+  m_te.clear();
+  m_ptx.clear();
+  m_code.reset();
+  if (!m_plan) {
+    refresh();
+    return;
+  }
+  for (const PlanCodePtr& c : m_cache)
+    if (c->plan == m_plan) {
+      m_code = c;
+      refresh();
+      emit codeReady();
+      return;
+    }
+  refresh();
+  m_watcher->setFuture(QtConcurrent::run(&CodePanel::generate, m_plan));
+}
+
+void CodePanel::onGenerated() {
+  if (m_watcher->future().resultCount() == 0) return;
+  PlanCodePtr code = m_watcher->result();
+  if (!code || code->plan != m_plan) {
+    // A newer plan arrived meanwhile: generate for it.
+    if (m_plan && !m_code && !m_watcher->isRunning())
+      m_watcher->setFuture(QtConcurrent::run(&CodePanel::generate, m_plan));
+    return;
+  }
+  m_code = code;
+  m_cache.insert(m_cache.begin(), code);
+  if (m_cache.size() > 4) m_cache.pop_back();
+  refresh();
+  if (m_tabs->currentIndex() == PtxTab) requestPtx();
+  emit codeReady();
+}
+
+bool CodePanel::isReady() const {
+  return m_code && m_code->plan == m_plan;
+}
+
+bool CodePanel::isPtxReady() const {
+  return isReady() && m_ptx.contains(m_partition);
+}
+
+void CodePanel::setCurrentTab(Tab tab) {
+  m_tabs->setCurrentIndex(tab);
+}
+
+void CodePanel::showPartition(int partition) {
+  if (partition == m_partition) return;
+  m_partition = partition;
+  m_node.clear();
+  m_te.clear();
+  refresh();
+  if (m_tabs->currentIndex() == PtxTab) requestPtx();
+}
+
+void CodePanel::requestPtx() {
+  if (!isReady() || m_partition < 0 || m_ptx.contains(m_partition) || m_ptxPending >= 0) return;
+  if (static_cast<size_t>(m_partition) >= m_code->kernels.size()) return;
+  m_ptxPending = m_partition;
+  m_ptxWatcher->setProperty("partition", m_partition);
+  m_ptxWatcher->setProperty("code", QVariant::fromValue<const void*>(m_code.get()));
+  m_editors[PtxTab]->setPlainText(tr("// compiling with NVRTC for sm_80…"));
+  m_ptxWatcher->setFuture(QtConcurrent::run(
+      [code = m_code, part = m_partition] { return compilePtx(code->kernels[part]); }));
+}
+
+const codegen::SourceMap* CodePanel::mapOf(Tab tab) const {
+  if (!isReady() || m_partition < 0 || static_cast<size_t>(m_partition) >= m_code->kernels.size())
+    return nullptr;
+  const KernelCodeText& k = m_code->kernels[static_cast<size_t>(m_partition)];
+  switch (tab) {
+    case TeTab:
+      return &k.teMap;
+    case LoopTab:
+      return &k.loopMap;
+    case CudaTab:
+      return &k.cudaMap;
+    case PtxTab: {
+      auto it = m_ptx.constFind(m_partition);
+      return it == m_ptx.constEnd() ? nullptr : &it->map;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+void CodePanel::refresh() {
+  auto setText = [this](Tab t, const QString& text) {
+    if (m_editors[t]->toPlainText() != text) m_editors[t]->setPlainText(text);
+  };
+  if (!m_plan) {
+    m_header->setText(tr("Open a model to see its kernels' code."));
+    for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    return;
+  }
+  if (!isReady()) {
+    m_header->setText(tr("Generating code for %1 kernels…").arg(m_plan->plan->kernels()));
+    for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    return;
+  }
+  if (m_partition < 0 || static_cast<size_t>(m_partition) >= m_code->kernels.size()) {
+    m_header->setText(tr("Select a kernel (table, graph or chart) to see its code."));
+    for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    return;
+  }
+  const plan::Partition& p = m_plan->plan->partitions[static_cast<size_t>(m_partition)];
+  const KernelCodeText& k = m_code->kernels[static_cast<size_t>(m_partition)];
+  m_header->setText(tr("<b>K%1</b> · %2 · %3 TE%4 · %5 stage%6 · %7 grid sync%8%9")
+                        .arg(p.id)
+                        .arg(QString::fromStdString(p.kind))
+                        .arg(p.tes.size())
+                        .arg(p.tes.size() == 1 ? QString() : QStringLiteral("s"))
+                        .arg(p.stages.size())
+                        .arg(p.stages.size() == 1 ? QString() : QStringLiteral("s"))
+                        .arg(p.grid_syncs)
+                        .arg(p.grid_syncs == 1 ? QString() : QStringLiteral("s"))
+                        .arg(k.kernelName.isEmpty()
+                                 ? QString()
+                                 : QStringLiteral(" · <tt>%1</tt>").arg(k.kernelName)));
+  const QString missing = k.error.isEmpty() ? QString() : tr("// no kernel: %1").arg(k.error);
+  setText(TeTab, k.te);
+  setText(LoopTab, k.loop.isEmpty() ? missing : k.loop);
+  setText(CudaTab, k.cuda.isEmpty() ? missing : k.cuda);
+  auto ptx = m_ptx.constFind(m_partition);
+  if (ptx != m_ptx.constEnd())
+    setText(PtxTab, ptx->error.isEmpty() ? ptx->ptx : QStringLiteral("// ") + ptx->error);
+  else if (m_ptxPending != m_partition)
+    setText(PtxTab, tr("// PTX is compiled when this tab is shown"));
+  applyHighlight(true);
+}
+
+void CodePanel::highlightNode(const QString& node, const QString& te) {
+  m_node = node;
+  m_te = te;
+  applyHighlight(true);
+}
+
+void CodePanel::applyHighlight(bool scroll) {
+  const QColor color = CodeColors::forTheme(m_dark).highlightLine;
+  for (int t = 0; t < TabCount; ++t) {
+    std::vector<int> lines;
+    const codegen::SourceMap* map = mapOf(static_cast<Tab>(t));
+    if (map && (!m_node.isEmpty() || !m_te.isEmpty())) {
+      std::vector<const codegen::SourceSpan*> spans;
+      if (!m_te.isEmpty()) spans = map->spans_of_te(m_te.toStdString());
+      if (spans.empty() && !m_node.isEmpty()) spans = map->spans_of_node(m_node.toStdString());
+      for (const codegen::SourceSpan* s : spans)
+        for (int l = s->first_line; l <= s->last_line; ++l) lines.push_back(l);
+    }
+    m_editors[t]->setHighlightedLines(lines, color, scroll && t == m_tabs->currentIndex());
+  }
+}
+
+void CodePanel::onLineClicked(Tab tab, int line) {
+  const codegen::SourceMap* map = mapOf(tab);
+  const codegen::SourceSpan* s = map ? map->at_line(line) : nullptr;
+  if (!s || s->nodes.empty()) return;
+  QStringList nodes, tes;
+  for (const std::string& n : s->nodes) nodes << QString::fromStdString(n);
+  for (const std::string& t : s->tes) tes << QString::fromStdString(t);
+  // Highlight what the click hit without jumping away from where the user is reading.
+  m_node = nodes.front();
+  m_te = tes.size() == 1 ? tes.front() : QString();
+  applyHighlight(false);
+  emit nodesActivated(nodes, tes);
+}
+
+}  // namespace souffle::views

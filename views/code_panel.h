@@ -1,0 +1,136 @@
+/// \file Code views of the selected kernel: TE | Loop IR | CUDA C | PTX, highlighted, with line
+/// numbers and a source map that ties lines to graph nodes both ways.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QHash>
+#include <QPlainTextEdit>
+#include <QStringList>
+#include <QWidget>
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "core/codegen/source_map.h"
+#include "views/plan_runner.h"
+
+class QLabel;
+class QTabWidget;
+
+namespace souffle::views {
+
+class CodeHighlighter;
+
+/// A read-only monospace editor with a line-number gutter, highlighted line ranges, and a
+/// signal for the line a user clicks.
+class CodeEditor : public QPlainTextEdit {
+  Q_OBJECT
+ public:
+  explicit CodeEditor(QWidget* parent = nullptr);
+  /// Paints `lines` (1-based) with `color` behind the text; scrolls to the first when asked.
+  void setHighlightedLines(const std::vector<int>& lines, const QColor& color, bool scroll);
+  const std::vector<int>& highlightedLines() const { return m_highlighted; }
+  int lineNumberAreaWidth() const;
+  /// The top of line `line` (1-based) in viewport coordinates (for tests clicking a line).
+  QPoint linePosition(int line) const;
+
+ signals:
+  void lineClicked(int line);
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+
+ private:
+  friend class LineNumberArea;
+  void paintLineNumbers(QPaintEvent* event);
+  void updateGutter(const QRect& rect, int dy);
+
+  QWidget* m_gutter;
+  std::vector<int> m_highlighted;
+};
+
+/// Texts and source maps of one kernel, built off the GUI thread.
+struct KernelCodeText {
+  QString te, loop, cuda;
+  codegen::SourceMap teMap, loopMap, cudaMap;
+  QString kernelName;  ///< the CUDA function
+  QString error;       ///< why there is no loop IR / CUDA (the kernel could not be built)
+};
+
+/// All kernels of one plan (indexed like plan->plan->partitions).
+struct PlanCode {
+  PlanDataPtr plan;
+  std::vector<KernelCodeText> kernels;
+  QString error;
+};
+using PlanCodePtr = std::shared_ptr<const PlanCode>;
+
+/// The PTX of one kernel (sm_80, with line information) and its map.
+struct PtxText {
+  QString ptx;
+  codegen::SourceMap map;
+  QString error;
+};
+
+class CodePanel : public QWidget {
+  Q_OBJECT
+ public:
+  enum Tab { TeTab, LoopTab, CudaTab, PtxTab, TabCount };
+
+  explicit CodePanel(QWidget* parent = nullptr);
+  ~CodePanel() override;
+
+  /// Generates the plan's code on a worker thread (cached for the last few plans).
+  void setPlan(PlanDataPtr plan);
+  /// Shows partition `partition` (index into plan->plan->partitions); -1 clears.
+  void showPartition(int partition);
+  /// Highlights the lines of ONNX node `node` (of TE `te` when given and mapped) in every tab
+  /// and scrolls the current tab to them.
+  void highlightNode(const QString& node, const QString& te = {});
+  void setDark(bool dark);
+
+  int partition() const { return m_partition; }
+  /// The code of the current plan is generated (and shown).
+  bool isReady() const;
+  /// The PTX of the shown partition is there (or failed).
+  bool isPtxReady() const;
+  CodeEditor* editor(Tab tab) const { return m_editors[tab]; }
+  QTabWidget* tabs() const { return m_tabs; }
+  void setCurrentTab(Tab tab);
+  /// Builds one plan's code; pure, never throws (errors land in the result).
+  static PlanCodePtr generate(PlanDataPtr plan);
+  static PtxText compilePtx(const KernelCodeText& code);
+
+ signals:
+  /// A mapped line was clicked: the nodes (and TEs) its code computes.
+  void nodesActivated(const QStringList& nodes, const QStringList& tes);
+  void codeReady();
+  void ptxReady();
+
+ private:
+  void onGenerated();
+  void refresh();
+  void requestPtx();
+  const codegen::SourceMap* mapOf(Tab tab) const;
+  void onLineClicked(Tab tab, int line);
+  void applyHighlight(bool scroll);
+
+  PlanDataPtr m_plan;
+  PlanCodePtr m_code;
+  std::vector<PlanCodePtr> m_cache;  ///< most recent first
+  QFutureWatcher<PlanCodePtr>* m_watcher;
+  QFutureWatcher<PtxText>* m_ptxWatcher;
+  int m_ptxPending = -1;
+  QHash<int, PtxText> m_ptx;  ///< of m_code, by partition
+  int m_partition = -1;
+  QString m_node, m_te;
+  bool m_dark = false;
+
+  QLabel* m_header;
+  QTabWidget* m_tabs;
+  std::array<CodeEditor*, TabCount> m_editors{};
+  std::array<CodeHighlighter*, TabCount> m_highlighters{};
+};
+
+}  // namespace souffle::views

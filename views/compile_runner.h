@@ -1,0 +1,85 @@
+/// \file Compiles every kernel of a plan with NVRTC for several architectures on a worker thread,
+/// with progress and cancel; results (registers, shared memory, spills, logs) as plain values.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QStringList>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "views/plan_runner.h"
+
+namespace souffle::views {
+
+/// One kernel compiled for one architecture.
+struct ArchCompile {
+  QString arch;  ///< "sm_80"
+  bool ok = false;
+  int registers = 0;
+  qint64 sharedBytes = 0;  ///< static + dynamic shared memory per block
+  qint64 spillBytes = 0;   ///< spill stores + loads
+  QString log;             ///< NVRTC's log (ptxas lines included)
+  QString error;           ///< log + numbered source when !ok
+  double ms = 0;
+  bool fromCache = false;
+};
+
+/// A partition's kernel and its per-arch results.
+struct KernelCompile {
+  QString name;    ///< the CUDA function name
+  QString source;  ///< the CUDA C that was compiled
+  std::vector<ArchCompile> archs;
+  bool ok() const;
+};
+
+struct CompileData {
+  PlanDataPtr plan;
+  QStringList archs;
+  /// Indexed like plan->plan->partitions; a partition without a kernel has no archs.
+  std::vector<KernelCompile> kernels;
+  /// Set when the kernels could not even be built (names the kernel and the TE).
+  QString error;
+  int failures = 0;  ///< (kernel, arch) pairs that did not compile
+  double ms = 0;
+  const ArchCompile* find(int partition, const QString& arch) const;
+};
+using CompileDataPtr = std::shared_ptr<const CompileData>;
+
+class CompileRunner : public QObject {
+  Q_OBJECT
+ public:
+  /// Rewrites a kernel's CUDA source before it is compiled (tests plant errors with it).
+  using SourceFilter = std::function<std::string(int partition, const std::string& source)>;
+
+  explicit CompileRunner(QObject* parent = nullptr);
+  ~CompileRunner() override;
+
+  /// Starts compiling `plan`'s kernels; a compile in progress is cancelled and dropped.
+  void start(PlanDataPtr plan,
+             const QStringList& archs = {QStringLiteral("sm_80"), QStringLiteral("sm_90")});
+  void cancel();
+  bool isBusy() const { return m_busy; }
+  void setSourceFilter(SourceFilter filter) { m_filter = std::move(filter); }
+
+  /// The synchronous body: builds, emits and compiles; `progress(done, total)` after each batch,
+  /// stops early (returning null) when `cancelled()` turns true. Never throws.
+  static CompileDataPtr run(PlanDataPtr plan, const QStringList& archs, const SourceFilter& filter,
+                            const std::function<void(int, int)>& progress = {},
+                            const std::function<bool()>& cancelled = {});
+
+ signals:
+  void progress(int done, int total);
+  void finished(souffle::views::CompileDataPtr data);
+  void cancelled();
+
+ private:
+  QFutureWatcher<CompileDataPtr>* m_watcher;
+  quint64 m_generation = 0;
+  bool m_busy = false;
+  SourceFilter m_filter;
+};
+
+}  // namespace souffle::views

@@ -13,11 +13,13 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPainter>
 #include <QProgressBar>
+#include <QSaveFile>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStackedWidget>
@@ -27,16 +29,22 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUndoView>
 #include <QVBoxLayout>
 
+#include "core/session/plan_json.h"
 #include "core/session/profiler.h"
 #include "views/charts_panel.h"
 #include "views/code_panel.h"
+#include "views/comparison_view.h"
+#include "views/edit_commands.h"
 #include "views/graph_view.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
+#include "views/project_controller.h"
 #include "views/theme.h"
+#include "views/transforms_panel.h"
 
 namespace souffle::views {
 
@@ -47,7 +55,8 @@ const char* kRecentKey = "recentFiles";
 
 bool isModelFile(const QUrl& url) {
   return url.isLocalFile() &&
-         url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive);
+         (url.toLocalFile().endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive) ||
+          url.toLocalFile().endsWith(QLatin1String(".souffle"), Qt::CaseInsensitive));
 }
 
 }  // namespace
@@ -77,6 +86,7 @@ MainWindow::MainWindow(QWidget* parent)
   createActions();
   createPlanToolBar();
   createStatusBar();
+  createEditing();
   createKernelViews();
   updateColors();
 
@@ -177,7 +187,7 @@ void MainWindow::createDocks() {
   m_partTable->setSortingEnabled(true);
   m_partTable->sortByColumn(-1, Qt::AscendingOrder);
   m_partTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_partTable->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_partTable->setSelectionMode(QAbstractItemView::ExtendedSelection);  // several to merge
   m_partTable->verticalHeader()->hide();
   m_partTable->verticalHeader()->setDefaultSectionSize(m_partTable->fontMetrics().height() + 6);
   m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
@@ -570,7 +580,8 @@ void MainWindow::startPlan() {
   plan::Strategy st = plan::Strategy::Souffle;
   for (plan::Strategy s : plan::all_strategies())
     if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_data, st, gpu());
+  m_planner->start(m_data, st, gpu(), m_editor->decisions(), m_plan);
+  if (m_compareDock->isVisible()) m_compare->setContext(m_data, gpu(), m_editor->decisions());
   setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
   updateStatus();
 }
@@ -580,6 +591,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   m_plan = std::move(plan);
   m_partModel->setPlan(m_plan);
   m_properties->setPlan(m_plan);
+  m_transforms->setPlan(m_plan);
   m_compiler->cancel();  // results of the previous plan would not match its kernels
   m_compile.reset();
   m_code->setPlan(m_plan);
@@ -587,7 +599,19 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
   updateStatus();
-  statusBar()->showMessage(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
+  // The newest edit refused: say why (the Transformations panel lists every refused one).
+  const plan::RefusedEdit* newest = nullptr;
+  for (const plan::RefusedEdit& r : m_plan->plan->refused)
+    if (!m_editor->decisions().edits.empty() && r.edit == m_editor->decisions().edits.back())
+      newest = &r;
+  if (newest) {
+    statusBar()->showMessage(tr("Refused: %1 — %2")
+                                 .arg(QString::fromStdString(plan::describe(newest->edit)),
+                                      QString::fromStdString(newest->reason)),
+                             10000);
+  } else {
+    statusBar()->showMessage(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
+  }
   emit planned();
 }
 
@@ -690,7 +714,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const QList<QUrl> urls = event->mimeData()->urls();
   if (urls.isEmpty() || !isModelFile(urls.front())) return;
   event->acceptProposedAction();
-  openModel(urls.front().toLocalFile());
+  openFile(urls.front().toLocalFile());
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -734,6 +758,10 @@ void MainWindow::restoreSettings() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!m_project->closing()) {
+    event->ignore();
+    return;
+  }
   QSettings s;
   s.setValue(QStringLiteral("geometry"), saveGeometry());
   s.setValue(QStringLiteral("windowState"), saveState());
@@ -775,6 +803,256 @@ void MainWindow::exportPng(const QString& given) {
   scene->render(&p, QRectF(QPointF(), QSizeF(img.size())), r);
   p.end();
   if (!img.save(path)) statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+}
+
+// ---- Editing decisions, projects, comparison and plan export --------------------------------
+
+void MainWindow::createEditing() {
+  m_editor = new DecisionEditor(this);
+  m_project = new ProjectController(this);
+
+  m_transforms = new TransformsPanel(m_editor, this);
+  m_transformsDock = new QDockWidget(tr("Transformations"), this);
+  m_transformsDock->setObjectName(QStringLiteral("transformsDock"));
+  m_transformsDock->setWidget(m_transforms);
+  addDockWidget(Qt::RightDockWidgetArea, m_transformsDock);
+  tabifyDockWidget(m_propertiesDock, m_transformsDock);
+  m_propertiesDock->raise();
+
+  auto* history = new QUndoView(m_editor->undoStack(), this);
+  history->setEmptyLabel(tr("<plan of the strategy>"));
+  m_historyDock = new QDockWidget(tr("Edit history"), this);
+  m_historyDock->setObjectName(QStringLiteral("historyDock"));
+  m_historyDock->setWidget(history);
+  addDockWidget(Qt::LeftDockWidgetArea, m_historyDock);
+  tabifyDockWidget(m_nodesDock, m_historyDock);
+  m_nodesDock->raise();
+
+  m_compare = new ComparisonView(this);
+  m_compareDock = new QDockWidget(tr("Compare plans"), this);
+  m_compareDock->setObjectName(QStringLiteral("compareDock"));
+  m_compareDock->setWidget(m_compare);
+  addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
+  tabifyDockWidget(m_partDock, m_compareDock);
+  m_partDock->raise();
+  connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible && m_data) m_compare->setContext(m_data, gpu(), m_editor->decisions());
+  });
+
+  // Every change of the decisions re-plans at once (off the GUI thread).
+  connect(m_editor, &DecisionEditor::changed, this, [this] { startPlan(); });
+
+  QMenu* edit = new QMenu(tr("&Edit"), menuBar());             // under the menu bar: listed in Help
+  menuBar()->insertMenu(menuBar()->actions().value(1), edit);  // after File
+  QAction* undo = m_editor->undoStack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = m_editor->undoStack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
+  edit->addAction(undo);
+  edit->addAction(redo);
+  edit->addSeparator();
+  QAction* merge = edit->addAction(tr("&Merge selected kernels"), this, &MainWindow::mergeSelected);
+  merge->setShortcut(QKeySequence(tr("Ctrl+Shift+M")));
+  merge->setToolTip(tr("Merge the selected kernels into one (Ctrl+Shift+M)"));
+  QAction* split = edit->addAction(tr("&Split at node"), this, &MainWindow::splitAtSelected);
+  split->setShortcut(QKeySequence(tr("Ctrl+Shift+X")));
+  split->setToolTip(tr("Start a new kernel at the selected node (Ctrl+Shift+X)"));
+  QAction* pin = edit->addAction(tr("&Pin node to its own kernel"), this, &MainWindow::pinSelected);
+  pin->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
+  pin->setToolTip(tr("Give the selected node a kernel of its own (Ctrl+Shift+P)"));
+  edit->addSeparator();
+  QAction* force = edit->addAction(tr("&Force selected transformation"), this, [this] {
+    m_transformsDock->show();
+    m_transformsDock->raise();
+    m_transforms->chooseForSelected(plan::Edit::Kind::Force, false);
+  });
+  force->setShortcut(QKeySequence(tr("Ctrl+Alt+F")));
+  QAction* forbid = edit->addAction(tr("F&orbid selected transformation"), this, [this] {
+    m_transformsDock->show();
+    m_transformsDock->raise();
+    m_transforms->chooseForSelected(plan::Edit::Kind::Forbid, false);
+  });
+  forbid->setShortcut(QKeySequence(tr("Ctrl+Alt+B")));
+  QAction* heuristic = edit->addAction(tr("&Heuristic for selected transformation"), this, [this] {
+    m_transforms->chooseForSelected(plan::Edit::Kind::Force, true);
+  });
+  edit->addSeparator();
+  QAction* clearEdits = edit->addAction(tr("&Discard all edits"), this, [this] {
+    if (!m_editor->decisions().edits.empty())
+      m_editor->undoStack()->push(
+          new DecisionsCommand(m_editor, m_editor->decisions(), {}, tr("discard all edits")));
+  });
+  m_modelActions << merge << split << pin << force << forbid << heuristic << clearEdits;
+
+  // File: projects and the plan export.
+  QMenu* file = menuBar()->actions().front()->menu();
+  QAction* before = file->actions().value(4);  // after Open, Recent, Reload, Close model
+  QAction* openProject = new QAction(tr("Open &Project…"), this);
+  openProject->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+  connect(openProject, &QAction::triggered, m_project, &ProjectController::openDialog);
+  QAction* saveProject = new QAction(tr("&Save Project"), this);
+  saveProject->setShortcut(QKeySequence::Save);
+  connect(saveProject, &QAction::triggered, m_project, [this] { m_project->save(); });
+  QAction* saveAs = new QAction(tr("Save Project &As…"), this);
+  saveAs->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
+  connect(saveAs, &QAction::triggered, m_project, &ProjectController::saveAs);
+  file->insertSeparator(before);
+  file->insertActions(before, {openProject, saveProject, saveAs});
+  QMenu* exportMenu = nullptr;
+  for (QMenu* m : file->findChildren<QMenu*>())
+    if (m->title() == tr("&Export")) exportMenu = m;
+  if (!exportMenu) {
+    exportMenu = new QMenu(tr("&Export"), file);
+    file->insertMenu(before, exportMenu);
+  }
+  QAction* planJson = exportMenu->addAction(tr("Plan &JSON…"), this, [this] { exportPlanJson(); });
+  planJson->setShortcut(QKeySequence(tr("Ctrl+Shift+J")));
+  m_modelActions << saveProject << saveAs << planJson;
+
+  // The editing toolbar, and the same actions on right click in the kernel table and graph.
+  QToolBar* bar = addToolBar(tr("Edit"));
+  bar->setObjectName(QStringLiteral("editToolBar"));
+  bar->setMovable(false);
+  bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  bar->addAction(undo);
+  bar->addAction(redo);
+  bar->addSeparator();
+  merge->setIconText(tr("Merge"));
+  split->setIconText(tr("Split"));
+  pin->setIconText(tr("Pin"));
+  for (QAction* a : {merge, split, pin}) bar->addAction(a);
+  m_partTable->setContextMenuPolicy(Qt::ActionsContextMenu);
+  m_partTable->addActions({merge, split, pin});
+  GraphView* view = m_graph->view();
+  view->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(view, &QWidget::customContextMenuRequested, this,
+          [this, view, merge, split, pin](const QPoint& pos) {
+            // Right-clicking an unselected node selects it first, as file managers do.
+            for (QGraphicsItem* item : view->items(pos))
+              if (item->type() == NodeItem::Type) {
+                if (!item->isSelected())
+                  m_graph->scene()->selectBox(static_cast<NodeItem*>(item)->box());
+                break;
+              }
+            QMenu menu(this);
+            menu.addActions({merge, split, pin});
+            menu.exec(view->viewport()->mapToGlobal(pos));
+          });
+  auto* undoDock = m_historyDock->toggleViewAction();
+  for (QDockWidget* d : {m_transformsDock, m_compareDock})
+    m_viewMenu->addAction(d->toggleViewAction());
+  m_viewMenu->addAction(undoDock);
+}
+
+void MainWindow::showError(const LoadError& error) {
+  m_error->showError(error);
+  m_errorDock->show();
+  m_errorDock->raise();
+  statusBar()->showMessage(error.message(), 8000);
+}
+
+void MainWindow::openFile(const QString& path) {
+  if (path.endsWith(QLatin1String(".souffle"), Qt::CaseInsensitive))
+    m_project->open(path);
+  else
+    openModel(path);
+}
+
+std::vector<int> MainWindow::selectedKernels() const {
+  std::vector<int> ks;
+  auto add = [&ks](int k) {
+    if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
+  };
+  if (!m_plan) return ks;
+  for (const QModelIndex& r : m_partTable->selectionModel()->selectedRows())
+    add(m_partProxy->mapToSource(r).row());
+  if (ks.size() >= 2) return ks;
+  // Nodes selected in the graph (several kernels' worth, e.g. by Ctrl+click).
+  std::vector<int> fromGraph;
+  for (QGraphicsItem* item : m_graph->scene()->selectedItems())
+    if (item->type() == NodeItem::Type)
+      if (const std::vector<int>* k =
+              m_graph->scene()->kernelsOf(static_cast<NodeItem*>(item)->box()))
+        for (int x : *k)
+          if (std::find(fromGraph.begin(), fromGraph.end(), x) == fromGraph.end())
+            fromGraph.push_back(x);
+  // kernelsOf gives kernel ids (badges); map them back to partition indices.
+  std::vector<int> parts;
+  for (int id : fromGraph)
+    for (size_t p = 0; p < m_plan->plan->partitions.size(); ++p)
+      if (m_plan->plan->partitions[p].id == id) parts.push_back(int(p));
+  return parts.size() > ks.size() ? parts : ks;
+}
+
+QString MainWindow::selectedAnchor() const {
+  const SceneGraph* g = m_graph->scene()->graph();
+  const int box = m_graph->scene()->selectedBox();
+  if (!g || box < 0 || box >= int(g->nodes.size())) return {};
+  const SceneNode& n = g->nodes[size_t(box)];
+  if (n.kind == SceneNode::Kind::TeOp) return n.subtitle;
+  if (n.kind == SceneNode::Kind::Op) return n.onnxNode;
+  return {};
+}
+
+void MainWindow::mergeSelected() {
+  const std::vector<int> ks = selectedKernels();
+  if (!m_plan || ks.size() < 2) {
+    statusBar()->showMessage(
+        tr("Select two or more kernels to merge (rows of the kernel table, or nodes of "
+           "different kernels with Ctrl+click)"),
+        6000);
+    return;
+  }
+  // Anchor by TE names, not kernel numbers, so the edit survives re-planning.
+  const plan::FusionPlan& p = *m_plan->plan;
+  const std::string first = p.program.ops[size_t(p.partitions[size_t(ks[0])].tes.front())]->name;
+  std::vector<plan::Edit> edits;
+  QStringList ids{QStringLiteral("#%1").arg(p.partitions[size_t(ks[0])].id)};
+  for (size_t i = 1; i < ks.size(); ++i) {
+    const plan::Partition& k = p.partitions[size_t(ks[i])];
+    edits.push_back({plan::Edit::Kind::Merge, first, p.program.ops[size_t(k.tes.front())]->name});
+    ids << QStringLiteral("#%1").arg(k.id);
+  }
+  m_editor->push(edits, tr("merge kernels %1").arg(ids.join(QStringLiteral(", "))));
+}
+
+void MainWindow::splitAtSelected() {
+  const QString at = selectedAnchor();
+  if (at.isEmpty()) {
+    statusBar()->showMessage(tr("Select a node in the graph to split at"), 6000);
+    return;
+  }
+  m_editor->push({{plan::Edit::Kind::Split, at.toStdString(), ""}}, tr("split before %1").arg(at));
+}
+
+void MainWindow::pinSelected() {
+  const QString at = selectedAnchor();
+  if (at.isEmpty()) {
+    statusBar()->showMessage(tr("Select a node in the graph to pin"), 6000);
+    return;
+  }
+  m_editor->push({{plan::Edit::Kind::Pin, at.toStdString(), ""}}, tr("pin %1").arg(at));
+}
+
+bool MainWindow::exportPlanJson(const QString& given) {
+  if (!m_plan) return false;
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Export plan as JSON"),
+                                        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') +
+                                            QFileInfo(m_lastPath).baseName() +
+                                            QStringLiteral("-%1.json").arg(m_plan->strategy),
+                                        tr("JSON (*.json)"));
+  if (path.isEmpty()) return false;
+  const std::string text = plan_json(m_lastPath.toStdString(), *m_plan->plan).dump(2) + "\n";
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
+      !f.commit()) {
+    statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+    return false;
+  }
+  statusBar()->showMessage(tr("Exported the plan to %1").arg(QFileInfo(path).fileName()), 4000);
+  return true;
 }
 
 // ---- Code, charts, compile and profile --------------------------------------------------------

@@ -24,12 +24,16 @@ namespace souffle::views {
 
 class ChartsPanel;
 class CodePanel;
+class ComparisonView;
+class DecisionEditor;
 class ErrorPanel;
 class GraphPanel;
 class NodeTableModel;
 class PartitionTableModel;
+class ProjectController;
 class PropertiesPanel;
 class TeTextPanel;
+class TransformsPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -60,6 +64,14 @@ class MainWindow : public QMainWindow {
   PropertiesPanel* propertiesPanel() const { return m_properties; }
   TeTextPanel* teTextPanel() const { return m_teText; }
   PartitionTableModel* partitionModel() const { return m_partModel; }
+  /// The model file opened last (also while it loads or after it failed to load).
+  QString modelPath() const { return m_lastPath; }
+  DecisionEditor* decisionEditor() const { return m_editor; }
+  ProjectController* project() const { return m_project; }
+  TransformsPanel* transformsPanel() const { return m_transforms; }
+  ComparisonView* comparisonView() const { return m_compare; }
+  /// Shows `error` in the problems panel (the window stays usable).
+  void showError(const LoadError& error);
   QTableView* partitionTable() const { return m_partTable; }
   CodePanel* codePanel() const { return m_code; }
   ChartsPanel* chartsPanel() const { return m_charts; }
@@ -83,6 +95,16 @@ class MainWindow : public QMainWindow {
   void setStrategy(const QString& strategy);
   /// A GPU by name (see the GPU box); re-plans the open model.
   void setGpu(const QString& gpu);
+  /// Opens a model (.onnx) or a project (.souffle).
+  void openFile(const QString& path);
+  /// Merges the kernels of the selected kernel-table rows (or of the selected graph nodes).
+  void mergeSelected();
+  /// Starts a new kernel at the selected graph node.
+  void splitAtSelected();
+  /// Gives the selected graph node a kernel of its own.
+  void pinSelected();
+  /// Writes the plan on screen as the JSON `souffle-cli plan --json` prints.
+  bool exportPlanJson(const QString& path = {});
   /// Compiles every kernel of the plan for sm_80 and sm_90 (off the GUI thread).
   void compileKernels();
   void cancelCompile();
@@ -125,6 +147,11 @@ class MainWindow : public QMainWindow {
   void updateColors();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
+  void createEditing();
+  /// Partition indices of the selected kernel rows, else of the selected graph nodes.
+  std::vector<int> selectedKernels() const;
+  /// The name an edit anchors to for the selected graph node (ONNX node or TE); empty if none.
+  QString selectedAnchor() const;
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
   void onCompiled(CompileDataPtr data);
@@ -187,6 +214,14 @@ class MainWindow : public QMainWindow {
   QAction* m_reloadAction;
   QAction* m_closeAction;
   QList<QAction*> m_modelActions;  ///< enabled only with a model open
+
+  DecisionEditor* m_editor = nullptr;
+  ProjectController* m_project = nullptr;
+  TransformsPanel* m_transforms = nullptr;
+  ComparisonView* m_compare = nullptr;
+  QDockWidget* m_transformsDock = nullptr;
+  QDockWidget* m_historyDock = nullptr;
+  QDockWidget* m_compareDock = nullptr;
 };
 
 }  // namespace souffle::views

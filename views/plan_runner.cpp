@@ -119,6 +119,36 @@ void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QStrin
   m_watcher->setFuture(QtConcurrent::run(&PlanRunner::run, std::move(model), strategy, gpu));
 }
 
+PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
+                                const plan::Decisions& decisions, PlanDataPtr previous) {
+  PlanOutcome out;
+  try {
+    plan::PlanOptions o;
+    o.strategy = strategy;
+    o.gpu = gpu::gpu_spec(gpu.toStdString());
+    o.decisions = decisions;
+    const bool reuse = previous && previous->model == model && previous->plan;
+    auto p = std::make_shared<plan::FusionPlan>(reuse ? plan::replan(*previous->plan, o)
+                                                      : plan::plan(model->model->program, o));
+    out.data = buildPlanData(model, std::move(p));
+  } catch (const UserError& e) {
+    out.error = QString::fromStdString(e.reason());
+  } catch (const std::exception& e) {
+    out.error = QString::fromUtf8(e.what());
+  }
+  return out;
+}
+
+void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
+                       const plan::Decisions& decisions, PlanDataPtr previous) {
+  ++m_generation;
+  m_busy = true;
+  m_timer.start();
+  m_watcher->setProperty("generation", m_generation);
+  m_watcher->setFuture(QtConcurrent::run(&PlanRunner::runWith, std::move(model), strategy, gpu,
+                                         decisions, std::move(previous)));
+}
+
 void PlanRunner::cancel() {
   if (!m_busy) return;
   ++m_generation;

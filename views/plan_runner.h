@@ -56,6 +56,14 @@ class PlanRunner : public QObject {
   /// The synchronous body of a plan, for tests and tools: never throws.
   static PlanOutcome run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu);
 
+  /// Starts planning under the user's decisions; when `previous` planned the same model, it is
+  /// re-planned (its transformed program and analysis reused when the options allow).
+  void start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
+             const plan::Decisions& decisions, PlanDataPtr previous = {});
+  /// The synchronous body of a plan with decisions (refused ones are in plan->refused).
+  static PlanOutcome runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
+                             const plan::Decisions& decisions, PlanDataPtr previous);
+
  signals:
   void planned(souffle::views::PlanDataPtr data);
   void failed(const QString& reason);

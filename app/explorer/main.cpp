@@ -2,12 +2,16 @@
 // the model, waits until its graph is drawn with the final layout, saves the window and exits.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QFileInfo>
+#include <QMessageBox>
 #include <QTimer>
 #include <cstdio>
 
+#include "views/comparison_view.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
+#include "views/project_controller.h"
 
 using souffle::views::LoadError;
 using souffle::views::MainWindow;
@@ -43,7 +47,19 @@ int main(int argc, char** argv) {
   QCommandLineOption timeout(QStringLiteral("timeout"),
                              QStringLiteral("Seconds to wait for the screenshot (default 120)."),
                              QStringLiteral("S"), QStringLiteral("120"));
+  QCommandLineOption restore(
+      QStringLiteral("restore"),
+      QStringLiteral("After a crash: restore the autosaved project (yes), discard it (no), ask "
+                     "(default) or leave it (skip; the default with --screenshot). Also "
+                     "SOUFFLE_RESTORE."),
+      QStringLiteral("yes|no|ask|skip"), QStringLiteral("ask"));
+  QCommandLineOption panel(
+      QStringLiteral("panel"),
+      QStringLiteral("Show and raise a panel by title (e.g. \"Compare plans\", "
+                     "Transformations)."),
+      QStringLiteral("TITLE"));
   parser.addOptions({screenshot, size, theme, teLevel, strategy, gpuOpt, select, timeout});
+  parser.addOptions({restore, panel});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -78,7 +94,8 @@ int main(int argc, char** argv) {
     };
     // The picture is ready once dot's layout is on screen and the plan is drawn on it.
     auto ready = [&window] {
-      return window.graphPanel()->isFinal() && window.planData() && !window.isPlanning();
+      return window.graphPanel()->isFinal() && window.planData() && !window.isPlanning() &&
+             !window.comparisonView()->isBusy();
     };
     bool done = false;
     auto shoot = [&, save, ready] {
@@ -101,6 +118,8 @@ int main(int argc, char** argv) {
     };
     QObject::connect(&window, &MainWindow::graphDrawn, &window, shoot);
     QObject::connect(&window, &MainWindow::planned, &window, shoot);
+    QObject::connect(window.comparisonView(), &souffle::views::ComparisonView::compared, &window,
+                     shoot);
     QObject::connect(&window, &MainWindow::planFailed, &window,
                      [&window, save](const QString& reason) {
                        std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(reason));
@@ -115,7 +134,32 @@ int main(int argc, char** argv) {
       QApplication::exit(3);
     });
   }
-  if (!args.isEmpty()) window.openModel(args.front());
+  if (shooting) {
+    window.project()->setInteractive(false);
+    window.project()->setAutosaveEnabled(false);
+  }
+  if (parser.isSet(panel))
+    for (QDockWidget* d : window.findChildren<QDockWidget*>())
+      if (d->windowTitle().compare(parser.value(panel), Qt::CaseInsensitive) == 0) {
+        d->show();
+        d->raise();
+      }
+  // A crash left an autosave behind: restore it, discard it, ask, or (screenshots) skip.
+  QString answer = parser.value(restore);
+  if (!parser.isSet(restore) && qEnvironmentVariableIsSet("SOUFFLE_RESTORE"))
+    answer = qEnvironmentVariable("SOUFFLE_RESTORE");
+  if (shooting && !parser.isSet(restore)) answer = QStringLiteral("skip");
+  if (souffle::views::ProjectController::hasAutosave() && answer != QLatin1String("skip")) {
+    bool yes = answer == QLatin1String("yes");
+    if (answer == QLatin1String("ask"))
+      yes = QMessageBox::question(&window, QObject::tr("Restore unsaved work?"),
+                                  QObject::tr("The explorer did not close cleanly last time. "
+                                              "Restore the project it autosaved?"),
+                                  QMessageBox::Yes | QMessageBox::No,
+                                  QMessageBox::Yes) == QMessageBox::Yes;
+    if (!yes || !window.project()->restoreAutosave()) window.project()->discardAutosave();
+  }
+  if (!args.isEmpty()) window.openFile(args.front());
   exitCode = app.exec();
   return exitCode;
 }

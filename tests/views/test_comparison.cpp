@@ -1,0 +1,205 @@
+// The comparison model and the transformation/edit models: rows aligned by ONNX ops, merges
+// and splits grouped into one row, totals compared; every model passes QAbstractItemModelTester.
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "views/comparison_model.h"
+#include "views/comparison_view.h"
+#include "views/edit_commands.h"
+#include "views/model_loader.h"
+#include "views/plan_runner.h"
+#include "views/transforms_panel.h"
+
+using namespace souffle;
+using namespace souffle::views;
+
+namespace {
+
+PlanDataPtr planOf(ModelDataPtr m, plan::Strategy s, const plan::Decisions& d = {}) {
+  const PlanOutcome o = PlanRunner::runWith(m, s, QStringLiteral("A100"), d, nullptr);
+  return o.data;
+}
+
+}  // namespace
+
+class TestComparison : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase();
+  void samePlanHasNoDifferences();
+  void strategiesLineUpByOps();
+  void mergeIsOneDifferingRow();
+  void viewPlansBothSidesOffTheGuiThread();
+  void transformAndEditModels();
+  void editorUndoRedo();
+
+ private:
+  ModelDataPtr m_model;
+};
+
+void TestComparison::initTestCase() {
+  const LoadOutcome o =
+      ModelLoader::run(QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/bert/model.onnx"));
+  QVERIFY2(o.ok(), qPrintable(o.error.message()));
+  m_model = o.data;
+}
+
+void TestComparison::samePlanHasNoDifferences() {
+  ComparisonModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  const PlanDataPtr a = planOf(m_model, plan::Strategy::Souffle);
+  QVERIFY(a);
+  model.setPlans(a, a, QStringLiteral("souffle"), QStringLiteral("souffle"));
+  QVERIFY(model.rowCount() > 0);
+  QCOMPARE(model.differingRows(), 0);
+  QCOMPARE(model.totalsA().kernels, model.totalsB().kernels);
+  QVERIFY(model.totalsHtml().contains(QStringLiteral("1.00×")));
+  model.setPlans(nullptr, nullptr, {}, {});
+  QCOMPARE(model.rowCount(), 0);
+}
+
+void TestComparison::strategiesLineUpByOps() {
+  ComparisonModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  const PlanDataPtr a = planOf(m_model, plan::Strategy::Unfused);
+  const PlanDataPtr b = planOf(m_model, plan::Strategy::Souffle);
+  model.setPlans(a, b, QStringLiteral("unfused"), QStringLiteral("souffle"));
+  QCOMPARE(model.totalsA().kernels, int(a->plan->kernels()));
+  QCOMPARE(model.totalsB().kernels, int(b->plan->kernels()));
+  QVERIFY(model.totalsA().kernels > model.totalsB().kernels);
+  // Every kernel of each side is in exactly one row; rows never share an ONNX op.
+  std::vector<int> seenA(a->plan->kernels()), seenB(b->plan->kernels());
+  QSet<QString> ops;
+  for (const ComparisonModel::Row& r : model.rows()) {
+    for (int k : r.a) ++seenA[size_t(k)];
+    for (int k : r.b) ++seenB[size_t(k)];
+    for (const QString& op : r.ops) {
+      QVERIFY2(!ops.contains(op), qPrintable(op));
+      ops.insert(op);
+    }
+  }
+  for (int n : seenA) QCOMPARE(n, 1);
+  for (int n : seenB) QCOMPARE(n, 1);
+  QVERIFY(model.differingRows() > 0);
+  // A fused row shows several unfused kernels against fewer souffle ones.
+  bool grouped = false;
+  for (const ComparisonModel::Row& r : model.rows())
+    grouped |= r.a.size() > r.b.size() && !r.b.empty();
+  QVERIFY(grouped);
+  QCOMPARE(model.index(0, ComparisonModel::DiffColumn).data(ComparisonModel::StatusRole).isValid(),
+           true);
+}
+
+void TestComparison::mergeIsOneDifferingRow() {
+  const PlanDataPtr a = planOf(m_model, plan::Strategy::Rules);
+  const plan::FusionPlan& p = *a->plan;
+  PlanDataPtr b;
+  for (size_t k = 0; k + 1 < p.kernels() && !b; ++k) {
+    plan::Decisions d;
+    d.edits.push_back({plan::Edit::Kind::Merge, p.program.ops[size_t(p.partitions[k].tes[0])]->name,
+                       p.program.ops[size_t(p.partitions[k + 1].tes[0])]->name});
+    PlanDataPtr t = planOf(m_model, plan::Strategy::Rules, d);
+    if (t && t->plan->refused.empty() && t->plan->kernels() + 1 == p.kernels()) b = t;
+  }
+  QVERIFY(b);
+  ComparisonModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setPlans(a, b, QStringLiteral("rules"), QStringLiteral("rules + edits"));
+  QCOMPARE(model.differingRows(), 1);
+  for (int r = 0; r < model.rowCount(); ++r) {
+    const auto& row = model.rows()[size_t(r)];
+    if (row.status == ComparisonModel::Status::Same) continue;
+    QCOMPARE(row.a.size(), size_t(2));
+    QCOMPARE(row.b.size(), size_t(1));
+    QCOMPARE(model.index(r, ComparisonModel::DiffColumn).data().toString(),
+             QStringLiteral("2 → 1 kernels"));
+    QVERIFY(model.index(r, 0).data(Qt::BackgroundRole).isValid());
+  }
+}
+
+void TestComparison::viewPlansBothSidesOffTheGuiThread() {
+  ComparisonView view;
+  QSignalSpy compared(&view, &ComparisonView::compared);
+  view.setSides(view.sideIndex(QStringLiteral("rules"), false),
+                view.sideIndex(QStringLiteral("souffle"), false));
+  view.setContext(m_model, QStringLiteral("A100"), {});
+  QVERIFY(view.isBusy());
+  QTRY_VERIFY_WITH_TIMEOUT(compared.count() == 1, 60000);
+  QVERIFY(view.model()->rowCount() > 0);
+  QVERIFY(view.totalsText().contains(QStringLiteral("Kernels")));
+  QCOMPARE(view.sideLabel(view.sideIndex(QStringLiteral("souffle"), true)),
+           QStringLiteral("souffle + edits"));
+}
+
+void TestComparison::transformAndEditModels() {
+  const PlanDataPtr p = planOf(m_model, plan::Strategy::Souffle);
+  QVERIFY(!p->plan->transforms.empty());
+  const std::string key = p->plan->transforms.front().key;
+  plan::Decisions d;
+  d.edits.push_back({plan::Edit::Kind::Forbid, key, ""});
+  d.edits.push_back({plan::Edit::Kind::Split, "no_such_node", ""});
+  const PlanDataPtr q = planOf(m_model, plan::Strategy::Souffle, d);
+  QVERIFY(q);
+
+  TransformsModel sites;
+  QAbstractItemModelTester t1(&sites, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  sites.setPlan(q, d);
+  QCOMPARE(sites.rowCount(), int(q->plan->transforms.size()));
+  int row = -1;
+  for (int r = 0; r < sites.rowCount(); ++r)
+    if (sites.index(r, 0).data(TransformsModel::KeyRole).toString() == QString::fromStdString(key))
+      row = r;
+  QVERIFY(row >= 0);
+  QCOMPARE(sites.index(row, TransformsModel::ChoiceColumn).data().toString(),
+           QStringLiteral("forbid"));
+  QCOMPARE(sites.index(row, TransformsModel::StateColumn).data().toString(),
+           QStringLiteral("not applied"));
+
+  EditsModel edits;
+  QAbstractItemModelTester t2(&edits, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  edits.setState(q, d);
+  QCOMPARE(edits.rowCount(), 2);
+  QCOMPARE(edits.refusedCount(), 1);
+  QCOMPARE(edits.index(1, EditsModel::StateColumn).data().toString(), QStringLiteral("refused"));
+  QVERIFY(edits.index(1, EditsModel::ReasonColumn)
+              .data()
+              .toString()
+              .contains(QStringLiteral("no_such_node")));
+  edits.setState(nullptr, d);  // planning: pending
+  QCOMPARE(edits.index(0, EditsModel::StateColumn).data().toString(), QStringLiteral("pending"));
+}
+
+void TestComparison::editorUndoRedo() {
+  DecisionEditor editor;
+  QSignalSpy changed(&editor, &DecisionEditor::changed);
+  editor.push({{plan::Edit::Kind::Merge, "a", "b"}}, QStringLiteral("merge"));
+  editor.push({{plan::Edit::Kind::Merge, "a", "b"}}, QStringLiteral("again"));  // no-op
+  QCOMPARE(editor.undoStack()->count(), 1);
+  editor.setSiteDecision(QStringLiteral("h0"), plan::Edit::Kind::Force, false);
+  editor.setSiteDecision(QStringLiteral("h0"), plan::Edit::Kind::Forbid, false);
+  plan::Edit::Kind k{};
+  QVERIFY(editor.siteDecision(QStringLiteral("h0"), &k));
+  QCOMPARE(k, plan::Edit::Kind::Forbid);
+  QCOMPARE(editor.decisions().edits.size(), size_t(2));  // one choice per site
+  editor.undoStack()->undo();
+  QVERIFY(editor.siteDecision(QStringLiteral("h0"), &k));
+  QCOMPARE(k, plan::Edit::Kind::Force);
+  editor.undoStack()->undo();
+  editor.undoStack()->undo();
+  QVERIFY(editor.decisions().edits.empty());
+  editor.undoStack()->redo();
+  QCOMPARE(editor.decisions().edits.size(), size_t(1));
+  editor.reset();
+  QCOMPARE(editor.undoStack()->count(), 0);
+  QVERIFY(changed.count() >= 7);
+}
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  TestComparison test;
+  return QTest::qExec(&test, argc, argv);
+}
+#include "test_comparison.moc"

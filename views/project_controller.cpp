@@ -1,0 +1,224 @@
+#include "views/project_controller.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QSaveFile>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <nlohmann/json.hpp>
+
+#include "core/support/error.h"
+#include "views/edit_commands.h"
+#include "views/main_window.h"
+#include "views/panels.h"
+
+namespace souffle::views {
+
+namespace {
+
+const char* kFilter = "Souffle projects (*.souffle);;All files (*)";
+
+/// The path stored inside an autosave: the project it was saved from, so a restore can keep it.
+const char* kOriginKey = "autosave_of";
+
+LoadError projectError(const QString& file, const UserError& e) {
+  LoadError err;
+  err.file = file;
+  err.node = QString::fromStdString(e.node());
+  err.reason = QString::fromStdString(e.reason());
+  return err;
+}
+
+}  // namespace
+
+ProjectController::ProjectController(MainWindow* window) : QObject(window), m_window(window) {
+  m_timer.setSingleShot(true);
+  m_timer.setInterval(2000);
+  connect(&m_timer, &QTimer::timeout, this, &ProjectController::writeAutosave);
+  connect(window->decisionEditor(), &DecisionEditor::changed, this, &ProjectController::touch);
+  connect(window, &MainWindow::planned, this, &ProjectController::touch);
+  connect(window, &MainWindow::planFailed, this, &ProjectController::touch);
+  connect(window, &MainWindow::modelLoaded, this, [this] {
+    // A different model than the decisions were made for: its decisions start empty.
+    const QString model = m_window->modelPath();
+    if (!m_decisionsModel.isEmpty() && model != m_decisionsModel) {
+      m_window->decisionEditor()->reset();
+      m_path.clear();
+      m_hasSaved = false;
+    }
+    m_decisionsModel = model;
+    touch();
+  });
+}
+
+QString ProjectController::autosavePath() {
+  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+         QStringLiteral("/autosave.souffle");
+}
+
+bool ProjectController::hasAutosave() {
+  return QFileInfo::exists(autosavePath());
+}
+
+Project ProjectController::snapshot() const {
+  Project p;
+  p.model = m_window->modelPath().toStdString();
+  p.strategy = m_window->strategy().toStdString();
+  p.gpu = m_window->gpu().toStdString();
+  p.te_level = m_window->isTeLevel();
+  p.decisions = m_window->decisionEditor()->decisions();
+  return p;
+}
+
+bool ProjectController::isModified() const {
+  const Project now = snapshot();
+  if (m_hasSaved) return !(now == m_saved);
+  // Never saved: modified once it records anything beyond a plain model.
+  return !now.decisions.edits.empty();
+}
+
+void ProjectController::touch() {
+  updateTitle();
+  if (m_autosave && !m_window->modelPath().isEmpty()) m_timer.start();
+}
+
+void ProjectController::updateTitle() {
+  const QString model = QFileInfo(m_window->modelPath()).fileName();
+  QString name = m_path.isEmpty() ? model : QFileInfo(m_path).fileName();
+  if (name.isEmpty()) {
+    m_window->setWindowTitle(tr("Souffle Explorer"));
+  } else {
+    if (!m_path.isEmpty() && !model.isEmpty()) name += QStringLiteral(" (%1)").arg(model);
+    m_window->setWindowTitle(tr("%1[*] — Souffle Explorer").arg(name));
+  }
+  m_window->setWindowModified(isModified());
+}
+
+void ProjectController::writeAutosave() {
+  const Project p = snapshot();
+  if (p.model.empty()) return;
+  QDir().mkpath(QFileInfo(autosavePath()).absolutePath());
+  QSaveFile f(autosavePath());
+  if (!f.open(QIODevice::WriteOnly)) return;
+  // Absolute model path (no project folder to be relative to), plus where it came from.
+  nlohmann::json j = nlohmann::json::parse(project_to_json(p, ""));
+  if (!m_path.isEmpty()) j[kOriginKey] = m_path.toStdString();
+  const std::string text = j.dump(2) + "\n";
+  f.write(text.data(), qint64(text.size()));
+  if (f.commit()) emit autosaved(autosavePath());
+}
+
+bool ProjectController::apply(const Project& p, const QString& path, bool asSaved) {
+  m_path = path;
+  m_saved = p;
+  m_hasSaved = asSaved;
+  const QString model = QString::fromStdString(p.model);
+  m_decisionsModel = QFileInfo(model).absoluteFilePath();
+  m_window->decisionEditor()->reset(p.decisions);
+  m_window->setStrategy(QString::fromStdString(p.strategy));
+  m_window->setGpu(QString::fromStdString(p.gpu));
+  m_window->setTeLevel(p.te_level);
+  // A model that fails to load keeps the decisions; the error panel names the path tried.
+  m_window->openModel(model);
+  updateTitle();
+  return true;
+}
+
+bool ProjectController::open(const QString& given) {
+  const QString path = QFileInfo(given).absoluteFilePath();
+  Project p;
+  try {
+    p = read_project(path.toStdString());
+  } catch (const UserError& e) {
+    m_window->showError(projectError(path, e));
+    return false;
+  }
+  apply(p, path, true);
+  emit opened(path);
+  return true;
+}
+
+bool ProjectController::save(const QString& given) {
+  QString path = given.isEmpty() ? m_path : given;
+  if (path.isEmpty()) {
+    if (!m_interactive) return false;
+    return saveAs();
+  }
+  if (!path.endsWith(QLatin1String(".souffle"))) path += QStringLiteral(".souffle");
+  path = QFileInfo(path).absoluteFilePath();
+  const Project p = snapshot();
+  try {
+    save_project(p, path.toStdString());
+  } catch (const UserError& e) {
+    m_window->showError(projectError(path, e));
+    return false;
+  }
+  m_path = path;
+  m_saved = p;
+  m_hasSaved = true;
+  updateTitle();
+  m_window->statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
+  emit saved(path);
+  return true;
+}
+
+bool ProjectController::saveAs() {
+  QString dir = m_path.isEmpty() ? QFileInfo(m_window->modelPath()).absolutePath()
+                                 : QFileInfo(m_path).absolutePath();
+  const QString suggested = m_path.isEmpty() ? dir + QLatin1Char('/') +
+                                                   QFileInfo(m_window->modelPath()).baseName() +
+                                                   QStringLiteral(".souffle")
+                                             : m_path;
+  const QString path =
+      QFileDialog::getSaveFileName(m_window, tr("Save project"), suggested, tr(kFilter));
+  return !path.isEmpty() && save(path);
+}
+
+void ProjectController::openDialog() {
+  const QString path = QFileDialog::getOpenFileName(m_window, tr("Open project"),
+                                                    QFileInfo(m_path).absolutePath(), tr(kFilter));
+  if (!path.isEmpty()) open(path);
+}
+
+bool ProjectController::restoreAutosave() {
+  const QString file = autosavePath();
+  QFile f(file);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  const std::string text = f.readAll().toStdString();
+  Project p;
+  QString origin;
+  try {
+    p = parse_project(text, file.toStdString());
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_object() && j.contains(kOriginKey) && j[kOriginKey].is_string())
+      origin = QString::fromStdString(j[kOriginKey].get<std::string>());
+  } catch (const UserError& e) {
+    m_window->showError(projectError(file, e));
+    return false;
+  }
+  apply(p, origin, false);
+  updateTitle();
+  return true;
+}
+
+void ProjectController::discardAutosave() {
+  m_timer.stop();
+  QFile::remove(autosavePath());
+}
+
+bool ProjectController::closing() {
+  if (m_interactive && isModified() && !m_window->modelPath().isEmpty()) {
+    const auto answer = QMessageBox::question(
+        m_window, tr("Unsaved decisions"), tr("Save the project before closing?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel) return false;
+    if (answer == QMessageBox::Save && !save()) return false;
+  }
+  discardAutosave();
+  return true;
+}
+
+}  // namespace souffle::views

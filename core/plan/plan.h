@@ -22,6 +22,14 @@ const char* strategy_name(Strategy s);  ///< "unfused", "rules", "souffle"
 Strategy parse_strategy(const std::string& name);
 const std::vector<Strategy>& all_strategies();
 
+/// The GEMM tile the kernel tuner chose for one compute-intensive TE of a stage.
+struct TileChoice {
+  int te = -1;  ///< op index into FusionPlan::program
+  int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+  bool double_buffer = false;
+  std::string why;  ///< "gemm 64x32x16 tile 4x2, double-buffered, 24 blocks = 0.11 waves ..."
+};
+
 /// One stage of a kernel: TEs that run between two grid syncs on one mapping of blocks.
 struct Stage {
   std::vector<int> tes;  ///< op indices into FusionPlan::program, in execution order
@@ -30,6 +38,8 @@ struct Stage {
   int threads = 0;
   std::string schedule;      ///< "128x128 tiles, 54 blocks of 256 threads", "grid-stride"
   bool sync_before = false;  ///< a grid sync separates it from the previous stage
+  /// The GEMM tiles the kernel tuner chose (tune_plan); empty until tuned.
+  std::vector<TileChoice> tiles;
 };
 
 /// One kernel.

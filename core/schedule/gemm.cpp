@@ -1,6 +1,12 @@
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <unordered_map>
+
 #include "core/loop/stmt.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
+#include "core/te/mutator.h"
 
 namespace souffle::schedule::detail {
 
@@ -29,50 +35,131 @@ bool match_gemm(const te::ComputeOp& op, GemmParts& g) {
   // a provides the rows, b the columns; swap when the product is written the other way round.
   g.a = mul->a;
   g.b = mul->b;
-  if (g.rows.empty() || g.cols.empty()) return false;
-  for (const te::IterVar& k : op.reduce_axes)
-    if (!va.count(k.var.get()) && !vb.count(k.var.get())) return false;
-  return true;
+  if (g.rows.empty()) {
+    std::swap(g.a, g.b);
+    std::swap(g.rows, g.cols);
+  }
+  // No column axis is a matrix-vector product per batch (N = 1): a depthwise convolution,
+  // whose channel is read by both operands.
+  if (g.rows.empty()) return false;
+  // A contraction: both operands vary along the reduction (a sum of x times a constant, a
+  // mean, is not one), and every reduce axis is read by one of them.
+  bool a_k = false, b_k = false;
+  for (const te::IterVar& k : op.reduce_axes) {
+    bool in_a = va.count(k.var.get()) > 0, in_b = vb.count(k.var.get()) > 0;
+    if (!in_a && !in_b) return false;
+    a_k |= in_a;
+    b_k |= in_b;
+  }
+  return a_k && b_k;
 }
 
+namespace {
+
+/// One operand's tile in shared memory: A is [BM, BK] of the rows, B is [BK, BN] of the columns.
+struct Operand {
+  bool is_a = true;
+  std::string tag;
+  Expr value;           ///< the operand expression (reads the model tensors)
+  int64_t rows = 0;     ///< tile rows
+  int64_t cols = 0;     ///< tile columns
+  int64_t lim_r = 0;    ///< global extent of the tile rows (M for A, K for B)
+  int64_t lim_c = 0;    ///< global extent of the tile columns (K for A, N for B)
+  int64_t per_thread;   ///< elements each thread copies
+  Tensor smem, staged;  ///< shared tile(s); per-thread registers of the next tile (double buffer)
+};
+
+}  // namespace
+
 Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c) {
+  return schedule_gemm_fused(op, g, {}, {}, c);
+}
+
+Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
+                           const std::vector<const te::ComputeOp*>& epilogue,
+                           const std::vector<Tensor>& on_chip, const ScheduleConfig& c) {
   Frame f;
   const int64_t bm = c.gemm_bm, bn = c.gemm_bn, bk = c.gemm_bk, tm = c.gemm_tm, tn = c.gemm_tn;
+  const bool db = c.gemm_double_buffer;
   SOUFFLE_CHECK(bm % tm == 0 && bn % tn == 0, "gemm tile must divide by the register tile");
   const int64_t threads = (bm / tm) * (bn / tn);
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),
                 kdim = extent_product(op.reduce_axes);
   const int64_t mt = ceil_div(m, bm), nt = ceil_div(n, bn), grid = p * mt * nt;
+  const int64_t ksteps = ceil_div(kdim, bk);
   DType t = op.output->dtype;
-  Tensor sa = loop::make_buffer(op.name + "_a", {bm, bk}, g.a.dtype());
-  Tensor sb = loop::make_buffer(op.name + "_b", {bk, bn}, g.b.dtype());
   Tensor acc = loop::make_buffer(op.name + "_acc", {tm, tn}, t);
   Expr pb = te::var("pb"), mb = te::var("mb"), nb = te::var("nb"), ty = te::var("ty"),
        tc = te::var("tc"), ko = te::var("ko"), kk = te::var("kk"), r = te::var("r"),
-       cc = te::var("c");
+       cc = te::var("c"), cur = te::var("cur");
 
-  // A cooperative tile load: each thread copies elements e = l*threads + tx of the tile.
+  auto operand = [&](bool is_a) {
+    Operand o;
+    o.is_a = is_a;
+    o.tag = is_a ? "a" : "b";
+    o.value = is_a ? g.a : g.b;
+    o.rows = is_a ? bm : bk;
+    o.cols = is_a ? bk : bn;
+    o.lim_r = is_a ? m : kdim;
+    o.lim_c = is_a ? kdim : n;
+    o.per_thread = ceil_div(o.rows * o.cols, threads);
+    Shape shape = db ? Shape{2, o.rows, o.cols} : Shape{o.rows, o.cols};
+    o.smem = loop::make_buffer(op.name + "_" + o.tag, shape, o.value.dtype());
+    if (db)
+      o.staged =
+          loop::make_buffer(op.name + "_" + o.tag + "_next", {o.per_thread}, o.value.dtype());
+    return o;
+  };
+  const Operand oa = operand(true), ob = operand(false);
+  // Indices into a shared tile: with two stages the stage comes first.
+  auto at = [&](Expr stage, Expr i, Expr j) {
+    return db ? std::vector<Expr>{std::move(stage), std::move(i), std::move(j)}
+              : std::vector<Expr>{std::move(i), std::move(j)};
+  };
 
-  auto tile_load = [&](const Tensor& buf, int64_t tr, int64_t tcn, bool is_a) {
-    std::string tag = is_a ? "a" : "b";
-    Expr l = te::var("l" + tag), e = te::var("e" + tag), ii = te::var("i" + tag),
-         jj = te::var("j" + tag), gi = te::var("gi" + tag), gj = te::var("gj" + tag);
-    Expr value = is_a ? g.a : g.b;
-    // For A the tile is [rows, k]; for B it is [k, cols].
-    Expr grow = is_a ? mb * ic(bm) + ii : ko * ic(bk) + ii;
-    Expr gcol = is_a ? ko * ic(bk) + jj : nb * ic(bn) + jj;
-    int64_t lim_r = is_a ? m : kdim, lim_c = is_a ? kdim : n;
-    Expr in = te::logical_and(te::lt(gi, ic(lim_r)), te::lt(gj, ic(lim_c)));
-    Stmt st = loop::store(buf, {ii, jj}, te::select(in, value, te::imm(value.dtype(), 0)));
-    st = bind_flat(op.reduce_axes, is_a ? gj : gi, st);
-    st = bind_flat(is_a ? g.rows : g.cols, is_a ? gi : gj, st);
-    st = bind_flat(g.batch, pb, st);
-    st = loop::let_stmt(gi, grow, loop::let_stmt(gj, gcol, st));
-    st = loop::let_stmt(ii, te::floordiv(e, ic(tcn)),
-                        loop::let_stmt(jj, te::floormod(e, ic(tcn)), st));
-    st = loop::if_then_else(te::lt(e, ic(tr * tcn)), st);
-    return loop::make_for(l, ceil_div(tr * tcn, threads), ForKind::Serial,
+  // Each thread handles the elements e = l*threads + tx of a tile (e < rows*cols).
+  auto per_element = [&](const Operand& o, const std::function<Stmt(Expr, Expr, Expr)>& body) {
+    Expr l = te::var("l" + o.tag), e = te::var("e" + o.tag), ii = te::var("i" + o.tag),
+         jj = te::var("j" + o.tag);
+    Stmt st = body(l, ii, jj);
+    st = loop::let_stmt(ii, te::floordiv(e, ic(o.cols)),
+                        loop::let_stmt(jj, te::floormod(e, ic(o.cols)), st));
+    st = loop::if_then_else(te::lt(e, ic(o.rows * o.cols)), st);
+    return loop::make_for(l, o.per_thread, ForKind::Serial,
                           loop::let_stmt(e, l * ic(threads) + f.tx, st));
+  };
+  // The operand's value at element (ii, jj) of K chunk `kc`, zero outside the problem; `use`
+  // makes the statement consuming it, wrapped here in the lets that bind the TE's axes.
+  auto with_global = [&](const Operand& o, Expr kc, Expr ii, Expr jj,
+                         const std::function<Stmt(Expr)>& use) {
+    Expr gi = te::var("gi" + o.tag), gj = te::var("gj" + o.tag);
+    Expr grow = o.is_a ? mb * ic(bm) + ii : kc * ic(bk) + ii;
+    Expr gcol = o.is_a ? kc * ic(bk) + jj : nb * ic(bn) + jj;
+    Expr in = te::logical_and(te::lt(gi, ic(o.lim_r)), te::lt(gj, ic(o.lim_c)));
+    Stmt st = use(te::select(in, o.value, te::imm(o.value.dtype(), 0)));
+    st = bind_flat(op.reduce_axes, o.is_a ? gj : gi, st);
+    st = bind_flat(o.is_a ? g.rows : g.cols, o.is_a ? gi : gj, st);
+    st = bind_flat(g.batch, pb, st);
+    return loop::let_stmt(gi, grow, loop::let_stmt(gj, gcol, st));
+  };
+  // Global -> shared tile `stage` of K chunk kc directly.
+  auto load_direct = [&](const Operand& o, Expr kc, Expr stage) {
+    return per_element(o, [&](Expr, Expr ii, Expr jj) {
+      return with_global(o, kc, ii, jj,
+                         [&](Expr v) { return loop::store(o.smem, at(stage, ii, jj), v); });
+    });
+  };
+  // Global -> registers (issued before the compute of the current tile, so it overlaps).
+  auto load_staged = [&](const Operand& o, Expr kc) {
+    return per_element(o, [&](Expr l, Expr ii, Expr jj) {
+      return with_global(o, kc, ii, jj, [&](Expr v) { return loop::store(o.staged, {l}, v); });
+    });
+  };
+  // Registers -> the other shared stage (after the compute of the current tile).
+  auto commit_staged = [&](const Operand& o, Expr stage) {
+    return per_element(o, [&](Expr l, Expr ii, Expr jj) {
+      return loop::store(o.smem, at(stage, ii, jj), te::read(o.staged, {l}));
+    });
   };
 
   std::vector<Stmt> body;
@@ -80,19 +167,71 @@ Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const Schedule
       r, tm, ForKind::Unrolled,
       loop::make_for(cc, tn, ForKind::Unrolled,
                      loop::store(acc, {r, cc}, te::reduce_identity(te::ReduceKind::Sum, t)))));
-  Expr prod = te::read(sa, {ty * ic(tm) + r, kk}) * te::read(sb, {kk, tc * ic(tn) + cc});
+  Expr prod = te::read(oa.smem, at(cur, ty * ic(tm) + r, kk)) *
+              te::read(ob.smem, at(cur, kk, tc * ic(tn) + cc));
   if (prod.dtype() != t) prod = te::cast(t, prod);
   Stmt mac = loop::store(acc, {r, cc}, te::read(acc, {r, cc}) + prod);
-  Stmt kstep =
-      loop::seq({tile_load(sa, bm, bk, true), tile_load(sb, bk, bn, false), loop::block_barrier(),
-                 loop::make_for(kk, bk, ForKind::Serial,
-                                loop::make_for(r, tm, ForKind::Unrolled,
-                                               loop::make_for(cc, tn, ForKind::Unrolled, mac))),
-                 loop::block_barrier()});
-  body.push_back(loop::make_for(ko, ceil_div(kdim, bk), ForKind::Serial, kstep));
+  Stmt compute = loop::make_for(
+      kk, bk, ForKind::Serial,
+      loop::make_for(r, tm, ForKind::Unrolled, loop::make_for(cc, tn, ForKind::Unrolled, mac)));
+  if (!db) {
+    Stmt kstep = loop::seq({load_direct(oa, ko, Expr()), load_direct(ob, ko, Expr()),
+                            loop::block_barrier(), compute, loop::block_barrier()});
+    body.push_back(loop::make_for(ko, ksteps, ForKind::Serial, kstep));
+  } else {
+    // Tile 0 goes straight to stage 0; step ko computes stage ko%2 while tile ko+1 travels
+    // through registers into the other stage. The stage written in step ko was last read in
+    // step ko-1, which ended with the barrier, so one barrier per step suffices.
+    body.push_back(load_direct(oa, ic(0), ic(0)));
+    body.push_back(load_direct(ob, ic(0), ic(0)));
+    body.push_back(loop::block_barrier());
+    Expr more = te::lt(ko + ic(1), ic(ksteps));
+    Stmt kstep = loop::seq(
+        {loop::if_then_else(more,
+                            loop::seq({load_staged(oa, ko + ic(1)), load_staged(ob, ko + ic(1))})),
+         compute,
+         loop::if_then_else(
+             more, loop::seq({commit_staged(oa, ic(1) - cur), commit_staged(ob, ic(1) - cur)})),
+         loop::block_barrier()});
+    body.push_back(loop::make_for(ko, ksteps, ForKind::Serial,
+                                  loop::let_stmt(cur, te::floormod(ko, ic(2)), kstep)));
+  }
+
+  // The store loop: the GEMM's element, then each epilogue TE at the same element, its value
+  // kept in a one-element register buffer so that later epilogue TEs read it there.
+  auto kept = [&](const Tensor& x) {
+    return std::find(on_chip.begin(), on_chip.end(), x) == on_chip.end();
+  };
+  std::unordered_map<const te::TensorNode*, Expr> in_regs;
+  in_regs[op.output.get()] = with_init(op, te::read(acc, {r, cc}));
+  std::vector<Stmt> stores;
+  std::vector<Tensor> outputs, scalars;
+  if (kept(op.output)) {
+    stores.push_back(loop::store(op.output, axis_vars(op), in_regs[op.output.get()]));
+    outputs.push_back(op.output);
+  }
+  for (const te::ComputeOp* e : epilogue) {
+    SOUFFLE_CHECK(e->axes.size() == op.axes.size(), "epilogue " + e->name + " has another rank");
+    std::unordered_map<const te::ExprNode*, Expr> axes;
+    for (size_t d = 0; d < op.axes.size(); ++d) axes[e->axes[d].var.get()] = op.axes[d].var;
+    Expr v = te::rewrite_reads(te::substitute(e->body, axes),
+                               [&](const te::Read& rd, const std::vector<Expr>&) -> Expr {
+                                 auto it = in_regs.find(rd.tensor.get());
+                                 return it == in_regs.end() ? Expr() : it->second;
+                               });
+    Tensor reg = loop::make_buffer(e->name + "_v", {1}, e->output->dtype);
+    scalars.push_back(reg);
+    stores.push_back(loop::store(reg, {ic(0)}, v));
+    in_regs[e->output.get()] = te::read(reg, {ic(0)});
+    if (kept(e->output)) {
+      stores.push_back(loop::store(e->output, axis_vars(op), in_regs[e->output.get()]));
+      outputs.push_back(e->output);
+    }
+  }
+  SOUFFLE_CHECK(!outputs.empty(), "gemm " + op.name + " stores nothing");
 
   Expr gi = te::var("gi"), gj = te::var("gj");
-  Stmt out = loop::store(op.output, axis_vars(op), with_init(op, te::read(acc, {r, cc})));
+  Stmt out = loop::seq(std::move(stores));
   out = bind_flat(g.cols, gj, out);
   out = bind_flat(g.rows, gi, out);
   out = bind_flat(g.batch, pb, out);
@@ -108,12 +247,25 @@ Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const Schedule
   inner = loop::let_stmt(pb, te::floordiv(f.bx, ic(mt * nt)),
                          loop::let_stmt(mb, te::floormod(te::floordiv(f.bx, ic(nt)), ic(mt)),
                                         loop::let_stmt(nb, te::floormod(f.bx, ic(nt)), inner)));
-  inner = loop::allocate(
-      sa, MemScope::Shared,
-      loop::allocate(sb, MemScope::Shared, loop::allocate(acc, MemScope::Local, inner)));
-  return finish(op, f, inner, grid, threads,
-                "gemm " + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
-                    " tile " + std::to_string(tm) + "x" + std::to_string(tn));
+  for (const Tensor& s : scalars) inner = loop::allocate(s, MemScope::Local, inner);
+  inner = loop::allocate(acc, MemScope::Local, inner);
+  if (db) {
+    inner = loop::allocate(ob.staged, MemScope::Local, inner);
+    inner = loop::allocate(oa.staged, MemScope::Local, inner);
+  }
+  inner =
+      loop::allocate(oa.smem, MemScope::Shared, loop::allocate(ob.smem, MemScope::Shared, inner));
+
+  std::string schedule = "gemm " + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
+                         std::to_string(bk) + " tile " + std::to_string(tm) + "x" +
+                         std::to_string(tn) + (db ? ", double-buffered" : "");
+  if (!epilogue.empty()) {
+    schedule += ", epilogue";
+    for (const te::ComputeOp* e : epilogue) schedule += " " + e->name;
+  }
+  std::vector<const te::ComputeOp*> ops{&op};
+  ops.insert(ops.end(), epilogue.begin(), epilogue.end());
+  return finish(ops, std::move(outputs), f, inner, grid, threads, std::move(schedule));
 }
 
 }  // namespace souffle::schedule::detail

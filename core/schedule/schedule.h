@@ -17,6 +17,9 @@ struct ScheduleConfig {
   /// GEMM block tile BM x BN over the output, K staged in BK chunks through shared memory, each
   /// thread a TM x TN register tile: (BM/TM)*(BN/TN) threads per block.
   int64_t gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_tm = 4, gemm_tn = 4;
+  /// Two shared-memory stages of the A/B tiles: tile k+1 is loaded into registers while tile k
+  /// is computed, then stored to the other stage; one block barrier per K step instead of two.
+  bool gemm_double_buffer = false;
   /// Compute type of GEMM-like TEs: fp32 runs the SIMT GEMM; tf32/fp16/bf16 run the tensor-core
   /// template (operands converted at the tile load, fp32 accumulation). Model inputs and outputs
   /// keep their declared types.
@@ -33,6 +36,22 @@ ScheduleKind classify(const te::ComputeOp& op);
 
 /// One kernel computing `op` (a single stage, verified, simplified).
 loop::Kernel schedule_op(const te::ComputeOp& op, const ScheduleConfig& config = {});
+
+/// Whether `consumer` can be computed inside the store loop of the GEMM-like `main` whose store
+/// loop already computes `group` (earlier epilogue TEs, in order): element-wise, of main's output
+/// extents, reading main's or a group TE's output, and each such tensor only at the element being
+/// stored (its own output index). Bias, activation, residual add, scale and cast qualify.
+bool is_epilogue(const te::ComputeOp& main, const std::vector<const te::ComputeOp*>& group,
+                 const te::ComputeOp& consumer);
+
+/// One kernel computing the GEMM-like `main` and, in its store loop, `epilogue` (each accepted
+/// by is_epilogue given the ones before it). Tensors in `on_chip` (main's output or an epilogue
+/// TE's) stay in registers and are not written to global memory: only pass those that nothing
+/// outside the group reads.
+loop::Kernel schedule_fused(const te::ComputeOp& main,
+                            const std::vector<const te::ComputeOp*>& epilogue,
+                            const ScheduleConfig& config = {},
+                            const std::vector<te::Tensor>& on_chip = {});
 
 /// One kernel per op of the program, in order (the unfused strategy's kernels).
 loop::KernelSet schedule_program(const te::TeProgram& program, const ScheduleConfig& config = {});

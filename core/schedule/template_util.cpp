@@ -105,17 +105,32 @@ std::vector<Tensor> reads_of(const te::ComputeOp& op) {
 
 Kernel finish(const te::ComputeOp& op, const Frame& f, Stmt inner, int64_t grid, int64_t block,
               std::string schedule) {
+  return finish({&op}, {op.output}, f, std::move(inner), grid, block, std::move(schedule));
+}
+
+Kernel finish(const std::vector<const te::ComputeOp*>& ops, std::vector<Tensor> outputs,
+              const Frame& f, Stmt inner, int64_t grid, int64_t block, std::string schedule) {
+  SOUFFLE_CHECK(!ops.empty(), "finish: no ops");
+  const te::ComputeOp& op = *ops.front();
   Kernel k;
   k.name = op.name;
-  k.inputs = reads_of(op);
-  k.outputs = {op.output};
+  std::set<const te::TensorNode*> produced;
+  for (const te::ComputeOp* o : ops) produced.insert(o->output.get());
+  for (const te::ComputeOp* o : ops)
+    for (const Tensor& t : reads_of(*o))
+      if (!produced.count(t.get()) &&
+          std::find(k.inputs.begin(), k.inputs.end(), t) == k.inputs.end())
+        k.inputs.push_back(t);
+  k.outputs = std::move(outputs);
   k.launch.grid_x = grid;
   k.launch.block_x = block;
   loop::StageInfo st;
   st.name = op.name;
   st.schedule = std::move(schedule);
-  st.tes = {op.name};
-  st.origins = {op.origin};
+  for (const te::ComputeOp* o : ops) {
+    st.tes.push_back(o->name);
+    st.origins.push_back(o->origin);
+  }
   st.grid_x = grid;
   st.block_x = block;
   k.stages.push_back(st);

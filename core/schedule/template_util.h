@@ -30,6 +30,11 @@ struct Frame {
 /// and plans its shared arena.
 loop::Kernel finish(const te::ComputeOp& op, const Frame& f, loop::Stmt inner, int64_t grid,
                     int64_t block, std::string schedule);
+/// The same for one stage computing several TEs (a GEMM and its epilogue, `ops[0]` first): the
+/// kernel reads what the ops read and do not produce, and writes `outputs`.
+loop::Kernel finish(const std::vector<const te::ComputeOp*>& ops, std::vector<te::Tensor> outputs,
+                    const Frame& f, loop::Stmt inner, int64_t grid, int64_t block,
+                    std::string schedule);
 
 /// The operands of a GEMM-like TE and how its output axes split.
 struct GemmParts {
@@ -41,5 +46,10 @@ bool match_gemm(const te::ComputeOp& op, GemmParts& g);
 loop::Kernel schedule_injective(const te::ComputeOp& op, const ScheduleConfig& c);
 loop::Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c);
 loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
+/// A GEMM whose store loop also computes `epilogue` (each accepted by is_epilogue, in order);
+/// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers.
+loop::Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
+                                 const std::vector<const te::ComputeOp*>& epilogue,
+                                 const std::vector<te::Tensor>& on_chip, const ScheduleConfig& c);
 
 }  // namespace souffle::schedule::detail

@@ -3,9 +3,14 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
 
 #include "core/emulate/emulate.h"
 #include "core/loop/mutator.h"
+#include "core/te/mutator.h"
 
 namespace souffle {
 namespace {
@@ -25,19 +30,199 @@ bool has_block_barrier(const loop::Stmt& s) {
   return found;
 }
 
-/// Adjusts `c` so injective and reduction stages use at most `block` threads and GEMMs exactly
-/// `block` (the register tile grows as the thread count shrinks); false when no tile fits.
-bool fit_block(schedule::ScheduleConfig& c, int64_t block) {
-  c.block = block;
-  for (int64_t tm = 1; tm <= c.gemm_bm; tm *= 2)
+/// A register tile for `t`'s block tile that gives exactly `threads` threads (the register
+/// tile grows as the thread count shrinks); false when there is none.
+bool fit_threads(schedule::GemmTile& t, int64_t threads) {
+  for (int64_t tm = 1; tm <= t.bm; tm *= 2)
     for (int64_t tn = tm; tn >= 1 && tn >= tm / 2; tn /= 2)
-      if (c.gemm_bm % tm == 0 && c.gemm_bn % tn == 0 &&
-          (c.gemm_bm / tm) * (c.gemm_bn / tn) == block) {
-        c.gemm_tm = tm;
-        c.gemm_tn = tn;
+      if (t.bm % tm == 0 && t.bn % tn == 0 && (t.bm / tm) * (t.bn / tn) == threads) {
+        t.tm = tm;
+        t.tn = tn;
         return true;
       }
   return false;
+}
+
+/// Which ops read each tensor, and the model's outputs: a GEMM's output may stay in registers
+/// only when no op outside its epilogue group reads it.
+struct Readers {
+  std::unordered_map<const te::TensorNode*, std::set<int>> by_tensor;
+  std::set<const te::TensorNode*> outputs;
+};
+
+Readers readers_of(const te::TeProgram& prog) {
+  Readers r;
+  for (size_t i = 0; i < prog.ops.size(); ++i) {
+    auto add = [&](const te::Expr& e) {
+      if (!e.defined()) return;
+      te::for_each_node(e, [&](const te::Expr& n) {
+        if (const te::Read* rd = n.as<te::Read>())
+          r.by_tensor[rd->tensor.get()].insert(static_cast<int>(i));
+      });
+    };
+    add(prog.ops[i]->body);
+    add(prog.ops[i]->init);
+  }
+  for (const te::Tensor& t : prog.outputs) r.outputs.insert(t.get());
+  return r;
+}
+
+/// TEs of a partition computed by one schedule: one TE, or a GEMM and its epilogue TEs.
+struct Unit {
+  std::vector<int> tes;  ///< op indices, the main TE first
+  std::vector<te::Tensor> on_chip;
+  bool gemm = false;
+  schedule::GemmTile tile;
+  std::string why;  ///< the tuner's reason, when it chose the tile
+};
+
+std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& tes,
+                           const Readers& readers, const schedule::ScheduleConfig& config,
+                           const KernelBuildOptions& options) {
+  std::vector<Unit> units;
+  for (size_t i = 0; i < tes.size();) {
+    Unit u;
+    const te::ComputeOp& op = *prog.ops[static_cast<size_t>(tes[i])];
+    u.tes.push_back(tes[i++]);
+    u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm;
+    if (u.gemm && options.epilogues) {
+      std::vector<const te::ComputeOp*> group;
+      while (i < tes.size() &&
+             schedule::is_epilogue(op, group, *prog.ops[static_cast<size_t>(tes[i])])) {
+        group.push_back(prog.ops[static_cast<size_t>(tes[i])].get());
+        u.tes.push_back(tes[i++]);
+      }
+      std::set<int> mine(u.tes.begin(), u.tes.end());
+      for (int te : u.tes) {
+        const te::Tensor& t = prog.ops[static_cast<size_t>(te)]->output;
+        auto it = readers.by_tensor.find(t.get());
+        bool outside = readers.outputs.count(t.get()) > 0;
+        if (it != readers.by_tensor.end())
+          for (int r : it->second) outside |= !mine.count(r);
+        if (!outside && te != u.tes.back()) u.on_chip.push_back(t);
+      }
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+/// The scheduled stages of one partition and the units they came from.
+struct PartitionSchedule {
+  std::vector<Unit> units;
+  std::vector<loop::Kernel> stages;
+};
+
+PartitionSchedule schedule_partition(const plan::FusionPlan& plan, const plan::Partition& p,
+                                     const std::string& name, const Readers& readers,
+                                     const gpu::GpuSpec* gpu,
+                                     const schedule::ScheduleConfig& config,
+                                     const KernelBuildOptions& options) {
+  const te::TeProgram& prog = plan.program;
+  // Stages list the partition's TEs in execution order; merge_stages places the grid
+  // barriers itself from what each stage reads and writes.
+  std::vector<int> tes;
+  std::map<int, const plan::TileChoice*> recorded;
+  for (const plan::Stage& st : p.stages) {
+    for (int te : st.tes) {
+      if (te < 0 || static_cast<size_t>(te) >= prog.ops.size())
+        throw KernelBuildError(name, "", "TE index " + std::to_string(te) + " out of range");
+      tes.push_back(te);
+    }
+    for (const plan::TileChoice& t : st.tiles) recorded[t.te] = &t;
+  }
+  PartitionSchedule ps;
+  ps.units = units_of(prog, tes, readers, config, options);
+  // A kernel of several stages may get grid barriers: all its blocks must be co-resident.
+  const bool multi = ps.units.size() > 1;
+  auto pick_tiles = [&](int64_t threads) {
+    for (Unit& u : ps.units) {
+      if (!u.gemm) continue;
+      const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
+      auto rec = recorded.find(u.tes[0]);
+      if (options.tune && rec != recorded.end()) {
+        const plan::TileChoice& t = *rec->second;
+        u.tile = {t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer};
+        u.why = t.why;
+        if (threads == 0 || u.tile.threads() == threads) continue;
+      }
+      if (options.tune && gpu) {
+        schedule::TuneOptions to;
+        to.gpu = *gpu;
+        to.limits.threads = threads;
+        to.limits.fit_co_resident = multi;
+        to.measure = options.measure;
+        schedule::TuneResult r = schedule::tune_gemm(op, to);
+        if (!r.ok() && multi) {
+          to.limits.fit_co_resident = false;
+          r = schedule::tune_gemm(op, to);
+        }
+        if (r.ok()) {
+          u.tile = r.best().tile;
+          u.why = r.reason();
+          continue;
+        }
+      }
+      u.tile = {config.gemm_bm, config.gemm_bn, config.gemm_bk,
+                config.gemm_tm, config.gemm_tn, config.gemm_double_buffer};
+      u.why.clear();
+      if (threads > 0 && u.tile.threads() != threads && !fit_threads(u.tile, threads)) return false;
+    }
+    return true;
+  };
+  auto schedule_all = [&](const schedule::ScheduleConfig& c) {
+    std::vector<loop::Kernel> stages;
+    for (const Unit& u : ps.units) {
+      const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
+      try {
+        if (!u.gemm) {
+          stages.push_back(schedule::schedule_op(op, c));
+          continue;
+        }
+        std::vector<const te::ComputeOp*> epilogue;
+        for (size_t i = 1; i < u.tes.size(); ++i)
+          epilogue.push_back(prog.ops[static_cast<size_t>(u.tes[i])].get());
+        loop::Kernel k =
+            schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
+        if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+        stages.push_back(std::move(k));
+      } catch (const std::exception& e) {
+        throw KernelBuildError(name, op.name, std::string("cannot schedule: ") + e.what());
+      }
+    }
+    return stages;
+  };
+  pick_tiles(0);
+  ps.stages = schedule_all(config);
+  // A stage with block barriers must run on the kernel's whole block. When such stages want
+  // different blocks, every stage is rescheduled on the smallest of them (reductions take any
+  // power of two up to their extent, GEMMs another tile of that many threads).
+  int64_t barrier_block = 0, max_block = 0;
+  for (const loop::Kernel& k : ps.stages) {
+    max_block = std::max(max_block, k.launch.block_x);
+    if (has_block_barrier(k.body))
+      barrier_block =
+          barrier_block == 0 ? k.launch.block_x : std::min(barrier_block, k.launch.block_x);
+  }
+  if (barrier_block > 0 && barrier_block < max_block) {
+    schedule::ScheduleConfig c = config;
+    c.block = barrier_block;
+    if (!pick_tiles(barrier_block))
+      throw KernelBuildError(name, "",
+                             "no schedule fits all stages on one block of " +
+                                 std::to_string(barrier_block) + " threads");
+    ps.stages = schedule_all(c);
+  }
+  return ps;
+}
+
+/// The plan's GPU when it names a known spec (tiles are tuned for it), else null.
+std::optional<gpu::GpuSpec> plan_gpu(const plan::FusionPlan& plan) {
+  try {
+    return gpu::gpu_spec(plan.gpu);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -49,59 +234,49 @@ KernelBuildError::KernelBuildError(std::string kernel, std::string te, std::stri
       m_detail(std::move(detail)) {}
 
 loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
-                                   const schedule::ScheduleConfig& config) {
+                                   const schedule::ScheduleConfig& config,
+                                   const KernelBuildOptions& options) {
   const te::TeProgram& prog = plan.program;
   loop::KernelSet ks;
   ks.name = prog.name;
   ks.inputs = prog.inputs;
   ks.outputs = prog.outputs;
+  const Readers readers = readers_of(prog);
+  const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
   for (const plan::Partition& p : plan.partitions) {
     std::string name = kernel_name(p);
-    // Stages list the partition's TEs in execution order; merge_stages places the grid
-    // barriers itself from what each stage reads and writes.
-    std::vector<const te::ComputeOp*> ops;
-    for (const plan::Stage& st : p.stages)
-      for (int te : st.tes) {
-        if (te < 0 || static_cast<size_t>(te) >= prog.ops.size())
-          throw KernelBuildError(name, "", "TE index " + std::to_string(te) + " out of range");
-        ops.push_back(prog.ops[static_cast<size_t>(te)].get());
-      }
-    if (ops.empty()) continue;
-    auto schedule_all = [&](const schedule::ScheduleConfig& c) {
-      std::vector<loop::Kernel> stages;
-      for (const te::ComputeOp* op : ops) try {
-          stages.push_back(schedule::schedule_op(*op, c));
-        } catch (const std::exception& e) {
-          throw KernelBuildError(name, op->name, std::string("cannot schedule: ") + e.what());
-        }
-      return stages;
-    };
-    std::vector<loop::Kernel> stages = schedule_all(config);
-    // A stage with block barriers must run on the kernel's whole block. When such stages want
-    // different blocks, every stage is rescheduled on the smallest of them (reductions take any
-    // power of two up to their extent, GEMMs a larger register tile per thread).
-    int64_t barrier_block = 0, max_block = 0;
-    for (const loop::Kernel& k : stages) {
-      max_block = std::max(max_block, k.launch.block_x);
-      if (has_block_barrier(k.body))
-        barrier_block =
-            barrier_block == 0 ? k.launch.block_x : std::min(barrier_block, k.launch.block_x);
-    }
-    if (barrier_block > 0 && barrier_block < max_block) {
-      schedule::ScheduleConfig c = config;
-      if (!fit_block(c, barrier_block))
-        throw KernelBuildError(name, "",
-                               "no schedule fits all stages on one block of " +
-                                   std::to_string(barrier_block) + " threads");
-      stages = schedule_all(c);
-    }
+    PartitionSchedule ps =
+        schedule_partition(plan, p, name, readers, gpu ? &*gpu : nullptr, config, options);
+    if (ps.stages.empty()) continue;
     try {
-      ks.kernels.push_back(schedule::merge_stages(std::move(stages), name));
+      ks.kernels.push_back(schedule::merge_stages(std::move(ps.stages), name));
     } catch (const std::exception& e) {
       throw KernelBuildError(name, "", std::string("cannot merge stages: ") + e.what());
     }
   }
   return ks;
+}
+
+void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& config,
+               const KernelBuildOptions& options) {
+  const std::optional<gpu::GpuSpec> gpu = plan_gpu(plan);
+  if (!gpu) return;
+  const Readers readers = readers_of(plan.program);
+  KernelBuildOptions o = options;
+  o.tune = true;
+  for (plan::Partition& p : plan.partitions) {
+    for (plan::Stage& st : p.stages) st.tiles.clear();
+    PartitionSchedule ps = schedule_partition(plan, p, kernel_name(p), readers, &*gpu, config, o);
+    for (const Unit& u : ps.units) {
+      if (!u.gemm || u.why.empty()) continue;
+      for (plan::Stage& st : p.stages)
+        if (std::find(st.tes.begin(), st.tes.end(), u.tes[0]) != st.tes.end()) {
+          const schedule::GemmTile& t = u.tile;
+          st.tiles.push_back({u.tes[0], t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, u.why});
+          st.schedule += (st.schedule.empty() ? "tuned: " : "; tuned: ") + u.why;
+        }
+    }
+  }
 }
 
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
@@ -117,6 +292,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   t0 = std::chrono::steady_clock::now();
   loop::KernelSet ks;
   try {
+    tune_plan(p);
     ks = build_plan_kernels(p);
   } catch (const KernelBuildError& e) {
     rep.error = e.what();

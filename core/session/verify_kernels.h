@@ -8,6 +8,7 @@
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule.h"
+#include "core/schedule/tune.h"
 #include "core/session/verify.h"
 
 namespace souffle {
@@ -25,11 +26,30 @@ class KernelBuildError : public std::runtime_error {
   std::string m_kernel, m_te, m_detail;
 };
 
+/// How build_plan_kernels turns partitions into kernels beyond the schedule templates.
+struct KernelBuildOptions {
+  /// GEMM tiles from the tuner (core/schedule/tune.h) on the plan's GPU: the tiles recorded in
+  /// the plan's stages (tune_plan) when there are any, else chosen the same way on the spot.
+  /// Off: config's tile for every GEMM.
+  bool tune = true;
+  /// A GEMM's element-wise consumers that follow it in its partition are computed in its store
+  /// loop (schedule::is_epilogue); its output is written only when something else reads it.
+  bool epilogues = true;
+  schedule::MeasureFn measure;  ///< optional: ranks tile candidates by measured time
+};
+
 /// The kernels of a plan, in partition order: each partition's TEs scheduled one by one
-/// (schedule_op) and merged into one kernel (grid barriers between dependent stages, tensors
-/// produced inside the kernel become global scratch). Throws KernelBuildError.
+/// (schedule_op; a GEMM with its epilogue TEs as one, schedule_fused) and merged into one kernel
+/// (grid barriers between dependent stages, tensors produced inside the kernel become global
+/// scratch). Throws KernelBuildError.
 loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
-                                   const schedule::ScheduleConfig& config = {});
+                                   const schedule::ScheduleConfig& config = {},
+                                   const KernelBuildOptions& options = {});
+
+/// Chooses the GEMM tiles of every partition as build_plan_kernels does and records them in the
+/// plan: Stage::tiles, and the chosen tile and why in Stage::schedule ("tuned: gemm ...").
+void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& config = {},
+               const KernelBuildOptions& options = {});
 
 struct KernelVerifyReport {
   VerifyReport outputs;  ///< per-output checks; run_ms is the emulator time over all data sets

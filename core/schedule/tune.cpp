@@ -1,0 +1,199 @@
+#include "core/schedule/tune.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <tuple>
+
+#include "core/schedule/template_util.h"
+
+namespace souffle::schedule {
+
+using detail::ceil_div;
+
+namespace {
+
+/// FMAs an SM needs in flight to keep its FP32 pipes busy (lanes x dependent-issue latency,
+/// rounded up over the GPUs in resources/gpus.json); fewer resident accumulators leave it idle.
+constexpr double kInflightFmas = 512;
+/// Warps an SM needs resident to issue every clock (one per scheduler).
+constexpr double kMinWarpsPerSm = 4;
+/// FMAs per shared-memory word loaded that keep a register tile compute-bound (an SM issues
+/// about twice as many FP32 FMAs as 4-byte shared loads per clock).
+constexpr double kReuseNeeded = 2;
+/// Registers a GEMM thread needs beyond its tiles: indices, addresses, loop counters.
+constexpr int64_t kRegOverhead = 32;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string mb(int64_t bytes) {
+  double v = double(bytes) / 1e6;
+  return fmt(v >= 10 ? "%.0f MB" : v >= 0.1 ? "%.2f MB" : "%.4f MB", v);
+}
+
+/// The estimate of `t` on `p`, or false when the tile does not fit the GPU.
+bool estimate(const GemmProblem& p, const GemmTile& t, const TuneOptions& o, TileEstimate& e) {
+  const gpu::GpuSpec& s = o.gpu;
+  e = {};
+  e.tile = t;
+  e.threads = t.threads();
+  if (e.threads < s.warp_size || e.threads > s.max_threads_per_block) return false;
+  if (o.limits.threads > 0 && e.threads != o.limits.threads) return false;
+  const int64_t per_a = ceil_div(t.bm * t.bk, e.threads), per_b = ceil_div(t.bk * t.bn, e.threads);
+  e.regs_per_thread =
+      t.tm * t.tn + t.tm + t.tn + (t.double_buffer ? per_a + per_b : 0) + kRegOverhead;
+  if (e.regs_per_thread > s.max_registers_per_thread) return false;
+  e.smem_bytes = (t.bm * t.bk + t.bk * t.bn) * p.in_bytes * (t.double_buffer ? 2 : 1);
+  if (e.smem_bytes > s.max_shared_memory_per_block) return false;
+  gpu::Occupancy occ = gpu::occupancy(s, static_cast<int>(e.threads),
+                                      static_cast<int>(e.regs_per_thread), e.smem_bytes);
+  if (occ.blocks_per_sm <= 0) return false;
+  e.blocks_per_sm = occ.blocks_per_sm;
+  e.co_resident = occ.total_blocks;
+  e.limited_by = occ.limited_by;
+  const int64_t mt = ceil_div(p.m, t.bm), nt = ceil_div(p.n, t.bn), ks = ceil_div(p.k, t.bk);
+  e.blocks = p.batch * mt * nt;
+  if (o.limits.fit_co_resident && e.blocks > e.co_resident) return false;
+  e.waves = double(e.blocks) / double(e.co_resident);
+
+  // Compute: whole tiles (padding included) at the SM's share of the peak, discounted when
+  // the register tile reuses shared loads too little or too few accumulators are resident.
+  const double sm_rate = gpu::peak_flops(s, o.precision) / s.sm_count;
+  const double block_flops = 2.0 * double(t.bm * t.bn) * double(ks * t.bk);
+  const double reuse = std::min(1.0, double(t.tm * t.tn) / double(t.tm + t.tn) / kReuseNeeded);
+  auto wave_us = [&](int64_t blocks_on_sm) {
+    double busy = std::min(1.0, double(blocks_on_sm * e.threads * t.tm * t.tn) / kInflightFmas) *
+                  std::min(1.0, double(blocks_on_sm * e.threads) / s.warp_size / kMinWarpsPerSm);
+    return double(blocks_on_sm) * block_flops / (sm_rate * reuse * busy) * 1e6;
+  };
+  const int64_t full = e.blocks / e.co_resident, rem = e.blocks % e.co_resident;
+  e.compute_us = double(full) * wave_us(e.blocks_per_sm) +
+                 (rem > 0 ? wave_us(ceil_div(rem, s.sm_count)) : 0.0);
+
+  // Memory: every block loads its A row panel and B column panel and writes its tile once;
+  // a grid on few SMs cannot draw the whole bandwidth (one SM draws about twice its share).
+  e.load_bytes =
+      p.batch * (p.m * p.k * nt + p.k * p.n * mt) * p.in_bytes + p.batch * p.m * p.n * p.out_bytes;
+  const double active = double(std::min<int64_t>(e.blocks, s.sm_count)) / s.sm_count;
+  const double bw = s.dram_bandwidth_gbps * 1e9 * std::min(1.0, 2.0 * active);
+  e.memory_us = double(e.load_bytes) / bw * 1e6;
+
+  // Double buffering overlaps a tile's loads with the previous tile's math; a single buffer
+  // exposes them except where other resident blocks fill the gap.
+  const double hi = std::max(e.compute_us, e.memory_us), lo = std::min(e.compute_us, e.memory_us);
+  e.total_us = t.double_buffer ? hi : hi + lo / e.blocks_per_sm;
+  return true;
+}
+
+bool better(const TileEstimate& a, const TileEstimate& b) {
+  auto close = [](double x, double y) { return std::abs(x - y) <= 1e-6 * std::max(x, y); };
+  if (!close(a.total_us, b.total_us)) return a.total_us < b.total_us;
+  if (a.load_bytes != b.load_bytes) return a.load_bytes < b.load_bytes;
+  if (!close(a.waves, b.waves)) return a.waves < b.waves;
+  const GemmTile &x = a.tile, &y = b.tile;
+  return std::make_tuple(x.double_buffer, x.bm * x.bn, x.bk, x.tm * x.tn, x.bm, x.tm) >
+         std::make_tuple(y.double_buffer, y.bm * y.bn, y.bk, y.tm * y.tn, y.bm, y.tm);
+}
+
+}  // namespace
+
+std::string GemmTile::describe() const {
+  return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " tile " +
+         std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? ", double-buffered" : "");
+}
+
+ScheduleConfig with_tile(ScheduleConfig c, const GemmTile& t) {
+  c.gemm_bm = t.bm;
+  c.gemm_bn = t.bn;
+  c.gemm_bk = t.bk;
+  c.gemm_tm = t.tm;
+  c.gemm_tn = t.tn;
+  c.gemm_double_buffer = t.double_buffer;
+  return c;
+}
+
+GemmProblem gemm_problem(const te::ComputeOp& op) {
+  detail::GemmParts g;
+  SOUFFLE_CHECK(detail::match_gemm(op, g), "gemm_problem: " + op.name + " is not GEMM-like");
+  GemmProblem p;
+  p.batch = detail::extent_product(g.batch);
+  p.m = detail::extent_product(g.rows);
+  p.n = detail::extent_product(g.cols);
+  p.k = detail::extent_product(op.reduce_axes);
+  p.in_bytes = std::max<int64_t>(dtype_size(g.a.dtype()), dtype_size(g.b.dtype()));
+  p.out_bytes = dtype_size(op.output->dtype);
+  return p;
+}
+
+std::vector<GemmTile> tile_space() {
+  std::vector<GemmTile> out;
+  // BN 1 serves matrix-vector products (depthwise convolutions); BM 256 lets them fill a block.
+  for (int64_t bm : {16, 32, 64, 128, 256})
+    for (int64_t bn : {1, 16, 32, 64, 128})
+      for (int64_t bk : {8, 16, 32})
+        for (int64_t tm : {1, 2, 4, 8})
+          for (int64_t tn : {1, 2, 4, 8})
+            for (bool db : {false, true})
+              if (tm <= bm && tn <= bn) out.push_back({bm, bn, bk, tm, tn, db});
+  return out;
+}
+
+std::string TileEstimate::why() const {
+  std::string s = "gemm " + tile.describe() + ", " + std::to_string(blocks) +
+                  " blocks = " + fmt("%.2f", waves) + " waves (" + std::to_string(blocks_per_sm) +
+                  " per SM";
+  if (!limited_by.empty()) s += ", " + limited_by;
+  s += "), " + mb(load_bytes) + " loaded, model " + fmt("%.2f", total_us) + " us (compute " +
+       fmt("%.2f", compute_us) + ", memory " + fmt("%.2f", memory_us) + ")";
+  if (measured_us >= 0) s += ", measured " + fmt("%.2f", measured_us) + " us";
+  return s;
+}
+
+std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o) {
+  SOUFFLE_CHECK(o.gpu.sm_count > 0, "rank_tiles: no GPU spec");
+  std::vector<TileEstimate> out;
+  for (const GemmTile& t : tile_space()) {
+    TileEstimate e;
+    if (estimate(p, t, o, e)) out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), better);
+  return out;
+}
+
+std::string TuneResult::reason() const {
+  if (ranked.empty()) return "no tile fits";
+  std::string s = best().why() + "; best of " + std::to_string(ranked.size());
+  if (measured) s += " (measured)";
+  if (ranked.size() > 1) {
+    const TileEstimate& n = ranked[1];
+    s += ", next " + n.tile.describe() + " at " +
+         fmt("%.2f", n.measured_us >= 0 ? n.measured_us : n.total_us) + " us";
+  }
+  return s;
+}
+
+TuneResult tune_gemm(const te::ComputeOp& op, const TuneOptions& o) {
+  TuneResult r;
+  r.ranked = rank_tiles(gemm_problem(op), o);
+  if (!o.measure || r.ranked.empty()) return r;
+  size_t top = std::min(o.measure_top, r.ranked.size());
+  std::vector<TileEstimate> head(r.ranked.begin(), r.ranked.begin() + static_cast<long>(top));
+  std::vector<double> times = o.measure(op, head);
+  SOUFFLE_CHECK(times.size() == head.size(), "tune: the measure gave another count of times");
+  for (size_t i = 0; i < top; ++i) head[i].measured_us = times[i];
+  // Measured tiles first, fastest first; failed ones after them in model order.
+  std::stable_sort(head.begin(), head.end(), [](const TileEstimate& a, const TileEstimate& b) {
+    bool ok_a = a.measured_us >= 0, ok_b = b.measured_us >= 0;
+    if (ok_a != ok_b) return ok_a;
+    return ok_a && a.measured_us < b.measured_us;
+  });
+  std::copy(head.begin(), head.end(), r.ranked.begin());
+  r.measured = true;
+  return r;
+}
+
+}  // namespace souffle::schedule

@@ -1,0 +1,95 @@
+/// \file GEMM tile tuner: tiles that fit a GPU, ranked by a tile cost model or by measurement.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/gpu/cost.h"
+#include "core/gpu/spec.h"
+#include "core/schedule/schedule.h"
+#include "core/te/expr.h"
+
+namespace souffle::schedule {
+
+/// One configuration of the GEMM template (see ScheduleConfig).
+struct GemmTile {
+  int64_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
+  bool double_buffer = false;
+  int64_t threads() const { return (bm / tm) * (bn / tn); }
+  std::string describe() const;  ///< "128x64x16 tile 8x4, double-buffered"
+  bool operator==(const GemmTile&) const = default;
+};
+/// `c` with the GEMM fields set to `t`.
+ScheduleConfig with_tile(ScheduleConfig c, const GemmTile& t);
+
+/// What a GEMM-like TE asks of the template: batch x (M x K) * (K x N).
+struct GemmProblem {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  int64_t in_bytes = 4;   ///< bytes per operand element (the wider of A and B)
+  int64_t out_bytes = 4;  ///< bytes per output element
+};
+/// The problem of a TE that classify() calls Gemm; InternalError otherwise.
+GemmProblem gemm_problem(const te::ComputeOp& op);
+
+/// One tile on one problem and GPU under the tile-level cost model.
+struct TileEstimate {
+  GemmTile tile;
+  int64_t threads = 0, regs_per_thread = 0, smem_bytes = 0;
+  int64_t blocks = 0;       ///< one output tile per block
+  int blocks_per_sm = 0;    ///< co-resident blocks of this tile on one SM
+  int64_t co_resident = 0;  ///< blocks_per_sm x SMs
+  std::string limited_by;   ///< what caps blocks_per_sm
+  double waves = 0;         ///< blocks / co_resident
+  int64_t load_bytes = 0;   ///< operand panels each block loads plus the output it writes
+  double compute_us = 0;    ///< FLOPs (padded to whole tiles) over the waves at the spec's peak
+  double memory_us = 0;     ///< load_bytes at DRAM bandwidth (from the SMs the grid occupies)
+  double total_us = 0;      ///< overlapped (double-buffered) or partly exposed (single)
+  double measured_us = -1;  ///< from TuneOptions::measure; negative when not measured
+  /// "gemm 128x64x16 tile 8x4, double-buffered, 96 blocks = 0.73 waves (1 per SM, registers),
+  /// 12.6 MB loaded, model 10.5 us (compute 8.1, memory 10.5)".
+  std::string why() const;
+};
+
+/// Constraints from the kernel the GEMM runs in.
+struct TileLimits {
+  int64_t threads = 0;           ///< exactly this many threads per block (0: any)
+  bool fit_co_resident = false;  ///< blocks <= co_resident (the kernel has grid barriers)
+};
+
+/// Measures candidate tiles on a GPU: one time in microseconds per candidate, negative for one
+/// that failed. Plugged in by a GPU runner; without one the model alone ranks.
+using MeasureFn =
+    std::function<std::vector<double>(const te::ComputeOp& op, const std::vector<TileEstimate>&)>;
+
+struct TuneOptions {
+  gpu::GpuSpec gpu;  ///< must be filled (gpu::gpu_spec("a100"))
+  gpu::Precision precision = gpu::Precision::FP32;
+  TileLimits limits;
+  MeasureFn measure;       ///< optional
+  size_t measure_top = 8;  ///< how many of the model's best are measured
+};
+
+/// Every configuration the template can be asked for (before fitting a GPU).
+std::vector<GemmTile> tile_space();
+
+/// The tiles of tile_space() that fit `o.gpu` and `o.limits` (threads, registers estimate,
+/// shared memory, at least one block per SM), estimated and sorted best first: lowest total_us,
+/// then fewer bytes loaded, then fewer waves, then double-buffered, then the larger tile.
+std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o);
+
+struct TuneResult {
+  std::vector<TileEstimate> ranked;  ///< best first; empty when no tile fits
+  bool measured = false;             ///< the order of the first measure_top comes from `measure`
+  bool ok() const { return !ranked.empty(); }
+  const TileEstimate& best() const { return ranked.front(); }
+  /// best().why() plus how it compares: "; best of 212 (next 64x64x16 tile 4x4 at 11.2 us)".
+  std::string reason() const;
+};
+
+/// Ranks the tiles for a GEMM-like TE; with `o.measure`, the model's first measure_top are
+/// re-ranked by their measured times (failed ones last).
+TuneResult tune_gemm(const te::ComputeOp& op, const TuneOptions& o);
+
+}  // namespace souffle::schedule

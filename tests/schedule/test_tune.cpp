@@ -1,0 +1,184 @@
+// The GEMM tile tuner: every candidate fits the GPU and schedules, the cost model prefers fewer
+// waves and less traffic where the choice is clear, limits hold, a measurement re-ranks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/gpu/spec.h"
+#include "core/loop/verify.h"
+#include "core/schedule/schedule.h"
+#include "core/schedule/tune.h"
+#include "core/te/builder.h"
+
+namespace souffle {
+namespace {
+
+using schedule::GemmProblem;
+using schedule::GemmTile;
+using schedule::TileEstimate;
+using te::Expr;
+
+schedule::TuneOptions on(const std::string& gpu) {
+  schedule::TuneOptions o;
+  o.gpu = gpu::gpu_spec(gpu);
+  return o;
+}
+
+const TileEstimate* find(const std::vector<TileEstimate>& r, const GemmTile& t) {
+  for (const TileEstimate& e : r)
+    if (e.tile == t) return &e;
+  return nullptr;
+}
+
+te::Op batched_matmul(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  te::Tensor a = te::make_input("A", {batch, m, k}, DType::Float32);
+  te::Tensor b = te::make_input("B", {batch, k, n}, DType::Float32);
+  return te::reduce("C", {batch, m, n}, DType::Float32, te::ReduceKind::Sum, {k},
+                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                      return te::read(a, {i[0], i[1], r[0]}) * te::read(b, {i[0], r[0], i[2]});
+                    });
+}
+
+TEST(Tune, EveryCandidateFitsTheGpuAndSchedules) {
+  te::Op op = batched_matmul(2, 50, 70, 30);
+  GemmProblem p = schedule::gemm_problem(*op);
+  EXPECT_EQ(p.batch, 2);
+  EXPECT_EQ(p.m, 50);
+  EXPECT_EQ(p.n, 70);
+  EXPECT_EQ(p.k, 30);
+  for (const char* name : {"a100", "h100", "t4"}) {
+    schedule::TuneOptions o = on(name);
+    std::vector<TileEstimate> r = schedule::rank_tiles(p, o);
+    ASSERT_FALSE(r.empty()) << name;
+    std::printf("%s: %zu of %zu tiles fit; best %s\n", name, r.size(),
+                schedule::tile_space().size(), r.front().why().c_str());
+    for (size_t i = 0; i < r.size(); ++i) {
+      const TileEstimate& e = r[i];
+      EXPECT_EQ(e.threads, e.tile.threads());
+      EXPECT_GE(e.threads, o.gpu.warp_size);
+      EXPECT_LE(e.threads, o.gpu.max_threads_per_block);
+      EXPECT_LE(e.regs_per_thread, o.gpu.max_registers_per_thread);
+      EXPECT_LE(e.smem_bytes, o.gpu.max_shared_memory_per_block);
+      EXPECT_GT(e.blocks_per_sm, 0);
+      EXPECT_GT(e.total_us, 0);
+      if (i > 0) {
+        EXPECT_LE(r[i - 1].total_us, e.total_us * (1 + 1e-6));
+      }
+    }
+  }
+  // Each candidate is a schedule the template builds, with the grid and block it promised.
+  for (const TileEstimate& e : schedule::rank_tiles(p, on("a100"))) {
+    loop::Kernel k = schedule::schedule_op(*op, schedule::with_tile({}, e.tile));
+    loop::verify(k);
+    EXPECT_EQ(k.launch.block_x, e.threads);
+    EXPECT_EQ(k.launch.grid_x, e.blocks);
+  }
+}
+
+TEST(Tune, LessTrafficOnALargeProblem) {
+  // 4096^3: compute-bound at any sensible tile, but small tiles reload the operands many times.
+  GemmProblem p{1, 4096, 4096, 4096, 4, 4};
+  std::vector<TileEstimate> r = schedule::rank_tiles(p, on("a100"));
+  const TileEstimate* big = find(r, {128, 128, 16, 8, 8, true});
+  const TileEstimate* small = find(r, {16, 16, 16, 2, 2, true});
+  ASSERT_TRUE(big && small);
+  EXPECT_LT(big->load_bytes * 4, small->load_bytes);
+  EXPECT_LT(big->total_us, small->total_us);
+  const TileEstimate& best = r.front();
+  std::printf("4096^3 on a100: %s\n", best.why().c_str());
+  EXPECT_GE(best.tile.bm * best.tile.bn, 64 * 64);
+  EXPECT_TRUE(best.tile.double_buffer);
+}
+
+TEST(Tune, FewerWavesWinOnASmallProblem) {
+  // 64 x 64 x 1024: one 64x64 tile would leave all but one SM idle; smaller tiles spread out.
+  GemmProblem p{1, 64, 64, 1024, 4, 4};
+  std::vector<TileEstimate> r = schedule::rank_tiles(p, on("a100"));
+  const TileEstimate* one = find(r, {64, 64, 16, 4, 4, true});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->blocks, 1);
+  EXPECT_GT(r.front().blocks, 4);
+  EXPECT_LT(r.front().total_us, one->total_us);
+  std::printf("64x64x1024 on a100: %s\n", r.front().why().c_str());
+}
+
+TEST(Tune, WaveQuantization) {
+  // The same tile on a problem one block past a whole wave costs a second wave.
+  schedule::TuneOptions o = on("a100");
+  GemmTile t{128, 128, 16, 8, 8, true};
+  GemmProblem p{1, 128, 128, 512, 4, 4};
+  const std::vector<TileEstimate> r1 = schedule::rank_tiles(p, o);
+  const TileEstimate* e1 = find(r1, t);
+  ASSERT_TRUE(e1);
+  int64_t wave = e1->co_resident;
+  GemmProblem full{wave, 128, 128, 512, 4, 4}, over{wave + 1, 128, 128, 512, 4, 4};
+  const std::vector<TileEstimate> rf = schedule::rank_tiles(full, o),
+                                  ro = schedule::rank_tiles(over, o);
+  const TileEstimate *ef = find(rf, t), *eo = find(ro, t);
+  ASSERT_TRUE(ef && eo);
+  EXPECT_DOUBLE_EQ(ef->waves, 1.0);
+  EXPECT_GT(eo->compute_us, 1.4 * ef->compute_us);
+}
+
+TEST(Tune, DoubleBufferingHidesLoadsWhenOneBlockFitsAnSm) {
+  GemmProblem p{1, 2048, 2048, 2048, 4, 4};
+  std::vector<TileEstimate> r = schedule::rank_tiles(p, on("h100"));
+  for (const TileEstimate& e : r) {
+    if (!e.tile.double_buffer) continue;
+    GemmTile single = e.tile;
+    single.double_buffer = false;
+    const TileEstimate* s = find(r, single);
+    ASSERT_TRUE(s);
+    if (e.blocks_per_sm == s->blocks_per_sm) {
+      EXPECT_LE(e.total_us, s->total_us);
+    }
+  }
+}
+
+TEST(Tune, LimitsHold) {
+  te::Op op = batched_matmul(1, 300, 300, 64);
+  schedule::TuneOptions o = on("a100");
+  o.limits.threads = 128;
+  schedule::TuneResult r = schedule::tune_gemm(*op, o);
+  ASSERT_TRUE(r.ok());
+  for (const TileEstimate& e : r.ranked) EXPECT_EQ(e.threads, 128);
+  o.limits.threads = 0;
+  o.limits.fit_co_resident = true;
+  r = schedule::tune_gemm(*op, o);
+  ASSERT_TRUE(r.ok());
+  for (const TileEstimate& e : r.ranked) EXPECT_LE(e.blocks, e.co_resident);
+  o.limits.threads = 3;  // no tile has 3 threads
+  EXPECT_FALSE(schedule::tune_gemm(*op, o).ok());
+}
+
+TEST(Tune, MeasurementReranksTheModelsBest) {
+  te::Op op = batched_matmul(1, 256, 256, 256);
+  schedule::TuneOptions o = on("a100");
+  schedule::TuneResult model = schedule::tune_gemm(*op, o);
+  ASSERT_GE(model.ranked.size(), 4u);
+  o.measure_top = 4;
+  int calls = 0;
+  // A measurement that finds the model's order reversed, and the model's third tile failing.
+  o.measure = [&](const te::ComputeOp& m, const std::vector<TileEstimate>& c) {
+    ++calls;
+    EXPECT_EQ(&m, op.get());
+    EXPECT_EQ(c.size(), 4u);
+    std::vector<double> t;
+    for (size_t i = 0; i < c.size(); ++i) t.push_back(i == 2 ? -1.0 : 10.0 - double(i));
+    return t;
+  };
+  schedule::TuneResult r = schedule::tune_gemm(*op, o);
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(r.measured);
+  ASSERT_EQ(r.ranked.size(), model.ranked.size());
+  EXPECT_EQ(r.ranked[0].tile, model.ranked[3].tile);
+  EXPECT_EQ(r.ranked[1].tile, model.ranked[1].tile);
+  EXPECT_EQ(r.ranked[2].tile, model.ranked[0].tile);
+  EXPECT_EQ(r.ranked[3].tile, model.ranked[2].tile);  // failed: after the measured ones
+  EXPECT_EQ(r.ranked[4].tile, model.ranked[4].tile);  // not measured: model order
+  EXPECT_NE(r.reason().find("measured"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace souffle

@@ -1,0 +1,252 @@
+#include "core/session/compile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/codegen/codegen_cuda.h"
+#include "core/session/verify_kernels.h"
+#include "core/support/error.h"
+#include "core/support/thread_pool.h"
+
+namespace souffle {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+/// Line numbers (1-based) that NVRTC's log reports errors at: "file.cu(42): error: ...".
+std::vector<int> error_lines(const std::string& log) {
+  static const std::regex re(R"(\((\d+)\): (?:error|catastrophic error))");
+  std::set<int> found;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
+       ++it)
+    found.insert(std::stoi((*it)[1].str()));
+  return {found.begin(), found.end()};
+}
+
+/// The emitter's stage comment above source line `line` (1-based) and the TE lines under it:
+/// "stage 2 `stage2_softmax` (TEs: max_0 <- /Softmax (Softmax))", or "" outside any stage.
+std::string stage_at(const std::vector<std::string>& lines, int line) {
+  for (int i = std::min(line, static_cast<int>(lines.size())) - 1; i >= 0; --i) {
+    const std::string& l = lines[static_cast<size_t>(i)];
+    size_t p = l.find("// stage ");
+    if (p == std::string::npos) continue;
+    size_t tick = l.find('`', p), end = tick == std::string::npos ? tick : l.find('`', tick + 1);
+    std::string head =
+        end == std::string::npos ? l.substr(p + 3) : l.substr(p + 3, end + 1 - p - 3);
+    std::string tes;
+    for (size_t j = static_cast<size_t>(i) + 1; j < lines.size(); ++j) {
+      size_t q = lines[j].find("//   ");
+      if (q == std::string::npos) break;
+      tes += (tes.empty() ? "" : "; ") + lines[j].substr(q + 5);
+    }
+    return tes.empty() ? head : head + " (TEs: " + tes + ")";
+  }
+  return "";
+}
+
+/// "sm_80" for compute capability "8.0".
+std::string arch_of(const std::string& compute_capability) {
+  std::string digits;
+  for (char c : compute_capability)
+    if (c != '.') digits += c;
+  return digits;
+}
+
+std::string arch_digits(const std::string& arch) {
+  size_t p = arch.find('_');
+  return p == std::string::npos ? arch : arch.substr(p + 1);
+}
+
+std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
+                                          const schedule::ScheduleConfig& config) {
+  std::vector<const plan::Partition*> parts;
+  for (const plan::Partition& p : plan.partitions) {
+    bool any = false;
+    for (const plan::Stage& st : p.stages) any |= !st.tes.empty();
+    if (any) parts.push_back(&p);
+  }
+  std::vector<CompiledKernel> out(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out[i].partition = parts[i]->id;
+    out[i].name = "kernel" + std::to_string(parts[i]->id);
+  }
+  // The whole plan at once is the common case; when one partition cannot be built, each is
+  // built alone so that the others still get their kernels.
+  std::vector<bool> built(parts.size(), false);
+  try {
+    loop::KernelSet ks = build_plan_kernels(plan, config);
+    SOUFFLE_CHECK(ks.kernels.size() == parts.size(), "one kernel per non-empty partition");
+    for (size_t i = 0; i < parts.size(); ++i) {
+      out[i].kernel = std::move(ks.kernels[i]);
+      built[i] = true;
+    }
+  } catch (const KernelBuildError&) {
+    plan::FusionPlan one;
+    one.program = plan.program;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      one.partitions = {*parts[i]};
+      try {
+        loop::KernelSet ks = build_plan_kernels(one, config);
+        SOUFFLE_CHECK(ks.kernels.size() == 1, "one kernel per partition");
+        out[i].kernel = std::move(ks.kernels[0]);
+        built[i] = true;
+      } catch (const KernelBuildError& e) {
+        out[i].error = std::string("cannot build ") + e.what();
+      }
+    }
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!built[i]) continue;
+    CompiledKernel& ck = out[i];
+    ck.launch = ck.kernel.launch;
+    try {
+      loop::KernelSet one;
+      one.kernels = {ck.kernel};
+      ck.name = codegen::cuda_kernel_names(one)[0];
+      ck.cuda = codegen::emit_cuda(ck.kernel);
+    } catch (const std::exception& e) {
+      ck.error = ck.name + ": cannot emit CUDA: " + e.what();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int CompiledKernel::max_registers() const {
+  int r = 0;
+  for (const gpu::CompileResult& c : per_arch)
+    if (const gpu::KernelResources* kr = c.find_kernel(name)) r = std::max(r, kr->registers);
+  return r;
+}
+
+int64_t CompiledKernel::spill_bytes() const {
+  int64_t s = 0;
+  for (const gpu::CompileResult& c : per_arch)
+    if (const gpu::KernelResources* kr = c.find_kernel(name))
+      s = std::max(s, kr->spill_store_bytes + kr->spill_load_bytes);
+  return s;
+}
+
+void check_arch(const std::string& arch) {
+  static const std::regex re(R"((sm|compute)_[0-9]{2,3}[af]?)");
+  if (!std::regex_match(arch, re))
+    throw UserError("--arch " + arch + ": not an NVRTC target (sm_XX or compute_XX, e.g. sm_80)");
+}
+
+std::string compile_error_excerpt(const std::string& source, const std::string& log, int context) {
+  std::string out = log;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  std::vector<std::string> lines = split_lines(source);
+  const int n = static_cast<int>(lines.size());
+  int shown_to = 0;
+  for (int e : error_lines(log)) {
+    int from = std::max({1, e - context, shown_to + 1}), to = std::min(n, e + context);
+    if (from > to) continue;
+    std::string stage = stage_at(lines, e);
+    out += "--- line " + std::to_string(e) + (stage.empty() ? "" : ", in " + stage) + "\n";
+    for (int i = from; i <= to; ++i) {
+      std::string num = std::to_string(i);
+      out += (i == e ? ">" : " ") + std::string(num.size() < 5 ? 5 - num.size() : 0, ' ') + num +
+             " | " + lines[static_cast<size_t>(i - 1)] + "\n";
+    }
+    shown_to = to;
+  }
+  return out;
+}
+
+double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec& gpu,
+                       const CompileOptions& options) {
+  for (const std::string& a : options.archs) check_arch(a);
+  std::vector<gpu::CompileJob> jobs;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (!kernels[i].ok()) continue;
+    for (const std::string& arch : options.archs) {
+      gpu::CompileJob j;
+      j.source = kernels[i].cuda;
+      j.name = kernels[i].name + ".cu";
+      j.options.arch = arch;
+      j.options.use_cache = options.use_cache;
+      jobs.push_back(std::move(j));
+      owner.push_back(i);
+    }
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<ThreadPool> pool;
+  if (options.threads > 0) pool = std::make_unique<ThreadPool>(options.threads);
+  std::vector<gpu::CompileResult> results = gpu::compile_cuda_many(jobs, pool.get());
+  double ms = ms_since(t0);
+
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].ok()) kernels[i].per_arch.clear();
+  for (size_t j = 0; j < results.size(); ++j) kernels[owner[j]].per_arch.push_back(results[j]);
+
+  const std::string gpu_digits = arch_of(gpu.compute_capability);
+  for (CompiledKernel& ck : kernels) {
+    if (!ck.ok()) continue;
+    for (const gpu::CompileResult& r : ck.per_arch) {
+      if (r.ok) continue;
+      std::string stage;
+      std::vector<int> at = error_lines(r.log);
+      if (!at.empty()) stage = stage_at(split_lines(ck.cuda), at.front());
+      ck.error = ck.name + (stage.empty() ? "" : " (" + stage + ")") + ": NVRTC " + r.arch +
+                 " failed:\n" + compile_error_excerpt(ck.cuda, r.log);
+      break;
+    }
+    if (!ck.ok()) continue;
+    // Registers of the arch the GPU runs, else the most any arch needs.
+    const gpu::KernelResources* res = nullptr;
+    for (const gpu::CompileResult& r : ck.per_arch)
+      if (arch_digits(r.arch) == gpu_digits) res = r.find_kernel(ck.name);
+    if (!res)
+      for (const gpu::CompileResult& r : ck.per_arch)
+        if (const gpu::KernelResources* kr = r.find_kernel(ck.name))
+          if (!res || kr->registers > res->registers) res = kr;
+    if (!res || gpu.sm_count == 0) continue;  // compute_XX only: no ptxas figures
+    const int block = static_cast<int>(ck.launch.block_x);
+    gpu::Occupancy occ = gpu::occupancy(gpu, block, res->registers,
+                                        res->shared_bytes + ck.launch.dynamic_shared_bytes);
+    ck.co_resident = occ.total_blocks;
+    ck.co_resident_limit = occ.limited_by;
+    if (occ.blocks_per_sm == 0)
+      ck.error = ck.name + ": one block of " + std::to_string(block) + " threads (" +
+                 std::to_string(res->registers) + " registers, " +
+                 std::to_string(res->shared_bytes + ck.launch.dynamic_shared_bytes) +
+                 " bytes of shared memory) does not fit on " + gpu.name + " (" + occ.limited_by +
+                 ")";
+    else if (ck.launch.cooperative && ck.launch.grid_x > occ.total_blocks)
+      ck.error = ck.name + ": cooperative grid of " + std::to_string(ck.launch.grid_x) +
+                 " blocks exceeds the " + std::to_string(occ.total_blocks) +
+                 " blocks co-resident on " + gpu.name + " (limited by " + occ.limited_by +
+                 " with " + std::to_string(res->registers) + " registers per thread)";
+  }
+  return ms;
+}
+
+CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
+  for (const std::string& a : options.archs) check_arch(a);
+  gpu::GpuSpec spec = options.gpu.name.empty() ? gpu::gpu_spec(plan.gpu) : options.gpu;
+  CompileReport rep;
+  auto t0 = std::chrono::steady_clock::now();
+  rep.kernels = build_kernels(plan, options.schedule);
+  rep.build_ms = ms_since(t0);
+  rep.compile_ms = compile_kernels(rep.kernels, spec, options);
+  for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;
+  return rep;
+}
+
+}  // namespace souffle

@@ -1,0 +1,76 @@
+/// \file Compiling a plan: each partition scheduled, emitted as CUDA C and compiled with NVRTC.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/gpu/nvrtc.h"
+#include "core/gpu/spec.h"
+#include "core/loop/stmt.h"
+#include "core/plan/plan.h"
+#include "core/schedule/schedule.h"
+
+namespace souffle {
+
+struct CompileOptions {
+  /// NVRTC targets, each "sm_XX" (PTX + CUBIN) or "compute_XX" (PTX only).
+  std::vector<std::string> archs = {"sm_80", "sm_90"};
+  schedule::ScheduleConfig schedule;
+  /// NVRTC compilations at once; 0 uses the process-wide pool.
+  int threads = 0;
+  /// Co-residency is judged on this GPU; when its name is empty, on the built-in spec named by
+  /// the plan (plan.gpu).
+  gpu::GpuSpec gpu;
+  bool use_cache = true;  ///< the process-wide NVRTC cache (an unchanged kernel compiles once)
+};
+
+struct CompiledKernel {
+  int partition = 0;    ///< plan::Partition::id
+  std::string name;     ///< CUDA function name (`extern "C"`)
+  loop::Kernel kernel;  ///< the merged loop-IR kernel the source was emitted from
+  std::string cuda;     ///< the translation unit (codegen::emit_cuda)
+  std::vector<gpu::CompileResult> per_arch;  ///< in CompileOptions::archs order
+  loop::LaunchConfig launch;                 ///< grid, block, dynamic shared memory, cooperative
+  /// Blocks resident at once on the GPU with the compiled registers and shared memory (the
+  /// largest register count over the archs when none matches the GPU's compute capability).
+  int64_t co_resident = 0;
+  std::string co_resident_limit;  ///< what limits co_resident ("registers", "threads", ...)
+  /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and
+  /// TEs where known); empty when it is fine.
+  std::string error;
+  bool ok() const { return error.empty(); }
+  /// The largest register count / spilled bytes over the archs compiled.
+  int max_registers() const;
+  int64_t spill_bytes() const;
+};
+
+struct CompileReport {
+  std::vector<CompiledKernel> kernels;  ///< in plan order
+  double build_ms = 0;                  ///< scheduling, merging and emitting
+  double compile_ms = 0;                ///< NVRTC wall time over all kernels and archs
+  int errors = 0;                       ///< kernels with an error
+  bool ok() const { return errors == 0; }
+};
+
+/// Schedules, emits and NVRTC-compiles every kernel of `plan`. Never throws for a kernel that
+/// fails: its error lands in its entry, so a GUI can show the rest. A cooperative kernel whose
+/// grid exceeds the co-residency on the GPU is an error naming the kernel. Throws UserError for
+/// an unknown arch or GPU.
+CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options);
+
+/// The compile half of compile_plan: compiles each kernel's `cuda` for every arch and fills
+/// per_arch, co_resident and error (kernels that already carry an error are left alone).
+/// Returns the NVRTC wall time in milliseconds.
+double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec& gpu,
+                       const CompileOptions& options);
+
+/// Checks an arch name ("sm_80", "compute_90"); throws UserError naming it otherwise.
+void check_arch(const std::string& arch);
+
+/// The NVRTC log of a failed compile followed by the numbered source lines around each line
+/// the log points at (`context` lines either side), for a person to read.
+std::string compile_error_excerpt(const std::string& source, const std::string& log,
+                                  int context = 3);
+
+}  // namespace souffle

@@ -325,6 +325,15 @@ std::string CodeGenC::grid_barrier_stmt() {
 std::string CodeGenC::atomic_add_stmt(DType, const std::string& address, const std::string& value) {
   return "*" + address + " += " + value + ";";
 }
+void CodeGenC::emit_fragment_alloc(const loop::FragmentAlloc& a, const std::string&) {
+  throw InternalError("codegen: fragment " + a.buffer->name +
+                      " needs a target with warp-level matrix operations (tensor cores); plain "
+                      "C runs threads one after another");
+}
+void CodeGenC::emit_fragment_op(const loop::Stmt&) {
+  throw InternalError(
+      "codegen: warp-level matrix operations (tensor cores) need a SIMT target such as CUDA");
+}
 std::string CodeGenC::includes() {
   return "#include <math.h>\n#include <stdbool.h>\n";
 }
@@ -413,6 +422,10 @@ CodeGenC::Code CodeGenC::emit_expr(const Expr& e) {
     }
   }
   throw InternalError("codegen: unknown expression kind");
+}
+
+std::string CodeGenC::element_address(const te::TensorNode* t, const std::vector<Expr>& idx) {
+  return "&" + buffer_name(t) + "[" + flat_index(t, idx) + "]";
 }
 
 std::string CodeGenC::flat_index(const te::TensorNode* t, const std::vector<Expr>& idx) {
@@ -630,7 +643,8 @@ CodeGenC::Code CodeGenC::emit_cast(const te::Cast& c) {
 
 void CodeGenC::emit_seq_child(const Stmt& s, bool last) {
   // A let or allocation declares a name for the rest of its C block: keep it to its own body.
-  const bool scoped = !last && (s.as<loop::LetStmt>() || s.as<loop::Allocate>());
+  const bool scoped =
+      !last && (s.as<loop::LetStmt>() || s.as<loop::Allocate>() || s.as<loop::FragmentAlloc>());
   if (scoped) open("");
   emit_stmt(s);
   if (scoped) close();
@@ -754,6 +768,20 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       break;
     case loop::StmtKind::Comment:
       line(comment_text("// " + s.as<loop::Comment>()->text));
+      break;
+    case loop::StmtKind::FragmentAlloc: {
+      const loop::FragmentAlloc& a = *s.as<loop::FragmentAlloc>();
+      const std::string name = unique_name(a.buffer->name);
+      m_buffers[a.buffer.get()] = name;
+      emit_fragment_alloc(a, name);
+      emit_stmt(a.body);
+      break;
+    }
+    case loop::StmtKind::FragmentFill:
+    case loop::StmtKind::FragmentLoad:
+    case loop::StmtKind::FragmentMma:
+    case loop::StmtKind::FragmentStore:
+      emit_fragment_op(s);
       break;
   }
 }

@@ -69,6 +69,11 @@ class CodeGenC {
   virtual std::string grid_barrier_stmt();
   virtual std::string atomic_add_stmt(DType t, const std::string& address,
                                       const std::string& value);
+  /// Warp-level matrix fragments (tensor cores): the declaration of a fragment array named
+  /// `name`, and one Fragment{Fill,Load,Mma,Store} statement. Plain C has no warps; the base
+  /// class refuses (InternalError).
+  virtual void emit_fragment_alloc(const loop::FragmentAlloc& a, const std::string& name);
+  virtual void emit_fragment_op(const loop::Stmt& s);
   /// Declarations at the top of a kernel's body (grid group, shared arena).
   virtual void emit_kernel_prologue(const loop::Kernel&) {}
   /// Lines before the helpers: includes the kernels need.
@@ -89,6 +94,8 @@ class CodeGenC {
   void use_helper(const std::string& name, const std::string& definition);
   std::string var_name(const te::Expr& var);  ///< declares on first use
   std::string buffer_name(const te::TensorNode* t);
+  /// `&buffer[flat index of idx]`: where a fragment's tile starts.
+  std::string element_address(const te::TensorNode* t, const std::vector<te::Expr>& idx);
   void mark_nonnegative(const te::Expr& var) { m_nonneg.insert(var.get()); }
   bool is_nonnegative(const te::Expr& e) const;
   /// Whether `var` occurs in s (an unused binding is not emitted: NVRTC would warn about it).

@@ -142,12 +142,80 @@ std::string CodeGenCuda::atomic_add_stmt(DType t, const std::string& address,
   throw InternalError(std::string("codegen: CUDA has no atomicAdd for ") + dtype_name(t));
 }
 
+namespace {
+
+bool has_fragments(const loop::Stmt& s) {
+  bool found = false;
+  loop::for_each_stmt(
+      s, [&](const loop::Stmt& x) { found |= x.as<loop::FragmentAlloc>() != nullptr; });
+  return found;
+}
+
+/// The wmma element type of a fragment.
+std::string wmma_element(loop::MmaType t) {
+  switch (t) {
+    case loop::MmaType::F16:
+      return "__half";
+    case loop::MmaType::BF16:
+      return "__nv_bfloat16";
+    case loop::MmaType::TF32:
+      return "wmma::precision::tf32";
+    case loop::MmaType::F32:
+      break;
+  }
+  return "float";
+}
+
+}  // namespace
+
+void CodeGenCuda::emit_fragment_alloc(const loop::FragmentAlloc& a, const std::string& name) {
+  m_features.insert("wmma");
+  if (a.type == loop::MmaType::F16) m_features.insert("fp16");
+  if (a.type == loop::MmaType::BF16) m_features.insert("bf16");
+  std::string role = std::string("wmma::") + loop::fragment_role_name(a.role);
+  std::string t = "wmma::fragment<" + role + ", " + std::to_string(a.m) + ", " +
+                  std::to_string(a.n) + ", " + std::to_string(a.k) + ", " + wmma_element(a.type);
+  if (a.role != loop::FragmentRole::Accumulator) t += ", wmma::row_major";
+  line(t + "> " + name + "[" + std::to_string(a.buffer->shape[0]) + "];");
+}
+
+void CodeGenCuda::emit_fragment_op(const loop::Stmt& s) {
+  auto frag = [&](const te::Tensor& t, const te::Expr& i) {
+    return buffer_name(t.get()) + "[" + expr(i) + "]";
+  };
+  if (const loop::FragmentFill* f = s.as<loop::FragmentFill>()) {
+    line("wmma::fill_fragment(" + frag(f->fragment, f->index) + ", " + expr(f->value) + ");");
+  } else if (const loop::FragmentLoad* l = s.as<loop::FragmentLoad>()) {
+    const std::string f = frag(l->fragment, l->index);
+    line("wmma::load_matrix_sync(" + f + ", " + element_address(l->source.get(), l->origin) +
+         ", " + std::to_string(l->source->shape.back()) + ");");
+    // tf32 fragments load f32 values; the tensor cores want them rounded to tf32 first.
+    if (l->fragment->dtype == DType::Float32) {
+      line("#pragma unroll");
+      line("for (int t = 0; t < " + f + ".num_elements; ++t) " + f +
+           ".x[t] = wmma::__float_to_tf32(" + f + ".x[t]);");
+    }
+  } else if (const loop::FragmentMma* m = s.as<loop::FragmentMma>()) {
+    line("wmma::mma_sync(" + frag(m->d, m->di) + ", " + frag(m->a, m->ai) + ", " +
+         frag(m->b, m->bi) + ", " + frag(m->c, m->ci) + ");");
+  } else if (const loop::FragmentStore* st = s.as<loop::FragmentStore>()) {
+    line("wmma::store_matrix_sync(" + element_address(st->dest.get(), st->origin) + ", " +
+         frag(st->fragment, st->index) + ", " + std::to_string(st->dest->shape.back()) +
+         ", wmma::mem_row_major);");
+  } else {
+    CodeGenC::emit_fragment_op(s);
+  }
+}
+
 void CodeGenCuda::emit_kernel_prologue(const loop::Kernel& k) {
   if (has_grid_barrier(k.body)) {
     m_features.insert("grid_sync");
     line("cg::grid_group grid = cg::this_grid();");
   }
-  if (!k.shared.empty()) line("extern __shared__ __align__(16) unsigned char souffle_smem[];");
+  // wmma tiles must start on 32-byte boundaries; the arena places them from its base.
+  if (!k.shared.empty())
+    line(std::string("extern __shared__ __align__(") + (has_fragments(k.body) ? "128" : "16") +
+         ") unsigned char souffle_smem[];");
 }
 
 std::string CodeGenCuda::includes() {
@@ -156,6 +224,7 @@ std::string CodeGenCuda::includes() {
     s += "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
   if (m_features.count("fp16")) s += "#include <cuda_fp16.h>\n";
   if (m_features.count("bf16")) s += "#include <cuda_bf16.h>\n";
+  if (m_features.count("wmma")) s += "#include <mma.h>\nnamespace wmma = nvcuda::wmma;\n";
   return s;
 }
 

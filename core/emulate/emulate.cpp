@@ -1,6 +1,8 @@
 #include "core/emulate/emulate.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include "core/interp/scalar_ops.h"
@@ -477,6 +479,278 @@ class Machine {
         return;
       case StmtKind::Comment:
         return;
+      case StmtKind::FragmentAlloc:
+        exec_fragment_alloc(*s.as<FragmentAlloc>(), lanes);
+        return;
+      case StmtKind::FragmentFill:
+        exec_fragment_fill(*s.as<FragmentFill>(), lanes);
+        return;
+      case StmtKind::FragmentLoad:
+        exec_fragment_load(*s.as<FragmentLoad>(), lanes);
+        return;
+      case StmtKind::FragmentMma:
+        exec_fragment_mma(*s.as<FragmentMma>(), lanes);
+        return;
+      case StmtKind::FragmentStore:
+        exec_fragment_store(*s.as<FragmentStore>(), lanes);
+        return;
+    }
+  }
+
+  // ---- warp-collective matrix fragments ----
+
+  /// One fragment array: a copy per warp of the grid, rows x cols elements per fragment.
+  struct Frag {
+    const loop::FragmentAlloc* node = nullptr;
+    Mem mem;
+    int64_t tile = 0;  ///< rows x cols
+  };
+
+  int64_t warp_copy(int32_t lane) const {
+    return (lane / m_block) * (m_block / loop::kWarpSize) + (lane % m_block) / loop::kWarpSize;
+  }
+
+  /// The positions in `lanes` where each warp's 32 lanes start. Every warp present must be
+  /// whole: a fragment operation is one instruction of the whole warp on a GPU.
+  std::vector<size_t> whole_warps(const Lanes& lanes, const char* what) {
+    const int64_t w = loop::kWarpSize;
+    if (m_block % w != 0)
+      fail(std::string(what) + " in a block of " + std::to_string(m_block) +
+           " threads, not whole warps");
+    std::vector<size_t> starts;
+    for (size_t i = 0; i < lanes.size();) {
+      int32_t first = lanes[i];
+      int64_t base = first - first % w;
+      size_t n = 0;
+      while (i + n < lanes.size() && lanes[i + n] < base + w) ++n;
+      if (first != base || static_cast<int64_t>(n) != w)
+        fail(std::string(what) + " in divergent code: warp " + std::to_string((base % m_block) / w) +
+             " of block " + std::to_string(base / m_block) + " reaches it with " +
+             std::to_string(n) + " of " + std::to_string(w) + " lanes");
+      starts.push_back(i);
+      i += n;
+    }
+    return starts;
+  }
+
+  /// The value all 32 lanes of the warp starting at `at` agree on; an error when they differ.
+  int64_t warp_uniform(const Vals& v, size_t at, const char* what, const std::string& operand) {
+    for (size_t i = at; i < at + loop::kWarpSize; ++i)
+      if (v[i].i != v[at].i)
+        fail(std::string(what) + ": " + operand + " differs between the lanes of one warp (" +
+             std::to_string(v[at].i) + " and " + std::to_string(v[i].i) + ")");
+    return v[at].i;
+  }
+
+  Frag& frag(const Tensor& t, const char* what) {
+    auto it = m_frags.find(t.get());
+    if (it == m_frags.end()) fail(std::string(what) + " on " + t->name + ", not a fragment");
+    return *it->second;
+  }
+
+  /// Flat element address of fragment `index` of the warp of `lane`, bounds-checked.
+  int64_t frag_base(Frag& f, int64_t index, int32_t lane, const char* what) {
+    if (index < 0 || index >= f.mem.shape[0])
+      fail(std::string("out-of-bounds ") + what + " of fragment " + f.mem.name + "[" +
+           std::to_string(index) + "] (" + std::to_string(f.mem.shape[0]) + " fragments) by " +
+           who(lane));
+    return warp_copy(lane) * f.mem.numel + index * f.tile;
+  }
+
+  /// tf32 keeps a 10-bit mantissa: round the f32 to nearest, ties away from zero, as
+  /// wmma::__float_to_tf32 (cvt.rna.tf32.f32) does.
+  static double round_tf32(double x) {
+    float f = static_cast<float>(x);
+    if (!std::isfinite(f)) return f;
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    bits = (bits + 0x1000u) & ~0x1fffu;
+    std::memcpy(&f, &bits, sizeof bits);
+    return f;
+  }
+
+  /// The flat addresses of a rows x cols tile of `m` from `origin` (one per element, row-major),
+  /// bounds-checked per element, and the 32-byte alignment of the tile's first element that
+  /// load_matrix_sync and store_matrix_sync require.
+  std::vector<int64_t> tile_addresses(Mem& m, const std::vector<int64_t>& origin, int64_t rows,
+                                      int64_t cols, int32_t lane, const char* what) {
+    const size_t r = m.shape.size();
+    std::vector<int64_t> out;
+    out.reserve(static_cast<size_t>(rows * cols));
+    std::vector<int64_t> idx = origin;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        idx[r - 2] = origin[r - 2] + i;
+        idx[r - 1] = origin[r - 1] + j;
+        int64_t a = 0;
+        for (size_t d = 0; d < r; ++d) {
+          if (idx[d] < 0 || idx[d] >= m.shape[d]) {
+            std::string s = "[";
+            for (size_t k = 0; k < r; ++k) s += (k ? ", " : "") + std::to_string(idx[k]);
+            fail(std::string("out-of-bounds ") + what + " of " + scope_name(m.scope) + " " +
+                 m.name + s + "] (shape " + shape_str(m.shape) + ", tile " +
+                 std::to_string(rows) + "x" + std::to_string(cols) + ") by warp of " + who(lane));
+          }
+          a = a * m.shape[d] + idx[d];
+        }
+        out.push_back(a + copy_of(m, lane) * m.numel);
+      }
+    int64_t byte = (out[0] % m.numel) * dtype_size(m.dtype) + arena_offset(m);
+    if (byte % 32 != 0)
+      fail(std::string(what) + " of " + m.name + ": tile address is " + std::to_string(byte) +
+           " bytes from the buffer's base, not 32-byte aligned (" + who(lane) + ")");
+    return out;
+  }
+
+  /// Where a shared buffer starts in the kernel's arena (the arena itself is aligned).
+  int64_t arena_offset(const Mem& m) const {
+    if (m.scope != MemScope::Shared) return 0;
+    for (const loop::SharedSlot& slot : m_kernel->shared)
+      if (slot.buffer->name == m.name) return slot.offset;
+    return 0;
+  }
+
+  std::vector<int64_t> eval_origin(const std::vector<Expr>& origin, const Lanes& lanes, size_t at,
+                                   const char* what, std::vector<Vals>& cache) {
+    if (cache.empty())
+      for (const Expr& e : origin) cache.push_back(eval(e, lanes));
+    std::vector<int64_t> o;
+    for (size_t d = 0; d < origin.size(); ++d)
+      o.push_back(warp_uniform(cache[d], at, what, "tile origin " + te::print(origin[d])));
+    return o;
+  }
+
+  void exec_fragment_alloc(const loop::FragmentAlloc& a, const Lanes& lanes) {
+    auto f = std::make_unique<Frag>();
+    f->node = &a;
+    f->tile = a.rows() * a.cols();
+    Mem& m = f->mem;
+    m.name = a.buffer->name;
+    m.dtype = a.buffer->dtype;
+    m.shape = a.buffer->shape;
+    m.numel = a.buffer->shape[0] * f->tile;
+    m.scope = MemScope::Local;
+    m.copies = m_grid * std::max<int64_t>(m_block / loop::kWarpSize, 1);
+    m.init(false);
+    auto prev = m_frags.find(a.buffer.get());
+    std::unique_ptr<Frag> saved;
+    if (prev != m_frags.end()) saved = std::move(prev->second);
+    m_frags[a.buffer.get()] = std::move(f);
+    exec(a.body, lanes);
+    if (saved)
+      m_frags[a.buffer.get()] = std::move(saved);
+    else
+      m_frags.erase(a.buffer.get());
+  }
+
+  void exec_fragment_fill(const loop::FragmentFill& n, const Lanes& lanes) {
+    const char* what = "fill_fragment";
+    std::vector<size_t> warps = whole_warps(lanes, what);
+    Frag& f = frag(n.fragment, what);
+    Vals idx = eval(n.index, lanes), val = eval(n.value, lanes);
+    for (size_t at : warps) {
+      int64_t base = frag_base(f, warp_uniform(idx, at, what, "fragment index"), lanes[at], what);
+      Val v = store_round(f.mem.dtype, val[at]);
+      for (int64_t e = 0; e < f.tile; ++e) {
+        f.mem.data[base + e] = v;
+        f.mem.written[base + e] = 1;
+      }
+    }
+  }
+
+  void exec_fragment_load(const loop::FragmentLoad& n, const Lanes& lanes) {
+    const char* what = "load_matrix_sync";
+    std::vector<size_t> warps = whole_warps(lanes, what);
+    Frag& f = frag(n.fragment, what);
+    Mem& src = mem(n.source);
+    Vals idx = eval(n.index, lanes);
+    std::vector<Vals> cache;
+    const bool tf32 = f.node->type == loop::MmaType::TF32;
+    for (size_t at : warps) {
+      int32_t lane0 = lanes[at];
+      int64_t base = frag_base(f, warp_uniform(idx, at, what, "fragment index"), lane0, what);
+      std::vector<int64_t> origin = eval_origin(n.origin, lanes, at, what, cache);
+      std::vector<int64_t> addr =
+          tile_addresses(src, origin, f.node->rows(), f.node->cols(), lane0, what);
+      for (size_t e = 0; e < addr.size(); ++e) {
+        const int32_t lane = lane0 + static_cast<int32_t>(e % loop::kWarpSize);
+        if (m_opt.check_uninitialized && !src.written[addr[e]])
+          fail("read of never-written " + src.name + element(src, addr[e]) + " by " + what +
+               " of " + who(lane));
+        track(src, addr[e], lane, false);
+        Val v = src.data[addr[e]];
+        if (tf32) v.f = round_tf32(v.f);
+        f.mem.data[base + static_cast<int64_t>(e)] = v;
+        f.mem.written[base + static_cast<int64_t>(e)] = 1;
+      }
+    }
+  }
+
+  void exec_fragment_mma(const loop::FragmentMma& n, const Lanes& lanes) {
+    const char* what = "mma_sync";
+    std::vector<size_t> warps = whole_warps(lanes, what);
+    Frag &d = frag(n.d, what), &a = frag(n.a, what), &b = frag(n.b, what), &c = frag(n.c, what);
+    Vals di = eval(n.di, lanes), ai = eval(n.ai, lanes), bi = eval(n.bi, lanes),
+         ci = eval(n.ci, lanes);
+    const int64_t M = a.node->m, N = a.node->n, K = a.node->k;
+    std::vector<float> out(static_cast<size_t>(M * N));
+    for (size_t at : warps) {
+      int32_t lane = lanes[at];
+      int64_t pa = frag_base(a, warp_uniform(ai, at, what, "a index"), lane, what);
+      int64_t pb = frag_base(b, warp_uniform(bi, at, what, "b index"), lane, what);
+      int64_t pc = frag_base(c, warp_uniform(ci, at, what, "c index"), lane, what);
+      int64_t pd = frag_base(d, warp_uniform(di, at, what, "d index"), lane, what);
+      auto check = [&](Frag& f, int64_t p, int64_t count) {
+        if (!m_opt.check_uninitialized) return;
+        for (int64_t e = 0; e < count; ++e)
+          if (!f.mem.written[p + e])
+            fail(std::string(what) + " reads fragment " + f.mem.name +
+                 " before it was loaded or filled (" + who(lane) + ")");
+      };
+      check(a, pa, M * K);
+      check(b, pb, K * N);
+      check(c, pc, M * N);
+      // Operands are exact in f32 (f16, bf16 and tf32 products fit its mantissa); the sums
+      // round in f32, in k order.
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          float acc = static_cast<float>(c.mem.data[pc + i * N + j].f);
+          for (int64_t k = 0; k < K; ++k) {
+            float prod = static_cast<float>(a.mem.data[pa + i * K + k].f) *
+                         static_cast<float>(b.mem.data[pb + k * N + j].f);
+            acc = acc + prod;
+          }
+          out[static_cast<size_t>(i * N + j)] = acc;
+        }
+      for (int64_t e = 0; e < M * N; ++e) {
+        d.mem.data[pd + e].f = out[static_cast<size_t>(e)];
+        d.mem.written[pd + e] = 1;
+      }
+    }
+  }
+
+  void exec_fragment_store(const loop::FragmentStore& n, const Lanes& lanes) {
+    const char* what = "store_matrix_sync";
+    std::vector<size_t> warps = whole_warps(lanes, what);
+    Frag& f = frag(n.fragment, what);
+    Mem& dst = mem(n.dest);
+    Vals idx = eval(n.index, lanes);
+    std::vector<Vals> cache;
+    for (size_t at : warps) {
+      int32_t lane0 = lanes[at];
+      int64_t base = frag_base(f, warp_uniform(idx, at, what, "fragment index"), lane0, what);
+      std::vector<int64_t> origin = eval_origin(n.origin, lanes, at, what, cache);
+      std::vector<int64_t> addr =
+          tile_addresses(dst, origin, f.node->rows(), f.node->cols(), lane0, what);
+      for (size_t e = 0; e < addr.size(); ++e) {
+        const int32_t lane = lane0 + static_cast<int32_t>(e % loop::kWarpSize);
+        if (m_opt.check_uninitialized && !f.mem.written[base + static_cast<int64_t>(e)])
+          fail(std::string(what) + " of fragment " + f.mem.name + " before it was computed (" +
+               who(lane) + ")");
+        track(dst, addr[e], lane, true);
+        dst.data[addr[e]] = store_round(dst.dtype, f.mem.data[base + static_cast<int64_t>(e)]);
+        dst.written[addr[e]] = 1;
+      }
     }
   }
 
@@ -486,6 +760,7 @@ class Machine {
   int64_t m_grid = 1, m_block = 1, m_lanes = 1;
   std::unordered_map<const te::TensorNode*, Mem*> m_mems;
   std::unordered_map<const te::ExprNode*, Vals> m_vars;
+  std::unordered_map<const te::TensorNode*, std::unique_ptr<Frag>> m_frags;
   std::vector<int32_t> m_block_epoch;
   int32_t m_grid_epoch = 0;
 };

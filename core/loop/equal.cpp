@@ -64,6 +64,33 @@ class Comparer {
         return expr(a.as<Evaluate>()->value, b.as<Evaluate>()->value);
       case StmtKind::Comment:
         return a.as<Comment>()->text == b.as<Comment>()->text;
+      case StmtKind::FragmentAlloc: {
+        const FragmentAlloc &x = *a.as<FragmentAlloc>(), &y = *b.as<FragmentAlloc>();
+        if (x.role != y.role || x.type != y.type || x.m != y.m || x.n != y.n || x.k != y.k ||
+            x.buffer->shape != y.buffer->shape)
+          return false;
+        m_buffers[x.buffer.get()] = y.buffer.get();
+        return stmt(x.body, y.body);
+      }
+      case StmtKind::FragmentFill: {
+        const FragmentFill &x = *a.as<FragmentFill>(), &y = *b.as<FragmentFill>();
+        return buffer(x.fragment, y.fragment) && expr(x.index, y.index) && expr(x.value, y.value);
+      }
+      case StmtKind::FragmentLoad: {
+        const FragmentLoad &x = *a.as<FragmentLoad>(), &y = *b.as<FragmentLoad>();
+        return buffer(x.fragment, y.fragment) && expr(x.index, y.index) &&
+               buffer(x.source, y.source) && exprs(x.origin, y.origin);
+      }
+      case StmtKind::FragmentMma: {
+        const FragmentMma &x = *a.as<FragmentMma>(), &y = *b.as<FragmentMma>();
+        return buffer(x.d, y.d) && expr(x.di, y.di) && buffer(x.a, y.a) && expr(x.ai, y.ai) &&
+               buffer(x.b, y.b) && expr(x.bi, y.bi) && buffer(x.c, y.c) && expr(x.ci, y.ci);
+      }
+      case StmtKind::FragmentStore: {
+        const FragmentStore &x = *a.as<FragmentStore>(), &y = *b.as<FragmentStore>();
+        return buffer(x.dest, y.dest) && exprs(x.origin, y.origin) &&
+               buffer(x.fragment, y.fragment) && expr(x.index, y.index);
+      }
     }
     return false;
   }

@@ -53,6 +53,27 @@ void StmtVisitor::visit_Evaluate(const Evaluate& n, const Stmt&) {
   visit_expr(n.value);
 }
 void StmtVisitor::visit_Comment(const Comment&, const Stmt&) {}
+void StmtVisitor::visit_FragmentAlloc(const FragmentAlloc& n, const Stmt&) {
+  visit(n.body);
+}
+void StmtVisitor::visit_FragmentFill(const FragmentFill& n, const Stmt&) {
+  visit_expr(n.index);
+  visit_expr(n.value);
+}
+void StmtVisitor::visit_FragmentLoad(const FragmentLoad& n, const Stmt&) {
+  visit_expr(n.index);
+  for (const Expr& i : n.origin) visit_expr(i);
+}
+void StmtVisitor::visit_FragmentMma(const FragmentMma& n, const Stmt&) {
+  visit_expr(n.di);
+  visit_expr(n.ai);
+  visit_expr(n.bi);
+  visit_expr(n.ci);
+}
+void StmtVisitor::visit_FragmentStore(const FragmentStore& n, const Stmt&) {
+  for (const Expr& i : n.origin) visit_expr(i);
+  visit_expr(n.index);
+}
 
 Stmt StmtMutator::mutate(const Stmt& s) {
   if (!s.defined()) return s;
@@ -145,6 +166,36 @@ Stmt StmtMutator::mutate_Evaluate(const Evaluate& n, const Stmt& s) {
 }
 Stmt StmtMutator::mutate_Comment(const Comment&, const Stmt& s) {
   return s;
+}
+Stmt StmtMutator::mutate_FragmentAlloc(const FragmentAlloc& n, const Stmt& s) {
+  Stmt body = mutate(n.body);
+  if (body.same_as(n.body)) return s;
+  return fragment_alloc(n.buffer, n.role, n.type, n.m, n.n, n.k, body);
+}
+Stmt StmtMutator::mutate_FragmentFill(const FragmentFill& n, const Stmt& s) {
+  Expr i = mutate_expr(n.index), v = mutate_expr(n.value);
+  if (i.same_as(n.index) && v.same_as(n.value)) return s;
+  return fragment_fill(n.fragment, i, v);
+}
+Stmt StmtMutator::mutate_FragmentLoad(const FragmentLoad& n, const Stmt& s) {
+  Expr i = mutate_expr(n.index);
+  std::vector<Expr> origin;
+  bool changed = mutate_all(*this, n.origin, origin);
+  if (!changed && i.same_as(n.index)) return s;
+  return fragment_load(n.fragment, i, n.source, std::move(origin));
+}
+Stmt StmtMutator::mutate_FragmentMma(const FragmentMma& n, const Stmt& s) {
+  Expr di = mutate_expr(n.di), ai = mutate_expr(n.ai), bi = mutate_expr(n.bi),
+       ci = mutate_expr(n.ci);
+  if (di.same_as(n.di) && ai.same_as(n.ai) && bi.same_as(n.bi) && ci.same_as(n.ci)) return s;
+  return fragment_mma(n.d, di, n.a, ai, n.b, bi, n.c, ci);
+}
+Stmt StmtMutator::mutate_FragmentStore(const FragmentStore& n, const Stmt& s) {
+  std::vector<Expr> origin;
+  bool changed = mutate_all(*this, n.origin, origin);
+  Expr i = mutate_expr(n.index);
+  if (!changed && i.same_as(n.index)) return s;
+  return fragment_store(n.dest, std::move(origin), n.fragment, i);
 }
 
 namespace {

@@ -98,6 +98,29 @@ class Printer {
   void print_Comment(const Comment& n) {
     line("// " + n.text);
   }
+  void print_FragmentAlloc(const FragmentAlloc& n) {
+    line(std::string("fragment ") + fragment_role_name(n.role) + " " + mma_type_name(n.type) +
+         " m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) +
+         " " + buffer_decl(n.buffer));
+    print(n.body);
+  }
+  void print_FragmentFill(const FragmentFill& n) {
+    line("fill_fragment " + n.fragment->name + "[" + te::print(n.index) +
+         "] = " + te::print(n.value));
+  }
+  void print_FragmentLoad(const FragmentLoad& n) {
+    line("load_matrix_sync " + n.fragment->name + "[" + te::print(n.index) + "] <- " +
+         n.source->name + indices_str(n.origin));
+  }
+  void print_FragmentMma(const FragmentMma& n) {
+    auto f = [](const Tensor& t, const Expr& i) { return t->name + "[" + te::print(i) + "]"; };
+    line("mma_sync " + f(n.d, n.di) + " = " + f(n.a, n.ai) + " * " + f(n.b, n.bi) + " + " +
+         f(n.c, n.ci));
+  }
+  void print_FragmentStore(const FragmentStore& n) {
+    line("store_matrix_sync " + n.dest->name + indices_str(n.origin) + " <- " + n.fragment->name +
+         "[" + te::print(n.index) + "]");
+  }
 
   std::ostringstream& m_out;
   int m_depth = 0;

@@ -136,6 +136,137 @@ Stmt comment(std::string text) {
   return Stmt(std::make_shared<Comment>(std::move(text)));
 }
 
+const char* fragment_role_name(FragmentRole r) {
+  switch (r) {
+    case FragmentRole::MatrixA:
+      return "matrix_a";
+    case FragmentRole::MatrixB:
+      return "matrix_b";
+    case FragmentRole::Accumulator:
+      return "accumulator";
+  }
+  return "?";
+}
+
+const char* mma_type_name(MmaType t) {
+  switch (t) {
+    case MmaType::F16:
+      return "f16";
+    case MmaType::BF16:
+      return "bf16";
+    case MmaType::TF32:
+      return "tf32";
+    case MmaType::F32:
+      return "f32";
+  }
+  return "?";
+}
+
+DType mma_storage_dtype(MmaType t) {
+  switch (t) {
+    case MmaType::F16:
+      return DType::Float16;
+    case MmaType::BF16:
+      return DType::BFloat16;
+    case MmaType::TF32:
+    case MmaType::F32:
+      break;
+  }
+  return DType::Float32;
+}
+
+bool is_supported_mma_shape(MmaType operand, int64_t m, int64_t n, int64_t k) {
+  if (m != 16 || n != 16) return false;
+  if (operand == MmaType::TF32) return k == 8;
+  return (operand == MmaType::F16 || operand == MmaType::BF16) && k == 16;
+}
+
+namespace {
+
+void check_fragment_index(const Tensor& f, const Expr& index, const char* what) {
+  SOUFFLE_CHECK(f != nullptr && f->shape.size() == 1,
+                std::string(what) + ": a fragment buffer is one-dimensional");
+  check_index_expr(index, what);
+}
+
+void check_tile_origin(const Tensor& t, const std::vector<Expr>& origin, const char* what) {
+  SOUFFLE_CHECK(t != nullptr && t->shape.size() >= 2,
+                std::string(what) + ": the matrix needs at least two dimensions");
+  SOUFFLE_CHECK(origin.size() == t->shape.size(),
+                std::string(what) + " of " + t->name + ": " + std::to_string(origin.size()) +
+                    " origin indices for rank " + std::to_string(t->shape.size()));
+  for (const Expr& e : origin) check_index_expr(e, what);
+}
+
+}  // namespace
+
+Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n,
+                    int64_t k, Stmt body) {
+  SOUFFLE_CHECK(buffer != nullptr && buffer->shape.size() == 1 && buffer->shape[0] > 0,
+                "fragment_alloc: the buffer is [count]");
+  SOUFFLE_CHECK(buffer->dtype == mma_storage_dtype(type),
+                "fragment_alloc: " + buffer->name + " is " + dtype_name(buffer->dtype) + ", a " +
+                    mma_type_name(type) + " fragment is stored as " +
+                    dtype_name(mma_storage_dtype(type)));
+  SOUFFLE_CHECK((role == FragmentRole::Accumulator) == (type == MmaType::F32),
+                "fragment_alloc: accumulators (and only they) are f32");
+  SOUFFLE_CHECK(m == 16 && n == 16 && (k == 16 || k == 8),
+                "fragment_alloc: unsupported MMA shape m" + std::to_string(m) + "n" +
+                    std::to_string(n) + "k" + std::to_string(k));
+  SOUFFLE_CHECK(role == FragmentRole::Accumulator || is_supported_mma_shape(type, m, n, k),
+                std::string("fragment_alloc: ") + mma_type_name(type) + " has no m16n16k" +
+                    std::to_string(k) + " MMA");
+  SOUFFLE_CHECK(body.defined(), "fragment_alloc: undefined body");
+  return Stmt(
+      std::make_shared<FragmentAlloc>(std::move(buffer), role, type, m, n, k, std::move(body)));
+}
+
+Tensor make_fragment_buffer(std::string name, int64_t count, MmaType type) {
+  return make_buffer(std::move(name), {count}, mma_storage_dtype(type));
+}
+
+Stmt fragment_fill(Tensor fragment, Expr index, Expr value) {
+  check_fragment_index(fragment, index, "fragment_fill");
+  SOUFFLE_CHECK(value.defined() && value.dtype() == fragment->dtype,
+                "fragment_fill: the value must have the fragment's type");
+  return Stmt(
+      std::make_shared<FragmentFill>(std::move(fragment), std::move(index), std::move(value)));
+}
+
+Stmt fragment_load(Tensor fragment, Expr index, Tensor source, std::vector<Expr> origin) {
+  check_fragment_index(fragment, index, "fragment_load");
+  check_tile_origin(source, origin, "fragment_load");
+  SOUFFLE_CHECK(source->dtype == fragment->dtype, "fragment_load: " + source->name + " is " +
+                                                      dtype_name(source->dtype) + ", " +
+                                                      fragment->name + " holds " +
+                                                      dtype_name(fragment->dtype));
+  return Stmt(std::make_shared<FragmentLoad>(std::move(fragment), std::move(index),
+                                             std::move(source), std::move(origin)));
+}
+
+Stmt fragment_mma(Tensor d, Expr di, Tensor a, Expr ai, Tensor b, Expr bi, Tensor c, Expr ci) {
+  check_fragment_index(d, di, "fragment_mma d");
+  check_fragment_index(a, ai, "fragment_mma a");
+  check_fragment_index(b, bi, "fragment_mma b");
+  check_fragment_index(c, ci, "fragment_mma c");
+  SOUFFLE_CHECK(a->dtype == b->dtype, "fragment_mma: a and b differ in type");
+  SOUFFLE_CHECK(c->dtype == DType::Float32 && d->dtype == DType::Float32,
+                "fragment_mma: c and d accumulate in f32");
+  return Stmt(std::make_shared<FragmentMma>(std::move(d), std::move(di), std::move(a),
+                                            std::move(ai), std::move(b), std::move(bi),
+                                            std::move(c), std::move(ci)));
+}
+
+Stmt fragment_store(Tensor dest, std::vector<Expr> origin, Tensor fragment, Expr index) {
+  check_fragment_index(fragment, index, "fragment_store");
+  check_tile_origin(dest, origin, "fragment_store");
+  SOUFFLE_CHECK(dest->dtype == fragment->dtype,
+                "fragment_store: " + dest->name + " is " + dtype_name(dest->dtype) + ", " +
+                    fragment->name + " holds " + dtype_name(fragment->dtype));
+  return Stmt(std::make_shared<FragmentStore>(std::move(dest), std::move(origin),
+                                              std::move(fragment), std::move(index)));
+}
+
 Tensor make_buffer(std::string name, Shape shape, DType dtype) {
   return te::make_compute_tensor(std::move(name), std::move(shape), dtype);
 }

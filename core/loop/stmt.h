@@ -28,7 +28,12 @@ using te::Tensor;
   X(GridBarrier)                   \
   X(Stage)                         \
   X(Evaluate)                      \
-  X(Comment)
+  X(Comment)                       \
+  X(FragmentAlloc)                 \
+  X(FragmentFill)                  \
+  X(FragmentLoad)                  \
+  X(FragmentMma)                   \
+  X(FragmentStore)
 
 enum class StmtKind : uint8_t {
 #define SOUFFLE_X(N) N,
@@ -167,6 +172,102 @@ struct Comment : StmtNode {
   explicit Comment(std::string t) : StmtNode(kKind), text(std::move(t)) {}
 };
 
+// ---- warp-level matrix fragments (tensor cores, CUDA's nvcuda::wmma) ----
+
+/// Threads per warp: fragments are spread over (and operated on by) its lanes.
+constexpr int64_t kWarpSize = 32;
+
+/// Which operand of D = A x B + C a fragment holds: A is m x k, B is k x n, C and D are m x n.
+enum class FragmentRole : uint8_t { MatrixA, MatrixB, Accumulator };
+const char* fragment_role_name(FragmentRole r);  ///< "matrix_a", "matrix_b", "accumulator"
+/// The element type of a fragment: operands f16, bf16 or tf32 (stored as f32, rounded to a
+/// 10-bit mantissa when loaded), accumulators f32.
+enum class MmaType : uint8_t { F16, BF16, TF32, F32 };
+const char* mma_type_name(MmaType t);  ///< "f16", "bf16", "tf32", "f32"
+/// The DType a fragment of this type is loaded from and stored to (tf32 lives in f32).
+DType mma_storage_dtype(MmaType t);
+
+/// Declares `buffer` (shape [count], dtype mma_storage_dtype(type)): an array of `count`
+/// fragments per warp, each a rows x cols tile of an m x n x k MMA (see FragmentRole), spread
+/// over the registers of the warp's 32 lanes. Only the Fragment* statements touch it.
+struct FragmentAlloc : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FragmentAlloc;
+  Tensor buffer;
+  FragmentRole role;
+  MmaType type;
+  int64_t m, n, k;
+  Stmt body;
+  FragmentAlloc(Tensor buf, FragmentRole r, MmaType t, int64_t mm, int64_t nn, int64_t kk, Stmt b)
+      : StmtNode(kKind),
+        buffer(std::move(buf)),
+        role(r),
+        type(t),
+        m(mm),
+        n(nn),
+        k(kk),
+        body(std::move(b)) {}
+  int64_t rows() const { return role == FragmentRole::MatrixB ? k : m; }
+  int64_t cols() const { return role == FragmentRole::MatrixA ? k : n; }
+};
+/// fragment[index] = value everywhere (wmma::fill_fragment). Like every Fragment* statement it
+/// is warp-collective: all 32 lanes of a warp execute it together with the same operands, never
+/// in thread-divergent code, and blocks are whole warps.
+struct FragmentFill : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FragmentFill;
+  Tensor fragment;
+  Expr index, value;
+  FragmentFill(Tensor f, Expr i, Expr v)
+      : StmtNode(kKind), fragment(std::move(f)), index(std::move(i)), value(std::move(v)) {}
+};
+/// fragment[index] = the rows x cols tile of `source` (row-major, shared or global) whose
+/// top-left element is source[origin...] (wmma::load_matrix_sync; the leading dimension is the
+/// source's last extent; the tile's address must be 32-byte aligned).
+struct FragmentLoad : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FragmentLoad;
+  Tensor fragment;
+  Expr index;
+  Tensor source;
+  std::vector<Expr> origin;
+  FragmentLoad(Tensor f, Expr i, Tensor src, std::vector<Expr> o)
+      : StmtNode(kKind),
+        fragment(std::move(f)),
+        index(std::move(i)),
+        source(std::move(src)),
+        origin(std::move(o)) {}
+};
+/// d[di] = a[ai] x b[bi] + c[ci] (wmma::mma_sync): products and sums in f32.
+struct FragmentMma : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FragmentMma;
+  Tensor d, a, b, c;
+  Expr di, ai, bi, ci;
+  FragmentMma(Tensor d_, Expr di_, Tensor a_, Expr ai_, Tensor b_, Expr bi_, Tensor c_, Expr ci_)
+      : StmtNode(kKind),
+        d(std::move(d_)),
+        a(std::move(a_)),
+        b(std::move(b_)),
+        c(std::move(c_)),
+        di(std::move(di_)),
+        ai(std::move(ai_)),
+        bi(std::move(bi_)),
+        ci(std::move(ci_)) {}
+};
+/// The m x n accumulator fragment[index] written row-major into `dest` (shared or global, f32)
+/// from dest[origin...] on (wmma::store_matrix_sync; leading dimension and alignment as for
+/// FragmentLoad).
+struct FragmentStore : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FragmentStore;
+  Tensor dest;
+  std::vector<Expr> origin;
+  Tensor fragment;
+  Expr index;
+  FragmentStore(Tensor d, std::vector<Expr> o, Tensor f, Expr i)
+      : StmtNode(kKind),
+        dest(std::move(d)),
+        origin(std::move(o)),
+        fragment(std::move(f)),
+        index(std::move(i)) {}
+};
+
 inline StmtKind Stmt::kind() const {
   return m_node->kind;
 }
@@ -190,6 +291,17 @@ Stmt grid_barrier();
 Stmt stage(int index, Stmt body);
 Stmt evaluate(Expr value);
 Stmt comment(std::string text);
+/// Declares `buffer` (from make_fragment_buffer) as fragments for the extent of body.
+Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n,
+                    int64_t k, Stmt body);
+/// The buffer of an array of `count` fragments of `type`.
+Tensor make_fragment_buffer(std::string name, int64_t count, MmaType type);
+Stmt fragment_fill(Tensor fragment, Expr index, Expr value);
+Stmt fragment_load(Tensor fragment, Expr index, Tensor source, std::vector<Expr> origin);
+Stmt fragment_mma(Tensor d, Expr di, Tensor a, Expr ai, Tensor b, Expr bi, Tensor c, Expr ci);
+Stmt fragment_store(Tensor dest, std::vector<Expr> origin, Tensor fragment, Expr index);
+/// The MMA shapes tensor cores take through wmma: m16n16k16 for f16/bf16, m16n16k8 for tf32.
+bool is_supported_mma_shape(MmaType operand, int64_t m, int64_t n, int64_t k);
 
 /// A buffer that is not a model tensor (shared tiles, register accumulators, scratch).
 Tensor make_buffer(std::string name, Shape shape, DType dtype);

@@ -47,6 +47,8 @@ class Verifier {
   }
 
   void check_buffer(const Tensor& t, const char* what) {
+    if (m_fragments.count(t.get()))
+      fail(std::string(what) + " of fragment " + t->name + " outside the fragment statements");
     if (t->source == te::TensorNode::Source::Constant) return;
     if (!m_buffers.count(t.get()))
       fail(std::string(what) + " of " + t->name + ", which is neither a param nor allocated");
@@ -90,8 +92,10 @@ class Verifier {
     } else if (const Allocate* a = s.as<Allocate>()) {
       if (m_buffers.count(a->buffer.get())) fail("buffer " + a->buffer->name + " allocated twice");
       m_buffers.insert(a->buffer.get());
+      if (a->scope == MemScope::Local) m_local.insert(a->buffer.get());
       stmt(a->body, control);
       m_buffers.erase(a->buffer.get());
+      m_local.erase(a->buffer.get());
     } else if (const Store* st = s.as<Store>()) {
       check_buffer(st->buffer, "store");
       for (const Expr& i : st->indices) expr(i);
@@ -117,12 +121,76 @@ class Verifier {
       stmt(g->body, control);
     } else if (const Evaluate* e = s.as<Evaluate>()) {
       expr(e->value);
+    } else if (const FragmentAlloc* fa = s.as<FragmentAlloc>()) {
+      if (m_buffers.count(fa->buffer.get()) || m_fragments.count(fa->buffer.get()))
+        fail("buffer " + fa->buffer->name + " allocated twice");
+      if (m_kernel.launch.block_x % kWarpSize != 0)
+        fail("fragments in a block of " + std::to_string(m_kernel.launch.block_x) +
+             " threads, not whole warps");
+      m_fragments[fa->buffer.get()] = fa;
+      stmt(fa->body, control);
+      m_fragments.erase(fa->buffer.get());
+    } else if (const FragmentFill* ff = s.as<FragmentFill>()) {
+      fragment(ff->fragment, ff->index, "fill_fragment");
+      expr(ff->value);
+    } else if (const FragmentLoad* fl = s.as<FragmentLoad>()) {
+      const FragmentAlloc& f = fragment(fl->fragment, fl->index, "load_matrix_sync");
+      if (f.role == FragmentRole::Accumulator)
+        fail("load_matrix_sync into accumulator " + f.buffer->name + " (only operands load)");
+      tile(fl->source, fl->origin, f, "load_matrix_sync");
+    } else if (const FragmentMma* mm = s.as<FragmentMma>()) {
+      const FragmentAlloc& d = fragment(mm->d, mm->di, "mma_sync");
+      const FragmentAlloc& a = fragment(mm->a, mm->ai, "mma_sync");
+      const FragmentAlloc& b = fragment(mm->b, mm->bi, "mma_sync");
+      const FragmentAlloc& c = fragment(mm->c, mm->ci, "mma_sync");
+      if (a.role != FragmentRole::MatrixA || b.role != FragmentRole::MatrixB ||
+          c.role != FragmentRole::Accumulator || d.role != FragmentRole::Accumulator)
+        fail("mma_sync " + d.buffer->name + " = " + a.buffer->name + " * " + b.buffer->name +
+             " + " + c.buffer->name + ": operands are not matrix_a, matrix_b, accumulators");
+      if (a.type != b.type)
+        fail("mma_sync mixes " + std::string(mma_type_name(a.type)) + " and " +
+             mma_type_name(b.type));
+      for (const FragmentAlloc* x : {&b, &c, &d})
+        if (x->m != a.m || x->n != a.n || x->k != a.k)
+          fail("mma_sync: " + x->buffer->name + " has another MMA shape than " + a.buffer->name);
+    } else if (const FragmentStore* fs = s.as<FragmentStore>()) {
+      const FragmentAlloc& f = fragment(fs->fragment, fs->index, "store_matrix_sync");
+      if (f.role != FragmentRole::Accumulator)
+        fail("store_matrix_sync of operand " + f.buffer->name + " (only accumulators store)");
+      tile(fs->dest, fs->origin, f, "store_matrix_sync");
     }
+  }
+
+  const FragmentAlloc& fragment(const Tensor& t, const Expr& index, const char* what) {
+    auto it = m_fragments.find(t.get());
+    if (it == m_fragments.end())
+      fail(std::string(what) + " on " + t->name + ", which is not an allocated fragment");
+    expr(index);
+    return *it->second;
+  }
+
+  /// A tile in shared or global memory a fragment loads from or stores to: element types agree,
+  /// the leading dimension is a multiple of 16 bytes (as wmma requires).
+  void tile(const Tensor& t, const std::vector<Expr>& origin, const FragmentAlloc& f,
+            const char* what) {
+    check_buffer(t, what);
+    if (m_local.count(t.get()))
+      fail(std::string(what) + " with local buffer " + t->name + " (shared or global only)");
+    for (const Expr& i : origin) expr(i);
+    const int64_t ld = t->shape.back();
+    if (ld * dtype_size(t->dtype) % 16 != 0)
+      fail(std::string(what) + " of " + t->name + ": leading dimension " + std::to_string(ld) +
+           " is not a multiple of 16 bytes");
+    if (t->shape[t->shape.size() - 2] < f.rows() || ld < f.cols())
+      fail(std::string(what) + " of " + t->name + ": a " + std::to_string(f.rows()) + "x" +
+           std::to_string(f.cols()) + " tile does not fit " + shape_str(t->shape));
   }
 
   const Kernel& m_kernel;
   std::unordered_map<const te::Var*, Variance> m_vars;
   std::unordered_set<const te::TensorNode*> m_buffers;
+  std::unordered_set<const te::TensorNode*> m_local;  ///< Local-scope allocations
+  std::unordered_map<const te::TensorNode*, const FragmentAlloc*> m_fragments;
   bool m_in_block = false, m_in_thread = false;
 };
 

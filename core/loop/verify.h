@@ -9,7 +9,9 @@ namespace souffle::loop {
 /// every buffer accessed is a kernel param, a constant or allocated by an enclosing Allocate;
 /// block barriers never sit under thread-divergent control flow and grid barriers never under
 /// block- or thread-divergent control flow; thread-binding loops match the launch configuration;
-/// grid barriers need a cooperative launch; stage indices name Kernel::stages. Throws
+/// grid barriers need a cooperative launch; stage indices name Kernel::stages; fragments are
+/// touched only by the Fragment* statements, with matching roles, types and MMA shapes, from
+/// shared or global tiles whose leading dimension is a multiple of 16 bytes. Throws
 /// InternalError naming the kernel and the problem.
 void verify(const Kernel& k);
 

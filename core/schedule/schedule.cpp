@@ -28,7 +28,9 @@ ScheduleKind classify(const te::ComputeOp& op) {
 Kernel schedule_op(const te::ComputeOp& op, const ScheduleConfig& config) {
   if (op.reduce == te::ReduceKind::None) return schedule_injective(op, config);
   GemmParts g;
-  if (match_gemm(op, g)) return schedule_gemm(op, g, config);
+  if (match_gemm(op, g))
+    return tensor_core_eligible(op, g, config) ? schedule_gemm_tc(op, g, config)
+                                               : schedule_gemm(op, g, config);
   return schedule_reduction(op, config);
 }
 

@@ -51,5 +51,10 @@ loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const Sc
 loop::Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
                                  const std::vector<const te::ComputeOp*>& epilogue,
                                  const std::vector<te::Tensor>& on_chip, const ScheduleConfig& c);
+/// Whether the tensor-core template takes this GEMM under `c`: a precision other than fp32,
+/// float operands and output, and a block of whole warps.
+bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
+loop::Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g,
+                              const ScheduleConfig& c);
 
 }  // namespace souffle::schedule::detail

@@ -1,0 +1,165 @@
+// The tensor-core GEMM template: warps compute 16x16 MMA tiles (wmma fragments) of a block tile
+// whose A and B operands are staged through shared memory, converted to the compute type on the
+// way in; fp32 accumulators go back through shared memory so that any output shape is written
+// with plain guarded stores.
+#include "core/loop/stmt.h"
+#include "core/schedule/template_util.h"
+#include "core/te/builder.h"
+
+namespace souffle::schedule::detail {
+
+using loop::ForKind;
+using loop::FragmentRole;
+using loop::Kernel;
+using loop::MemScope;
+using loop::MmaType;
+using loop::Stmt;
+using te::Expr;
+using te::Tensor;
+
+namespace {
+
+constexpr int64_t kFrag = 16;      // MMA tile rows and columns (m16n16)
+constexpr int64_t kWarpFrags = 2;  // a warp computes 2x2 fragments: a 32x32 warp tile
+constexpr int64_t kBlockK = 32;    // K staged per shared-memory round
+
+MmaType mma_type(gpu::Precision p) {
+  switch (p) {
+    case gpu::Precision::TF32:
+      return MmaType::TF32;
+    case gpu::Precision::BF16:
+      return MmaType::BF16;
+    case gpu::Precision::FP16:
+    case gpu::Precision::FP32:
+      break;
+  }
+  return MmaType::F16;
+}
+
+/// Padding (elements) of a shared tile row: keeps the leading dimension a multiple of 16 bytes
+/// (wmma) while shifting successive rows across banks.
+int64_t row_pad(DType t) {
+  return dtype_size(t) == 2 ? 8 : 4;
+}
+
+}  // namespace
+
+bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c) {
+  if (c.precision == gpu::Precision::FP32) return false;
+  if (c.block < loop::kWarpSize || c.block % loop::kWarpSize != 0) return false;
+  return is_float(g.a.dtype()) && is_float(g.b.dtype()) && is_float(op.output->dtype);
+}
+
+Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c) {
+  Frame f;
+  const MmaType mt = mma_type(c.precision);
+  const DType ct = loop::mma_storage_dtype(mt);  // operand type in shared memory
+  const int64_t ks = mt == MmaType::TF32 ? 8 : 16;
+  // Warps per block follow the block size the caller asks for (a merged kernel runs every
+  // barrier stage on one block size): 4 warps as 2x2, 2 as 2x1, 1 alone.
+  const int64_t warps = c.block >= 4 * loop::kWarpSize ? 4 : c.block >= 2 * loop::kWarpSize ? 2 : 1;
+  const int64_t wr = warps >= 2 ? 2 : 1, wc = warps / wr;
+  const int64_t wtile = kWarpFrags * kFrag;
+  const int64_t bm = wr * wtile, bn = wc * wtile, bk = kBlockK;
+  const int64_t threads = warps * loop::kWarpSize;
+  const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),
+                kdim = extent_product(op.reduce_axes);
+  const int64_t mtiles = ceil_div(m, bm), ntiles = ceil_div(n, bn), grid = p * mtiles * ntiles;
+
+  Tensor sa = loop::make_buffer(op.name + "_a", {bm, bk + row_pad(ct)}, ct);
+  Tensor sb = loop::make_buffer(op.name + "_b", {bk, bn + row_pad(ct)}, ct);
+  Tensor sc = loop::make_buffer(op.name + "_c", {bm, bn + row_pad(DType::Float32)}, DType::Float32);
+  Tensor fa = loop::make_fragment_buffer(op.name + "_fa", kWarpFrags, mt);
+  Tensor fb = loop::make_fragment_buffer(op.name + "_fb", kWarpFrags, mt);
+  Tensor fc = loop::make_fragment_buffer(op.name + "_fc", kWarpFrags * kWarpFrags, MmaType::F32);
+  Expr pb = te::var("pb"), mb = te::var("mb"), nb = te::var("nb"), warp = te::var("warp"),
+       wm = te::var("wm"), wn = te::var("wn"), ko = te::var("ko"), kk = te::var("kk"),
+       i = te::var("i"), j = te::var("j");
+
+  // A cooperative tile load, converting to the compute type: thread tx copies elements
+  // e = l*threads + tx of the tile; elements past the matrix are zero (K, M and N guards).
+  auto tile_load = [&](const Tensor& buf, int64_t tr, int64_t tcn, bool is_a) {
+    std::string tag = is_a ? "a" : "b";
+    Expr l = te::var("l" + tag), e = te::var("e" + tag), ii = te::var("i" + tag),
+         jj = te::var("j" + tag), gi = te::var("gi" + tag), gj = te::var("gj" + tag);
+    Expr value = is_a ? g.a : g.b;
+    if (value.dtype() != ct) value = te::cast(ct, value);
+    Expr grow = is_a ? mb * ic(bm) + ii : ko * ic(bk) + ii;
+    Expr gcol = is_a ? ko * ic(bk) + jj : nb * ic(bn) + jj;
+    int64_t lim_r = is_a ? m : kdim, lim_c = is_a ? kdim : n;
+    Expr in = te::logical_and(te::lt(gi, ic(lim_r)), te::lt(gj, ic(lim_c)));
+    Stmt st = loop::store(buf, {ii, jj}, te::select(in, value, te::imm(ct, 0)));
+    st = bind_flat(op.reduce_axes, is_a ? gj : gi, st);
+    st = bind_flat(is_a ? g.rows : g.cols, is_a ? gi : gj, st);
+    st = bind_flat(g.batch, pb, st);
+    st = loop::let_stmt(gi, grow, loop::let_stmt(gj, gcol, st));
+    st = loop::let_stmt(ii, te::floordiv(e, ic(tcn)),
+                        loop::let_stmt(jj, te::floormod(e, ic(tcn)), st));
+    if (tr * tcn % threads != 0) st = loop::if_then_else(te::lt(e, ic(tr * tcn)), st);
+    return loop::make_for(l, ceil_div(tr * tcn, threads), ForKind::Serial,
+                          loop::let_stmt(e, l * ic(threads) + f.tx, st));
+  };
+
+  Expr row0 = wm * ic(wtile), col0 = wn * ic(wtile);
+  auto frag_ij = [&]() { return i * ic(kWarpFrags) + j; };
+  std::vector<Stmt> body;
+  body.push_back(loop::make_for(i, kWarpFrags * kWarpFrags, ForKind::Unrolled,
+                                loop::fragment_fill(fc, i, te::imm(DType::Float32, 0))));
+  Stmt mma_step = loop::seq(
+      {loop::make_for(i, kWarpFrags, ForKind::Unrolled,
+                      loop::fragment_load(fa, i, sa, {row0 + i * ic(kFrag), kk * ic(ks)})),
+       loop::make_for(j, kWarpFrags, ForKind::Unrolled,
+                      loop::fragment_load(fb, j, sb, {kk * ic(ks), col0 + j * ic(kFrag)})),
+       loop::make_for(
+           i, kWarpFrags, ForKind::Unrolled,
+           loop::make_for(j, kWarpFrags, ForKind::Unrolled,
+                          loop::fragment_mma(fc, frag_ij(), fa, i, fb, j, fc, frag_ij())))});
+  Stmt kstep =
+      loop::seq({tile_load(sa, bm, bk, true), tile_load(sb, bk, bn, false), loop::block_barrier(),
+                 loop::make_for(kk, bk / ks, ForKind::Serial, mma_step), loop::block_barrier()});
+  body.push_back(loop::make_for(ko, ceil_div(kdim, bk), ForKind::Serial, kstep));
+  body.push_back(loop::make_for(
+      i, kWarpFrags, ForKind::Unrolled,
+      loop::make_for(
+          j, kWarpFrags, ForKind::Unrolled,
+          loop::fragment_store(sc, {row0 + i * ic(kFrag), col0 + j * ic(kFrag)}, fc, frag_ij()))));
+  body.push_back(loop::block_barrier());
+
+  // The epilogue: every thread writes elements of the block tile from the staged accumulators.
+  Expr l = te::var("lc"), e = te::var("ec"), ii = te::var("ic"), jj = te::var("jc"),
+       gi = te::var("gi"), gj = te::var("gj");
+  Expr acc = te::read(sc, {ii, jj});
+  if (op.output->dtype != DType::Float32) acc = te::cast(op.output->dtype, acc);
+  Stmt out = loop::store(op.output, axis_vars(op), with_init(op, acc));
+  out = bind_flat(g.cols, gj, out);
+  out = bind_flat(g.rows, gi, out);
+  out = bind_flat(g.batch, pb, out);
+  out = loop::if_then_else(te::logical_and(te::lt(gi, ic(m)), te::lt(gj, ic(n))), out);
+  out = loop::let_stmt(gi, mb * ic(bm) + ii, loop::let_stmt(gj, nb * ic(bn) + jj, out));
+  out =
+      loop::let_stmt(ii, te::floordiv(e, ic(bn)), loop::let_stmt(jj, te::floormod(e, ic(bn)), out));
+  body.push_back(loop::make_for(l, ceil_div(bm * bn, threads), ForKind::Serial,
+                                loop::let_stmt(e, l * ic(threads) + f.tx, out)));
+
+  Stmt inner = loop::seq(std::move(body));
+  inner = loop::fragment_alloc(fa, FragmentRole::MatrixA, mt, kFrag, kFrag, ks, inner);
+  inner = loop::fragment_alloc(fb, FragmentRole::MatrixB, mt, kFrag, kFrag, ks, inner);
+  inner =
+      loop::fragment_alloc(fc, FragmentRole::Accumulator, MmaType::F32, kFrag, kFrag, ks, inner);
+  inner = loop::let_stmt(warp, te::floordiv(f.tx, ic(loop::kWarpSize)),
+                         loop::let_stmt(wm, te::floordiv(warp, ic(wc)),
+                                        loop::let_stmt(wn, te::floormod(warp, ic(wc)), inner)));
+  inner =
+      loop::let_stmt(pb, te::floordiv(f.bx, ic(mtiles * ntiles)),
+                     loop::let_stmt(mb, te::floormod(te::floordiv(f.bx, ic(ntiles)), ic(mtiles)),
+                                    loop::let_stmt(nb, te::floormod(f.bx, ic(ntiles)), inner)));
+  inner = loop::allocate(
+      sa, MemScope::Shared,
+      loop::allocate(sb, MemScope::Shared, loop::allocate(sc, MemScope::Shared, inner)));
+  return finish(op, f, inner, grid, threads,
+                std::string("gemm_tc ") + loop::mma_type_name(mt) + " " + std::to_string(bm) + "x" +
+                    std::to_string(bn) + "x" + std::to_string(bk) + " warps " + std::to_string(wr) +
+                    "x" + std::to_string(wc) + " mma m16n16k" + std::to_string(ks));
+}
+
+}  // namespace souffle::schedule::detail

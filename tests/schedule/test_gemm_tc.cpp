@@ -1,0 +1,316 @@
+// The tensor-core GEMM template: emulated kernels against the float64 interpreter at each
+// precision, NVRTC compiling them for sm_80 and sm_90, and the emulator's warp-collective checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "core/codegen/codegen_cuda.h"
+#include "core/emulate/emulate.h"
+#include "core/gpu/nvrtc.h"
+#include "core/interp/interpreter.h"
+#include "core/loop/equal.h"
+#include "core/loop/mutator.h"
+#include "core/loop/verify.h"
+#include "core/schedule/schedule.h"
+#include "core/te/builder.h"
+
+namespace souffle {
+namespace {
+
+using gpu::Precision;
+using te::Expr;
+using te::Tensor;
+
+std::shared_ptr<TensorData> random_data(const Tensor& t, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  auto d = std::make_shared<TensorData>(t->dtype, t->shape);
+  for (int64_t i = 0; i < d->numel(); ++i) d->set_f64(i, dist(rng));
+  return d;
+}
+
+double rel_l2(const TensorData& got, const TensorData& want) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double d = got.get_f64(i) - want.get_f64(i);
+    num += d * d;
+    den += want.get_f64(i) * want.get_f64(i);
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+/// One GEMM-like TE over its inputs.
+struct Case {
+  std::vector<Tensor> inputs;
+  te::Op op;
+};
+
+/// Relative L2 error of the emulated kernel for `c` against the float64 interpreter.
+double error_of(const Case& c, const loop::Kernel& k) {
+  te::TeProgram p;
+  p.name = "tc";
+  p.inputs = c.inputs;
+  p.ops = {c.op};
+  p.outputs = {c.op->output};
+  std::vector<ConstTensorPtr> in;
+  emulate::Buffers buffers;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    auto d = random_data(c.inputs[i], static_cast<uint32_t>(11 + i));
+    in.push_back(d);
+    buffers[c.inputs[i]->name] = d;
+  }
+  std::vector<ConstTensorPtr> want = interp::run(p, in);
+  loop::KernelSet ks;
+  ks.kernels = {k};
+  emulate::Buffers got = emulate::run_kernels(ks, buffers);
+  return rel_l2(*got.at(c.op->output->name), *want[0]);
+}
+
+loop::Kernel tc_kernel(const Case& c, Precision p, int64_t block = 256) {
+  schedule::ScheduleConfig cfg;
+  cfg.precision = p;
+  cfg.block = block;
+  return schedule::schedule_op(*c.op, cfg);
+}
+
+Case matmul(int64_t m, int64_t n, int64_t k) {
+  Case c;
+  Tensor a = te::make_input("A", {m, k}, DType::Float32);
+  Tensor b = te::make_input("B", {k, n}, DType::Float32);
+  c.inputs = {a, b};
+  c.op = te::reduce("C", {m, n}, DType::Float32, te::ReduceKind::Sum, {k},
+                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                      return te::read(a, {i[0], r[0]}) * te::read(b, {r[0], i[1]});
+                    });
+  return c;
+}
+
+/// Attention-style batched GEMM: [batch, m, k] x [batch, k, n].
+Case batched(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  Case c;
+  Tensor a = te::make_input("Q", {batch, m, k}, DType::Float32);
+  Tensor b = te::make_input("K", {batch, k, n}, DType::Float32);
+  c.inputs = {a, b};
+  c.op = te::reduce("S", {batch, m, n}, DType::Float32, te::ReduceKind::Sum, {k},
+                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                      return te::read(a, {i[0], i[1], r[0]}) * te::read(b, {i[0], r[0], i[2]});
+                    });
+  return c;
+}
+
+/// A 3x3 convolution, stride 1, no padding, as an implicit GEMM: rows are output channels
+/// (weights), columns the output pixels (input windows), K = input channels x 3 x 3.
+Case conv(int64_t cin, int64_t cout, int64_t h, int64_t w) {
+  Case c;
+  Tensor x = te::make_input("X", {1, cin, h, w}, DType::Float32);
+  Tensor wt = te::make_input("W", {cout, cin, 3, 3}, DType::Float32);
+  c.inputs = {x, wt};
+  c.op = te::reduce("Y", {1, cout, h - 2, w - 2}, DType::Float32, te::ReduceKind::Sum, {cin, 3, 3},
+                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                      return te::read(wt, {i[1], r[0], r[1], r[2]}) *
+                             te::read(x, {i[0], r[0], i[2] + r[1], i[3] + r[2]});
+                    });
+  return c;
+}
+
+double tolerance(Precision p) {
+  return p == Precision::TF32 ? 1e-3 : 1e-2;
+}
+
+void expect_tensor_core(const loop::Kernel& k) {
+  bool mma = false;
+  loop::for_each_stmt(k.body,
+                      [&](const loop::Stmt& s) { mma |= s.as<loop::FragmentMma>() != nullptr; });
+  EXPECT_TRUE(mma) << k.stages[0].schedule;
+  EXPECT_EQ(k.stages[0].schedule.rfind("gemm_tc", 0), 0u) << k.stages[0].schedule;
+}
+
+class GemmTc : public ::testing::TestWithParam<Precision> {};
+
+TEST_P(GemmTc, PlainGemmMatchesReference) {
+  Case c = matmul(64, 96, 80);
+  loop::Kernel k = tc_kernel(c, GetParam());
+  expect_tensor_core(k);
+  double e = error_of(c, k);
+  std::printf("%s plain 64x96x80: rel L2 %.3g\n", gpu::precision_name(GetParam()), e);
+  EXPECT_LE(e, tolerance(GetParam()));
+  EXPECT_GT(e, 0.0);  // the operands really were rounded
+}
+
+TEST_P(GemmTc, OddSizesNeedGuards) {
+  // No dimension divides the tiles: the zero-filled K tail and the M/N guards all act.
+  Case c = matmul(37, 45, 23);
+  loop::Kernel k = tc_kernel(c, GetParam());
+  expect_tensor_core(k);
+  double e = error_of(c, k);
+  std::printf("%s odd 37x45x23: rel L2 %.3g\n", gpu::precision_name(GetParam()), e);
+  EXPECT_LE(e, tolerance(GetParam()));
+}
+
+TEST_P(GemmTc, BatchedGemm) {
+  Case c = batched(3, 20, 33, 40);
+  loop::Kernel k = tc_kernel(c, GetParam());
+  expect_tensor_core(k);
+  double e = error_of(c, k);
+  std::printf("%s batched 3x20x33x40: rel L2 %.3g\n", gpu::precision_name(GetParam()), e);
+  EXPECT_LE(e, tolerance(GetParam()));
+}
+
+TEST_P(GemmTc, ConvolutionAsImplicitGemm) {
+  Case c = conv(5, 24, 9, 10);
+  ASSERT_EQ(schedule::classify(*c.op), schedule::ScheduleKind::Gemm);
+  loop::Kernel k = tc_kernel(c, GetParam());
+  expect_tensor_core(k);
+  double e = error_of(c, k);
+  std::printf("%s conv 5->24 9x10: rel L2 %.3g\n", gpu::precision_name(GetParam()), e);
+  EXPECT_LE(e, tolerance(GetParam()));
+}
+
+TEST_P(GemmTc, SmallerBlocksUseFewerWarps) {
+  Case c = matmul(40, 70, 33);
+  for (int64_t block : {64, 32}) {
+    loop::Kernel k = tc_kernel(c, GetParam(), block);
+    EXPECT_EQ(k.launch.block_x, block);
+    EXPECT_LE(error_of(c, k), tolerance(GetParam()));
+  }
+}
+
+TEST_P(GemmTc, CompilesWithNvrtcForSm80AndSm90) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  Case c = matmul(37, 45, 23);
+  loop::Kernel k = tc_kernel(c, GetParam());
+  std::string source = codegen::emit_cuda(k);
+  EXPECT_NE(source.find("#include <mma.h>"), std::string::npos);
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    gpu::CompileOptions o;
+    o.arch = arch;
+    gpu::CompileResult r = gpu::compile_cuda(source, "gemm_tc.cu", o);
+    ASSERT_TRUE(r.ok) << r.error;
+    ASSERT_FALSE(r.kernels.empty()) << r.log;
+    const gpu::KernelResources& res = r.kernels[0];
+    std::printf("%s %s: %d registers, %lld B static shared, %lld B dynamic, spills %lld/%lld\n",
+                gpu::precision_name(GetParam()), arch, res.registers,
+                static_cast<long long>(res.shared_bytes),
+                static_cast<long long>(k.launch.dynamic_shared_bytes),
+                static_cast<long long>(res.spill_store_bytes),
+                static_cast<long long>(res.spill_load_bytes));
+    EXPECT_EQ(res.spill_store_bytes, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, GemmTc,
+                         ::testing::Values(Precision::FP16, Precision::BF16, Precision::TF32),
+                         [](const auto& info) { return gpu::precision_name(info.param); });
+
+TEST(GemmTcSelection, Fp32KeepsTheSimtGemm) {
+  Case c = matmul(64, 64, 64);
+  loop::Kernel k = tc_kernel(c, Precision::FP32);
+  EXPECT_EQ(k.stages[0].schedule.rfind("gemm ", 0), 0u) << k.stages[0].schedule;
+  EXPECT_LE(error_of(c, k), 1e-6);
+}
+
+TEST(GemmTcSelection, Bf16KeepsFewerBitsThanFp16AndTf32) {
+  Case c = matmul(64, 64, 128);
+  double e32 = error_of(c, tc_kernel(c, Precision::TF32));
+  double e16 = error_of(c, tc_kernel(c, Precision::FP16));
+  double eb16 = error_of(c, tc_kernel(c, Precision::BF16));
+  std::printf("64x64x128: tf32 %.3g, fp16 %.3g, bf16 %.3g\n", e32, e16, eb16);
+  // tf32 and fp16 both keep 10 mantissa bits, bf16 only 7.
+  EXPECT_LT(e16, eb16);
+  EXPECT_LE(e32, 1e-3);
+}
+
+/// Removes the block barrier between the tile loads and the fragment loads of the K loop.
+class DropFirstBarrier : public loop::StmtMutator {
+ public:
+  loop::Stmt mutate_Seq(const loop::Seq& n, const loop::Stmt& s) override {
+    if (done) return StmtMutator::mutate_Seq(n, s);
+    std::vector<loop::Stmt> kept;
+    for (const loop::Stmt& x : n.stmts) {
+      if (!done && x.as<loop::BlockBarrier>()) {
+        done = true;
+        continue;
+      }
+      kept.push_back(mutate(x));
+    }
+    return done ? loop::seq(kept) : StmtMutator::mutate_Seq(n, s);
+  }
+  bool done = false;
+};
+
+TEST(GemmTcEmulator, MissingBarrierBeforeFragmentLoadIsARace) {
+  Case c = matmul(32, 32, 32);
+  loop::Kernel k = tc_kernel(c, Precision::FP16);
+  DropFirstBarrier drop;
+  k.body = drop.mutate(k.body);
+  ASSERT_TRUE(drop.done);
+  try {
+    error_of(c, k);
+    FAIL() << "no race reported";
+  } catch (const emulate::EmulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("data race"), std::string::npos) << e.what();
+  }
+}
+
+/// Puts every fragment statement under `if (tx < 16)`: half a warp reaches it.
+class HalveWarps : public loop::StmtMutator {
+ public:
+  explicit HalveWarps(Expr tx) : m_tx(std::move(tx)) {}
+  loop::Stmt mutate_FragmentFill(const loop::FragmentFill&, const loop::Stmt& s) override {
+    return loop::if_then_else(te::lt(m_tx, te::int_imm(16)), s);
+  }
+
+ private:
+  Expr m_tx;
+};
+
+TEST(GemmTcEmulator, DivergentWarpIsAnError) {
+  Case c = matmul(32, 32, 32);
+  loop::Kernel k = tc_kernel(c, Precision::FP16);
+  const loop::For* bx = k.body.as<loop::For>();
+  const loop::For* tx = bx->body.as<loop::For>();
+  HalveWarps half(tx->var);
+  k.body = half.mutate(k.body);
+  try {
+    error_of(c, k);
+    FAIL() << "divergent fill_fragment not reported";
+  } catch (const emulate::EmulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("divergent"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16 of 32 lanes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GemmTcLoopIr, PrinterVerifierAndEquality) {
+  Case c = matmul(32, 32, 16);
+  loop::Kernel k = tc_kernel(c, Precision::FP16, 32);
+  std::string text = loop::print(k);
+  EXPECT_NE(text.find("fragment matrix_a f16 m16n16k16 C_fa: f16[2]"), std::string::npos) << text;
+  EXPECT_NE(text.find("mma_sync C_fc["), std::string::npos) << text;
+  EXPECT_NE(text.find("load_matrix_sync C_fb[j] <- C_b["), std::string::npos) << text;
+  EXPECT_NE(text.find("store_matrix_sync C_c["), std::string::npos) << text;
+  loop::Kernel again = tc_kernel(c, Precision::FP16, 32);
+  EXPECT_TRUE(loop::equal(k.body, again.body));
+  loop::Kernel other = tc_kernel(c, Precision::BF16, 32);
+  EXPECT_FALSE(loop::equal(k.body, other.body));
+  loop::verify(k);
+  // A fragment used as an ordinary buffer is refused.
+  Tensor f = loop::make_fragment_buffer("f", 1, loop::MmaType::F32);
+  loop::Kernel bad;
+  bad.name = "bad";
+  bad.launch.block_x = 32;
+  Expr bxv = te::var("bx"), txv = te::var("tx");
+  bad.stages = {loop::StageInfo{}};
+  bad.body = loop::make_for(
+      bxv, 1, loop::ForKind::BlockIdxX,
+      loop::make_for(
+          txv, 32, loop::ForKind::ThreadIdxX,
+          loop::stage(0, loop::fragment_alloc(
+                             f, loop::FragmentRole::Accumulator, loop::MmaType::F32, 16, 16, 16,
+                             loop::store(f, {te::int_imm(0)}, te::imm(DType::Float32, 1.0))))));
+  EXPECT_THROW(loop::verify(bad), InternalError);
+}
+
+}  // namespace
+}  // namespace souffle

@@ -325,6 +325,14 @@ std::string CodeGenC::grid_barrier_stmt() {
 std::string CodeGenC::atomic_add_stmt(DType, const std::string& address, const std::string& value) {
   return "*" + address + " += " + value + ";";
 }
+void CodeGenC::emit_local_alloc(const loop::Allocate& a, const std::string& name) {
+  line(type_name(a.buffer->dtype) + " " + name + "[" + std::to_string(numel(a.buffer.get())) +
+       "];");
+}
+std::string CodeGenC::shuffle_expr(loop::ShuffleKind, DType, const std::string&,
+                                   const std::string&) {
+  throw InternalError("codegen: a warp shuffle needs a SIMT target; plain C runs threads serially");
+}
 void CodeGenC::emit_fragment_alloc(const loop::FragmentAlloc& a, const std::string&) {
   throw InternalError("codegen: fragment " + a.buffer->name +
                       " needs a target with warp-level matrix operations (tensor cores); plain "
@@ -663,6 +671,7 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       if (is_nonnegative(f.min)) mark_nonnegative(f.var);
       const te::IntImm* mn = f.min.as<te::IntImm>();
       Expr end = mn && mn->value == 0 ? f.extent : loop::simplify(f.min + f.extent);
+      if (f.for_kind == ForKind::Vectorized && emit_vectorized(f)) break;
       if (f.for_kind == ForKind::Unrolled) line("#pragma unroll");
       if (f.for_kind == ForKind::Vectorized) line("#pragma unroll  // vectorized");
       open("for (long long " + v + " = " + expr(f.min) + "; " + v + " < " + expr(end) + "; ++" + v +
@@ -696,7 +705,7 @@ void CodeGenC::emit_stmt(const Stmt& s) {
         if (a.scope == MemScope::Shared)
           emit_shared_alloc(a, name);
         else
-          line(type_name(b->dtype) + " " + name + "[" + std::to_string(numel(b)) + "];");
+          emit_local_alloc(a, name);
       }
       emit_stmt(a.body);
       break;
@@ -713,6 +722,12 @@ void CodeGenC::emit_stmt(const Stmt& s) {
           at.buffer->dtype,
           "&" + buffer_name(at.buffer.get()) + "[" + flat_index(at.buffer.get(), at.indices) + "]",
           expr(at.value)));
+      break;
+    }
+    case loop::StmtKind::Shuffle: {
+      const loop::Shuffle& sh = *s.as<loop::Shuffle>();
+      line(buffer_name(sh.buffer.get()) + "[" + flat_index(sh.buffer.get(), sh.indices) +
+           "] = " + shuffle_expr(sh.shuffle, sh.value.dtype(), expr(sh.value), expr(sh.arg)) + ";");
       break;
     }
     case loop::StmtKind::IfThenElse: {

@@ -69,6 +69,15 @@ class CodeGenC {
   virtual std::string grid_barrier_stmt();
   virtual std::string atomic_add_stmt(DType t, const std::string& address,
                                       const std::string& value);
+  /// The value lane `arg` (by `kind`) of the warp holds; plain C runs threads one after another
+  /// and has no lanes to exchange with, so the base class refuses (InternalError).
+  virtual std::string shuffle_expr(loop::ShuffleKind kind, DType t, const std::string& value,
+                                   const std::string& arg);
+  /// Emits a Vectorized loop as one wide access when the target has them; false keeps the
+  /// portable form (an unrolled scalar loop).
+  virtual bool emit_vectorized(const loop::For&) { return false; }
+  /// Declares a per-thread array (a target may align it for wide accesses).
+  virtual void emit_local_alloc(const loop::Allocate& a, const std::string& name);
   /// Warp-level matrix fragments (tensor cores): the declaration of a fragment array named
   /// `name`, and one Fragment{Fill,Load,Mma,Store} statement. Plain C has no warps; the base
   /// class refuses (InternalError).

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/loop/mutator.h"
+#include "core/loop/vectorize.h"
 #include "core/support/error.h"
 
 namespace souffle::codegen {
@@ -142,6 +143,19 @@ std::string CodeGenCuda::atomic_add_stmt(DType t, const std::string& address,
   throw InternalError(std::string("codegen: CUDA has no atomicAdd for ") + dtype_name(t));
 }
 
+std::string CodeGenCuda::shuffle_expr(loop::ShuffleKind kind, DType t, const std::string& value,
+                                      const std::string& arg) {
+  type_name(t);  // records the header a narrow type needs (it declares the shuffle overloads)
+  const char* fn = kind == loop::ShuffleKind::Xor    ? "__shfl_xor_sync"
+                   : kind == loop::ShuffleKind::Down ? "__shfl_down_sync"
+                                                     : "__shfl_sync";
+  // Lane numbers are int; the emitter's indices are long long, so a non-literal needs a cast.
+  const bool literal =
+      !arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos && arg.size() < 3;
+  return std::string(fn) + "(0xffffffffu, " + value + ", " +
+         (literal ? arg : "(int)(" + arg + ")") + ")";
+}
+
 namespace {
 
 bool has_fragments(const loop::Stmt& s) {
@@ -205,6 +219,34 @@ void CodeGenCuda::emit_fragment_op(const loop::Stmt& s) {
   } else {
     CodeGenC::emit_fragment_op(s);
   }
+}
+
+bool CodeGenCuda::emit_vectorized(const loop::For& f) {
+  loop::VectorCopy c;
+  if (!loop::match_vector_copy(f, c)) return false;
+  // One 16-byte access per side; every tensor, shared slot and register array starts 16-byte
+  // aligned and match_vector_copy proved the first lane's element a multiple of the lanes.
+  const std::string vt = c.dst->dtype == DType::Float32   ? "float4"
+                         : c.dst->dtype == DType::Float64 ? "double2"
+                                                          : "uint4";
+  line("*reinterpret_cast<" + vt + "*>(" + element_address(c.dst.get(), c.dst_first) +
+       ") = *reinterpret_cast<const " + vt + "*>(" + element_address(c.src.get(), c.src_first) +
+       ");");
+  return true;
+}
+
+void CodeGenCuda::emit_local_alloc(const loop::Allocate& a, const std::string& name) {
+  int64_t n = 1;
+  for (int64_t d : a.buffer->shape) n *= d;
+  // Aligned only where a 16-byte access touches it, so other register arrays read as before.
+  bool wide = false;
+  loop::for_each_stmt(a.body, [&](const loop::Stmt& s) {
+    loop::VectorCopy c;
+    if (const loop::For* f = s.as<loop::For>())
+      wide |= loop::match_vector_copy(*f, c) && (c.dst == a.buffer || c.src == a.buffer);
+  });
+  line(std::string(wide ? "__align__(16) " : "") + type_name(a.buffer->dtype) + " " + name + "[" +
+       std::to_string(n) + "];");
 }
 
 void CodeGenCuda::emit_kernel_prologue(const loop::Kernel& k) {

@@ -9,7 +9,8 @@
 namespace souffle::codegen {
 
 /// CUDA's facts over the C emitter: __half/__nv_bfloat16, __shared__ and the dynamic shared arena,
-/// blockIdx/threadIdx, __syncthreads and cooperative-groups grid sync, atomicAdd, __restrict__,
+/// blockIdx/threadIdx, __syncthreads and cooperative-groups grid sync, atomicAdd, warp shuffles,
+/// __restrict__,
 /// `extern "C" __global__` with launch bounds, nvcuda::wmma fragments for tensor-core tiles.
 class CodeGenCuda : public CodeGenC {
  protected:
@@ -29,8 +30,12 @@ class CodeGenCuda : public CodeGenC {
   std::string grid_barrier_stmt() override;
   std::string atomic_add_stmt(DType t, const std::string& address,
                               const std::string& value) override;
+  std::string shuffle_expr(loop::ShuffleKind kind, DType t, const std::string& value,
+                           const std::string& arg) override;
   void emit_fragment_alloc(const loop::FragmentAlloc& a, const std::string& name) override;
   void emit_fragment_op(const loop::Stmt& s) override;
+  bool emit_vectorized(const loop::For& f) override;
+  void emit_local_alloc(const loop::Allocate& a, const std::string& name) override;
   void emit_kernel_prologue(const loop::Kernel& k) override;
   std::string includes() override;
 };

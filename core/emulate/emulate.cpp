@@ -432,6 +432,9 @@ class Machine {
         }
         return;
       }
+      case StmtKind::Shuffle:
+        exec_shuffle(*s.as<Shuffle>(), lanes);
+        return;
       case StmtKind::IfThenElse: {
         const IfThenElse* n = s.as<IfThenElse>();
         Vals c = eval(n->cond, lanes);
@@ -494,6 +497,54 @@ class Machine {
       case StmtKind::FragmentStore:
         exec_fragment_store(*s.as<FragmentStore>(), lanes);
         return;
+    }
+  }
+
+  /// All lanes of each warp present exchange at once; a warp reaching the shuffle with only some
+  /// of its lanes is an error, as a full-mask __shfl_*_sync there is undefined on a GPU.
+  void exec_shuffle(const loop::Shuffle& sh, const Lanes& lanes) {
+    const int64_t w = loop::kWarpSize;
+    if (m_block % w != 0)
+      fail("warp shuffle in a block of " + std::to_string(m_block) + " threads, not whole warps");
+    for (size_t i = 0; i < lanes.size();) {
+      // Lanes are in ascending order: a whole warp is 32 consecutive entries from its lane 0.
+      int32_t first = lanes[i];
+      int64_t base = first - first % w;
+      size_t n = 0;
+      while (i + n < lanes.size() && lanes[i + n] < base + w) ++n;
+      if (first != base || static_cast<int64_t>(n) != w)
+        fail("warp shuffle in divergent code: warp " + std::to_string((base % m_block) / w) +
+             " of block " + std::to_string(base / m_block) + " reaches it with " +
+             std::to_string(n) + " of " + std::to_string(w) + " lanes");
+      i += n;
+    }
+    Vals v = eval(sh.value, lanes), arg = eval(sh.arg, lanes);
+    Vals got(lanes.size());
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      const int64_t lane = lanes[i] % w, a = arg[i].i;
+      int64_t src = lane;
+      switch (sh.shuffle) {
+        case loop::ShuffleKind::Xor:
+          if (a < 0 || a >= w) fail("warp shuffle xor with lane mask " + std::to_string(a));
+          src = lane ^ a;
+          break;
+        case loop::ShuffleKind::Down:
+          if (a < 0 || a >= w) fail("warp shuffle down by " + std::to_string(a));
+          src = lane + a < w ? lane + a : lane;
+          break;
+        case loop::ShuffleKind::Idx:
+          if (a < 0) fail("warp shuffle from lane " + std::to_string(a));
+          src = a % w;
+          break;
+      }
+      got[i] = v[i - static_cast<size_t>(lane) + static_cast<size_t>(src)];
+    }
+    Mem& m = mem(sh.buffer);
+    std::vector<int64_t> flat = addresses(m, sh.indices, lanes, "shuffle");
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      track(m, flat[i], lanes[i], true);
+      m.data[flat[i]] = store_round(m.dtype, got[i]);
+      m.written[flat[i]] = 1;
     }
   }
 

@@ -1,5 +1,6 @@
 /// \file CPU emulation of loop-IR kernels: every block and thread, shared and local memory, both
-/// barriers and atomics, with out-of-bounds, uninitialized-read and data-race checks.
+/// barriers, atomics and warp shuffles, with out-of-bounds, uninitialized-read and data-race
+/// checks.
 #pragma once
 
 #include <map>

@@ -42,6 +42,11 @@ class Comparer {
         const AtomicAdd &x = *a.as<AtomicAdd>(), &y = *b.as<AtomicAdd>();
         return buffer(x.buffer, y.buffer) && exprs(x.indices, y.indices) && expr(x.value, y.value);
       }
+      case StmtKind::Shuffle: {
+        const Shuffle &x = *a.as<Shuffle>(), &y = *b.as<Shuffle>();
+        return x.shuffle == y.shuffle && buffer(x.buffer, y.buffer) &&
+               exprs(x.indices, y.indices) && expr(x.value, y.value) && expr(x.arg, y.arg);
+      }
       case StmtKind::IfThenElse: {
         const IfThenElse &x = *a.as<IfThenElse>(), &y = *b.as<IfThenElse>();
         return expr(x.cond, y.cond) && stmt(x.then_case, y.then_case) &&

@@ -36,6 +36,11 @@ void StmtVisitor::visit_AtomicAdd(const AtomicAdd& n, const Stmt&) {
   for (const Expr& i : n.indices) visit_expr(i);
   visit_expr(n.value);
 }
+void StmtVisitor::visit_Shuffle(const Shuffle& n, const Stmt&) {
+  for (const Expr& i : n.indices) visit_expr(i);
+  visit_expr(n.value);
+  visit_expr(n.arg);
+}
 void StmtVisitor::visit_IfThenElse(const IfThenElse& n, const Stmt&) {
   visit_expr(n.cond);
   visit(n.then_case);
@@ -131,6 +136,13 @@ Stmt StmtMutator::mutate_AtomicAdd(const AtomicAdd& n, const Stmt& s) {
   Expr v = mutate_expr(n.value);
   if (!changed && v.same_as(n.value)) return s;
   return atomic_add(n.buffer, std::move(idx), v);
+}
+Stmt StmtMutator::mutate_Shuffle(const Shuffle& n, const Stmt& s) {
+  std::vector<Expr> idx;
+  bool changed = mutate_all(*this, n.indices, idx);
+  Expr v = mutate_expr(n.value), a = mutate_expr(n.arg);
+  if (!changed && v.same_as(n.value) && a.same_as(n.arg)) return s;
+  return shuffle(n.buffer, std::move(idx), v, n.shuffle, a);
 }
 Stmt StmtMutator::mutate_IfThenElse(const IfThenElse& n, const Stmt& s) {
   Expr c = mutate_expr(n.cond);

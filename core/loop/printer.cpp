@@ -69,6 +69,10 @@ class Printer {
   void print_AtomicAdd(const AtomicAdd& n) {
     line("atomic_add " + n.buffer->name + indices_str(n.indices) + " += " + te::print(n.value));
   }
+  void print_Shuffle(const Shuffle& n) {
+    line(n.buffer->name + indices_str(n.indices) + " = shuffle_" + shuffle_kind_name(n.shuffle) +
+         "(" + te::print(n.value) + ", " + te::print(n.arg) + ")");
+  }
   void print_IfThenElse(const IfThenElse& n) {
     line("if " + te::print(n.cond) + " {");
     nested(n.then_case);

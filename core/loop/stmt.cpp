@@ -34,6 +34,18 @@ const char* scope_name(MemScope s) {
   return "?";
 }
 
+const char* shuffle_kind_name(ShuffleKind k) {
+  switch (k) {
+    case ShuffleKind::Xor:
+      return "xor";
+    case ShuffleKind::Down:
+      return "down";
+    case ShuffleKind::Idx:
+      return "idx";
+  }
+  return "?";
+}
+
 namespace {
 
 void check_index_expr(const Expr& e, const char* what) {
@@ -90,6 +102,14 @@ Stmt store(Tensor buffer, std::vector<Expr> indices, Expr value) {
 Stmt atomic_add(Tensor buffer, std::vector<Expr> indices, Expr value) {
   check_access(buffer, indices, value, "atomic_add");
   return Stmt(std::make_shared<AtomicAdd>(std::move(buffer), std::move(indices), std::move(value)));
+}
+
+Stmt shuffle(Tensor buffer, std::vector<Expr> indices, Expr value, ShuffleKind kind, Expr arg) {
+  check_access(buffer, indices, value, "shuffle");
+  check_index_expr(arg, "shuffle lane");
+  SOUFFLE_CHECK(value.dtype() != DType::Bool, "shuffle: bool values are not exchanged");
+  return Stmt(std::make_shared<Shuffle>(std::move(buffer), std::move(indices), std::move(value),
+                                        kind, std::move(arg)));
 }
 
 Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case) {

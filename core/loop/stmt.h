@@ -22,6 +22,7 @@ using te::Tensor;
   X(Allocate)                      \
   X(Store)                         \
   X(AtomicAdd)                     \
+  X(Shuffle)                       \
   X(IfThenElse)                    \
   X(Seq)                           \
   X(BlockBarrier)                  \
@@ -127,6 +128,32 @@ struct AtomicAdd : StmtNode {
   AtomicAdd(Tensor buf, std::vector<Expr> idx, Expr v)
       : StmtNode(kKind), buffer(std::move(buf)), indices(std::move(idx)), value(std::move(v)) {}
 };
+/// Which lane a warp shuffle reads (CUDA's __shfl_*_sync with a full mask over 32 lanes):
+/// Xor: lane ^ arg; Down: lane + arg, or the lane itself past the warp's end; Idx: lane arg.
+enum class ShuffleKind : uint8_t { Xor, Down, Idx };
+const char* shuffle_kind_name(ShuffleKind k);  ///< "xor", "down", "idx"
+/// Threads per warp, the width every shuffle exchanges over.
+constexpr int64_t kWarpSize = 32;
+
+/// buffer[indices...] = the `value` another lane of this thread's warp computed (see ShuffleKind,
+/// `arg` is i64). A statement, not an expression, because all 32 lanes of the warp exchange in
+/// lockstep: like a barrier, it must be reached by every lane of a warp together (never in
+/// warp-divergent code), and the block must be whole warps.
+struct Shuffle : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Shuffle;
+  Tensor buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  ShuffleKind shuffle;
+  Expr arg;
+  Shuffle(Tensor buf, std::vector<Expr> idx, Expr v, ShuffleKind k, Expr a)
+      : StmtNode(kKind),
+        buffer(std::move(buf)),
+        indices(std::move(idx)),
+        value(std::move(v)),
+        shuffle(k),
+        arg(std::move(a)) {}
+};
 /// if (cond) then_case else else_case; else_case may be undefined.
 struct IfThenElse : StmtNode {
   static constexpr StmtKind kKind = StmtKind::IfThenElse;
@@ -173,9 +200,6 @@ struct Comment : StmtNode {
 };
 
 // ---- warp-level matrix fragments (tensor cores, CUDA's nvcuda::wmma) ----
-
-/// Threads per warp: fragments are spread over (and operated on by) its lanes.
-constexpr int64_t kWarpSize = 32;
 
 /// Which operand of D = A x B + C a fragment holds: A is m x k, B is k x n, C and D are m x n.
 enum class FragmentRole : uint8_t { MatrixA, MatrixB, Accumulator };
@@ -283,6 +307,8 @@ Stmt let_stmt(Expr var, Expr value, Stmt body);
 Stmt allocate(Tensor buffer, MemScope scope, Stmt body);
 Stmt store(Tensor buffer, std::vector<Expr> indices, Expr value);
 Stmt atomic_add(Tensor buffer, std::vector<Expr> indices, Expr value);
+/// buffer[indices] = value of the lane `kind`/`arg` select (see Shuffle).
+Stmt shuffle(Tensor buffer, std::vector<Expr> indices, Expr value, ShuffleKind kind, Expr arg);
 Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = {});
 /// Flattens nested Seqs and drops undefined statements; a single statement is returned as is.
 Stmt seq(std::vector<Stmt> stmts);

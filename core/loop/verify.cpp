@@ -104,6 +104,16 @@ class Verifier {
       check_buffer(at->buffer, "atomic_add");
       for (const Expr& i : at->indices) expr(i);
       expr(at->value);
+    } else if (const Shuffle* sh = s.as<Shuffle>()) {
+      // Whether every lane of a warp gets here together depends on values (tx / 32 is
+      // warp-uniform, tx is not): the emulator checks that; here only what is static.
+      check_buffer(sh->buffer, "shuffle");
+      for (const Expr& i : sh->indices) expr(i);
+      expr(sh->value);
+      expr(sh->arg);
+      if (m_kernel.launch.block_x % kWarpSize != 0)
+        fail("warp shuffle in a block of " + std::to_string(m_kernel.launch.block_x) +
+             " threads, not whole warps");
     } else if (const IfThenElse* i = s.as<IfThenElse>()) {
       Variance v = std::max(control, expr(i->cond));
       stmt(i->then_case, v);

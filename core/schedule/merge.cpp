@@ -51,6 +51,21 @@ bool has_block_barrier(const Stmt& s) {
   return found;
 }
 
+/// Guards a stage's statements; a stage of several phases (a cross-block reduction: Stage
+/// nodes with grid barriers between) is guarded phase by phase, so every thread of the grid
+/// still reaches its barriers.
+Stmt guard_phases(const Stmt& inner, const Expr& guard) {
+  const loop::Seq* q = inner.as<loop::Seq>();
+  bool phased = false;
+  if (q)
+    for (const Stmt& s : q->stmts) phased |= s.as<loop::GridBarrier>() != nullptr;
+  if (!phased) return loop::if_then_else(guard, inner);
+  std::vector<Stmt> out;
+  for (const Stmt& s : q->stmts)
+    out.push_back(s.as<loop::GridBarrier>() ? s : loop::if_then_else(guard, s));
+  return loop::seq(std::move(out));
+}
+
 }  // namespace
 
 Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
@@ -78,7 +93,8 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
                     "merge: stage " + s.name + " has block barriers and a smaller block");
       conj(te::lt(f.tx, ic(s.launch.block_x)));
     }
-    if (guard.defined()) inner = loop::if_then_else(guard, inner);
+    if (guard.defined()) inner = guard_phases(inner, guard);
+    k.launch.cooperative |= s.launch.cooperative;
     bool depends = false;
     for (const Tensor& t : s.inputs) depends |= dirty.count(t.get()) > 0;
     for (const Tensor& t : s.outputs) depends |= dirty.count(t.get()) > 0;

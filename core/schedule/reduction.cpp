@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "core/loop/stmt.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
@@ -7,11 +9,88 @@ namespace souffle::schedule::detail {
 using loop::ForKind;
 using loop::Kernel;
 using loop::MemScope;
+using loop::ShuffleKind;
 using loop::Stmt;
 using te::Expr;
 using te::Tensor;
 
-Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c) {
+namespace {
+
+constexpr int64_t kWarp = loop::kWarpSize;
+/// Cross-block reductions are for launches too small to fill the GPU: fewer rows than a GPU
+/// has SMs (108 on an A100, the default spec). Their grid stays within this many blocks, which
+/// fits co-resident on every spec we plan for, since the kernel needs a grid barrier.
+constexpr int64_t kFewRows = 108;
+constexpr int64_t kCrossBlockGrid = 108;
+/// A block of a split row reduces at least this many elements per thread, so the extra pass
+/// (atomics or partials) stays small against the work.
+constexpr int64_t kMinPerThread = 8;
+
+/// The pieces every reduction variant shares: the op, the frame and the accumulator type.
+struct Red {
+  const te::ComputeOp& op;
+  Frame f;
+  DType t;
+  Expr lane, warp;  ///< tx % 32, tx / 32
+  int64_t r;
+
+  explicit Red(const te::ComputeOp& o)
+      : op(o),
+        t(o.output->dtype),
+        lane(te::floormod(f.tx, ic(kWarp))),
+        warp(te::floordiv(f.tx, ic(kWarp))),
+        r(extent_product(o.reduce_axes)) {}
+
+  Expr identity() const { return te::reduce_identity(op.reduce, t); }
+
+  /// acc[0] (+)= body over k = base + kk * stride for kk < iters, guarded by k < r.
+  Stmt fold(const Tensor& acc, const Expr& base, int64_t stride, int64_t iters) const {
+    Expr kk = te::var("kk"), k = te::var("k");
+    Stmt st = loop::store(acc, {ic(0)}, combine(op.reduce, te::read(acc, {ic(0)}), op.body));
+    Stmt guarded = loop::if_then_else(te::lt(k, ic(r)), bind_flat(op.reduce_axes, k, st));
+    return loop::make_for(kk, iters, ForKind::Serial,
+                          loop::let_stmt(k, base + kk * ic(stride), guarded));
+  }
+
+  /// Butterfly over lanes [0, width): afterwards every lane holds the combination of its group's
+  /// width values of acc[0] (width a power of two up to 32), one xor shuffle per halving.
+  Stmt warp_reduce(const Tensor& acc, const Tensor& tmp, int64_t width) const {
+    std::vector<Stmt> out;
+    Expr acc0 = te::read(acc, {ic(0)}), tmp0 = te::read(tmp, {ic(0)});
+    for (int64_t m = width / 2; m >= 1; m /= 2) {
+      out.push_back(loop::shuffle(tmp, {ic(0)}, acc0, ShuffleKind::Xor, ic(m)));
+      out.push_back(loop::store(acc, {ic(0)}, combine(op.reduce, acc0, tmp0)));
+    }
+    return loop::seq(std::move(out));
+  }
+
+  /// The whole block's combination of acc[0] into acc[0] of every thread: a butterfly within
+  /// each warp, one value per warp through shared `red`, one barrier, and a butterfly over those
+  /// in every warp (so no warp diverges). `reused`: red is written again afterwards.
+  Stmt block_reduce(const Tensor& acc, const Tensor& tmp, const Tensor& red, int64_t block,
+                    bool reused) const {
+    const int64_t warps = block / kWarp;
+    std::vector<Stmt> out = {warp_reduce(acc, tmp, kWarp)};
+    if (warps == 1) return loop::seq(std::move(out));
+    out.push_back(
+        loop::if_then_else(te::eq(lane, ic(0)), loop::store(red, {warp}, te::read(acc, {ic(0)}))));
+    out.push_back(loop::block_barrier());
+    out.push_back(loop::store(
+        acc, {ic(0)}, te::select(te::lt(lane, ic(warps)), te::read(red, {lane}), identity())));
+    out.push_back(warp_reduce(acc, tmp, warps));
+    // The next use overwrites red: every warp must have read it first.
+    if (reused) out.push_back(loop::block_barrier());
+    return loop::seq(std::move(out));
+  }
+
+  Stmt with_buffers(const Tensor& acc, const Tensor& tmp, Stmt body) const {
+    return loop::allocate(acc, MemScope::Local, loop::allocate(tmp, MemScope::Local, body));
+  }
+};
+
+/// The first template: one block per row and a shared-memory tree with a barrier per level.
+/// Kept for bool results, which warp shuffles do not exchange.
+Kernel shared_tree(const te::ComputeOp& op, const ScheduleConfig& c) {
   Frame f;
   int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
   int64_t block = 32;
@@ -52,6 +131,132 @@ Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c) {
   body = loop::allocate(red, MemScope::Shared, loop::allocate(acc, MemScope::Local, body));
   return finish(op, f, body, grid, block,
                 "reduction, shared tree over " + std::to_string(block) + " threads");
+}
+
+/// Rows of at most one warp's width: one warp per row, several rows per block, no barrier.
+Kernel warp_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows) {
+  Red d(op);
+  const int64_t block = std::max(kWarp, std::min(c.block / kWarp, rows) * kWarp);
+  const int64_t per_block = block / kWarp;
+  const int64_t grid = std::min(c.max_grid, ceil_div(rows, per_block));
+  Tensor acc = loop::make_buffer(op.name + "_acc", {1}, d.t);
+  Tensor tmp = loop::make_buffer(op.name + "_shfl", {1}, d.t);
+  Expr ri = te::var("ri"), row = te::var("row");
+  std::vector<Stmt> per_row = {loop::store(acc, {ic(0)}, d.identity()),
+                               d.fold(acc, d.lane, kWarp, ceil_div(d.r, kWarp)),
+                               d.warp_reduce(acc, tmp, kWarp)};
+  per_row.push_back(loop::if_then_else(
+      te::eq(d.lane, ic(0)),
+      loop::store(op.output, axis_vars(op), with_init(op, te::read(acc, {ic(0)})))));
+  // row depends on the warp only, so whole warps take the branch together.
+  Stmt row_body = loop::if_then_else(te::lt(row, ic(rows)),
+                                     bind_flat(op.axes, row, loop::seq(std::move(per_row))));
+  Stmt body = loop::make_for(
+      ri, ceil_div(rows, grid * per_block), ForKind::Serial,
+      loop::let_stmt(row, (ri * ic(grid) + d.f.bx) * ic(per_block) + d.warp, row_body));
+  return finish(op, d.f, d.with_buffers(acc, tmp, body), grid, block,
+                "reduction, warp shuffles, one warp per row, " + std::to_string(per_block) +
+                    " rows per block");
+}
+
+/// One block per row: strided partials, then block_reduce.
+Kernel block_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows,
+                     int64_t block) {
+  Red d(op);
+  const int64_t grid = std::min(c.max_grid, rows);
+  const int64_t iters = ceil_div(rows, grid);
+  Tensor acc = loop::make_buffer(op.name + "_acc", {1}, d.t);
+  Tensor tmp = loop::make_buffer(op.name + "_shfl", {1}, d.t);
+  Tensor red = loop::make_buffer(op.name + "_red", {std::max<int64_t>(1, block / kWarp)}, d.t);
+  Expr ri = te::var("ri"), row = te::var("row");
+  std::vector<Stmt> per_row = {loop::store(acc, {ic(0)}, d.identity()),
+                               d.fold(acc, d.f.tx, block, ceil_div(d.r, block)),
+                               d.block_reduce(acc, tmp, red, block, iters > 1)};
+  per_row.push_back(loop::if_then_else(
+      te::eq(d.f.tx, ic(0)),
+      loop::store(op.output, axis_vars(op), with_init(op, te::read(acc, {ic(0)})))));
+  Stmt row_body = loop::if_then_else(te::lt(row, ic(rows)),
+                                     bind_flat(op.axes, row, loop::seq(std::move(per_row))));
+  Stmt body = loop::make_for(ri, iters, ForKind::Serial,
+                             loop::let_stmt(row, ri * ic(grid) + d.f.bx, row_body));
+  if (block > kWarp) body = loop::allocate(red, MemScope::Shared, body);
+  return finish(op, d.f, d.with_buffers(acc, tmp, body), grid, block,
+                "reduction, warp shuffles, " + std::to_string(block / kWarp) + " warps per row");
+}
+
+/// Few rows, long reductions: each row split over `splits` blocks. A sum in f32/f64 adds the
+/// block partials with atomics into the output, which an earlier phase initialises; other
+/// reductions store them in a partials tensor and a last phase combines each row's. Phases are
+/// separated by grid barriers (a cooperative launch).
+Kernel cross_block(const te::ComputeOp& op, int64_t rows, int64_t block, int64_t splits) {
+  Red d(op);
+  const int64_t grid = rows * splits;
+  const int64_t chunk = ceil_div(ceil_div(d.r, splits), block) * block;
+  const bool atomic =
+      op.reduce == te::ReduceKind::Sum && (d.t == DType::Float32 || d.t == DType::Float64);
+  Tensor acc = loop::make_buffer(op.name + "_acc", {1}, d.t);
+  Tensor tmp = loop::make_buffer(op.name + "_shfl", {1}, d.t);
+  Tensor red = loop::make_buffer(op.name + "_red", {block / kWarp}, d.t);
+  Tensor parts = te::make_compute_tensor(op.name + "_partials", {rows, splits}, d.t);
+  Expr row = te::var("row"), part = te::var("part");
+  Expr first = te::eq(d.f.tx, ic(0));
+  auto in_row = [&](Stmt s) {
+    return loop::let_stmt(row, te::floordiv(d.f.bx, ic(splits)),
+                          loop::let_stmt(part, te::floormod(d.f.bx, ic(splits)),
+                                         bind_flat(op.axes, row, std::move(s))));
+  };
+  Stmt partial = loop::seq({loop::store(acc, {ic(0)}, d.identity()),
+                            d.fold(acc, part * ic(chunk) + d.f.tx, block, chunk / block),
+                            d.block_reduce(acc, tmp, red, block, false)});
+  auto buffered = [&](Stmt s) {
+    if (block > kWarp) s = loop::allocate(red, MemScope::Shared, s);
+    return d.with_buffers(acc, tmp, s);
+  };
+  std::vector<Stmt> phases;
+  std::string how;
+  Expr acc0 = te::read(acc, {ic(0)});
+  if (atomic) {
+    Expr init = op.init.defined() ? op.init : d.identity();
+    phases.push_back(in_row(loop::if_then_else(te::logical_and(first, te::eq(part, ic(0))),
+                                               loop::store(op.output, axis_vars(op), init))));
+    phases.push_back(buffered(in_row(loop::seq(
+        {partial, loop::if_then_else(first, loop::atomic_add(op.output, axis_vars(op), acc0))}))));
+    how = "atomics";
+  } else {
+    phases.push_back(buffered(in_row(
+        loop::seq({partial, loop::if_then_else(first, loop::store(parts, {row, part}, acc0))}))));
+    Expr s = te::var("s");
+    Stmt combine_parts =
+        loop::seq({loop::store(acc, {ic(0)}, d.identity()),
+                   loop::make_for(s, splits, ForKind::Serial,
+                                  loop::store(acc, {ic(0)},
+                                              combine(op.reduce, acc0, te::read(parts, {row, s})))),
+                   loop::store(op.output, axis_vars(op), with_init(op, acc0))});
+    phases.push_back(d.with_buffers(
+        acc, tmp,
+        in_row(loop::if_then_else(te::logical_and(first, te::eq(part, ic(0))), combine_parts))));
+    how = "partials";
+  }
+  return finish_phases(
+      op, d.f, std::move(phases), grid, block,
+      "reduction, warp shuffles, each row over " + std::to_string(splits) + " blocks, " + how,
+      atomic ? std::vector<Tensor>{} : std::vector<Tensor>{parts});
+}
+
+}  // namespace
+
+Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c) {
+  const int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
+  if (op.output->dtype == DType::Bool) return shared_tree(op, c);
+  if (r <= kWarp) return warp_per_row(op, c, rows);
+  int64_t block = kWarp;
+  while (block < c.block && block < r) block *= 2;
+  if (rows < kFewRows) {
+    const int64_t splits =
+        std::min(ceil_div(r, block * kMinPerThread), std::max<int64_t>(1, kCrossBlockGrid / rows));
+    if (splits >= 2) return cross_block(op, rows, block, splits);
+  }
+  return block_per_row(op, c, rows, block);
 }
 
 }  // namespace souffle::schedule::detail

@@ -141,4 +141,28 @@ Kernel finish(const std::vector<const te::ComputeOp*>& ops, std::vector<Tensor> 
   return loop::plan_shared_arena(k);
 }
 
+Kernel finish_phases(const te::ComputeOp& op, const Frame& f, std::vector<Stmt> phases,
+                     int64_t grid, int64_t block, std::string schedule,
+                     std::vector<Tensor> scratch) {
+  SOUFFLE_CHECK(!phases.empty(), "finish_phases: no phase");
+  Kernel k;
+  k.name = op.name;
+  k.inputs = reads_of(op);
+  k.outputs = {op.output};
+  k.launch.grid_x = grid;
+  k.launch.block_x = block;
+  k.stages.push_back({op.name, std::move(schedule), {op.name}, {op.origin}, grid, block});
+  std::vector<Stmt> body;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    if (i) body.push_back(loop::grid_barrier());
+    body.push_back(loop::stage(0, loop::simplify(phases[i])));
+  }
+  for (Tensor& t : scratch) k.outputs.push_back(std::move(t));
+  k.launch.cooperative = phases.size() > 1;
+  k.body = loop::make_for(f.bx, grid, ForKind::BlockIdxX,
+                          loop::make_for(f.tx, block, ForKind::ThreadIdxX, loop::seq(body)));
+  loop::verify(k);
+  return loop::plan_shared_arena(k);
+}
+
 }  // namespace souffle::schedule::detail

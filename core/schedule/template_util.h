@@ -36,6 +36,13 @@ loop::Kernel finish(const std::vector<const te::ComputeOp*>& ops, std::vector<te
                     const Frame& f, loop::Stmt inner, int64_t grid, int64_t block,
                     std::string schedule);
 
+/// Like finish, for a kernel of several phases over the whole grid (cross-block reductions):
+/// one Stage node per phase, a grid barrier between phases, a cooperative launch. `scratch`
+/// are global tensors the phases pass data through (kernel outputs besides op's).
+loop::Kernel finish_phases(const te::ComputeOp& op, const Frame& f, std::vector<loop::Stmt> phases,
+                           int64_t grid, int64_t block, std::string schedule,
+                           std::vector<te::Tensor> scratch = {});
+
 /// The operands of a GEMM-like TE and how its output axes split.
 struct GemmParts {
   te::Expr a, b;  ///< body = a * b

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/loop/stmt.h"
+#include "core/loop/vectorize.h"
 #include "core/te/builder.h"
 
 namespace souffle::codegen::testing {
@@ -133,6 +134,65 @@ inline loop::Kernel two_stage_kernel() {
   k.stages = {stage_info("stage0_add", "injective", "Add_0", "Add_0", "Add", 4, 128),
               stage_info("stage1_mul", "injective", "Mul_1", "Mul_1", "Mul", 4, 128)};
   k.body = bind_threads(bx, 4, tx, 128, loop::seq({s0, loop::grid_barrier(), s1}));
+  return k;
+}
+
+/// out[r] = sum of x[r, 0..31], one warp per row and two rows per 64-thread block: a butterfly
+/// of xor shuffles, then lane 0 writes.
+inline loop::Kernel warp_sum_kernel() {
+  te::Tensor x = te::make_input("x", {4, 32}, DType::Float32);
+  te::Tensor out = te::make_compute_tensor("row_sum", {4}, DType::Float32);
+  te::Tensor acc = loop::make_buffer("acc", {1}, DType::Float32);
+  te::Tensor tmp = loop::make_buffer("shfl", {1}, DType::Float32);
+  Expr bx = te::var("bx"), tx = te::var("tx"), row = te::var("row"), lane = te::var("lane");
+  Expr acc0 = te::read(acc, {ic(0)}), tmp0 = te::read(tmp, {ic(0)});
+  std::vector<loop::Stmt> body = {loop::store(acc, {ic(0)}, te::read(x, {row, lane}))};
+  for (int64_t m = 16; m >= 1; m /= 2) {
+    body.push_back(loop::shuffle(tmp, {ic(0)}, acc0, loop::ShuffleKind::Xor, ic(m)));
+    body.push_back(loop::store(acc, {ic(0)}, acc0 + tmp0));
+  }
+  body.push_back(loop::if_then_else(te::eq(lane, ic(0)), loop::store(out, {row}, acc0)));
+  loop::Stmt inner = loop::let_stmt(
+      row, bx * ic(2) + te::floordiv(tx, ic(32)),
+      loop::let_stmt(lane, te::floormod(tx, ic(32)),
+                     loop::allocate(acc, MemScope::Local,
+                                    loop::allocate(tmp, MemScope::Local, loop::seq(body)))));
+  loop::Kernel k;
+  k.name = "row_sum";
+  k.inputs = {x};
+  k.outputs = {out};
+  k.launch.grid_x = 2;
+  k.launch.block_x = 64;
+  k.stages = {stage_info("row_sum", "reduction, warp shuffles, one warp per row", "ReduceSum_3",
+                         "/head/ReduceSum", "ReduceSum", 2, 64)};
+  k.body = bind_threads(bx, 2, tx, 64, loop::stage(0, inner));
+  return k;
+}
+
+/// y[r, c] = x[r, c] * s[r] + b[c] over 2 x 64 floats, four consecutive columns per thread:
+/// float4 loads of x and b into registers, the math lane by lane, one float4 store of y.
+inline loop::Kernel vector_axpb_kernel() {
+  te::Tensor x = te::make_input("x", {2, 64}, DType::Float32);
+  te::Tensor s = te::make_input("s", {2}, DType::Float32);
+  te::Tensor b = te::make_input("b", {64}, DType::Float32);
+  te::Tensor y = te::make_compute_tensor("y", {2, 64}, DType::Float32);
+  Expr bx = te::var("bx"), tx = te::var("tx"), r = te::var("r"), q = te::var("q"), v = te::var("v");
+  Expr col = q * ic(4) + v;
+  loop::Stmt lanes = loop::make_for(
+      v, 4, ForKind::Vectorized,
+      loop::store(y, {r, col}, te::read(x, {r, col}) * te::read(s, {r}) + te::read(b, {col})));
+  loop::Stmt inner = loop::let_stmt(
+      r, te::floordiv(tx, ic(16)),
+      loop::let_stmt(q, te::floormod(tx, ic(16)), loop::lower_vector_accesses(lanes)));
+  loop::Kernel k;
+  k.name = "axpb";
+  k.inputs = {x, s, b};
+  k.outputs = {y};
+  k.launch.grid_x = 1;
+  k.launch.block_x = 32;
+  k.stages = {stage_info("axpb", "injective grid-stride, 4-wide vectors", "Add_4", "/head/Add",
+                         "Add", 1, 32)};
+  k.body = bind_threads(bx, 1, tx, 32, loop::stage(0, inner));
   return k;
 }
 

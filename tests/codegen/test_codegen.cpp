@@ -106,6 +106,67 @@ extern "C" __global__ void __launch_bounds__(128) fused_add_mul(
 
 )CUDA";
 
+const char* kWarpSum = R"CUDA(// kernel `row_sum`: grid 2 x block 64, dynamic shared 0 B
+// params: x (input f32[4, 32]), row_sum (output f32[4])
+extern "C" __global__ void __launch_bounds__(64) row_sum(
+    const float* __restrict__ x,
+    float* __restrict__ row_sum) {
+  const long long bx = (long long)blockIdx.x;
+  const long long tx = (long long)threadIdx.x;
+  // stage 0 `row_sum`: reduction, warp shuffles, one warp per row (grid 2, block 64)
+  //   ReduceSum_3 <- /head/ReduceSum (ReduceSum)
+  {
+    const long long row = bx * 2 + tx / 32;
+    const long long lane = tx % 32;
+    float acc[1];
+    float shfl[1];
+    acc[0] = x[row * 32 + lane];
+    shfl[0] = __shfl_xor_sync(0xffffffffu, acc[0], 16);
+    acc[0] = acc[0] + shfl[0];
+    shfl[0] = __shfl_xor_sync(0xffffffffu, acc[0], 8);
+    acc[0] = acc[0] + shfl[0];
+    shfl[0] = __shfl_xor_sync(0xffffffffu, acc[0], 4);
+    acc[0] = acc[0] + shfl[0];
+    shfl[0] = __shfl_xor_sync(0xffffffffu, acc[0], 2);
+    acc[0] = acc[0] + shfl[0];
+    shfl[0] = __shfl_xor_sync(0xffffffffu, acc[0], 1);
+    acc[0] = acc[0] + shfl[0];
+    if (lane == 0) {
+      row_sum[row] = acc[0];
+    }
+  }
+}
+
+)CUDA";
+
+const char* kVectorAxpb = R"CUDA(// kernel `axpb`: grid 1 x block 32, dynamic shared 0 B
+// params: x (input f32[2, 64]), s (input f32[2]), b (input f32[64]), y (output f32[2, 64])
+extern "C" __global__ void __launch_bounds__(32) axpb(
+    const float* __restrict__ x,
+    const float* __restrict__ s,
+    const float* __restrict__ b,
+    float* __restrict__ y) {
+  const long long tx = (long long)threadIdx.x;
+  // stage 0 `axpb`: injective grid-stride, 4-wide vectors (grid 1, block 32)
+  //   Add_4 <- /head/Add (Add)
+  {
+    const long long r = tx / 16;
+    const long long q = tx % 16;
+    __align__(16) float x_vec[4];
+    __align__(16) float b_vec[4];
+    __align__(16) float y_vec[4];
+    *reinterpret_cast<float4*>(&x_vec[0]) = *reinterpret_cast<const float4*>(&x[r * 64 + q * 4]);
+    *reinterpret_cast<float4*>(&b_vec[0]) = *reinterpret_cast<const float4*>(&b[q * 4]);
+    #pragma unroll
+    for (long long v_2 = 0; v_2 < 4; ++v_2) {
+      y_vec[v_2] = x_vec[v_2] * s[r] + b_vec[v_2];
+    }
+    *reinterpret_cast<float4*>(&y[r * 64 + q * 4]) = *reinterpret_cast<const float4*>(&y_vec[0]);
+  }
+}
+
+)CUDA";
+
 void expect_compiles(const std::string& source, const std::string& name) {
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
   for (const char* arch : {"sm_80", "sm_90"}) {
@@ -141,6 +202,25 @@ TEST(CodegenCuda, TwoStageGridBarrierGolden) {
   const std::string src = emit_cuda(k);
   EXPECT_EQ(src, kTwoStage);
   expect_compiles(src, "fused_add_mul");
+}
+
+TEST(CodegenCuda, WarpShuffleReductionGolden) {
+  loop::Kernel k = warp_sum_kernel();
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_EQ(src, kWarpSum);
+  expect_compiles(src, "row_sum");
+  // Plain C runs threads one after another: it has no lanes to exchange with.
+  CodeGenC c;
+  EXPECT_THROW(c.add_kernel(k), InternalError);
+}
+
+TEST(CodegenCuda, VectorizedInjectiveGolden) {
+  loop::Kernel k = vector_axpb_kernel();
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_EQ(src, kVectorAxpb);
+  expect_compiles(src, "axpb");
 }
 
 TEST(CodegenCuda, HalfPrecisionUsesHalfTypesAndFloatMath) {

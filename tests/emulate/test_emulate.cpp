@@ -160,5 +160,83 @@ TEST(Emulate, AtomicsAndGridBarrier) {
   EXPECT_NE(run_error(k).find("grid barrier in a non-cooperative launch"), std::string::npos);
 }
 
+/// out[w] = sum of x over warp w's 32 lanes by a butterfly of xor shuffles; also the value
+/// lane 31 sees after one down-shuffle by 16 (its own: past the warp's end) and lane 5's by idx.
+TEST(Emulate, WarpShufflesExchangeWithinEachWarp) {
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Tensor x = te::make_input("x", {128}, DType::Float32);
+  Tensor out = te::make_compute_tensor("out", {4}, DType::Float32);
+  Tensor down = te::make_compute_tensor("down", {128}, DType::Float32);
+  Tensor idx = te::make_compute_tensor("idx", {128}, DType::Float32);
+  Tensor acc = loop::make_buffer("acc", {1}, DType::Float32);
+  Tensor tmp = loop::make_buffer("tmp", {1}, DType::Float32);
+  Expr zero = te::int_imm(0), g = bx * te::int_imm(64) + tx;
+  Expr acc0 = te::read(acc, {zero}), tmp0 = te::read(tmp, {zero});
+  std::vector<Stmt> body = {loop::store(acc, {zero}, te::read(x, {g}))};
+  body.push_back(loop::shuffle(tmp, {zero}, acc0, loop::ShuffleKind::Down, te::int_imm(16)));
+  body.push_back(loop::store(down, {g}, tmp0));
+  body.push_back(loop::shuffle(tmp, {zero}, acc0, loop::ShuffleKind::Idx, te::int_imm(5)));
+  body.push_back(loop::store(idx, {g}, tmp0));
+  for (int64_t m = 16; m >= 1; m /= 2) {
+    body.push_back(loop::shuffle(tmp, {zero}, acc0, loop::ShuffleKind::Xor, te::int_imm(m)));
+    body.push_back(loop::store(acc, {zero}, acc0 + tmp0));
+  }
+  body.push_back(loop::if_then_else(te::eq(te::floormod(tx, te::int_imm(32)), zero),
+                                    loop::store(out, {te::floordiv(g, te::int_imm(32))}, acc0)));
+  Stmt inner =
+      loop::allocate(acc, MemScope::Local, loop::allocate(tmp, MemScope::Local, loop::seq(body)));
+  Kernel k = make_kernel("warp_sum", 2, 64, bx, tx, inner, {x}, {out, down, idx});
+  loop::verify(k);
+  auto xd = std::make_shared<TensorData>(DType::Float32, Shape{128});
+  for (int64_t i = 0; i < 128; ++i) xd->set_f64(i, static_cast<double>(i));
+  emulate::Buffers buf{{"x", xd}};
+  emulate::run_kernel(k, buf);
+  for (int64_t w = 0; w < 4; ++w) {
+    double want = 0;
+    for (int64_t l = 0; l < 32; ++l) want += static_cast<double>(w * 32 + l);
+    EXPECT_EQ(buf.at("out")->get_f64(w), want) << "warp " << w;
+  }
+  EXPECT_EQ(buf.at("down")->get_f64(3), 19.0);    // lane 3 reads lane 19
+  EXPECT_EQ(buf.at("down")->get_f64(31), 31.0);   // lane 31 keeps its own
+  EXPECT_EQ(buf.at("down")->get_f64(96), 112.0);  // warp 3, lane 0 reads lane 16
+  EXPECT_EQ(buf.at("idx")->get_f64(70), 69.0);    // warp 2 broadcasts its lane 5
+}
+
+TEST(Emulate, CatchesShuffleInDivergentWarp) {
+  // Lanes 0..15 of each warp shuffle while 16..31 skip it: undefined with a full mask.
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Tensor out = te::make_compute_tensor("out", {64}, DType::Float32);
+  Tensor tmp = loop::make_buffer("tmp", {1}, DType::Float32);
+  Expr zero = te::int_imm(0);
+  Stmt body = loop::allocate(
+      tmp, MemScope::Local,
+      loop::seq(
+          {loop::store(out, {tx}, te::float_imm(0.0)),
+           loop::if_then_else(te::lt(te::floormod(tx, te::int_imm(32)), te::int_imm(16)),
+                              loop::seq({loop::shuffle(tmp, {zero}, te::cast(DType::Float32, tx),
+                                                       loop::ShuffleKind::Xor, te::int_imm(1)),
+                                         loop::store(out, {tx}, te::read(tmp, {zero}))}))}));
+  Kernel k = make_kernel("divergent_shuffle", 1, 64, bx, tx, body, {}, {out});
+  loop::verify(k);  // warp divergence depends on values: a runtime property
+  std::string err = run_error(k);
+  EXPECT_NE(err.find("warp shuffle in divergent code: warp 0 of block 0 reaches it with 16 of 32 "
+                     "lanes"),
+            std::string::npos)
+      << err;
+  // A condition that keeps whole warps together is fine.
+  Stmt whole = loop::allocate(
+      tmp, MemScope::Local,
+      loop::seq(
+          {loop::store(out, {tx}, te::float_imm(0.0)),
+           loop::if_then_else(te::lt(tx, te::int_imm(32)),
+                              loop::seq({loop::shuffle(tmp, {zero}, te::cast(DType::Float32, tx),
+                                                       loop::ShuffleKind::Xor, te::int_imm(1)),
+                                         loop::store(out, {tx}, te::read(tmp, {zero}))}))}));
+  emulate::Buffers buf;
+  emulate::run_kernel(make_kernel("warp0", 1, 64, bx, tx, whole, {}, {out}), buf);
+  EXPECT_EQ(buf.at("out")->get_f64(4), 5.0);
+  EXPECT_EQ(buf.at("out")->get_f64(40), 0.0);
+}
+
 }  // namespace
 }  // namespace souffle

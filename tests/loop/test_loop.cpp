@@ -219,3 +219,46 @@ TEST(LoopEqual, BoundVarsAndBuffersMatchByPosition) {
 
 }  // namespace
 }  // namespace souffle
+
+namespace souffle {
+namespace {
+
+TEST(LoopShuffle, PrintsComparesMutatesAndVerifies) {
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Tensor x = te::make_input("x", {64}, DType::Float32);
+  Tensor y = te::make_compute_tensor("y", {64}, DType::Float32);
+  auto build = [&](loop::ShuffleKind kind, int64_t lane) {
+    Tensor acc = loop::make_buffer("acc", {1}, DType::Float32);
+    return loop::allocate(acc, MemScope::Local,
+                          loop::seq({loop::shuffle(acc, {ic(0)}, te::read(x, {tx}), kind, ic(lane)),
+                                     loop::store(y, {tx}, te::read(acc, {ic(0)}))}));
+  };
+  Stmt s = build(loop::ShuffleKind::Xor, 16);
+  EXPECT_EQ(loop::print(s),
+            "allocate local acc: f32[1]\n"
+            "acc[0] = shuffle_xor(x[tx], 16)\n"
+            "y[tx] = acc[0]\n");
+  EXPECT_TRUE(loop::equal(s, build(loop::ShuffleKind::Xor, 16)));
+  EXPECT_FALSE(loop::equal(s, build(loop::ShuffleKind::Down, 16)));
+  EXPECT_FALSE(loop::equal(s, build(loop::ShuffleKind::Xor, 8)));
+  EXPECT_TRUE(loop::simplify(s).same_as(s));
+  Stmt sub = loop::substitute(s, {{tx.get(), ic(3)}});
+  EXPECT_EQ(loop::print(sub),
+            "allocate local acc: f32[1]\n"
+            "acc[0] = shuffle_xor(x[3], 16)\n"
+            "y[3] = acc[0]\n");
+  int shuffles = 0;
+  loop::for_each_stmt(s, [&](const Stmt& n) { shuffles += n.as<loop::Shuffle>() != nullptr; });
+  EXPECT_EQ(shuffles, 1);
+  loop::verify(wrap(s, 1, 64, bx, tx, {x}, {y}));
+  // A block that is not whole warps cannot run a full-mask shuffle.
+  EXPECT_THROW(loop::verify(wrap(s, 1, 48, bx, tx, {x}, {y})), InternalError);
+  // The lane must be an index.
+  Tensor acc = loop::make_buffer("acc", {1}, DType::Float32);
+  EXPECT_THROW(
+      loop::shuffle(acc, {ic(0)}, te::read(x, {tx}), loop::ShuffleKind::Idx, te::float_imm(1.0f)),
+      InternalError);
+}
+
+}  // namespace
+}  // namespace souffle

@@ -31,6 +31,16 @@ struct PlanCliOptions {
   std::string dump_after;    ///< print this step's snapshot (to stderr)
 };
 
+struct CompileCliOptions {
+  CommonOptions common;
+  std::string out;                  ///< bundle folder ("" compiles and reports only)
+  std::string archs = "sm_80,sm_90";  ///< comma-separated NVRTC targets
+  std::string strategy = "souffle";
+  std::string gpu = "a100";  ///< co-residency is checked on this GPU
+  std::string data_dir;      ///< test_data_set_0's folder (default: the model's)
+  int threads = 0;           ///< NVRTC compilations at once (0: cores)
+};
+
 struct ConformanceOptions {
   std::vector<std::string> dirs;
   bool json = false;
@@ -46,6 +56,7 @@ int run_inspect(const CommonOptions& o);
 int run_verify(const VerifyOptions& o);
 int run_plan(const PlanCliOptions& o);
 int run_conformance(const ConformanceOptions& o);
+int run_compile(const CompileCliOptions& o);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);

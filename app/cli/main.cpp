@@ -47,6 +47,21 @@ int main(int argc, char** argv) {
   c_plan->add_flag("--json", plan.common.json, "print one JSON object");
   c_plan->add_option("--dim", plan.common.dims, "bind a symbolic dimension: name=value");
 
+  CompileCliOptions compile;
+  auto* c_compile =
+      app.add_subcommand("compile", "CUDA kernels compiled with NVRTC; --out writes a bundle");
+  c_compile->add_option("MODEL", compile.common.model, "model.onnx")->required();
+  c_compile->add_option("--out", compile.out,
+                        "bundle folder: .cu, .ptx, weights, data, host harness, CMakeLists.txt");
+  c_compile->add_option("--arch", compile.archs, "NVRTC targets (default sm_80,sm_90)");
+  c_compile->add_option("--strategy", compile.strategy, "unfused, rules or souffle (default)")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+  c_compile->add_option("--gpu", compile.gpu, "GPU name or spec file (default a100)");
+  c_compile->add_option("--data", compile.data_dir, "folder with test_data_set_0 (default: model's)");
+  c_compile->add_option("-j,--jobs", compile.threads, "NVRTC compilations at once (default: cores)");
+  c_compile->add_flag("--json", compile.common.json, "print one JSON object");
+  c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
+
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
   c_conf->add_option("DIR", conf.dirs, "test folders, or folders of test folders")->required();
@@ -70,6 +85,7 @@ int main(int argc, char** argv) {
     if (*c_verify) return run_verify(verify);
     if (*c_plan) return run_plan(plan);
     if (*c_conf) return run_conformance(conf);
+    if (*c_compile) return run_compile(compile);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

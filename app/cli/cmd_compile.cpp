@@ -1,0 +1,159 @@
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.h"
+#include "core/plan/plan.h"
+#include "core/session/bundle.h"
+#include "core/session/compile.h"
+#include "core/session/load.h"
+#include "core/support/error.h"
+
+namespace souffle::cli {
+
+namespace {
+
+std::vector<std::string> split_archs(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string a =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (a.empty()) throw UserError("--arch " + list + ": an empty arch in the list");
+    check_arch(a);
+    out.push_back(a);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// "80" for "sm_80" / "compute_80" (what CMAKE_CUDA_ARCHITECTURES takes).
+std::string cmake_arch(const std::string& arch) {
+  return arch.substr(arch.find('_') + 1);
+}
+
+nlohmann::json kernel_json(const CompiledKernel& k) {
+  nlohmann::json per_arch = nlohmann::json::array();
+  for (const gpu::CompileResult& r : k.per_arch) {
+    nlohmann::json a = {{"arch", r.arch},
+                        {"ok", r.ok},
+                        {"ptx_bytes", r.ptx.size()},
+                        {"compile_ms", r.compile_ms},
+                        {"from_cache", r.from_cache}};
+    if (const gpu::KernelResources* kr = r.find_kernel(k.name)) {
+      a["registers"] = kr->registers;
+      a["spills"] = kr->spill_store_bytes + kr->spill_load_bytes;
+      a["smem"] = kr->shared_bytes;
+      a["stack"] = kr->stack_bytes;
+    }
+    per_arch.push_back(a);
+  }
+  nlohmann::json j = {{"name", k.name},
+                      {"partition", k.partition},
+                      {"grid", k.launch.grid_x},
+                      {"block", k.launch.block_x},
+                      {"smem_bytes", k.launch.dynamic_shared_bytes},
+                      {"cooperative", k.launch.cooperative},
+                      {"stages", k.kernel.stages.size()},
+                      {"co_resident", k.co_resident},
+                      {"per_arch", per_arch}};
+  if (!k.ok()) j["error"] = k.error;
+  return j;
+}
+
+}  // namespace
+
+int run_compile(const CompileCliOptions& o) {
+  CompileOptions copts;
+  copts.archs = split_archs(o.archs);
+  copts.threads = o.threads;
+  plan::PlanOptions po;
+  po.strategy = plan::parse_strategy(o.strategy);
+  po.gpu = gpu::gpu_spec(o.gpu);
+  copts.gpu = po.gpu;
+
+  onnx_import::ImportOptions io;
+  io.dims = parse_dims(o.common.dims);
+  LoadedModel m = load_model(o.common.model, io);
+  plan::FusionPlan p = plan::plan(m.program, po);
+  CompileReport rep = compile_plan(p, copts);
+
+  BundleReport bundle;
+  if (!o.out.empty()) {
+    std::string data_dir = o.data_dir.empty()
+                               ? std::filesystem::path(o.common.model).parent_path().string()
+                               : o.data_dir;
+    if (data_dir.empty()) data_dir = ".";
+    std::vector<TestDataSet> sets;
+    if (std::filesystem::exists(std::filesystem::path(data_dir) / "test_data_set_0"))
+      sets = read_test_data(data_dir);
+    BundleOptions bo;
+    bo.model = o.common.model;
+    bo.strategy = plan::strategy_name(p.strategy);
+    bo.data = sets.empty() ? nullptr : &sets.front();
+    bo.cuda_architectures.clear();
+    for (const std::string& a : copts.archs) bo.cuda_architectures.push_back(cmake_arch(a));
+    bundle = write_bundle(o.out, p, rep, copts, bo);
+  }
+
+  for (const CompiledKernel& k : rep.kernels)
+    if (!k.ok()) std::cerr << "error: " << k.error << "\n";
+
+  if (o.common.json) {
+    nlohmann::json j;
+    j["model"] = o.common.model;
+    j["strategy"] = plan::strategy_name(p.strategy);
+    j["gpu"] = p.gpu;
+    j["archs"] = copts.archs;
+    nlohmann::json ks = nlohmann::json::array();
+    for (const CompiledKernel& k : rep.kernels) ks.push_back(kernel_json(k));
+    j["kernels"] = ks;
+    j["errors"] = rep.errors;
+    j["out"] = o.out;
+    j["harness"] = bundle.harness;
+    j["weights_bytes"] = bundle.weights_bytes;
+    j["build_ms"] = rep.build_ms;
+    j["compile_ms"] = rep.compile_ms;
+    j["load_ms"] = m.load_ms;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{:<14} {:>5} {:>7} {:>6} {:>9} {:>5} {:>11}", "kernel", "part",
+                             "grid", "block", "smem", "coop", "co-resident");
+    for (const std::string& a : copts.archs)
+      std::cout << fmt::format("  {:>16}", a + " regs/spill");
+    std::cout << "\n";
+    int max_regs = 0;
+    int64_t spills = 0;
+    for (const CompiledKernel& k : rep.kernels) {
+      std::cout << fmt::format("{:<14} {:>5} {:>7} {:>6} {:>9} {:>5} {:>11}", k.name, k.partition,
+                               k.launch.grid_x, k.launch.block_x, k.launch.dynamic_shared_bytes,
+                               k.launch.cooperative ? "yes" : "no", k.co_resident);
+      for (const gpu::CompileResult& r : k.per_arch) {
+        const gpu::KernelResources* kr = r.find_kernel(k.name);
+        std::string cell =
+            !r.ok ? "error"
+            : kr ? fmt::format("{}/{}", kr->registers, kr->spill_store_bytes + kr->spill_load_bytes)
+                 : "-";
+        std::cout << fmt::format("  {:>16}", cell);
+      }
+      std::cout << (k.ok() ? "" : "  FAILED") << "\n";
+      max_regs = std::max(max_regs, k.max_registers());
+      spills += k.spill_bytes();
+    }
+    std::cout << fmt::format(
+        "{} kernels, {} errors, max {} registers, {} spill bytes; build {:.0f} ms, NVRTC {:.0f} ms "
+        "({} archs)\n",
+        rep.kernels.size(), rep.errors, max_regs, spills, rep.build_ms, rep.compile_ms,
+        copts.archs.size());
+    if (!o.out.empty())
+      std::cout << fmt::format("bundle: {} files in {}{}\n", bundle.files.size(), o.out,
+                               bundle.harness ? "" : " (no harness: see ERRORS.txt)");
+  }
+  return rep.errors == 0 ? 0 : 1;
+}
+
+}  // namespace souffle::cli

@@ -1,0 +1,666 @@
+#include "core/session/bundle.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/codegen/codegen_cuda.h"
+#include "core/session/verify.h"
+#include "core/support/error.h"
+
+namespace souffle {
+namespace fs = std::filesystem;
+
+const char* bundle_tensor_kind_name(BundleTensor::Kind k) {
+  switch (k) {
+    case BundleTensor::Kind::Input:
+      return "input";
+    case BundleTensor::Kind::Weight:
+      return "weight";
+    case BundleTensor::Kind::Intermediate:
+      return "intermediate";
+    case BundleTensor::Kind::Output:
+      return "output";
+    case BundleTensor::Kind::Scratch:
+      return "scratch";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The harness' element-type enumerators, by our dtype.
+const char* harness_dtype(DType t) {
+  switch (t) {
+    case DType::Float32:
+      return "F32";
+    case DType::Float64:
+      return "F64";
+    case DType::Float16:
+      return "F16";
+    case DType::BFloat16:
+      return "BF16";
+    case DType::Int8:
+      return "I8";
+    case DType::Int16:
+      return "I16";
+    case DType::Int32:
+      return "I32";
+    case DType::Int64:
+      return "I64";
+    case DType::UInt8:
+      return "U8";
+    case DType::UInt16:
+      return "U16";
+    case DType::UInt32:
+      return "U32";
+    case DType::UInt64:
+      return "U64";
+    case DType::Bool:
+      return "BOOL";
+  }
+  return "F32";
+}
+
+const char* harness_kind(BundleTensor::Kind k) {
+  switch (k) {
+    case BundleTensor::Kind::Input:
+      return "INPUT";
+    case BundleTensor::Kind::Weight:
+      return "WEIGHT";
+    case BundleTensor::Kind::Intermediate:
+      return "INTERMEDIATE";
+    case BundleTensor::Kind::Output:
+      return "OUTPUT";
+    case BundleTensor::Kind::Scratch:
+      return "SCRATCH";
+  }
+  return "INTERMEDIATE";
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s.empty() ? "scalar" : s;
+}
+
+/// A C string literal holding `s`.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// A comment line safe to place after `//` (no line splice, no newline).
+std::string comment_safe(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == '\\') s.pop_back();
+  return s;
+}
+
+class Writer {
+ public:
+  Writer(std::string dir, BundleReport& rep) : m_dir(std::move(dir)), m_rep(rep) {}
+  void write(const std::string& rel, const std::string& bytes) {
+    fs::path p = fs::path(m_dir) / rel;
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    if (f) f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw UserError(p.string(), "", "cannot write the file");
+    m_rep.files.push_back(rel);
+  }
+  static std::string bytes_of(const TensorData& t) {
+    return std::string(reinterpret_cast<const char*>(t.raw()), static_cast<size_t>(t.byte_size()));
+  }
+
+ private:
+  std::string m_dir;
+  BundleReport& m_rep;
+};
+
+/// The device tensors of the harness: model inputs, weights, each kernel's parameters.
+struct TensorTable {
+  std::vector<BundleTensor> tensors;
+  std::vector<ConstTensorPtr> weight_data;  ///< per tensor, Kind::Weight only
+  std::map<std::string, int> by_name;
+  std::map<const te::TensorNode*, int> scratch;
+  std::set<std::string> files;
+
+  std::string unique_file(const std::string& folder, const std::string& name) {
+    std::string base = folder + "/" + codegen::c_identifier(name), f = base + ".bin";
+    for (int i = 2; files.count(f); ++i) f = base + "_" + std::to_string(i) + ".bin";
+    files.insert(f);
+    return f;
+  }
+
+  int add(const te::Tensor& t, BundleTensor::Kind kind, const std::string& display) {
+    if (kind == BundleTensor::Kind::Scratch) {
+      auto it = scratch.find(t.get());
+      if (it != scratch.end()) return it->second;
+    } else {
+      auto it = by_name.find(t->name);
+      if (it != by_name.end()) return it->second;
+    }
+    BundleTensor b;
+    b.name = display;
+    b.dtype = t->dtype;
+    b.shape = t->shape;
+    int64_t numel = 1;
+    for (int64_t d : t->shape) numel *= d;
+    b.bytes = numel * dtype_size(t->dtype);
+    b.kind = kind;
+    if (kind == BundleTensor::Kind::Weight)
+      SOUFFLE_CHECK(t->data && t->data->byte_size() == b.bytes,
+                    "constant " + t->name + " carries its bytes");
+    int id = static_cast<int>(tensors.size());
+    tensors.push_back(std::move(b));
+    weight_data.push_back(kind == BundleTensor::Kind::Weight ? t->data : nullptr);
+    if (kind == BundleTensor::Kind::Scratch)
+      scratch[t.get()] = id;
+    else
+      by_name[t->name] = id;
+    return id;
+  }
+};
+
+BundleTensor::Kind kind_of(const te::Tensor& t, const std::set<std::string>& outputs) {
+  if (t->source == te::TensorNode::Source::Input) return BundleTensor::Kind::Input;
+  if (t->source == te::TensorNode::Source::Constant) return BundleTensor::Kind::Weight;
+  return outputs.count(t->name) ? BundleTensor::Kind::Output : BundleTensor::Kind::Intermediate;
+}
+
+std::string launch_unit(const CompiledKernel& k) {
+  const std::string& n = k.name;
+  const loop::LaunchConfig& l = k.launch;
+  std::ostringstream s;
+  s << "// Host entry points of " << n << ". " << n
+    << ".cu is included unchanged, so the device code is\n"
+       "// exactly the translation unit NVRTC compiled; the harness calls these two functions.\n"
+       "#include <cuda_runtime.h>\n\n"
+       "#include \""
+    << n << ".cu\"\n\n"
+    << "// Grid " << l.grid_x << ", block " << l.block_x << ", " << l.dynamic_shared_bytes
+    << " bytes of dynamic shared memory" << (l.cooperative ? ", cooperative (grid barriers)" : "")
+    << ".\n"
+    << "extern \"C\" cudaError_t setup_" << n << "(int* blocks_per_sm) {\n";
+  if (l.dynamic_shared_bytes > 48 * 1024)
+    s << "  // Above 48 KiB a kernel must opt in to its dynamic shared memory.\n"
+         "  cudaError_t e = cudaFuncSetAttribute("
+      << n << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << l.dynamic_shared_bytes
+      << ");\n  if (e != cudaSuccess) return e;\n";
+  s << "  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, " << n << ", "
+    << l.block_x << ", " << l.dynamic_shared_bytes << ");\n}\n\n"
+    << "extern \"C\" cudaError_t launch_" << n << "(void** args, cudaStream_t stream) {\n"
+    << "  return " << (l.cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel")
+    << "(reinterpret_cast<const void*>(" << n << "), dim3(" << l.grid_x << "), dim3(" << l.block_x
+    << "), args, " << l.dynamic_shared_bytes << ", stream);\n}\n";
+  return s.str();
+}
+
+// The part of main.cu that does not depend on the model (after its tables).
+const char* kHarnessBody = R"(
+// ---- what follows is the same for every model ----
+
+static double element(const unsigned char* p, DType t, size_t i) {
+  switch (t) {
+    case F32: { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case F64: { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+    case F16: {
+      uint16_t h; std::memcpy(&h, p + 2 * i, 2);
+      int e = (h >> 10) & 31, m = h & 1023;
+      double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                                             : std::ldexp(1024 + m, e - 25);
+      return (h & 0x8000) ? -v : v;
+    }
+    case BF16: {
+      uint16_t h; std::memcpy(&h, p + 2 * i, 2);
+      uint32_t b = uint32_t(h) << 16; float v; std::memcpy(&v, &b, 4); return v;
+    }
+    case I8: return double(reinterpret_cast<const int8_t*>(p)[i]);
+    case I16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case I64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return double(v); }
+    case U8: case BOOL: return double(p[i]);
+    case U16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+    case U32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case U64: { uint64_t v; std::memcpy(&v, p + 8 * i, 8); return double(v); }
+  }
+  return 0;
+}
+static size_t element_size(DType t) {
+  switch (t) {
+    case F64: case I64: case U64: return 8;
+    case F32: case I32: case U32: return 4;
+    case F16: case BF16: case I16: case U16: return 2;
+    default: return 1;
+  }
+}
+
+static bool read_file(const std::string& path, std::vector<unsigned char>& out, size_t bytes,
+                      size_t offset = 0) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  out.resize(bytes);
+  bool ok = std::fseek(f, long(offset), SEEK_SET) == 0 &&
+            (bytes == 0 || std::fread(out.data(), 1, bytes, f) == bytes);
+  std::fclose(f);
+  return ok;
+}
+
+#define SETUP(call)                                                              \
+  do {                                                                           \
+    cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                     \
+      std::fprintf(stderr, "setup error: %s: %s\n", #call, cudaGetErrorString(e_)); \
+      return 2;                                                                  \
+    }                                                                            \
+  } while (0)
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char** argv) {
+  std::string dir = BUNDLE_DIR;
+  double tolerance = 1e-4;
+  int runs = 20, device = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (a == "--data" && has_value) dir = argv[++i];
+    else if (a == "--tolerance" && has_value) tolerance = std::atof(argv[++i]);
+    else if (a == "--runs" && has_value) runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--device" && has_value) device = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--data DIR] [--tolerance 1e-4] [--runs 20] [--device N]\n"
+                   "exit 0: outputs match, 1: mismatch, 2: setup error\n", argv[0]);
+      return 2;
+    }
+  }
+  const int n_tensors = int(sizeof(kTensors) / sizeof(kTensors[0]));
+  const int n_kernels = int(sizeof(kKernels) / sizeof(kKernels[0]));
+
+  SETUP(cudaSetDevice(device));
+  cudaDeviceProp prop;
+  SETUP(cudaGetDeviceProperties(&prop, device));
+  std::printf("%s on %s (sm_%d%d, %d SMs)\n", kModel, prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+
+  // Every kernel's co-residency first: a cooperative grid larger than what the GPU holds at
+  // once would deadlock in grid.sync(), so the launch would be refused.
+  for (int k = 0; k < n_kernels; ++k) {
+    int per_sm = 0;
+    SETUP(kKernels[k].setup(&per_sm));
+    long long fits = (long long)per_sm * prop.multiProcessorCount;
+    if (per_sm == 0 || (kKernels[k].cooperative && kKernels[k].grid > fits)) {
+      std::fprintf(stderr,
+                   "setup error: %s needs %d co-resident blocks of %d threads, but %s holds %lld "
+                   "(%d per SM x %d SMs)\n",
+                   kKernels[k].name, kKernels[k].grid, kKernels[k].block, prop.name, fits, per_sm,
+                   prop.multiProcessorCount);
+      return 2;
+    }
+    if (kKernels[k].cooperative && !prop.cooperativeLaunch) {
+      std::fprintf(stderr, "setup error: %s needs a cooperative launch, which %s lacks\n",
+                   kKernels[k].name, prop.name);
+      return 2;
+    }
+  }
+
+  std::vector<void*> dev(n_tensors, nullptr);
+  std::vector<unsigned char> host;
+  for (int i = 0; i < n_tensors; ++i) {
+    const TensorInfo& t = kTensors[i];
+    SETUP(cudaMalloc(&dev[i], t.bytes > 0 ? t.bytes : 16));
+    bool loaded = true;
+    if (t.kind == WEIGHT)
+      loaded = read_file(dir + "/weights.bin", host, t.bytes, size_t(t.weight_offset));
+    else if (t.kind == INPUT)
+      loaded = read_file(dir + "/" + t.file, host, t.bytes);
+    if (!loaded) {
+      std::fprintf(stderr, "setup error: cannot read %s of %s from %s\n",
+                   t.kind == WEIGHT ? "weights.bin" : t.file, t.name, dir.c_str());
+      return 2;
+    }
+    if (t.kind == WEIGHT || t.kind == INPUT)
+      SETUP(cudaMemcpy(dev[i], host.data(), t.bytes, cudaMemcpyHostToDevice));
+  }
+  std::vector<std::vector<void*>> args(n_kernels);
+  for (int k = 0; k < n_kernels; ++k)
+    for (int a = 0; a < kKernels[k].n_args; ++a) args[k].push_back(&dev[kKernels[k].args[a]]);
+
+  cudaStream_t stream;
+  SETUP(cudaStreamCreate(&stream));
+  std::vector<cudaEvent_t> events(n_kernels + 1);
+  for (cudaEvent_t& e : events) SETUP(cudaEventCreate(&e));
+  std::vector<std::vector<double>> kernel_ms(n_kernels);
+  std::vector<double> total_ms;
+
+  // Run 0 warms up; runs 1..N are timed; the outputs checked are the last run's (buffers the
+  // kernels write start zeroed in each run, so every run computes them afresh).
+  for (int run = 0; run <= runs; ++run) {
+    for (int i = 0; i < n_tensors; ++i)
+      if (kTensors[i].kind != WEIGHT && kTensors[i].kind != INPUT)
+        SETUP(cudaMemsetAsync(dev[i], 0, kTensors[i].bytes, stream));
+    SETUP(cudaEventRecord(events[0], stream));
+    for (int k = 0; k < n_kernels; ++k) {
+      cudaError_t e = kKernels[k].launch(args[k].data(), stream);
+      if (e != cudaSuccess) {
+        std::fprintf(stderr, "setup error: launching %s: %s\n", kKernels[k].name,
+                     cudaGetErrorString(e));
+        return 2;
+      }
+      SETUP(cudaEventRecord(events[k + 1], stream));
+    }
+    cudaError_t e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) {
+      std::fprintf(stderr, "error: the kernels failed: %s\n", cudaGetErrorString(e));
+      return 2;
+    }
+    if (run == 0) continue;
+    float ms = 0;
+    for (int k = 0; k < n_kernels; ++k) {
+      SETUP(cudaEventElapsedTime(&ms, events[k], events[k + 1]));
+      kernel_ms[k].push_back(ms);
+    }
+    SETUP(cudaEventElapsedTime(&ms, events[0], events[n_kernels]));
+    total_ms.push_back(ms);
+  }
+
+  bool pass = true;
+  int checked = 0;
+  for (int i = 0; i < n_tensors; ++i) {
+    const TensorInfo& t = kTensors[i];
+    if (!t.is_model_output || t.expected[0] == '\0') continue;
+    std::vector<unsigned char> want, got(t.bytes);
+    if (!read_file(dir + "/" + t.expected, want, t.bytes)) {
+      std::fprintf(stderr, "setup error: cannot read %s\n", t.expected);
+      return 2;
+    }
+    SETUP(cudaMemcpy(got.data(), dev[i], t.bytes, cudaMemcpyDeviceToHost));
+    size_t n = t.bytes / element_size(t.dtype);
+    double err = 0, norm = 0;
+    for (size_t j = 0; j < n; ++j) {
+      double a = element(got.data(), t.dtype, j), b = element(want.data(), t.dtype, j);
+      err += (a - b) * (a - b);
+      norm += b * b;
+    }
+    double rel = std::sqrt(err) / std::max(std::sqrt(norm), 1e-30);
+    bool ok = rel <= tolerance;  // NaN fails
+    std::printf("output %-32s rel. L2 error %.3e %s\n", t.name, rel, ok ? "ok" : "MISMATCH");
+    pass = pass && ok;
+    ++checked;
+  }
+  if (!kHaveExpected) std::printf("no expected outputs in this bundle: check skipped\n");
+
+  std::printf("\n%-24s %12s %12s\n", "kernel", "median ms", "min ms");
+  for (int k = 0; k < n_kernels; ++k)
+    std::printf("%-24s %12.4f %12.4f\n", kKernels[k].name, median(kernel_ms[k]),
+                *std::min_element(kernel_ms[k].begin(), kernel_ms[k].end()));
+  std::printf("%-24s %12.4f %12.4f   (%d runs)\n", "total", median(total_ms),
+              *std::min_element(total_ms.begin(), total_ms.end()), runs);
+  if (!pass) {
+    std::printf("FAIL: an output differs by more than %g (relative L2)\n", tolerance);
+    return 1;
+  }
+  std::printf(checked ? "PASS (%d outputs, tolerance %g)\n" : "done (%d outputs checked)\n",
+              checked, tolerance);
+  return 0;
+}
+)";
+
+std::string harness_source(const plan::FusionPlan& plan, const CompileReport& report,
+                           const BundleOptions& options, const TensorTable& table,
+                           const std::vector<std::vector<int>>& kernel_args,
+                           const std::vector<std::string>& expected_files,
+                           const std::set<int>& model_outputs) {
+  std::ostringstream s;
+  s << "// Host harness for " << comment_safe(options.model) << " (" << options.strategy
+    << " strategy, planned for " << comment_safe(plan.gpu)
+    << "), generated by souffle-cli compile.\n"
+    << "//\n"
+       "// It reads weights.bin (manifest: weights.txt) and the model's inputs and expected "
+       "outputs.\n"
+       "// Those were converted from test_data_set_0's protobuf files at export time into raw\n"
+       "// little-endian arrays (inputs/NAME.bin, expected/NAME.bin), so the harness needs no\n"
+       "// protobuf. It allocates every tensor with cudaMalloc, checks each kernel's "
+       "co-residency,\n"
+       "// launches the kernels in plan order (cooperatively where a kernel has grid barriers),\n"
+       "// compares the outputs by relative L2 error and times the runs with CUDA events.\n"
+       "//\n"
+       "// usage: harness [--data DIR] [--tolerance 1e-4] [--runs 20] [--device N]\n"
+       "// exit:  0 outputs match, 1 an output differs, 2 setup error (no GPU, missing file, ...)\n"
+       "#include <cuda_runtime.h>\n\n"
+       "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
+       "#include <cstdlib>\n#include <cstring>\n#include <string>\n#include <vector>\n\n"
+       "#ifndef BUNDLE_DIR\n#define BUNDLE_DIR \".\"\n#endif\n\n"
+       "enum DType { F32, F64, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, BOOL };\n"
+       "enum Kind { INPUT, WEIGHT, INTERMEDIATE, OUTPUT, SCRATCH };\n\n"
+       "struct TensorInfo {\n"
+       "  const char* name;\n  DType dtype;\n  size_t bytes;\n  Kind kind;\n"
+       "  long long weight_offset;  // in weights.bin, WEIGHT only\n"
+       "  const char* file;         // inputs/NAME.bin, INPUT only\n"
+       "  const char* expected;     // expected/NAME.bin, model outputs only\n"
+       "  bool is_model_output;\n};\n\n"
+    << "static const char* kModel = " << quoted(options.model) << ";\n"
+    << "static const bool kHaveExpected = " << (options.data ? "true" : "false") << ";\n\n"
+    << "static const TensorInfo kTensors[] = {\n";
+  for (size_t i = 0; i < table.tensors.size(); ++i) {
+    const BundleTensor& t = table.tensors[i];
+    const std::string& exp = expected_files[i];
+    s << "    {" << quoted(t.name) << ", " << harness_dtype(t.dtype) << ", " << t.bytes << ", "
+      << harness_kind(t.kind) << ", " << t.weight_offset << ", " << quoted(t.file) << ", "
+      << quoted(exp) << ", " << (model_outputs.count(static_cast<int>(i)) ? "true" : "false")
+      << "},  // " << i << ": " << dtype_name(t.dtype) << " " << shape_text(t.shape) << "\n";
+  }
+  s << "};\n\n";
+  for (const CompiledKernel& k : report.kernels)
+    s << "extern \"C\" cudaError_t setup_" << k.name << "(int* blocks_per_sm);\n"
+      << "extern \"C\" cudaError_t launch_" << k.name << "(void** args, cudaStream_t stream);\n";
+  s << "\n";
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    const CompiledKernel& k = report.kernels[i];
+    s << "// " << k.name << " (partition " << k.partition << "): ";
+    for (size_t j = 0; j < k.kernel.stages.size(); ++j)
+      s << (j ? ", " : "") << comment_safe(k.kernel.stages[j].name);
+    s << "\nstatic const int kArgs" << i << "[] = {";
+    for (size_t a = 0; a < kernel_args[i].size(); ++a) s << (a ? ", " : "") << kernel_args[i][a];
+    if (kernel_args[i].empty()) s << "0";
+    s << "};\n";
+  }
+  s << "\nstruct KernelInfo {\n  const char* name;\n  cudaError_t (*setup)(int*);\n"
+       "  cudaError_t (*launch)(void**, cudaStream_t);\n  int grid, block;\n  bool cooperative;\n"
+       "  const int* args;  // indices into kTensors, in parameter order\n  int n_args;\n};\n\n"
+       "static const KernelInfo kKernels[] = {\n";
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    const CompiledKernel& k = report.kernels[i];
+    s << "    {" << quoted(k.name) << ", setup_" << k.name << ", launch_" << k.name << ", "
+      << k.launch.grid_x << ", " << k.launch.block_x << ", "
+      << (k.launch.cooperative ? "true" : "false") << ", kArgs" << i << ", "
+      << kernel_args[i].size() << "},\n";
+  }
+  s << "};\n" << kHarnessBody;
+  return s.str();
+}
+
+std::string cmake_lists(const plan::FusionPlan& plan, const CompileReport& report,
+                        const BundleOptions& options) {
+  std::string archs;
+  for (const std::string& a : options.cuda_architectures) archs += (archs.empty() ? "" : ";") + a;
+  std::ostringstream s;
+  s << "# Builds the host harness of this kernel bundle (" << comment_safe(options.model) << ", "
+    << options.strategy << " strategy).\n"
+    << "#   cmake -S . -B build && cmake --build build && ./build/harness\n"
+    << "cmake_minimum_required(VERSION 3.18)\n"
+    << "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n  set(CMAKE_CUDA_ARCHITECTURES \"" << archs
+    << "\")\nendif()\n"
+    << "project(souffle_bundle LANGUAGES CXX CUDA)\n\n"
+    << "set(CMAKE_CUDA_STANDARD 17)\nset(CMAKE_CUDA_STANDARD_REQUIRED ON)\n\n"
+    << "# One translation unit per kernel: NAME.launch.cu includes NAME.cu unchanged and adds its\n"
+       "# host launcher. Grid barriers (cooperative_groups grid.sync()) need no relocatable\n"
+       "# device code (-rdc) since CUDA 11, and every kernel's device code stays in its own unit,\n"
+       "# so the bundle is built with whole-program compilation.\n"
+    << "add_executable(harness main.cu";
+  for (const CompiledKernel& k : report.kernels) s << "\n  " << k.name << ".launch.cu";
+  s << ")\n"
+    << "target_include_directories(harness PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})\n"
+    << "# The harness reads weights.bin, inputs/ and expected/ from here unless --data says else.\n"
+    << "target_compile_definitions(harness PRIVATE BUNDLE_DIR=\"${CMAKE_CURRENT_SOURCE_DIR}\")\n";
+  (void)plan;
+  return s.str();
+}
+
+std::string readme(const plan::FusionPlan& plan, const CompileReport& report,
+                   const CompileOptions& copts, const BundleOptions& options, bool harness) {
+  std::ostringstream s;
+  s << "Kernel bundle of " << options.model << ", " << options.strategy << " strategy, planned for "
+    << plan.gpu << ": " << report.kernels.size() << " kernel(s).\n\n";
+  if (harness)
+    s << "Build and run (needs the CUDA toolkit, CMake >= 3.18, and a GPU to run):\n\n"
+         "  cmake -S . -B build            # -DCMAKE_CUDA_ARCHITECTURES=90 for one arch only\n"
+         "  cmake --build build -j\n"
+         "  ./build/harness [--tolerance 1e-4] [--runs 20] [--device N] [--data DIR]\n\n"
+         "The harness exits 0 when every output matches test_data_set_0 (relative L2 error\n"
+         "within the tolerance), 1 on a mismatch, 2 on a setup error (no GPU, a missing file,\n"
+         "a cooperative grid the GPU cannot hold at once). It prints the median and minimum\n"
+         "time of each kernel and of the whole model over the runs.\n\n";
+  else
+    s << "Some kernels failed to build or compile (ERRORS.txt), so no harness was written.\n\n";
+  s << "Files:\n"
+       "  KERNEL.cu             one CUDA translation unit per kernel, as NVRTC compiled it\n"
+       "  KERNEL.ARCH.ptx       its PTX for each arch (";
+  for (size_t i = 0; i < copts.archs.size(); ++i) s << (i ? ", " : "") << copts.archs[i];
+  s << ")\n"
+       "  KERNEL.launch.cu      the kernel's host launcher (includes KERNEL.cu)\n"
+       "  main.cu               the host harness\n"
+       "  weights.bin           the constants the kernels read, raw little-endian\n"
+       "  weights.txt           its manifest: name, dtype, shape, byte offset, bytes\n"
+       "  inputs/, expected/    test_data_set_0 as raw little-endian arrays\n"
+       "  CMakeLists.txt        builds ./build/harness\n";
+  return s.str();
+}
+
+}  // namespace
+
+BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
+                          const CompileReport& report, const CompileOptions& compile_options,
+                          const BundleOptions& options) {
+  BundleReport rep;
+  rep.dir = dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UserError(dir, "", "cannot create the folder: " + ec.message());
+  Writer w(dir, rep);
+  const te::TeProgram& prog = plan.program;
+
+  // Every tensor the kernels touch, model inputs first (in order), then by first use.
+  std::set<std::string> output_names;
+  for (const te::Tensor& t : prog.outputs) output_names.insert(t->name);
+  TensorTable table;
+  for (const te::Tensor& t : prog.inputs) table.add(t, BundleTensor::Kind::Input, t->name);
+  std::vector<std::vector<int>> kernel_args(report.kernels.size());
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    const CompiledKernel& k = report.kernels[i];
+    if (!k.kernel.body.defined()) continue;
+    for (const codegen::KernelParam& p : codegen::kernel_params(k.kernel)) {
+      BundleTensor::Kind kind = p.role == codegen::KernelParam::Role::Scratch
+                                    ? BundleTensor::Kind::Scratch
+                                    : kind_of(p.tensor, output_names);
+      std::string display =
+          kind == BundleTensor::Kind::Scratch ? k.name + "." + p.tensor->name : p.tensor->name;
+      kernel_args[i].push_back(table.add(p.tensor, kind, display));
+    }
+  }
+  std::set<int> model_outputs;
+  for (const te::Tensor& t : prog.outputs)
+    model_outputs.insert(table.add(t, kind_of(t, output_names), t->name));
+
+  // weights.bin: each constant at a 256-byte aligned offset, listed in weights.txt.
+  std::string weights, manifest =
+                           "# weights.bin manifest: name, dtype, shape, byte offset, bytes "
+                           "(raw little-endian, row-major)\n";
+  for (size_t i = 0; i < table.tensors.size(); ++i) {
+    BundleTensor& t = table.tensors[i];
+    if (t.kind != BundleTensor::Kind::Weight) continue;
+    weights.resize((weights.size() + 255) / 256 * 256, '\0');
+    t.weight_offset = static_cast<int64_t>(weights.size());
+    weights += Writer::bytes_of(*table.weight_data[i]);
+    manifest += t.name + "\t" + dtype_name(t.dtype) + "\t" + shape_text(t.shape) + "\t" +
+                std::to_string(t.weight_offset) + "\t" + std::to_string(t.bytes) + "\n";
+  }
+  rep.weights_bytes = static_cast<int64_t>(weights.size());
+
+  // Inputs and expected outputs as raw arrays.
+  std::vector<std::string> expected_files(table.tensors.size());
+  if (options.data) {
+    const TestDataSet& ds = *options.data;
+    check_data_set_fits(ds, prog);
+    for (size_t k = 0; k < prog.inputs.size(); ++k) {
+      ConstTensorPtr in = reference_as_declared(ds.inputs[k], prog.inputs[k]->dtype);
+      if (in->shape() != prog.inputs[k]->shape || in->dtype() != prog.inputs[k]->dtype)
+        throw UserError(
+            ds.dir, prog.inputs[k]->name,
+            "input " + std::to_string(k) + " has another shape or type than the model's");
+      BundleTensor& t = table.tensors[static_cast<size_t>(table.by_name.at(prog.inputs[k]->name))];
+      t.file = table.unique_file("inputs", t.name);
+      w.write(t.file, Writer::bytes_of(*in));
+    }
+    for (size_t k = 0; k < ds.outputs.size() && k < prog.outputs.size(); ++k) {
+      const te::Tensor& o = prog.outputs[k];
+      ConstTensorPtr want = reference_as_declared(ds.outputs[k], o->dtype);
+      int id = table.by_name.at(o->name);
+      if (want->byte_size() != table.tensors[static_cast<size_t>(id)].bytes)
+        throw UserError(ds.dir, o->name,
+                        "output " + std::to_string(k) + " has another size than the model's");
+      expected_files[static_cast<size_t>(id)] = table.unique_file("expected", o->name);
+      w.write(expected_files[static_cast<size_t>(id)], Writer::bytes_of(*want));
+    }
+  } else {
+    for (BundleTensor& t : table.tensors)
+      if (t.kind == BundleTensor::Kind::Input) {
+        t.file = table.unique_file("inputs", t.name);
+        w.write(t.file, std::string(static_cast<size_t>(t.bytes), '\0'));
+      }
+  }
+  w.write("weights.bin", weights);
+  w.write("weights.txt", manifest);
+
+  // The kernels, their launchers and PTX.
+  std::string errors;
+  for (const CompiledKernel& k : report.kernels) {
+    if (!k.cuda.empty()) w.write(k.name + ".cu", k.cuda);
+    for (const gpu::CompileResult& r : k.per_arch)
+      if (r.ok) w.write(k.name + "." + r.arch + ".ptx", r.ptx);
+    if (!k.ok())
+      errors += k.error + "\n\n";
+    else
+      w.write(k.name + ".launch.cu", launch_unit(k));
+  }
+  rep.tensors = table.tensors;
+  if (!errors.empty()) {
+    w.write("ERRORS.txt", errors);
+  } else {
+    w.write("main.cu", harness_source(plan, report, options, table, kernel_args, expected_files,
+                                      model_outputs));
+    w.write("CMakeLists.txt", cmake_lists(plan, report, options));
+    rep.harness = true;
+  }
+  w.write("README.txt", readme(plan, report, compile_options, options, rep.harness));
+  return rep;
+}
+
+}  // namespace souffle

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Exports a model's kernel bundle with `souffle-cli compile` and builds its host harness with
+# nvcc through the bundle's own CMakeLists.txt (building is the check; running needs a GPU).
+# usage: build_bundle.sh SOUFFLE_CLI MODEL STRATEGY OUT_DIR
+# exit 77 (skipped) when no nvcc is found.
+set -eu
+cli=$1 model=$2 strategy=$3 out=$4
+nvcc=$(command -v nvcc || true)
+if [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; fi
+if [ -z "$nvcc" ]; then
+  echo "[SKIP] no nvcc found"
+  exit 77
+fi
+rm -rf "$out"
+"$cli" compile "$model" --strategy "$strategy" --out "$out"
+test -f "$out/main.cu"
+cmake -S "$out" -B "$out/build" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$out/build" -j 2
+test -x "$out/build/harness"
+echo "built $out/build/harness"

@@ -1,12 +1,14 @@
 #include "views/graph_scene.h"
 
 #include <QFontMetricsF>
+#include <QGraphicsSceneMouseEvent>
 #include <QPainter>
 #include <QPixmapCache>
 #include <QStyleOptionGraphicsItem>
 #include <QtMath>
 #include <algorithm>
 
+#include "views/cluster_items.h"
 #include "views/plan_runner.h"
 
 namespace souffle::views {
@@ -14,7 +16,7 @@ namespace souffle::views {
 namespace {
 
 constexpr double kPadX = 10, kMinWidth = 84, kMaxWidth = 230;
-constexpr double kOpHeight = 40, kIoHeight = 32;
+constexpr double kOpHeight = 40, kIoHeight = 32, kKernelHeight = 48;
 constexpr double kArrow = 7;
 /// Room above a box for its kernel badge.
 constexpr double kBadge = 9;
@@ -96,7 +98,14 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setPen(pen);
   painter->setBrush(fill);
   const bool io = node.kind == SceneNode::Kind::Input || node.kind == SceneNode::Kind::Output;
-  const double radius = io ? r.height() / 2 : 5;
+  const bool kernelBox = node.kind == SceneNode::Kind::Kernel;
+  if (kernelBox && !isSelected() && !m_match) {
+    // A collapsed kernel reads as a container: a heavier border in the kernel's own shade.
+    pen.setColor(c.dark ? fill.lighter(160) : fill.darker(160));
+    pen.setWidthF(2.2);
+    painter->setPen(pen);
+  }
+  const double radius = io ? r.height() / 2 : kernelBox ? 9 : 5;
   painter->drawRoundedRect(r, radius, radius);
   if (lod < 0.45) return;
   const QRectF text = r.adjusted(kPadX, 3, -kPadX, -3);
@@ -112,7 +121,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setFont(GraphScene::subtitleFont());
   painter->setPen(c.subtext);
   painter->drawText(QRectF(text.left(), top + th, text.width(), sh), Qt::AlignCenter, sub);
-  if (!inKernel) return;
+  if (!inKernel || kernelBox) return;  // a kernel box names its kernel in its title
   // The kernel badge straddles the top-left corner; a split node names its first kernel and
   // how many more share it.
   QString badge = QStringLiteral("K%1").arg(kernels->front());
@@ -224,7 +233,10 @@ std::vector<QSizeF> GraphScene::measure(const SceneGraph& graph) {
     const bool io = n.kind == SceneNode::Kind::Input || n.kind == SceneNode::Kind::Output;
     double w = std::max(tm.horizontalAdvance(n.title), sm.horizontalAdvance(n.subtitle));
     w = std::clamp(w + 2 * kPadX + (io ? 12 : 0), kMinWidth, kMaxWidth);
-    sizes.emplace_back(std::ceil(w), io ? kIoHeight : kOpHeight);
+    const bool kernel = n.kind == SceneNode::Kind::Kernel;
+    sizes.emplace_back(std::ceil(w) + (kernel ? 16 : 0), io       ? kIoHeight
+                                                         : kernel ? kKernelHeight
+                                                                  : kOpHeight);
   }
   return sizes;
 }
@@ -239,6 +251,7 @@ void GraphScene::clearGraph() {
   m_graph.reset();
   m_selected = -1;
   m_kernels.clear();
+  m_clusters.clear();  // clear() deleted the items
 }
 
 void GraphScene::setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout) {
@@ -304,6 +317,65 @@ void GraphScene::setKernels(std::vector<std::vector<int>> kernelIds) {
   m_kernels =
       kernelIds.size() == m_nodes.size() ? std::move(kernelIds) : std::vector<std::vector<int>>();
   refreshItems();
+  rebuildClusters();
+}
+
+void GraphScene::setClusterLabels(QHash<int, QString> labels) {
+  m_clusterLabels = std::move(labels);
+}
+
+void GraphScene::setClustersVisible(bool on) {
+  m_clustersVisible = on;
+  for (ClusterItem* c : m_clusters) c->setVisible(on);
+}
+
+int GraphScene::clusterKernelCount() const {
+  QSet<int> kernels;
+  for (const ClusterItem* c : m_clusters) kernels.insert(c->kernel());
+  return static_cast<int>(kernels.size());
+}
+
+void GraphScene::rebuildClusters() {
+  for (ClusterItem* c : m_clusters) {
+    removeItem(c);
+    delete c;
+  }
+  m_clusters.clear();
+  if (m_kernels.empty() || !m_graph) return;
+  std::vector<QRectF> rects(m_nodes.size());
+  std::vector<std::vector<int>> ids(m_nodes.size());
+  for (size_t b = 0; b < m_nodes.size(); ++b) {
+    // A collapsed kernel is its own outline already.
+    if (m_graph->nodes[b].kind == SceneNode::Kind::Kernel) continue;
+    rects[b] = m_nodes[b]->boxRect().translated(m_nodes[b]->pos());
+    ids[b] = m_kernels[b];
+  }
+  std::vector<ClusterShape> shapes = computeClusters(rects, ids);
+  m_clusters.reserve(shapes.size());
+  for (ClusterShape& s : shapes) {
+    const int kernel = s.kernel;
+    QString label = m_clusterLabels.value(kernel, QStringLiteral("K%1").arg(kernel));
+    auto* item = new ClusterItem(this, std::move(s), label);
+    item->setVisible(m_clustersVisible);
+    addItem(item);
+    m_clusters.push_back(item);
+  }
+}
+
+void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+  QGraphicsScene::mouseDoubleClickEvent(event);
+  for (QGraphicsItem* it : items(event->scenePos())) {
+    if (it->type() == NodeItem::Type) {
+      emit boxDoubleClicked(static_cast<NodeItem*>(it)->box());
+      event->accept();
+      return;
+    }
+    if (it->type() == ClusterItem::Type && it->isVisible()) {
+      emit clusterDoubleClicked(static_cast<ClusterItem*>(it)->kernel());
+      event->accept();
+      return;
+    }
+  }
 }
 
 const std::vector<int>* GraphScene::kernelsOf(int box) const {

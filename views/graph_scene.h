@@ -4,6 +4,7 @@
 
 #include <QGraphicsItem>
 #include <QGraphicsScene>
+#include <QHash>
 #include <QSet>
 #include <memory>
 #include <vector>
@@ -14,6 +15,7 @@
 
 namespace souffle::views {
 
+class ClusterItem;
 class GraphScene;
 
 class NodeItem : public QGraphicsItem {
@@ -23,8 +25,13 @@ class NodeItem : public QGraphicsItem {
   int type() const override { return Type; }
   int box() const { return m_box; }
   QRectF boundingRect() const override;
+  /// The box itself in item coordinates (the bounding rect adds the badge strip).
+  QRectF boxRect() const {
+    return QRectF(-m_size.width() / 2, -m_size.height() / 2, m_size.width(), m_size.height());
+  }
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   void setMatch(bool match);
+  bool isMatch() const { return m_match; }
 
  protected:
   QVariant itemChange(GraphicsItemChange change, const QVariant& value) override;
@@ -88,12 +95,27 @@ class GraphScene : public QGraphicsScene {
   void setKernels(std::vector<std::vector<int>> kernelIds);
   const std::vector<int>* kernelsOf(int box) const;
 
+  /// Labels of the kernel clusters by kernel id (set before setKernels, which draws them).
+  void setClusterLabels(QHash<int, QString> labels);
+  /// Shows or hides the kernel outlines (they are kept, so toggling is instant).
+  void setClustersVisible(bool on);
+  bool clustersVisible() const { return m_clustersVisible; }
+  const std::vector<ClusterItem*>& clusterItems() const { return m_clusters; }
+  /// Distinct kernels that have an outline.
+  int clusterKernelCount() const;
+
   static QFont titleFont();
   static QFont subtitleFont();
   static QFont edgeFont();
 
  signals:
   void boxSelected(int box);  ///< -1 when the selection is cleared
+  void boxDoubleClicked(int box);
+  /// A double click on a kernel outline, away from its boxes.
+  void clusterDoubleClicked(int kernelId);
+
+ protected:
+  void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
 
  private:
   friend class NodeItem;
@@ -101,6 +123,7 @@ class GraphScene : public QGraphicsScene {
   void onSelectionChanged();
   void setCurrent(int box);
   void refreshItems();
+  void rebuildClusters();
 
   std::shared_ptr<const SceneGraph> m_graph;
   std::vector<NodeItem*> m_nodes;
@@ -110,6 +133,9 @@ class GraphScene : public QGraphicsScene {
   GraphColors m_colors;
   int m_selected = -1;
   std::vector<std::vector<int>> m_kernels;
+  std::vector<ClusterItem*> m_clusters;
+  QHash<int, QString> m_clusterLabels;
+  bool m_clustersVisible = true;
 };
 
 }  // namespace souffle::views

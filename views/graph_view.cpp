@@ -273,6 +273,12 @@ GraphPanel::GraphPanel(QWidget* parent)
   connect(prev, &QToolButton::clicked, this, &GraphPanel::findPrevious);
   connect(next, &QToolButton::clicked, this, &GraphPanel::findNext);
   connect(m_scene, &GraphScene::boxSelected, this, &GraphPanel::boxSelected);
+  connect(m_scene, &GraphScene::boxDoubleClicked, this, &GraphPanel::toggleBox);
+  connect(m_scene, &GraphScene::clusterDoubleClicked, this, [this](int kernelId) {
+    if (!m_plan) return;
+    for (size_t k = 0; k < m_plan->plan->partitions.size(); ++k)
+      if (m_plan->plan->partitions[k].id == kernelId) collapseKernel(static_cast<int>(k));
+  });
   connect(m_view, &GraphView::viewportChanged, this, [this] {
     m_minimap->move(m_view->width() - m_minimap->width() - 12,
                     m_view->height() - m_minimap->height() - 12);
@@ -315,6 +321,92 @@ void GraphPanel::clear() {
 }
 
 void GraphPanel::showGraph(std::shared_ptr<const SceneGraph> graph) {
+  m_base = std::move(graph);
+  present();
+}
+
+void GraphPanel::setPlan(PlanDataPtr plan) {
+  m_plan = std::move(plan);
+  const bool had = !m_collapsed.empty();
+  m_collapsed.clear();
+  if (m_collapseAll && m_plan && m_base) m_collapsed = drawnPartitions(*m_plan, m_base->teLevel);
+  if (had || !m_collapsed.empty()) present();
+}
+
+void GraphPanel::present() {
+  const bool planFits =
+      m_plan && m_base &&
+      (m_base.get() == &m_plan->model->opGraph || m_base.get() == &m_plan->model->teGraph);
+  if (!planFits || m_collapsed.empty()) {
+    m_collapsedView = {};
+    showShown(m_base);
+    return;
+  }
+  m_collapsedView = collapseKernels(*m_base, *m_plan, m_collapsed);
+  showShown(m_collapsedView.graph);
+}
+
+std::vector<std::vector<int>> GraphPanel::shownKernels(
+    const std::vector<std::vector<int>>& base) const {
+  if (!m_collapsedView.graph || m_graph != m_collapsedView.graph) return base;
+  return m_collapsedView.kernels;
+}
+
+std::vector<int> GraphPanel::shownBoxes(const std::vector<int>& baseBoxes) const {
+  if (!m_collapsedView.graph || m_graph != m_collapsedView.graph) return baseBoxes;
+  std::vector<int> out;
+  for (int b : baseBoxes) {
+    if (b < 0 || static_cast<size_t>(b) >= m_collapsedView.shownBox.size()) continue;
+    const int s = m_collapsedView.shownBox[b];
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+void GraphPanel::collapseKernel(int partition) {
+  if (!m_plan || partition < 0 || m_collapsed.count(partition)) return;
+  m_collapsed.insert(partition);
+  present();
+}
+
+void GraphPanel::expandKernel(int partition) {
+  if (!m_collapsed.erase(partition)) return;
+  m_collapseAll = false;
+  present();
+}
+
+void GraphPanel::toggleBox(int box) {
+  const SceneGraph* g = m_scene->graph();
+  if (!g || box < 0 || static_cast<size_t>(box) >= g->nodes.size()) return;
+  if (g->nodes[box].kind == SceneNode::Kind::Kernel) {
+    expandKernel(g->nodes[box].index);
+    return;
+  }
+  const std::vector<std::vector<int>> ks =
+      m_plan ? shownKernels(m_plan->kernelsOf(g->teLevel)) : std::vector<std::vector<int>>();
+  if (static_cast<size_t>(box) < ks.size() && !ks[box].empty()) collapseKernel(ks[box].front());
+}
+
+void GraphPanel::collapseAll() {
+  if (!m_plan || !m_base) return;
+  m_collapseAll = true;
+  m_collapsed = drawnPartitions(*m_plan, m_base->teLevel);
+  present();
+}
+
+void GraphPanel::expandAll() {
+  m_collapseAll = false;
+  if (m_collapsed.empty()) return;
+  m_collapsed.clear();
+  present();
+}
+
+void GraphPanel::setClustersVisible(bool on) {
+  m_scene->setClustersVisible(on);
+  m_minimap->rebuild();
+}
+
+void GraphPanel::showShown(std::shared_ptr<const SceneGraph> graph) {
   clear();
   m_graph = std::move(graph);
   if (!m_graph) return;
@@ -366,6 +458,20 @@ void GraphPanel::setMinimapVisible(bool on) {
 
 void GraphPanel::setSearchText(const QString& text) {
   m_search->setText(text);
+}
+
+int GraphPanel::highlightNodes(const QStringList& onnxNodes) {
+  const SceneGraph* g = m_scene->graph();
+  QSet<int> boxes;
+  if (g && !onnxNodes.isEmpty()) {
+    const QSet<QString> wanted(onnxNodes.begin(), onnxNodes.end());
+    for (size_t i = 0; i < g->nodes.size(); ++i)
+      if (!g->nodes[i].onnxNode.isEmpty() && wanted.contains(g->nodes[i].onnxNode))
+        boxes.insert(static_cast<int>(i));
+  }
+  m_scene->setMatches(boxes);
+  if (!boxes.isEmpty()) m_view->reveal(*std::min_element(boxes.begin(), boxes.end()));
+  return static_cast<int>(boxes.size());
 }
 
 void GraphPanel::focusSearch() {

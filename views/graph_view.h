@@ -6,12 +6,16 @@
 #include <QGraphicsView>
 #include <QHash>
 #include <QPixmap>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 #include <memory>
+#include <set>
 
+#include "views/collapse.h"
 #include "views/graph_layout.h"
 #include "views/graph_scene.h"
+#include "views/plan_runner.h"
 
 class QLabel;
 class QLineEdit;
@@ -71,9 +75,23 @@ class GraphPanel : public QWidget {
   explicit GraphPanel(QWidget* parent = nullptr);
   ~GraphPanel() override;
 
-  /// Shows a graph; layouts are cached per graph shape, so switching back is instant.
+  /// Shows a graph; layouts are cached per graph shape, so switching back is instant. With
+  /// kernels collapsed (and a plan of this graph's model) the collapsed graph is shown instead.
   void showGraph(std::shared_ptr<const SceneGraph> graph);
   void clear();
+
+  /// The plan whose kernels can be collapsed; a new plan expands everything unless "collapse
+  /// all" is on, in which case its kernels are collapsed in turn.
+  void setPlan(PlanDataPtr plan);
+  /// The full graph given to showGraph (the scene may show a collapsed one).
+  const SceneGraph* fullGraph() const { return m_base.get(); }
+  bool isCollapsed() const { return !m_collapsed.empty(); }
+  const std::set<int>& collapsedKernels() const { return m_collapsed; }
+  /// Per box on screen, the partition indices it shows, from the full graph's `base` (the
+  /// plan's kernelsOf for this level): `base` itself when nothing is collapsed.
+  std::vector<std::vector<int>> shownKernels(const std::vector<std::vector<int>>& base) const;
+  /// Boxes on screen that show the given boxes of the full graph (deduplicated, in order).
+  std::vector<int> shownBoxes(const std::vector<int>& baseBoxes) const;
   GraphScene* scene() const { return m_scene; }
   GraphView* view() const { return m_view; }
   Minimap* minimap() const { return m_minimap; }
@@ -85,11 +103,22 @@ class GraphPanel : public QWidget {
   /// The search box's text (as if typed); matches are highlighted.
   void setSearchText(const QString& text);
   int matchCount() const { return static_cast<int>(m_matches.size()); }
+  /// Rings the boxes standing for these ONNX nodes (the step-through's "what changed") and
+  /// scrolls to the first; an empty list removes the rings. Returns how many boxes were rung.
+  int highlightNodes(const QStringList& onnxNodes);
 
  public slots:
   void focusSearch();
   void findNext();
   void findPrevious();
+  /// Collapse / expand a partition (index into the plan's partitions).
+  void collapseKernel(int partition);
+  void expandKernel(int partition);
+  /// A double click: a kernel box expands, a box in a kernel collapses its (first) kernel.
+  void toggleBox(int box);
+  void collapseAll();
+  void expandAll();
+  void setClustersVisible(bool on);
 
  signals:
   /// A picture is on screen; `final` is false for the preliminary layered layout.
@@ -98,6 +127,9 @@ class GraphPanel : public QWidget {
 
  private:
   void apply(const LayoutResult& layout, bool final, uint64_t key);
+  /// Shows the full graph or its collapsed form, whichever the state asks for.
+  void present();
+  void showShown(std::shared_ptr<const SceneGraph> graph);
   void startLayout();
   void updateSearch();
   void step(int direction);
@@ -108,7 +140,12 @@ class GraphPanel : public QWidget {
   QWidget* m_searchBar;
   QLineEdit* m_search;
   QLabel* m_searchCount;
-  std::shared_ptr<const SceneGraph> m_graph;
+  std::shared_ptr<const SceneGraph> m_graph;  ///< on screen (full or collapsed)
+  std::shared_ptr<const SceneGraph> m_base;   ///< the full graph
+  PlanDataPtr m_plan;
+  std::set<int> m_collapsed;
+  bool m_collapseAll = false;
+  CollapsedGraph m_collapsedView;  ///< valid while m_collapsed is non-empty
   LayoutInput m_input;
   uint64_t m_key = 0;
   quint64 m_generation = 0;

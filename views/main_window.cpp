@@ -38,7 +38,10 @@
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/edit_commands.h"
+#include "views/cluster_items.h"
 #include "views/graph_view.h"
+#include "views/step_through.h"
+#include "views/strategy_table_model.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
@@ -87,6 +90,7 @@ MainWindow::MainWindow(QWidget* parent)
   createPlanToolBar();
   createStatusBar();
   createEditing();
+  createExplorerViews();
   createKernelViews();
   updateColors();
 
@@ -390,6 +394,7 @@ void MainWindow::closeModel() {
   m_code->setPlan(nullptr);
   m_charts->setPlan(nullptr);
   m_data.reset();
+  refreshExplorerViews();
   m_graph->clear();
   m_nodeModel->setModelData(nullptr);
   m_properties->setModelData(nullptr);
@@ -479,7 +484,7 @@ void MainWindow::onBoxSelected(int box) {
   // Follow in the table: the row of the node (or of the TE op's node).
   int row = -1;
   if (n.kind == SceneNode::Kind::Op) {
-    row = m_nodeModel->rowOfBox(box);
+    row = m_nodeModel->rowOfBox(g->baseBox(box));
   } else if (n.kind == SceneNode::Kind::TeOp && m_data) {
     const auto& nodes = m_data->model->graph.nodes;
     for (size_t i = 0; i < nodes.size(); ++i)
@@ -592,6 +597,8 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   m_partModel->setPlan(m_plan);
   m_properties->setPlan(m_plan);
   m_transforms->setPlan(m_plan);
+  m_graph->setPlan(m_plan);
+  refreshExplorerViews();
   m_compiler->cancel();  // results of the previous plan would not match its kernels
   m_compile.reset();
   m_code->setPlan(m_plan);
@@ -623,7 +630,8 @@ void MainWindow::applyPlanToScene() {
     return;
   }
   // Kernel ids (not partition indices) are what the badges and palette show.
-  std::vector<std::vector<int>> ids = m_plan->kernelsOf(g->teLevel);
+  std::vector<std::vector<int>> ids = m_graph->shownKernels(m_plan->kernelsOf(g->teLevel));
+  scene->setClusterLabels(clusterLabels(*m_plan->plan));
   for (auto& ks : ids)
     for (int& k : ks) k = m_plan->plan->partitions[k].id;
   scene->setKernels(std::move(ids));
@@ -635,7 +643,7 @@ void MainWindow::onPartitionSelection() {
   const SceneGraph* g = m_graph->scene()->graph();
   if (rows.isEmpty() || !g) return;
   const int k = m_partProxy->mapToSource(rows.front()).row();
-  const std::vector<int> boxes = m_plan->boxesOf(g->teLevel, k);
+  const std::vector<int> boxes = m_graph->shownBoxes(m_plan->boxesOf(g->teLevel, k));
   if (boxes.empty()) return;
   m_syncing = true;
   m_graph->scene()->selectBoxes(boxes);
@@ -1244,6 +1252,111 @@ void MainWindow::profileKernels() {
   const ProfileReport r = profiler->profile(*m_plan->plan, {});
   if (!r.ok())
     statusBar()->showMessage(tr("Profiling is off: %1").arg(QString::fromStdString(r.error)), 8000);
+}
+
+void MainWindow::createExplorerViews() {
+  // The strategies side by side, tabbed with the kernel table.
+  m_strategyModel = new StrategyTableModel(this);
+  m_strategyTable = new QTableView(this);
+  m_strategyTable->setModel(m_strategyModel);
+  m_strategyTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_strategyTable->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_strategyTable->verticalHeader()->hide();
+  m_strategyTable->horizontalHeader()->setStretchLastSection(true);
+  m_strategyTable->setAlternatingRowColors(true);
+  m_strategyTable->setWordWrap(false);
+  const int digit = m_strategyTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
+  const int widths[] = {10, 8, 10, 9, 10, 11, 10};
+  for (int c = 0; c < StrategyTableModel::ColumnCount; ++c)
+    m_strategyTable->setColumnWidth(c, widths[c] * digit + 12);
+  m_strategyDock = new QDockWidget(tr("Strategies"), this);
+  m_strategyDock->setObjectName(QStringLiteral("strategiesDock"));
+  m_strategyDock->setWidget(m_strategyTable);
+  addDockWidget(Qt::BottomDockWidgetArea, m_strategyDock);
+  tabifyDockWidget(m_partDock, m_strategyDock);
+  m_partDock->raise();
+  connect(m_strategyTable->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+    const QModelIndexList rows = m_strategyTable->selectionModel()->selectedRows();
+    if (rows.isEmpty()) return;
+    const QString name = m_strategyModel->strategyAt(rows.front().row());
+    if (!name.isEmpty() && name != strategy()) setStrategy(name);
+  });
+  connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    if (on) refreshExplorerViews();
+  });
+
+  // The step-through teaching mode, tabbed with the TE program.
+  m_steps = new StepThroughPanel(this);
+  m_stepsDock = new QDockWidget(tr("Step-through"), this);
+  m_stepsDock->setObjectName(QStringLiteral("stepThroughDock"));
+  m_stepsDock->setWidget(m_steps);
+  addDockWidget(Qt::BottomDockWidgetArea, m_stepsDock);
+  tabifyDockWidget(m_teDock, m_stepsDock);
+  m_teDock->raise();
+  m_stepsDock->hide();
+  connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    if (on)
+      refreshExplorerViews();
+    else
+      m_graph->highlightNodes({});
+  });
+  connect(m_steps, &StepThroughPanel::stepShown, this,
+          [this](int, const QStringList& nodes) { m_graph->highlightNodes(nodes); });
+  addAction(m_steps->previousAction());
+  addAction(m_steps->nextAction());
+
+  QMenu* view = m_viewMenu;
+  view->addSeparator();
+  QAction* clusters = view->addAction(tr("Kernel &clusters"));
+  clusters->setCheckable(true);
+  clusters->setChecked(true);
+  clusters->setShortcut(QKeySequence(tr("Ctrl+Shift+K")));
+  connect(clusters, &QAction::toggled, m_graph, &GraphPanel::setClustersVisible);
+  QAction* collapseAll =
+      view->addAction(tr("C&ollapse all kernels"), m_graph, &GraphPanel::collapseAll);
+  collapseAll->setShortcut(QKeySequence(tr("Ctrl+Alt+C")));
+  QAction* expandAll = view->addAction(tr("E&xpand all kernels"), m_graph, &GraphPanel::expandAll);
+  expandAll->setShortcut(QKeySequence(tr("Ctrl+Alt+E")));
+  QAction* toggle = view->addAction(tr("Collapse/expand the selected &kernel"), this, [this] {
+    m_graph->toggleBox(m_graph->scene()->selectedBox());
+  });
+  toggle->setShortcut(QKeySequence(tr("Ctrl+Alt+K")));
+  toggle->setToolTip(tr("Double-click a box or a kernel outline does the same"));
+  view->addSeparator();
+  QAction* steps = m_stepsDock->toggleViewAction();
+  steps->setText(tr("&Step-through mode"));
+  steps->setShortcut(QKeySequence(Qt::Key_F6));
+  view->addAction(steps);
+  view->addAction(m_steps->previousAction());
+  view->addAction(m_steps->nextAction());
+  QAction* strategies = m_strategyDock->toggleViewAction();
+  strategies->setText(tr("Strategies side by side"));
+  strategies->setShortcut(QKeySequence(tr("Ctrl+Alt+S")));
+  view->addAction(strategies);
+  for (QAction* a : {collapseAll, expandAll, toggle}) {
+    a->setEnabled(false);
+    m_modelActions << a;
+  }
+}
+
+void MainWindow::refreshExplorerViews() {
+  if (!m_data) {
+    m_strategyKey.clear();
+    m_strategyModel->clear();
+    m_steps->clear();
+    return;
+  }
+  m_strategyModel->setCurrentStrategy(strategy());
+  // Only what is on screen is planned: three plans of a big model are not free.
+  const QString key = QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu();
+  if (m_strategyDock->isVisible() && key != m_strategyKey) {
+    m_strategyKey = key;
+    m_strategyModel->start(m_data, gpu());
+  }
+  const QString path = QString::fromStdString(m_data->model->path);
+  if (m_stepsDock->isVisible() &&
+      m_steps->runKey() != path + QLatin1Char('|') + strategy() + QLatin1Char('|') + gpu())
+    m_steps->start(path, strategy(), gpu());
 }
 
 }  // namespace souffle::views

@@ -32,6 +32,8 @@ class NodeTableModel;
 class PartitionTableModel;
 class ProjectController;
 class PropertiesPanel;
+class StepThroughPanel;
+class StrategyTableModel;
 class TeTextPanel;
 class TransformsPanel;
 
@@ -73,6 +75,11 @@ class MainWindow : public QMainWindow {
   /// Shows `error` in the problems panel (the window stays usable).
   void showError(const LoadError& error);
   QTableView* partitionTable() const { return m_partTable; }
+  StrategyTableModel* strategyModel() const { return m_strategyModel; }
+  QTableView* strategyTable() const { return m_strategyTable; }
+  QDockWidget* strategyDock() const { return m_strategyDock; }
+  StepThroughPanel* stepThrough() const { return m_steps; }
+  QDockWidget* stepThroughDock() const { return m_stepsDock; }
   CodePanel* codePanel() const { return m_code; }
   ChartsPanel* chartsPanel() const { return m_charts; }
   CompileRunner* compileRunner() const { return m_compiler; }
@@ -148,6 +155,11 @@ class MainWindow : public QMainWindow {
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void createEditing();
+  /// Kernel clusters, collapse/expand, the strategies table and the step-through mode.
+  void createExplorerViews();
+  /// Starts the strategies table and the step-through for the open model when their panels
+  /// are visible and what they show is stale.
+  void refreshExplorerViews();
   /// Partition indices of the selected kernel rows, else of the selected graph nodes.
   std::vector<int> selectedKernels() const;
   /// The name an edit anchors to for the selected graph node (ONNX node or TE); empty if none.
@@ -222,6 +234,12 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_transformsDock = nullptr;
   QDockWidget* m_historyDock = nullptr;
   QDockWidget* m_compareDock = nullptr;
+  StrategyTableModel* m_strategyModel = nullptr;
+  QTableView* m_strategyTable = nullptr;
+  QDockWidget* m_strategyDock = nullptr;
+  QString m_strategyKey;
+  StepThroughPanel* m_steps = nullptr;
+  QDockWidget* m_stepsDock = nullptr;
 };
 
 }  // namespace souffle::views

@@ -102,8 +102,14 @@ void PropertiesPanel::setPlan(PlanDataPtr plan) {
 QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
   if (!m_plan || m_plan->model != m_data) return {};
   const auto& all = m_plan->kernelsOf(sg.teLevel);
-  if (static_cast<size_t>(box) >= all.size()) return {};
-  const std::vector<int>& ks = all[box];
+  // A collapsed graph shows some boxes of the full one; a kernel box stands for its partition.
+  const std::vector<int> own = box >= 0 && static_cast<size_t>(box) < sg.nodes.size() &&
+                                       sg.nodes[box].kind == SceneNode::Kind::Kernel
+                                   ? std::vector<int>{sg.nodes[box].index}
+                                   : std::vector<int>();
+  box = sg.baseBox(box);
+  if (own.empty() && (box < 0 || static_cast<size_t>(box) >= all.size())) return {};
+  const std::vector<int>& ks = own.empty() ? all[box] : own;
   const plan::FusionPlan& p = *m_plan->plan;
   QString h = tr("<h3>Partition</h3>");
   if (ks.empty())
@@ -217,6 +223,10 @@ void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
       if (total > 40) h += tr("<p class='sub'>… and %1 more in the TE panel.</p>").arg(total - 40);
       break;
     }
+    case SceneNode::Kind::Kernel:
+      h += tr("<h2>%1</h2><p class='sub'>%2 · collapsed: double-click to expand</p>")
+               .arg(n.title.toHtmlEscaped(), n.subtitle.toHtmlEscaped());
+      break;
     case SceneNode::Kind::TeOp: {
       const te::ComputeOp& op = *m.program.ops[n.index];
       h += QStringLiteral("<h2>%1</h2><p class='sub'>from %2 (%3)</p>")
@@ -231,7 +241,8 @@ void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
       break;
     }
   }
-  if (n.kind == SceneNode::Kind::TeOp) h += partitionHtml(*sg, box);
+  if (n.kind == SceneNode::Kind::TeOp || n.kind == SceneNode::Kind::Kernel)
+    h += partitionHtml(*sg, box);
   m_browser->setHtml(h);
 }
 

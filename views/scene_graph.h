@@ -14,12 +14,14 @@ namespace souffle::views {
 enum class NodeCategory { Input, Output, Constant, Compute, Reduce, Matmul, Conv, Norm, Shape };
 
 struct SceneNode {
-  enum class Kind { Op, TeOp, Input, Output };
+  /// Kernel: a collapsed partition standing for all its boxes (see views/collapse.h).
+  enum class Kind { Op, TeOp, Input, Output, Kernel };
   Kind kind = Kind::Op;
   QString title;     ///< op type (or TE op kind)
   QString subtitle;  ///< node / tensor / op name
   QString onnxNode;  ///< the ONNX node this box stands for (empty for inputs/outputs)
-  int index = -1;    ///< into graph.nodes (Op), program.ops (TeOp), graph inputs/outputs
+  int index = -1;    ///< into graph.nodes (Op), program.ops (TeOp), graph inputs/outputs, or
+                     ///< plan partitions (Kernel)
   NodeCategory category = NodeCategory::Compute;
   int teCount = 0;  ///< compute ops lowered from this node (Op boxes)
 };
@@ -33,7 +35,15 @@ struct SceneGraph {
   bool teLevel = false;
   std::vector<SceneNode> nodes;
   std::vector<SceneEdge> edges;
+  /// For a graph derived from another (collapsed kernels): per box, the box it stands for in
+  /// the full graph, -1 for a kernel box. Empty for a full graph (every box is itself).
+  std::vector<int> baseBoxes;
   int count(SceneNode::Kind kind) const;
+  /// The box of the full graph that `box` shows (itself in a full graph; -1 for a kernel box).
+  int baseBox(int box) const {
+    if (baseBoxes.empty()) return box;
+    return box >= 0 && static_cast<size_t>(box) < baseBoxes.size() ? baseBoxes[box] : -1;
+  }
 };
 
 /// "1×64×128", or "i64 · 2×3" for a non-f32 tensor, "scalar" for rank 0.

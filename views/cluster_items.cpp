@@ -1,0 +1,154 @@
+#include "views/cluster_items.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "views/graph_scene.h"
+#include "views/plan_runner.h"
+
+namespace souffle::views {
+
+namespace {
+
+int findRoot(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+/// The strip that closes the gap between two padded rectangles facing each other (empty when
+/// they face only diagonally, or already overlap).
+QRectF bridge(const QRectF& a, const QRectF& b) {
+  const double l = std::max(a.left(), b.left()), r = std::min(a.right(), b.right());
+  const double t = std::max(a.top(), b.top()), btm = std::min(a.bottom(), b.bottom());
+  if (r - l > 1 && t > btm) return QRectF(l, btm - 1, r - l, t - btm + 2);  // one above
+  if (btm - t > 1 && l > r) return QRectF(r - 1, t, l - r + 2, btm - t);    // side by side
+  return {};
+}
+
+QFont labelFont() {
+  QFont f = GraphScene::edgeFont();
+  f.setBold(true);
+  return f;
+}
+
+}  // namespace
+
+std::vector<ClusterShape> computeClusters(const std::vector<QRectF>& rects,
+                                          const std::vector<std::vector<int>>& kernelIds) {
+  std::map<int, std::vector<int>> byKernel;
+  for (size_t b = 0; b < kernelIds.size() && b < rects.size(); ++b)
+    for (int k : kernelIds[b])
+      if (rects[b].isValid()) byKernel[k].push_back(static_cast<int>(b));
+  std::vector<ClusterShape> out;
+  for (auto& [kernel, boxes] : byKernel) {
+    const size_t n = boxes.size();
+    std::vector<QRectF> padded(n);
+    for (size_t i = 0; i < n; ++i)
+      padded[i] = rects[boxes[i]].adjusted(-kClusterPad, -kClusterPad, kClusterPad, kClusterPad);
+    // Sweep by top edge: only rectangles whose vertical spans come within the join distance
+    // can touch, which keeps the pair test near-linear for tall kernels.
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return padded[a].top() < padded[b].top(); });
+    std::vector<int> parent(n);
+    std::iota(parent.begin(), parent.end(), 0);
+    std::vector<std::pair<int, int>> bridged;
+    for (size_t oi = 0; oi < n; ++oi) {
+      const int i = order[oi];
+      const QRectF grown = padded[i].adjusted(-kClusterJoin / 2, -kClusterJoin / 2,
+                                              kClusterJoin / 2, kClusterJoin / 2);
+      for (size_t oj = oi + 1; oj < n; ++oj) {
+        const int j = order[oj];
+        if (padded[j].top() > grown.bottom() + kClusterJoin / 2) break;
+        const QRectF other = padded[j].adjusted(-kClusterJoin / 2, -kClusterJoin / 2,
+                                                kClusterJoin / 2, kClusterJoin / 2);
+        if (!grown.intersects(other)) continue;
+        if (!padded[i].intersects(padded[j]) && bridge(padded[i], padded[j]).isEmpty())
+          continue;  // near only diagonally: an outline could not join them cleanly
+        const int ri = findRoot(parent, i), rj = findRoot(parent, j);
+        if (!padded[i].intersects(padded[j])) bridged.push_back({i, j});
+        if (ri != rj) parent[ri] = rj;
+      }
+    }
+    std::map<int, std::vector<int>> groups;
+    for (size_t i = 0; i < n; ++i) groups[findRoot(parent, static_cast<int>(i))].push_back(int(i));
+    size_t first = out.size(), largest = out.size();
+    for (auto& [root, members] : groups) {
+      ClusterShape s;
+      s.kernel = kernel;
+      QPainterPath path;
+      path.setFillRule(Qt::WindingFill);
+      for (int m : members) {
+        path.addRoundedRect(padded[m], 6, 6);
+        s.boxes.push_back(boxes[m]);
+      }
+      for (auto [a, b] : bridged)
+        if (findRoot(parent, a) == root) path.addRect(bridge(padded[a], padded[b]));
+      // One contour instead of overlapping rectangles: the outline is drawn once.
+      s.outline = members.size() == 1 ? path : path.simplified();
+      s.bounds = s.outline.boundingRect();
+      if (out.size() == first || s.boxes.size() > out[largest].boxes.size()) largest = out.size();
+      out.push_back(std::move(s));
+    }
+    if (largest < out.size()) out[largest].primary = true;
+  }
+  return out;
+}
+
+QHash<int, QString> clusterLabels(const plan::FusionPlan& plan) {
+  QHash<int, QString> labels;
+  for (const plan::Partition& p : plan.partitions) {
+    const int stages = static_cast<int>(p.stages.size());
+    labels.insert(p.id, QStringLiteral("K%1 · %2 stage%3 · %4 sync%5")
+                            .arg(p.id)
+                            .arg(stages)
+                            .arg(stages == 1 ? "" : "s")
+                            .arg(p.grid_syncs)
+                            .arg(p.grid_syncs == 1 ? "" : "s"));
+  }
+  return labels;
+}
+
+ClusterItem::ClusterItem(GraphScene* scene, ClusterShape shape, QString label)
+    : m_scene(scene), m_shape(std::move(shape)), m_label(std::move(label)) {
+  // Under edges (0) and boxes (1); clicks go through to the view so dragging still pans.
+  setZValue(-1);
+  setAcceptedMouseButtons(Qt::NoButton);
+  setAcceptHoverEvents(false);
+  if (!m_shape.primary) m_label = QStringLiteral("K%1").arg(m_shape.kernel);
+  QFontMetricsF fm(labelFont());
+  const QSizeF ls(fm.horizontalAdvance(m_label) + 10, fm.height() + 2);
+  // The tab hangs above the outline's top-left corner, clear of the boxes' kernel badges.
+  m_labelRect =
+      QRectF(QPointF(m_shape.bounds.left() + 6, m_shape.bounds.top() - ls.height() + 1), ls);
+  m_bounds = m_shape.bounds.united(m_labelRect).adjusted(-2, -2, 2, 2);
+  setToolTip(m_label);
+}
+
+void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const GraphColors& c = m_scene->colors();
+  const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+  const QColor base = kernelColor(m_shape.kernel, c.dark);
+  QColor fill = base;
+  fill.setAlphaF(c.dark ? 0.30 : 0.38);
+  const QColor line = c.dark ? base.lighter(150) : base.darker(150);
+  painter->setRenderHint(QPainter::Antialiasing, lod >= 0.2);
+  QPen pen(line, 1.4);
+  if (lod < 0.2) pen.setCosmetic(true);
+  painter->setPen(pen);
+  painter->setBrush(fill);
+  painter->drawPath(m_shape.outline);
+  if (lod < 0.35) return;
+  painter->setBrush(c.dark ? base.darker(120) : base.lighter(104));
+  painter->drawRoundedRect(m_labelRect, 3, 3);
+  painter->setFont(labelFont());
+  painter->setPen(c.text);
+  painter->drawText(m_labelRect, Qt::AlignCenter, m_label);
+}
+
+}  // namespace souffle::views

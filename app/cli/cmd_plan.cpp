@@ -21,6 +21,7 @@ int run_plan(const PlanCliOptions& o) {
   plan::PlanOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.gpu = gpu::gpu_spec(o.gpu);
+  po.precision = gpu::parse_precision(o.precision);
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   if (!o.dump_after.empty()) {
     bool known = false;
@@ -48,6 +49,7 @@ int run_plan(const PlanCliOptions& o) {
   if (o.common.json) {
     nlohmann::json j = plan_json(o.common.model, p);
     j["load_ms"] = m.load_ms;
+    j["precision"] = gpu::precision_name(p.precision);
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << plan::print(p);

@@ -48,6 +48,7 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   plan::PlanOptions po;
   po.strategy = plan::parse_strategy(o.strategy.empty() ? "souffle" : o.strategy);
   po.gpu = gpu::gpu_spec("a100");
+  po.precision = gpu::parse_precision(o.precision);
   souffle::VerifyOptions vo;
   vo.criterion = Criterion::RelativeL2;
   vo.tolerance = o.tolerance;
@@ -57,6 +58,7 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
     j["model"] = o.common.model;
     j["level"] = o.level;
     j["strategy"] = plan::strategy_name(po.strategy);
+    j["precision"] = gpu::precision_name(po.precision);
     j["kernels"] = rep.kernels;
     j["grid_barriers"] = rep.grid_barriers;
     j["tolerance"] = o.tolerance;

@@ -21,12 +21,14 @@ struct VerifyOptions {
   double tolerance = 1e-4;  ///< relative L2 error limit per output
   bool f64 = false;
   std::string strategy;  ///< verify the TE program this strategy transforms to ("" = lowered)
+  std::string precision = "fp32";  ///< compute type of the kernels (--level kernels)
 };
 
 struct PlanCliOptions {
   CommonOptions common;
   std::string strategy = "souffle";
   std::string gpu = "a100";  ///< a built-in name or a spec file
+  std::string precision = "fp32";  ///< compute type of GEMM-like kernels (cost and kernels)
   std::string decisions;     ///< a decisions JSON file
   std::string dump_after;    ///< print this step's snapshot (to stderr)
 };

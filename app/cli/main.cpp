@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
                    "emulator")
       ->check(CLI::IsMember({"te", "kernels"}));
   c_verify->add_option("--tolerance", verify.tolerance, "relative L2 error limit (default 1e-4)");
+  c_verify->add_option("--precision", verify.precision,
+                       "kernel compute type: fp32 (default), tf32, fp16, bf16 (--level kernels)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
   c_verify
       ->add_option("--strategy", verify.strategy,
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
   c_plan->add_option("--strategy", plan.strategy, "unfused, rules or souffle (default)")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_plan->add_option("--gpu", plan.gpu, "GPU name or spec file (default a100)");
+  c_plan->add_option("--precision", plan.precision,
+                     "compute type of GEMM-like kernels: fp32 (default), tf32, fp16, bf16");
   c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
   c_plan->add_option("--dump-after", plan.dump_after,
                      "print a step's result to stderr: analyze, horizontal, vertical, "

@@ -85,6 +85,8 @@ struct PlanOptions {
 struct FusionPlan {
   Strategy strategy = Strategy::Souffle;
   std::string gpu;
+  /// The compute type the cost assumed; kernels built from the plan use it (ScheduleConfig).
+  gpu::Precision precision = gpu::Precision::FP32;
   te::TeProgram input;          ///< the program given to plan()
   te::TeProgram program;        ///< the (transformed) program the partitions refer to
   analysis::Analysis analysis;  ///< of `program`

@@ -293,7 +293,9 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   loop::KernelSet ks;
   try {
     tune_plan(p);
-    ks = build_plan_kernels(p);
+    schedule::ScheduleConfig sc;
+    sc.precision = p.precision;
+    ks = build_plan_kernels(p, sc);
   } catch (const KernelBuildError& e) {
     rep.error = e.what();
     out.ok = false;

@@ -8,7 +8,9 @@
 #include <random>
 #include <set>
 
+#include "core/codegen/codegen_cuda.h"
 #include "core/emulate/emulate.h"
+#include "core/gpu/nvrtc.h"
 #include "core/gpu/spec.h"
 #include "core/interp/interpreter.h"
 #include "core/loop/mutator.h"
@@ -372,6 +374,35 @@ TEST(Gemm, PlanKernelsKeepGemmResultsOnChip) {
     }
   EXPECT_GT(fused, 0);
   EXPECT_EQ(tuned_stages, recorded);
+}
+
+TEST(Gemm, TunedFusedKernelsCompileWithNvrtc) {
+  // The rules plan of MMoE: every GEMM tuned and double-buffered, most with epilogues; plus the
+  // hand-built fused kernel. NVRTC compiles them for sm_80 and sm_90 without errors.
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  plan::PlanOptions po;
+  po.gpu = gpu::gpu_spec("a100");
+  po.strategy = plan::Strategy::Rules;
+  loop::KernelSet ks = build_plan_kernels(plan::plan(model("mmoe").program, po));
+  Tensor a = te::make_input("A", {33, 24}, DType::Float32);
+  Tensor b = te::make_input("B", {24, 18}, DType::Float32);
+  te::Op mm = matmul("C", a, b);
+  te::Op act = te::compute("D", {33, 18}, DType::Float32, [&](const std::vector<Expr>& i) {
+    return te::max(te::read(mm->output, i), te::imm(DType::Float32, 0));
+  });
+  ks.kernels.push_back(schedule::schedule_fused(*mm, {act.get()}, small_tile(true), {mm->output}));
+  std::vector<gpu::CompileJob> jobs;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    gpu::CompileJob j;
+    j.source = codegen::emit_cuda(ks);
+    j.name = "gemm_v2.cu";
+    j.options.arch = arch;
+    jobs.push_back(j);
+  }
+  for (const gpu::CompileResult& r : gpu::compile_cuda_many(jobs)) {
+    ASSERT_TRUE(r.ok) << r.arch << ": " << r.error.substr(0, 20000);
+    EXPECT_EQ(r.kernels.size(), ks.kernels.size()) << r.arch;
+  }
 }
 
 }  // namespace

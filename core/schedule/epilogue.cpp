@@ -45,6 +45,11 @@ loop::Kernel schedule_fused(const te::ComputeOp& main,
                             const ScheduleConfig& config, const std::vector<te::Tensor>& on_chip) {
   GemmParts g;
   SOUFFLE_CHECK(match_gemm(main, g), "schedule_fused: " + main.name + " is not GEMM-like");
+  if (tensor_core_eligible(main, g, config)) {
+    SOUFFLE_CHECK(epilogue.empty() && on_chip.empty(),
+                  "schedule_fused: the tensor-core GEMM takes no epilogue (" + main.name + ")");
+    return schedule_gemm_tc(main, g, config);
+  }
   std::vector<const te::ComputeOp*> group;
   for (const te::ComputeOp* e : epilogue) {
     SOUFFLE_CHECK(is_epilogue(main, group, *e),

@@ -84,7 +84,10 @@ std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& te
     Unit u;
     const te::ComputeOp& op = *prog.ops[static_cast<size_t>(tes[i])];
     u.tes.push_back(tes[i++]);
-    u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm;
+    // The tuner and the epilogues serve the FP32 template; other precisions keep schedule_op's
+    // tensor-core GEMM with config's tile.
+    u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm &&
+             config.precision == gpu::Precision::FP32;
     if (u.gemm && options.epilogues) {
       std::vector<const te::ComputeOp*> group;
       while (i < tes.size() &&

@@ -25,6 +25,7 @@
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
 #include "views/partition_table_model.h"
+#include "views/theme.h"
 
 namespace souffle::views {
 
@@ -180,6 +181,16 @@ void ChartsPanel::setDark(bool dark) {
   rebuildAll();
 }
 
+void ChartsPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // The palette reaches this widget after the theme switch that asked for setDark: the charts
+  // take their colours from it, so they are rebuilt once it has arrived.
+  if (event->type() == QEvent::PaletteChange) {
+    m_dark = isDark(palette());
+    rebuildAll();
+  }
+}
+
 void ChartsPanel::setMeasuredNote(const QString& note) {
   m_measuredNote = note;
   rebuildTime();
@@ -276,6 +287,7 @@ void ChartsPanel::rebuildTime() {
   if (cats.size() > 16) x->setLabelsAngle(-90);
   auto* y = new QValueAxis();
   y->setRange(0, maxUs > 0 ? maxUs * 1.1 : 1.0);
+  y->applyNiceNumbers();
   y->setLabelFormat(QStringLiteral("%.3g"));
   y->setTitleText(tr("µs"));
   c->addAxis(x, Qt::AlignBottom);
@@ -330,7 +342,7 @@ void ChartsPanel::rebuildRoofline() {
     return s;
   };
   std::vector<QLineSeries*> roofs;
-  roofs.push_back(roof(peak, tr("%1 roof: %2 TFLOP/s, %3 GB/s")
+  roofs.push_back(roof(peak, tr("%1: %2 TFLOP/s · %3 GB/s")
                                  .arg(QString::fromLatin1(gpu::precision_name(precision)))
                                  .arg(peak / 1e3, 0, 'f', 1)
                                  .arg(bw, 0, 'f', 0)));
@@ -376,10 +388,11 @@ void ChartsPanel::rebuildRoofline() {
   m_currentSeries->setColor(Qt::transparent);
   c->addSeries(m_currentSeries);
 
-  styleChart(c, tr("Roofline of %1 — %2 kernel%3 at their estimated performance")
-                    .arg(QString::fromStdString(spec.name))
-                    .arg(parts.size())
-                    .arg(parts.size() == 1 ? QString() : QStringLiteral("s")));
+  styleChart(c, parts.size() == 1 ? tr("Roofline of %1 — 1 kernel at its estimated performance")
+                                        .arg(QString::fromStdString(spec.name))
+                                  : tr("Roofline of %1 — %2 kernels at their estimated performance")
+                                        .arg(QString::fromStdString(spec.name))
+                                        .arg(parts.size()));
   const QColor roofColor = m_dark ? QColor(0xdc, 0xdf, 0xe4) : QColor(0x30, 0x30, 0x30);
   for (size_t i = 0; i < roofs.size(); ++i) {
     QPen pen(i == 0 ? roofColor : roofColor.darker(m_dark ? 160 : 60));
@@ -405,8 +418,9 @@ void ChartsPanel::rebuildRoofline() {
   x->setRange(xmin, xmax);
   x->setLabelFormat(QStringLiteral("%g"));
   x->setTitleText(tr("arithmetic intensity, FLOP / DRAM byte"));
-  x->setMinorTickCount(-1);
+  x->setMinorTickCount(0);
   auto* y = new QLogValueAxis();
+  y->setMinorTickCount(0);
   y->setBase(10);
   y->setRange(ymin, ymax);
   y->setLabelFormat(QStringLiteral("%g"));
@@ -417,7 +431,7 @@ void ChartsPanel::rebuildRoofline() {
     s->attachAxis(x);
     s->attachAxis(y);
   }
-  c->legend()->setAlignment(Qt::AlignRight);
+  c->legend()->setAlignment(Qt::AlignBottom);
   // The ring marking the selection needs no legend entry.
   for (QLegendMarker* m : c->legend()->markers(m_currentSeries)) m->setVisible(false);
   setCurrentPartition(m_current);
@@ -513,6 +527,7 @@ void ChartsPanel::rebuildStrategies() {
     x->append(cats);
     auto* y = new QValueAxis();
     y->setRange(0, maxV > 0 ? maxV * 1.25 : 1.0);
+    y->applyNiceNumbers();
     y->setLabelFormat(QStringLiteral("%.3g"));
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);
@@ -540,8 +555,9 @@ void ChartsPanel::rebuildResources() {
   if (!d.error.isEmpty())
     m_resourcesNote->setText(tr("Kernels could not be built: %1").arg(d.error));
   else
-    m_resourcesNote->setText(tr("%1 kernels compiled for %2 in %3 s — %4 failed")
+    m_resourcesNote->setText(tr("%1 kernel%2 compiled for %3 in %4 s — %5 failed")
                                  .arg(parts.size())
+                                 .arg(parts.size() == 1 ? QString() : QStringLiteral("s"))
                                  .arg(d.archs.join(QStringLiteral(", ")))
                                  .arg(d.ms / 1000, 0, 'f', 1)
                                  .arg(d.failures));
@@ -583,6 +599,7 @@ void ChartsPanel::rebuildResources() {
     if (cats.size() > 12) x->setLabelsAngle(-90);
     auto* y = new QValueAxis();
     y->setRange(0, maxV > 0 ? maxV * 1.15 : 1.0);
+    y->applyNiceNumbers();
     y->setLabelFormat(QStringLiteral("%.3g"));
     c->addAxis(x, Qt::AlignBottom);
     c->addAxis(y, Qt::AlignLeft);

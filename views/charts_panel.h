@@ -60,6 +60,9 @@ class ChartsPanel : public QWidget {
  signals:
   void partitionClicked(int partition);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
   void rebuildAll();
   void rebuildTime();

@@ -8,7 +8,7 @@
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
-#include "core/session/verify_kernels.h"
+#include "core/session/compile.h"
 #include "core/support/error.h"
 
 namespace souffle::views {
@@ -41,13 +41,6 @@ ArchCompile fromResult(const gpu::CompileResult& r, const std::string& function,
     a.spillBytes = k->spill_store_bytes + k->spill_load_bytes;
   }
   return a;
-}
-
-/// The partition a built kernel belongs to: kernels are named after partition ids.
-int partitionOf(const plan::FusionPlan& p, const std::string& kernelName) {
-  for (size_t i = 0; i < p.partitions.size(); ++i)
-    if (kernelName == "kernel" + std::to_string(p.partitions[i].id)) return static_cast<int>(i);
-  return -1;
 }
 
 }  // namespace
@@ -112,76 +105,64 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
   const plan::FusionPlan& p = *planData->plan;
   data->kernels.resize(p.partitions.size());
 
-  // Everything the compile needs comes through this one adapter: build the kernels, emit CUDA C,
-  // compile each (kernel, arch) pair; a session-level compile can replace it in one place.
-  loop::KernelSet ks;
+  // The session's compile_plan builds and emits the kernels (archs empty: nothing compiled
+  // yet); the compile half then runs in batches so progress shows and cancel takes effect.
+  CompileOptions options;
+  std::vector<CompiledKernel> kernels;
   try {
-    ks = build_plan_kernels(p);
-  } catch (const KernelBuildError& e) {
-    data->error = QString::fromStdString(e.what());
-    return data;
+    options.archs.clear();
+    kernels = compile_plan(p, options).kernels;
+    for (const QString& arch : archs) options.archs.push_back(arch.toStdString());
+    for (const std::string& a : options.archs) check_arch(a);
   } catch (const std::exception& e) {
     data->error = QString::fromUtf8(e.what());
     return data;
   }
-  struct Job {
-    int partition;
-    std::string function;
-    int64_t dynamicShared;
-    gpu::CompileJob job;
-  };
-  std::vector<Job> jobs;
-  for (const loop::Kernel& k : ks.kernels) {
-    const int part = partitionOf(p, k.name);
-    if (part < 0) continue;
-    std::string source;
-    try {
-      source = codegen::emit_cuda(k);
-    } catch (const std::exception& e) {
-      data->kernels[static_cast<size_t>(part)].name = QString::fromStdString(k.name);
-      ArchCompile a;
-      a.error = QStringLiteral("emitting CUDA C failed: %1").arg(QString::fromUtf8(e.what()));
-      for (const QString& arch : archs) {
-        a.arch = arch;
-        data->kernels[static_cast<size_t>(part)].archs.push_back(a);
-        ++data->failures;
-      }
-      continue;
-    }
-    if (filter) source = filter(part, source);
-    loop::KernelSet lone;
-    lone.kernels = {k};
-    const std::string function = codegen::cuda_kernel_names(lone).front();
-    KernelCompile& kc = data->kernels[static_cast<size_t>(part)];
-    kc.name = QString::fromStdString(function);
-    kc.source = QString::fromStdString(source);
-    for (const QString& arch : archs) {
-      Job j{part, function, k.launch.dynamic_shared_bytes, {}};
-      j.job.source = source;
-      j.job.name = k.name + ".cu";
-      j.job.options.arch = arch.toStdString();
-      j.job.options.line_info = true;  // the code view maps PTX back to stages with it
-      jobs.push_back(std::move(j));
-    }
+  gpu::GpuSpec spec;
+  try {
+    spec = gpu::gpu_spec(p.gpu);
+  } catch (const std::exception&) {
+    // Co-residency cannot be judged without the GPU; the compile itself still runs.
   }
-  const int total = static_cast<int>(jobs.size());
+  std::vector<int> partOf(kernels.size(), -1);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    for (size_t j = 0; j < p.partitions.size(); ++j)
+      if (p.partitions[j].id == kernels[i].partition) partOf[i] = static_cast<int>(j);
+    if (filter && partOf[i] >= 0) kernels[i].cuda = filter(partOf[i], kernels[i].cuda);
+  }
+  const int total = static_cast<int>(kernels.size() * options.archs.size());
   if (progress) progress(0, total);
-  // Batches of a few jobs: NVRTC runs them in parallel, and cancel is checked between batches.
-  const size_t batch = std::max<size_t>(2, std::thread::hardware_concurrency());
-  for (size_t first = 0; first < jobs.size(); first += batch) {
+  const size_t batch = std::max<size_t>(1, std::thread::hardware_concurrency() / 2);
+  for (size_t first = 0; first < kernels.size(); first += batch) {
     if (cancelled && cancelled()) return nullptr;
-    const size_t last = std::min(jobs.size(), first + batch);
-    std::vector<gpu::CompileJob> chunk;
-    for (size_t i = first; i < last; ++i) chunk.push_back(jobs[i].job);
-    const std::vector<gpu::CompileResult> results = gpu::compile_cuda_many(chunk);
+    const size_t last = std::min(kernels.size(), first + batch);
+    std::vector<CompiledKernel> chunk(kernels.begin() + static_cast<std::ptrdiff_t>(first),
+                                      kernels.begin() + static_cast<std::ptrdiff_t>(last));
+    compile_kernels(chunk, spec, options);
     for (size_t i = first; i < last; ++i) {
-      const Job& j = jobs[i];
-      ArchCompile a = fromResult(results[i - first], j.function, j.dynamicShared);
-      if (a.arch.isEmpty()) a.arch = QString::fromStdString(j.job.options.arch);
-      if (!a.ok) ++data->failures;
-      data->kernels[static_cast<size_t>(j.partition)].archs.push_back(std::move(a));
+      CompiledKernel& ck = kernels[i];
+      ck = std::move(chunk[i - first]);
+      if (partOf[i] < 0) continue;
+      KernelCompile& kc = data->kernels[static_cast<size_t>(partOf[i])];
+      kc.name = QString::fromStdString(ck.name);
+      kc.source = QString::fromStdString(ck.cuda);
+      const QString kernelError = QString::fromStdString(ck.error);
+      for (size_t a = 0; a < options.archs.size(); ++a) {
+        ArchCompile r = a < ck.per_arch.size()
+                            ? fromResult(ck.per_arch[a], ck.name, ck.launch.dynamic_shared_bytes)
+                            : ArchCompile{};
+        if (r.arch.isEmpty()) r.arch = QString::fromStdString(options.archs[a]);
+        // A kernel that compiled but cannot launch (co-residency) fails on every arch.
+        if (!kernelError.isEmpty()) {
+          r.ok = false;
+          if (r.error.isEmpty()) r.error = kernelError;
+          if (r.log.trimmed().isEmpty() || r.log.size() < kernelError.size()) r.log = kernelError;
+        }
+        if (!r.ok) ++data->failures;
+        kc.archs.push_back(std::move(r));
+      }
     }
-    if (progress) progress(static_cast<int>(last), total);
+    if (progress) progress(static_cast<int>(last * options.archs.size()), total);
   }
   data->ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   return data;

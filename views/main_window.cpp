@@ -197,7 +197,7 @@ void MainWindow::createDocks() {
   m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_partTable->horizontalHeader()->setStretchLastSection(true);
   const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 8, 10, 8};
+  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 6, 9, 7};
   for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
     m_partTable->setColumnWidth(c, widths[c] * digit + 12);
   m_partTable->setWordWrap(false);
@@ -1237,8 +1237,9 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     m_errorDock->show();
     m_errorDock->raise();
   } else {
-    statusBar()->showMessage(tr("Compiled %1 kernels for %2 in %3 s")
+    statusBar()->showMessage(tr("Compiled %1 kernel%2 for %3 in %4 s")
                                  .arg(m_plan->plan->kernels())
+                                 .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
                                  .arg(data->archs.join(QStringLiteral(" and ")))
                                  .arg(data->ms / 1000, 0, 'f', 1),
                              8000);

@@ -76,6 +76,7 @@ class TestCodeCharts : public QObject {
   void rooflinePointsAreKernelsAndClickSelects();
   void compileFillsTheTableAndShowsErrors();
   void profileIsOffWithoutAGpu();
+  void screenshots();
 };
 
 void TestCodeCharts::initTestCase() {
@@ -177,14 +178,6 @@ void TestCodeCharts::nodeHighlightsLinesAndLineSelectsNode() {
     code->highlightNode(target);
     QVERIFY(!code->editor(CodePanel::PtxTab)->highlightedLines().empty());
   }
-  w.setTheme(QStringLiteral("light"));
-  code->setCurrentTab(CodePanel::CudaTab);
-  scene->selectBox(box);
-  w.findChild<QDockWidget*>(QStringLiteral("codeDock"))->raise();
-  saveShot(&w, QStringLiteral("code-light.png"));
-  w.setTheme(QStringLiteral("dark"));
-  saveShot(&w, QStringLiteral("code-dark.png"));
-  w.setTheme(QStringLiteral("light"));
 }
 
 void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
@@ -235,12 +228,8 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
   QCOMPARE(charts->view(ChartsPanel::RooflineTab)->chart()->theme(), QChart::ChartThemeDark);
   w.setStrategy(QStringLiteral("souffle"));
   QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning() && w.planData()->strategy == "souffle", 60000);
-  w.findChild<QDockWidget*>(QStringLiteral("chartsDock"))->raise();
-  charts->tabs()->setCurrentIndex(ChartsPanel::RooflineTab);
-  saveShot(&w, QStringLiteral("charts-dark.png"));
   w.setTheme(QStringLiteral("light"));
   QCOMPARE(charts->view(ChartsPanel::RooflineTab)->chart()->theme(), QChart::ChartThemeLight);
-  saveShot(&w, QStringLiteral("charts-light.png"));
 }
 
 void TestCodeCharts::compileFillsTheTableAndShowsErrors() {
@@ -276,8 +265,6 @@ void TestCodeCharts::compileFillsTheTableAndShowsErrors() {
     QVERIFY(model->data(model->index(r, PartitionTableModel::SpillColumn)).isValid());
   }
   QVERIFY(w.chartsPanel()->view(ChartsPanel::ResourcesTab)->chart()->series().size() > 0);
-  w.findChild<QDockWidget*>(QStringLiteral("chartsDock"))->raise();
-  saveShot(&w, QStringLiteral("charts-compiled-light.png"));
 
   // A planted error in the first kernel: the NVRTC log and the kernel in the problems panel,
   // the table says which kernel failed, the window stays usable.
@@ -320,6 +307,58 @@ void TestCodeCharts::profileIsOffWithoutAGpu() {
              qPrintable(profile->toolTip()));
     QVERIFY(d.reason == "no CUDA device" || d.reason.find("libcuda.so.1") != std::string::npos);
   }
+}
+
+// Pictures for the documentation, taken only when SOUFFLE_SCREENSHOT_DIR names a folder.
+void TestCodeCharts::screenshots() {
+  if (qEnvironmentVariableIsEmpty("SOUFFLE_SCREENSHOT_DIR"))
+    QSKIP("SOUFFLE_SCREENSHOT_DIR not set");
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  w.setTheme(QStringLiteral("light"));
+  QVERIFY(openAndPlan(w, "bert"));
+  QTRY_VERIFY_WITH_TIMEOUT(w.codePanel()->isReady(), 60000);
+  auto* codeDock = w.findChild<QDockWidget*>(QStringLiteral("codeDock"));
+  auto* chartsDock = w.findChild<QDockWidget*>(QStringLiteral("chartsDock"));
+  codeDock->raise();
+  w.resizeDocks({codeDock}, {470}, Qt::Vertical);
+  w.resizeDocks({chartsDock}, {640}, Qt::Horizontal);
+  GraphScene* scene = w.graphPanel()->scene();
+  const int box = pickBox(w);
+  scene->selectBox(box);
+  w.graphPanel()->view()->reveal(box);
+  w.codePanel()->setCurrentTab(CodePanel::CudaTab);
+  w.codePanel()->highlightNode(scene->graph()->nodes[box].onnxNode);
+  saveShot(&w, QStringLiteral("code-light.png"));
+  w.setTheme(QStringLiteral("dark"));
+  saveShot(&w, QStringLiteral("code-dark.png"));
+
+  chartsDock->raise();
+  ChartsPanel* charts = w.chartsPanel();
+  // The rules strategy has many kernels: a fuller roofline than souffle's one kernel.
+  w.setStrategy(QStringLiteral("rules"));
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning() && w.planData()->strategy == "rules", 60000);
+  QTRY_VERIFY_WITH_TIMEOUT(charts->strategiesReady(), 120000);
+  charts->tabs()->setCurrentIndex(ChartsPanel::RooflineTab);
+  saveShot(&w, QStringLiteral("charts-roofline-dark.png"));
+  w.setTheme(QStringLiteral("light"));
+  saveShot(&w, QStringLiteral("charts-roofline-light.png"));
+  charts->tabs()->setCurrentIndex(ChartsPanel::TimeTab);
+  saveShot(&w, QStringLiteral("charts-time-light.png"));
+  charts->tabs()->setCurrentIndex(ChartsPanel::StrategiesTab);
+  saveShot(&w, QStringLiteral("charts-strategies-light.png"));
+  if (gpu::nvrtc_available()) {
+    QSignalSpy compiled(&w, &MainWindow::compiled);
+    w.compileAction()->trigger();
+    QVERIFY(compiled.wait(600000));
+    saveShot(&w, QStringLiteral("charts-compiled-light.png"));
+    w.setTheme(QStringLiteral("dark"));
+    saveShot(&w, QStringLiteral("charts-compiled-dark.png"));
+    w.setTheme(QStringLiteral("light"));
+  }
+  qInfo("bert: %d kernels (%s)", int(w.planData()->plan->kernels()),
+        qPrintable(w.planData()->strategy));
 }
 
 QTEST_MAIN(TestCodeCharts)

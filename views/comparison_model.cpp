@@ -92,6 +92,21 @@ void ComparisonModel::setPlans(PlanDataPtr a, PlanDataPtr b, const QString& labe
   };
   if (m_a) visit(m_a, na, 0);
   if (m_b) visit(m_b, nb, na);
+  // An op whose TE a transformation replaced (horizontal fusion names only the first op) still
+  // sits in the kernels of its replacement: follow the op boxes of both plans too.
+  QHash<int, QStringList> boxOps;
+  if (m_a && m_b && m_a->model == m_b->model) {
+    const SceneGraph& og = m_a->model->opGraph;
+    for (size_t box = 0;
+         box < og.nodes.size() && box < m_a->opKernels.size() && box < m_b->opKernels.size();
+         ++box) {
+      std::vector<int> all;
+      for (int k : m_a->opKernels[box]) all.push_back(k);
+      for (int k : m_b->opKernels[box]) all.push_back(int(na) + k);
+      for (size_t i = 1; i < all.size(); ++i) g.join(all[0], all[i]);
+      if (!all.empty()) boxOps[all[0]] << og.nodes[box].onnxNode;
+    }
+  }
   QHash<int, int> rowOfRoot;
   auto rowFor = [&](int node) -> Row& {
     const int root = g.find(node);
@@ -124,6 +139,11 @@ void ComparisonModel::setPlans(PlanDataPtr a, PlanDataPtr b, const QString& labe
     r.bSyncs += p.grid_syncs;
     r.bTime += p.est_time_us;
     addOps(r, p);
+  }
+  for (auto it = boxOps.constBegin(); it != boxOps.constEnd(); ++it) {
+    Row& r = rowFor(it.key());
+    for (const QString& op : it.value())
+      if (!op.isEmpty() && !r.ops.contains(op)) r.ops << op;
   }
   for (Row& r : m_rows) {
     if (r.b.empty())

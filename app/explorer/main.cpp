@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
       QStringLiteral("yes|no|ask|skip"), QStringLiteral("ask"));
   QCommandLineOption panel(
       QStringLiteral("panel"),
-      QStringLiteral("Show and raise a panel by title (e.g. \"Compare plans\", "
-                     "Transformations)."),
+      QStringLiteral("Show and raise panels by title, comma-separated (e.g. "
+                     "\"Compare plans,Edit history\")."),
       QStringLiteral("TITLE"));
   parser.addOptions({screenshot, size, theme, teLevel, strategy, gpuOpt, select, timeout});
   parser.addOptions({restore, panel});
@@ -138,9 +138,9 @@ int main(int argc, char** argv) {
     window.project()->setInteractive(false);
     window.project()->setAutosaveEnabled(false);
   }
-  if (parser.isSet(panel))
+  for (const QString& title : parser.value(panel).split(QLatin1Char(','), Qt::SkipEmptyParts))
     for (QDockWidget* d : window.findChildren<QDockWidget*>())
-      if (d->windowTitle().compare(parser.value(panel), Qt::CaseInsensitive) == 0) {
+      if (d->windowTitle().compare(title.trimmed(), Qt::CaseInsensitive) == 0) {
         d->show();
         d->raise();
       }

@@ -342,15 +342,12 @@ void ChartsPanel::rebuildRoofline() {
     return s;
   };
   std::vector<QLineSeries*> roofs;
-  roofs.push_back(roof(peak, tr("%1: %2 TFLOP/s · %3 GB/s")
-                                 .arg(QString::fromLatin1(gpu::precision_name(precision)))
-                                 .arg(peak / 1e3, 0, 'f', 1)
-                                 .arg(bw, 0, 'f', 0)));
+  roofs.push_back(
+      roof(peak, tr("%1 roof").arg(QString::fromLatin1(gpu::precision_name(precision)))));
   for (gpu::Precision other : {gpu::Precision::TF32, gpu::Precision::FP16}) {
     const double p = gpu::peak_flops(spec, other) / 1e9;
     if (p <= peak * 1.01) continue;  // the GPU has no faster rate
-    roofs.push_back(
-        roof(p, tr("%1 tensor cores").arg(QString::fromLatin1(gpu::precision_name(other)))));
+    roofs.push_back(roof(p, tr("%1 TC").arg(QString::fromLatin1(gpu::precision_name(other)))));
     ymax = std::max(ymax, p * 2);
   }
   for (QLineSeries* s : roofs) c->addSeries(s);
@@ -364,7 +361,7 @@ void ChartsPanel::rebuildRoofline() {
   std::sort(kinds.begin(), kinds.end());
   for (const QString& kind : kinds) {
     auto* s = new QScatterSeries();
-    s->setName(tr("%1 kernels").arg(kind));
+    s->setName(kind);
     s->setMarkerSize(9);
     s->setBorderColor(Qt::transparent);
     std::vector<int> idx;
@@ -388,11 +385,12 @@ void ChartsPanel::rebuildRoofline() {
   m_currentSeries->setColor(Qt::transparent);
   c->addSeries(m_currentSeries);
 
-  styleChart(c, parts.size() == 1 ? tr("Roofline of %1 — 1 kernel at its estimated performance")
-                                        .arg(QString::fromStdString(spec.name))
-                                  : tr("Roofline of %1 — %2 kernels at their estimated performance")
-                                        .arg(QString::fromStdString(spec.name))
-                                        .arg(parts.size()));
+  const QString head = tr("Roofline of %1 (%2 TFLOP/s, %3 GB/s)")
+                           .arg(QString::fromStdString(spec.name))
+                           .arg(peak / 1e3, 0, 'f', 1)
+                           .arg(bw, 0, 'f', 0);
+  styleChart(c, parts.size() == 1 ? tr("%1 — 1 kernel").arg(head)
+                                  : tr("%1 — %2 kernels").arg(head).arg(parts.size()));
   const QColor roofColor = m_dark ? QColor(0xdc, 0xdf, 0xe4) : QColor(0x30, 0x30, 0x30);
   for (size_t i = 0; i < roofs.size(); ++i) {
     QPen pen(i == 0 ? roofColor : roofColor.darker(m_dark ? 160 : 60));
@@ -525,7 +523,11 @@ void ChartsPanel::rebuildStrategies() {
     set->setLabelColor(palette().color(QPalette::Text));
     auto* x = new QBarCategoryAxis();
     x->append(cats);
+    QFont small = x->labelsFont();
+    small.setPointSizeF(small.pointSizeF() * 0.85);  // three names under three narrow bars
+    x->setLabelsFont(small);
     auto* y = new QValueAxis();
+    y->setLabelsFont(small);
     y->setRange(0, maxV > 0 ? maxV * 1.25 : 1.0);
     y->applyNiceNumbers();
     y->setLabelFormat(QStringLiteral("%.3g"));

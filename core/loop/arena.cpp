@@ -6,7 +6,8 @@ namespace souffle::loop {
 
 namespace {
 
-constexpr int64_t kAlign = 16;
+// 32 bytes: what tensor-core fragment loads and stores need (and 16-byte vectors get too).
+constexpr int64_t kAlign = 32;
 
 int64_t align_up(int64_t v) {
   return (v + kAlign - 1) / kAlign * kAlign;

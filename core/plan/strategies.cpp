@@ -497,8 +497,10 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
     if (all_views) {
       p.est_time_us = 0;
     } else {
-      p.est_time_us =
-          gpu::kernel_cost(f.spec(), p.flops, p.dram_bytes, p.grid_syncs, precision).total_us;
+      p.est_time_us = gpu::kernel_cost(f.spec(), p.flops, p.dram_bytes, p.grid_syncs,
+                                       // Only GEMM-like work runs on tensor cores.
+                                       p.kind == "compute" ? precision : gpu::Precision::FP32)
+                          .total_us;
     }
     out.push_back(std::move(p));
   }

@@ -17,11 +17,9 @@ using te::Tensor;
 namespace {
 
 constexpr int64_t kWarp = loop::kWarpSize;
-/// Cross-block reductions are for launches too small to fill the GPU: fewer rows than a GPU
-/// has SMs (108 on an A100, the default spec). Their grid stays within this many blocks, which
-/// fits co-resident on every spec we plan for, since the kernel needs a grid barrier.
-constexpr int64_t kFewRows = 108;
-constexpr int64_t kCrossBlockGrid = 108;
+// Cross-block reductions are for launches too small to fill the GPU: fewer rows than it has
+// SMs (ScheduleConfig::cross_block_rows). Their grid stays within that many blocks, one per SM,
+// which is always co-resident, as the grid barrier needs.
 /// A block of a split row reduces at least this many elements per thread, so the extra pass
 /// (atomics or partials) stays small against the work.
 constexpr int64_t kMinPerThread = 8;
@@ -251,9 +249,9 @@ Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c) {
   if (r <= kWarp) return warp_per_row(op, c, rows);
   int64_t block = kWarp;
   while (block < c.block && block < r) block *= 2;
-  if (rows < kFewRows) {
-    const int64_t splits =
-        std::min(ceil_div(r, block * kMinPerThread), std::max<int64_t>(1, kCrossBlockGrid / rows));
+  if (rows < c.cross_block_rows) {
+    const int64_t splits = std::min(ceil_div(r, block * kMinPerThread),
+                                    std::max<int64_t>(1, c.cross_block_rows / rows));
     if (splits >= 2) return cross_block(op, rows, block, splits);
   }
   return block_per_row(op, c, rows, block);

@@ -24,6 +24,10 @@ struct ScheduleConfig {
   /// template (operands converted at the tile load, fp32 accumulation). Model inputs and outputs
   /// keep their declared types.
   gpu::Precision precision = gpu::Precision::FP32;
+  /// A reduction with fewer output rows than this splits each row over blocks (partials joined
+  /// across a grid barrier) in a grid of at most this many blocks: the GPU's SM count. 0 keeps
+  /// every row in one block, for strategies that launch without grid synchronization.
+  int64_t cross_block_rows = 108;
 };
 
 enum class ScheduleKind : uint8_t { Injective, Reduction, Gemm };

@@ -228,6 +228,18 @@ std::optional<gpu::GpuSpec> plan_gpu(const plan::FusionPlan& plan) {
   }
 }
 
+/// `config` adapted to the plan: cross-block reductions need a grid barrier, which only the
+/// souffle strategy launches; their grid is the plan GPU's SM count.
+schedule::ScheduleConfig plan_config(const plan::FusionPlan& plan,
+                                     const schedule::ScheduleConfig& config) {
+  schedule::ScheduleConfig c = config;
+  if (plan.strategy != plan::Strategy::Souffle)
+    c.cross_block_rows = 0;
+  else if (std::optional<gpu::GpuSpec> gpu = plan_gpu(plan))
+    c.cross_block_rows = std::min<int64_t>(c.cross_block_rows, gpu->sm_count);
+  return c;
+}
+
 }  // namespace
 
 KernelBuildError::KernelBuildError(std::string kernel, std::string te, std::string detail)
@@ -237,8 +249,9 @@ KernelBuildError::KernelBuildError(std::string kernel, std::string te, std::stri
       m_detail(std::move(detail)) {}
 
 loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
-                                   const schedule::ScheduleConfig& config,
+                                   const schedule::ScheduleConfig& plan_independent,
                                    const KernelBuildOptions& options) {
+  const schedule::ScheduleConfig config = plan_config(plan, plan_independent);
   const te::TeProgram& prog = plan.program;
   loop::KernelSet ks;
   ks.name = prog.name;
@@ -260,8 +273,9 @@ loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
   return ks;
 }
 
-void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& config,
+void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_independent,
                const KernelBuildOptions& options) {
+  const schedule::ScheduleConfig config = plan_config(plan, plan_independent);
   const std::optional<gpu::GpuSpec> gpu = plan_gpu(plan);
   if (!gpu) return;
   const Readers readers = readers_of(plan.program);

@@ -60,6 +60,7 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
                       {"cooperative", k.launch.cooperative},
                       {"stages", k.kernel.stages.size()},
                       {"co_resident", k.co_resident},
+                      {"register_cap", k.register_cap},
                       {"per_arch", per_arch}};
   if (!k.ok()) j["error"] = k.error;
   return j;

@@ -168,35 +168,64 @@ std::string compile_error_excerpt(const std::string& source, const std::string& 
   return out;
 }
 
+namespace {
+/// Fills co_resident and the launch errors of kernels `which` from their compiled resources.
+/// With `capped`, a cooperative kernel that would fit under a register cap is listed there with
+/// the cap instead of failing.
+void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<size_t>& which,
+                     const gpu::GpuSpec& gpu, std::vector<size_t>* capped, std::vector<int>* caps);
+}  // namespace
+
 double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec& gpu,
                        const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
-  std::vector<gpu::CompileJob> jobs;
-  std::vector<size_t> owner;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    if (!kernels[i].ok()) continue;
-    for (const std::string& arch : options.archs) {
-      gpu::CompileJob j;
-      j.source = kernels[i].cuda;
-      j.name = kernels[i].name + ".cu";
-      j.options.arch = arch;
-      j.options.use_cache = options.use_cache;
-      jobs.push_back(std::move(j));
-      owner.push_back(i);
-    }
-  }
-  auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<ThreadPool> pool;
   if (options.threads > 0) pool = std::make_unique<ThreadPool>(options.threads);
-  std::vector<gpu::CompileResult> results = gpu::compile_cuda_many(jobs, pool.get());
-  double ms = ms_since(t0);
-
+  double ms = 0;
+  // Compiles the kernels `which` for every arch, each capped at `caps[i]` registers (0: none).
+  auto compile = [&](const std::vector<size_t>& which, const std::vector<int>& caps) {
+    std::vector<gpu::CompileJob> jobs;
+    std::vector<size_t> owner;
+    for (size_t w = 0; w < which.size(); ++w)
+      for (const std::string& arch : options.archs) {
+        gpu::CompileJob j;
+        j.source = kernels[which[w]].cuda;
+        j.name = kernels[which[w]].name + ".cu";
+        j.options.arch = arch;
+        j.options.max_registers = caps[w];
+        j.options.use_cache = options.use_cache;
+        jobs.push_back(std::move(j));
+        owner.push_back(which[w]);
+      }
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<gpu::CompileResult> results = gpu::compile_cuda_many(jobs, pool.get());
+    ms += ms_since(t0);
+    for (size_t i : which) kernels[i].per_arch.clear();
+    for (size_t j = 0; j < results.size(); ++j) kernels[owner[j]].per_arch.push_back(results[j]);
+  };
+  std::vector<size_t> all;
   for (size_t i = 0; i < kernels.size(); ++i)
-    if (kernels[i].ok()) kernels[i].per_arch.clear();
-  for (size_t j = 0; j < results.size(); ++j) kernels[owner[j]].per_arch.push_back(results[j]);
+    if (kernels[i].ok()) all.push_back(i);
+  compile(all, std::vector<int>(all.size(), 0));
+  std::vector<size_t> capped;
+  std::vector<int> caps;
+  check_resources(kernels, all, gpu, &capped, &caps);
+  // A cooperative grid that needs fewer registers per thread to be co-resident is compiled
+  // again with that cap (ptxas may spill; correctness does not depend on residency otherwise).
+  if (!capped.empty()) {
+    compile(capped, caps);
+    check_resources(kernels, capped, gpu, nullptr, nullptr);
+    for (size_t w = 0; w < capped.size(); ++w) kernels[capped[w]].register_cap = caps[w];
+  }
+  return ms;
+}
 
+namespace {
+void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<size_t>& which,
+                     const gpu::GpuSpec& gpu, std::vector<size_t>* capped, std::vector<int>* caps) {
   const std::string gpu_digits = arch_of(gpu.compute_capability);
-  for (CompiledKernel& ck : kernels) {
+  for (size_t idx : which) {
+    CompiledKernel& ck = kernels[idx];
     if (!ck.ok()) continue;
     for (const gpu::CompileResult& r : ck.per_arch) {
       if (r.ok) continue;
@@ -228,14 +257,26 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
                  std::to_string(res->shared_bytes + ck.launch.dynamic_shared_bytes) +
                  " bytes of shared memory) does not fit on " + gpu.name + " (" + occ.limited_by +
                  ")";
-    else if (ck.launch.cooperative && ck.launch.grid_x > occ.total_blocks)
+    else if (ck.launch.cooperative && ck.launch.grid_x > occ.total_blocks) {
+      int cap = 0;
+      for (int r = res->registers - 1; capped && r >= 32 && cap == 0; --r)
+        if (gpu::occupancy(gpu, block, r, res->shared_bytes + ck.launch.dynamic_shared_bytes)
+                .total_blocks >= ck.launch.grid_x)
+          cap = r;
+      if (cap > 0) {
+        capped->push_back(idx);
+        caps->push_back(cap);
+        continue;
+      }
       ck.error = ck.name + ": cooperative grid of " + std::to_string(ck.launch.grid_x) +
                  " blocks exceeds the " + std::to_string(occ.total_blocks) +
                  " blocks co-resident on " + gpu.name + " (limited by " + occ.limited_by +
                  " with " + std::to_string(res->registers) + " registers per thread)";
+    }
   }
-  return ms;
 }
+
+}  // namespace
 
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);

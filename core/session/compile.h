@@ -35,6 +35,9 @@ struct CompiledKernel {
   /// Blocks resident at once on the GPU with the compiled registers and shared memory (the
   /// largest register count over the archs when none matches the GPU's compute capability).
   int64_t co_resident = 0;
+  /// Registers per thread the kernel was compiled under (maxrregcount) so that its cooperative
+  /// grid is co-resident; 0 when uncapped.
+  int register_cap = 0;
   std::string co_resident_limit;  ///< what limits co_resident ("registers", "threads", ...)
   /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and
   /// TEs where known); empty when it is fine.

@@ -104,6 +104,34 @@ TEST(Compile, CooperativeGridBeyondCoResidencyIsAnError) {
   EXPECT_NE(r.kernels[0].error.find("tiny"), std::string::npos);
 }
 
+TEST(Compile, CooperativeGridIsFittedByCappingRegisters) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  plan::FusionPlan p = plan_of(plan::Strategy::Souffle);
+  CompileOptions o;
+  o.archs = {"sm_80"};
+  CompileReport r = compile_plan(p, o);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  CompiledKernel& k = r.kernels[0];
+  ASSERT_TRUE(k.ok()) << k.error;
+  const int regs = k.max_registers();
+  // A GPU with just enough SMs for the grid at 32 registers per thread, not at the compiled count.
+  gpu::GpuSpec small = gpu::gpu_spec("a100");
+  small.name = "small";
+  const gpu::Occupancy low = gpu::occupancy(small, static_cast<int>(k.launch.block_x), 32, 0);
+  small.sm_count = static_cast<int>((k.launch.grid_x + low.blocks_per_sm - 1) / low.blocks_per_sm);
+  if (gpu::occupancy(
+          small, static_cast<int>(k.launch.block_x), regs,
+          k.per_arch[0].find_kernel(k.name)->shared_bytes + k.launch.dynamic_shared_bytes)
+          .total_blocks >= k.launch.grid_x)
+    GTEST_SKIP() << "registers do not limit this kernel's residency";
+  compile_kernels(r.kernels, small, o);
+  EXPECT_TRUE(k.ok()) << k.error;
+  EXPECT_GT(k.register_cap, 0);
+  EXPECT_LT(k.register_cap, regs);
+  EXPECT_LE(k.max_registers(), k.register_cap);
+  EXPECT_GE(k.co_resident, k.launch.grid_x);
+}
+
 TEST(Compile, BadArchIsAUserError) {
   EXPECT_THROW(check_arch("sm80"), UserError);
   EXPECT_THROW(check_arch("gfx90a"), UserError);

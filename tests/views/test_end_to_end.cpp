@@ -1,6 +1,6 @@
 // End to end through the explorer window: open a sample model, switch strategy, merge two
-// kernels, undo and redo, save the project and reopen it, export the plan JSON, and restore an
-// autosave after a crash.
+// kernels, undo and redo, save the project and reopen it, export the plan JSON, compile, and
+// restore an autosave after a crash.
 #include <QApplication>
 #include <QFile>
 #include <QSignalSpy>
@@ -171,6 +171,19 @@ void TestEndToEnd::editSaveReopenExport() {
     QCOMPARE(cmp->model()->totalsA().kernels, before);
     QCOMPARE(cmp->model()->totalsB().kernels, before - 1);
     QCOMPARE(cmp->model()->differingRows(), 1);
+
+    // Compile (NVRTC, no GPU needed) and wait for the results; under souffle, whose few kernels
+    // keep this quick (the rules plan's dozens of kernels take a minute here).
+    w.setStrategy(QStringLiteral("souffle"));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData()->strategy == QStringLiteral("souffle"),
+                             60000);
+    QSignalSpy compiled(&w, &MainWindow::compiled);
+    w.compileKernels();
+    QTRY_VERIFY_WITH_TIMEOUT(compiled.count() == 1, 120000);
+    QVERIFY(w.compileData() != nullptr);
+    w.setStrategy(QStringLiteral("rules"));  // the project was saved under rules
+    QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData()->strategy == QStringLiteral("rules"),
+                             60000);
     w.close();
   }
   // Reopen: decisions, strategy and plan come back.

@@ -72,8 +72,15 @@ int run_compile(const CompileCliOptions& o) {
   CompileOptions copts;
   copts.archs = split_archs(o.archs);
   copts.threads = o.threads;
+  if (o.batch < 1) throw UserError("--batch " + std::to_string(o.batch) + ": must be at least 1");
+  if (o.batch > 1 && !o.out.empty())
+    throw UserError(
+        "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
+  copts.batch = o.batch;
   plan::PlanOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
+  po.precision = gpu::parse_precision(o.precision);
+  copts.schedule.precision = po.precision;
   po.gpu = gpu::gpu_spec(o.gpu);
   copts.gpu = po.gpu;
 

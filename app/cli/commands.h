@@ -41,6 +41,8 @@ struct CompileCliOptions {
   std::string gpu = "a100";  ///< co-residency is checked on this GPU
   std::string data_dir;      ///< test_data_set_0's folder (default: the model's)
   int threads = 0;           ///< NVRTC compilations at once (0: cores)
+  std::string precision = "fp32";  ///< compute type of GEMM-like kernels
+  int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
 };
 
 struct ConformanceOptions {

@@ -183,7 +183,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
   if (options.threads > 0) pool = std::make_unique<ThreadPool>(options.threads);
   double ms = 0;
   // Compiles the kernels `which` for every arch, each capped at `caps[i]` registers (0: none).
-  auto compile = [&](const std::vector<size_t>& which, const std::vector<int>& caps) {
+  auto compile_alone = [&](const std::vector<size_t>& which, const std::vector<int>& caps) {
     std::vector<gpu::CompileJob> jobs;
     std::vector<size_t> owner;
     for (size_t w = 0; w < which.size(); ++w)
@@ -202,6 +202,62 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
     ms += ms_since(t0);
     for (size_t i : which) kernels[i].per_arch.clear();
     for (size_t j = 0; j < results.size(); ++j) kernels[owner[j]].per_arch.push_back(results[j]);
+  };
+  // Batches of kernels in one translation unit each (uncapped kernels only).
+  auto compile = [&](const std::vector<size_t>& which, const std::vector<int>& caps) {
+    bool capped = std::any_of(caps.begin(), caps.end(), [](int c) { return c > 0; });
+    if (options.batch <= 1 || capped || which.size() < 2) return compile_alone(which, caps);
+    std::vector<std::vector<size_t>> batches;
+    std::vector<gpu::CompileJob> jobs;
+    std::vector<size_t> alone;
+    for (size_t at = 0; at < which.size(); at += static_cast<size_t>(options.batch)) {
+      std::vector<size_t> b(
+          which.begin() + static_cast<std::ptrdiff_t>(at),
+          which.begin() + static_cast<std::ptrdiff_t>(
+                              std::min(which.size(), at + static_cast<size_t>(options.batch))));
+      loop::KernelSet ks;
+      for (size_t i : b) ks.kernels.push_back(kernels[i].kernel);
+      // The unit must name each kernel as it is named alone, or resources cannot be matched.
+      std::vector<std::string> names = codegen::cuda_kernel_names(ks);
+      bool same = true;
+      for (size_t w = 0; w < b.size(); ++w) same &= names[w] == kernels[b[w]].name;
+      if (!same) {
+        alone.insert(alone.end(), b.begin(), b.end());
+        continue;
+      }
+      std::string source = codegen::emit_cuda(ks);
+      for (const std::string& arch : options.archs) {
+        gpu::CompileJob j;
+        j.source = source;
+        j.name = "batch" + std::to_string(batches.size()) + ".cu";
+        j.options.arch = arch;
+        j.options.use_cache = options.use_cache;
+        jobs.push_back(std::move(j));
+      }
+      batches.push_back(std::move(b));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<gpu::CompileResult> results = gpu::compile_cuda_many(jobs, pool.get());
+    ms += ms_since(t0);
+    const size_t archs = options.archs.size();
+    for (size_t bi = 0; bi < batches.size(); ++bi) {
+      bool ok = true;
+      for (size_t a = 0; a < archs; ++a) ok &= results[bi * archs + a].ok;
+      if (!ok) {
+        alone.insert(alone.end(), batches[bi].begin(), batches[bi].end());
+        continue;
+      }
+      for (size_t i : batches[bi]) {
+        kernels[i].per_arch.clear();
+        for (size_t a = 0; a < archs; ++a) {
+          gpu::CompileResult r = results[bi * archs + a];
+          r.ptx.clear();
+          r.cubin.clear();
+          kernels[i].per_arch.push_back(std::move(r));
+        }
+      }
+    }
+    if (!alone.empty()) compile_alone(alone, std::vector<int>(alone.size(), 0));
   };
   std::vector<size_t> all;
   for (size_t i = 0; i < kernels.size(); ++i)

@@ -23,6 +23,12 @@ struct CompileOptions {
   /// the plan (plan.gpu).
   gpu::GpuSpec gpu;
   bool use_cache = true;  ///< the process-wide NVRTC cache (an unchanged kernel compiles once)
+  /// Kernels per NVRTC translation unit. 1: each kernel alone (its PTX is its own, as a bundle
+  /// needs). More: one unit of up to `batch` kernels sharing one preamble, so the CUDA headers
+  /// are parsed once per batch (a check of many kernels runs several times faster); per-kernel
+  /// resources still come from ptxas, PTX and CUBIN are not kept, and a batch that fails is
+  /// compiled again kernel by kernel so the error names its kernel.
+  int batch = 1;
 };
 
 struct CompiledKernel {

@@ -42,7 +42,9 @@ TEST(Profiler, WithoutAGpuSaysWhyAndMeasuresNothing) {
   ASSERT_NE(p, nullptr);
   EXPECT_FALSE(p->available());  // the only implementation today launches nothing
   EXPECT_FALSE(p->unavailable_reason().empty());
-  if (!cuda_device().available()) EXPECT_EQ(p->unavailable_reason(), cuda_device().reason);
+  if (!cuda_device().available()) {
+    EXPECT_EQ(p->unavailable_reason(), cuda_device().reason);
+  }
   const souffle::ProfileReport r = p->profile(souffle::plan::FusionPlan{}, {});
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error, p->unavailable_reason());

@@ -122,7 +122,14 @@ void GraphView::fit() {
     double widthFit = viewport()->width() / r.width();
     double z = std::clamp(widthFit, minReadable, 1.0);
     setTransform(QTransform::fromScale(z, z));
-    centerOn(r.center().x(), r.top() + viewport()->height() / (2 * z));
+    // Centre on the boxes of the top band, not on the scene: long skip edges that dot routes
+    // far to one side widen the scene, and its centre can then be empty space.
+    const double bandHeight = viewport()->height() / z;
+    QRectF boxes;
+    for (QGraphicsItem* item : scene()->items(QRectF(r.left(), r.top(), r.width(), bandHeight)))
+      if (item->type() == NodeItem::Type) boxes |= item->sceneBoundingRect();
+    const double x = boxes.isValid() ? boxes.center().x() : r.center().x();
+    centerOn(x, r.top() + bandHeight / 2);
   } else if (zoom() > 1.2) {
     setTransform(QTransform::fromScale(1.2, 1.2));
     centerOn(r.center());

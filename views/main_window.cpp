@@ -10,6 +10,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -31,21 +32,23 @@
 #include <QToolButton>
 #include <QUndoView>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrent>
 
+#include "core/session/bundle.h"
 #include "core/session/plan_json.h"
 #include "core/session/profiler.h"
 #include "views/charts_panel.h"
+#include "views/cluster_items.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/edit_commands.h"
-#include "views/cluster_items.h"
 #include "views/graph_view.h"
-#include "views/step_through.h"
-#include "views/strategy_table_model.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
 #include "views/project_controller.h"
+#include "views/step_through.h"
+#include "views/strategy_table_model.h"
 #include "views/theme.h"
 #include "views/transforms_panel.h"
 
@@ -915,7 +918,11 @@ void MainWindow::createEditing() {
   }
   QAction* planJson = exportMenu->addAction(tr("Plan &JSON…"), this, [this] { exportPlanJson(); });
   planJson->setShortcut(QKeySequence(tr("Ctrl+Shift+J")));
-  m_modelActions << saveProject << saveAs << planJson;
+  QAction* bundle = exportMenu->addAction(tr("Kernel &bundle…"), this, [this] { exportBundle(); });
+  bundle->setStatusTip(
+      tr("Compile the plan's kernels and write .cu/.ptx files, the weights, "
+         "the test data and a host harness that builds with nvcc"));
+  m_modelActions << saveProject << saveAs << planJson << bundle;
 
   // The editing toolbar, and the same actions on right click in the kernel table and graph.
   QToolBar* bar = addToolBar(tr("Edit"));
@@ -1063,6 +1070,44 @@ bool MainWindow::exportPlanJson(const QString& given) {
   return true;
 }
 
+bool MainWindow::exportBundle(const QString& given) {
+  if (!m_plan || !m_plan->plan) return false;
+  QString dir = given;
+  if (dir.isEmpty())
+    dir = QFileDialog::getExistingDirectory(this, tr("Export the kernel bundle into"),
+                                            QFileInfo(m_lastPath).absolutePath());
+  if (dir.isEmpty()) return false;
+  std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
+  const std::string model = m_lastPath.toStdString(), out = dir.toStdString();
+  statusBar()->showMessage(tr("Exporting the kernel bundle to %1…").arg(dir));
+  auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+    const auto [ok, message] = watcher->result();
+    watcher->deleteLater();
+    statusBar()->showMessage(message, ok ? 8000 : 0);
+    emit bundleExported(ok, message);
+  });
+  watcher->setFuture(QtConcurrent::run([plan, model, out]() -> std::pair<bool, QString> {
+    try {
+      CompileOptions options;
+      CompileReport report = compile_plan(*plan, options);
+      BundleReport b = write_model_bundle(out, model, "", *plan, report, options);
+      if (!report.ok())
+        return {false, QObject::tr("Bundle in %1: %2 kernel(s) failed to compile (ERRORS.txt)")
+                           .arg(QString::fromStdString(out))
+                           .arg(report.errors)};
+      return {true, QObject::tr("Exported %1 kernels (%2 files, harness%3) to %4")
+                        .arg(report.kernels.size())
+                        .arg(b.files.size())
+                        .arg(b.harness ? QString() : QObject::tr(" not written"))
+                        .arg(QString::fromStdString(out))};
+    } catch (const std::exception& e) {
+      return {false, QObject::tr("Bundle export failed: %1").arg(QString::fromUtf8(e.what()))};
+    }
+  }));
+  return true;
+}
+
 // ---- Code, charts, compile and profile --------------------------------------------------------
 
 void MainWindow::createKernelViews() {
@@ -1097,13 +1142,15 @@ void MainWindow::createKernelViews() {
       kernels->addAction(tr("C&ancel compile"), this, &MainWindow::cancelCompile);
   m_cancelCompileAction->setShortcut(QKeySequence(tr("Ctrl+Shift+B")));
   m_cancelCompileAction->setEnabled(false);
-  m_profileAction = kernels->addAction(tr("&Profile on the GPU"), this, &MainWindow::profileKernels);
+  m_profileAction =
+      kernels->addAction(tr("&Profile on the GPU"), this, &MainWindow::profileKernels);
   m_profileAction->setShortcut(QKeySequence(tr("Ctrl+Alt+P")));
   m_profileAction->setEnabled(profiler->available());
   const QString profileTip =
       profiler->available()
           ? tr("Run and time every kernel on the GPU (Ctrl+Alt+P)")
-          : tr("Profiling is off: %1. Estimated times come from the roofline model.").arg(offReason);
+          : tr("Profiling is off: %1. Estimated times come from the roofline model.")
+                .arg(offReason);
   m_profileAction->setToolTip(profileTip);
   m_profileAction->setStatusTip(profileTip);
   kernels->addSeparator();
@@ -1171,10 +1218,10 @@ void MainWindow::selectNodesFromCode(const QStringList& nodes, const QStringList
   std::vector<int> boxes;
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     const SceneNode& n = g->nodes[i];
-    const bool hit = g->teLevel ? n.kind == SceneNode::Kind::TeOp &&
-                                      (tes.contains(n.subtitle) ||
-                                       (tes.isEmpty() && nodes.contains(n.onnxNode)))
-                                : n.kind == SceneNode::Kind::Op && nodes.contains(n.onnxNode);
+    const bool hit =
+        g->teLevel ? n.kind == SceneNode::Kind::TeOp &&
+                         (tes.contains(n.subtitle) || (tes.isEmpty() && nodes.contains(n.onnxNode)))
+                   : n.kind == SceneNode::Kind::Op && nodes.contains(n.onnxNode);
     if (hit) boxes.push_back(static_cast<int>(i));
   }
   if (boxes.empty()) return;
@@ -1188,8 +1235,8 @@ void MainWindow::compileKernels() {
   if (!m_plan) return;
   m_compiler->start(m_plan);
   m_cancelCompileAction->setEnabled(true);
-  setBusy(true, tr("Compiling %1 kernels with NVRTC for sm_80 and sm_90…")
-                    .arg(m_plan->plan->kernels()));
+  setBusy(true,
+          tr("Compiling %1 kernels with NVRTC for sm_80 and sm_90…").arg(m_plan->plan->kernels()));
   m_progress->setVisible(true);
 }
 
@@ -1237,12 +1284,13 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     m_errorDock->show();
     m_errorDock->raise();
   } else {
-    statusBar()->showMessage(tr("Compiled %1 kernel%2 for %3 in %4 s")
-                                 .arg(m_plan->plan->kernels())
-                                 .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-                                 .arg(data->archs.join(QStringLiteral(" and ")))
-                                 .arg(data->ms / 1000, 0, 'f', 1),
-                             8000);
+    statusBar()->showMessage(
+        tr("Compiled %1 kernel%2 for %3 in %4 s")
+            .arg(m_plan->plan->kernels())
+            .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
+            .arg(data->archs.join(QStringLiteral(" and ")))
+            .arg(data->ms / 1000, 0, 'f', 1),
+        8000);
   }
   emit compiled();
 }

@@ -112,6 +112,10 @@ class MainWindow : public QMainWindow {
   void pinSelected();
   /// Writes the plan on screen as the JSON `souffle-cli plan --json` prints.
   bool exportPlanJson(const QString& path = {});
+  /// Compiles the plan's kernels and writes them as a bundle (.cu, .ptx, weights, data, host
+  /// harness, CMakeLists.txt) into `dir` (asked for when empty), off the GUI thread; false when
+  /// nothing was started. bundleExported reports the outcome.
+  bool exportBundle(const QString& dir = {});
   /// Compiles every kernel of the plan for sm_80 and sm_90 (off the GUI thread).
   void compileKernels();
   void cancelCompile();
@@ -128,6 +132,8 @@ class MainWindow : public QMainWindow {
   void planFailed(const QString& reason);
   /// A compile of the plan's kernels finished (errors included) or was cancelled.
   void compiled();
+  /// A bundle export finished: `message` says where and what, or why it failed.
+  void bundleExported(bool ok, const QString& message);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;

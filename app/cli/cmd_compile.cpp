@@ -32,10 +32,6 @@ std::vector<std::string> split_archs(const std::string& list) {
 }
 
 /// "80" for "sm_80" / "compute_80" (what CMAKE_CUDA_ARCHITECTURES takes).
-std::string cmake_arch(const std::string& arch) {
-  return arch.substr(arch.find('_') + 1);
-}
-
 nlohmann::json kernel_json(const CompiledKernel& k) {
   nlohmann::json per_arch = nlohmann::json::array();
   for (const gpu::CompileResult& r : k.per_arch) {
@@ -91,22 +87,7 @@ int run_compile(const CompileCliOptions& o) {
   CompileReport rep = compile_plan(p, copts);
 
   BundleReport bundle;
-  if (!o.out.empty()) {
-    std::string data_dir = o.data_dir.empty()
-                               ? std::filesystem::path(o.common.model).parent_path().string()
-                               : o.data_dir;
-    if (data_dir.empty()) data_dir = ".";
-    std::vector<TestDataSet> sets;
-    if (std::filesystem::exists(std::filesystem::path(data_dir) / "test_data_set_0"))
-      sets = read_test_data(data_dir);
-    BundleOptions bo;
-    bo.model = o.common.model;
-    bo.strategy = plan::strategy_name(p.strategy);
-    bo.data = sets.empty() ? nullptr : &sets.front();
-    bo.cuda_architectures.clear();
-    for (const std::string& a : copts.archs) bo.cuda_architectures.push_back(cmake_arch(a));
-    bundle = write_bundle(o.out, p, rep, copts, bo);
-  }
+  if (!o.out.empty()) bundle = write_model_bundle(o.out, o.common.model, o.data_dir, p, rep, copts);
 
   for (const CompiledKernel& k : rep.kernels)
     if (!k.ok()) std::cerr << "error: " << k.error << "\n";

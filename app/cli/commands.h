@@ -27,20 +27,20 @@ struct VerifyOptions {
 struct PlanCliOptions {
   CommonOptions common;
   std::string strategy = "souffle";
-  std::string gpu = "a100";  ///< a built-in name or a spec file
+  std::string gpu = "a100";        ///< a built-in name or a spec file
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels (cost and kernels)
-  std::string decisions;     ///< a decisions JSON file
-  std::string dump_after;    ///< print this step's snapshot (to stderr)
+  std::string decisions;           ///< a decisions JSON file
+  std::string dump_after;          ///< print this step's snapshot (to stderr)
 };
 
 struct CompileCliOptions {
   CommonOptions common;
-  std::string out;                  ///< bundle folder ("" compiles and reports only)
+  std::string out;                    ///< bundle folder ("" compiles and reports only)
   std::string archs = "sm_80,sm_90";  ///< comma-separated NVRTC targets
   std::string strategy = "souffle";
-  std::string gpu = "a100";  ///< co-residency is checked on this GPU
-  std::string data_dir;      ///< test_data_set_0's folder (default: the model's)
-  int threads = 0;           ///< NVRTC compilations at once (0: cores)
+  std::string gpu = "a100";        ///< co-residency is checked on this GPU
+  std::string data_dir;            ///< test_data_set_0's folder (default: the model's)
+  int threads = 0;                 ///< NVRTC compilations at once (0: cores)
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
 };

@@ -61,8 +61,10 @@ int main(int argc, char** argv) {
   c_compile->add_option("--strategy", compile.strategy, "unfused, rules or souffle (default)")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_compile->add_option("--gpu", compile.gpu, "GPU name or spec file (default a100)");
-  c_compile->add_option("--data", compile.data_dir, "folder with test_data_set_0 (default: model's)");
-  c_compile->add_option("-j,--jobs", compile.threads, "NVRTC compilations at once (default: cores)");
+  c_compile->add_option("--data", compile.data_dir,
+                        "folder with test_data_set_0 (default: model's)");
+  c_compile->add_option("-j,--jobs", compile.threads,
+                        "NVRTC compilations at once (default: cores)");
   c_compile->add_option("--precision", compile.precision, "fp32 (default), tf32, fp16 or bf16");
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");

@@ -53,11 +53,10 @@ int main(int argc, char** argv) {
                      "(default) or leave it (skip; the default with --screenshot). Also "
                      "SOUFFLE_RESTORE."),
       QStringLiteral("yes|no|ask|skip"), QStringLiteral("ask"));
-  QCommandLineOption panel(
-      QStringLiteral("panel"),
-      QStringLiteral("Show and raise panels by title, comma-separated (e.g. "
-                     "\"Compare plans,Edit history\")."),
-      QStringLiteral("TITLE"));
+  QCommandLineOption panel(QStringLiteral("panel"),
+                           QStringLiteral("Show and raise panels by title, comma-separated (e.g. "
+                                          "\"Compare plans,Edit history\")."),
+                           QStringLiteral("TITLE"));
   parser.addOptions({screenshot, size, theme, teLevel, strategy, gpuOpt, select, timeout});
   parser.addOptions({restore, panel});
   parser.process(app);

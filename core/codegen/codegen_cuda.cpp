@@ -201,8 +201,8 @@ void CodeGenCuda::emit_fragment_op(const loop::Stmt& s) {
     line("wmma::fill_fragment(" + frag(f->fragment, f->index) + ", " + expr(f->value) + ");");
   } else if (const loop::FragmentLoad* l = s.as<loop::FragmentLoad>()) {
     const std::string f = frag(l->fragment, l->index);
-    line("wmma::load_matrix_sync(" + f + ", " + element_address(l->source.get(), l->origin) +
-         ", " + std::to_string(l->source->shape.back()) + ");");
+    line("wmma::load_matrix_sync(" + f + ", " + element_address(l->source.get(), l->origin) + ", " +
+         std::to_string(l->source->shape.back()) + ");");
     // tf32 fragments load f32 values; the tensor cores want them rounded to tf32 first.
     if (l->fragment->dtype == DType::Float32) {
       line("#pragma unroll");

@@ -575,9 +575,9 @@ class Machine {
       size_t n = 0;
       while (i + n < lanes.size() && lanes[i + n] < base + w) ++n;
       if (first != base || static_cast<int64_t>(n) != w)
-        fail(std::string(what) + " in divergent code: warp " + std::to_string((base % m_block) / w) +
-             " of block " + std::to_string(base / m_block) + " reaches it with " +
-             std::to_string(n) + " of " + std::to_string(w) + " lanes");
+        fail(std::string(what) + " in divergent code: warp " +
+             std::to_string((base % m_block) / w) + " of block " + std::to_string(base / m_block) +
+             " reaches it with " + std::to_string(n) + " of " + std::to_string(w) + " lanes");
       starts.push_back(i);
       i += n;
     }
@@ -639,8 +639,8 @@ class Machine {
             std::string s = "[";
             for (size_t k = 0; k < r; ++k) s += (k ? ", " : "") + std::to_string(idx[k]);
             fail(std::string("out-of-bounds ") + what + " of " + scope_name(m.scope) + " " +
-                 m.name + s + "] (shape " + shape_str(m.shape) + ", tile " +
-                 std::to_string(rows) + "x" + std::to_string(cols) + ") by warp of " + who(lane));
+                 m.name + s + "] (shape " + shape_str(m.shape) + ", tile " + std::to_string(rows) +
+                 "x" + std::to_string(cols) + ") by warp of " + who(lane));
           }
           a = a * m.shape[d] + idx[d];
         }

@@ -38,10 +38,10 @@ struct Attribute {
 };
 
 struct Node {
-  std::string name;     ///< unique; the importer names unnamed nodes "<OpType>_<index>"
-  std::string op_type;  ///< "Conv", "MatMul", ...
-  std::string domain;   ///< "" for the default ONNX domain
-  std::vector<std::string> inputs;   ///< "" marks an omitted optional input
+  std::string name;                 ///< unique; the importer names unnamed nodes "<OpType>_<index>"
+  std::string op_type;              ///< "Conv", "MatMul", ...
+  std::string domain;               ///< "" for the default ONNX domain
+  std::vector<std::string> inputs;  ///< "" marks an omitted optional input
   std::vector<std::string> outputs;  ///< "" marks an omitted optional output
   std::map<std::string, Attribute> attrs;
 
@@ -53,7 +53,8 @@ struct Node {
   std::vector<int64_t> attr_ints(const std::string& key, std::vector<int64_t> def = {}) const;
   std::vector<double> attr_floats(const std::string& key, std::vector<double> def = {}) const;
   ConstTensorPtr attr_tensor(const std::string& key) const;  ///< nullptr if absent
-  /// Number of present (non-empty) inputs counted from the front, i.e. index of the last present + 1.
+  /// Number of present (non-empty) inputs counted from the front, i.e. index of the last present
+  /// + 1.
   size_t num_inputs() const;
   bool has_input(size_t i) const { return i < inputs.size() && !inputs[i].empty(); }
 };
@@ -72,7 +73,7 @@ struct Graph {
   int64_t opset = 0;        ///< default-domain opset version
   std::vector<Node> nodes;  ///< topological order once imported
   std::unordered_map<std::string, Value> values;
-  std::vector<std::string> inputs;   ///< real inputs (initializers excluded)
+  std::vector<std::string> inputs;  ///< real inputs (initializers excluded)
   std::vector<std::string> outputs;
 
   const Value& value(const std::string& name) const;  ///< InternalError if missing

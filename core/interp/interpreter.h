@@ -19,7 +19,8 @@ struct InterpOptions {
 /// Runs `prog` on `inputs` (one per prog.inputs, matching shape; dtype converted if it differs)
 /// and returns one tensor per prog.outputs, in the declared output dtypes.
 /// Throws UserError when an input's shape does not match.
-std::vector<ConstTensorPtr> run(const te::TeProgram& prog, const std::vector<ConstTensorPtr>& inputs,
+std::vector<ConstTensorPtr> run(const te::TeProgram& prog,
+                                const std::vector<ConstTensorPtr>& inputs,
                                 const InterpOptions& options = {});
 
 }  // namespace souffle::interp

@@ -104,8 +104,8 @@ class Printer {
   }
   void print_FragmentAlloc(const FragmentAlloc& n) {
     line(std::string("fragment ") + fragment_role_name(n.role) + " " + mma_type_name(n.type) +
-         " m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) +
-         " " + buffer_decl(n.buffer));
+         " m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + " " +
+         buffer_decl(n.buffer));
     print(n.body);
   }
   void print_FragmentFill(const FragmentFill& n) {

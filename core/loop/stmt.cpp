@@ -220,8 +220,8 @@ void check_tile_origin(const Tensor& t, const std::vector<Expr>& origin, const c
 
 }  // namespace
 
-Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n,
-                    int64_t k, Stmt body) {
+Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n, int64_t k,
+                    Stmt body) {
   SOUFFLE_CHECK(buffer != nullptr && buffer->shape.size() == 1 && buffer->shape[0] > 0,
                 "fragment_alloc: the buffer is [count]");
   SOUFFLE_CHECK(buffer->dtype == mma_storage_dtype(type),
@@ -256,10 +256,9 @@ Stmt fragment_fill(Tensor fragment, Expr index, Expr value) {
 Stmt fragment_load(Tensor fragment, Expr index, Tensor source, std::vector<Expr> origin) {
   check_fragment_index(fragment, index, "fragment_load");
   check_tile_origin(source, origin, "fragment_load");
-  SOUFFLE_CHECK(source->dtype == fragment->dtype, "fragment_load: " + source->name + " is " +
-                                                      dtype_name(source->dtype) + ", " +
-                                                      fragment->name + " holds " +
-                                                      dtype_name(fragment->dtype));
+  SOUFFLE_CHECK(source->dtype == fragment->dtype,
+                "fragment_load: " + source->name + " is " + dtype_name(source->dtype) + ", " +
+                    fragment->name + " holds " + dtype_name(fragment->dtype));
   return Stmt(std::make_shared<FragmentLoad>(std::move(fragment), std::move(index),
                                              std::move(source), std::move(origin)));
 }

@@ -318,8 +318,8 @@ Stmt stage(int index, Stmt body);
 Stmt evaluate(Expr value);
 Stmt comment(std::string text);
 /// Declares `buffer` (from make_fragment_buffer) as fragments for the extent of body.
-Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n,
-                    int64_t k, Stmt body);
+Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n, int64_t k,
+                    Stmt body);
 /// The buffer of an array of `count` fragments of `type`.
 Tensor make_fragment_buffer(std::string name, int64_t count, MmaType type);
 Stmt fragment_fill(Tensor fragment, Expr index, Expr value);

@@ -697,7 +697,8 @@ ImportResult import_model(const std::string& path, const ImportOptions& options)
   }
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) return import_model_bytes(read_file_bytes(path, "model file"), path, options);
+  if (map == MAP_FAILED)
+    return import_model_bytes(read_file_bytes(path, "model file"), path, options);
   struct Unmap {
     void* p;
     size_t n;

@@ -56,8 +56,7 @@ loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const Sc
 /// Whether the tensor-core template takes this GEMM under `c`: a precision other than fp32,
 /// float operands and output, and a block of whole warps.
 bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
-loop::Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g,
-                              const ScheduleConfig& c);
+loop::Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
 /// A GEMM whose store loop also computes `epilogue` (each accepted by is_epilogue, in order);
 /// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers.
 loop::Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,

@@ -663,4 +663,24 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
   return rep;
 }
 
+BundleReport write_model_bundle(const std::string& dir, const std::string& model_path,
+                                const std::string& data_dir, const plan::FusionPlan& plan,
+                                const CompileReport& report,
+                                const CompileOptions& compile_options) {
+  std::string data =
+      data_dir.empty() ? std::filesystem::path(model_path).parent_path().string() : data_dir;
+  if (data.empty()) data = ".";
+  std::vector<TestDataSet> sets;
+  if (std::filesystem::exists(std::filesystem::path(data) / "test_data_set_0"))
+    sets = read_test_data(data);
+  BundleOptions bo;
+  bo.model = model_path;
+  bo.strategy = plan::strategy_name(plan.strategy);
+  bo.data = sets.empty() ? nullptr : &sets.front();
+  bo.cuda_architectures.clear();
+  for (const std::string& a : compile_options.archs)  // "sm_80" -> "80"
+    bo.cuda_architectures.push_back(a.substr(a.find('_') + 1));
+  return write_bundle(dir, plan, report, compile_options, bo);
+}
+
 }  // namespace souffle

@@ -51,4 +51,11 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
                           const CompileReport& report, const CompileOptions& compile_options,
                           const BundleOptions& options);
 
+/// The bundle of a model's plan as `compile --out` and the explorer write it: reference data from
+/// `data_dir`'s test_data_set_0 (the model's folder when empty; none when it has no data set),
+/// CUDA architectures from the compile options' archs.
+BundleReport write_model_bundle(const std::string& dir, const std::string& model_path,
+                                const std::string& data_dir, const plan::FusionPlan& plan,
+                                const CompileReport& report, const CompileOptions& compile_options);
+
 }  // namespace souffle

@@ -35,8 +35,9 @@ TensorData::TensorData(DType dtype, Shape shape)
 
 TensorData::TensorData(DType dtype, Shape shape, std::string&& bytes)
     : m_dtype(dtype), m_shape(std::move(shape)), m_numel(shape_numel(m_shape)) {
-  SOUFFLE_CHECK(bytes.size() == static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)),
-                "TensorData: byte count does not match the shape");
+  SOUFFLE_CHECK(
+      bytes.size() == static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)),
+      "TensorData: byte count does not match the shape");
   m_bytes = std::move(bytes);
 }
 

@@ -40,8 +40,9 @@ class ExprMutator {
 Expr substitute(const Expr& e, const std::unordered_map<const ExprNode*, Expr>& vars);
 /// Replaces every Read of a tensor for which `fn` returns a defined Expr (given the read's
 /// already-rewritten indices); other reads are kept.
-Expr rewrite_reads(const Expr& e,
-                   const std::function<Expr(const Read& read, const std::vector<Expr>& indices)>& fn);
+Expr rewrite_reads(
+    const Expr& e,
+    const std::function<Expr(const Read& read, const std::vector<Expr>& indices)>& fn);
 /// Calls fn on every node of e (pre-order, shared nodes once).
 void for_each_node(const Expr& e, const std::function<void(const Expr&)>& fn);
 

@@ -40,7 +40,9 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-TEST(Cli, NoSubcommandIsUsageError) { EXPECT_EQ(run_cli("").code, 2); }
+TEST(Cli, NoSubcommandIsUsageError) {
+  EXPECT_EQ(run_cli("").code, 2);
+}
 
 TEST(Cli, MissingFileNamesIt) {
   CliRun r = run_cli("inspect /nonexistent/model.onnx");

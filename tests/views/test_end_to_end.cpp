@@ -1,6 +1,6 @@
 // End to end through the explorer window: open a sample model, switch strategy, merge two
-// kernels, undo and redo, save the project and reopen it, export the plan JSON, compile, and
-// restore an autosave after a crash.
+// kernels, undo and redo, save the project and reopen it, export the plan JSON, compile, export
+// the kernel bundle, and restore an autosave after a crash.
 #include <QApplication>
 #include <QFile>
 #include <QSignalSpy>
@@ -181,6 +181,14 @@ void TestEndToEnd::editSaveReopenExport() {
     w.compileKernels();
     QTRY_VERIFY_WITH_TIMEOUT(compiled.count() == 1, 120000);
     QVERIFY(w.compileData() != nullptr);
+    // Export the kernel bundle: sources, PTX, weights, data, harness and its CMakeLists.txt.
+    QSignalSpy exported(&w, &MainWindow::bundleExported);
+    const QString bundleDir = dir.filePath(QStringLiteral("bundle"));
+    QVERIFY(w.exportBundle(bundleDir));
+    QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 1, 120000);
+    QVERIFY2(exported.at(0).at(0).toBool(), qPrintable(exported.at(0).at(1).toString()));
+    for (const char* f : {"main.cu", "CMakeLists.txt", "weights.bin", "weights.txt"})
+      QVERIFY2(QFileInfo::exists(bundleDir + QLatin1Char('/') + QLatin1String(f)), f);
     w.setStrategy(QStringLiteral("rules"));  // the project was saved under rules
     QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData()->strategy == QStringLiteral("rules"),
                              60000);

@@ -1,5 +1,7 @@
 #include "views/panels.h"
 
+#include <algorithm>
+
 #include <QFontDatabase>
 #include <QGuiApplication>
 #include <QHBoxLayout>
@@ -133,6 +135,42 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
   return h;
 }
 
+QString PropertiesPanel::characterizationHtml(const std::string& origin) const {
+  if (!m_plan || m_plan->model != m_data || origin.empty()) return {};
+  const analysis::Analysis& a = m_plan->plan->analysis;
+  QString rows;
+  int shown = 0, total = 0;
+  for (const analysis::TeInfo& t : a.tes) {
+    if (t.origin_node != origin) continue;
+    if (++total > 12) continue;
+    ++shown;
+    QStringList ins;
+    for (const analysis::InputAccess& in : t.inputs)
+      ins << QStringLiteral("%1: %2%3")
+                 .arg(esc(in.name), QString::fromLatin1(analysis::access_kind_name(in.kind)),
+                      in.injective ? tr(", injective") : QString());
+    QStringList reuse;
+    for (const analysis::ReuseSite& r : a.reuse)
+      if (std::find(r.readers.begin(), r.readers.end(), t.op) != r.readers.end())
+        reuse << tr("%1 reuse of %2 (%3 readers)")
+                     .arg(QString::fromLatin1(analysis::reuse_kind_name(r.kind)), esc(r.name))
+                     .arg(r.readers.size());
+    rows += QStringLiteral("<li><b>%1</b>: %2 (%3)%4%5</li>")
+                .arg(esc(t.name),
+                     t.is_pure_view ? tr("pure view")
+                                    : QString::fromLatin1(analysis::intensity_name(t.kind)),
+                     esc(t.kind_reason),
+                     ins.isEmpty() ? QString()
+                                   : QStringLiteral("<br>") + ins.join(QStringLiteral("; ")),
+                     reuse.isEmpty() ? QString()
+                                     : QStringLiteral("<br>") + reuse.join(QStringLiteral("; ")));
+  }
+  if (total == 0) return {};
+  QString h = tr("<h3>Characterization</h3><ul>") + rows + QStringLiteral("</ul>");
+  if (total > shown) h += tr("<p class='sub'>… and %1 more TEs.</p>").arg(total - shown);
+  return h;
+}
+
 QString PropertiesPanel::html() const {
   return m_browser->toHtml();
 }
@@ -214,6 +252,7 @@ void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
         if (op->origin.node != node.name) continue;
         if (++total <= 40) tes << QString::fromStdString(te::print(*op));
       }
+      h += characterizationHtml(node.name);
       h += partitionHtml(*sg, box);  // before the TE list, which can run long
       h += tr("<h3>Tensor expressions (%1)</h3>").arg(total);
       if (total == 0)
@@ -243,6 +282,8 @@ void PropertiesPanel::showBox(const SceneGraph* sg, int box) {
   }
   if (n.kind == SceneNode::Kind::TeOp || n.kind == SceneNode::Kind::Kernel)
     h += partitionHtml(*sg, box);
+  if (n.kind == SceneNode::Kind::TeOp)
+    h += characterizationHtml(m.program.ops[n.index]->origin.node);
   m_browser->setHtml(h);
 }
 

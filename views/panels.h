@@ -29,6 +29,9 @@ class PropertiesPanel : public QWidget {
 
  private:
   QString partitionHtml(const SceneGraph& graph, int box) const;
+  /// How the plan's analysis characterizes the TEs that come from ONNX node `origin`:
+  /// intensity and why, each input's access kind, and the reuse sites they take part in.
+  QString characterizationHtml(const std::string& origin) const;
 
   QTextBrowser* m_browser;
   ModelDataPtr m_data;

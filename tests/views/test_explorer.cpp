@@ -194,6 +194,9 @@ void TestExplorer::plansAndSelectsPartitions() {
   QVERIFY(w.propertiesPanel()->html().contains(QStringLiteral("Partition")));
   QVERIFY(w.propertiesPanel()->html().contains(
       QStringLiteral("K%1").arg(w.planData()->plan->partitions[src.row()].id)));
+  // The node's TEs as the analysis sees them: intensity and each input's access kind.
+  QVERIFY(w.propertiesPanel()->html().contains(QStringLiteral("Characterization")));
+  QVERIFY(w.propertiesPanel()->html().contains(QStringLiteral("one-relies-on-")));
 
   // ...and back: selecting a node selects its kernel's row.
   const std::vector<int> other = w.planData()->boxesOf(false, 0);

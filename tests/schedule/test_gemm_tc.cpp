@@ -15,31 +15,17 @@
 #include "core/loop/verify.h"
 #include "core/schedule/schedule.h"
 #include "core/te/builder.h"
+#include "tests/schedule/schedule_test_util.h"
 
 namespace souffle {
 namespace {
 
+using schedule_test::random_data;
+using schedule_test::rel_l2;
+
 using gpu::Precision;
 using te::Expr;
 using te::Tensor;
-
-std::shared_ptr<TensorData> random_data(const Tensor& t, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  auto d = std::make_shared<TensorData>(t->dtype, t->shape);
-  for (int64_t i = 0; i < d->numel(); ++i) d->set_f64(i, dist(rng));
-  return d;
-}
-
-double rel_l2(const TensorData& got, const TensorData& want) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double d = got.get_f64(i) - want.get_f64(i);
-    num += d * d;
-    den += want.get_f64(i) * want.get_f64(i);
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
 
 /// One GEMM-like TE over its inputs.
 struct Case {

@@ -13,55 +13,22 @@
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
 #include "core/te/printer.h"
+#include "tests/schedule/schedule_test_util.h"
 
 namespace souffle {
 namespace {
+
+using schedule_test::random_data;
+using schedule_test::rel_l2;
 
 using schedule::ScheduleKind;
 using te::Expr;
 using te::Tensor;
 
-std::shared_ptr<TensorData> random_data(const Tensor& t, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  auto d = std::make_shared<TensorData>(t->dtype, t->shape);
-  for (int64_t i = 0; i < d->numel(); ++i) {
-    if (is_float(t->dtype))
-      d->set_f64(i, dist(rng));
-    else
-      d->set_i64(i, 0);
-  }
-  return d;
-}
-
-double rel_l2(const TensorData& got, const TensorData& want) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double d = got.get_f64(i) - want.get_f64(i);
-    num += d * d;
-    den += want.get_f64(i) * want.get_f64(i);
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
-
 /// Runs `ops` through the interpreter and the emulated kernels on the same random inputs and
 /// returns the worst relative L2 error over the ops' outputs.
 double compare(const std::vector<te::Op>& ops, const std::vector<loop::Kernel>& kernels) {
-  te::TeProgram p;
-  p.name = "sub";
-  std::set<const te::TensorNode*> produced;
-  for (const te::Op& op : ops) {
-    te::for_each_node(op->body, [&](const Expr& n) {
-      if (const te::Read* r = n.as<te::Read>())
-        if (r->tensor->source != te::TensorNode::Source::Constant &&
-            !produced.count(r->tensor.get()) &&
-            std::find(p.inputs.begin(), p.inputs.end(), r->tensor) == p.inputs.end())
-          p.inputs.push_back(r->tensor);
-    });
-    produced.insert(op->output.get());
-    p.ops.push_back(op);
-    p.outputs.push_back(op->output);
-  }
+  te::TeProgram p = schedule_test::program_of(ops);
   std::vector<ConstTensorPtr> in;
   emulate::Buffers buffers;
   for (size_t i = 0; i < p.inputs.size(); ++i) {

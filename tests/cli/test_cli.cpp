@@ -8,25 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/cli/cli_test_util.h"
+
 namespace {
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using souffle::cli_test::CliRun;
 
 CliRun run_cli(const std::string& args) {
-  std::string cmd = std::string(SOUFFLE_CLI) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return souffle::cli_test::run_cli(args, true);
 }
 
 std::string sample(const std::string& name) {

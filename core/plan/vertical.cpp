@@ -407,6 +407,36 @@ te::Op simplify_index_math(const te::Op& op) {
   return out;
 }
 
+te::Op inline_reads(const te::Op& consumer,
+                    const std::unordered_map<const te::TensorNode*, const te::ComputeOp*>& from) {
+  // Reads with structurally equal indices share one inlined copy (keeps the body a DAG).
+  struct Copy {
+    const te::TensorNode* tensor;
+    std::vector<Expr> indices;
+    Expr value;
+  };
+  std::vector<Copy> copies;
+  auto fn = [&](const te::Read& r, const std::vector<Expr>& idx) -> Expr {
+    auto it = from.find(r.tensor.get());
+    if (it == from.end()) return {};
+    for (const Copy& k : copies) {
+      if (k.tensor != r.tensor.get()) continue;
+      bool same = true;
+      for (size_t d = 0; d < idx.size() && same; ++d) same = te::equal(k.indices[d], idx[d]);
+      if (same) return k.value;
+    }
+    const te::ComputeOp& p = *it->second;
+    std::unordered_map<const te::ExprNode*, Expr> sub;
+    for (size_t d = 0; d < p.axes.size(); ++d) sub[p.axes[d].var.get()] = idx[d];
+    Expr v = te::substitute(p.body, sub);
+    copies.push_back({r.tensor.get(), idx, v});
+    return v;
+  };
+  Expr body = te::rewrite_reads(consumer->body, fn);
+  if (body.same_as(consumer->body)) return consumer;
+  return simplify_index_math(with_body(*consumer, body));
+}
+
 // ---------------------------------------------------------------- the transform
 
 TransformResult vertical_transform(const te::TeProgram& program, const analysis::Analysis& an,
@@ -486,31 +516,7 @@ TransformResult vertical_transform(const te::TeProgram& program, const analysis:
       current[ci] = c;
       continue;
     }
-    // Reads with structurally equal indices share one inlined copy (keeps the body a DAG).
-    struct Copy {
-      const te::TensorNode* tensor;
-      std::vector<Expr> indices;
-      Expr value;
-    };
-    std::vector<Copy> copies;
-    auto fn = [&](const te::Read& r, const std::vector<Expr>& idx) -> Expr {
-      auto it = inline_from.find(r.tensor.get());
-      if (it == inline_from.end()) return {};
-      for (const Copy& k : copies) {
-        if (k.tensor != r.tensor.get()) continue;
-        bool same = true;
-        for (size_t d = 0; d < idx.size() && same; ++d) same = te::equal(k.indices[d], idx[d]);
-        if (same) return k.value;
-      }
-      const te::ComputeOp& p = *it->second;
-      std::unordered_map<const te::ExprNode*, Expr> sub;
-      for (size_t d = 0; d < p.axes.size(); ++d) sub[p.axes[d].var.get()] = idx[d];
-      Expr v = te::substitute(p.body, sub);
-      copies.push_back({r.tensor.get(), idx, v});
-      return v;
-    };
-    Expr body = te::rewrite_reads(c->body, fn);
-    te::Op next = simplify_index_math(with_body(*c, body));
+    te::Op next = inline_reads(c, inline_from);
     const bool forced_all = std::all_of(site_of.begin(), site_of.end(), [&](size_t s) {
       return options.force.count(res.sites[s].key) > 0;
     });

@@ -2,6 +2,8 @@
 /// maps.
 #pragma once
 
+#include <unordered_map>
+
 #include "core/plan/horizontal.h"
 
 namespace souffle::plan {
@@ -30,6 +32,14 @@ inline constexpr size_t kMaxInlinedBodyNodes = 4096;
 /// a body past kMaxInlinedBodyNodes.
 TransformResult vertical_transform(const te::TeProgram& program, const analysis::Analysis& analysis,
                                    const TransformOptions& options = {});
+
+/// The substitution step of vertical_transform, on its own: every read of a tensor in `from`
+/// (an output tensor -> the op producing it) in `consumer`'s body becomes that producer's body
+/// with its axis vars replaced by the read's indices (reads with structurally equal indices share
+/// one copy, so the body stays a DAG), then simplify_index_math. The producers' own reads are
+/// not inlined further: pass them already rewritten. Returns `consumer` when it reads none.
+te::Op inline_reads(const te::Op& consumer,
+                    const std::unordered_map<const te::TensorNode*, const te::ComputeOp*>& from);
 
 /// The index simplification that vertical_transform applies, on its own: rewrites int64 index
 /// arithmetic, comparisons and selects of `op` whose value the ranges of its vars decide;

@@ -1,8 +1,11 @@
 #include <algorithm>
+#include <set>
+#include <unordered_map>
 
 #include "core/loop/stmt.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
+#include "core/te/mutator.h"
 
 namespace souffle::schedule::detail {
 
@@ -23,6 +26,76 @@ constexpr int64_t kWarp = loop::kWarpSize;
 /// A block of a split row reduces at least this many elements per thread, so the extra pass
 /// (atomics or partials) stays small against the work.
 constexpr int64_t kMinPerThread = 8;
+
+/// The store of a row result: the reduction's element, then each epilogue TE at the same
+/// element, computed by the same thread (the value of each kept in a one-element register so
+/// that later epilogue TEs read it there). Tensors in `on_chip` are not written.
+class RowStore {
+ public:
+  RowStore(const te::ComputeOp& op, std::vector<const te::ComputeOp*> epilogue = {},
+           std::vector<Tensor> on_chip = {})
+      : m_op(op), m_epilogue(std::move(epilogue)), m_on_chip(std::move(on_chip)) {}
+
+  /// The statements storing `value` (the row's combination, before init) and the epilogue.
+  Stmt store(const Expr& value) {
+    m_outputs.clear();
+    m_scalars.clear();
+    std::unordered_map<const te::TensorNode*, Expr> in_regs;
+    std::vector<Stmt> out;
+    Expr v = with_init(m_op, value);
+    if (!m_epilogue.empty()) {
+      // The row result is read by the epilogue too: computed once, into a register.
+      Tensor reg = loop::make_buffer(m_op.name + "_v", {1}, m_op.output->dtype);
+      m_scalars.push_back(reg);
+      out.push_back(loop::store(reg, {ic(0)}, v));
+      v = te::read(reg, {ic(0)});
+    }
+    in_regs[m_op.output.get()] = v;
+    keep(m_op.output, v, out);
+    for (const te::ComputeOp* e : m_epilogue) {
+      std::unordered_map<const te::ExprNode*, Expr> axes;
+      for (size_t d = 0; d < m_op.axes.size(); ++d) axes[e->axes[d].var.get()] = m_op.axes[d].var;
+      Expr ev = te::rewrite_reads(te::substitute(e->body, axes),
+                                  [&](const te::Read& rd, const std::vector<Expr>&) -> Expr {
+                                    auto it = in_regs.find(rd.tensor.get());
+                                    return it == in_regs.end() ? Expr() : it->second;
+                                  });
+      Tensor reg = loop::make_buffer(e->name + "_v", {1}, e->output->dtype);
+      m_scalars.push_back(reg);
+      out.push_back(loop::store(reg, {ic(0)}, ev));
+      in_regs[e->output.get()] = te::read(reg, {ic(0)});
+      keep(e->output, in_regs[e->output.get()], out);
+    }
+    SOUFFLE_CHECK(!m_outputs.empty(), "reduction " + m_op.name + " stores nothing");
+    return loop::seq(std::move(out));
+  }
+
+  /// finish() over the reduction and its epilogue, the registers of store() allocated around
+  /// `inner`; " , epilogue T..." appended to the schedule text.
+  Kernel finish(const Frame& f, Stmt inner, int64_t grid, int64_t block, std::string schedule) {
+    SOUFFLE_CHECK(!m_outputs.empty(), "reduction " + m_op.name + ": finish before store");
+    for (const Tensor& s : m_scalars) inner = loop::allocate(s, MemScope::Local, inner);
+    std::vector<const te::ComputeOp*> ops{&m_op};
+    if (!m_epilogue.empty()) schedule += ", epilogue";
+    for (const te::ComputeOp* e : m_epilogue) {
+      ops.push_back(e);
+      schedule += " " + e->name;
+    }
+    return detail::finish(ops, m_outputs, f, std::move(inner), grid, block, std::move(schedule));
+  }
+
+ private:
+  void keep(const Tensor& t, const Expr& v, std::vector<Stmt>& out) {
+    if (std::find(m_on_chip.begin(), m_on_chip.end(), t) != m_on_chip.end()) return;
+    out.push_back(loop::store(t, axis_vars(m_op), v));
+    m_outputs.push_back(t);
+  }
+
+  const te::ComputeOp& m_op;
+  std::vector<const te::ComputeOp*> m_epilogue;
+  std::vector<Tensor> m_on_chip;
+  std::vector<Tensor> m_outputs, m_scalars;
+};
 
 /// The pieces every reduction variant shares: the op, the frame and the accumulator type.
 struct Red {
@@ -88,7 +161,7 @@ struct Red {
 
 /// The first template: one block per row and a shared-memory tree with a barrier per level.
 /// Kept for bool results, which warp shuffles do not exchange.
-Kernel shared_tree(const te::ComputeOp& op, const ScheduleConfig& c) {
+Kernel shared_tree(const te::ComputeOp& op, const ScheduleConfig& c, RowStore& rs) {
   Frame f;
   int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
   int64_t block = 32;
@@ -116,9 +189,7 @@ Kernel shared_tree(const te::ComputeOp& op, const ScheduleConfig& c) {
         loop::store(red, {f.tx}, combine(op.reduce, te::read(red, {f.tx}), other))));
     per_row.push_back(loop::block_barrier());
   }
-  per_row.push_back(loop::if_then_else(
-      te::eq(f.tx, ic(0)),
-      loop::store(op.output, axis_vars(op), with_init(op, te::read(red, {ic(0)})))));
+  per_row.push_back(loop::if_then_else(te::eq(f.tx, ic(0)), rs.store(te::read(red, {ic(0)}))));
   // The next row overwrites red: every thread must be past the final read first.
   per_row.push_back(loop::block_barrier());
 
@@ -127,12 +198,12 @@ Kernel shared_tree(const te::ComputeOp& op, const ScheduleConfig& c) {
   Stmt body = loop::make_for(ri, ceil_div(rows, grid), ForKind::Serial,
                              loop::let_stmt(row, ri * ic(grid) + f.bx, row_body));
   body = loop::allocate(red, MemScope::Shared, loop::allocate(acc, MemScope::Local, body));
-  return finish(op, f, body, grid, block,
-                "reduction, shared tree over " + std::to_string(block) + " threads");
+  return rs.finish(f, body, grid, block,
+                   "reduction, shared tree over " + std::to_string(block) + " threads");
 }
 
 /// Rows of at most one warp's width: one warp per row, several rows per block, no barrier.
-Kernel warp_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows) {
+Kernel warp_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows, RowStore& rs) {
   Red d(op);
   const int64_t block = std::max(kWarp, std::min(c.block / kWarp, rows) * kWarp);
   const int64_t per_block = block / kWarp;
@@ -143,23 +214,21 @@ Kernel warp_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t ro
   std::vector<Stmt> per_row = {loop::store(acc, {ic(0)}, d.identity()),
                                d.fold(acc, d.lane, kWarp, ceil_div(d.r, kWarp)),
                                d.warp_reduce(acc, tmp, kWarp)};
-  per_row.push_back(loop::if_then_else(
-      te::eq(d.lane, ic(0)),
-      loop::store(op.output, axis_vars(op), with_init(op, te::read(acc, {ic(0)})))));
+  per_row.push_back(loop::if_then_else(te::eq(d.lane, ic(0)), rs.store(te::read(acc, {ic(0)}))));
   // row depends on the warp only, so whole warps take the branch together.
   Stmt row_body = loop::if_then_else(te::lt(row, ic(rows)),
                                      bind_flat(op.axes, row, loop::seq(std::move(per_row))));
   Stmt body = loop::make_for(
       ri, ceil_div(rows, grid * per_block), ForKind::Serial,
       loop::let_stmt(row, (ri * ic(grid) + d.f.bx) * ic(per_block) + d.warp, row_body));
-  return finish(op, d.f, d.with_buffers(acc, tmp, body), grid, block,
-                "reduction, warp shuffles, one warp per row, " + std::to_string(per_block) +
-                    " rows per block");
+  return rs.finish(d.f, d.with_buffers(acc, tmp, body), grid, block,
+                   "reduction, warp shuffles, one warp per row, " + std::to_string(per_block) +
+                       " rows per block");
 }
 
 /// One block per row: strided partials, then block_reduce.
-Kernel block_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows,
-                     int64_t block) {
+Kernel block_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows, int64_t block,
+                     RowStore& rs) {
   Red d(op);
   const int64_t grid = std::min(c.max_grid, rows);
   const int64_t iters = ceil_div(rows, grid);
@@ -170,16 +239,14 @@ Kernel block_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t r
   std::vector<Stmt> per_row = {loop::store(acc, {ic(0)}, d.identity()),
                                d.fold(acc, d.f.tx, block, ceil_div(d.r, block)),
                                d.block_reduce(acc, tmp, red, block, iters > 1)};
-  per_row.push_back(loop::if_then_else(
-      te::eq(d.f.tx, ic(0)),
-      loop::store(op.output, axis_vars(op), with_init(op, te::read(acc, {ic(0)})))));
+  per_row.push_back(loop::if_then_else(te::eq(d.f.tx, ic(0)), rs.store(te::read(acc, {ic(0)}))));
   Stmt row_body = loop::if_then_else(te::lt(row, ic(rows)),
                                      bind_flat(op.axes, row, loop::seq(std::move(per_row))));
   Stmt body = loop::make_for(ri, iters, ForKind::Serial,
                              loop::let_stmt(row, ri * ic(grid) + d.f.bx, row_body));
   if (block > kWarp) body = loop::allocate(red, MemScope::Shared, body);
-  return finish(op, d.f, d.with_buffers(acc, tmp, body), grid, block,
-                "reduction, warp shuffles, " + std::to_string(block / kWarp) + " warps per row");
+  return rs.finish(d.f, d.with_buffers(acc, tmp, body), grid, block,
+                   "reduction, warp shuffles, " + std::to_string(block / kWarp) + " warps per row");
 }
 
 /// Few rows, long reductions: each row split over `splits` blocks. A sum in f32/f64 adds the
@@ -241,20 +308,94 @@ Kernel cross_block(const te::ComputeOp& op, int64_t rows, int64_t block, int64_t
       atomic ? std::vector<Tensor>{} : std::vector<Tensor>{parts});
 }
 
+/// Threads per block of the one-block-per-row and cross-block templates.
+int64_t row_block(int64_t r, const ScheduleConfig& c) {
+  int64_t block = kWarp;
+  while (block < c.block && block < r) block *= 2;
+  return block;
+}
+
+/// Blocks per row when the row is split over blocks, else 1.
+int64_t row_splits(const te::ComputeOp& op, const ScheduleConfig& c) {
+  const int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
+  if (op.output->dtype == DType::Bool || r <= kWarp || rows >= c.cross_block_rows) return 1;
+  const int64_t splits = std::min(ceil_div(r, row_block(r, c) * kMinPerThread),
+                                  std::max<int64_t>(1, c.cross_block_rows / rows));
+  return splits >= 2 ? splits : 1;
+}
+
+Kernel schedule_rows(const te::ComputeOp& op, const ScheduleConfig& c, RowStore& rs) {
+  const int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
+  if (op.output->dtype == DType::Bool) return shared_tree(op, c, rs);
+  if (r <= kWarp) return warp_per_row(op, c, rows, rs);
+  const int64_t block = row_block(r, c);
+  const int64_t splits = row_splits(op, c);
+  if (splits >= 2) return cross_block(op, rows, block, splits);
+  return block_per_row(op, c, rows, block, rs);
+}
+
 }  // namespace
 
 Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c) {
-  const int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
-  if (op.output->dtype == DType::Bool) return shared_tree(op, c);
-  if (r <= kWarp) return warp_per_row(op, c, rows);
-  int64_t block = kWarp;
-  while (block < c.block && block < r) block *= 2;
-  if (rows < c.cross_block_rows) {
-    const int64_t splits = std::min(ceil_div(r, block * kMinPerThread),
-                                    std::max<int64_t>(1, c.cross_block_rows / rows));
-    if (splits >= 2) return cross_block(op, rows, block, splits);
-  }
-  return block_per_row(op, c, rows, block);
+  RowStore rs(op);
+  return schedule_rows(op, c, rs);
 }
 
 }  // namespace souffle::schedule::detail
+
+namespace souffle::schedule {
+
+bool is_reduction_epilogue(const te::ComputeOp& main,
+                           const std::vector<const te::ComputeOp*>& group,
+                           const te::ComputeOp& consumer) {
+  if (main.reduce == te::ReduceKind::None || classify(main) != ScheduleKind::Reduction)
+    return false;
+  if (consumer.reduce != te::ReduceKind::None || consumer.axes.size() != main.axes.size())
+    return false;
+  for (size_t d = 0; d < main.axes.size(); ++d)
+    if (consumer.axes[d].extent != main.axes[d].extent) return false;
+  std::set<const te::TensorNode*> mine{main.output.get()};
+  for (const te::ComputeOp* e : group) mine.insert(e->output.get());
+  // The storing thread holds the group's values at its own row only: every read of them must
+  // be at the consumer's own index (0 on an axis of extent 1 is the same element).
+  bool reads_group = false, own_index = true;
+  te::for_each_node(consumer.body, [&](const te::Expr& n) {
+    const te::Read* r = n.as<te::Read>();
+    if (!r || !mine.count(r->tensor.get())) return;
+    reads_group = true;
+    if (r->indices.size() != consumer.axes.size()) {
+      own_index = false;
+      return;
+    }
+    for (size_t d = 0; d < r->indices.size(); ++d) {
+      const te::IntImm* zero = r->indices[d].as<te::IntImm>();
+      own_index &= r->indices[d].same_as(consumer.axes[d].var) ||
+                   (consumer.axes[d].extent == 1 && zero && zero->value == 0);
+    }
+  });
+  return reads_group && own_index;
+}
+
+bool reduction_splits_rows(const te::ComputeOp& op, const ScheduleConfig& config) {
+  return classify(op) == ScheduleKind::Reduction && detail::row_splits(op, config) > 1;
+}
+
+loop::Kernel schedule_reduction_fused(const te::ComputeOp& main,
+                                      const std::vector<const te::ComputeOp*>& epilogue,
+                                      const ScheduleConfig& config,
+                                      const std::vector<te::Tensor>& on_chip) {
+  SOUFFLE_CHECK(classify(main) == ScheduleKind::Reduction,
+                "schedule_reduction_fused: " + main.name + " is not a reduction");
+  SOUFFLE_CHECK(epilogue.empty() || !reduction_splits_rows(main, config),
+                "schedule_reduction_fused: " + main.name + " splits its rows over blocks");
+  std::vector<const te::ComputeOp*> group;
+  for (const te::ComputeOp* e : epilogue) {
+    SOUFFLE_CHECK(is_reduction_epilogue(main, group, *e),
+                  "schedule_reduction_fused: " + e->name + " is not an epilogue of " + main.name);
+    group.push_back(e);
+  }
+  detail::RowStore rs(main, epilogue, on_chip);
+  return detail::schedule_rows(main, config, rs);
+}
+
+}  // namespace souffle::schedule

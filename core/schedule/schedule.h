@@ -57,6 +57,28 @@ loop::Kernel schedule_fused(const te::ComputeOp& main,
                             const ScheduleConfig& config = {},
                             const std::vector<te::Tensor>& on_chip = {});
 
+/// The reduction counterpart of is_epilogue: whether `consumer` can be computed by the thread
+/// that stores the row result of the reduction `main`, after `group` (earlier epilogue TEs, in
+/// order): element-wise over main's output extents, reading main's or a group TE's output only
+/// at its own output index (LayerNorm's variance -> + eps -> rsqrt, a mean's scale).
+bool is_reduction_epilogue(const te::ComputeOp& main,
+                           const std::vector<const te::ComputeOp*>& group,
+                           const te::ComputeOp& consumer);
+
+/// Whether schedule_op splits the rows of the reduction `op` over several blocks under `config`
+/// (partials joined across a grid barrier): then no thread holds a finished row to store
+/// epilogue TEs from, and schedule_reduction_fused takes no epilogue.
+bool reduction_splits_rows(const te::ComputeOp& op, const ScheduleConfig& config);
+
+/// One kernel computing the reduction `main` and, in the store of each row result, `epilogue`
+/// (each accepted by is_reduction_epilogue given the ones before it). Tensors in `on_chip`
+/// (main's output or an epilogue TE's) stay in registers and are not written: only pass those
+/// that nothing outside the group reads.
+loop::Kernel schedule_reduction_fused(const te::ComputeOp& main,
+                                      const std::vector<const te::ComputeOp*>& epilogue,
+                                      const ScheduleConfig& config = {},
+                                      const std::vector<te::Tensor>& on_chip = {});
+
 /// One kernel per op of the program, in order (the unfused strategy's kernels).
 loop::KernelSet schedule_program(const te::TeProgram& program, const ScheduleConfig& config = {});
 

@@ -10,6 +10,7 @@
 
 #include "core/emulate/emulate.h"
 #include "core/loop/mutator.h"
+#include "core/session/kernel_units.h"
 #include "core/te/mutator.h"
 
 namespace souffle {
@@ -50,9 +51,11 @@ struct Readers {
   std::set<const te::TensorNode*> outputs;
 };
 
-Readers readers_of(const te::TeProgram& prog) {
+Readers readers_of(const KernelProgram& kp) {
+  const te::TeProgram& prog = kp.program;
   Readers r;
   for (size_t i = 0; i < prog.ops.size(); ++i) {
+    if (kp.dropped[i]) continue;
     auto add = [&](const te::Expr& e) {
       if (!e.defined()) return;
       te::for_each_node(e, [&](const te::Expr& n) {
@@ -67,11 +70,13 @@ Readers readers_of(const te::TeProgram& prog) {
   return r;
 }
 
-/// TEs of a partition computed by one schedule: one TE, or a GEMM and its epilogue TEs.
+/// TEs of a partition computed by one schedule: one TE, or a GEMM or a reduction and its
+/// epilogue TEs.
 struct Unit {
   std::vector<int> tes;  ///< op indices, the main TE first
   std::vector<te::Tensor> on_chip;
   bool gemm = false;
+  bool reduction = false;  ///< a reduction whose row results are stored by one thread
   schedule::GemmTile tile;
   std::string why;  ///< the tuner's reason, when it chose the tile
 };
@@ -84,14 +89,18 @@ std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& te
     Unit u;
     const te::ComputeOp& op = *prog.ops[static_cast<size_t>(tes[i])];
     u.tes.push_back(tes[i++]);
-    // The tuner and the epilogues serve the FP32 template; other precisions keep schedule_op's
-    // tensor-core GEMM with config's tile.
-    u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm &&
-             config.precision == gpu::Precision::FP32;
-    if (u.gemm && options.epilogues) {
+    // The tuner and the epilogues serve the FP32 and the tensor-core GEMM templates alike.
+    u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm;
+    // A row of a reduction split over blocks is finished by no single thread.
+    u.reduction = schedule::classify(op) == schedule::ScheduleKind::Reduction &&
+                  !schedule::reduction_splits_rows(op, config);
+    if ((u.gemm || u.reduction) && options.epilogues) {
       std::vector<const te::ComputeOp*> group;
-      while (i < tes.size() &&
-             schedule::is_epilogue(op, group, *prog.ops[static_cast<size_t>(tes[i])])) {
+      auto takes = [&](const te::ComputeOp& next) {
+        return u.gemm ? schedule::is_epilogue(op, group, next)
+                      : schedule::is_reduction_epilogue(op, group, next);
+      };
+      while (i < tes.size() && takes(*prog.ops[static_cast<size_t>(tes[i])])) {
         group.push_back(prog.ops[static_cast<size_t>(tes[i])].get());
         u.tes.push_back(tes[i++]);
       }
@@ -110,18 +119,34 @@ std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& te
   return units;
 }
 
+/// Says in the stage's schedule text which views its TEs read through their indexing, and why
+/// a view that is still computed is written (a copy for a model output or another kernel).
+void describe_views(const KernelProgram& kp, const Unit& u, loop::Kernel& k) {
+  std::string& text = k.stages.front().schedule;
+  std::vector<std::string> folded;
+  for (int te : u.tes)
+    for (const std::string& v : kp.folds[static_cast<size_t>(te)])
+      if (std::find(folded.begin(), folded.end(), v) == folded.end()) folded.push_back(v);
+  const std::string& why = kp.copy_why[static_cast<size_t>(u.tes.front())];
+  if (!why.empty()) text += "; view written as a copy: " + why;
+  if (folded.empty()) return;
+  text +=
+      folded.size() == 1 ? "; view folded into its indexing:" : "; views folded into its indexing:";
+  for (const std::string& v : folded) text += " " + v;
+}
+
 /// The scheduled stages of one partition and the units they came from.
 struct PartitionSchedule {
   std::vector<Unit> units;
   std::vector<loop::Kernel> stages;
 };
 
-PartitionSchedule schedule_partition(const plan::FusionPlan& plan, const plan::Partition& p,
+PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partition& p,
                                      const std::string& name, const Readers& readers,
                                      const gpu::GpuSpec* gpu,
                                      const schedule::ScheduleConfig& config,
                                      const KernelBuildOptions& options) {
-  const te::TeProgram& prog = plan.program;
+  const te::TeProgram& prog = kp.program;
   // Stages list the partition's TEs in execution order; merge_stages places the grid
   // barriers itself from what each stage reads and writes.
   std::vector<int> tes;
@@ -130,7 +155,7 @@ PartitionSchedule schedule_partition(const plan::FusionPlan& plan, const plan::P
     for (int te : st.tes) {
       if (te < 0 || static_cast<size_t>(te) >= prog.ops.size())
         throw KernelBuildError(name, "", "TE index " + std::to_string(te) + " out of range");
-      tes.push_back(te);
+      if (!kp.dropped[static_cast<size_t>(te)]) tes.push_back(te);
     }
     for (const plan::TileChoice& t : st.tiles) recorded[t.te] = &t;
   }
@@ -145,13 +170,14 @@ PartitionSchedule schedule_partition(const plan::FusionPlan& plan, const plan::P
       auto rec = recorded.find(u.tes[0]);
       if (options.tune && rec != recorded.end()) {
         const plan::TileChoice& t = *rec->second;
-        u.tile = {t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer};
+        u.tile = {t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, t.tensor_core};
         u.why = t.why;
         if (threads == 0 || u.tile.threads() == threads) continue;
       }
       if (options.tune && gpu) {
         schedule::TuneOptions to;
         to.gpu = *gpu;
+        to.precision = config.precision;
         to.limits.threads = threads;
         to.limits.fit_co_resident = multi;
         to.measure = options.measure;
@@ -178,16 +204,19 @@ PartitionSchedule schedule_partition(const plan::FusionPlan& plan, const plan::P
     for (const Unit& u : ps.units) {
       const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
       try {
-        if (!u.gemm) {
-          stages.push_back(schedule::schedule_op(op, c));
-          continue;
-        }
         std::vector<const te::ComputeOp*> epilogue;
         for (size_t i = 1; i < u.tes.size(); ++i)
           epilogue.push_back(prog.ops[static_cast<size_t>(u.tes[i])].get());
-        loop::Kernel k =
-            schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
-        if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+        loop::Kernel k;
+        if (u.gemm) {
+          k = schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
+          if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+        } else if (u.reduction && !epilogue.empty()) {
+          k = schedule::schedule_reduction_fused(op, epilogue, c, u.on_chip);
+        } else {
+          k = schedule::schedule_op(op, c);
+        }
+        describe_views(kp, u, k);
         stages.push_back(std::move(k));
       } catch (const std::exception& e) {
         throw KernelBuildError(name, op.name, std::string("cannot schedule: ") + e.what());
@@ -217,6 +246,59 @@ PartitionSchedule schedule_partition(const plan::FusionPlan& plan, const plan::P
     ps.stages = schedule_all(c);
   }
   return ps;
+}
+
+bool has_grid_barrier(const loop::Kernel& k) {
+  bool found = false;
+  loop::for_each_stmt(k.body,
+                      [&](const loop::Stmt& x) { found |= x.as<loop::GridBarrier>() != nullptr; });
+  return found;
+}
+
+loop::Kernel merged(std::vector<loop::Kernel> stages, const std::string& name) {
+  try {
+    return schedule::merge_stages(std::move(stages), name);
+  } catch (const std::exception& e) {
+    throw KernelBuildError(name, "", std::string("cannot merge stages: ") + e.what());
+  }
+}
+
+/// Launches of a partition of a strategy that launches without grid synchronization: its
+/// stages in order, one merged kernel as long as merge_stages needs no grid barrier between
+/// them, a new launch at a stage that would need one. Each launch after the first says why in
+/// its first stage's schedule text; with several, they are named `name`.0, .1, ...
+std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages,
+                                         const std::string& name) {
+  std::vector<std::vector<loop::Kernel>> launches;
+  std::set<const te::TensorNode*> written;  // by the stages of the current launch
+  for (loop::Kernel& s : stages) {
+    if (!launches.empty()) {
+      std::vector<loop::Kernel> trial = launches.back();
+      trial.push_back(s);
+      loop::Kernel k = merged(std::move(trial), name);
+      if (has_grid_barrier(k) || k.launch.cooperative) {
+        std::string dep;
+        for (const te::Tensor& t : s.inputs)
+          if (dep.empty() && written.count(t.get())) dep = t->name;
+        const std::string n = std::to_string(launches.size());
+        s.stages.front().schedule += "; a launch of its own (" + name + "." + n + "): " +
+                                     (dep.empty() ? std::string("it would need a grid barrier")
+                                                  : "it reads " + dep + " across blocks") +
+                                     ", and this strategy launches without grid synchronization";
+        written.clear();
+        launches.emplace_back();
+      }
+    } else {
+      launches.emplace_back();
+    }
+    for (const te::Tensor& t : s.outputs) written.insert(t.get());
+    launches.back().push_back(std::move(s));
+  }
+  std::vector<loop::Kernel> out;
+  for (size_t i = 0; i < launches.size(); ++i)
+    out.push_back(merged(std::move(launches[i]),
+                         launches.size() == 1 ? name : name + "." + std::to_string(i)));
+  return out;
 }
 
 /// The plan's GPU when it names a known spec (tiles are tuned for it), else null.
@@ -257,18 +339,20 @@ loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
   ks.name = prog.name;
   ks.inputs = prog.inputs;
   ks.outputs = prog.outputs;
-  const Readers readers = readers_of(prog);
+  const KernelProgram kp = fold_views(plan);
+  const Readers readers = readers_of(kp);
   const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
   for (const plan::Partition& p : plan.partitions) {
     std::string name = kernel_name(p);
     PartitionSchedule ps =
-        schedule_partition(plan, p, name, readers, gpu ? &*gpu : nullptr, config, options);
+        schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, config, options);
     if (ps.stages.empty()) continue;
-    try {
-      ks.kernels.push_back(schedule::merge_stages(std::move(ps.stages), name));
-    } catch (const std::exception& e) {
-      throw KernelBuildError(name, "", std::string("cannot merge stages: ") + e.what());
+    if (plan.strategy != plan::Strategy::Souffle) {
+      for (loop::Kernel& k : split_launches(std::move(ps.stages), name))
+        ks.kernels.push_back(std::move(k));
+      continue;
     }
+    ks.kernels.push_back(merged(std::move(ps.stages), name));
   }
   return ks;
 }
@@ -278,18 +362,20 @@ void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_inde
   const schedule::ScheduleConfig config = plan_config(plan, plan_independent);
   const std::optional<gpu::GpuSpec> gpu = plan_gpu(plan);
   if (!gpu) return;
-  const Readers readers = readers_of(plan.program);
+  const KernelProgram kp = fold_views(plan);
+  const Readers readers = readers_of(kp);
   KernelBuildOptions o = options;
   o.tune = true;
   for (plan::Partition& p : plan.partitions) {
     for (plan::Stage& st : p.stages) st.tiles.clear();
-    PartitionSchedule ps = schedule_partition(plan, p, kernel_name(p), readers, &*gpu, config, o);
+    PartitionSchedule ps = schedule_partition(kp, p, kernel_name(p), readers, &*gpu, config, o);
     for (const Unit& u : ps.units) {
       if (!u.gemm || u.why.empty()) continue;
       for (plan::Stage& st : p.stages)
         if (std::find(st.tes.begin(), st.tes.end(), u.tes[0]) != st.tes.end()) {
           const schedule::GemmTile& t = u.tile;
-          st.tiles.push_back({u.tes[0], t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, u.why});
+          st.tiles.push_back(
+              {u.tes[0], t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, u.why, t.tensor_core});
           st.schedule += (st.schedule.empty() ? "tuned: " : "; tuned: ") + u.why;
         }
     }

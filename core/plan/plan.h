@@ -28,6 +28,8 @@ struct TileChoice {
   int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
   bool double_buffer = false;
   std::string why;  ///< "gemm 64x32x16 tile 4x2, double-buffered, 24 blocks = 0.11 waves ..."
+  /// A tile of the tensor-core template (tf32/fp16/bf16): tm x tn are 16x16 fragments per warp.
+  bool tensor_core = false;
 };
 
 /// One stage of a kernel: TEs that run between two grid syncs on one mapping of blocks.

@@ -45,17 +45,16 @@ loop::Kernel schedule_fused(const te::ComputeOp& main,
                             const ScheduleConfig& config, const std::vector<te::Tensor>& on_chip) {
   GemmParts g;
   SOUFFLE_CHECK(match_gemm(main, g), "schedule_fused: " + main.name + " is not GEMM-like");
-  if (tensor_core_eligible(main, g, config)) {
-    SOUFFLE_CHECK(epilogue.empty() && on_chip.empty(),
-                  "schedule_fused: the tensor-core GEMM takes no epilogue (" + main.name + ")");
-    return schedule_gemm_tc(main, g, config);
-  }
   std::vector<const te::ComputeOp*> group;
   for (const te::ComputeOp* e : epilogue) {
     SOUFFLE_CHECK(is_epilogue(main, group, *e),
                   "schedule_fused: " + e->name + " is not an epilogue of " + main.name);
     group.push_back(e);
   }
+  // Both templates store through a per-element loop (the tensor-core one from its shared
+  // accumulator tile), so the epilogue is computed the same way in either.
+  if (tensor_core_eligible(main, g, config))
+    return schedule_gemm_tc_fused(main, g, epilogue, on_chip, config);
   return schedule_gemm_fused(main, g, epilogue, on_chip, config);
 }
 

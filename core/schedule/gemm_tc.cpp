@@ -1,10 +1,14 @@
 // The tensor-core GEMM template: warps compute 16x16 MMA tiles (wmma fragments) of a block tile
 // whose A and B operands are staged through shared memory, converted to the compute type on the
-// way in; fp32 accumulators go back through shared memory so that any output shape is written
-// with plain guarded stores.
+// way in; fp32 accumulators go back through a shared tile so that any output shape is written
+// with plain guarded stores, and element-wise consumers (the epilogue) are computed right there.
+#include <algorithm>
+#include <unordered_map>
+
 #include "core/loop/stmt.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
+#include "core/te/mutator.h"
 
 namespace souffle::schedule::detail {
 
@@ -19,9 +23,7 @@ using te::Tensor;
 
 namespace {
 
-constexpr int64_t kFrag = 16;      // MMA tile rows and columns (m16n16)
-constexpr int64_t kWarpFrags = 2;  // a warp computes 2x2 fragments: a 32x32 warp tile
-constexpr int64_t kBlockK = 32;    // K staged per shared-memory round
+constexpr int64_t kFrag = 16;  // MMA tile rows and columns (m16n16)
 
 MmaType mma_type(gpu::Precision p) {
   switch (p) {
@@ -42,6 +44,41 @@ int64_t row_pad(DType t) {
   return dtype_size(t) == 2 ? 8 : 4;
 }
 
+/// The block tile and its warps: wr x wc warps, each fm x fn fragments.
+struct TcTile {
+  int64_t bm = 0, bn = 0, bk = 0, fm = 0, fn = 0, wr = 0, wc = 0;
+  int64_t threads() const { return wr * wc * loop::kWarpSize; }
+};
+
+TcTile tile_of(const ScheduleConfig& c, int64_t ks) {
+  TcTile t;
+  if (c.tc_bm > 0) {
+    t.bm = c.tc_bm;
+    t.bn = c.tc_bn;
+    t.bk = c.tc_bk;
+    t.fm = c.tc_fm;
+    t.fn = c.tc_fn;
+    SOUFFLE_CHECK(t.fm > 0 && t.fn > 0 && t.bm % (kFrag * t.fm) == 0 && t.bn % (kFrag * t.fn) == 0,
+                  "gemm_tc: the block tile must divide into warps of whole fragments");
+    t.wr = t.bm / (kFrag * t.fm);
+    t.wc = t.bn / (kFrag * t.fn);
+  } else {
+    // Warps per block follow the block size the caller asks for (a merged kernel runs every
+    // barrier stage on one block size): 4 warps as 2x2, 2 as 2x1, 1 alone.
+    const int64_t warps = c.block >= 4 * loop::kWarpSize   ? 4
+                          : c.block >= 2 * loop::kWarpSize ? 2
+                                                           : 1;
+    t.wr = warps >= 2 ? 2 : 1;
+    t.wc = warps / t.wr;
+    t.fm = t.fn = 2;
+    t.bm = t.wr * t.fm * kFrag;
+    t.bn = t.wc * t.fn * kFrag;
+    t.bk = 32;
+  }
+  SOUFFLE_CHECK(t.bk > 0 && t.bk % ks == 0, "gemm_tc: BK must be a multiple of the MMA's k");
+  return t;
+}
+
 }  // namespace
 
 bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c) {
@@ -51,17 +88,19 @@ bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const Sch
 }
 
 Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c) {
+  return schedule_gemm_tc_fused(op, g, {}, {}, c);
+}
+
+Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
+                              const std::vector<const te::ComputeOp*>& epilogue,
+                              const std::vector<Tensor>& on_chip, const ScheduleConfig& c) {
   Frame f;
   const MmaType mt = mma_type(c.precision);
   const DType ct = loop::mma_storage_dtype(mt);  // operand type in shared memory
   const int64_t ks = mt == MmaType::TF32 ? 8 : 16;
-  // Warps per block follow the block size the caller asks for (a merged kernel runs every
-  // barrier stage on one block size): 4 warps as 2x2, 2 as 2x1, 1 alone.
-  const int64_t warps = c.block >= 4 * loop::kWarpSize ? 4 : c.block >= 2 * loop::kWarpSize ? 2 : 1;
-  const int64_t wr = warps >= 2 ? 2 : 1, wc = warps / wr;
-  const int64_t wtile = kWarpFrags * kFrag;
-  const int64_t bm = wr * wtile, bn = wc * wtile, bk = kBlockK;
-  const int64_t threads = warps * loop::kWarpSize;
+  const TcTile tt = tile_of(c, ks);
+  const int64_t bm = tt.bm, bn = tt.bn, bk = tt.bk, fm = tt.fm, fn = tt.fn, wc = tt.wc;
+  const int64_t threads = tt.threads();
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),
                 kdim = extent_product(op.reduce_axes);
   const int64_t mtiles = ceil_div(m, bm), ntiles = ceil_div(n, bn), grid = p * mtiles * ntiles;
@@ -69,9 +108,9 @@ Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const Sched
   Tensor sa = loop::make_buffer(op.name + "_a", {bm, bk + row_pad(ct)}, ct);
   Tensor sb = loop::make_buffer(op.name + "_b", {bk, bn + row_pad(ct)}, ct);
   Tensor sc = loop::make_buffer(op.name + "_c", {bm, bn + row_pad(DType::Float32)}, DType::Float32);
-  Tensor fa = loop::make_fragment_buffer(op.name + "_fa", kWarpFrags, mt);
-  Tensor fb = loop::make_fragment_buffer(op.name + "_fb", kWarpFrags, mt);
-  Tensor fc = loop::make_fragment_buffer(op.name + "_fc", kWarpFrags * kWarpFrags, MmaType::F32);
+  Tensor fa = loop::make_fragment_buffer(op.name + "_fa", fm, mt);
+  Tensor fb = loop::make_fragment_buffer(op.name + "_fb", fn, mt);
+  Tensor fc = loop::make_fragment_buffer(op.name + "_fc", fm * fn, MmaType::F32);
   Expr pb = te::var("pb"), mb = te::var("mb"), nb = te::var("nb"), warp = te::var("warp"),
        wm = te::var("wm"), wn = te::var("wn"), ko = te::var("ko"), kk = te::var("kk"),
        i = te::var("i"), j = te::var("j");
@@ -100,37 +139,75 @@ Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const Sched
                           loop::let_stmt(e, l * ic(threads) + f.tx, st));
   };
 
-  Expr row0 = wm * ic(wtile), col0 = wn * ic(wtile);
-  auto frag_ij = [&]() { return i * ic(kWarpFrags) + j; };
-  std::vector<Stmt> body;
-  body.push_back(loop::make_for(i, kWarpFrags * kWarpFrags, ForKind::Unrolled,
-                                loop::fragment_fill(fc, i, te::imm(DType::Float32, 0))));
+  const int64_t wtm = fm * kFrag, wtn = fn * kFrag;  // the warp tile
+  Expr row0 = wm * ic(wtm), col0 = wn * ic(wtn);
+  auto frag_ij = [&]() { return i * ic(fn) + j; };
+  std::vector<Stmt> kphase;
+  kphase.push_back(loop::make_for(i, fm * fn, ForKind::Unrolled,
+                                  loop::fragment_fill(fc, i, te::imm(DType::Float32, 0))));
   Stmt mma_step = loop::seq(
-      {loop::make_for(i, kWarpFrags, ForKind::Unrolled,
+      {loop::make_for(i, fm, ForKind::Unrolled,
                       loop::fragment_load(fa, i, sa, {row0 + i * ic(kFrag), kk * ic(ks)})),
-       loop::make_for(j, kWarpFrags, ForKind::Unrolled,
+       loop::make_for(j, fn, ForKind::Unrolled,
                       loop::fragment_load(fb, j, sb, {kk * ic(ks), col0 + j * ic(kFrag)})),
        loop::make_for(
-           i, kWarpFrags, ForKind::Unrolled,
-           loop::make_for(j, kWarpFrags, ForKind::Unrolled,
+           i, fm, ForKind::Unrolled,
+           loop::make_for(j, fn, ForKind::Unrolled,
                           loop::fragment_mma(fc, frag_ij(), fa, i, fb, j, fc, frag_ij())))});
   Stmt kstep =
       loop::seq({tile_load(sa, bm, bk, true), tile_load(sb, bk, bn, false), loop::block_barrier(),
                  loop::make_for(kk, bk / ks, ForKind::Serial, mma_step), loop::block_barrier()});
-  body.push_back(loop::make_for(ko, ceil_div(kdim, bk), ForKind::Serial, kstep));
-  body.push_back(loop::make_for(
-      i, kWarpFrags, ForKind::Unrolled,
-      loop::make_for(
-          j, kWarpFrags, ForKind::Unrolled,
-          loop::fragment_store(sc, {row0 + i * ic(kFrag), col0 + j * ic(kFrag)}, fc, frag_ij()))));
-  body.push_back(loop::block_barrier());
+  kphase.push_back(loop::make_for(ko, ceil_div(kdim, bk), ForKind::Serial, kstep));
 
-  // The epilogue: every thread writes elements of the block tile from the staged accumulators.
+  // The store phase: accumulators to the shared C tile, then every thread computes elements of
+  // the block tile from it.
+  std::vector<Stmt> sphase;
+  sphase.push_back(loop::make_for(
+      i, fm, ForKind::Unrolled,
+      loop::make_for(
+          j, fn, ForKind::Unrolled,
+          loop::fragment_store(sc, {row0 + i * ic(kFrag), col0 + j * ic(kFrag)}, fc, frag_ij()))));
+  sphase.push_back(loop::block_barrier());
+
   Expr l = te::var("lc"), e = te::var("ec"), ii = te::var("ic"), jj = te::var("jc"),
        gi = te::var("gi"), gj = te::var("gj");
   Expr acc = te::read(sc, {ii, jj});
   if (op.output->dtype != DType::Float32) acc = te::cast(op.output->dtype, acc);
-  Stmt out = loop::store(op.output, axis_vars(op), with_init(op, acc));
+  // The GEMM's element, then each epilogue TE at the same element, its value kept in a
+  // one-element register buffer so that later epilogue TEs read it there; a tensor in
+  // `on_chip` is never written to global memory.
+  auto kept = [&](const Tensor& x) {
+    return std::find(on_chip.begin(), on_chip.end(), x) == on_chip.end();
+  };
+  std::unordered_map<const te::TensorNode*, Expr> in_regs;
+  in_regs[op.output.get()] = with_init(op, acc);
+  std::vector<Stmt> stores;
+  std::vector<Tensor> outputs, scalars;
+  if (kept(op.output)) {
+    stores.push_back(loop::store(op.output, axis_vars(op), in_regs[op.output.get()]));
+    outputs.push_back(op.output);
+  }
+  for (const te::ComputeOp* ep : epilogue) {
+    SOUFFLE_CHECK(ep->axes.size() == op.axes.size(), "epilogue " + ep->name + " has another rank");
+    std::unordered_map<const te::ExprNode*, Expr> axes;
+    for (size_t d = 0; d < op.axes.size(); ++d) axes[ep->axes[d].var.get()] = op.axes[d].var;
+    Expr v = te::rewrite_reads(te::substitute(ep->body, axes),
+                               [&](const te::Read& rd, const std::vector<Expr>&) -> Expr {
+                                 auto it = in_regs.find(rd.tensor.get());
+                                 return it == in_regs.end() ? Expr() : it->second;
+                               });
+    Tensor reg = loop::make_buffer(ep->name + "_v", {1}, ep->output->dtype);
+    scalars.push_back(reg);
+    stores.push_back(loop::store(reg, {ic(0)}, v));
+    in_regs[ep->output.get()] = te::read(reg, {ic(0)});
+    if (kept(ep->output)) {
+      stores.push_back(loop::store(ep->output, axis_vars(op), in_regs[ep->output.get()]));
+      outputs.push_back(ep->output);
+    }
+  }
+  SOUFFLE_CHECK(!outputs.empty(), "gemm_tc " + op.name + " stores nothing");
+
+  Stmt out = loop::seq(std::move(stores));
   out = bind_flat(g.cols, gj, out);
   out = bind_flat(g.rows, gi, out);
   out = bind_flat(g.batch, pb, out);
@@ -138,10 +215,16 @@ Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const Sched
   out = loop::let_stmt(gi, mb * ic(bm) + ii, loop::let_stmt(gj, nb * ic(bn) + jj, out));
   out =
       loop::let_stmt(ii, te::floordiv(e, ic(bn)), loop::let_stmt(jj, te::floormod(e, ic(bn)), out));
-  body.push_back(loop::make_for(l, ceil_div(bm * bn, threads), ForKind::Serial,
-                                loop::let_stmt(e, l * ic(threads) + f.tx, out)));
+  out = loop::let_stmt(e, l * ic(threads) + f.tx, out);
+  if (bm * bn % threads != 0)
+    out = loop::if_then_else(te::lt(l * ic(threads) + f.tx, ic(bm * bn)), out);
+  sphase.push_back(loop::make_for(l, ceil_div(bm * bn, threads), ForKind::Serial, out));
 
-  Stmt inner = loop::seq(std::move(body));
+  Stmt store_phase = loop::seq(std::move(sphase));
+  for (const Tensor& s : scalars) store_phase = loop::allocate(s, MemScope::Local, store_phase);
+  // The K loop ends with a barrier, so the C tile could reuse the operand tiles' space; the
+  // shared allocations stay outermost, where the arena planner sees them, and so they stack.
+  Stmt inner = loop::seq({loop::seq(std::move(kphase)), store_phase});
   inner = loop::fragment_alloc(fa, FragmentRole::MatrixA, mt, kFrag, kFrag, ks, inner);
   inner = loop::fragment_alloc(fb, FragmentRole::MatrixB, mt, kFrag, kFrag, ks, inner);
   inner =
@@ -156,10 +239,20 @@ Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const Sched
   inner = loop::allocate(
       sa, MemScope::Shared,
       loop::allocate(sb, MemScope::Shared, loop::allocate(sc, MemScope::Shared, inner)));
-  return finish(op, f, inner, grid, threads,
-                std::string("gemm_tc ") + loop::mma_type_name(mt) + " " + std::to_string(bm) + "x" +
-                    std::to_string(bn) + "x" + std::to_string(bk) + " warps " + std::to_string(wr) +
-                    "x" + std::to_string(wc) + " mma m16n16k" + std::to_string(ks));
+
+  // The tile reads as GemmTile::describe() does, so a tuned stage names the tile it was given.
+  std::string schedule = std::string("gemm_tc ") + loop::mma_type_name(mt) + " tensor-core tile " +
+                         std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
+                         ", warps " + std::to_string(tt.wr) + "x" + std::to_string(wc) + " of " +
+                         std::to_string(fm) + "x" + std::to_string(fn) + " fragments, mma m16n16k" +
+                         std::to_string(ks);
+  if (!epilogue.empty()) {
+    schedule += ", epilogue";
+    for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;
+  }
+  std::vector<const te::ComputeOp*> ops{&op};
+  ops.insert(ops.end(), epilogue.begin(), epilogue.end());
+  return finish(ops, std::move(outputs), f, inner, grid, threads, std::move(schedule));
 }
 
 }  // namespace souffle::schedule::detail

@@ -24,6 +24,10 @@ struct ScheduleConfig {
   /// template (operands converted at the tile load, fp32 accumulation). Model inputs and outputs
   /// keep their declared types.
   gpu::Precision precision = gpu::Precision::FP32;
+  /// Tensor-core GEMM tile: a tc_bm x tc_bn block tile over warps of tc_fm x tc_fn 16x16
+  /// fragments each ((tc_bm/16/tc_fm) x (tc_bn/16/tc_fn) warps), K staged tc_bk at a time.
+  /// tc_bm 0 derives 2x2 fragments per warp and 4, 2 or 1 warps from `block`.
+  int64_t tc_bm = 0, tc_bn = 0, tc_bk = 32, tc_fm = 2, tc_fn = 2;
   /// A reduction with fewer output rows than this splits each row over blocks (partials joined
   /// across a grid barrier) in a grid of at most this many blocks: the GPU's SM count. 0 keeps
   /// every row in one block, for strategies that launch without grid synchronization.

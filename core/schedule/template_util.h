@@ -57,6 +57,12 @@ loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const Sc
 /// float operands and output, and a block of whole warps.
 bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
 loop::Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
+/// The tensor-core GEMM whose store (from the shared accumulator tile) also computes `epilogue`
+/// (each accepted by is_epilogue, in order); the tensors in `on_chip` stay in registers.
+loop::Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
+                                    const std::vector<const te::ComputeOp*>& epilogue,
+                                    const std::vector<te::Tensor>& on_chip,
+                                    const ScheduleConfig& c);
 /// A GEMM whose store loop also computes `epilogue` (each accepted by is_epilogue, in order);
 /// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers.
 loop::Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,

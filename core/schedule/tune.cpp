@@ -23,6 +23,16 @@ constexpr double kMinWarpsPerSm = 4;
 constexpr double kReuseNeeded = 2;
 /// Registers a GEMM thread needs beyond its tiles: indices, addresses, loop counters.
 constexpr int64_t kRegOverhead = 32;
+/// Tensor cores: the edge of an MMA fragment, the registers a thread holds of an A or B fragment
+/// (16x16 halves or 16x8 tf32 over 32 lanes) and of an fp32 accumulator fragment.
+constexpr int64_t kFragEdge = 16, kOperandFragRegs = 4, kAccFragRegs = 8;
+/// Independent MMAs an SM needs in flight to keep its tensor cores busy (4 sub-partitions, each
+/// issuing back to back only across a few independent accumulators).
+constexpr double kInflightMmas = 16;
+/// MMAs per fragment loaded from shared memory that keep a warp tile compute-bound: at the
+/// tensor-core rate one 16x16 fragment load (512 bytes at 128 bytes a clock) takes as long as
+/// one MMA on an SM's tensor cores, for fp16/bf16 and tf32 alike.
+constexpr double kTcReuseNeeded = 1;
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -43,11 +53,21 @@ bool estimate(const GemmProblem& p, const GemmTile& t, const TuneOptions& o, Til
   e.threads = t.threads();
   if (e.threads < s.warp_size || e.threads > s.max_threads_per_block) return false;
   if (o.limits.threads > 0 && e.threads != o.limits.threads) return false;
-  const int64_t per_a = ceil_div(t.bm * t.bk, e.threads), per_b = ceil_div(t.bk * t.bn, e.threads);
-  e.regs_per_thread =
-      t.tm * t.tn + t.tm + t.tn + (t.double_buffer ? per_a + per_b : 0) + kRegOverhead;
+  if (t.tensor_core) {
+    // Operand tiles in the compute type with the template's row padding, and the fp32 tile the
+    // accumulators are stored through (the arena stacks them).
+    const int64_t ct = o.precision == gpu::Precision::TF32 ? 4 : 2, pad = ct == 2 ? 8 : 4;
+    e.regs_per_thread =
+        kAccFragRegs * t.tm * t.tn + kOperandFragRegs * (t.tm + t.tn) + kRegOverhead;
+    e.smem_bytes = (t.bm * (t.bk + pad) + t.bk * (t.bn + pad)) * ct + t.bm * (t.bn + 4) * 4;
+  } else {
+    const int64_t per_a = ceil_div(t.bm * t.bk, e.threads),
+                  per_b = ceil_div(t.bk * t.bn, e.threads);
+    e.regs_per_thread =
+        t.tm * t.tn + t.tm + t.tn + (t.double_buffer ? per_a + per_b : 0) + kRegOverhead;
+    e.smem_bytes = (t.bm * t.bk + t.bk * t.bn) * p.in_bytes * (t.double_buffer ? 2 : 1);
+  }
   if (e.regs_per_thread > s.max_registers_per_thread) return false;
-  e.smem_bytes = (t.bm * t.bk + t.bk * t.bn) * p.in_bytes * (t.double_buffer ? 2 : 1);
   if (e.smem_bytes > s.max_shared_memory_per_block) return false;
   gpu::Occupancy occ = gpu::occupancy(s, static_cast<int>(e.threads),
                                       static_cast<int>(e.regs_per_thread), e.smem_bytes);
@@ -64,10 +84,16 @@ bool estimate(const GemmProblem& p, const GemmTile& t, const TuneOptions& o, Til
   // the register tile reuses shared loads too little or too few accumulators are resident.
   const double sm_rate = gpu::peak_flops(s, o.precision) / s.sm_count;
   const double block_flops = 2.0 * double(t.bm * t.bn) * double(ks * t.bk);
-  const double reuse = std::min(1.0, double(t.tm * t.tn) / double(t.tm + t.tn) / kReuseNeeded);
+  // The register tile's reuse of shared loads: a thread's tm x tn FMAs per tm + tn words, or a
+  // warp's tm x tn MMAs per tm + tn fragments.
+  const double reuse = std::min(1.0, double(t.tm * t.tn) / double(t.tm + t.tn) /
+                                         (t.tensor_core ? kTcReuseNeeded : kReuseNeeded));
   auto wave_us = [&](int64_t blocks_on_sm) {
-    double busy = std::min(1.0, double(blocks_on_sm * e.threads * t.tm * t.tn) / kInflightFmas) *
-                  std::min(1.0, double(blocks_on_sm * e.threads) / s.warp_size / kMinWarpsPerSm);
+    const double warps = double(blocks_on_sm * e.threads) / s.warp_size;
+    const double inflight = t.tensor_core
+                                ? warps * double(t.tm * t.tn) / kInflightMmas
+                                : double(blocks_on_sm * e.threads * t.tm * t.tn) / kInflightFmas;
+    double busy = std::min(1.0, inflight) * std::min(1.0, warps / kMinWarpsPerSm);
     return double(blocks_on_sm) * block_flops / (sm_rate * reuse * busy) * 1e6;
   };
   const int64_t full = e.blocks / e.co_resident, rem = e.blocks % e.co_resident;
@@ -102,11 +128,25 @@ bool better(const TileEstimate& a, const TileEstimate& b) {
 }  // namespace
 
 std::string GemmTile::describe() const {
+  if (tensor_core)
+    return "tensor-core tile " + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
+           std::to_string(bk) + ", warps " + std::to_string(warps_m()) + "x" +
+           std::to_string(warps_n()) + " of " + std::to_string(tm) + "x" + std::to_string(tn) +
+           " fragments";
   return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " tile " +
          std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? ", double-buffered" : "");
 }
 
 ScheduleConfig with_tile(ScheduleConfig c, const GemmTile& t) {
+  if (t.tensor_core) {
+    c.tc_bm = t.bm;
+    c.tc_bn = t.bn;
+    c.tc_bk = t.bk;
+    c.tc_fm = t.tm;
+    c.tc_fn = t.tn;
+    return c;
+  }
+  c.tc_bm = 0;  // a tensor-core GEMM given a SIMT tile keeps its tile from the block size
   c.gemm_bm = t.bm;
   c.gemm_bn = t.bn;
   c.gemm_bk = t.bk;
@@ -142,10 +182,21 @@ std::vector<GemmTile> tile_space() {
   return out;
 }
 
+std::vector<GemmTile> tensor_core_tile_space() {
+  std::vector<GemmTile> out;
+  for (int64_t wm : {1, 2, 4})
+    for (int64_t wn : {1, 2, 4})
+      for (int64_t fm : {1, 2, 4})
+        for (int64_t fn : {1, 2, 4})
+          for (int64_t bk : {16, 32, 64})
+            out.push_back({wm * fm * kFragEdge, wn * fn * kFragEdge, bk, fm, fn, false, true});
+  return out;
+}
+
 std::string TileEstimate::why() const {
-  std::string s = "gemm " + tile.describe() + ", " + std::to_string(blocks) +
-                  " blocks = " + fmt("%.2f", waves) + " waves (" + std::to_string(blocks_per_sm) +
-                  " per SM";
+  std::string s = (tile.tensor_core ? "gemm_tc " : "gemm ") + tile.describe() + ", " +
+                  std::to_string(blocks) + " blocks = " + fmt("%.2f", waves) + " waves (" +
+                  std::to_string(blocks_per_sm) + " per SM";
   if (!limited_by.empty()) s += ", " + limited_by;
   s += "), " + mb(load_bytes) + " loaded, model " + fmt("%.2f", total_us) + " us (compute " +
        fmt("%.2f", compute_us) + ", memory " + fmt("%.2f", memory_us) + ")";
@@ -156,7 +207,8 @@ std::string TileEstimate::why() const {
 std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o) {
   SOUFFLE_CHECK(o.gpu.sm_count > 0, "rank_tiles: no GPU spec");
   std::vector<TileEstimate> out;
-  for (const GemmTile& t : tile_space()) {
+  const bool tc = o.precision != gpu::Precision::FP32;
+  for (const GemmTile& t : tc ? tensor_core_tile_space() : tile_space()) {
     TileEstimate e;
     if (estimate(p, t, o, e)) out.push_back(std::move(e));
   }
@@ -178,7 +230,15 @@ std::string TuneResult::reason() const {
 
 TuneResult tune_gemm(const te::ComputeOp& op, const TuneOptions& o) {
   TuneResult r;
-  r.ranked = rank_tiles(gemm_problem(op), o);
+  // The kernels take the SIMT template for a GEMM the tensor cores cannot (integer operands):
+  // rank its tiles at the FP32 rate.
+  detail::GemmParts g;
+  detail::match_gemm(op, g);
+  ScheduleConfig sc;
+  sc.precision = o.precision;
+  TuneOptions ranking = o;
+  if (!detail::tensor_core_eligible(op, g, sc)) ranking.precision = gpu::Precision::FP32;
+  r.ranked = rank_tiles(gemm_problem(op), ranking);
   if (!o.measure || r.ranked.empty()) return r;
   size_t top = std::min(o.measure_top, r.ranked.size());
   std::vector<TileEstimate> head(r.ranked.begin(), r.ranked.begin() + static_cast<long>(top));

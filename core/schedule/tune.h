@@ -13,12 +13,21 @@
 
 namespace souffle::schedule {
 
-/// One configuration of the GEMM template (see ScheduleConfig).
+/// One configuration of the GEMM template (see ScheduleConfig): the SIMT template's block and
+/// register tile, or with `tensor_core` the tensor-core template's block tile whose warps each
+/// compute tm x tn 16x16 fragments ((bm/16/tm) x (bn/16/tn) warps).
 struct GemmTile {
   int64_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   bool double_buffer = false;
-  int64_t threads() const { return (bm / tm) * (bn / tn); }
-  std::string describe() const;  ///< "128x64x16 tile 8x4, double-buffered"
+  bool tensor_core = false;
+  int64_t warps_m() const { return bm / (16 * tm); }  ///< tensor-core tiles only
+  int64_t warps_n() const { return bn / (16 * tn); }  ///< tensor-core tiles only
+  int64_t threads() const {
+    return tensor_core ? warps_m() * warps_n() * 32 : (bm / tm) * (bn / tn);
+  }
+  /// "128x64x16 tile 8x4, double-buffered"; "tensor-core tile 64x128x32, warps 2x2 of 2x4
+  /// fragments".
+  std::string describe() const;
   bool operator==(const GemmTile&) const = default;
 };
 /// `c` with the GEMM fields set to `t`.
@@ -73,10 +82,15 @@ struct TuneOptions {
 
 /// Every configuration the template can be asked for (before fitting a GPU).
 std::vector<GemmTile> tile_space();
+/// Every configuration of the tensor-core template: 1, 2 or 4 warps along M and N, each of 1,
+/// 2 or 4 fragments along M and N, BK 16, 32 or 64.
+std::vector<GemmTile> tensor_core_tile_space();
 
 /// The tiles of tile_space() that fit `o.gpu` and `o.limits` (threads, registers estimate,
 /// shared memory, at least one block per SM), estimated and sorted best first: lowest total_us,
 /// then fewer bytes loaded, then fewer waves, then double-buffered, then the larger tile.
+/// Under a tensor-core precision (tf32/fp16/bf16) the tiles of tensor_core_tile_space() at the
+/// GPU's tensor-core peak instead.
 std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o);
 
 struct TuneResult {
@@ -88,8 +102,9 @@ struct TuneResult {
   std::string reason() const;
 };
 
-/// Ranks the tiles for a GEMM-like TE; with `o.measure`, the model's first measure_top are
-/// re-ranked by their measured times (failed ones last).
+/// Ranks the tiles for a GEMM-like TE (tensor-core tiles when `o.precision` is not fp32 and the
+/// TE's operands are floats, as the kernels schedule it); with `o.measure`, the model's first
+/// measure_top are re-ranked by their measured times (failed ones last).
 TuneResult tune_gemm(const te::ComputeOp& op, const TuneOptions& o);
 
 }  // namespace souffle::schedule

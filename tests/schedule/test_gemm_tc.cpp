@@ -14,6 +14,7 @@
 #include "core/loop/mutator.h"
 #include "core/loop/verify.h"
 #include "core/schedule/schedule.h"
+#include "core/schedule/tune.h"
 #include "core/te/builder.h"
 #include "tests/schedule/schedule_test_util.h"
 
@@ -184,6 +185,92 @@ TEST_P(GemmTc, CompilesWithNvrtcForSm80AndSm90) {
                 static_cast<long long>(res.spill_load_bytes));
     EXPECT_EQ(res.spill_store_bytes, 0);
   }
+}
+
+/// Every fragment, shared tile and output store of `k` that writes `t` (a global tensor).
+bool writes(const loop::Kernel& k, const Tensor& t) {
+  bool found = false;
+  loop::for_each_stmt(k.body, [&](const loop::Stmt& s) {
+    if (const loop::Store* st = s.as<loop::Store>()) found |= st->buffer == t;
+  });
+  return found;
+}
+
+TEST_P(GemmTc, EpilogueBiasGeluResidualCast) {
+  // C = A*B, then bias + GELU, a residual add and a cast, all in the store from the shared C
+  // tile; odd sizes so the guards act on the epilogue too.
+  Case c = matmul(45, 70, 36);
+  const Tensor& out = c.op->output;
+  Tensor bias = te::make_input("bias", {70}, DType::Float32);
+  Tensor res = te::make_input("res", {45, 70}, DType::Float32);
+  te::Op gelu = te::compute("D", {45, 70}, DType::Float32, [&](const std::vector<Expr>& i) {
+    Expr x = te::read(out, i) + te::read(bias, {i[1]});
+    return x * 0.5 * (te::erf(x * 0.7071067811865476) + 1.0);
+  });
+  te::Op add = te::compute("E", {45, 70}, DType::Float32, [&](const std::vector<Expr>& i) {
+    return te::read(gelu->output, i) + te::read(res, i) * 0.5;
+  });
+  te::Op cast = te::compute("F", {45, 70}, DType::Float16, [&](const std::vector<Expr>& i) {
+    return te::cast(DType::Float16, te::read(add->output, i));
+  });
+  std::vector<te::Op> ops{c.op, gelu, add, cast};
+  te::TeProgram prog = schedule_test::program_of(ops);
+  std::vector<ConstTensorPtr> in;
+  emulate::Buffers buffers;
+  for (size_t i = 0; i < prog.inputs.size(); ++i) {
+    auto d = random_data(prog.inputs[i], static_cast<uint32_t>(31 + i));
+    in.push_back(d);
+    buffers[prog.inputs[i]->name] = d;
+  }
+  std::vector<ConstTensorPtr> want = interp::run(prog, in);
+  schedule::ScheduleConfig cfg;
+  cfg.precision = GetParam();
+  auto run = [&](const loop::Kernel& k) {
+    loop::KernelSet ks;
+    ks.kernels = {k};
+    return emulate::run_kernels(ks, buffers);
+  };
+  // Everything written: each tensor matches the reference.
+  loop::Kernel all = schedule::schedule_fused(*c.op, {gelu.get(), add.get(), cast.get()}, cfg, {});
+  expect_tensor_core(all);
+  EXPECT_NE(all.stages[0].schedule.find("epilogue D E F"), std::string::npos)
+      << all.stages[0].schedule;
+  emulate::Buffers got = run(all);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    double e = rel_l2(*got.at(ops[i]->output->name), *want[i]);
+    std::printf("%s epilogue, all written: %s rel L2 %.3g\n", gpu::precision_name(GetParam()),
+                ops[i]->name.c_str(), e);
+    EXPECT_LE(e, tolerance(GetParam())) << ops[i]->name;
+  }
+  // Only the last written: C, D and E stay in registers and never reach global memory.
+  loop::Kernel kept = schedule::schedule_fused(*c.op, {gelu.get(), add.get(), cast.get()}, cfg,
+                                               {out, gelu->output, add->output});
+  ASSERT_EQ(kept.outputs.size(), 1u);
+  EXPECT_EQ(kept.outputs[0], cast->output);
+  for (const te::Op& op : {c.op, gelu, add}) EXPECT_FALSE(writes(kept, op->output)) << op->name;
+  got = run(kept);
+  EXPECT_EQ(got.count(out->name), 0u);
+  EXPECT_LE(rel_l2(*got.at(cast->output->name), *want[3]), tolerance(GetParam()));
+}
+
+TEST_P(GemmTc, EveryTensorCoreTileShapeMatchesReference) {
+  // Each warp layout, fragment layout and BK of the tuner's space, on odd sizes (a subset of
+  // BK values to stay fast): the template builds what the tuner may ask for.
+  Case c = batched(2, 37, 45, 40);
+  int checked = 0;
+  for (const schedule::GemmTile& t : schedule::tensor_core_tile_space()) {
+    if (t.bk != (t.tm == t.tn ? 16 : 32) && !(t.bm == 256 && t.bk == 64)) continue;
+    schedule::ScheduleConfig cfg;
+    cfg.precision = GetParam();
+    loop::Kernel k = schedule::schedule_op(*c.op, schedule::with_tile(cfg, t));
+    expect_tensor_core(k);
+    EXPECT_EQ(k.launch.block_x, t.threads()) << t.describe();
+    EXPECT_NE(k.stages[0].schedule.find(t.describe()), std::string::npos)
+        << k.stages[0].schedule << " vs " << t.describe();
+    EXPECT_LE(error_of(c, k), tolerance(GetParam())) << t.describe();
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, GemmTc,

@@ -10,6 +10,8 @@
 
 namespace souffle::schedule::detail {
 
+const char* const kFirstTileMarker = "first K tile of operand ";
+
 using loop::ForKind;
 using loop::Kernel;
 using loop::MemScope;
@@ -174,16 +176,29 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   Stmt compute = loop::make_for(
       kk, bk, ForKind::Serial,
       loop::make_for(r, tm, ForKind::Unrolled, loop::make_for(cc, tn, ForKind::Unrolled, mac)));
+  // Tile 0 of each operand is loaded before the K loop, each load marked so that merge_stages
+  // can issue a weight's load before a grid barrier (the load then overlaps the wait).
+  auto first_tile = [&](const Operand& o) {
+    body.push_back(loop::comment(std::string(kFirstTileMarker) + o.tag));
+    body.push_back(load_direct(o, ic(0), ic(0)));
+  };
   if (!db) {
-    Stmt kstep = loop::seq({load_direct(oa, ko, Expr()), load_direct(ob, ko, Expr()),
-                            loop::block_barrier(), compute, loop::block_barrier()});
+    // Step ko computes tile ko and then loads tile ko+1 (after the barrier that ends the
+    // reads of tile ko): two barriers per step, as with the load at the top of the step.
+    first_tile(oa);
+    first_tile(ob);
+    Expr more = te::lt(ko + ic(1), ic(ksteps));
+    Stmt kstep =
+        loop::seq({loop::block_barrier(), compute, loop::block_barrier(),
+                   loop::if_then_else(more, loop::seq({load_direct(oa, ko + ic(1), Expr()),
+                                                       load_direct(ob, ko + ic(1), Expr())}))});
     body.push_back(loop::make_for(ko, ksteps, ForKind::Serial, kstep));
   } else {
     // Tile 0 goes straight to stage 0; step ko computes stage ko%2 while tile ko+1 travels
     // through registers into the other stage. The stage written in step ko was last read in
     // step ko-1, which ended with the barrier, so one barrier per step suffices.
-    body.push_back(load_direct(oa, ic(0), ic(0)));
-    body.push_back(load_direct(ob, ic(0), ic(0)));
+    first_tile(oa);
+    first_tile(ob);
     body.push_back(loop::block_barrier());
     Expr more = te::lt(ko + ic(1), ic(ksteps));
     Stmt kstep = loop::seq(

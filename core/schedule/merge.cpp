@@ -1,11 +1,14 @@
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/loop/arena.h"
 #include "core/loop/mutator.h"
 #include "core/loop/verify.h"
+#include "core/schedule/ownership.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
+#include "core/te/mutator.h"
 
 namespace souffle::schedule {
 
@@ -66,9 +69,173 @@ Stmt guard_phases(const Stmt& inner, const Expr& guard) {
   return loop::seq(std::move(out));
 }
 
+/// Rewrites every access of `t` into `smem[flat - (base + bx * step)]`: the block's own range
+/// of the tensor, rebased to the start of a per-block buffer.
+class Rebase : public loop::StmtMutator {
+ public:
+  Rebase(Tensor t, Tensor smem, Expr origin)
+      : m_t(std::move(t)), m_smem(std::move(smem)), m_origin(std::move(origin)) {}
+  Expr mutate_expr(const Expr& e) override {
+    return te::rewrite_reads(e, [&](const te::Read& r, const std::vector<Expr>& idx) -> Expr {
+      if (r.tensor.get() != m_t.get()) return Expr();
+      return te::read(m_smem, {local(idx)});
+    });
+  }
+
+ protected:
+  Stmt mutate_Store(const loop::Store& n, const Stmt& s) override {
+    if (n.buffer.get() != m_t.get()) return loop::StmtMutator::mutate_Store(n, s);
+    std::vector<Expr> idx;
+    for (const Expr& i : n.indices) idx.push_back(mutate_expr(i));
+    return loop::store(m_smem, {local(idx)}, mutate_expr(n.value));
+  }
+
+ private:
+  Tensor m_t, m_smem;
+  Expr m_origin;
+  Expr local(const std::vector<Expr>& idx) const {
+    Expr flat = idx[0];
+    for (size_t d = 1; d < idx.size(); ++d) flat = flat * ic(m_t->shape[d]) + idx[d];
+    return flat - m_origin;
+  }
+};
+
+/// The per-block origin of a resident tensor: base + bx * step for every block that touches it
+/// (false when the blocks' ranges do not start on such a line), and the largest range.
+bool affine_origin(const OwnershipProof& p, int64_t& base, int64_t& step, int64_t& extent) {
+  std::vector<int64_t> blocks;
+  extent = 0;
+  for (size_t b = 0; b < p.lo.size(); ++b)
+    if (p.lo[b] <= p.hi[b]) {
+      blocks.push_back(static_cast<int64_t>(b));
+      extent = std::max(extent, p.hi[b] - p.lo[b] + 1);
+    }
+  if (blocks.empty()) return false;
+  const int64_t b0 = blocks[0];
+  step = 0;
+  if (blocks.size() > 1) {
+    const int64_t b1 = blocks[1], d = p.lo[static_cast<size_t>(b1)] - p.lo[static_cast<size_t>(b0)];
+    if (d % (b1 - b0) != 0) return false;
+    step = d / (b1 - b0);
+  }
+  base = p.lo[static_cast<size_t>(b0)] - b0 * step;
+  for (int64_t b : blocks)
+    if (p.lo[static_cast<size_t>(b)] != base + b * step) return false;
+  return true;
+}
+
+/// Reads any tensor in e?
+bool reads_tensor(const Expr& e) {
+  bool found = false;
+  if (e.defined())
+    te::for_each_node(e, [&](const Expr& n) { found |= n.as<te::Read>() != nullptr; });
+  return found;
+}
+
+/// Splits a stage into the loads of its GEMM's first K tiles of weights (operands that read no
+/// tensor the kernel writes), issued before a grid barrier, and the rest after it. The shared
+/// tiles those loads fill are allocated around both, as a sibling of the stages before, so the
+/// arena places them beside (not over) what those stages still use. Undefined when the stage
+/// has no such load.
+Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>& produced,
+                        std::vector<std::string>& tags) {
+  // The wrappers down to the GEMM's statement list: the guard, the Stage, allocations, lets.
+  std::vector<Stmt> chain;
+  Stmt cur = stage;
+  std::set<const te::TensorNode*> allocated;
+  while (true) {
+    if (const loop::IfThenElse* i = cur.as<loop::IfThenElse>()) {
+      if (i->else_case.defined() || reads_tensor(i->cond)) return {};
+      chain.push_back(cur);
+      cur = i->then_case;
+    } else if (const loop::Stage* g = cur.as<loop::Stage>()) {
+      chain.push_back(cur);
+      cur = g->body;
+    } else if (const loop::Allocate* a = cur.as<loop::Allocate>()) {
+      allocated.insert(a->buffer.get());
+      chain.push_back(cur);
+      cur = a->body;
+    } else if (const loop::LetStmt* l = cur.as<loop::LetStmt>()) {
+      if (reads_tensor(l->value)) return {};
+      chain.push_back(cur);
+      cur = l->body;
+    } else {
+      break;
+    }
+  }
+  const loop::Seq* q = cur.as<loop::Seq>();
+  if (!q) return {};
+  const std::string marker = kFirstTileMarker;
+  std::vector<Stmt> early, rest;
+  std::set<const te::TensorNode*> tiles;
+  for (size_t i = 0; i < q->stmts.size(); ++i) {
+    const loop::Comment* c = q->stmts[i].as<loop::Comment>();
+    if (!c || c->text.rfind(marker, 0) != 0 || i + 1 == q->stmts.size()) {
+      rest.push_back(q->stmts[i]);
+      continue;
+    }
+    const Stmt& load = q->stmts[i + 1];
+    // A weight: every tensor it reads comes from outside the kernel (and is no buffer of the
+    // stage); it stores only to shared tiles the chain allocates.
+    bool weight = true;
+    std::set<const te::TensorNode*> stored;
+    loop::for_each_expr(load, [&](const Expr& e) {
+      te::for_each_node(e, [&](const Expr& n) {
+        if (const te::Read* r = n.as<te::Read>())
+          weight &= !produced.count(r->tensor.get()) && !allocated.count(r->tensor.get());
+      });
+    });
+    loop::for_each_stmt(load, [&](const Stmt& x) {
+      if (const loop::Store* st = x.as<loop::Store>()) stored.insert(st->buffer.get());
+      weight &= !x.as<loop::AtomicAdd>() && !x.as<loop::BlockBarrier>() &&
+                !x.as<loop::GridBarrier>() && !x.as<loop::Allocate>();
+    });
+    for (const te::TensorNode* t : stored) weight &= allocated.count(t) > 0;
+    if (!weight) {
+      rest.push_back(q->stmts[i]);
+      continue;
+    }
+    const std::string tag = c->text.substr(marker.size());
+    tags.push_back(tag);
+    early.push_back(loop::comment(marker + tag + ", prefetched before the grid barrier"));
+    early.push_back(load);
+    tiles.insert(stored.begin(), stored.end());
+    ++i;
+  }
+  if (early.empty()) return {};
+  Stmt pre = loop::seq(std::move(early)), post = loop::seq(std::move(rest));
+  std::vector<Tensor> hoisted;
+  for (size_t w = chain.size(); w-- > 0;) {
+    const Stmt& x = chain[w];
+    if (const loop::IfThenElse* i = x.as<loop::IfThenElse>()) {
+      pre = loop::if_then_else(i->cond, pre);
+      post = loop::if_then_else(i->cond, post);
+    } else if (const loop::Stage* g = x.as<loop::Stage>()) {
+      pre = loop::stage(g->index, pre);
+      post = loop::stage(g->index, post);
+    } else if (const loop::Allocate* a = x.as<loop::Allocate>()) {
+      if (tiles.count(a->buffer.get()))
+        hoisted.push_back(a->buffer);
+      else
+        post = loop::allocate(a->buffer, a->scope, post);
+    } else if (const loop::LetStmt* l = x.as<loop::LetStmt>()) {
+      pre = loop::let_stmt(l->var, l->value, pre);
+      post = loop::let_stmt(l->var, l->value, post);
+    }
+  }
+  Stmt out = loop::seq({pre, loop::grid_barrier(), post});
+  for (const Tensor& t : hoisted) out = loop::allocate(t, MemScope::Shared, out);
+  return out;
+}
+
 }  // namespace
 
 Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
+  return merge_stages(std::move(stages), name, MergeOptions{});
+}
+
+Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
+                    const MergeOptions& options) {
   SOUFFLE_CHECK(!stages.empty(), "merge: no stages");
   Kernel k;
   k.name = name;
@@ -77,8 +244,19 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
     k.launch.block_x = std::max(k.launch.block_x, s.launch.block_x);
   }
   Frame f;
-  std::set<const te::TensorNode*> produced, dirty;
+  std::set<const te::TensorNode*> produced;
+  // Tensors written since the last grid barrier, with the statements that wrote them.
+  std::map<const te::TensorNode*, std::vector<Stmt>> dirty;
   std::vector<Stmt> body;
+  struct Placed {
+    Stmt inner;
+    size_t first_info;
+    std::vector<Tensor> inputs, outputs;
+  };
+  std::vector<Placed> placed;
+  auto note = [&](size_t info, const std::string& text) {
+    if (info < k.stages.size()) k.stages[info].schedule += "; " + text;
+  };
   for (Kernel& s : stages) {
     Expr bx, tx;
     Stmt inner;
@@ -95,13 +273,61 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
     }
     if (guard.defined()) inner = guard_phases(inner, guard);
     k.launch.cooperative |= s.launch.cooperative;
-    bool depends = false;
-    for (const Tensor& t : s.inputs) depends |= dirty.count(t.get()) > 0;
-    for (const Tensor& t : s.outputs) depends |= dirty.count(t.get()) > 0;
-    if (depends) {
-      body.push_back(loop::grid_barrier());
+    const size_t first_info = k.stages.size();
+    for (const loop::StageInfo& si : s.stages) k.stages.push_back(si);
+    // The weakest order that makes this stage see what earlier stages wrote: a grid barrier
+    // unless every dirty tensor it reads is owned by the reading block (or thread).
+    bool grid = false, any = false;
+    Ownership level = Ownership::Thread;
+    std::string why, owned;
+    for (const Tensor& t : s.outputs)
+      if (dirty.count(t.get())) {
+        grid = true;
+        why = "rewrites " + t->name;
+      }
+    for (const Tensor& t : s.inputs) {
+      auto it = dirty.find(t.get());
+      if (grid || it == dirty.end()) continue;
+      any = true;
+      if (options.force_ownership) {
+        level = Ownership::Block;
+        continue;
+      }
+      if (!options.prove_ownership) {
+        grid = true;
+        why = "reads " + t->name;
+        continue;
+      }
+      OwnershipQuery q{t, it->second, inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
+      q.max_steps = options.max_proof_steps;
+      OwnershipProof p = prove_ownership(q);
+      if (p.level == Ownership::None) {
+        grid = true;
+        why = t->name + ": " + p.reason;
+      } else {
+        level = std::min(level, p.level);
+        owned += (owned.empty() ? "" : ", ") + t->name;
+      }
+    }
+    if (grid) {
       k.launch.cooperative = true;
       dirty.clear();
+      if (options.prove_ownership) note(first_info, "after a grid barrier (" + why + ")");
+      std::vector<std::string> tags;
+      Stmt split = options.prefetch_weights ? hoist_weight_tiles(inner, produced, tags) : Stmt();
+      if (split.defined()) {
+        inner = split;
+        std::string which;
+        for (const std::string& t : tags) which += (which.empty() ? "" : " and ") + t;
+        note(first_info, "first K tile of " + which + " prefetched before the grid barrier");
+      } else {
+        body.push_back(loop::grid_barrier());
+      }
+    } else if (any && level == Ownership::Block) {
+      body.push_back(loop::block_barrier());
+      note(first_info, "after a block barrier: each block reads only what it wrote of " + owned);
+    } else if (any) {
+      note(first_info, "no barrier: each thread reads only what it wrote of " + owned);
     }
     body.push_back(inner);
     for (const Tensor& t : s.inputs)
@@ -110,13 +336,67 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
         k.inputs.push_back(t);
     for (const Tensor& t : s.outputs) {
       if (produced.insert(t.get()).second) k.outputs.push_back(t);
-      dirty.insert(t.get());
+      dirty[t.get()].push_back(inner);
     }
-    for (const loop::StageInfo& si : s.stages) k.stages.push_back(si);
+    placed.push_back({inner, first_info, s.inputs, s.outputs});
   }
-  k.body = loop::make_for(
-      f.bx, k.launch.grid_x, ForKind::BlockIdxX,
-      loop::make_for(f.tx, k.launch.block_x, ForKind::ThreadIdxX, loop::seq(std::move(body))));
+  Stmt all = loop::seq(std::move(body));
+  // Intermediates nothing outside the kernel reads, owned by the blocks that touch them and
+  // small enough, live in shared memory: no DRAM round trip, and each block's own range only.
+  int64_t arena = 0;
+  std::vector<Tensor> resident;
+  if (!options.local.empty()) {
+    Kernel probe = k;
+    probe.body = loop::make_for(f.bx, k.launch.grid_x, ForKind::BlockIdxX,
+                                loop::make_for(f.tx, k.launch.block_x, ForKind::ThreadIdxX, all));
+    arena = loop::plan_shared_arena(probe).launch.dynamic_shared_bytes;
+  }
+  for (const Tensor& t : options.local) {
+    if (!produced.count(t.get())) continue;
+    std::vector<Stmt> writers, readers;
+    size_t writer_info = 0;
+    for (const Placed& p : placed) {
+      bool w = std::find(p.outputs.begin(), p.outputs.end(), t) != p.outputs.end();
+      bool r = std::find(p.inputs.begin(), p.inputs.end(), t) != p.inputs.end();
+      if (w) {
+        if (writers.empty()) writer_info = p.first_info;
+        writers.push_back(p.inner);
+      }
+      if (r) readers.push_back(p.inner);
+    }
+    if (writers.empty() || readers.empty()) continue;
+    OwnershipQuery q{t, writers, loop::seq(readers), f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
+    q.max_steps = options.max_proof_steps;
+    OwnershipProof p = prove_ownership(q);
+    int64_t base = 0, step = 0, extent = 0;
+    if (p.level == Ownership::None || p.writers_read || !affine_origin(p, base, step, extent))
+      continue;
+    const int64_t bytes = extent * dtype_size(t->dtype);
+    // 32 bytes of alignment slack per buffer, as the arena pads them.
+    if (arena + bytes + 32 > options.shared_budget) continue;
+    arena += bytes + 32;
+    Tensor smem = loop::make_buffer(t->name + "_smem", {extent}, t->dtype);
+    Expr origin = ic(base);
+    if (step != 0) origin = origin + f.bx * ic(step);
+    all = Rebase(t, smem, origin).mutate(all);
+    all = loop::allocate(smem, MemScope::Shared, all);
+    resident.push_back(t);
+    // Written once and read back once per reading stage, had it stayed in DRAM.
+    const int64_t avoided =
+        shape_numel(t->shape) * dtype_size(t->dtype) * (1 + static_cast<int64_t>(readers.size()));
+    note(writer_info, t->name + " kept in shared memory (" + std::to_string(extent) +
+                          " elements per block; " + std::to_string(avoided) +
+                          " DRAM bytes avoided)");
+  }
+  if (!resident.empty())
+    k.outputs.erase(std::remove_if(k.outputs.begin(), k.outputs.end(),
+                                   [&](const Tensor& t) {
+                                     return std::find(resident.begin(), resident.end(), t) !=
+                                            resident.end();
+                                   }),
+                    k.outputs.end());
+  k.body = loop::make_for(f.bx, k.launch.grid_x, ForKind::BlockIdxX,
+                          loop::make_for(f.tx, k.launch.block_x, ForKind::ThreadIdxX, all));
   loop::verify(k);
   return loop::plan_shared_arena(k);
 }

@@ -92,4 +92,26 @@ loop::KernelSet schedule_program(const te::TeProgram& program, const ScheduleCon
 /// tensor written by an earlier stage since the last barrier. Stage infos are concatenated.
 loop::Kernel merge_stages(std::vector<loop::Kernel> stages, const std::string& name);
 
+/// How merge_stages orders dependent stages and where intermediates live.
+struct MergeOptions {
+  /// Prove block ownership (ownership.h) of what a stage reads of earlier stages' outputs: a
+  /// block barrier, or nothing when each thread reads what it wrote, instead of a grid barrier.
+  bool prove_ownership = true;
+  /// Tests only: claim block ownership for every dependent pair (plants a wrong proof).
+  bool force_ownership = false;
+  int64_t max_proof_steps = int64_t{1} << 24;  ///< beyond this a proof gives up (grid barrier)
+  /// A GEMM stage after a grid barrier loads the first K tile of an operand that reads nothing
+  /// the kernel writes (a weight) before the barrier, so the load overlaps the wait.
+  bool prefetch_weights = true;
+  /// Intermediates nothing outside the kernel reads: those proven block-owned whose per-block
+  /// range fits `shared_budget` (bytes per block, the stages' arenas included) live in shared
+  /// memory instead of global scratch.
+  std::vector<te::Tensor> local;
+  int64_t shared_budget = 48 * 1024;
+};
+/// merge_stages with barriers chosen by ownership proofs and resident intermediates (above);
+/// the two-argument form uses the default options (proofs on, nothing resident).
+loop::Kernel merge_stages(std::vector<loop::Kernel> stages, const std::string& name,
+                          const MergeOptions& options);
+
 }  // namespace souffle::schedule

@@ -53,6 +53,10 @@ bool match_gemm(const te::ComputeOp& op, GemmParts& g);
 loop::Kernel schedule_injective(const te::ComputeOp& op, const ScheduleConfig& c);
 loop::Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c);
 loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
+/// The comment text, followed by the operand's tag ("a" or "b"), that precedes the SIMT GEMM's
+/// load of an operand's first K tile into shared memory (the next statement of the same Seq):
+/// merge_stages may issue that load before a grid barrier when the operand is a weight.
+extern const char* const kFirstTileMarker;
 /// Whether the tensor-core template takes this GEMM under `c`: a precision other than fp32,
 /// float operands and output, and a block of whole warps.
 bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);

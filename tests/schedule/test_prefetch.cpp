@@ -1,0 +1,150 @@
+#include <gtest/gtest.h>
+
+#include "core/emulate/emulate.h"
+#include "core/interp/interpreter.h"
+#include "core/loop/mutator.h"
+#include "core/schedule/schedule.h"
+#include "core/te/builder.h"
+#include "tests/schedule/schedule_test_util.h"
+
+namespace souffle {
+namespace {
+
+using te::Expr;
+using te::Tensor;
+
+/// Worst relative L2 error of the kernels' outputs against the interpreter on random inputs.
+double compare(const std::vector<te::Op>& ops, const loop::Kernel& kernel) {
+  te::TeProgram p = schedule_test::program_of(ops);
+  std::vector<ConstTensorPtr> in;
+  emulate::Buffers buffers;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    auto d = schedule_test::random_data(p.inputs[i], static_cast<uint32_t>(3 + i));
+    in.push_back(d);
+    buffers[p.inputs[i]->name] = d;
+  }
+  std::vector<ConstTensorPtr> want = interp::run(p, in);
+  emulate::run_kernel(kernel, buffers);
+  double worst = 0;
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    auto it = buffers.find(p.outputs[i]->name);
+    if (it == buffers.end()) continue;  // kept on chip
+    worst = std::max(worst, schedule_test::rel_l2(*it->second, *want[i]));
+  }
+  return worst;
+}
+
+/// s[i] = sum_k x[i, k] (a block reduction with shared partials), then the GEMM
+/// z[i, j] = sum_k (x[i, k] * s[i]) * w[k, j]: its A tiles read s, its B tiles only the weight.
+struct RowScaledGemm {
+  Tensor x = te::make_input("x", {40, 96}, DType::Float32);
+  Tensor w = te::make_input("w", {96, 36}, DType::Float32);
+  te::Op s = te::reduce("s", {40}, DType::Float32, te::ReduceKind::Sum, {96},
+                        [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                          return te::read(x, {i[0], k[0]});
+                        });
+  te::Op z = te::reduce("z", {40, 36}, DType::Float32, te::ReduceKind::Sum, {96},
+                        [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                          return (te::read(x, {i[0], k[0]}) * te::read(s->output, {i[0]})) *
+                                 te::read(w, {k[0], i[1]});
+                        });
+};
+
+schedule::ScheduleConfig small_tiles(bool double_buffer) {
+  schedule::ScheduleConfig c;
+  c.block = 64;
+  c.gemm_bm = 16;
+  c.gemm_bn = 16;
+  c.gemm_bk = 8;
+  c.gemm_tm = 2;
+  c.gemm_tn = 2;  // 64 threads, as the reduction
+  c.gemm_double_buffer = double_buffer;
+  c.cross_block_rows = 0;
+  return c;
+}
+
+class Prefetch : public testing::TestWithParam<bool> {};
+
+TEST_P(Prefetch, WeightTileLoadedBeforeTheGridBarrier) {
+  RowScaledGemm g;
+  schedule::ScheduleConfig c = small_tiles(GetParam());
+  ASSERT_EQ(schedule::classify(*g.z), schedule::ScheduleKind::Gemm);
+  loop::Kernel k =
+      schedule::merge_stages({schedule::schedule_op(*g.s, c), schedule::schedule_op(*g.z, c)}, "k");
+  const std::string text = loop::print(k);
+  EXPECT_NE(k.stages[1].schedule.find("first K tile of b prefetched before the grid barrier"),
+            std::string::npos)
+      << k.stages[1].schedule;
+  // The B tile's load comes before the barrier, the A tile's (it reads s) after it.
+  size_t pre = text.find("first K tile of operand b, prefetched");
+  size_t bar = text.find("grid_barrier()");
+  size_t a = text.find("first K tile of operand a");
+  ASSERT_NE(pre, std::string::npos) << text;
+  ASSERT_NE(bar, std::string::npos);
+  EXPECT_LT(pre, bar);
+  EXPECT_GT(a, bar);
+  int grids = 0;
+  loop::for_each_stmt(
+      k.body, [&](const loop::Stmt& st) { grids += st.kind() == loop::StmtKind::GridBarrier; });
+  EXPECT_EQ(grids, 1);
+  EXPECT_LE(compare({g.s, g.z}, k), 1e-5);
+}
+
+TEST_P(Prefetch, PrefetchedTileDoesNotAliasTheEarlierStagesArena) {
+  RowScaledGemm g;
+  schedule::ScheduleConfig c = small_tiles(GetParam());
+  loop::Kernel red = schedule::schedule_op(*g.s, c);
+  loop::Kernel k = schedule::merge_stages({red, schedule::schedule_op(*g.z, c)}, "k");
+  int64_t earlier_end = 0;
+  for (const loop::SharedSlot& sl : k.shared) {
+    bool of_reduction = false;
+    for (const loop::SharedSlot& r : red.shared) of_reduction |= r.buffer.get() == sl.buffer.get();
+    if (of_reduction) earlier_end = std::max(earlier_end, sl.offset + sl.bytes);
+  }
+  ASSERT_GT(earlier_end, 0) << "the reduction should use shared memory";
+  bool found = false;
+  for (const loop::SharedSlot& sl : k.shared)
+    if (sl.buffer->name == "z_b") {
+      found = true;
+      EXPECT_GE(sl.offset, earlier_end);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST_P(Prefetch, WithoutItTheBarrierComesFirst) {
+  RowScaledGemm g;
+  schedule::ScheduleConfig c = small_tiles(GetParam());
+  schedule::MergeOptions o;
+  o.prefetch_weights = false;
+  loop::Kernel k = schedule::merge_stages(
+      {schedule::schedule_op(*g.s, c), schedule::schedule_op(*g.z, c)}, "k", o);
+  const std::string text = loop::print(k);
+  EXPECT_EQ(text.find("prefetched"), std::string::npos);
+  EXPECT_LT(text.find("grid_barrier()"), text.find("first K tile of operand b"));
+  EXPECT_LE(compare({g.s, g.z}, k), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Buffering, Prefetch, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& i) {
+                           return i.param ? "DoubleBuffered" : "SingleBuffered";
+                         });
+
+TEST(Prefetch, GemmOfAnEarlierStageOutputIsNotPrefetched) {
+  // Both operands read what the kernel wrote: nothing may move before the barrier.
+  Tensor x = te::make_input("x", {32, 16}, DType::Float32);
+  te::Op y = te::compute("y", {32, 16}, DType::Float32,
+                         [&](const std::vector<Expr>& i) { return te::read(x, i) + 1.0; });
+  te::Op z =
+      te::reduce("z", {32, 32}, DType::Float32, te::ReduceKind::Sum, {16},
+                 [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                   return te::read(y->output, {i[0], k[0]}) * te::read(y->output, {i[1], k[0]});
+                 });
+  schedule::ScheduleConfig c = small_tiles(false);
+  loop::Kernel k =
+      schedule::merge_stages({schedule::schedule_op(*y, c), schedule::schedule_op(*z, c)}, "k");
+  EXPECT_EQ(loop::print(k).find("prefetched"), std::string::npos);
+  EXPECT_LE(compare({y, z}, k), 1e-5);
+}
+
+}  // namespace
+}  // namespace souffle

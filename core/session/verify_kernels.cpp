@@ -395,9 +395,9 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   t0 = std::chrono::steady_clock::now();
   loop::KernelSet ks;
   try {
-    tune_plan(p);
     schedule::ScheduleConfig sc;
     sc.precision = p.precision;
+    tune_plan(p, sc);  // tensor-core tiles under tf32/fp16/bf16
     ks = build_plan_kernels(p, sc);
   } catch (const KernelBuildError& e) {
     rep.error = e.what();

@@ -15,6 +15,8 @@
 #include "core/loop/verify.h"
 #include "core/schedule/schedule.h"
 #include "core/schedule/tune.h"
+#include "core/session/load.h"
+#include "core/session/verify_kernels.h"
 #include "core/te/builder.h"
 #include "tests/schedule/schedule_test_util.h"
 
@@ -293,6 +295,44 @@ TEST(GemmTcSelection, Bf16KeepsFewerBitsThanFp16AndTf32) {
   // tf32 and fp16 both keep 10 mantissa bits, bf16 only 7.
   EXPECT_LT(e16, eb16);
   EXPECT_LE(e32, 1e-3);
+}
+
+TEST(GemmTcPlan, BertFp16TunesTensorCoreTilesAndFusesEpilogues) {
+  // BERT's souffle plan under fp16: every GEMM gets a tensor-core tile from the tuner, recorded
+  // in the plan; the kernels use those tiles and compute the bias adds and activations after a
+  // GEMM in its store. The emulated model stays within the fp16 tolerance.
+  LoadedModel m = load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/bert/model.onnx");
+  plan::PlanOptions po;
+  po.gpu = gpu::gpu_spec("a100");
+  po.precision = Precision::FP16;
+  plan::FusionPlan p = plan::plan(m.program, po);
+  schedule::ScheduleConfig sc;
+  sc.precision = Precision::FP16;
+  tune_plan(p, sc);
+  int recorded = 0;
+  for (const plan::Partition& part : p.partitions)
+    for (const plan::Stage& st : part.stages)
+      for (const plan::TileChoice& t : st.tiles) {
+        ++recorded;
+        EXPECT_TRUE(t.tensor_core) << t.why;
+        EXPECT_EQ(t.why.rfind("gemm_tc tensor-core tile", 0), 0u) << t.why;
+        EXPECT_NE(st.schedule.find("tuned: gemm_tc tensor-core tile"), std::string::npos);
+      }
+  EXPECT_GT(recorded, 0);
+  loop::KernelSet ks = build_plan_kernels(p, sc);
+  int tensor_core = 0, fused = 0, tuned = 0;
+  for (const loop::Kernel& k : ks.kernels)
+    for (const loop::StageInfo& st : k.stages) {
+      if (st.schedule.rfind("gemm_tc", 0) != 0) continue;
+      ++tensor_core;
+      fused += st.schedule.find(", epilogue ") != std::string::npos;
+      tuned += st.schedule.find("; tuned: gemm_tc tensor-core tile") != std::string::npos;
+    }
+  std::printf("bert fp16 souffle: %d tensor-core stages, %d with epilogues, %d tuned\n",
+              tensor_core, fused, tuned);
+  EXPECT_EQ(tuned, recorded);
+  EXPECT_EQ(tuned, tensor_core);
+  EXPECT_GT(fused, 0);
 }
 
 /// Removes the block barrier between the tile loads and the fragment loads of the K loop.

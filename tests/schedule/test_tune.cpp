@@ -180,5 +180,87 @@ TEST(Tune, MeasurementReranksTheModelsBest) {
   EXPECT_NE(r.reason().find("measured"), std::string::npos);
 }
 
+TEST(Tune, TensorCoreTilesUnderFp16) {
+  // Under fp16 every candidate is a tensor-core tile at the tensor-core peak: on a large
+  // problem the best is estimated well below the best FP32 tile and reuses its fragments.
+  GemmProblem p{1, 4096, 4096, 4096, 4, 4};
+  schedule::TuneOptions o = on("a100");
+  const std::vector<TileEstimate> simt = schedule::rank_tiles(p, o);
+  o.precision = gpu::Precision::FP16;
+  const std::vector<TileEstimate> r = schedule::rank_tiles(p, o);
+  ASSERT_FALSE(r.empty());
+  EXPECT_LE(r.size(), schedule::tensor_core_tile_space().size());
+  for (const TileEstimate& e : r) {
+    EXPECT_TRUE(e.tile.tensor_core);
+    EXPECT_EQ(e.threads, e.tile.warps_m() * e.tile.warps_n() * 32);
+    EXPECT_LE(e.smem_bytes, o.gpu.max_shared_memory_per_block);
+    EXPECT_LE(e.regs_per_thread, o.gpu.max_registers_per_thread);
+  }
+  const TileEstimate& best = r.front();
+  std::printf("4096^3 fp16 on a100: %s\n", best.why().c_str());
+  EXPECT_EQ(best.why().rfind("gemm_tc tensor-core tile ", 0), 0u) << best.why();
+  // The tile model has no L2, so operand panels bound both; the math itself is 8x faster.
+  EXPECT_LT(best.total_us * 2, simt.front().total_us);
+  EXPECT_LT(best.compute_us * 4, simt.front().compute_us);
+  EXPECT_GE(best.tile.tm * best.tile.tn, 4);  // 1x1 fragments reload a fragment per MMA
+  EXPECT_GE(best.tile.bm * best.tile.bn, 64 * 64);
+  // One 16x16 fragment per warp and one warp per block is the worst of the space here.
+  const TileEstimate* tiny = find(r, {16, 16, 16, 1, 1, false, true});
+  ASSERT_TRUE(tiny);
+  EXPECT_GT(tiny->total_us, 4 * best.total_us);
+}
+
+TEST(Tune, TensorCoreTilesSpreadASmallGemm) {
+  // BERT-sample-sized 128 x 64 x 64: a 64x64 tile gives 2 blocks; smaller tiles spread out.
+  GemmProblem p{1, 128, 64, 64, 4, 4};
+  schedule::TuneOptions o = on("a100");
+  o.precision = gpu::Precision::FP16;
+  const std::vector<TileEstimate> r = schedule::rank_tiles(p, o);
+  const TileEstimate* fixed = find(r, {64, 64, 32, 2, 2, false, true});
+  ASSERT_TRUE(fixed);
+  EXPECT_EQ(fixed->blocks, 2);
+  std::printf("128x64x64 fp16 on a100: %s (fixed 64x64x32: %.2f us)\n", r.front().why().c_str(),
+              fixed->total_us);
+  EXPECT_GT(r.front().blocks, 2);
+  EXPECT_LT(r.front().total_us, fixed->total_us);
+}
+
+TEST(Tune, TensorCoreLimitsAndIntegerGemms) {
+  te::Op op = batched_matmul(1, 300, 300, 64);
+  schedule::TuneOptions o = on("h100");
+  o.precision = gpu::Precision::BF16;
+  o.limits.threads = 256;  // a merged kernel's block: 8 warps
+  schedule::TuneResult r = schedule::tune_gemm(*op, o);
+  ASSERT_TRUE(r.ok());
+  for (const TileEstimate& e : r.ranked) {
+    EXPECT_TRUE(e.tile.tensor_core);
+    EXPECT_EQ(e.threads, 256);
+  }
+  EXPECT_NE(r.reason().find("tensor-core tile"), std::string::npos) << r.reason();
+  // Integer operands stay on the SIMT template (the kernels schedule them there).
+  te::Tensor a = te::make_input("Ai", {64, 32}, DType::Int32);
+  te::Tensor b = te::make_input("Bi", {32, 48}, DType::Int32);
+  te::Op imm = te::reduce("Ci", {64, 48}, DType::Int32, te::ReduceKind::Sum, {32},
+                          [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                            return te::read(a, {i[0], k[0]}) * te::read(b, {k[0], i[1]});
+                          });
+  o.limits.threads = 0;
+  r = schedule::tune_gemm(*imm, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.best().tile.tensor_core);
+  // with_tile hands a tensor-core tile to the tensor-core template's fields only.
+  GemmTile t{128, 64, 64, 4, 2, false, true};
+  schedule::ScheduleConfig c = schedule::with_tile({}, t);
+  EXPECT_EQ(c.tc_bm, 128);
+  EXPECT_EQ(c.tc_bn, 64);
+  EXPECT_EQ(c.tc_bk, 64);
+  EXPECT_EQ(c.tc_fm, 4);
+  EXPECT_EQ(c.tc_fn, 2);
+  EXPECT_EQ(c.gemm_bm, schedule::ScheduleConfig{}.gemm_bm);
+  EXPECT_EQ(t.threads(), 2 * 2 * 32);
+  EXPECT_EQ(t.describe(), "tensor-core tile 128x64x64, warps 2x2 of 4x2 fragments");
+  EXPECT_EQ(schedule::with_tile(c, GemmTile{}).tc_bm, 0);
+}
+
 }  // namespace
 }  // namespace souffle

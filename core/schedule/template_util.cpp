@@ -165,4 +165,49 @@ Kernel finish_phases(const te::ComputeOp& op, const Frame& f, std::vector<Stmt> 
   return loop::plan_shared_arena(k);
 }
 
+bool split_product(const Expr& body, Expr& a, Expr& b) {
+  if (const te::Binary* mul = body.as<te::Binary>()) {
+    if (mul->op != te::BinaryOp::Mul) return false;
+    a = mul->a;
+    b = mul->b;
+    return true;
+  }
+  auto zero = [](const Expr& e) {
+    const te::FloatImm* f = e.as<te::FloatImm>();
+    const te::IntImm* i = e.as<te::IntImm>();
+    return (f && f->value == 0.0) || (i && i->value == 0);
+  };
+  const te::Select* sel = body.as<te::Select>();
+  if (!sel) return false;
+  Expr ta, tb, fa, fb;
+  const bool tz = zero(sel->t), fz = zero(sel->f);
+  if (tz && fz) return false;
+  if (!tz && !split_product(sel->t, ta, tb)) return false;
+  if (!fz && !split_product(sel->f, fa, fb)) return false;
+  if (tz) {
+    ta = tb = sel->t;
+  } else if (fz) {
+    fa = fb = sel->f;
+  } else {
+    // Line the branches' factors up by the variables they share, so that the rows of one
+    // branch's first factor are the rows of the other's (x*W beside R*h).
+    auto shared = [](const Expr& x, const Expr& y) {
+      size_t n = 0;
+      auto vy = vars_of(y);
+      for (const te::ExprNode* v : vars_of(x)) n += vy.count(v);
+      return n;
+    };
+    if (shared(ta, fb) + shared(tb, fa) > shared(ta, fa) + shared(tb, fb)) std::swap(fa, fb);
+  }
+  auto same_type = [](Expr& x, const Expr& y) {
+    if (x.dtype() != y.dtype()) x = te::cast(y.dtype(), x);
+  };
+  same_type(fa, ta);
+  same_type(fb, tb);
+  if (ta.dtype() != fa.dtype() || tb.dtype() != fb.dtype()) return false;
+  a = te::select(sel->cond, ta, fa);
+  b = te::select(sel->cond, tb, fb);
+  return true;
+}
+
 }  // namespace souffle::schedule::detail

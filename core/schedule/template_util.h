@@ -49,6 +49,12 @@ struct GemmParts {
   std::vector<te::IterVar> batch, rows, cols;
 };
 bool match_gemm(const te::ComputeOp& op, GemmParts& g);
+/// `body` as a product a * b of two factors: a Mul itself, or a select between products (or a
+/// zero) split into a select between the first factors times a select between the second ones,
+/// exact because one branch is taken. A GEMM over a K axis concatenated from two operand pairs
+/// reads this way: an LSTM's gate pre-activations, sum over k < I + H of
+/// select(k < I, x*W, h*R), are [x|h] * [W|R]. False when body is no such product.
+bool split_product(const te::Expr& body, te::Expr& a, te::Expr& b);
 
 loop::Kernel schedule_injective(const te::ComputeOp& op, const ScheduleConfig& c);
 loop::Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c);

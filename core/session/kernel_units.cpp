@@ -3,6 +3,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/analysis/access.h"
 #include "core/plan/vertical.h"
 #include "core/te/mutator.h"
 
@@ -29,7 +30,13 @@ KernelProgram fold_views(const plan::FusionPlan& plan) {
       for (int te : st.tes) {
         if (te < 0 || static_cast<size_t>(te) >= n) continue;
         part[static_cast<size_t>(te)] = p.id;
-        view[static_cast<size_t>(te)] = st.kind == "view";
+        // The plan's views, and any other TE that only moves data (0 FLOPs: slice, concat,
+        // gather, a reshape the plan does not alias): the vertical transform's rule for what
+        // vanishes into any consumer.
+        const te::ComputeOp& op = *prog.ops[static_cast<size_t>(te)];
+        view[static_cast<size_t>(te)] =
+            st.kind == "view" || (op.reduce == te::ReduceKind::None && !op.init.defined() &&
+                                  analysis::count_flops(op.body) == 0);
       }
   // Readers of each op's output (in the body; a read in a reduction's init is not folded).
   std::vector<std::set<int>> readers(n);

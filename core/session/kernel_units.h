@@ -9,9 +9,10 @@
 namespace souffle {
 
 /// plan.program as the kernels of plan compute it. A TE of a "view" stage (reshape, transpose,
-/// squeeze, ...) is substituted into the index expressions of its readers inside its partition
-/// (the vertical transform's inliner), so no kernel copies it for them. When its output is also
-/// a model output or read by another partition it is still written, by a copy stage.
+/// squeeze, ...), or any TE that only moves data (0 FLOPs: slice, concat, gather), is
+/// substituted into the index expressions of its readers inside its partition (the vertical
+/// transform's inliner), so no kernel copies it for them. When its output is also a model output
+/// or read by another partition it is still written, by a copy stage.
 struct KernelProgram {
   te::TeProgram program;      ///< plan.program, readers of folded views rewritten
   std::vector<bool> dropped;  ///< per op: a folded view no kernel computes

@@ -1,5 +1,6 @@
 #include "core/session/verify_kernels.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -355,6 +356,22 @@ loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
     ks.kernels.push_back(merged(std::move(ps.stages), name));
   }
   return ks;
+}
+
+int kernel_partition(const std::string& kernel_name) {
+  const std::string prefix = "kernel";
+  if (kernel_name.compare(0, prefix.size(), prefix) != 0) return -1;
+  size_t i = prefix.size(), digits = 0;
+  int id = 0;
+  for (; i < kernel_name.size() && std::isdigit(static_cast<unsigned char>(kernel_name[i]));
+       ++i, ++digits)
+    id = id * 10 + (kernel_name[i] - '0');
+  if (digits == 0) return -1;
+  if (i == kernel_name.size()) return id;
+  if (kernel_name[i] != '.' || i + 1 == kernel_name.size()) return -1;
+  for (++i; i < kernel_name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(kernel_name[i]))) return -1;
+  return id;
 }
 
 void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_independent,

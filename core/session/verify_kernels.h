@@ -39,12 +39,20 @@ struct KernelBuildOptions {
 };
 
 /// The kernels of a plan, in partition order: each partition's TEs scheduled one by one
-/// (schedule_op; a GEMM with its epilogue TEs as one, schedule_fused) and merged into one kernel
-/// (grid barriers between dependent stages, tensors produced inside the kernel become global
-/// scratch). Throws KernelBuildError.
+/// (schedule_op; a GEMM or a reduction with its epilogue TEs as one, schedule_fused /
+/// schedule_reduction_fused; views folded into their readers, kernel_units.h) and merged into
+/// one kernel (grid barriers between dependent stages, tensors produced inside the kernel become
+/// global scratch). Under rules and unfused, which launch without grid synchronization, a
+/// partition whose stages would need a grid barrier becomes several launches instead (named
+/// kernelN.0, kernelN.1, ...; see kernel_partition). Throws KernelBuildError.
 loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
                                    const schedule::ScheduleConfig& config = {},
                                    const KernelBuildOptions& options = {});
+
+/// The id of the partition a kernel of build_plan_kernels comes from: "kernel12" and, when the
+/// partition was split into launches (strategies without grid synchronization), "kernel12.0",
+/// "kernel12.1", ... give 12; -1 for another name.
+int kernel_partition(const std::string& kernel_name);
 
 /// Chooses the GEMM tiles of every partition as build_plan_kernels does and records them in the
 /// plan: Stage::tiles, and the chosen tile and why in Stage::schedule ("tuned: gemm ...").

@@ -135,6 +135,12 @@ TEST(KernelUnits, PartitionNeedingAGridBarrierIsSplitIntoLaunches) {
   const std::string base = "kernel" + std::to_string(p.partitions[0].id);
   EXPECT_EQ(ks.kernels[0].name, base + ".0");
   EXPECT_EQ(ks.kernels[1].name, base + ".1");
+  for (const loop::Kernel& k : ks.kernels) EXPECT_EQ(kernel_partition(k.name), p.partitions[0].id);
+  EXPECT_EQ(kernel_partition("kernel12"), 12);
+  EXPECT_EQ(kernel_partition("kernel12.3"), 12);
+  EXPECT_EQ(kernel_partition("kernel"), -1);
+  EXPECT_EQ(kernel_partition("kernel1x"), -1);
+  EXPECT_EQ(kernel_partition("kernel1."), -1);
   EXPECT_NE(ks.kernels[1].stages[0].schedule.find("a launch of its own (" + base +
                                                   ".1): it reads a across blocks"),
             std::string::npos)

@@ -756,6 +756,7 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       break;
     case loop::StmtKind::Stage: {
       const loop::Stage& st = *s.as<loop::Stage>();
+      if (emit_stage_elsewhere(st)) break;
       const loop::Kernel& k = *m_kernel;
       if (st.index >= 0 && static_cast<size_t>(st.index) < k.stages.size()) {
         const loop::StageInfo& info = k.stages[static_cast<size_t>(st.index)];
@@ -803,6 +804,13 @@ void CodeGenC::emit_stmt(const Stmt& s) {
 
 // ---- kernels and units ----
 
+std::string CodeGenC::function_comment(const loop::Kernel& k) {
+  return "// kernel `" + k.name + "`: grid " + std::to_string(k.launch.grid_x) + " x block " +
+         std::to_string(k.launch.block_x) + ", dynamic shared " +
+         std::to_string(k.launch.dynamic_shared_bytes) + " B" +
+         (k.launch.cooperative ? ", cooperative launch" : "");
+}
+
 void CodeGenC::add_kernel(const loop::Kernel& k) {
   m_kernel = &k;
   m_vars.clear();
@@ -826,10 +834,7 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
                dtype_name(p.tensor->dtype) + shape_str(p.tensor->shape) + ")";
   }
 
-  line(comment_text("// kernel `" + k.name + "`: grid " + std::to_string(k.launch.grid_x) +
-                    " x block " + std::to_string(k.launch.block_x) + ", dynamic shared " +
-                    std::to_string(k.launch.dynamic_shared_bytes) + " B" +
-                    (k.launch.cooperative ? ", cooperative launch" : "")));
+  line(comment_text(function_comment(k)));
   if (!summary.empty()) line(comment_text("// params: " + summary));
   m_function_name = kname;
   std::string head = function_prefix(k) + "void " + function_attributes(k) + kname + "(";

@@ -85,6 +85,12 @@ class CodeGenC {
   virtual void emit_fragment_op(const loop::Stmt& s);
   /// Declarations at the top of a kernel's body (grid group, shared arena).
   virtual void emit_kernel_prologue(const loop::Kernel&) {}
+  /// The comment line above a function ("// kernel `name`: grid ..."); a target that emits
+  /// other functions than kernels says what they are.
+  virtual std::string function_comment(const loop::Kernel& k);
+  /// Emits stage `st` in another form than inline (a call of a function holding it); false
+  /// emits it inline, as the base class does.
+  virtual bool emit_stage_elsewhere(const loop::Stage&) { return false; }
   /// Lines before the helpers: includes the kernels need.
   virtual std::string includes();
 

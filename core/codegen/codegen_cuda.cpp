@@ -1,10 +1,12 @@
 #include "core/codegen/codegen_cuda.h"
 
 #include <cmath>
+#include <unordered_set>
 
 #include "core/loop/mutator.h"
 #include "core/loop/vectorize.h"
 #include "core/support/error.h"
+#include "core/te/mutator.h"
 
 namespace souffle::codegen {
 
@@ -30,13 +32,6 @@ const NarrowFact* narrow_fact(DType t) {
 /// The types atomicAdd takes as they are; others need a reinterpretation (or are refused).
 constexpr DType kNativeAtomic[] = {DType::Float32, DType::Float64, DType::Int32,   DType::UInt32,
                                    DType::UInt64,  DType::Float16, DType::BFloat16};
-
-bool has_grid_barrier(const loop::Stmt& s) {
-  bool found = false;
-  loop::for_each_stmt(s,
-                      [&](const loop::Stmt& x) { found |= x.as<loop::GridBarrier>() != nullptr; });
-  return found;
-}
 
 }  // namespace
 
@@ -81,10 +76,14 @@ std::string CodeGenCuda::math_name(te::CallFn fn, DType t) {
   return CodeGenC::math_name(fn, t);
 }
 
-std::string CodeGenCuda::function_prefix(const loop::Kernel&) {
+std::string CodeGenCuda::function_prefix(const loop::Kernel& k) {
+  if (m_stage_functions.count(k.name)) return "static __device__ __noinline__ ";
   return "extern \"C\" __global__ ";
 }
 std::string CodeGenCuda::function_attributes(const loop::Kernel& k) {
+  if (m_stage_functions.count(k.name)) return "";
+  if (m_options.max_registers > 0)
+    return "__maxnreg__(" + std::to_string(m_options.max_registers) + ") ";
   return "__launch_bounds__(" + std::to_string(k.launch.block_x) + ") ";
 }
 std::string CodeGenCuda::helper_prefix() {
@@ -95,7 +94,14 @@ std::string CodeGenCuda::restrict_qualifier() {
 }
 
 void CodeGenCuda::emit_thread_binding(const loop::For& f) {
-  if (!uses_var(f.body, f.var)) {
+  // An outlined stage reads blockIdx/threadIdx itself: the kernel declares only what it uses.
+  bool used = false;
+  visit_inline(
+      f.body, [](const loop::Stmt&) {},
+      [&](const te::Expr& e) {
+        if (!used) te::for_each_node(e, [&](const te::Expr& n) { used |= n.get() == f.var.get(); });
+      });
+  if (!used) {
     emit_stmt(f.body);
     return;
   }
@@ -250,14 +256,248 @@ void CodeGenCuda::emit_local_alloc(const loop::Allocate& a, const std::string& n
 }
 
 void CodeGenCuda::emit_kernel_prologue(const loop::Kernel& k) {
-  if (has_grid_barrier(k.body)) {
+  bool grid_sync = false, arena = false;
+  visit_inline(
+      k.body,
+      [&](const loop::Stmt& s) {
+        grid_sync |= s.as<loop::GridBarrier>() != nullptr;
+        if (const loop::Allocate* a = s.as<loop::Allocate>())
+          arena |= a->scope == loop::MemScope::Shared;
+      },
+      [](const te::Expr&) {});
+  if (grid_sync) {
     m_features.insert("grid_sync");
     line("cg::grid_group grid = cg::this_grid();");
   }
-  // wmma tiles must start on 32-byte boundaries; the arena places them from its base.
-  if (!k.shared.empty())
-    line(std::string("extern __shared__ __align__(") + (has_fragments(k.body) ? "128" : "16") +
+  // wmma tiles must start on 32-byte boundaries; the arena places them from its base. A stage
+  // function declares the arena as its kernel does.
+  auto fn = m_stage_functions.find(k.name);
+  const bool fragments = fn != m_stage_functions.end() ? fn->second.second : has_fragments(k.body);
+  if (!k.shared.empty() && arena)
+    line(std::string("extern __shared__ __align__(") + (fragments ? "128" : "16") +
          ") unsigned char souffle_smem[];");
+}
+
+std::string CodeGenCuda::function_comment(const loop::Kernel& k) {
+  auto fn = m_stage_functions.find(k.name);
+  if (fn == m_stage_functions.end()) return CodeGenC::function_comment(k);
+  return "// `" + k.name + "`: a stage of kernel `" + fn->second.first +
+         "`, called by each of its threads (compiled and register-allocated on its own)";
+}
+
+bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
+  auto it = m_outlined.find(&st);
+  if (it == m_outlined.end()) return false;
+  const OutlinedStage& o = it->second;
+  std::string note = "// runs stage " + std::to_string(st.index);
+  if (st.index >= 0 && static_cast<size_t>(st.index) < kernel()->stages.size()) {
+    std::string name = kernel()->stages[static_cast<size_t>(st.index)].name;
+    for (char& c : name)
+      if (c == '\n' || c == '\r') c = ' ';
+    note += " `" + name + "`";
+  }
+  std::vector<std::string> args;
+  size_t total = o.function.size() + note.size() + 4;
+  for (const te::Tensor& t : o.args) {
+    args.push_back(buffer_name(t.get()));
+    total += args.back().size() + 2;
+  }
+  if (total <= 100) {
+    std::string call = o.function + "(";
+    for (size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i];
+    line(call + ");  " + note);
+    return true;
+  }
+  line(o.function + "(  " + note);
+  for (size_t i = 0; i < args.size(); ++i)
+    line("    " + args[i] + (i + 1 < args.size() ? "," : ");"));
+  if (args.empty()) line("    );");
+  return true;
+}
+
+namespace {
+
+/// The statements of a kernel body outside some stages, with their expressions.
+class InlineVisitor : public loop::StmtVisitor {
+ public:
+  InlineVisitor(const std::function<bool(const loop::Stage&)>& skip,
+                const std::function<void(const loop::Stmt&)>& on_stmt,
+                const std::function<void(const te::Expr&)>& on_expr)
+      : m_skip(skip), m_on_stmt(on_stmt), m_on_expr(on_expr) {}
+  void visit(const loop::Stmt& s) override {
+    if (!s.defined()) return;
+    if (const loop::Stage* st = s.as<loop::Stage>(); st && m_skip(*st)) return;
+    m_on_stmt(s);
+    loop::StmtVisitor::visit(s);
+  }
+  void visit_expr(const te::Expr& e) override { m_on_expr(e); }
+
+ private:
+  const std::function<bool(const loop::Stage&)>& m_skip;
+  const std::function<void(const loop::Stmt&)>& m_on_stmt;
+  const std::function<void(const te::Expr&)>& m_on_expr;
+};
+
+/// The stages of a kernel body with the block/thread bindings around each.
+class StageFinder : public loop::StmtVisitor {
+ public:
+  struct Found {
+    const loop::Stage* stage;
+    std::vector<const loop::For*> bindings;  ///< outermost first
+  };
+  std::vector<Found> found;
+
+ protected:
+  void visit_For(const loop::For& f, const loop::Stmt& s) override {
+    const bool binding = loop::is_thread_binding(f.for_kind);
+    if (binding) m_bindings.push_back(&f);
+    loop::StmtVisitor::visit_For(f, s);
+    if (binding) m_bindings.pop_back();
+  }
+  void visit_Stage(const loop::Stage& st, const loop::Stmt&) override {
+    found.push_back({&st, m_bindings});
+  }
+
+ private:
+  std::vector<const loop::For*> m_bindings;
+};
+
+/// What a stage's body uses from around it: the variables it reads without binding them, and
+/// the buffers it touches without allocating them on chip (global ones: kernel parameters).
+struct Footprint {
+  std::unordered_set<const te::ExprNode*> free_vars;
+  std::vector<te::Tensor> buffers;  ///< in first-use order
+  std::unordered_set<const te::TensorNode*> written;
+  std::unordered_set<const te::TensorNode*> on_chip;  ///< shared/local/fragment allocations
+};
+
+Footprint footprint(const loop::Stmt& body) {
+  Footprint fp;
+  std::unordered_set<const te::ExprNode*> bound, used;
+  std::unordered_set<const te::TensorNode*> seen;
+  auto touch = [&](const te::Tensor& t, bool write) {
+    if (seen.insert(t.get()).second) fp.buffers.push_back(t);
+    if (write) fp.written.insert(t.get());
+  };
+  loop::for_each_stmt(body, [&](const loop::Stmt& s) {
+    if (const loop::For* f = s.as<loop::For>()) {
+      bound.insert(f->var.get());
+    } else if (const loop::LetStmt* l = s.as<loop::LetStmt>()) {
+      bound.insert(l->var.get());
+    } else if (const loop::Allocate* a = s.as<loop::Allocate>()) {
+      if (a->scope == loop::MemScope::Global)
+        touch(a->buffer, true);
+      else
+        fp.on_chip.insert(a->buffer.get());
+    } else if (const loop::FragmentAlloc* fa = s.as<loop::FragmentAlloc>()) {
+      fp.on_chip.insert(fa->buffer.get());
+    } else if (const loop::Store* st = s.as<loop::Store>()) {
+      touch(st->buffer, true);
+    } else if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) {
+      touch(at->buffer, true);
+    } else if (const loop::Shuffle* sh = s.as<loop::Shuffle>()) {
+      touch(sh->buffer, true);
+    } else if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) {
+      touch(fl->source, false);
+      touch(fl->fragment, true);
+    } else if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) {
+      touch(fs->dest, true);
+      touch(fs->fragment, false);
+    } else if (const loop::FragmentFill* ff = s.as<loop::FragmentFill>()) {
+      touch(ff->fragment, true);
+    } else if (const loop::FragmentMma* fm = s.as<loop::FragmentMma>()) {
+      touch(fm->a, false);
+      touch(fm->b, false);
+      touch(fm->c, false);
+      touch(fm->d, true);
+    }
+  });
+  loop::for_each_expr(body, [&](const te::Expr& e) {
+    te::for_each_node(e, [&](const te::Expr& n) {
+      if (n.as<te::Var>()) used.insert(n.get());
+      if (const te::Read* r = n.as<te::Read>()) touch(r->tensor, false);
+    });
+  });
+  for (const te::ExprNode* v : used)
+    if (!bound.count(v)) fp.free_vars.insert(v);
+  return fp;
+}
+
+bool wants_outlining(const loop::Kernel& k, StageOutlining mode) {
+  switch (mode) {
+    case StageOutlining::Never:
+      return false;
+    case StageOutlining::Always:
+      return k.stages.size() >= 2;
+    case StageOutlining::Auto:
+      break;
+  }
+  return k.stages.size() >= static_cast<size_t>(kOutlineMinStages);
+}
+
+}  // namespace
+
+void CodeGenCuda::visit_inline(const loop::Stmt& s,
+                               const std::function<void(const loop::Stmt&)>& on_stmt,
+                               const std::function<void(const te::Expr&)>& on_expr) const {
+  const std::function<bool(const loop::Stage&)> skip = [&](const loop::Stage& st) {
+    return m_outlined.count(&st) > 0;
+  };
+  InlineVisitor v(skip, on_stmt, on_expr);
+  v.visit(s);
+}
+
+void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name,
+                                  const std::set<std::string>& reserved) {
+  m_outlined.clear();
+  if (wants_outlining(k, m_options.outlining)) {
+    std::unordered_set<const te::TensorNode*> globals;
+    for (const KernelParam& p : params(k)) globals.insert(p.tensor.get());
+    const bool fragments = has_fragments(k.body);
+    StageFinder finder;
+    finder.visit(k.body);
+    std::map<const loop::Stage*, OutlinedStage> outlined;
+    for (const StageFinder::Found& f : finder.found) {
+      const Footprint fp = footprint(f.stage->body);
+      // Only what a function can be handed: the kernel's global tensors by pointer, and the
+      // block/thread indices, which it reads again. A tensor kept on chip across stages (in
+      // registers or shared memory allocated around the stage) keeps its stage inline.
+      bool fits = true;
+      for (const te::Tensor& t : fp.buffers)
+        fits &= globals.count(t.get()) > 0 || fp.on_chip.count(t.get()) > 0;
+      for (const te::ExprNode* v : fp.free_vars) {
+        bool bound = false;
+        for (const loop::For* b : f.bindings) bound |= b->var.get() == v;
+        fits &= bound;
+      }
+      if (!fits) continue;
+      loop::Kernel fk;
+      std::string fname = name + "_stage" + std::to_string(f.stage->index);
+      while (reserved.count(fname) || m_stage_functions.count(fname)) fname += "_fn";
+      fk.name = fname;
+      fk.launch = k.launch;
+      fk.stages = k.stages;
+      for (const loop::SharedSlot& slot : k.shared)
+        if (fp.on_chip.count(slot.buffer.get())) fk.shared.push_back(slot);
+      for (const te::Tensor& t : fp.buffers) {
+        if (!globals.count(t.get())) continue;
+        (fp.written.count(t.get()) ? fk.outputs : fk.inputs).push_back(t);
+      }
+      loop::Stmt body = loop::stage(f.stage->index, f.stage->body);
+      for (auto b = f.bindings.rbegin(); b != f.bindings.rend(); ++b)
+        body = loop::make_for((*b)->var, (*b)->min, (*b)->extent, (*b)->for_kind, body);
+      fk.body = body;
+      m_stage_functions[fname] = {name, fragments};
+      OutlinedStage o;
+      o.function = fname;
+      for (const KernelParam& p : params(fk)) o.args.push_back(p.tensor);
+      add_kernel(fk);
+      outlined[f.stage] = std::move(o);
+    }
+    m_outlined = std::move(outlined);
+  }
+  add_kernel(k);
+  m_outlined.clear();
 }
 
 std::string CodeGenCuda::includes() {
@@ -270,15 +510,18 @@ std::string CodeGenCuda::includes() {
   return s;
 }
 
-std::string emit_cuda(const loop::Kernel& k) {
-  CodeGenCuda g;
-  g.add_kernel(k);
-  return g.translation_unit();
+std::string emit_cuda(const loop::Kernel& k, CudaEmitOptions options) {
+  loop::KernelSet ks;
+  ks.kernels = {k};
+  return emit_cuda(ks, options);
 }
 
-std::string emit_cuda(const loop::KernelSet& ks) {
-  CodeGenCuda g;
-  for (const loop::Kernel& k : ks.kernels) g.add_kernel(k);
+std::string emit_cuda(const loop::KernelSet& ks, CudaEmitOptions options) {
+  CodeGenCuda g(options);
+  const std::vector<std::string> names = cuda_kernel_names(ks);
+  const std::set<std::string> reserved(names.begin(), names.end());
+  for (size_t i = 0; i < ks.kernels.size(); ++i)
+    g.add_cuda_kernel(ks.kernels[i], names[i], reserved);
   return g.translation_unit();
 }
 

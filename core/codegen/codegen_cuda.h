@@ -1,6 +1,8 @@
 /// \file CUDA C emission: a thin layer over CodeGenC, and the emit_cuda entry points.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -8,11 +10,42 @@
 
 namespace souffle::codegen {
 
+/// Whether the stages of a merged kernel are emitted as `__device__ __noinline__` functions the
+/// kernel calls in order, one per stage, instead of inline in one body. NVRTC's optimizer and
+/// ptxas' register allocator then work on each stage alone: a kernel of hundreds of stages
+/// compiles in a fraction of the time (docs/full_size_compile.md), and its registers are the
+/// most any one stage needs plus what the calls keep live.
+enum class StageOutlining : uint8_t {
+  Auto,    ///< outline the stages of kernels of at least kOutlineMinStages stages
+  Always,  ///< every stage that can be outlined, in every multi-stage kernel
+  Never,   ///< every stage inline
+};
+/// Auto outlines kernels of this many stages or more; smaller ones compile quickly inline and
+/// keep the optimizer's view across stages.
+constexpr int kOutlineMinStages = 24;
+
+struct CudaEmitOptions {
+  StageOutlining outlining = StageOutlining::Auto;
+  /// Registers per thread the kernels may use (0: no cap). Emitted as `__maxnreg__(N)` in
+  /// place of `__launch_bounds__` (CUDA takes one of the two), so the cap travels with the
+  /// source and its PTX (`.maxnreg`) to every compiler that builds them, nvcc and the driver's
+  /// JIT included, not only to the NVRTC call that chose it.
+  int max_registers = 0;
+};
+
 /// CUDA's facts over the C emitter: __half/__nv_bfloat16, __shared__ and the dynamic shared arena,
 /// blockIdx/threadIdx, __syncthreads and cooperative-groups grid sync, atomicAdd, warp shuffles,
 /// __restrict__,
 /// `extern "C" __global__` with launch bounds, nvcuda::wmma fragments for tensor-core tiles.
 class CodeGenCuda : public CodeGenC {
+ public:
+  explicit CodeGenCuda(CudaEmitOptions options = {}) : m_options(options) {}
+  /// Appends kernel `k` to the unit under the function name `name` (what cuda_kernel_names
+  /// gives it), preceded by the functions of its outlined stages, whose names avoid `reserved`
+  /// (every kernel name of the unit).
+  void add_cuda_kernel(const loop::Kernel& k, const std::string& name,
+                       const std::set<std::string>& reserved);
+
  protected:
   std::string type_name(DType t) override;
   std::string float_literal(DType t, double v) override;
@@ -37,14 +70,33 @@ class CodeGenCuda : public CodeGenC {
   bool emit_vectorized(const loop::For& f) override;
   void emit_local_alloc(const loop::Allocate& a, const std::string& name) override;
   void emit_kernel_prologue(const loop::Kernel& k) override;
+  std::string function_comment(const loop::Kernel& k) override;
+  bool emit_stage_elsewhere(const loop::Stage& st) override;
   std::string includes() override;
+
+ private:
+  /// A stage emitted as a function: its name and the kernel's tensors it takes, in order.
+  struct OutlinedStage {
+    std::string function;
+    std::vector<te::Tensor> args;
+  };
+  /// Calls on_stmt on every statement of `s` and on_expr on every expression they hold, outside
+  /// the stages outlined from the kernel being emitted (what the kernel's own body still holds).
+  void visit_inline(const loop::Stmt& s, const std::function<void(const loop::Stmt&)>& on_stmt,
+                    const std::function<void(const te::Expr&)>& on_expr) const;
+
+  CudaEmitOptions m_options;
+  std::map<const loop::Stage*, OutlinedStage> m_outlined;  ///< of the kernel being emitted
+  /// Stage functions by name: the kernel they came from and whether it holds wmma fragments
+  /// (which fixes the arena's alignment).
+  std::map<std::string, std::pair<std::string, bool>> m_stage_functions;
 };
 
 /// One self-contained CUDA translation unit holding kernel `k` as an `extern "C" __global__`
 /// function named after it (see cuda_kernel_names).
-std::string emit_cuda(const loop::Kernel& k);
+std::string emit_cuda(const loop::Kernel& k, CudaEmitOptions options = {});
 /// One translation unit with every kernel of `ks`, in order, sharing one preamble.
-std::string emit_cuda(const loop::KernelSet& ks);
+std::string emit_cuda(const loop::KernelSet& ks, CudaEmitOptions options = {});
 
 /// The function names of `ks`'s kernels in the unit emit_cuda(ks) writes (ONNX names made C
 /// identifiers, made unique); emit_cuda(k) names a lone kernel cuda_kernel_names({k})[0].

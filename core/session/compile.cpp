@@ -71,7 +71,8 @@ std::string arch_digits(const std::string& arch) {
 }
 
 std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
-                                          const schedule::ScheduleConfig& config) {
+                                          const schedule::ScheduleConfig& config,
+                                          codegen::StageOutlining outlining) {
   std::vector<const plan::Partition*> parts;
   for (const plan::Partition& p : plan.partitions) {
     bool any = false;
@@ -116,7 +117,9 @@ std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
       loop::KernelSet one;
       one.kernels = {ck.kernel};
       ck.name = codegen::cuda_kernel_names(one)[0];
-      ck.cuda = codegen::emit_cuda(ck.kernel);
+      codegen::CudaEmitOptions eo;
+      eo.outlining = outlining;
+      ck.cuda = codegen::emit_cuda(ck.kernel, eo);
     } catch (const std::exception& e) {
       ck.error = ck.name + ": cannot emit CUDA: " + e.what();
     }
@@ -225,7 +228,9 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         alone.insert(alone.end(), b.begin(), b.end());
         continue;
       }
-      std::string source = codegen::emit_cuda(ks);
+      codegen::CudaEmitOptions eo;
+      eo.outlining = options.outlining;
+      std::string source = codegen::emit_cuda(ks, eo);
       for (const std::string& arch : options.archs) {
         gpu::CompileJob j;
         j.source = source;
@@ -269,7 +274,22 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
   // A cooperative grid that needs fewer registers per thread to be co-resident is compiled
   // again with that cap (ptxas may spill; correctness does not depend on residency otherwise).
   if (!capped.empty()) {
-    compile(capped, caps);
+    // The cap goes into the source (__maxnreg__), which the PTX and a bundle's nvcc build
+    // then keep; only a source without its loop-IR kernel (written by hand) is capped by
+    // NVRTC's option alone.
+    std::vector<int> option_caps(capped.size(), 0);
+    for (size_t w = 0; w < capped.size(); ++w) {
+      CompiledKernel& ck = kernels[capped[w]];
+      if (!ck.kernel.body.defined()) {
+        option_caps[w] = caps[w];
+        continue;
+      }
+      codegen::CudaEmitOptions eo;
+      eo.outlining = options.outlining;
+      eo.max_registers = caps[w];
+      ck.cuda = codegen::emit_cuda(ck.kernel, eo);
+    }
+    compile_alone(capped, option_caps);  // alone: a batch would be emitted again uncapped
     check_resources(kernels, capped, gpu, nullptr, nullptr);
     for (size_t w = 0; w < capped.size(); ++w) kernels[capped[w]].register_cap = caps[w];
   }
@@ -339,7 +359,7 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
   gpu::GpuSpec spec = options.gpu.name.empty() ? gpu::gpu_spec(plan.gpu) : options.gpu;
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
-  rep.kernels = build_kernels(plan, options.schedule);
+  rep.kernels = build_kernels(plan, options.schedule, options.outlining);
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);
   for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;

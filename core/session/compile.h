@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/gpu/spec.h"
 #include "core/loop/stmt.h"
@@ -29,6 +30,9 @@ struct CompileOptions {
   /// resources still come from ptxas, PTX and CUBIN are not kept, and a batch that fails is
   /// compiled again kernel by kernel so the error names its kernel.
   int batch = 1;
+  /// Whether the stages of merged kernels become functions of their own (see
+  /// codegen::StageOutlining; Auto outlines only kernels of many stages).
+  codegen::StageOutlining outlining = codegen::StageOutlining::Auto;
 };
 
 struct CompiledKernel {
@@ -41,8 +45,9 @@ struct CompiledKernel {
   /// Blocks resident at once on the GPU with the compiled registers and shared memory (the
   /// largest register count over the archs when none matches the GPU's compute capability).
   int64_t co_resident = 0;
-  /// Registers per thread the kernel was compiled under (maxrregcount) so that its cooperative
-  /// grid is co-resident; 0 when uncapped.
+  /// Registers per thread the kernel was compiled under so that its cooperative grid is
+  /// co-resident; 0 when uncapped. The cap is in `cuda` (`__maxnreg__`), so the PTX and a
+  /// bundle built from the source keep it.
   int register_cap = 0;
   std::string co_resident_limit;  ///< what limits co_resident ("registers", "threads", ...)
   /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and

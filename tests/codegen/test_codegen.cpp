@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/codegen/source_map.h"
 #include "core/gpu/nvrtc.h"
 #include "core/loop/verify.h"
 #include "tests/codegen/kernels.h"
@@ -106,6 +107,58 @@ extern "C" __global__ void __launch_bounds__(128) fused_add_mul(
 
 )CUDA";
 
+// The same kernel with each stage in a function of its own (what kernels of many stages get).
+const char* kTwoStageOutlined = R"CUDA(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+// `fused_add_mul_stage0`: a stage of kernel `fused_add_mul`, called by each of its threads (compiled and register-allocated on its own)
+// params: x (input f32[2, 256]), t (output f32[2, 256])
+static __device__ __noinline__ void fused_add_mul_stage0(
+    const float* __restrict__ x,
+    float* __restrict__ t) {
+  const long long bx = (long long)blockIdx.x;
+  const long long tx = (long long)threadIdx.x;
+  // stage 0 `stage0_add`: injective (grid 4, block 128)
+  //   Add_0 <- Add_0 (Add)
+  {
+    const long long i = bx * 128 + tx;
+    t[i / 256 * 256 + i % 256] = x[i / 256 * 256 + i % 256] + 1.0f;
+  }
+}
+
+// `fused_add_mul_stage1`: a stage of kernel `fused_add_mul`, called by each of its threads (compiled and register-allocated on its own)
+// params: t (input f32[2, 256]), y (output f32[2, 256]), total (output f32[])
+static __device__ __noinline__ void fused_add_mul_stage1(
+    const float* __restrict__ t,
+    float* __restrict__ y,
+    float* __restrict__ total) {
+  const long long bx = (long long)blockIdx.x;
+  const long long tx = (long long)threadIdx.x;
+  // stage 1 `stage1_mul`: injective (grid 4, block 128)
+  //   Mul_1 <- Mul_1 (Mul)
+  {
+    const long long i = bx * 128 + tx;
+    const long long n = (i + 1) % 512;
+    y[i / 256 * 256 + i % 256] = t[n / 256 * 256 + n % 256] * t[i / 256 * 256 + i % 256];
+    atomicAdd(&total[0], t[n / 256 * 256 + n % 256] * t[i / 256 * 256 + i % 256]);
+  }
+}
+
+// kernel `fused_add_mul`: grid 4 x block 128, dynamic shared 0 B, cooperative launch
+// params: x (input f32[2, 256]), t (output f32[2, 256]), y (output f32[2, 256]), total (output f32[])
+extern "C" __global__ void __launch_bounds__(128) fused_add_mul(
+    const float* __restrict__ x,
+    float* __restrict__ t,
+    float* __restrict__ y,
+    float* __restrict__ total) {
+  cg::grid_group grid = cg::this_grid();
+  fused_add_mul_stage0(x, t);  // runs stage 0 `stage0_add`
+  grid.sync();
+  fused_add_mul_stage1(t, y, total);  // runs stage 1 `stage1_mul`
+}
+
+)CUDA";
+
 const char* kWarpSum = R"CUDA(// kernel `row_sum`: grid 2 x block 64, dynamic shared 0 B
 // params: x (input f32[4, 32]), row_sum (output f32[4])
 extern "C" __global__ void __launch_bounds__(64) row_sum(
@@ -202,6 +255,29 @@ TEST(CodegenCuda, TwoStageGridBarrierGolden) {
   const std::string src = emit_cuda(k);
   EXPECT_EQ(src, kTwoStage);
   expect_compiles(src, "fused_add_mul");
+}
+
+TEST(CodegenCuda, OutlinedStagesGolden) {
+  loop::Kernel k = two_stage_kernel();
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  const std::string src = emit_cuda(k, o);
+  EXPECT_EQ(src, kTwoStageOutlined);
+  expect_compiles(src, "fused_add_mul");
+  // Each stage's lines still map back to it, inside its function.
+  const SourceMap m = map_cuda_source(src, k);
+  ASSERT_EQ(m.spans.size(), 2u);
+  EXPECT_EQ(m.spans[0].stage, 0);
+  EXPECT_EQ(m.spans[1].stage, 1);
+  EXPECT_EQ(m.spans[1].nodes, std::vector<std::string>{"Mul_1"});
+  // Auto keeps a kernel of few stages inline, as it was.
+  EXPECT_EQ(emit_cuda(k), kTwoStage);
+  // A register cap replaces the launch bounds (CUDA takes one of the two).
+  o.max_registers = 40;
+  const std::string capped = emit_cuda(k, o);
+  EXPECT_NE(capped.find("void __maxnreg__(40) fused_add_mul("), std::string::npos) << capped;
+  EXPECT_EQ(capped.find("__launch_bounds__"), std::string::npos);
+  expect_compiles(capped, "fused_add_mul");
 }
 
 TEST(CodegenCuda, WarpShuffleReductionGolden) {

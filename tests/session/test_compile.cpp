@@ -1,11 +1,15 @@
 // compile_plan: every kernel of a small model's plans compiles for sm_80 and sm_90; a planted
-// compile error and an over-sized cooperative grid are reported on their kernel only.
+// compile error and an over-sized cooperative grid are reported on their kernel only; a grid
+// that fits under fewer registers is compiled again under that cap.
 #include <gtest/gtest.h>
 
+#include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
+#include "core/loop/stmt.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
 #include "core/support/error.h"
+#include "core/te/builder.h"
 
 namespace souffle {
 namespace {
@@ -104,32 +108,133 @@ TEST(Compile, CooperativeGridBeyondCoResidencyIsAnError) {
   EXPECT_NE(r.kernels[0].error.find("tiny"), std::string::npos);
 }
 
+/// A cooperative two-stage kernel that needs many registers: stage 0 keeps 64 accumulators per
+/// thread live across a loop (y[b, t, j] = sum_k x[k] * (j + 1) * (t + k)), a grid barrier, and
+/// stage 1 sums each row of y into z.
+loop::Kernel register_hungry_kernel(int64_t grid, int64_t block) {
+  using te::Expr;
+  const int64_t n = grid * block;
+  te::Tensor x = te::make_input("x", {256}, DType::Float32);
+  te::Tensor y = te::make_compute_tensor("y", {n, 64}, DType::Float32);
+  te::Tensor z = te::make_compute_tensor("z", {n}, DType::Float32);
+  te::Tensor acc = loop::make_buffer("acc", {64}, DType::Float32);
+  Expr bx = te::var("bx"), tx = te::var("tx"), k = te::var("k"), j = te::var("j"), i = te::var("i"),
+       c = te::var("c");
+  auto f32 = [](double v) { return te::imm(DType::Float32, v); };
+  Expr row = bx * te::int_imm(block) + tx;
+  Expr weight = te::cast(DType::Float32, (j + te::int_imm(1)) * (row + k));
+  loop::Stmt s0 = loop::stage(
+      0, loop::allocate(
+             acc, loop::MemScope::Local,
+             loop::seq(
+                 {loop::make_for(j, 64, loop::ForKind::Unrolled, loop::store(acc, {j}, f32(0))),
+                  loop::make_for(
+                      k, 256, loop::ForKind::Serial,
+                      loop::make_for(
+                          j, 64, loop::ForKind::Unrolled,
+                          loop::store(acc, {j}, te::read(acc, {j}) + te::read(x, {k}) * weight))),
+                  loop::make_for(j, 64, loop::ForKind::Unrolled,
+                                 loop::store(y, {row, j}, te::read(acc, {j})))})));
+  loop::Stmt s1 = loop::stage(
+      1, loop::let_stmt(
+             i, row,
+             loop::seq(
+                 {loop::store(z, {i}, f32(0)),
+                  loop::make_for(c, 64, loop::ForKind::Serial,
+                                 loop::store(z, {i}, te::read(z, {i}) + te::read(y, {i, c})))})));
+  loop::Kernel kern;
+  kern.name = "hungry";
+  kern.inputs = {x};
+  kern.outputs = {y, z};
+  kern.launch.grid_x = grid;
+  kern.launch.block_x = block;
+  kern.launch.cooperative = true;
+  for (int st = 0; st < 2; ++st) {
+    loop::StageInfo info;
+    info.name = st == 0 ? "accumulate" : "row_sum";
+    info.schedule = "by hand";
+    info.tes = {st == 0 ? "y" : "z"};
+    info.grid_x = grid;
+    info.block_x = block;
+    kern.stages.push_back(info);
+  }
+  kern.body = loop::make_for(bx, grid, loop::ForKind::BlockIdxX,
+                             loop::make_for(tx, block, loop::ForKind::ThreadIdxX,
+                                            loop::seq({s0, loop::grid_barrier(), s1})));
+  return kern;
+}
+
+CompiledKernel compiled_entry(const loop::Kernel& k, codegen::StageOutlining outlining) {
+  CompiledKernel ck;
+  ck.kernel = k;
+  loop::KernelSet one;
+  one.kernels = {k};
+  ck.name = codegen::cuda_kernel_names(one)[0];
+  codegen::CudaEmitOptions eo;
+  eo.outlining = outlining;
+  ck.cuda = codegen::emit_cuda(k, eo);
+  ck.launch = k.launch;
+  return ck;
+}
+
+// The register-cap retry: a cooperative grid that is co-resident on a GPU only below the
+// registers ptxas first chose is compiled again under the cap that fits, with the stages inline
+// or outlined, alone or in a batch with a kernel that needs no cap; the cap is in the source
+// and its PTX, so a bundle built from them keeps it.
 TEST(Compile, CooperativeGridIsFittedByCappingRegisters) {
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
-  plan::FusionPlan p = plan_of(plan::Strategy::Souffle);
-  CompileOptions o;
-  o.archs = {"sm_80"};
-  CompileReport r = compile_plan(p, o);
-  ASSERT_EQ(r.kernels.size(), 1u);
-  CompiledKernel& k = r.kernels[0];
-  ASSERT_TRUE(k.ok()) << k.error;
-  const int regs = k.max_registers();
-  // A GPU with just enough SMs for the grid at 32 registers per thread, not at the compiled count.
-  gpu::GpuSpec small = gpu::gpu_spec("a100");
-  small.name = "small";
-  const gpu::Occupancy low = gpu::occupancy(small, static_cast<int>(k.launch.block_x), 32, 0);
-  small.sm_count = static_cast<int>((k.launch.grid_x + low.blocks_per_sm - 1) / low.blocks_per_sm);
-  if (gpu::occupancy(
-          small, static_cast<int>(k.launch.block_x), regs,
-          k.per_arch[0].find_kernel(k.name)->shared_bytes + k.launch.dynamic_shared_bytes)
-          .total_blocks >= k.launch.grid_x)
-    GTEST_SKIP() << "registers do not limit this kernel's residency";
-  compile_kernels(r.kernels, small, o);
-  EXPECT_TRUE(k.ok()) << k.error;
-  EXPECT_GT(k.register_cap, 0);
-  EXPECT_LT(k.register_cap, regs);
-  EXPECT_LE(k.max_registers(), k.register_cap);
-  EXPECT_GE(k.co_resident, k.launch.grid_x);
+  const int64_t grid = 64, block = 128;
+  for (codegen::StageOutlining mode :
+       {codegen::StageOutlining::Never, codegen::StageOutlining::Always}) {
+    SCOPED_TRACE(mode == codegen::StageOutlining::Never ? "inline" : "outlined");
+    CompileOptions o;
+    o.archs = {"sm_80", "sm_90"};
+    o.outlining = mode;
+    o.batch = 2;
+    std::vector<CompiledKernel> ks = {compiled_entry(register_hungry_kernel(grid, block), mode)};
+    loop::Kernel small = register_hungry_kernel(1, 32);
+    small.name = "small";
+    ks.push_back(compiled_entry(small, mode));
+    const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+    compile_kernels(ks, a100, o);
+    ASSERT_TRUE(ks[0].ok()) << ks[0].error;
+    const int regs = ks[0].max_registers();
+    ASSERT_GT(regs, 64) << "64 live accumulators need more than 64 registers";
+    EXPECT_EQ(ks[0].register_cap, 0);
+    // Just enough SMs for the grid at 48 registers per thread, too few at the compiled count.
+    gpu::GpuSpec tight = a100;
+    tight.name = "tight";
+    const int per_sm = gpu::occupancy(tight, static_cast<int>(block), 48, 0).blocks_per_sm;
+    ASSERT_GT(per_sm, 0);
+    tight.sm_count = static_cast<int>((grid + per_sm - 1) / per_sm);
+    const int64_t smem = ks[0].per_arch[0].find_kernel(ks[0].name)->shared_bytes;
+    ASSERT_LT(gpu::occupancy(tight, static_cast<int>(block), regs, smem).total_blocks, grid);
+
+    for (CompiledKernel& k : ks) k.per_arch.clear();
+    compile_kernels(ks, tight, o);
+    const CompiledKernel& k = ks[0];
+    ASSERT_TRUE(k.ok()) << k.error;
+    EXPECT_GE(k.register_cap, 48);
+    EXPECT_LT(k.register_cap, regs);
+    EXPECT_LE(k.max_registers(), k.register_cap);
+    EXPECT_GE(k.co_resident, grid);
+    const std::string attr = "__maxnreg__(" + std::to_string(k.register_cap) + ")";
+    EXPECT_NE(k.cuda.find(attr), std::string::npos) << k.cuda.substr(0, 2000);
+    EXPECT_EQ(k.cuda.find("__launch_bounds__"), std::string::npos) << "CUDA takes one of the two";
+    ASSERT_EQ(k.per_arch.size(), 2u);
+    for (const gpu::CompileResult& r : k.per_arch) {
+      EXPECT_TRUE(r.ok) << r.log;
+      EXPECT_NE(r.ptx.find(".maxnreg " + std::to_string(k.register_cap)), std::string::npos)
+          << r.arch;
+    }
+    if (mode == codegen::StageOutlining::Always) {
+      EXPECT_NE(k.cuda.find("__noinline__"), std::string::npos);
+    }
+    // The small kernel fits as it is and stays uncapped.
+    EXPECT_TRUE(ks[1].ok()) << ks[1].error;
+    EXPECT_EQ(ks[1].register_cap, 0);
+    EXPECT_EQ(ks[1].cuda.find("__maxnreg__"), std::string::npos);
+  }
 }
 
 TEST(Compile, BadArchIsAUserError) {

@@ -348,7 +348,7 @@ loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
     PartitionSchedule ps =
         schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, config, options);
     if (ps.stages.empty()) continue;
-    if (plan.strategy != plan::Strategy::Souffle) {
+    if (options.split_launches && plan.strategy != plan::Strategy::Souffle) {
       for (loop::Kernel& k : split_launches(std::move(ps.stages), name))
         ks.kernels.push_back(std::move(k));
       continue;
@@ -415,7 +415,9 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
     schedule::ScheduleConfig sc;
     sc.precision = p.precision;
     tune_plan(p, sc);  // tensor-core tiles under tf32/fp16/bf16
-    ks = build_plan_kernels(p, sc);
+    KernelBuildOptions bo;
+    bo.split_launches = true;
+    ks = build_plan_kernels(p, sc, bo);
   } catch (const KernelBuildError& e) {
     rep.error = e.what();
     out.ok = false;

@@ -36,15 +36,20 @@ struct KernelBuildOptions {
   /// loop (schedule::is_epilogue); its output is written only when something else reads it.
   bool epilogues = true;
   schedule::MeasureFn measure;  ///< optional: ranks tile candidates by measured time
+  /// Under rules and unfused, which launch without grid synchronization, a partition whose
+  /// stages would need a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
+  /// Off: one kernel per partition (cooperative where it needs grid barriers), for callers that
+  /// still expect exactly one kernel per partition; verify_kernels turns it on.
+  bool split_launches = false;
 };
 
 /// The kernels of a plan, in partition order: each partition's TEs scheduled one by one
 /// (schedule_op; a GEMM or a reduction with its epilogue TEs as one, schedule_fused /
 /// schedule_reduction_fused; views folded into their readers, kernel_units.h) and merged into
 /// one kernel (grid barriers between dependent stages, tensors produced inside the kernel become
-/// global scratch). Under rules and unfused, which launch without grid synchronization, a
-/// partition whose stages would need a grid barrier becomes several launches instead (named
-/// kernelN.0, kernelN.1, ...; see kernel_partition). Throws KernelBuildError.
+/// global scratch). With options.split_launches, under rules and unfused a partition whose
+/// stages would need a grid barrier becomes several launches instead (named kernelN.0,
+/// kernelN.1, ...; see kernel_partition). Throws KernelBuildError.
 loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
                                    const schedule::ScheduleConfig& config = {},
                                    const KernelBuildOptions& options = {});

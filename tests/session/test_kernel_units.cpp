@@ -37,6 +37,12 @@ plan::FusionPlan plan_of(const te::TeProgram& prog, plan::Strategy s) {
   return plan::plan(prog, po);
 }
 
+KernelBuildOptions split() {
+  KernelBuildOptions o;
+  o.split_launches = true;
+  return o;
+}
+
 int grid_barriers(const loop::Kernel& k) {
   int n = 0;
   loop::for_each_stmt(k.body,
@@ -77,7 +83,7 @@ TEST(KernelUnits, BertViewsFoldIntoTheAttentionGemm) {
     while (p.program.ops[i].get() != op) ++i;
     EXPECT_TRUE(kp.dropped[i]) << v;
   }
-  loop::KernelSet ks = build_plan_kernels(p);
+  loop::KernelSet ks = build_plan_kernels(p, {}, split());
   const loop::Kernel* k = kernel_of(ks, "/layers.0/MatMul/matmul");
   ASSERT_NE(k, nullptr);
   // One stage: the GEMM reads the projections through the composed index maps.
@@ -94,7 +100,7 @@ TEST(KernelUnits, BertViewsFoldIntoTheAttentionGemm) {
 
 TEST(KernelUnits, LayerNormVarianceStoresInvStdInItsEpilogue) {
   plan::FusionPlan p = plan_of(model("bert").program, plan::Strategy::Rules);
-  loop::KernelSet ks = build_plan_kernels(p);
+  loop::KernelSet ks = build_plan_kernels(p, {}, split());
   const loop::Kernel* k = kernel_of(ks, "/layers.0/attn_norm/LayerNormalization/var");
   ASSERT_NE(k, nullptr);
   ASSERT_EQ(k->stages.size(), 1u) << loop::print(*k);
@@ -130,7 +136,7 @@ TEST(KernelUnits, PartitionNeedingAGridBarrierIsSplitIntoLaunches) {
   te::TeProgram prog = transposed_chain();
   plan::FusionPlan p = plan_of(prog, plan::Strategy::Rules);
   ASSERT_EQ(p.partitions.size(), 1u) << plan::print(p);
-  loop::KernelSet ks = build_plan_kernels(p);
+  loop::KernelSet ks = build_plan_kernels(p, {}, split());
   ASSERT_EQ(ks.kernels.size(), 2u);
   const std::string base = "kernel" + std::to_string(p.partitions[0].id);
   EXPECT_EQ(ks.kernels[0].name, base + ".0");
@@ -149,6 +155,11 @@ TEST(KernelUnits, PartitionNeedingAGridBarrierIsSplitIntoLaunches) {
     EXPECT_EQ(grid_barriers(k), 0);
     EXPECT_FALSE(k.launch.cooperative);
   }
+  // Without split_launches: one kernel for the partition, cooperative, with its grid barrier.
+  loop::KernelSet one = build_plan_kernels(p);
+  ASSERT_EQ(one.kernels.size(), 1u);
+  EXPECT_EQ(grid_barriers(one.kernels[0]), 1);
+  EXPECT_TRUE(one.kernels[0].launch.cooperative);
   // The souffle strategy composes the chain (vertical transform): one kernel.
   EXPECT_EQ(build_plan_kernels(plan_of(prog, plan::Strategy::Souffle)).kernels.size(), 1u);
   // The two launches compute b.
@@ -167,7 +178,7 @@ TEST(KernelUnits, RulesAndUnfusedKernelsHaveNoGridBarrier) {
     for (plan::Strategy s : {plan::Strategy::Rules, plan::Strategy::Unfused}) {
       plan::FusionPlan p = plan_of(model(name).program, s);
       tune_plan(p);
-      loop::KernelSet ks = build_plan_kernels(p);
+      loop::KernelSet ks = build_plan_kernels(p, {}, split());
       EXPECT_GE(ks.kernels.size(), p.kernels() / 2) << name;
       for (const loop::Kernel& k : ks.kernels) {
         EXPECT_EQ(grid_barriers(k), 0) << name << " " << plan::strategy_name(s) << " " << k.name;

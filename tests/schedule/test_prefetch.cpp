@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include "core/codegen/codegen_cuda.h"
 #include "core/emulate/emulate.h"
+#include "core/gpu/nvrtc.h"
 #include "core/interp/interpreter.h"
 #include "core/loop/mutator.h"
 #include "core/schedule/schedule.h"
@@ -144,6 +146,41 @@ TEST(Prefetch, GemmOfAnEarlierStageOutputIsNotPrefetched) {
       schedule::merge_stages({schedule::schedule_op(*y, c), schedule::schedule_op(*z, c)}, "k");
   EXPECT_EQ(loop::print(k).find("prefetched"), std::string::npos);
   EXPECT_LE(compare({y, z}, k), 1e-5);
+}
+
+TEST(Prefetch, PrefetchAndSharedResidentsCompileWithNvrtc) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  RowScaledGemm g;
+  schedule::ScheduleConfig c = small_tiles(true);
+  // y = 2s, then u = y + 1 by the same threads (y kept in shared memory), then a GEMM scaled by
+  // u (after a grid barrier, its weight tile prefetched before it).
+  te::Op y = te::compute("y", {40}, DType::Float32, [&](const std::vector<Expr>& i) {
+    return te::read(g.s->output, i) * 2.0;
+  });
+  te::Op u = te::compute("u", {40}, DType::Float32,
+                         [&](const std::vector<Expr>& i) { return te::read(y->output, i) + 1.0; });
+  te::Op z = te::reduce("z", {40, 36}, DType::Float32, te::ReduceKind::Sum, {96},
+                        [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                          return (te::read(g.x, {i[0], k[0]}) * te::read(u->output, {i[0]})) *
+                                 te::read(g.w, {k[0], i[1]});
+                        });
+  schedule::MergeOptions o;
+  o.local = {y->output};
+  loop::Kernel k =
+      schedule::merge_stages({schedule::schedule_op(*g.s, c), schedule::schedule_op(*y, c),
+                              schedule::schedule_op(*u, c), schedule::schedule_op(*z, c)},
+                             "prefetch_kernel", o);
+  EXPECT_NE(k.stages[1].schedule.find("y kept in shared memory"), std::string::npos)
+      << k.stages[1].schedule;
+  EXPECT_LE(compare({g.s, y, u, z}, k), 1e-5);
+  const std::string src = codegen::emit_cuda(k);
+  EXPECT_NE(src.find("prefetched before the grid barrier"), std::string::npos) << src;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    gpu::CompileOptions co;
+    co.arch = arch;
+    gpu::CompileResult r = gpu::compile_cuda(src, "prefetch_kernel.cu", co);
+    EXPECT_TRUE(r.ok) << r.error;
+  }
 }
 
 }  // namespace

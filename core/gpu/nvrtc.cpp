@@ -127,7 +127,7 @@ std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
   static const std::regex barriers_re(R"(used (\d+) barriers)");
   static const std::regex smem_re(R"((\d+) bytes smem)");
   static const std::regex cmem_re(R"((\d+) bytes cmem\[0\])");
-  std::vector<KernelResources> out;
+  std::vector<KernelResources> out, functions;
   std::istringstream is(log);
   std::string line, props_for;
   KernelResources* cur = nullptr;
@@ -140,12 +140,20 @@ std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
     } else if (std::regex_search(line, m, props_re)) {
       props_for = m[1];
     } else if (std::regex_search(line, m, frame_re)) {
-      // Frame lines also follow the properties of non-inlined device functions; keep only the
-      // entry's own.
+      // Frame lines also follow the properties of non-inlined device functions: an entry's own
+      // set its figures, those of its stage functions (named ENTRY_stageN, inside a mangled
+      // name) add their spills and their frame on top of the entry's.
       if (cur && props_for == cur->name) {
-        cur->stack_bytes = std::stoll(m[1]);
-        cur->spill_store_bytes = std::stoll(m[2]);
-        cur->spill_load_bytes = std::stoll(m[3]);
+        cur->stack_bytes += std::stoll(m[1]);
+        cur->spill_store_bytes += std::stoll(m[2]);
+        cur->spill_load_bytes += std::stoll(m[3]);
+      } else {
+        KernelResources f;
+        f.name = props_for;
+        f.stack_bytes = std::stoll(m[1]);
+        f.spill_store_bytes = std::stoll(m[2]);
+        f.spill_load_bytes = std::stoll(m[3]);
+        functions.push_back(std::move(f));
       }
     } else if (cur && std::regex_search(line, m, used_re)) {
       cur->registers = std::stoi(m[1]);
@@ -154,6 +162,15 @@ std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
       if (std::regex_search(line, m, cmem_re)) cur->const_bytes = std::stoll(m[1]);
     }
   }
+  // ptxas may list a device function before or after its caller's entry.
+  for (const KernelResources& f : functions)
+    for (KernelResources& k : out)
+      if (f.name.find(k.name + "_stage") != std::string::npos) {
+        k.callee_stack_bytes = std::max(k.callee_stack_bytes, f.stack_bytes);
+        k.spill_store_bytes += f.spill_store_bytes;
+        k.spill_load_bytes += f.spill_load_bytes;
+      }
+  for (KernelResources& k : out) k.stack_bytes += k.callee_stack_bytes;
   return out;
 }
 

@@ -30,10 +30,13 @@ struct KernelResources {
   int registers = 0;         ///< per thread
   int barriers = 0;          ///< named barriers used
   int64_t shared_bytes = 0;  ///< static shared memory per block
-  int64_t stack_bytes = 0;   ///< stack frame per thread
+  /// Stack frame per thread: the entry's own plus the largest of its stage functions'.
+  int64_t stack_bytes = 0;
+  /// Spilled bytes of the entry and of its stage functions (`NAME_stageN`) together.
   int64_t spill_store_bytes = 0;
   int64_t spill_load_bytes = 0;
-  int64_t const_bytes = 0;  ///< cmem[0], the kernel's parameters and constants
+  int64_t callee_stack_bytes = 0;  ///< the largest frame of its stage functions
+  int64_t const_bytes = 0;         ///< cmem[0], the kernel's parameters and constants
 };
 
 struct CompileResult {

@@ -237,6 +237,36 @@ TEST(Compile, CooperativeGridIsFittedByCappingRegisters) {
   }
 }
 
+// ptxas lists the stage functions of an outlined kernel beside it: their spills and frames are
+// the kernel's too (a function of another kernel, or no stage function, is not).
+TEST(Compile, StageFunctionSpillsCountForTheirKernel) {
+  const std::string log =
+      "ptxas info    : Function properties for _ZN4_INT12kernel1_stage0EPKfPf\n"
+      "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Compiling entry function 'kernel1' for 'sm_80'\n"
+      "ptxas info    : Function properties for kernel1\n"
+      "ptxas         .     16 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 80 registers, used 1 barriers, 400 bytes cmem[0]\n"
+      "ptxas info    : Function properties for _ZN4_INT12kernel1_stage1EPKfPf\n"
+      "ptxas         .     40 bytes stack frame, 0 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Function properties for _ZN4_INT13kernel11_stage0EPKfPf\n"
+      "ptxas         .     8 bytes stack frame, 100 bytes spill stores, 100 bytes spill loads\n"
+      "ptxas info    : Compiling entry function 'kernel11' for 'sm_80'\n"
+      "ptxas info    : Function properties for kernel11\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 30 registers, 360 bytes cmem[0]\n";
+  std::vector<gpu::KernelResources> ks = gpu::parse_ptxas_info(log);
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0].name, "kernel1");
+  EXPECT_EQ(ks[0].registers, 80);
+  EXPECT_EQ(ks[0].spill_store_bytes, 4 + 8);
+  EXPECT_EQ(ks[0].spill_load_bytes, 4 + 8 + 16);
+  EXPECT_EQ(ks[0].stack_bytes, 16 + 40);
+  EXPECT_EQ(ks[1].name, "kernel11");
+  EXPECT_EQ(ks[1].spill_store_bytes, 100);
+  EXPECT_EQ(ks[1].stack_bytes, 8);
+}
+
 TEST(Compile, BadArchIsAUserError) {
   EXPECT_THROW(check_arch("sm80"), UserError);
   EXPECT_THROW(check_arch("gfx90a"), UserError);

@@ -3,6 +3,7 @@
 // way in; fp32 accumulators go back through a shared tile so that any output shape is written
 // with plain guarded stores, and element-wise consumers (the epilogue) are computed right there.
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include "core/loop/stmt.h"
@@ -105,38 +106,81 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                 kdim = extent_product(op.reduce_axes);
   const int64_t mtiles = ceil_div(m, bm), ntiles = ceil_div(n, bn), grid = p * mtiles * ntiles;
 
-  Tensor sa = loop::make_buffer(op.name + "_a", {bm, bk + row_pad(ct)}, ct);
-  Tensor sb = loop::make_buffer(op.name + "_b", {bk, bn + row_pad(ct)}, ct);
+  const bool db = c.tc_double_buffer;
+  const int64_t ksteps = ceil_div(kdim, bk);
+  // With double buffering each operand tile has two stages, the stage index first.
+  auto tile_shape = [&](int64_t r, int64_t cols) {
+    return db ? Shape{2, r, cols} : Shape{r, cols};
+  };
+  Tensor sa = loop::make_buffer(op.name + "_a", tile_shape(bm, bk + row_pad(ct)), ct);
+  Tensor sb = loop::make_buffer(op.name + "_b", tile_shape(bk, bn + row_pad(ct)), ct);
   Tensor sc = loop::make_buffer(op.name + "_c", {bm, bn + row_pad(DType::Float32)}, DType::Float32);
   Tensor fa = loop::make_fragment_buffer(op.name + "_fa", fm, mt);
   Tensor fb = loop::make_fragment_buffer(op.name + "_fb", fn, mt);
   Tensor fc = loop::make_fragment_buffer(op.name + "_fc", fm * fn, MmaType::F32);
+  Tensor ra = loop::make_buffer(op.name + "_a_next", {ceil_div(bm * bk, threads)}, ct);
+  Tensor rb = loop::make_buffer(op.name + "_b_next", {ceil_div(bk * bn, threads)}, ct);
   Expr pb = te::var("pb"), mb = te::var("mb"), nb = te::var("nb"), warp = te::var("warp"),
        wm = te::var("wm"), wn = te::var("wn"), ko = te::var("ko"), kk = te::var("kk"),
-       i = te::var("i"), j = te::var("j");
+       i = te::var("i"), j = te::var("j"), cur = te::var("cur");
+  auto at = [&](const Expr& stage, Expr r, Expr col) {
+    return db ? std::vector<Expr>{stage, std::move(r), std::move(col)}
+              : std::vector<Expr>{std::move(r), std::move(col)};
+  };
 
-  // A cooperative tile load, converting to the compute type: thread tx copies elements
-  // e = l*threads + tx of the tile; elements past the matrix are zero (K, M and N guards).
-  auto tile_load = [&](const Tensor& buf, int64_t tr, int64_t tcn, bool is_a) {
-    std::string tag = is_a ? "a" : "b";
+  // Thread tx handles elements e = l*threads + tx of an operand tile (e < rows*cols): `body`
+  // makes the statement for element (ii, jj) and slot l.
+  auto per_element = [&](bool is_a, const std::function<Stmt(Expr, Expr, Expr)>& body) {
+    const std::string tag = is_a ? "a" : "b";
+    const int64_t tr = is_a ? bm : bk, tcn = is_a ? bk : bn;
     Expr l = te::var("l" + tag), e = te::var("e" + tag), ii = te::var("i" + tag),
-         jj = te::var("j" + tag), gi = te::var("gi" + tag), gj = te::var("gj" + tag);
-    Expr value = is_a ? g.a : g.b;
-    if (value.dtype() != ct) value = te::cast(ct, value);
-    Expr grow = is_a ? mb * ic(bm) + ii : ko * ic(bk) + ii;
-    Expr gcol = is_a ? ko * ic(bk) + jj : nb * ic(bn) + jj;
-    int64_t lim_r = is_a ? m : kdim, lim_c = is_a ? kdim : n;
-    Expr in = te::logical_and(te::lt(gi, ic(lim_r)), te::lt(gj, ic(lim_c)));
-    Stmt st = loop::store(buf, {ii, jj}, te::select(in, value, te::imm(ct, 0)));
-    st = bind_flat(op.reduce_axes, is_a ? gj : gi, st);
-    st = bind_flat(is_a ? g.rows : g.cols, is_a ? gi : gj, st);
-    st = bind_flat(g.batch, pb, st);
-    st = loop::let_stmt(gi, grow, loop::let_stmt(gj, gcol, st));
+         jj = te::var("j" + tag);
+    Stmt st = body(l, ii, jj);
     st = loop::let_stmt(ii, te::floordiv(e, ic(tcn)),
                         loop::let_stmt(jj, te::floormod(e, ic(tcn)), st));
     if (tr * tcn % threads != 0) st = loop::if_then_else(te::lt(e, ic(tr * tcn)), st);
     return loop::make_for(l, ceil_div(tr * tcn, threads), ForKind::Serial,
                           loop::let_stmt(e, l * ic(threads) + f.tx, st));
+  };
+  // The operand's element (ii, jj) of K chunk kc in the compute type, zero past the matrix
+  // (K, M and N guards); `use` consumes it inside the lets that bind the TE's axes.
+  auto with_global = [&](bool is_a, const Expr& kc, const Expr& ii, const Expr& jj,
+                         const std::function<Stmt(Expr)>& use) {
+    const std::string tag = is_a ? "a" : "b";
+    Expr gi = te::var("gi" + tag), gj = te::var("gj" + tag);
+    Expr value = is_a ? g.a : g.b;
+    if (value.dtype() != ct) value = te::cast(ct, value);
+    Expr grow = is_a ? mb * ic(bm) + ii : kc * ic(bk) + ii;
+    Expr gcol = is_a ? kc * ic(bk) + jj : nb * ic(bn) + jj;
+    int64_t lim_r = is_a ? m : kdim, lim_c = is_a ? kdim : n;
+    Expr in = te::logical_and(te::lt(gi, ic(lim_r)), te::lt(gj, ic(lim_c)));
+    Stmt st = use(te::select(in, value, te::imm(ct, 0)));
+    st = bind_flat(op.reduce_axes, is_a ? gj : gi, st);
+    st = bind_flat(is_a ? g.rows : g.cols, is_a ? gi : gj, st);
+    st = bind_flat(g.batch, pb, st);
+    return loop::let_stmt(gi, grow, loop::let_stmt(gj, gcol, st));
+  };
+  // Global -> shared stage `stage` of K chunk kc (a cooperative load).
+  auto tile_load = [&](bool is_a, const Expr& kc, const Expr& stage) {
+    const Tensor& buf = is_a ? sa : sb;
+    return per_element(is_a, [&](Expr, Expr ii, Expr jj) {
+      return with_global(is_a, kc, ii, jj,
+                         [&](Expr v) { return loop::store(buf, at(stage, ii, jj), v); });
+    });
+  };
+  // Global -> this thread's registers (issued before the MMAs of the current chunk) and
+  // registers -> the other shared stage (after them).
+  auto stage_next = [&](bool is_a, const Expr& kc) {
+    const Tensor& reg = is_a ? ra : rb;
+    return per_element(is_a, [&](Expr l, Expr ii, Expr jj) {
+      return with_global(is_a, kc, ii, jj, [&](Expr v) { return loop::store(reg, {l}, v); });
+    });
+  };
+  auto commit_next = [&](bool is_a, const Expr& stage) {
+    const Tensor &buf = is_a ? sa : sb, &reg = is_a ? ra : rb;
+    return per_element(is_a, [&](Expr l, Expr ii, Expr jj) {
+      return loop::store(buf, at(stage, ii, jj), te::read(reg, {l}));
+    });
   };
 
   const int64_t wtm = fm * kFrag, wtn = fn * kFrag;  // the warp tile
@@ -147,17 +191,36 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                                   loop::fragment_fill(fc, i, te::imm(DType::Float32, 0))));
   Stmt mma_step = loop::seq(
       {loop::make_for(i, fm, ForKind::Unrolled,
-                      loop::fragment_load(fa, i, sa, {row0 + i * ic(kFrag), kk * ic(ks)})),
+                      loop::fragment_load(fa, i, sa, at(cur, row0 + i * ic(kFrag), kk * ic(ks)))),
        loop::make_for(j, fn, ForKind::Unrolled,
-                      loop::fragment_load(fb, j, sb, {kk * ic(ks), col0 + j * ic(kFrag)})),
+                      loop::fragment_load(fb, j, sb, at(cur, kk * ic(ks), col0 + j * ic(kFrag)))),
        loop::make_for(
            i, fm, ForKind::Unrolled,
            loop::make_for(j, fn, ForKind::Unrolled,
                           loop::fragment_mma(fc, frag_ij(), fa, i, fb, j, fc, frag_ij())))});
-  Stmt kstep =
-      loop::seq({tile_load(sa, bm, bk, true), tile_load(sb, bk, bn, false), loop::block_barrier(),
-                 loop::make_for(kk, bk / ks, ForKind::Serial, mma_step), loop::block_barrier()});
-  kphase.push_back(loop::make_for(ko, ceil_div(kdim, bk), ForKind::Serial, kstep));
+  Stmt mmas = loop::make_for(kk, bk / ks, ForKind::Serial, mma_step);
+  if (!db) {
+    Stmt kstep = loop::seq({tile_load(true, ko, Expr()), tile_load(false, ko, Expr()),
+                            loop::block_barrier(), mmas, loop::block_barrier()});
+    kphase.push_back(loop::make_for(ko, ksteps, ForKind::Serial, kstep));
+  } else {
+    // Chunk 0 goes straight to stage 0; step ko multiplies stage ko%2 while chunk ko+1 travels
+    // through registers into the other stage, last read in step ko-1, which ended with the
+    // barrier: one barrier per step.
+    kphase.push_back(tile_load(true, ic(0), ic(0)));
+    kphase.push_back(tile_load(false, ic(0), ic(0)));
+    kphase.push_back(loop::block_barrier());
+    Expr more = te::lt(ko + ic(1), ic(ksteps));
+    Stmt kstep = loop::seq(
+        {loop::if_then_else(
+             more, loop::seq({stage_next(true, ko + ic(1)), stage_next(false, ko + ic(1))})),
+         mmas,
+         loop::if_then_else(
+             more, loop::seq({commit_next(true, ic(1) - cur), commit_next(false, ic(1) - cur)})),
+         loop::block_barrier()});
+    kphase.push_back(loop::make_for(ko, ksteps, ForKind::Serial,
+                                    loop::let_stmt(cur, te::floormod(ko, ic(2)), kstep)));
+  }
 
   // The store phase: accumulators to the shared C tile, then every thread computes elements of
   // the block tile from it.
@@ -236,6 +299,7 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
       loop::let_stmt(pb, te::floordiv(f.bx, ic(mtiles * ntiles)),
                      loop::let_stmt(mb, te::floormod(te::floordiv(f.bx, ic(ntiles)), ic(mtiles)),
                                     loop::let_stmt(nb, te::floormod(f.bx, ic(ntiles)), inner)));
+  if (db) inner = loop::allocate(ra, MemScope::Local, loop::allocate(rb, MemScope::Local, inner));
   inner = loop::allocate(
       sa, MemScope::Shared,
       loop::allocate(sb, MemScope::Shared, loop::allocate(sc, MemScope::Shared, inner)));
@@ -244,8 +308,8 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
   std::string schedule = std::string("gemm_tc ") + loop::mma_type_name(mt) + " tensor-core tile " +
                          std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
                          ", warps " + std::to_string(tt.wr) + "x" + std::to_string(wc) + " of " +
-                         std::to_string(fm) + "x" + std::to_string(fn) + " fragments, mma m16n16k" +
-                         std::to_string(ks);
+                         std::to_string(fm) + "x" + std::to_string(fn) + " fragments" +
+                         (db ? ", double-buffered" : "") + ", mma m16n16k" + std::to_string(ks);
   if (!epilogue.empty()) {
     schedule += ", epilogue";
     for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;

@@ -28,6 +28,8 @@ struct ScheduleConfig {
   /// fragments each ((tc_bm/16/tc_fm) x (tc_bn/16/tc_fn) warps), K staged tc_bk at a time.
   /// tc_bm 0 derives 2x2 fragments per warp and 4, 2 or 1 warps from `block`.
   int64_t tc_bm = 0, tc_bn = 0, tc_bk = 32, tc_fm = 2, tc_fn = 2;
+  /// Two shared stages of the tensor-core operand tiles (the next K chunk staged in registers).
+  bool tc_double_buffer = false;
   /// A reduction with fewer output rows than this splits each row over blocks (partials joined
   /// across a grid barrier) in a grid of at most this many blocks: the GPU's SM count. 0 keeps
   /// every row in one block, for strategies that launch without grid synchronization.

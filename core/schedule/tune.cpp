@@ -57,9 +57,14 @@ bool estimate(const GemmProblem& p, const GemmTile& t, const TuneOptions& o, Til
     // Operand tiles in the compute type with the template's row padding, and the fp32 tile the
     // accumulators are stored through (the arena stacks them).
     const int64_t ct = o.precision == gpu::Precision::TF32 ? 4 : 2, pad = ct == 2 ? 8 : 4;
+    // Double buffering stages the next chunk's elements in registers, one each (converted
+    // one by one; ptxas does not pack the halves).
+    const int64_t staged =
+        t.double_buffer ? ceil_div(t.bm * t.bk, e.threads) + ceil_div(t.bk * t.bn, e.threads) : 0;
     e.regs_per_thread =
-        kAccFragRegs * t.tm * t.tn + kOperandFragRegs * (t.tm + t.tn) + kRegOverhead;
-    e.smem_bytes = (t.bm * (t.bk + pad) + t.bk * (t.bn + pad)) * ct + t.bm * (t.bn + 4) * 4;
+        kAccFragRegs * t.tm * t.tn + kOperandFragRegs * (t.tm + t.tn) + staged + kRegOverhead;
+    e.smem_bytes = (t.bm * (t.bk + pad) + t.bk * (t.bn + pad)) * ct * (t.double_buffer ? 2 : 1) +
+                   t.bm * (t.bn + 4) * 4;
   } else {
     const int64_t per_a = ceil_div(t.bm * t.bk, e.threads),
                   per_b = ceil_div(t.bk * t.bn, e.threads);
@@ -132,7 +137,7 @@ std::string GemmTile::describe() const {
     return "tensor-core tile " + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
            std::to_string(bk) + ", warps " + std::to_string(warps_m()) + "x" +
            std::to_string(warps_n()) + " of " + std::to_string(tm) + "x" + std::to_string(tn) +
-           " fragments";
+           " fragments" + (double_buffer ? ", double-buffered" : "");
   return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " tile " +
          std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? ", double-buffered" : "");
 }
@@ -144,6 +149,7 @@ ScheduleConfig with_tile(ScheduleConfig c, const GemmTile& t) {
     c.tc_bk = t.bk;
     c.tc_fm = t.tm;
     c.tc_fn = t.tn;
+    c.tc_double_buffer = t.double_buffer;
     return c;
   }
   c.tc_bm = 0;  // a tensor-core GEMM given a SIMT tile keeps its tile from the block size
@@ -189,6 +195,8 @@ std::vector<GemmTile> tensor_core_tile_space() {
       for (int64_t fm : {1, 2, 4})
         for (int64_t fn : {1, 2, 4})
           for (int64_t bk : {16, 32, 64})
+            // Single-buffered only for now: the template double-buffers (with_tile), but its
+            // staged registers (one per element) push ptxas past 230 registers per thread.
             out.push_back({wm * fm * kFragEdge, wn * fn * kFragEdge, bk, fm, fn, false, true});
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "core/analysis/access.h"
 #include "core/plan/vertical.h"
+#include "core/schedule/schedule.h"
 #include "core/te/mutator.h"
 
 namespace souffle {
@@ -90,7 +91,18 @@ KernelProgram fold_views(const plan::FusionPlan& plan) {
       if (from.emplace(r->tensor.get(), kp.program.ops[v].get()).second) views.push_back(v);
     });
     if (from.empty()) continue;
-    kp.program.ops[c] = plan::inline_reads(kp.program.ops[c], from);
+    te::Op next = plan::inline_reads(kp.program.ops[c], from);
+    // A read through a select (pad, concat) can hide a GEMM's operands from its template:
+    // such a reader keeps reading the written tensor, which is then computed after all.
+    if (schedule::classify(*next) != schedule::classify(*kp.program.ops[c])) {
+      for (size_t v : views)
+        if (kp.dropped[v]) {
+          kp.dropped[v] = false;
+          kp.copy_why[v] = "read by " + prog.ops[c]->name + ", whose schedule would change";
+        }
+      continue;
+    }
+    kp.program.ops[c] = next;
     // A chain of views shows through its last one.
     for (size_t v : views) {
       kp.folds[c].insert(kp.folds[c].end(), kp.folds[v].begin(), kp.folds[v].end());

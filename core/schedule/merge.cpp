@@ -254,6 +254,14 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     std::vector<Tensor> inputs, outputs;
   };
   std::vector<Placed> placed;
+  // The arena planner stacks the shared buffers of stages with no barrier between them. Merging
+  // must not grow the arena beyond the largest stage's (co-residency of cooperative grids
+  // depends on it), so removing a barrier or hoisting a tile is limited by what is stacked.
+  auto aligned = [](int64_t b) { return (b + 31) / 32 * 32; };
+  int64_t largest_arena = 0, stacked = 0;
+  for (const Kernel& s : stages)
+    largest_arena = std::max(largest_arena, aligned(s.launch.dynamic_shared_bytes));
+  largest_arena += options.arena_growth;
   auto note = [&](size_t info, const std::string& text) {
     if (info < k.stages.size()) k.stages[info].schedule += "; " + text;
   };
@@ -314,8 +322,13 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       dirty.clear();
       if (options.prove_ownership) note(first_info, "after a grid barrier (" + why + ")");
       std::vector<std::string> tags;
-      Stmt split = options.prefetch_weights ? hoist_weight_tiles(inner, produced, tags) : Stmt();
+      const bool room = stacked + aligned(s.launch.dynamic_shared_bytes) <= largest_arena;
+      Stmt split =
+          options.prefetch_weights && room ? hoist_weight_tiles(inner, produced, tags) : Stmt();
+      stacked = 0;
       if (split.defined()) {
+        // The hoisted tiles sit above what is stacked; the rest starts after the barrier.
+        stacked = largest_arena;
         inner = split;
         std::string which;
         for (const std::string& t : tags) which += (which.empty() ? "" : " and ") + t;
@@ -325,10 +338,18 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       }
     } else if (any && level == Ownership::Block) {
       body.push_back(loop::block_barrier());
+      stacked = 0;
       note(first_info, "after a block barrier: each block reads only what it wrote of " + owned);
+    } else if (any && stacked > 0 && s.launch.dynamic_shared_bytes > 0 &&
+               stacked + aligned(s.launch.dynamic_shared_bytes) > largest_arena) {
+      body.push_back(loop::block_barrier());
+      stacked = 0;
+      note(first_info, "after a block barrier (each thread reads only what it wrote of " + owned +
+                           "; the barrier lets the stages share the shared arena)");
     } else if (any) {
       note(first_info, "no barrier: each thread reads only what it wrote of " + owned);
     }
+    stacked += aligned(s.launch.dynamic_shared_bytes);
     body.push_back(inner);
     for (const Tensor& t : s.inputs)
       if (!produced.count(t.get()) &&

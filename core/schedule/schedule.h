@@ -105,6 +105,10 @@ struct MergeOptions {
   /// A GEMM stage after a grid barrier loads the first K tile of an operand that reads nothing
   /// the kernel writes (a weight) before the barrier, so the load overlaps the wait.
   bool prefetch_weights = true;
+  /// Bytes the shared arena may grow beyond the largest stage's own so that a prefetched tile
+  /// or a stage without a barrier can stack on the buffers of the stages before (co-residency
+  /// of a cooperative grid depends on the arena; 0 never grows it).
+  int64_t arena_growth = 0;
   /// Intermediates nothing outside the kernel reads: those proven block-owned whose per-block
   /// range fits `shared_budget` (bytes per block, the stages' arenas included) live in shared
   /// memory instead of global scratch.

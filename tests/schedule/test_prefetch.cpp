@@ -71,8 +71,10 @@ TEST_P(Prefetch, WeightTileLoadedBeforeTheGridBarrier) {
   RowScaledGemm g;
   schedule::ScheduleConfig c = small_tiles(GetParam());
   ASSERT_EQ(schedule::classify(*g.z), schedule::ScheduleKind::Gemm);
-  loop::Kernel k =
-      schedule::merge_stages({schedule::schedule_op(*g.s, c), schedule::schedule_op(*g.z, c)}, "k");
+  schedule::MergeOptions o;
+  o.arena_growth = 4096;  // the reduction's partials stay beside the prefetched tile
+  loop::Kernel k = schedule::merge_stages(
+      {schedule::schedule_op(*g.s, c), schedule::schedule_op(*g.z, c)}, "k", o);
   const std::string text = loop::print(k);
   EXPECT_NE(k.stages[1].schedule.find("first K tile of b prefetched before the grid barrier"),
             std::string::npos)
@@ -96,7 +98,9 @@ TEST_P(Prefetch, PrefetchedTileDoesNotAliasTheEarlierStagesArena) {
   RowScaledGemm g;
   schedule::ScheduleConfig c = small_tiles(GetParam());
   loop::Kernel red = schedule::schedule_op(*g.s, c);
-  loop::Kernel k = schedule::merge_stages({red, schedule::schedule_op(*g.z, c)}, "k");
+  schedule::MergeOptions o;
+  o.arena_growth = 4096;
+  loop::Kernel k = schedule::merge_stages({red, schedule::schedule_op(*g.z, c)}, "k", o);
   int64_t earlier_end = 0;
   for (const loop::SharedSlot& sl : k.shared) {
     bool of_reduction = false;
@@ -124,6 +128,17 @@ TEST_P(Prefetch, WithoutItTheBarrierComesFirst) {
   EXPECT_EQ(text.find("prefetched"), std::string::npos);
   EXPECT_LT(text.find("grid_barrier()"), text.find("first K tile of operand b"));
   EXPECT_LE(compare({g.s, g.z}, k), 1e-5);
+}
+
+TEST_P(Prefetch, NotWhereTheArenaWouldGrow) {
+  // By default the tile is not hoisted over the reduction's live partials.
+  RowScaledGemm g;
+  schedule::ScheduleConfig c = small_tiles(GetParam());
+  loop::Kernel red = schedule::schedule_op(*g.s, c), gemm = schedule::schedule_op(*g.z, c);
+  loop::Kernel k = schedule::merge_stages({red, gemm}, "k");
+  EXPECT_EQ(loop::print(k).find("prefetched"), std::string::npos);
+  EXPECT_LE(k.launch.dynamic_shared_bytes,
+            std::max(red.launch.dynamic_shared_bytes, gemm.launch.dynamic_shared_bytes));
 }
 
 INSTANTIATE_TEST_SUITE_P(Buffering, Prefetch, testing::Bool(),
@@ -166,6 +181,7 @@ TEST(Prefetch, PrefetchAndSharedResidentsCompileWithNvrtc) {
                         });
   schedule::MergeOptions o;
   o.local = {y->output};
+  o.arena_growth = 4096;
   loop::Kernel k =
       schedule::merge_stages({schedule::schedule_op(*g.s, c), schedule::schedule_op(*y, c),
                               schedule::schedule_op(*u, c), schedule::schedule_op(*z, c)},

@@ -43,6 +43,7 @@ class Planner {
     if (const For* f = s.as<For>()) return walk(f->body, base);
     if (const LetStmt* l = s.as<LetStmt>()) return walk(l->body, base);
     if (const Stage* g = s.as<Stage>()) return walk(g->body, base);
+    if (const FragmentAlloc* fa = s.as<FragmentAlloc>()) return walk(fa->body, base);
     if (const IfThenElse* i = s.as<IfThenElse>())
       return std::max(walk(i->then_case, base), walk(i->else_case, base));
     return base;

@@ -237,6 +237,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
 Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
                     const MergeOptions& options) {
   SOUFFLE_CHECK(!stages.empty(), "merge: no stages");
+  int64_t proof_budget = options.max_kernel_proof_steps;
   Kernel k;
   k.name = name;
   for (const Kernel& s : stages) {
@@ -307,8 +308,9 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         continue;
       }
       OwnershipQuery q{t, it->second, inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
-      q.max_steps = options.max_proof_steps;
+      q.max_steps = std::min(options.max_proof_steps, proof_budget);
       OwnershipProof p = prove_ownership(q);
+      proof_budget -= p.steps;
       if (p.level == Ownership::None) {
         grid = true;
         why = t->name + ": " + p.reason;
@@ -387,8 +389,9 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     }
     if (writers.empty() || readers.empty()) continue;
     OwnershipQuery q{t, writers, loop::seq(readers), f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
-    q.max_steps = options.max_proof_steps;
+    q.max_steps = std::min(options.max_proof_steps, proof_budget);
     OwnershipProof p = prove_ownership(q);
+    proof_budget -= p.steps;
     int64_t base = 0, step = 0, extent = 0;
     if (p.level == Ownership::None || p.writers_read || !affine_origin(p, base, step, extent))
       continue;

@@ -51,6 +51,11 @@ class Prover {
 
   OwnershipProof run() {
     OwnershipProof p;
+    struct Count {
+      OwnershipProof& p;
+      const int64_t& steps;
+      ~Count() { p.steps = steps; }
+    } count{p, m_steps};
     try {
       m_mode = Mode::Write;
       for (const Stmt& w : m_q.writers) each_thread(w);
@@ -393,9 +398,75 @@ class Prover {
 
 }  // namespace
 
+namespace {
+
+/// Trips of the statements of s that touch `t`, saturating at `cap`.
+int64_t trips(const Stmt& s, const te::TensorNode* t, int64_t cap) {
+  if (!s.defined()) return 0;
+  bool found = false;
+  loop::for_each_stmt(s, [&](const Stmt& x) {
+    if (const loop::Store* st = x.as<loop::Store>()) found |= st->buffer.get() == t;
+    if (const loop::AtomicAdd* a = x.as<loop::AtomicAdd>()) found |= a->buffer.get() == t;
+  });
+  if (!found)
+    loop::for_each_expr(s, [&](const Expr& e) {
+      te::for_each_node(e, [&](const Expr& n) {
+        if (const te::Read* r = n.as<te::Read>()) found |= r->tensor.get() == t;
+      });
+    });
+  if (!found) return 0;
+  auto mul = [cap](int64_t a, int64_t b) { return (b != 0 && a > cap / b) ? cap : a * b; };
+  switch (s.kind()) {
+    case StmtKind::For: {
+      const loop::For* f = s.as<loop::For>();
+      const te::IntImm* ext = f->extent.as<te::IntImm>();
+      // A trip count that is not a constant is left to the walk's own limit.
+      return std::min(cap, 1 + mul(ext ? ext->value : 1, trips(f->body, t, cap)));
+    }
+    case StmtKind::Seq: {
+      int64_t sum = 1;
+      for (const Stmt& x : s.as<loop::Seq>()->stmts) sum = std::min(cap, sum + trips(x, t, cap));
+      return sum;
+    }
+    case StmtKind::IfThenElse: {
+      const loop::IfThenElse* i = s.as<loop::IfThenElse>();
+      return std::min(cap, 1 + trips(i->then_case, t, cap) + trips(i->else_case, t, cap));
+    }
+    case StmtKind::LetStmt:
+      return std::min(cap, 1 + trips(s.as<loop::LetStmt>()->body, t, cap));
+    case StmtKind::Allocate:
+      return std::min(cap, 1 + trips(s.as<loop::Allocate>()->body, t, cap));
+    case StmtKind::Stage:
+      return std::min(cap, 1 + trips(s.as<loop::Stage>()->body, t, cap));
+    case StmtKind::FragmentAlloc:
+      return std::min(cap, 1 + trips(s.as<loop::FragmentAlloc>()->body, t, cap));
+    default:
+      // One statement: itself plus its accesses (a few per element at most).
+      return 4;
+  }
+}
+
+}  // namespace
+
+int64_t ownership_step_bound(const OwnershipQuery& q) {
+  const int64_t cap = std::max<int64_t>(q.max_steps, 1);
+  int64_t per_thread = trips(q.reader, q.tensor.get(), cap);
+  for (const Stmt& w : q.writers)
+    per_thread = std::min(cap, per_thread + trips(w, q.tensor.get(), cap));
+  const int64_t threads = q.grid * q.block;
+  return per_thread != 0 && per_thread > cap / std::max<int64_t>(threads, 1) ? cap
+                                                                             : per_thread * threads;
+}
+
 OwnershipProof prove_ownership(const OwnershipQuery& q) {
-  SOUFFLE_CHECK(q.tensor && q.bx.defined() && q.tx.defined(),
-                "prove_ownership: incomplete query");
+  SOUFFLE_CHECK(q.tensor && q.bx.defined() && q.tx.defined(), "prove_ownership: incomplete query");
+  // Refused up front when even the bound says the walk would run out: a failed enumeration of
+  // a big tensor costs as much as a successful one.
+  if (ownership_step_bound(q) >= q.max_steps) {
+    OwnershipProof p;
+    p.reason = "too many accesses to enumerate";
+    return p;
+  }
   return Prover(q).run();
 }
 

@@ -102,6 +102,9 @@ struct MergeOptions {
   /// Tests only: claim block ownership for every dependent pair (plants a wrong proof).
   bool force_ownership = false;
   int64_t max_proof_steps = int64_t{1} << 24;  ///< beyond this a proof gives up (grid barrier)
+  /// All proofs of one kernel together: once spent, the remaining dependent stages get grid
+  /// barriers (a kernel of hundreds of stages over big tensors would otherwise take minutes).
+  int64_t max_kernel_proof_steps = int64_t{1} << 25;
   /// A GEMM stage after a grid barrier loads the first K tile of an operand that reads nothing
   /// the kernel writes (a weight) before the barrier, so the load overlaps the wait.
   bool prefetch_weights = true;

@@ -140,28 +140,82 @@ PlanCodePtr CodePanel::generate(PlanDataPtr planData) {
   }
   loop::KernelSet ks;
   try {
-    ks = build_plan_kernels(p);
+    KernelBuildOptions bo;
+    bo.split_launches = true;  // as compile and the bundle build them
+    ks = build_plan_kernels(p, {}, bo);
   } catch (const std::exception& e) {
     out->error = QString::fromUtf8(e.what());
     for (KernelCodeText& k : out->kernels) k.error = out->error;
     return out;
   }
+  // A partition's launches (one, or kernelN.0, kernelN.1, ... where rules/unfused split it).
+  std::vector<std::vector<const loop::Kernel*>> launches(p.partitions.size());
   for (const loop::Kernel& k : ks.kernels) {
-    int part = -1;
-    for (size_t i = 0; i < p.partitions.size() && part < 0; ++i)
-      if (k.name == "kernel" + std::to_string(p.partitions[i].id)) part = static_cast<int>(i);
-    if (part < 0) continue;
-    KernelCodeText& c = out->kernels[static_cast<size_t>(part)];
+    const int id = kernel_partition(k.name);
+    for (size_t i = 0; i < p.partitions.size(); ++i)
+      if (p.partitions[i].id == id) launches[i].push_back(&k);
+  }
+  for (size_t part = 0; part < p.partitions.size(); ++part) {
+    if (launches[part].empty()) continue;
+    KernelCodeText& c = out->kernels[part];
     try {
-      const std::string loopText = loop::print(k);
+      loop::KernelSet set;
+      for (const loop::Kernel* k : launches[part]) set.kernels.push_back(*k);
+      const std::vector<std::string> names = codegen::cuda_kernel_names(set);
+      c.kernelName = QString::fromStdString(names.front());
+      // Loop IR: the launches' texts one after another, each mapped on its own and shifted.
+      std::string loopText;
+      int line = 0, stageBase = 0;
+      for (const loop::Kernel& k : set.kernels) {
+        const std::string t = loop::print(k);
+        for (codegen::SourceSpan sp : codegen::map_loop_text(t, k).spans) {
+          sp.first_line += line;
+          sp.last_line += line;
+          sp.stage += stageBase;
+          c.loopMap.spans.push_back(std::move(sp));
+        }
+        loopText += t;
+        if (!t.empty() && t.back() != '\n') loopText += '\n';
+        line = static_cast<int>(std::count(loopText.begin(), loopText.end(), '\n'));
+        stageBase += static_cast<int>(k.stages.size());
+      }
       c.loop = QString::fromStdString(loopText);
-      c.loopMap = codegen::map_loop_text(loopText, k);
-      const std::string cuda = codegen::emit_cuda(k);
+      // CUDA C: one translation unit (shared includes and helpers); each kernel's lines from
+      // its __global__ line to the next kernel's are mapped with that kernel's stages.
+      const std::string cuda = set.kernels.size() == 1 ? codegen::emit_cuda(set.kernels.front())
+                                                       : codegen::emit_cuda(set);
       c.cuda = QString::fromStdString(cuda);
-      c.cudaMap = codegen::map_cuda_source(cuda, k);
-      loop::KernelSet lone;
-      lone.kernels = {k};
-      c.kernelName = QString::fromStdString(codegen::cuda_kernel_names(lone).front());
+      if (set.kernels.size() == 1) {
+        c.cudaMap = codegen::map_cuda_source(cuda, set.kernels.front());
+      } else {
+        std::vector<std::string> lines;
+        for (size_t a = 0, b; a <= cuda.size(); a = b + 1) {
+          b = cuda.find('\n', a);
+          if (b == std::string::npos) b = cuda.size();
+          lines.push_back(cuda.substr(a, b - a));
+        }
+        std::vector<size_t> starts;
+        for (const std::string& n : names)
+          for (size_t i = 0; i < lines.size(); ++i)
+            if (lines[i].find("__global__") != std::string::npos &&
+                lines[i].find(" " + n + "(") != std::string::npos) {
+              starts.push_back(i);
+              break;
+            }
+        stageBase = 0;
+        for (size_t j = 0; j < starts.size() && j < set.kernels.size(); ++j) {
+          const size_t from = starts[j], to = j + 1 < starts.size() ? starts[j + 1] : lines.size();
+          std::string region;
+          for (size_t i = from; i < to; ++i) region += lines[i] + '\n';
+          for (codegen::SourceSpan sp : codegen::map_cuda_source(region, set.kernels[j]).spans) {
+            sp.first_line += static_cast<int>(from);
+            sp.last_line += static_cast<int>(from);
+            sp.stage += stageBase;
+            c.cudaMap.spans.push_back(std::move(sp));
+          }
+          stageBase += static_cast<int>(set.kernels[j].stages.size());
+        }
+      }
     } catch (const std::exception& e) {
       c.error = QString::fromUtf8(e.what());
     }

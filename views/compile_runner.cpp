@@ -144,8 +144,16 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
       ck = std::move(chunk[i - first]);
       if (partOf[i] < 0) continue;
       KernelCompile& kc = data->kernels[static_cast<size_t>(partOf[i])];
-      kc.name = QString::fromStdString(ck.name);
-      kc.source = QString::fromStdString(ck.cuda);
+      // A partition split into launches (kernelN.0, kernelN.1, ...) shows them as one row:
+      // names and sources joined, per arch the most registers and shared memory, the spills
+      // summed, failed when any launch failed.
+      const bool more = !kc.archs.empty();
+      kc.name = more ? kc.name + " + " + QString::fromStdString(ck.name)
+                     : QString::fromStdString(ck.name);
+      kc.source = more ? kc.source + "\n" + QString::fromStdString(ck.cuda)
+                       : QString::fromStdString(ck.cuda);
+      std::vector<ArchCompile> earlier;
+      if (more) earlier.swap(kc.archs);
       const QString kernelError = QString::fromStdString(ck.error);
       for (size_t a = 0; a < options.archs.size(); ++a) {
         ArchCompile r = a < ck.per_arch.size()
@@ -159,6 +167,17 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
           if (r.log.trimmed().isEmpty() || r.log.size() < kernelError.size()) r.log = kernelError;
         }
         if (!r.ok) ++data->failures;
+        if (a < earlier.size()) {
+          const ArchCompile& e = earlier[a];
+          r.ok = r.ok && e.ok;
+          r.registers = std::max(r.registers, e.registers);
+          r.sharedBytes = std::max(r.sharedBytes, e.sharedBytes);
+          r.spillBytes += e.spillBytes;
+          r.log = e.log + r.log;
+          r.error = e.error.isEmpty() ? r.error : e.error + r.error;
+          r.ms += e.ms;
+          r.fromCache = r.fromCache && e.fromCache;
+        }
         kc.archs.push_back(std::move(r));
       }
     }

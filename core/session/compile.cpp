@@ -73,43 +73,55 @@ std::string arch_digits(const std::string& arch) {
 std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
                                           const schedule::ScheduleConfig& config,
                                           codegen::StageOutlining outlining) {
-  std::vector<const plan::Partition*> parts;
-  for (const plan::Partition& p : plan.partitions) {
-    bool any = false;
-    for (const plan::Stage& st : p.stages) any |= !st.tes.empty();
-    if (any) parts.push_back(&p);
-  }
-  std::vector<CompiledKernel> out(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) {
-    out[i].partition = parts[i]->id;
-    out[i].name = "kernel" + std::to_string(parts[i]->id);
-  }
+  // Under rules and unfused a partition that would need a grid barrier becomes several
+  // launches (kernelN.0, kernelN.1, ...): those strategies launch without grid sync.
+  KernelBuildOptions bo;
+  bo.split_launches = true;
+  std::vector<CompiledKernel> out;
+  std::vector<bool> built;
+  auto take = [&](loop::KernelSet& ks) {
+    for (loop::Kernel& k : ks.kernels) {
+      CompiledKernel ck;
+      ck.partition = kernel_partition(k.name);
+      SOUFFLE_CHECK(ck.partition >= 0, "kernel " + k.name + " names no partition");
+      ck.name = k.name;
+      ck.kernel = std::move(k);
+      out.push_back(std::move(ck));
+      built.push_back(true);
+    }
+  };
   // The whole plan at once is the common case; when one partition cannot be built, each is
   // built alone so that the others still get their kernels.
-  std::vector<bool> built(parts.size(), false);
   try {
-    loop::KernelSet ks = build_plan_kernels(plan, config);
-    SOUFFLE_CHECK(ks.kernels.size() == parts.size(), "one kernel per non-empty partition");
-    for (size_t i = 0; i < parts.size(); ++i) {
-      out[i].kernel = std::move(ks.kernels[i]);
-      built[i] = true;
-    }
+    loop::KernelSet ks = build_plan_kernels(plan, config, bo);
+    take(ks);
   } catch (const KernelBuildError&) {
+    out.clear();
+    built.clear();
     plan::FusionPlan one;
     one.program = plan.program;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      one.partitions = {*parts[i]};
+    one.strategy = plan.strategy;
+    one.gpu = plan.gpu;
+    one.precision = plan.precision;
+    for (const plan::Partition& p : plan.partitions) {
+      bool any = false;
+      for (const plan::Stage& st : p.stages) any |= !st.tes.empty();
+      if (!any) continue;
+      one.partitions = {p};
       try {
-        loop::KernelSet ks = build_plan_kernels(one, config);
-        SOUFFLE_CHECK(ks.kernels.size() == 1, "one kernel per partition");
-        out[i].kernel = std::move(ks.kernels[0]);
-        built[i] = true;
+        loop::KernelSet ks = build_plan_kernels(one, config, bo);
+        take(ks);
       } catch (const KernelBuildError& e) {
-        out[i].error = std::string("cannot build ") + e.what();
+        CompiledKernel ck;
+        ck.partition = p.id;
+        ck.name = "kernel" + std::to_string(p.id);
+        ck.error = std::string("cannot build ") + e.what();
+        out.push_back(std::move(ck));
+        built.push_back(false);
       }
     }
   }
-  for (size_t i = 0; i < parts.size(); ++i) {
+  for (size_t i = 0; i < out.size(); ++i) {
     if (!built[i]) continue;
     CompiledKernel& ck = out[i];
     ck.launch = ck.kernel.launch;

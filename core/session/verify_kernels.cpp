@@ -256,9 +256,10 @@ bool has_grid_barrier(const loop::Kernel& k) {
   return found;
 }
 
-loop::Kernel merged(std::vector<loop::Kernel> stages, const std::string& name) {
+loop::Kernel merged(std::vector<loop::Kernel> stages, const std::string& name,
+                    const schedule::MergeOptions& options = {}) {
   try {
-    return schedule::merge_stages(std::move(stages), name);
+    return schedule::merge_stages(std::move(stages), name, options);
   } catch (const std::exception& e) {
     throw KernelBuildError(name, "", std::string("cannot merge stages: ") + e.what());
   }
@@ -268,8 +269,45 @@ loop::Kernel merged(std::vector<loop::Kernel> stages, const std::string& name) {
 /// stages in order, one merged kernel as long as merge_stages needs no grid barrier between
 /// them, a new launch at a stage that would need one. Each launch after the first says why in
 /// its first stage's schedule text; with several, they are named `name`.0, .1, ...
-std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages,
-                                         const std::string& name) {
+/// The outputs of `p`'s TEs that only `p` reads (no model output): merge_stages may keep those
+/// it proves block-owned in shared memory.
+std::vector<te::Tensor> partition_locals(const KernelProgram& kp, const plan::Partition& p,
+                                         const Readers& readers) {
+  const std::set<int> mine(p.tes.begin(), p.tes.end());
+  std::vector<te::Tensor> out;
+  for (int te : p.tes) {
+    if (te < 0 || static_cast<size_t>(te) >= kp.program.ops.size()) continue;
+    const te::Tensor& t = kp.program.ops[static_cast<size_t>(te)]->output;
+    if (readers.outputs.count(t.get())) continue;
+    auto it = readers.by_tensor.find(t.get());
+    bool inside = true;
+    if (it != readers.by_tensor.end())
+      for (int r : it->second) inside &= mine.count(r) > 0;
+    if (inside) out.push_back(t);
+  }
+  return out;
+}
+
+/// Merge options for a kernel of `stages`: `locals` may live in shared memory within a per-block
+/// budget that, for a grid that must be co-resident, leaves room for its blocks on every SM.
+schedule::MergeOptions merge_options(const std::vector<loop::Kernel>& stages,
+                                     std::vector<te::Tensor> locals, const gpu::GpuSpec* gpu,
+                                     bool cooperative) {
+  schedule::MergeOptions mo;
+  mo.local = std::move(locals);
+  if (gpu && cooperative && gpu->sm_count > 0) {
+    int64_t grid = 1;
+    for (const loop::Kernel& k : stages) grid = std::max(grid, k.launch.grid_x);
+    const int64_t per_sm = (grid + gpu->sm_count - 1) / gpu->sm_count;
+    const int64_t fit = gpu->shared_memory_per_sm / per_sm - gpu->reserved_shared_memory_per_block;
+    mo.shared_budget = std::max<int64_t>(0, std::min(mo.shared_budget, fit));
+  }
+  return mo;
+}
+
+std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages, const std::string& name,
+                                         const std::vector<te::Tensor>& locals,
+                                         const gpu::GpuSpec* gpu) {
   std::vector<std::vector<loop::Kernel>> launches;
   std::set<const te::TensorNode*> written;  // by the stages of the current launch
   for (loop::Kernel& s : stages) {
@@ -296,9 +334,21 @@ std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages,
     launches.back().push_back(std::move(s));
   }
   std::vector<loop::Kernel> out;
-  for (size_t i = 0; i < launches.size(); ++i)
+  for (size_t i = 0; i < launches.size(); ++i) {
+    // A partition-local tensor is local to this launch when no other launch reads it.
+    std::vector<te::Tensor> mine;
+    for (const te::Tensor& t : locals) {
+      bool elsewhere = false;
+      for (size_t j = 0; j < launches.size(); ++j)
+        if (j != i)
+          for (const loop::Kernel& s : launches[j])
+            elsewhere |= std::find(s.inputs.begin(), s.inputs.end(), t) != s.inputs.end();
+      if (!elsewhere) mine.push_back(t);
+    }
+    schedule::MergeOptions mo = merge_options(launches[i], std::move(mine), gpu, false);
     out.push_back(merged(std::move(launches[i]),
-                         launches.size() == 1 ? name : name + "." + std::to_string(i)));
+                         launches.size() == 1 ? name : name + "." + std::to_string(i), mo));
+  }
   return out;
 }
 
@@ -343,17 +393,22 @@ loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
   const KernelProgram kp = fold_views(plan);
   const Readers readers = readers_of(kp);
   const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
+  const std::optional<gpu::GpuSpec> spec_for_budget = plan_gpu(plan);
   for (const plan::Partition& p : plan.partitions) {
     std::string name = kernel_name(p);
     PartitionSchedule ps =
         schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, config, options);
     if (ps.stages.empty()) continue;
+    std::vector<te::Tensor> locals;
+    if (options.shared_residents) locals = partition_locals(kp, p, readers);
+    const gpu::GpuSpec* spec = spec_for_budget ? &*spec_for_budget : nullptr;
     if (options.split_launches && plan.strategy != plan::Strategy::Souffle) {
-      for (loop::Kernel& k : split_launches(std::move(ps.stages), name))
+      for (loop::Kernel& k : split_launches(std::move(ps.stages), name, locals, spec))
         ks.kernels.push_back(std::move(k));
       continue;
     }
-    ks.kernels.push_back(merged(std::move(ps.stages), name));
+    schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
+    ks.kernels.push_back(merged(std::move(ps.stages), name, mo));
   }
   return ks;
 }

@@ -38,9 +38,13 @@ struct KernelBuildOptions {
   schedule::MeasureFn measure;  ///< optional: ranks tile candidates by measured time
   /// Under rules and unfused, which launch without grid synchronization, a partition whose
   /// stages would need a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
-  /// Off: one kernel per partition (cooperative where it needs grid barriers), for callers that
-  /// still expect exactly one kernel per partition; verify_kernels turns it on.
+  /// Off: one kernel per partition (cooperative where it needs grid barriers). verify_kernels,
+  /// compile_plan (and so bundles) and the explorer's code panel turn it on.
   bool split_launches = false;
+  /// Intermediates only their partition reads that merge_stages proves block-owned live in
+  /// shared memory (schedule::MergeOptions::local) within a per-block budget that keeps a
+  /// cooperative grid co-resident on the plan's GPU.
+  bool shared_residents = true;
 };
 
 /// The kernels of a plan, in partition order: each partition's TEs scheduled one by one

@@ -21,9 +21,10 @@ using te::Tensor;
 
 bool match_gemm(const te::ComputeOp& op, GemmParts& g) {
   if (op.reduce != te::ReduceKind::Sum || op.reduce_axes.empty()) return false;
-  const te::Binary* mul = op.body.as<te::Binary>();
-  if (!mul || mul->op != te::BinaryOp::Mul) return false;
-  auto va = vars_of(mul->a), vb = vars_of(mul->b);
+  // A product, or a select between products (a K axis concatenated from two operand pairs).
+  te::Expr fa, fb;
+  if (!split_product(op.body, fa, fb)) return false;
+  auto va = vars_of(fa), vb = vars_of(fb);
   g = {};
   for (const te::IterVar& ax : op.axes) {
     bool in_a = va.count(ax.var.get()), in_b = vb.count(ax.var.get());
@@ -35,8 +36,8 @@ bool match_gemm(const te::ComputeOp& op, GemmParts& g) {
       g.batch.push_back(ax);
   }
   // a provides the rows, b the columns; swap when the product is written the other way round.
-  g.a = mul->a;
-  g.b = mul->b;
+  g.a = fa;
+  g.b = fb;
   if (g.rows.empty()) {
     std::swap(g.a, g.b);
     std::swap(g.rows, g.cols);

@@ -40,6 +40,10 @@ struct Mem {
   /// Epoch and accessor (thread for shared, block for global) of the last write / reads;
   /// reader -2 means several.
   std::vector<int32_t> w_epoch, w_who, r_epoch, r_who;
+  /// Global memory only: the thread (global lane) of the last write / reads and the block
+  /// epoch they happened in, so threads of one block that exchange data through global memory
+  /// without a block barrier are caught too; reader -2 means several.
+  std::vector<int32_t> tw_lane, tw_epoch, tr_lane, tr_block, tr_epoch, tr_grid;
 
   void init(bool track) {
     data.assign(static_cast<size_t>(numel * copies), Val{});
@@ -49,6 +53,14 @@ struct Mem {
       w_who.assign(data.size(), -1);
       r_epoch.assign(data.size(), -1);
       r_who.assign(data.size(), -1);
+      if (scope == MemScope::Global) {
+        tw_lane.assign(data.size(), -1);
+        tw_epoch.assign(data.size(), -1);
+        tr_lane.assign(data.size(), -1);
+        tr_block.assign(data.size(), -1);
+        tr_epoch.assign(data.size(), -1);
+        tr_grid.assign(data.size(), -1);
+      }
     }
   }
 };
@@ -314,6 +326,7 @@ class Machine {
     };
     if (m.w_epoch[a] == epoch && m.w_who[a] != me)
       race(write ? "write-write" : "write-read", m.w_who[a]);
+    if (m.scope == MemScope::Global && !m.tw_lane.empty()) track_in_block(m, a, lane, write);
     if (write) {
       if (m.r_epoch[a] == epoch && m.r_who[a] != me) race("read-write", m.r_who[a]);
       m.w_epoch[a] = epoch;
@@ -323,6 +336,35 @@ class Machine {
     } else {
       m.r_epoch[a] = epoch;
       m.r_who[a] = me;
+    }
+  }
+
+  /// Threads of one block on one global element between two block barriers (the block-level
+  /// tracking above sees one accessor there): what a stage that relies on each thread reading
+  /// only what it wrote itself would get wrong.
+  void track_in_block(Mem& m, int64_t a, int32_t lane, bool write) {
+    const int32_t b = lane / static_cast<int32_t>(m_block);
+    const int32_t be = m_block_epoch[static_cast<size_t>(b)];
+    auto race = [&](const char* kind, int32_t other) {
+      fail(std::string("data race (") + kind + ") on global " + m.name + element(m, a) +
+           ": threads " + (other >= 0 ? std::to_string(other % m_block) : "several") + " and " +
+           std::to_string(lane % m_block) + " of block " + std::to_string(b) +
+           " without a block barrier between (" + who(lane) + ")");
+    };
+    const bool same_w = m.w_epoch[a] == m_grid_epoch && m.w_who[a] == b && m.tw_epoch[a] == be;
+    if (same_w && m.tw_lane[a] != lane) race(write ? "write-write" : "write-read", m.tw_lane[a]);
+    const bool same_r = m.tr_grid[a] == m_grid_epoch && m.tr_block[a] == b && m.tr_epoch[a] == be;
+    if (write) {
+      if (same_r && m.tr_lane[a] != lane) race("read-write", m.tr_lane[a]);
+      m.tw_lane[a] = lane;
+      m.tw_epoch[a] = be;
+    } else if (same_r) {
+      if (m.tr_lane[a] != lane) m.tr_lane[a] = -2;
+    } else {
+      m.tr_lane[a] = lane;
+      m.tr_block[a] = b;
+      m.tr_epoch[a] = be;
+      m.tr_grid[a] = m_grid_epoch;
     }
   }
 

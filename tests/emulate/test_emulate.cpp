@@ -137,6 +137,32 @@ TEST(Emulate, CatchesReadOfNeverWrittenMemory) {
   EXPECT_NE(err.find("read of never-written acc[1]"), std::string::npos) << err;
 }
 
+TEST(Emulate, CatchesGlobalRaceBetweenThreadsOfOneBlock) {
+  // Thread t writes tmp[t] and reads tmp[t ^ 1], a neighbour's element, in global memory with
+  // no barrier: one block owns all of tmp, so only a thread-level check sees the race. With a
+  // block barrier between, it is ordered.
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Tensor tmp = te::make_compute_tensor("tmp", {8}, DType::Int64);
+  Tensor out = te::make_compute_tensor("out", {8}, DType::Int64);
+  Expr other = te::select(te::eq(te::floormod(tx, te::int_imm(2)), te::int_imm(0)),
+                          tx + te::int_imm(1), tx - te::int_imm(1));
+  auto body = [&](bool barrier) {
+    std::vector<Stmt> s{loop::store(tmp, {tx}, tx * te::int_imm(10))};
+    if (barrier) s.push_back(loop::block_barrier());
+    s.push_back(loop::store(out, {tx}, te::read(tmp, {other})));
+    return loop::seq(std::move(s));
+  };
+  Kernel racy = make_kernel("neighbours", 1, 8, bx, tx, body(false), {}, {tmp, out});
+  loop::verify(racy);
+  const std::string err = run_error(racy);
+  EXPECT_NE(err.find("data race (write-read) on global tmp"), std::string::npos) << err;
+  EXPECT_NE(err.find("of block 0 without a block barrier"), std::string::npos) << err;
+  emulate::Buffers buf;
+  emulate::run_kernel(make_kernel("neighbours", 1, 8, bx, tx, body(true), {}, {tmp, out}), buf);
+  EXPECT_EQ(buf.at("out")->get_i64(0), 10);
+  EXPECT_EQ(buf.at("out")->get_i64(1), 0);
+}
+
 TEST(Emulate, AtomicsAndGridBarrier) {
   // Stage 0 zeroes a counter, grid sync, every thread of 4 blocks adds 1, grid sync, block 0
   // thread 0 copies the total out.

@@ -199,16 +199,27 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
            loop::make_for(j, fn, ForKind::Unrolled,
                           loop::fragment_mma(fc, frag_ij(), fa, i, fb, j, fc, frag_ij())))});
   Stmt mmas = loop::make_for(kk, bk / ks, ForKind::Serial, mma_step);
+  // Chunk 0 of each operand is loaded before the K loop, each load marked (as the SIMT GEMM
+  // does) so that merge_stages can issue a weight's load before a grid barrier.
+  auto first_tile = [&](bool is_a, const Expr& stage) {
+    kphase.push_back(loop::comment(std::string(kFirstTileMarker) + (is_a ? "a" : "b")));
+    kphase.push_back(tile_load(is_a, ic(0), stage));
+  };
   if (!db) {
-    Stmt kstep = loop::seq({tile_load(true, ko, Expr()), tile_load(false, ko, Expr()),
-                            loop::block_barrier(), mmas, loop::block_barrier()});
+    // Step ko multiplies chunk ko, then (after the barrier that ends its reads) loads ko+1.
+    first_tile(true, Expr());
+    first_tile(false, Expr());
+    Stmt kstep = loop::seq({loop::block_barrier(), mmas, loop::block_barrier(),
+                            loop::if_then_else(te::lt(ko + ic(1), ic(ksteps)),
+                                               loop::seq({tile_load(true, ko + ic(1), Expr()),
+                                                          tile_load(false, ko + ic(1), Expr())}))});
     kphase.push_back(loop::make_for(ko, ksteps, ForKind::Serial, kstep));
   } else {
     // Chunk 0 goes straight to stage 0; step ko multiplies stage ko%2 while chunk ko+1 travels
     // through registers into the other stage, last read in step ko-1, which ended with the
     // barrier: one barrier per step.
-    kphase.push_back(tile_load(true, ic(0), ic(0)));
-    kphase.push_back(tile_load(false, ic(0), ic(0)));
+    first_tile(true, ic(0));
+    first_tile(false, ic(0));
     kphase.push_back(loop::block_barrier());
     Expr more = te::lt(ko + ic(1), ic(ksteps));
     Stmt kstep = loop::seq(
@@ -287,7 +298,10 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
   for (const Tensor& s : scalars) store_phase = loop::allocate(s, MemScope::Local, store_phase);
   // The K loop ends with a barrier, so the C tile could reuse the operand tiles' space; the
   // shared allocations stay outermost, where the arena planner sees them, and so they stack.
-  Stmt inner = loop::seq({loop::seq(std::move(kphase)), store_phase});
+  // One statement list (K phase, then the store phase), where merge_stages finds the marked
+  // first-chunk loads.
+  kphase.push_back(store_phase);
+  Stmt inner = loop::seq(std::move(kphase));
   inner = loop::fragment_alloc(fa, FragmentRole::MatrixA, mt, kFrag, kFrag, ks, inner);
   inner = loop::fragment_alloc(fb, FragmentRole::MatrixB, mt, kFrag, kFrag, ks, inner);
   inner =

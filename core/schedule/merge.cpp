@@ -159,6 +159,10 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
       if (reads_tensor(l->value)) return {};
       chain.push_back(cur);
       cur = l->body;
+    } else if (const loop::FragmentAlloc* fa = cur.as<loop::FragmentAlloc>()) {
+      // The tensor-core GEMM's fragments: registers the tile loads do not touch.
+      chain.push_back(cur);
+      cur = fa->body;
     } else {
       break;
     }
@@ -221,6 +225,8 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
     } else if (const loop::LetStmt* l = x.as<loop::LetStmt>()) {
       pre = loop::let_stmt(l->var, l->value, pre);
       post = loop::let_stmt(l->var, l->value, post);
+    } else if (const loop::FragmentAlloc* fa = x.as<loop::FragmentAlloc>()) {
+      post = loop::fragment_alloc(fa->buffer, fa->role, fa->type, fa->m, fa->n, fa->k, post);
     }
   }
   Stmt out = loop::seq({pre, loop::grid_barrier(), post});

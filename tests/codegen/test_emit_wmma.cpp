@@ -53,21 +53,21 @@ extern "C" __global__ void __launch_bounds__(32) C(
     for (long long i = 0; i < 4; ++i) {
       wmma::fill_fragment(C_fc[i], 0.0f);
     }
+    // first K tile of operand a
+    for (long long la = 0; la < 16; ++la) {
+      const long long ea = la * 32 + tx;
+      const long long ia = ea / 16;
+      const long long ja = ea % 16;
+      C_a[ia * 24 + ja] = ia < 32 && ja < 32 ? __float2half(A[ia * 32 + ja]) : __float2half(0.0f);
+    }
+    // first K tile of operand b
+    for (long long lb = 0; lb < 16; ++lb) {
+      const long long eb = lb * 32 + tx;
+      const long long ib = eb / 32;
+      const long long jb = eb % 32;
+      C_b[ib * 40 + jb] = ib < 32 && jb < 32 ? __float2half(B[ib * 32 + jb]) : __float2half(0.0f);
+    }
     for (long long ko = 0; ko < 2; ++ko) {
-      for (long long la = 0; la < 16; ++la) {
-        const long long ea = la * 32 + tx;
-        const long long ia = ea / 16;
-        const long long ja = ea % 16;
-        const long long gja = ko * 16 + ja;
-        C_a[ia * 24 + ja] = ia < 32 && gja < 32 ? __float2half(A[ia * 32 + gja]) : __float2half(0.0f);
-      }
-      for (long long lb = 0; lb < 16; ++lb) {
-        const long long eb = lb * 32 + tx;
-        const long long ib = eb / 32;
-        const long long jb = eb % 32;
-        const long long gib = ko * 16 + ib;
-        C_b[ib * 40 + jb] = gib < 32 && jb < 32 ? __float2half(B[gib * 32 + jb]) : __float2half(0.0f);
-      }
       __syncthreads();
       #pragma unroll
       for (long long i = 0; i < 2; ++i) {
@@ -85,6 +85,22 @@ extern "C" __global__ void __launch_bounds__(32) C(
         }
       }
       __syncthreads();
+      if (ko + 1 < 2) {
+        for (long long la_1 = 0; la_1 < 16; ++la_1) {
+          const long long ea_1 = la_1 * 32 + tx;
+          const long long ia_1 = ea_1 / 16;
+          const long long ja_1 = ea_1 % 16;
+          const long long gja = (ko + 1) * 16 + ja_1;
+          C_a[ia_1 * 24 + ja_1] = ia_1 < 32 && gja < 32 ? __float2half(A[ia_1 * 32 + gja]) : __float2half(0.0f);
+        }
+        for (long long lb_1 = 0; lb_1 < 16; ++lb_1) {
+          const long long eb_1 = lb_1 * 32 + tx;
+          const long long ib_1 = eb_1 / 32;
+          const long long jb_1 = eb_1 % 32;
+          const long long gib = (ko + 1) * 16 + ib_1;
+          C_b[ib_1 * 40 + jb_1] = gib < 32 && jb_1 < 32 ? __float2half(B[gib * 32 + jb_1]) : __float2half(0.0f);
+        }
+      }
     }
     #pragma unroll
     for (long long i = 0; i < 2; ++i) {

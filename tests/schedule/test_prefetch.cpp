@@ -6,6 +6,7 @@
 #include "core/interp/interpreter.h"
 #include "core/loop/mutator.h"
 #include "core/schedule/schedule.h"
+#include "core/schedule/tune.h"
 #include "core/te/builder.h"
 #include "tests/schedule/schedule_test_util.h"
 
@@ -145,6 +146,34 @@ INSTANTIATE_TEST_SUITE_P(Buffering, Prefetch, testing::Bool(),
                          [](const testing::TestParamInfo<bool>& i) {
                            return i.param ? "DoubleBuffered" : "SingleBuffered";
                          });
+
+TEST_P(Prefetch, TensorCoreWeightTileLoadedBeforeTheGridBarrier) {
+  // The same pair with the GEMM on tensor cores (fp16, one warp of 2x2 fragments; single or
+  // double-buffered): its B chunk 0 is issued before the barrier, its A chunk after it.
+  RowScaledGemm g;
+  schedule::ScheduleConfig c = small_tiles(false);
+  c.block = 32;
+  c.precision = gpu::Precision::FP16;
+  schedule::ScheduleConfig tc = schedule::with_tile(c, {32, 32, 16, 2, 2, GetParam(), true});
+  schedule::MergeOptions o;
+  o.arena_growth = 8192;
+  loop::Kernel k = schedule::merge_stages(
+      {schedule::schedule_op(*g.s, c), schedule::schedule_op(*g.z, tc)}, "k", o);
+  ASSERT_NE(k.stages[1].schedule.find("gemm_tc"), std::string::npos) << k.stages[1].schedule;
+  EXPECT_NE(k.stages[1].schedule.find("first K tile of b prefetched before the grid barrier"),
+            std::string::npos)
+      << k.stages[1].schedule;
+  const std::string text = loop::print(k);
+  size_t pre = text.find("first K tile of operand b, prefetched");
+  size_t bar = text.find("grid_barrier()");
+  size_t a = text.find("first K tile of operand a");
+  ASSERT_NE(pre, std::string::npos) << text;
+  EXPECT_LT(pre, bar);
+  EXPECT_GT(a, bar);
+  const double e = compare({g.s, g.z}, k);
+  EXPECT_LE(e, 1e-2);
+  EXPECT_GT(e, 0.0);  // fp16 operands: not bit-exact
+}
 
 TEST(Prefetch, GemmOfAnEarlierStageOutputIsNotPrefetched) {
   // Both operands read what the kernel wrote: nothing may move before the barrier.

@@ -360,6 +360,15 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
                  " blocks exceeds the " + std::to_string(occ.total_blocks) +
                  " blocks co-resident on " + gpu.name + " (limited by " + occ.limited_by +
                  " with " + std::to_string(res->registers) + " registers per thread)";
+      // Say why no register cap helps: what bounds the grid even at the fewest registers.
+      const gpu::Occupancy best =
+          gpu::occupancy(gpu, block, 32, res->shared_bytes + ck.launch.dynamic_shared_bytes);
+      if (capped && best.total_blocks < ck.launch.grid_x)
+        ck.error += "; no register cap helps: at 32 registers " +
+                    std::to_string(best.total_blocks) + " blocks fit (limited by " +
+                    best.limited_by + ", " +
+                    std::to_string(res->shared_bytes + ck.launch.dynamic_shared_bytes) +
+                    " bytes of shared memory per block)";
     }
   }
 }

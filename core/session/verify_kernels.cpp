@@ -212,6 +212,19 @@ PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partit
         if (u.gemm) {
           k = schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
           if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+        } else if (u.reduction && !epilogue.empty() && schedule::reduction_splits_rows(op, c)) {
+          // Rescheduled on a smaller block, the rows now split over blocks, which takes no
+          // epilogue: the reduction and its consumers become stages of their own again.
+          k = schedule::schedule_op(op, c);
+          describe_views(kp, u, k);
+          stages.push_back(std::move(k));
+          for (const te::ComputeOp* ep : epilogue) {
+            loop::Kernel e = schedule::schedule_op(*ep, c);
+            e.stages.front().schedule +=
+                "; not in the epilogue of " + op.name + ": its rows split over blocks";
+            stages.push_back(std::move(e));
+          }
+          continue;
         } else if (u.reduction && !epilogue.empty()) {
           k = schedule::schedule_reduction_fused(op, epilogue, c, u.on_chip);
         } else {

@@ -350,30 +350,7 @@ bool is_reduction_epilogue(const te::ComputeOp& main,
                            const te::ComputeOp& consumer) {
   if (main.reduce == te::ReduceKind::None || classify(main) != ScheduleKind::Reduction)
     return false;
-  if (consumer.reduce != te::ReduceKind::None || consumer.axes.size() != main.axes.size())
-    return false;
-  for (size_t d = 0; d < main.axes.size(); ++d)
-    if (consumer.axes[d].extent != main.axes[d].extent) return false;
-  std::set<const te::TensorNode*> mine{main.output.get()};
-  for (const te::ComputeOp* e : group) mine.insert(e->output.get());
-  // The storing thread holds the group's values at its own row only: every read of them must
-  // be at the consumer's own index (0 on an axis of extent 1 is the same element).
-  bool reads_group = false, own_index = true;
-  te::for_each_node(consumer.body, [&](const te::Expr& n) {
-    const te::Read* r = n.as<te::Read>();
-    if (!r || !mine.count(r->tensor.get())) return;
-    reads_group = true;
-    if (r->indices.size() != consumer.axes.size()) {
-      own_index = false;
-      return;
-    }
-    for (size_t d = 0; d < r->indices.size(); ++d) {
-      const te::IntImm* zero = r->indices[d].as<te::IntImm>();
-      own_index &= r->indices[d].same_as(consumer.axes[d].var) ||
-                   (consumer.axes[d].extent == 1 && zero && zero->value == 0);
-    }
-  });
-  return reads_group && own_index;
+  return detail::is_elementwise_follower(main, group, consumer);
 }
 
 bool reduction_splits_rows(const te::ComputeOp& op, const ScheduleConfig& config) {

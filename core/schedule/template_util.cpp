@@ -210,4 +210,35 @@ bool split_product(const Expr& body, Expr& a, Expr& b) {
   return true;
 }
 
+bool is_elementwise_follower(const te::ComputeOp& main,
+                             const std::vector<const te::ComputeOp*>& group,
+                             const te::ComputeOp& consumer) {
+  if (consumer.reduce != te::ReduceKind::None || consumer.axes.size() != main.axes.size())
+    return false;
+  for (size_t d = 0; d < main.axes.size(); ++d)
+    if (consumer.axes[d].extent != main.axes[d].extent) return false;
+  std::set<const te::TensorNode*> mine{main.output.get()};
+  for (const te::ComputeOp* e : group) mine.insert(e->output.get());
+  // Each read of the group's tensors must be at the consumer's own index: the thread storing
+  // that element holds exactly that value and no other.
+  bool reads_group = false, elementwise = true;
+  te::for_each_node(consumer.body, [&](const te::Expr& n) {
+    const te::Read* r = n.as<te::Read>();
+    if (!r || !mine.count(r->tensor.get())) return;
+    reads_group = true;
+    if (r->indices.size() != consumer.axes.size()) {
+      elementwise = false;
+      return;
+    }
+    for (size_t d = 0; d < r->indices.size(); ++d) {
+      // Lowering writes 0 for an axis of extent 1: the same element.
+      const te::IntImm* zero = r->indices[d].as<te::IntImm>();
+      bool same = r->indices[d].same_as(consumer.axes[d].var) ||
+                  (consumer.axes[d].extent == 1 && zero && zero->value == 0);
+      elementwise &= same;
+    }
+  });
+  return reads_group && elementwise;
+}
+
 }  // namespace souffle::schedule::detail

@@ -20,6 +20,13 @@ te::Expr combine(te::ReduceKind k, const te::Expr& a, const te::Expr& b);
 /// init (+) value, leaving out an identity init so that the common sum reads as written.
 te::Expr with_init(const te::ComputeOp& op, const te::Expr& value);
 std::vector<te::Tensor> reads_of(const te::ComputeOp& op);
+/// Whether `consumer` can be computed by the thread that holds `main`'s element (and the values
+/// of the `group` computed from it before): element-wise over main's output extents, reading
+/// main's or a group TE's output, each only at the consumer's own index. The epilogue test of
+/// GEMMs and of reductions alike.
+bool is_elementwise_follower(const te::ComputeOp& main,
+                             const std::vector<const te::ComputeOp*>& group,
+                             const te::ComputeOp& consumer);
 
 /// The block and thread variables every template binds.
 struct Frame {

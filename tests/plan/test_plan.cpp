@@ -13,6 +13,7 @@
 #include "core/session/load.h"
 #include "core/session/test_data.h"
 #include "core/session/verify.h"
+#include "tests/sample_model.h"
 
 namespace souffle::plan {
 namespace {
@@ -20,16 +21,9 @@ namespace {
 const std::vector<std::string> kModels = {"bert",         "resnext", "lstm",
                                           "efficientnet", "swin",    "mmoe"};
 
-std::string model_path(const std::string& name) {
-  return std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + name + "/model.onnx";
-}
-
 /// Each model loaded once for the whole binary.
 const LoadedModel& model(const std::string& name) {
-  static std::map<std::string, LoadedModel> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, load_model(model_path(name))).first;
-  return it->second;
+  return test::sample_model(name);
 }
 
 class SampleModel : public ::testing::TestWithParam<std::string> {};
@@ -73,7 +67,8 @@ TEST_P(SampleModel, PlansUnderEveryStrategy) {
 
 TEST_P(SampleModel, TransformedProgramMatchesReference) {
   const LoadedModel& m = model(GetParam());
-  std::string dir = std::filesystem::path(model_path(GetParam())).parent_path().string();
+  std::string dir =
+      std::filesystem::path(test::sample_model_path(GetParam())).parent_path().string();
   std::vector<TestDataSet> sets = read_test_data(dir);
   ASSERT_FALSE(sets.empty());
   LoadedModel t = m;

@@ -22,6 +22,7 @@
 #include "core/session/verify_kernels.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
+#include "tests/sample_model.h"
 #include "tests/schedule/schedule_test_util.h"
 
 namespace souffle {
@@ -217,14 +218,7 @@ TEST(Gemm, EpilogueRejectsWhatNeedsOtherElements) {
 }
 
 const LoadedModel& model(const std::string& name) {
-  static std::map<std::string, LoadedModel> cache;
-  auto it = cache.find(name);
-  if (it == cache.end())
-    it = cache
-             .emplace(name, load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + name +
-                                       "/model.onnx"))
-             .first;
-  return it->second;
+  return test::sample_model(name);
 }
 
 int64_t work(const te::ComputeOp& op) {

@@ -13,6 +13,7 @@
 #include "core/session/test_data.h"
 #include "core/session/verify_kernels.h"
 #include "core/te/builder.h"
+#include "tests/sample_model.h"
 
 namespace souffle {
 namespace {
@@ -20,14 +21,7 @@ namespace {
 using te::Expr;
 
 const LoadedModel& model(const std::string& name) {
-  static std::map<std::string, LoadedModel> cache;
-  auto it = cache.find(name);
-  if (it == cache.end())
-    it = cache
-             .emplace(name, load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + name +
-                                       "/model.onnx"))
-             .first;
-  return it->second;
+  return test::sample_model(name);
 }
 
 plan::FusionPlan plan_of(const te::TeProgram& prog, plan::Strategy s) {

@@ -189,6 +189,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   FusionPlan out;
   out.strategy = o.strategy;
   out.gpu = o.gpu.name;
+  out.gpu_spec = o.gpu;
   out.precision = o.precision;
   out.input = program;
   out.input_tes = program.ops.size();
@@ -231,6 +232,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   FusionPlan out;
   out.strategy = o.strategy;
   out.gpu = o.gpu.name;
+  out.gpu_spec = o.gpu;
   out.precision = o.precision;
   out.input = previous.input;
   out.input_tes = previous.input_tes;

@@ -87,6 +87,10 @@ struct PlanOptions {
 struct FusionPlan {
   Strategy strategy = Strategy::Souffle;
   std::string gpu;
+  /// The spec the plan was made for (`gpu` is its name): a user's spec file, or a built-in one
+  /// with other figures, is not found again by name. Empty (sm_count 0) in a plan read from a
+  /// file; then `gpu` names a built-in spec.
+  gpu::GpuSpec gpu_spec;
   /// The compute type the cost assumed; kernels built from the plan use it (ScheduleConfig).
   gpu::Precision precision = gpu::Precision::FP32;
   te::TeProgram input;          ///< the program given to plan()

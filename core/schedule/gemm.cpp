@@ -88,13 +88,14 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   const int64_t threads = (bm / tm) * (bn / tn);
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),
                 kdim = extent_product(op.reduce_axes);
-  const int64_t mt = ceil_div(m, bm), nt = ceil_div(n, bn), grid = p * mt * nt;
+  const int64_t mt = ceil_div(m, bm), nt = ceil_div(n, bn);
+  const TileGrid tg(p * mt * nt, c);
   const int64_t ksteps = ceil_div(kdim, bk);
   DType t = op.output->dtype;
   Tensor acc = loop::make_buffer(op.name + "_acc", {tm, tn}, t);
   Expr pb = te::var("pb"), mb = te::var("mb"), nb = te::var("nb"), ty = te::var("ty"),
        tc = te::var("tc"), ko = te::var("ko"), kk = te::var("kk"), r = te::var("r"),
-       cc = te::var("c"), cur = te::var("cur");
+       cc = te::var("c"), cur = te::var("cur"), tile = te::var("tile");
 
   auto operand = [&](bool is_a) {
     Operand o;
@@ -260,9 +261,12 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   Stmt inner = loop::seq(std::move(body));
   inner = loop::let_stmt(ty, te::floordiv(f.tx, ic(bn / tn)),
                          loop::let_stmt(tc, te::floormod(f.tx, ic(bn / tn)), inner));
-  inner = loop::let_stmt(pb, te::floordiv(f.bx, ic(mt * nt)),
-                         loop::let_stmt(mb, te::floormod(te::floordiv(f.bx, ic(nt)), ic(mt)),
-                                        loop::let_stmt(nb, te::floormod(f.bx, ic(nt)), inner)));
+  inner = loop::let_stmt(pb, te::floordiv(tile, ic(mt * nt)),
+                         loop::let_stmt(mb, te::floormod(te::floordiv(tile, ic(nt)), ic(mt)),
+                                        loop::let_stmt(nb, te::floormod(tile, ic(nt)), inner)));
+  // The store loop reads registers only, and every K step ends its reads of the shared tiles
+  // with a barrier, so a block's next tile may load at once.
+  inner = tg.wrap(f, tile, inner);
   for (const Tensor& s : scalars) inner = loop::allocate(s, MemScope::Local, inner);
   inner = loop::allocate(acc, MemScope::Local, inner);
   if (db) {
@@ -274,14 +278,14 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
 
   std::string schedule = "gemm " + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
                          std::to_string(bk) + " tile " + std::to_string(tm) + "x" +
-                         std::to_string(tn) + (db ? ", double-buffered" : "");
+                         std::to_string(tn) + (db ? ", double-buffered" : "") + tg.describe();
   if (!epilogue.empty()) {
     schedule += ", epilogue";
     for (const te::ComputeOp* e : epilogue) schedule += " " + e->name;
   }
   std::vector<const te::ComputeOp*> ops{&op};
   ops.insert(ops.end(), epilogue.begin(), epilogue.end());
-  return finish(ops, std::move(outputs), f, inner, grid, threads, std::move(schedule));
+  return finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
 }
 
 }  // namespace souffle::schedule::detail

@@ -104,7 +104,9 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
   const int64_t threads = tt.threads();
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),
                 kdim = extent_product(op.reduce_axes);
-  const int64_t mtiles = ceil_div(m, bm), ntiles = ceil_div(n, bn), grid = p * mtiles * ntiles;
+  const int64_t mtiles = ceil_div(m, bm), ntiles = ceil_div(n, bn);
+  const TileGrid tg(p * mtiles * ntiles, c);
+  const Expr tile = te::var("tile");
 
   const bool db = c.tc_double_buffer;
   const int64_t ksteps = ceil_div(kdim, bk);
@@ -310,9 +312,12 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                          loop::let_stmt(wm, te::floordiv(warp, ic(wc)),
                                         loop::let_stmt(wn, te::floormod(warp, ic(wc)), inner)));
   inner =
-      loop::let_stmt(pb, te::floordiv(f.bx, ic(mtiles * ntiles)),
-                     loop::let_stmt(mb, te::floormod(te::floordiv(f.bx, ic(ntiles)), ic(mtiles)),
-                                    loop::let_stmt(nb, te::floormod(f.bx, ic(ntiles)), inner)));
+      loop::let_stmt(pb, te::floordiv(tile, ic(mtiles * ntiles)),
+                     loop::let_stmt(mb, te::floormod(te::floordiv(tile, ic(ntiles)), ic(mtiles)),
+                                    loop::let_stmt(nb, te::floormod(tile, ic(ntiles)), inner)));
+  // A block's next tile: the operand and C tiles were last read before barriers of this round
+  // (the K loop's, the store phase's), and the accumulators are filled again at its start.
+  inner = tg.wrap(f, tile, inner);
   if (db) inner = loop::allocate(ra, MemScope::Local, loop::allocate(rb, MemScope::Local, inner));
   inner = loop::allocate(
       sa, MemScope::Shared,
@@ -323,14 +328,15 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                          std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
                          ", warps " + std::to_string(tt.wr) + "x" + std::to_string(wc) + " of " +
                          std::to_string(fm) + "x" + std::to_string(fn) + " fragments" +
-                         (db ? ", double-buffered" : "") + ", mma m16n16k" + std::to_string(ks);
+                         (db ? ", double-buffered" : "") + ", mma m16n16k" + std::to_string(ks) +
+                         tg.describe();
   if (!epilogue.empty()) {
     schedule += ", epilogue";
     for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;
   }
   std::vector<const te::ComputeOp*> ops{&op};
   ops.insert(ops.end(), epilogue.begin(), epilogue.end());
-  return finish(ops, std::move(outputs), f, inner, grid, threads, std::move(schedule));
+  return finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
 }
 
 }  // namespace souffle::schedule::detail

@@ -159,14 +159,21 @@ struct Red {
   }
 };
 
+/// Threads per block of the templates that reduce a row with the whole block.
+int64_t row_block(int64_t r, const ScheduleConfig& c) {
+  if (c.exact_block) return c.block;
+  int64_t block = kWarp;
+  while (block < c.block && block < r) block *= 2;
+  return block;
+}
+
 /// The first template: one block per row and a shared-memory tree with a barrier per level.
 /// Kept for bool results, which warp shuffles do not exchange.
 Kernel shared_tree(const te::ComputeOp& op, const ScheduleConfig& c, RowStore& rs) {
   Frame f;
   int64_t rows = extent_product(op.axes), r = extent_product(op.reduce_axes);
-  int64_t block = 32;
-  while (block < c.block && block < r) block *= 2;
-  int64_t grid = std::min(c.max_grid, rows);
+  const int64_t block = row_block(r, c);
+  int64_t grid = std::min(strided_grid(c), rows);
   DType t = op.output->dtype;
   Tensor red = loop::make_buffer(op.name + "_red", {block}, t);
   Tensor acc = loop::make_buffer(op.name + "_acc", {1}, t);
@@ -207,7 +214,7 @@ Kernel warp_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t ro
   Red d(op);
   const int64_t block = std::max(kWarp, std::min(c.block / kWarp, rows) * kWarp);
   const int64_t per_block = block / kWarp;
-  const int64_t grid = std::min(c.max_grid, ceil_div(rows, per_block));
+  const int64_t grid = std::min(strided_grid(c), ceil_div(rows, per_block));
   Tensor acc = loop::make_buffer(op.name + "_acc", {1}, d.t);
   Tensor tmp = loop::make_buffer(op.name + "_shfl", {1}, d.t);
   Expr ri = te::var("ri"), row = te::var("row");
@@ -230,7 +237,7 @@ Kernel warp_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t ro
 Kernel block_per_row(const te::ComputeOp& op, const ScheduleConfig& c, int64_t rows, int64_t block,
                      RowStore& rs) {
   Red d(op);
-  const int64_t grid = std::min(c.max_grid, rows);
+  const int64_t grid = std::min(strided_grid(c), rows);
   const int64_t iters = ceil_div(rows, grid);
   Tensor acc = loop::make_buffer(op.name + "_acc", {1}, d.t);
   Tensor tmp = loop::make_buffer(op.name + "_shfl", {1}, d.t);
@@ -306,13 +313,6 @@ Kernel cross_block(const te::ComputeOp& op, int64_t rows, int64_t block, int64_t
       op, d.f, std::move(phases), grid, block,
       "reduction, warp shuffles, each row over " + std::to_string(splits) + " blocks, " + how,
       atomic ? std::vector<Tensor>{} : std::vector<Tensor>{parts});
-}
-
-/// Threads per block of the one-block-per-row and cross-block templates.
-int64_t row_block(int64_t r, const ScheduleConfig& c) {
-  int64_t block = kWarp;
-  while (block < c.block && block < r) block *= 2;
-  return block;
 }
 
 /// Blocks per row when the row is split over blocks, else 1.

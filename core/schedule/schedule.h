@@ -12,8 +12,18 @@
 namespace souffle::schedule {
 
 struct ScheduleConfig {
-  int64_t block = 256;      ///< threads per block of injective and reduction kernels
+  int64_t block = 256;  ///< threads per block of injective and reduction kernels
+  /// Reductions that reduce a row with the whole block take exactly `block` threads, also when
+  /// the row is shorter (the extra threads contribute the identity): a merged kernel runs every
+  /// stage with block barriers on one block size. Off: the smallest power of two from 32 that
+  /// covers the row, up to `block`.
+  bool exact_block = false;
   int64_t max_grid = 1024;  ///< injective/reduction grids stride over the rest
+  /// The blocks a cooperative kernel may launch (its co-resident blocks on the target GPU): no
+  /// template's grid exceeds it. GEMMs then loop over their output tiles (block b computes tiles
+  /// b, b + grid, ...) and grid-stride templates stride further. 0: no cap (one block per GEMM
+  /// tile, max_grid for the others).
+  int64_t grid_cap = 0;
   /// GEMM block tile BM x BN over the output, K staged in BK chunks through shared memory, each
   /// thread a TM x TN register tile: (BM/TM)*(BN/TN) threads per block.
   int64_t gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_tm = 4, gemm_tn = 4;

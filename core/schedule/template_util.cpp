@@ -36,6 +36,27 @@ std::unordered_set<const te::ExprNode*> vars_of(const Expr& e) {
   return out;
 }
 
+int64_t strided_grid(const ScheduleConfig& c) {
+  return c.grid_cap > 0 ? std::min(c.max_grid, c.grid_cap) : c.max_grid;
+}
+
+TileGrid::TileGrid(int64_t n, const ScheduleConfig& c)
+    : tiles(n), grid(c.grid_cap > 0 ? std::min(n, c.grid_cap) : n), iters(ceil_div(n, grid)) {}
+
+Stmt TileGrid::wrap(const Frame& f, const Expr& tile, Stmt body) const {
+  if (iters == 1) return loop::substitute(body, {{tile.get(), f.bx}});
+  Expr round = te::var("round");
+  if (tiles % grid != 0) body = loop::if_then_else(te::lt(tile, ic(tiles)), body);
+  return loop::make_for(round, iters, ForKind::Serial,
+                        loop::let_stmt(tile, round * ic(grid) + f.bx, body));
+}
+
+std::string TileGrid::describe() const {
+  if (iters == 1) return "";
+  return ", " + std::to_string(tiles) + " tiles in " + std::to_string(iters) + " rounds of " +
+         std::to_string(grid) + " blocks";
+}
+
 /// Wraps body in lets binding each axis var to its digit of the row-major flat index.
 Stmt bind_flat(const std::vector<te::IterVar>& axes, const Expr& flat, Stmt body) {
   int64_t stride = 1;

@@ -10,6 +10,11 @@
 namespace souffle::schedule::detail {
 
 int64_t ceil_div(int64_t a, int64_t b);
+
+/// The block and thread variables every template binds.
+struct Frame {
+  te::Expr bx = te::var("bx"), tx = te::var("tx");
+};
 te::Expr ic(int64_t v);
 std::unordered_set<const te::ExprNode*> vars_of(const te::Expr& e);
 /// Wraps body in lets binding each axis var to its digit of the row-major flat index.
@@ -28,9 +33,22 @@ bool is_elementwise_follower(const te::ComputeOp& main,
                              const std::vector<const te::ComputeOp*>& group,
                              const te::ComputeOp& consumer);
 
-/// The block and thread variables every template binds.
-struct Frame {
-  te::Expr bx = te::var("bx"), tx = te::var("tx");
+/// The grid limit of the grid-stride templates: max_grid, or grid_cap when smaller.
+int64_t strided_grid(const ScheduleConfig& c);
+
+/// The blocks of a template whose work is `tiles` independent tiles (a GEMM's output tiles): one
+/// block per tile, or, when ScheduleConfig::grid_cap is smaller, grid_cap blocks that each loop
+/// over the tiles bx, bx + grid, bx + 2 * grid, ...
+struct TileGrid {
+  int64_t tiles = 1, grid = 1, iters = 1;
+  TileGrid(int64_t tiles, const ScheduleConfig& c);
+  /// `body`, which names its tile by the var `tile`, for each of the block's tiles: with one
+  /// tile per block `tile` is replaced by the block var itself; else a serial loop over the
+  /// block's tiles, guarded where the last round has fewer tiles than blocks. The guard depends
+  /// on the block only, so block barriers in `body` stay block-uniform.
+  loop::Stmt wrap(const Frame& f, const te::Expr& tile, loop::Stmt body) const;
+  /// "" with one tile per block, else ", 3328 tiles in 4 rounds of 864 blocks" (schedule text).
+  std::string describe() const;
 };
 
 /// Wraps `inner` in the block and thread loops of a one-stage kernel computing `op`, verifies it

@@ -102,6 +102,7 @@ std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
     one.program = plan.program;
     one.strategy = plan.strategy;
     one.gpu = plan.gpu;
+    one.gpu_spec = plan.gpu_spec;
     one.precision = plan.precision;
     for (const plan::Partition& p : plan.partitions) {
       bool any = false;
@@ -377,7 +378,9 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
 
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
-  gpu::GpuSpec spec = options.gpu.name.empty() ? gpu::gpu_spec(plan.gpu) : options.gpu;
+  gpu::GpuSpec spec = !options.gpu.name.empty()    ? options.gpu
+                      : plan.gpu_spec.sm_count > 0 ? plan.gpu_spec
+                                                   : gpu::gpu_spec(plan.gpu);
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
   rep.kernels = build_kernels(plan, options.schedule, options.outlining);

@@ -241,18 +241,22 @@ PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partit
   pick_tiles(0);
   ps.stages = schedule_all(config);
   // A stage with block barriers must run on the kernel's whole block. When such stages want
-  // different blocks, every stage is rescheduled on the smallest of them (reductions take any
-  // power of two up to their extent, GEMMs another tile of that many threads).
-  int64_t barrier_block = 0, max_block = 0;
-  for (const loop::Kernel& k : ps.stages) {
-    max_block = std::max(max_block, k.launch.block_x);
-    if (has_block_barrier(k.body))
-      barrier_block =
-          barrier_block == 0 ? k.launch.block_x : std::min(barrier_block, k.launch.block_x);
-  }
-  if (barrier_block > 0 && barrier_block < max_block) {
+  // different blocks, or a stage without barriers wants a larger one, every stage is
+  // rescheduled on the largest block a barrier stage wants: GEMMs, where the time goes, keep
+  // their tiles or get another tile of that many threads, reductions take exactly that many
+  // threads per row, and grid-stride stages take any block up to it.
+  int64_t barrier_block = 0;
+  for (const loop::Kernel& k : ps.stages)
+    if (has_block_barrier(k.body)) barrier_block = std::max(barrier_block, k.launch.block_x);
+  bool mismatch = false;
+  for (const loop::Kernel& k : ps.stages)
+    mismatch |=
+        barrier_block > 0 && (k.launch.block_x > barrier_block ||
+                              (k.launch.block_x != barrier_block && has_block_barrier(k.body)));
+  if (mismatch) {
     schedule::ScheduleConfig c = config;
     c.block = barrier_block;
+    c.exact_block = true;
     if (!pick_tiles(barrier_block))
       throw KernelBuildError(name, "",
                              "no schedule fits all stages on one block of " +
@@ -365,8 +369,25 @@ std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages, const
   return out;
 }
 
-/// The plan's GPU when it names a known spec (tiles are tuned for it), else null.
+/// The blocks of a cooperative kernel of `stages` that are co-resident on `gpu` with `registers`
+/// per thread: the block is the largest stage's, the shared arena the largest stage's (merging
+/// keeps it there; residents take only what is left at that many blocks per SM). 0 when the
+/// spec lacks the figures.
+int64_t cooperative_grid_cap(const std::vector<loop::Kernel>& stages, const gpu::GpuSpec& gpu,
+                             int registers) {
+  int64_t block = 1, arena = 0;
+  for (const loop::Kernel& k : stages) {
+    block = std::max(block, k.launch.block_x);
+    arena = std::max(arena, (k.launch.dynamic_shared_bytes + 31) / 32 * 32);
+  }
+  if (gpu.sm_count <= 0 || registers <= 0) return 0;
+  return gpu::max_active_blocks(gpu, static_cast<int>(block), registers, arena);
+}
+
+/// The plan's GPU: the spec it was made for, else the known spec it names (tiles are tuned for
+/// it); null when neither.
 std::optional<gpu::GpuSpec> plan_gpu(const plan::FusionPlan& plan) {
+  if (plan.gpu_spec.sm_count > 0) return plan.gpu_spec;
   try {
     return gpu::gpu_spec(plan.gpu);
   } catch (const std::exception&) {
@@ -420,8 +441,25 @@ loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
         ks.kernels.push_back(std::move(k));
       continue;
     }
+    // Stages that may need grid barriers: a grid beyond what is co-resident cannot launch, so
+    // the stages are scheduled again within that many blocks.
+    int64_t cap = 0, grid = 0;
+    for (const loop::Kernel& k : ps.stages) grid = std::max(grid, k.launch.grid_x);
+    if (spec && ps.stages.size() > 1)
+      cap = cooperative_grid_cap(ps.stages, *spec, options.cooperative_registers);
+    if (cap > 0 && grid > cap) {
+      schedule::ScheduleConfig capped = config;
+      capped.grid_cap = cap;
+      ps = schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, capped, options);
+    }
     schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
-    ks.kernels.push_back(merged(std::move(ps.stages), name, mo));
+    loop::Kernel k = merged(std::move(ps.stages), name, mo);
+    if (cap > 0 && grid > cap)
+      k.stages.front().schedule +=
+          "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
+          spec->name + " at " + std::to_string(options.cooperative_registers) +
+          " registers per thread; the stages' own grids reach " + std::to_string(grid) + ")";
+    ks.kernels.push_back(std::move(k));
   }
   return ks;
 }

@@ -45,6 +45,12 @@ struct KernelBuildOptions {
   /// shared memory (schedule::MergeOptions::local) within a per-block budget that keeps a
   /// cooperative grid co-resident on the plan's GPU.
   bool shared_residents = true;
+  /// A kernel of several stages that needs grid barriers is launched cooperatively, so all its
+  /// blocks must be co-resident on the plan's GPU. Its grid is capped at the blocks that fit
+  /// with this many registers per thread (beside its block size and shared arena): GEMM stages
+  /// then loop over their tiles, grid-stride stages stride further. compile_plan keeps such a
+  /// kernel within this budget by capping its registers when ptxas uses more. 0: no cap.
+  int cooperative_registers = 128;
 };
 
 /// The kernels of a plan, in partition order: each partition's TEs scheduled one by one

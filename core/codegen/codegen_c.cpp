@@ -169,6 +169,12 @@ std::string unique_function_name(const std::string& name, std::set<std::string>&
   return out;
 }
 
+const loop::StageInfo* CodeGenC::stage_info(int index) {
+  if (!m_kernel || index < 0 || static_cast<size_t>(index) >= m_kernel->stages.size())
+    return nullptr;
+  return &m_kernel->stages[static_cast<size_t>(index)];
+}
+
 // ---- parameters ----
 
 std::vector<KernelParam> CodeGenC::params(const loop::Kernel& k) const {
@@ -199,8 +205,15 @@ std::vector<KernelParam> CodeGenC::params(const loop::Kernel& k) const {
 
 std::string CodeGenC::unique_name(const std::string& base_in) {
   std::string base = c_identifier(base_in), name = base;
-  for (int i = 1; m_used_names.count(name) || reserved_names().count(name); ++i)
+  // Suffixes continue from the last one given for this base: a kernel of thousands of stages
+  // names its loop variables "it", "gi", ... thousands of times.
+  int& next = m_next_suffix[base];
+  if (next > 0) name = base + "_" + std::to_string(next);
+  for (int i = std::max(next, 0) + 1; m_used_names.count(name) || reserved_names().count(name);
+       ++i) {
     name = base + "_" + std::to_string(i);
+    next = i;
+  }
   m_used_names.insert(name);
   return name;
 }
@@ -757,9 +770,8 @@ void CodeGenC::emit_stmt(const Stmt& s) {
     case loop::StmtKind::Stage: {
       const loop::Stage& st = *s.as<loop::Stage>();
       if (emit_stage_elsewhere(st)) break;
-      const loop::Kernel& k = *m_kernel;
-      if (st.index >= 0 && static_cast<size_t>(st.index) < k.stages.size()) {
-        const loop::StageInfo& info = k.stages[static_cast<size_t>(st.index)];
+      if (const loop::StageInfo* found = stage_info(st.index)) {
+        const loop::StageInfo& info = *found;
         line(comment_text("// stage " + std::to_string(st.index) + " `" + info.name +
                           "`: " + info.schedule + " (grid " + std::to_string(info.grid_x) +
                           ", block " + std::to_string(info.block_x) + ")"));
@@ -816,6 +828,7 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
   m_vars.clear();
   m_buffers.clear();
   m_used_names.clear();
+  m_next_suffix.clear();
   m_nonneg.clear();
 
   const std::string kname = unique_function_name(k.name, m_kernel_names);

@@ -91,6 +91,10 @@ class CodeGenC {
   /// Emits stage `st` in another form than inline (a call of a function holding it); false
   /// emits it inline, as the base class does.
   virtual bool emit_stage_elsewhere(const loop::Stage&) { return false; }
+  /// What the stage numbered `index` computes, for its comment: the kernel's StageInfo; a
+  /// target that emits a stage as a function of its own looks it up in the stage's kernel.
+  /// Null when there is none.
+  virtual const loop::StageInfo* stage_info(int index);
   /// Lines before the helpers: includes the kernels need.
   virtual std::string includes();
 
@@ -135,6 +139,7 @@ class CodeGenC {
   std::unordered_map<const te::ExprNode*, std::string> m_vars;
   std::unordered_map<const te::TensorNode*, std::string> m_buffers;
   std::unordered_set<std::string> m_used_names;
+  std::unordered_map<std::string, int> m_next_suffix;  ///< per base name: the last suffix given
   std::unordered_set<const te::ExprNode*> m_nonneg;
   std::vector<std::pair<std::string, std::string>> m_helpers;  // in first-use order
   std::set<std::string> m_helper_names;

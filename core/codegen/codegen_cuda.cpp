@@ -3,6 +3,7 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "core/loop/equal.h"
 #include "core/loop/mutator.h"
 #include "core/loop/vectorize.h"
 #include "core/support/error.h"
@@ -285,6 +286,12 @@ std::string CodeGenCuda::function_comment(const loop::Kernel& k) {
          "`, called by each of its threads (compiled and register-allocated on its own)";
 }
 
+const loop::StageInfo* CodeGenCuda::stage_info(int index) {
+  if (!m_stage_parent) return CodeGenC::stage_info(index);
+  if (index < 0 || static_cast<size_t>(index) >= m_stage_parent->stages.size()) return nullptr;
+  return &m_stage_parent->stages[static_cast<size_t>(index)];
+}
+
 bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
   auto it = m_outlined.find(&st);
   if (it == m_outlined.end()) return false;
@@ -454,17 +461,33 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
     std::unordered_set<const te::TensorNode*> globals;
     for (const KernelParam& p : params(k)) globals.insert(p.tensor.get());
     const bool fragments = has_fragments(k.body);
+    // Shared buffers of the arena: those a stage does not allocate itself live across stages
+    // and are handed to its function as (generic) pointers.
+    std::unordered_set<const te::TensorNode*> resident;
+    for (const loop::SharedSlot& slot : k.shared) resident.insert(slot.buffer.get());
     StageFinder finder;
     finder.visit(k.body);
     std::map<const loop::Stage*, OutlinedStage> outlined;
+    // Functions emitted for this kernel, by a key of what must match for one to serve another
+    // stage (parameter shapes and roles, the arena offsets of its shared buffers): a stage that
+    // runs the same code on other tensors (a BERT layer and the next, an LSTM step and the next)
+    // calls the first one's function instead of adding its own.
+    struct Emitted {
+      loop::Stmt body;
+      std::vector<te::Tensor> params;
+      std::string function;
+    };
+    std::map<std::string, std::vector<Emitted>> emitted;
     for (const StageFinder::Found& f : finder.found) {
       const Footprint fp = footprint(f.stage->body);
-      // Only what a function can be handed: the kernel's global tensors by pointer, and the
-      // block/thread indices, which it reads again. A tensor kept on chip across stages (in
-      // registers or shared memory allocated around the stage) keeps its stage inline.
+      // Only what a function can be handed: the kernel's global tensors and the shared buffers
+      // kept across stages (an intermediate resident in shared memory) by pointer, and the
+      // block/thread indices, which it reads again. A tensor kept in registers across stages
+      // keeps its stage inline.
       bool fits = true;
       for (const te::Tensor& t : fp.buffers)
-        fits &= globals.count(t.get()) > 0 || fp.on_chip.count(t.get()) > 0;
+        fits &= globals.count(t.get()) > 0 || fp.on_chip.count(t.get()) > 0 ||
+                resident.count(t.get()) > 0;
       for (const te::ExprNode* v : fp.free_vars) {
         bool bound = false;
         for (const loop::For* b : f.bindings) bound |= b->var.get() == v;
@@ -472,26 +495,49 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
       }
       if (!fits) continue;
       loop::Kernel fk;
-      std::string fname = name + "_stage" + std::to_string(f.stage->index);
-      while (reserved.count(fname) || m_stage_functions.count(fname)) fname += "_fn";
-      fk.name = fname;
       fk.launch = k.launch;
-      fk.stages = k.stages;
       for (const loop::SharedSlot& slot : k.shared)
         if (fp.on_chip.count(slot.buffer.get())) fk.shared.push_back(slot);
       for (const te::Tensor& t : fp.buffers) {
-        if (!globals.count(t.get())) continue;
+        if (fp.on_chip.count(t.get()) || (!globals.count(t.get()) && !resident.count(t.get())))
+          continue;
         (fp.written.count(t.get()) ? fk.outputs : fk.inputs).push_back(t);
       }
       loop::Stmt body = loop::stage(f.stage->index, f.stage->body);
       for (auto b = f.bindings.rbegin(); b != f.bindings.rend(); ++b)
         body = loop::make_for((*b)->var, (*b)->min, (*b)->extent, (*b)->for_kind, body);
       fk.body = body;
-      m_stage_functions[fname] = {name, fragments};
       OutlinedStage o;
-      o.function = fname;
-      for (const KernelParam& p : params(fk)) o.args.push_back(p.tensor);
-      add_kernel(fk);
+      std::string key;
+      for (const KernelParam& p : params(fk)) {
+        o.args.push_back(p.tensor);
+        key += std::string(param_role_name(p.role)) + " " + dtype_name(p.tensor->dtype);
+        for (int64_t d : p.tensor->shape) key += " " + std::to_string(d);
+        key += ";";
+      }
+      loop::for_each_stmt(fk.body, [&](const loop::Stmt& s) {
+        const loop::Allocate* a = s.as<loop::Allocate>();
+        if (!a || a->scope != loop::MemScope::Shared) return;
+        for (const loop::SharedSlot& slot : fk.shared)
+          if (slot.buffer == a->buffer) key += " @" + std::to_string(slot.offset);
+      });
+      std::vector<Emitted>& same_key = emitted[key];
+      for (const Emitted& e : same_key)
+        if (loop::equal_up_to_params(e.body, fk.body, e.params, o.args)) {
+          o.function = e.function;
+          break;
+        }
+      if (o.function.empty()) {
+        std::string fname = name + "_stage" + std::to_string(f.stage->index);
+        while (reserved.count(fname) || m_stage_functions.count(fname)) fname += "_fn";
+        fk.name = fname;
+        m_stage_functions[fname] = {name, fragments};
+        o.function = fname;
+        same_key.push_back({fk.body, o.args, fname});
+        m_stage_parent = &k;
+        add_kernel(fk);
+        m_stage_parent = nullptr;
+      }
       outlined[f.stage] = std::move(o);
     }
     m_outlined = std::move(outlined);

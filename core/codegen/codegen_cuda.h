@@ -74,6 +74,7 @@ class CodeGenCuda : public CodeGenC {
   void emit_kernel_prologue(const loop::Kernel& k) override;
   std::string function_comment(const loop::Kernel& k) override;
   bool emit_stage_elsewhere(const loop::Stage& st) override;
+  const loop::StageInfo* stage_info(int index) override;
   std::string includes() override;
 
  private:
@@ -89,6 +90,8 @@ class CodeGenCuda : public CodeGenC {
 
   CudaEmitOptions m_options;
   std::map<const loop::Stage*, OutlinedStage> m_outlined;  ///< of the kernel being emitted
+  /// While a stage function is emitted: the kernel it comes from (whose StageInfos it uses).
+  const loop::Kernel* m_stage_parent = nullptr;
   /// Stage functions by name: the kernel they came from and whether it holds wmma fragments
   /// (which fixes the arena's alignment).
   std::map<std::string, std::pair<std::string, bool>> m_stage_functions;

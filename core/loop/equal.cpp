@@ -1,6 +1,7 @@
 #include "core/loop/equal.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace souffle::loop {
 
@@ -8,6 +9,13 @@ namespace {
 
 class Comparer {
  public:
+  Comparer() = default;
+  /// Stage indices and comments ignored, `a_params[i]` matched to `b_params[i]`.
+  Comparer(const std::vector<Tensor>& a_params, const std::vector<Tensor>& b_params)
+      : m_loose(true) {
+    for (size_t i = 0; i < a_params.size(); ++i) m_buffers[a_params[i].get()] = b_params[i].get();
+  }
+
   bool stmt(const Stmt& a, const Stmt& b) {
     if (a.defined() != b.defined()) return false;
     if (!a.defined()) return true;
@@ -63,12 +71,12 @@ class Comparer {
       case StmtKind::GridBarrier:
         return true;
       case StmtKind::Stage:
-        return a.as<Stage>()->index == b.as<Stage>()->index &&
+        return (m_loose || a.as<Stage>()->index == b.as<Stage>()->index) &&
                stmt(a.as<Stage>()->body, b.as<Stage>()->body);
       case StmtKind::Evaluate:
         return expr(a.as<Evaluate>()->value, b.as<Evaluate>()->value);
       case StmtKind::Comment:
-        return a.as<Comment>()->text == b.as<Comment>()->text;
+        return m_loose || a.as<Comment>()->text == b.as<Comment>()->text;
       case StmtKind::FragmentAlloc: {
         const FragmentAlloc &x = *a.as<FragmentAlloc>(), &y = *b.as<FragmentAlloc>();
         if (x.role != y.role || x.type != y.type || x.m != y.m || x.n != y.n || x.k != y.k ||
@@ -147,6 +155,7 @@ class Comparer {
     return false;
   }
 
+  bool m_loose = false;
   std::unordered_map<const te::ExprNode*, const te::ExprNode*> m_vars;
   std::unordered_map<const te::TensorNode*, const te::TensorNode*> m_buffers;
 };
@@ -155,6 +164,18 @@ class Comparer {
 
 bool equal(const Stmt& a, const Stmt& b) {
   return Comparer().stmt(a, b);
+}
+
+bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>& a_params,
+                        const std::vector<Tensor>& b_params) {
+  if (a_params.size() != b_params.size()) return false;
+  std::unordered_set<const te::TensorNode*> a_seen, b_seen;
+  for (size_t i = 0; i < a_params.size(); ++i) {
+    const Tensor &x = a_params[i], &y = b_params[i];
+    if (x->shape != y->shape || x->dtype != y->dtype) return false;
+    if (!a_seen.insert(x.get()).second || !b_seen.insert(y.get()).second) return false;
+  }
+  return Comparer(a_params, b_params).stmt(a, b);
 }
 
 }  // namespace souffle::loop

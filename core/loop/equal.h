@@ -11,4 +11,11 @@ namespace souffle::loop {
 /// (same shape and dtype); free vars and other buffers (params) must be the same object.
 bool equal(const Stmt& a, const Stmt& b);
 
+/// equal, with each buffer of `a_params` matched to the buffer of `b_params` at the same
+/// position (same shape and dtype, each used once), Stage indices and Comment texts ignored:
+/// whether two stages run the same code on other tensors (one BERT layer's stage and the next
+/// layer's), so that one function can serve both.
+bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>& a_params,
+                        const std::vector<Tensor>& b_params);
+
 }  // namespace souffle::loop

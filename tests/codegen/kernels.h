@@ -1,6 +1,7 @@
 /// \file Small hand-built loop-IR kernels the emitter tests share.
 #pragma once
 
+#include "core/loop/arena.h"
 #include "core/loop/stmt.h"
 #include "core/loop/vectorize.h"
 #include "core/te/builder.h"
@@ -134,6 +135,48 @@ inline loop::Kernel two_stage_kernel() {
   k.stages = {stage_info("stage0_add", "injective", "Add_0", "Add_0", "Add", 4, 128),
               stage_info("stage1_mul", "injective", "Mul_1", "Mul_1", "Mul", 4, 128)};
   k.body = bind_threads(bx, 4, tx, 128, loop::seq({s0, loop::grid_barrier(), s1}));
+  return k;
+}
+
+/// A chain of six stages over 512 floats where stages run the same code on other tensors:
+/// t1 = x * 2, t2 = t1 * 2, t3 = t2 + 1, t4 = t3 * 2, then t4 copied into a shared buffer `s`
+/// that lives across the last two stages, and y = s * 2 read back from it. Stages 0, 1 and 3
+/// compute "a * 2" on other tensors; the others differ.
+inline loop::Kernel repeated_stage_kernel() {
+  te::Tensor x = te::make_input("x", {512}, DType::Float32);
+  std::vector<te::Tensor> t;
+  for (int i = 1; i <= 4; ++i)
+    t.push_back(te::make_compute_tensor("t" + std::to_string(i), {512}, DType::Float32));
+  te::Tensor y = te::make_compute_tensor("y", {512}, DType::Float32);
+  te::Tensor smem = loop::make_buffer("s", {128}, DType::Float32);
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  auto elementwise = [&](int index, const te::Tensor& in, const te::Tensor& out, bool twice) {
+    Expr i = te::var("i");
+    Expr v = te::read(in, {i});
+    return loop::stage(index, loop::let_stmt(i, bx * ic(128) + tx,
+                                             loop::store(out, {i}, twice ? v * 2.0 : v + 1.0)));
+  };
+  Expr i4 = te::var("i"), i5 = te::var("i");
+  loop::Stmt to_smem = loop::stage(
+      4, loop::let_stmt(i4, bx * ic(128) + tx, loop::store(smem, {tx}, te::read(t[3], {i4}))));
+  loop::Stmt from_smem = loop::stage(
+      5, loop::let_stmt(i5, bx * ic(128) + tx, loop::store(y, {i5}, te::read(smem, {tx}) * 2.0)));
+  loop::Stmt body = loop::seq(
+      {elementwise(0, x, t[0], true), loop::grid_barrier(), elementwise(1, t[0], t[1], true),
+       loop::grid_barrier(), elementwise(2, t[1], t[2], false), loop::grid_barrier(),
+       elementwise(3, t[2], t[3], true), loop::grid_barrier(),
+       loop::allocate(smem, MemScope::Shared, loop::seq({to_smem, from_smem}))});
+  loop::Kernel k;
+  k.name = "repeated";
+  k.inputs = {x};
+  k.outputs = {t[0], t[1], t[2], t[3], y};
+  k.launch.grid_x = 4;
+  k.launch.block_x = 128;
+  k.launch.cooperative = true;
+  const char* names[] = {"t1", "t2", "t3", "t4", "to_smem", "y"};
+  for (int i = 0; i < 6; ++i)
+    k.stages.push_back(stage_info(names[i], "injective", names[i], names[i], "Mul", 4, 128));
+  k.body = bind_threads(bx, 4, tx, 128, body);
   return k;
 }
 

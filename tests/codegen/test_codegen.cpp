@@ -280,6 +280,37 @@ TEST(CodegenCuda, OutlinedStagesGolden) {
   expect_compiles(capped, "fused_add_mul");
 }
 
+TEST(CodegenCuda, OutlinedStagesThatRunTheSameCodeShareOneFunction) {
+  loop::Kernel k = loop::plan_shared_arena(repeated_stage_kernel());
+  loop::verify(k);
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  const std::string src = emit_cuda(k, o);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t p = src.find(what); p != std::string::npos; p = src.find(what, p + 1)) ++n;
+    return n;
+  };
+  // Six stages, four functions: "a * 2" (stages 0, 1 and 3), "a + 1", the copy to shared
+  // memory, and the read back from it. Stages 4 and 5 use the shared buffer that lives across
+  // them through a pointer, so they are outlined too.
+  EXPECT_EQ(count("static __device__ __noinline__"), 4u) << src;
+  EXPECT_EQ(count("// runs stage "), 6u) << src;
+  EXPECT_NE(src.find("repeated_stage0(x, t1);  // runs stage 0 `t1`"), std::string::npos) << src;
+  EXPECT_NE(src.find("repeated_stage0(t1, t2);  // runs stage 1 `t2`"), std::string::npos);
+  EXPECT_NE(src.find("repeated_stage2(t2, t3);  // runs stage 2 `t3`"), std::string::npos);
+  EXPECT_NE(src.find("repeated_stage0(t3, t4);  // runs stage 3 `t4`"), std::string::npos);
+  EXPECT_NE(src.find("repeated_stage4(t4, s);  // runs stage 4 `to_smem`"), std::string::npos);
+  EXPECT_NE(src.find("repeated_stage5(s, y);  // runs stage 5 `y`"), std::string::npos);
+  EXPECT_EQ(src.find("repeated_stage1("), std::string::npos);
+  expect_compiles(src, "repeated");
+  // A function's lines still map to the stage it was emitted for.
+  const SourceMap m = map_cuda_source(src, k);
+  ASSERT_EQ(m.spans.size(), 4u);
+  EXPECT_EQ(m.spans[0].stage, 0);
+  EXPECT_EQ(m.spans[1].stage, 2);
+}
+
 TEST(CodegenCuda, WarpShuffleReductionGolden) {
   loop::Kernel k = warp_sum_kernel();
   loop::verify(k);

@@ -77,21 +77,26 @@ loop::KernelSet build(const plan::FusionPlan& fp, const schedule::MergeOptions& 
       return out;
     };
     std::vector<loop::Kernel> stages = schedule_all(c);
-    // As the session does: stages with block barriers all run on the smallest such block.
-    int64_t barrier_block = 0, max_block = 0;
-    for (const loop::Kernel& k : stages) {
-      max_block = std::max(max_block, k.launch.block_x);
+    // As the session does: stages with block barriers all run on the largest block one of them
+    // wants (reductions take exactly that many threads).
+    int64_t barrier_block = 0;
+    bool mismatch = false;
+    auto has_barrier = [](const loop::Kernel& k) {
       bool barriers = false;
       loop::for_each_stmt(k.body, [&](const loop::Stmt& x) {
         barriers |= x.kind() == loop::StmtKind::BlockBarrier;
       });
-      if (barriers)
-        barrier_block =
-            barrier_block == 0 ? k.launch.block_x : std::min(barrier_block, k.launch.block_x);
-    }
-    if (barrier_block > 0 && barrier_block < max_block) {
+      return barriers;
+    };
+    for (const loop::Kernel& k : stages)
+      if (has_barrier(k)) barrier_block = std::max(barrier_block, k.launch.block_x);
+    for (const loop::Kernel& k : stages)
+      mismatch |= barrier_block > 0 && (k.launch.block_x > barrier_block ||
+                                        (k.launch.block_x != barrier_block && has_barrier(k)));
+    if (mismatch) {
       schedule::ScheduleConfig cc = c;
       cc.block = barrier_block;
+      cc.exact_block = true;
       for (int64_t tm = 1; tm <= 8; tm *= 2)
         for (int64_t tn = 1; tn <= 8; tn *= 2)
           if ((cc.gemm_bm / tm) * (cc.gemm_bn / tn) == barrier_block) {

@@ -1,6 +1,7 @@
 #include "core/codegen/codegen_cuda.h"
 
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "core/loop/equal.h"
@@ -305,8 +306,10 @@ bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
   }
   std::vector<std::string> args;
   size_t total = o.function.size() + note.size() + 4;
-  for (const te::Tensor& t : o.args) {
-    args.push_back(buffer_name(t.get()));
+  for (size_t i = 0; i < o.args.size(); ++i) {
+    args.push_back(buffer_name(o.args[i].get()));
+    if (i < o.offsets.size() && o.offsets[i] != 0)
+      args.back() += " + " + std::to_string(o.offsets[i]);
     total += args.back().size() + 2;
   }
   if (total <= 100) {
@@ -430,6 +433,88 @@ Footprint footprint(const loop::Stmt& body) {
   return fp;
 }
 
+/// The global tensors of a stage (`candidates`, of rank 2 or more) that every access reads or
+/// writes at one constant leading index, with that index: the stage touches one slice of them
+/// (an LSTM step's row of the input sequence).
+std::map<const te::TensorNode*, int64_t> constant_leading_index(
+    const loop::Stmt& body, const std::unordered_set<const te::TensorNode*>& candidates) {
+  std::map<const te::TensorNode*, std::optional<int64_t>> seen;
+  auto access = [&](const te::Tensor& t, const std::vector<te::Expr>& idx) {
+    if (!candidates.count(t.get())) return;
+    std::optional<int64_t> c;
+    if (!idx.empty())
+      if (const te::IntImm* i = idx[0].as<te::IntImm>()) c = i->value;
+    auto [it, fresh] = seen.emplace(t.get(), c);
+    if (!fresh && it->second != c) it->second.reset();
+  };
+  loop::for_each_stmt(body, [&](const loop::Stmt& s) {
+    if (const loop::Store* st = s.as<loop::Store>()) access(st->buffer, st->indices);
+    if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) access(at->buffer, at->indices);
+    if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) access(fl->source, fl->origin);
+    if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) access(fs->dest, fs->origin);
+  });
+  loop::for_each_expr(body, [&](const te::Expr& e) {
+    te::for_each_node(e, [&](const te::Expr& n) {
+      if (const te::Read* r = n.as<te::Read>()) access(r->tensor, r->indices);
+    });
+  });
+  std::map<const te::TensorNode*, int64_t> out;
+  for (const auto& [t, c] : seen)
+    if (c && *c >= 0 && *c < t->shape[0]) out[t] = *c;
+  return out;
+}
+
+/// Every access of a key tensor redirected to its slice (the value: leading extent 1) at
+/// leading index 0.
+class SliceAccesses : public loop::StmtMutator {
+ public:
+  explicit SliceAccesses(std::map<const te::TensorNode*, te::Tensor> slices)
+      : m_slices(std::move(slices)) {}
+  te::Expr mutate_expr(const te::Expr& e) override {
+    return te::rewrite_reads(
+        e, [&](const te::Read& r, const std::vector<te::Expr>& idx) -> te::Expr {
+          auto it = m_slices.find(r.tensor.get());
+          return it == m_slices.end() ? te::Expr() : te::read(it->second, leading_zero(idx));
+        });
+  }
+
+ protected:
+  loop::Stmt mutate_Store(const loop::Store& n, const loop::Stmt& s) override {
+    auto it = m_slices.find(n.buffer.get());
+    if (it == m_slices.end()) return loop::StmtMutator::mutate_Store(n, s);
+    return loop::store(it->second, leading_zero(mutated(n.indices)), mutate_expr(n.value));
+  }
+  loop::Stmt mutate_AtomicAdd(const loop::AtomicAdd& n, const loop::Stmt& s) override {
+    auto it = m_slices.find(n.buffer.get());
+    if (it == m_slices.end()) return loop::StmtMutator::mutate_AtomicAdd(n, s);
+    return loop::atomic_add(it->second, leading_zero(mutated(n.indices)), mutate_expr(n.value));
+  }
+  loop::Stmt mutate_FragmentLoad(const loop::FragmentLoad& n, const loop::Stmt& s) override {
+    auto it = m_slices.find(n.source.get());
+    if (it == m_slices.end()) return loop::StmtMutator::mutate_FragmentLoad(n, s);
+    return loop::fragment_load(n.fragment, mutate_expr(n.index), it->second,
+                               leading_zero(mutated(n.origin)));
+  }
+  loop::Stmt mutate_FragmentStore(const loop::FragmentStore& n, const loop::Stmt& s) override {
+    auto it = m_slices.find(n.dest.get());
+    if (it == m_slices.end()) return loop::StmtMutator::mutate_FragmentStore(n, s);
+    return loop::fragment_store(it->second, leading_zero(mutated(n.origin)), n.fragment,
+                                mutate_expr(n.index));
+  }
+
+ private:
+  std::vector<te::Expr> mutated(const std::vector<te::Expr>& idx) {
+    std::vector<te::Expr> out;
+    for (const te::Expr& i : idx) out.push_back(mutate_expr(i));
+    return out;
+  }
+  static std::vector<te::Expr> leading_zero(std::vector<te::Expr> idx) {
+    idx[0] = te::int_imm(0);
+    return idx;
+  }
+  std::map<const te::TensorNode*, te::Tensor> m_slices;
+};
+
 bool wants_outlining(const loop::Kernel& k, StageOutlining mode) {
   switch (mode) {
     case StageOutlining::Never:
@@ -498,19 +583,46 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
       fk.launch = k.launch;
       for (const loop::SharedSlot& slot : k.shared)
         if (fp.on_chip.count(slot.buffer.get())) fk.shared.push_back(slot);
+      // A global tensor the stage touches at one constant leading index only is handed over as
+      // that slice (a pointer past the rows before), so stages that differ only in which slice
+      // they touch (one LSTM step and the next) share their function.
+      std::unordered_set<const te::TensorNode*> sliceable;
+      for (const te::Tensor& t : fp.buffers)
+        if (globals.count(t.get()) && t->shape.size() >= 2) sliceable.insert(t.get());
+      std::map<const te::TensorNode*, te::Tensor> slices;
+      std::map<const te::TensorNode*, std::pair<te::Tensor, int64_t>> sliced_from;
+      for (const auto& [t, c] : constant_leading_index(f.stage->body, sliceable)) {
+        Shape shape = t->shape;
+        const int64_t row = shape_numel(shape) / shape[0];
+        shape[0] = 1;
+        te::Tensor whole;
+        for (const te::Tensor& b : fp.buffers)
+          if (b.get() == t) whole = b;
+        te::Tensor slice = loop::make_buffer(t->name, shape, t->dtype);
+        slices[t] = slice;
+        sliced_from[slice.get()] = {whole, c * row};
+      }
       for (const te::Tensor& t : fp.buffers) {
         if (fp.on_chip.count(t.get()) || (!globals.count(t.get()) && !resident.count(t.get())))
           continue;
-        (fp.written.count(t.get()) ? fk.outputs : fk.inputs).push_back(t);
+        auto sl = slices.find(t.get());
+        (fp.written.count(t.get()) ? fk.outputs : fk.inputs)
+            .push_back(sl == slices.end() ? t : sl->second);
       }
-      loop::Stmt body = loop::stage(f.stage->index, f.stage->body);
+      loop::Stmt stage_body =
+          slices.empty() ? f.stage->body : SliceAccesses(slices).mutate(f.stage->body);
+      loop::Stmt body = loop::stage(f.stage->index, stage_body);
       for (auto b = f.bindings.rbegin(); b != f.bindings.rend(); ++b)
         body = loop::make_for((*b)->var, (*b)->min, (*b)->extent, (*b)->for_kind, body);
       fk.body = body;
       OutlinedStage o;
       std::string key;
+      std::vector<te::Tensor> fparams;
       for (const KernelParam& p : params(fk)) {
-        o.args.push_back(p.tensor);
+        fparams.push_back(p.tensor);
+        auto from = sliced_from.find(p.tensor.get());
+        o.args.push_back(from == sliced_from.end() ? p.tensor : from->second.first);
+        o.offsets.push_back(from == sliced_from.end() ? 0 : from->second.second);
         key += std::string(param_role_name(p.role)) + " " + dtype_name(p.tensor->dtype);
         for (int64_t d : p.tensor->shape) key += " " + std::to_string(d);
         key += ";";
@@ -523,7 +635,7 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
       });
       std::vector<Emitted>& same_key = emitted[key];
       for (const Emitted& e : same_key)
-        if (loop::equal_up_to_params(e.body, fk.body, e.params, o.args)) {
+        if (loop::equal_up_to_params(e.body, fk.body, e.params, fparams)) {
           o.function = e.function;
           break;
         }
@@ -533,7 +645,7 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
         fk.name = fname;
         m_stage_functions[fname] = {name, fragments};
         o.function = fname;
-        same_key.push_back({fk.body, o.args, fname});
+        same_key.push_back({fk.body, fparams, fname});
         m_stage_parent = &k;
         add_kernel(fk);
         m_stage_parent = nullptr;

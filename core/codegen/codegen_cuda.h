@@ -82,6 +82,9 @@ class CodeGenCuda : public CodeGenC {
   struct OutlinedStage {
     std::string function;
     std::vector<te::Tensor> args;
+    /// Per arg: elements from the tensor's start the call passes (a slice the stage reads at
+    /// one constant leading index, such as an LSTM step's row of the input sequence).
+    std::vector<int64_t> offsets;
   };
   /// Calls on_stmt on every statement of `s` and on_expr on every expression they hold, outside
   /// the stages outlined from the kernel being emitted (what the kernel's own body still holds).

@@ -311,6 +311,25 @@ TEST(CodegenCuda, OutlinedStagesThatRunTheSameCodeShareOneFunction) {
   EXPECT_EQ(m.spans[1].stage, 2);
 }
 
+TEST(CodegenCuda, StagesReadingOtherRowsOfATensorShareOneFunction) {
+  loop::Kernel k = row_steps_kernel();
+  loop::verify(k);
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  const std::string src = emit_cuda(k, o);
+  // The row each step reads is passed as a pointer into x; y0's predecessor is h0.
+  size_t functions = 0;
+  for (size_t p = src.find("static __device__ __noinline__"); p != std::string::npos;
+       p = src.find("static __device__ __noinline__", p + 1))
+    ++functions;
+  EXPECT_EQ(functions, 1u) << src;
+  EXPECT_NE(src.find("steps_stage0(x, h0, y0);"), std::string::npos) << src;
+  EXPECT_NE(src.find("steps_stage0(x + 128, y0, y1);"), std::string::npos) << src;
+  EXPECT_NE(src.find("steps_stage0(x + 384, y2, y3);"), std::string::npos) << src;
+  EXPECT_NE(src.find("// params: x (input f32[1, 128])"), std::string::npos) << src;
+  expect_compiles(src, "steps");
+}
+
 TEST(CodegenCuda, WarpShuffleReductionGolden) {
   loop::Kernel k = warp_sum_kernel();
   loop::verify(k);

@@ -1,8 +1,10 @@
 // What the kernels of a plan come to before NVRTC sees them: the time to build the loop-IR
 // kernels and to emit their CUDA C, the size of that source, and for kernels whose stages are
 // outlined into functions, how many stage calls there are and how many distinct functions
-// serve them (stages that run the same code on other tensors share one). Also the largest
-// grid, and how many cooperative kernels had their grid capped at the GPU's co-resident blocks.
+// serve them (stages that run the same code on other tensors share one). Also the grid
+// barriers, the largest grid, how many kernels had their grid capped at the GPU's co-resident
+// blocks, and the stages whose weight tile is prefetched before a grid barrier and the
+// intermediates kept in shared memory.
 // Median of --runs N (default 1) for the times. BENCH_EMIT_STAGES=N prints the first N stages of
 // each kernel with their schedules.
 //
@@ -18,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/loop/mutator.h"
 #include "core/plan/plan.h"
 #include "core/session/load.h"
 #include "core/session/verify_kernels.h"
@@ -65,9 +68,10 @@ int main(int argc, char** argv) {
   }
   const gpu::GpuSpec gpu = gpu::gpu_spec(gpu_name);
   fmt::print("GPU spec: {}; times are medians of {} run(s) on this machine\n", gpu.name, runs);
-  fmt::print("{:<13} {:<8} {:>7} {:>7} {:>6} {:>6} {:>9} {:>9} {:>9} {:>8} {:>7}\n", "model",
-             "strategy", "kernels", "stages", "grid", "capped", "build_ms", "emit_ms", "cuda_KB",
-             "calls", "funcs");
+  fmt::print(
+      "{:<13} {:<8} {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} {:>8} {:>9} {:>9} {:>9} {:>8} {:>7}\n",
+      "model", "strategy", "kernels", "stages", "syncs", "grid", "capped", "prefetch", "resident",
+      "build_ms", "emit_ms", "cuda_KB", "calls", "funcs");
   for (const std::string& path : models) {
     LoadedModel m = load_model(path);
     for (plan::Strategy s : strategies) {
@@ -99,18 +103,25 @@ int main(int argc, char** argv) {
           for (size_t i = 0; i < k.stages.size() && i < static_cast<size_t>(std::atoi(v)); ++i)
             fmt::print("  {} stage {} [{}]: {}\n", k.name, i, fmt::join(k.stages[i].tes, " "),
                        k.stages[i].schedule);
-      size_t stages = 0, capped = 0;
+      size_t stages = 0, capped = 0, syncs = 0, prefetched = 0, resident = 0;
       int64_t grid = 0;
       for (const loop::Kernel& k : ks.kernels) {
         stages = std::max(stages, k.stages.size());
         grid = std::max(grid, k.launch.grid_x);
-        for (const loop::StageInfo& st : k.stages)
+        loop::for_each_stmt(
+            k.body, [&](const loop::Stmt& x) { syncs += x.kind() == loop::StmtKind::GridBarrier; });
+        for (const loop::StageInfo& st : k.stages) {
           capped += st.schedule.find("kernel grid capped at") != std::string::npos;
+          prefetched += st.schedule.find("prefetched before the grid barrier") != std::string::npos;
+          resident += count(st.schedule, " kept in shared memory (");
+        }
       }
-      fmt::print("{:<13} {:<8} {:>7} {:>7} {:>6} {:>6} {:>9.0f} {:>9.0f} {:>9} {:>8} {:>7}\n",
-                 std::filesystem::path(path).parent_path().filename().string(),
-                 plan::strategy_name(s), ks.kernels.size(), stages, grid, capped, median(build_ms),
-                 median(emit_ms), bytes / 1024, calls, funcs);
+      fmt::print(
+          "{:<13} {:<8} {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} {:>8} {:>9.0f} {:>9.0f} {:>9} {:>8} "
+          "{:>7}\n",
+          std::filesystem::path(path).parent_path().filename().string(), plan::strategy_name(s),
+          ks.kernels.size(), stages, syncs, grid, capped, prefetched, resident, median(build_ms),
+          median(emit_ms), bytes / 1024, calls, funcs);
     }
   }
   return 0;

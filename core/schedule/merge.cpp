@@ -135,14 +135,18 @@ bool reads_tensor(const Expr& e) {
 /// Splits a stage into the loads of its GEMM's first K tiles of weights (operands that read no
 /// tensor the kernel writes), issued before a grid barrier, and the rest after it. The shared
 /// tiles those loads fill are allocated around both, as a sibling of the stages before, so the
-/// arena places them beside (not over) what those stages still use. Undefined when the stage
-/// has no such load.
+/// arena places them beside (not over) what those stages still use. A GEMM whose blocks loop
+/// over rounds of tiles prefetches its first round's tile; the later rounds load in the loop.
+/// Undefined when the stage has no such load.
 Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>& produced,
                         std::vector<std::string>& tags) {
   // The wrappers down to the GEMM's statement list: the guard, the Stage, allocations, lets.
   std::vector<Stmt> chain;
   Stmt cur = stage;
   std::set<const te::TensorNode*> allocated;
+  // A GEMM whose blocks loop over rounds of tiles: the first round's tile is prefetched, the
+  // later rounds load theirs in the loop as before.
+  Expr round;
   while (true) {
     if (const loop::IfThenElse* i = cur.as<loop::IfThenElse>()) {
       if (i->else_case.defined() || reads_tensor(i->cond)) return {};
@@ -163,6 +167,12 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
       // The tensor-core GEMM's fragments: registers the tile loads do not touch.
       chain.push_back(cur);
       cur = fa->body;
+    } else if (const loop::For* fr = cur.as<loop::For>();
+               fr && !round.defined() && fr->for_kind == ForKind::Serial &&
+               fr->var.as<te::Var>()->name == kTileRoundVar && !reads_tensor(fr->extent)) {
+      round = fr->var;
+      chain.push_back(cur);
+      cur = fr->body;
     } else {
       break;
     }
@@ -201,8 +211,11 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
     }
     const std::string tag = c->text.substr(marker.size());
     tags.push_back(tag);
-    early.push_back(loop::comment(marker + tag + ", prefetched before the grid barrier"));
+    early.push_back(loop::comment(marker + tag + ", prefetched before the grid barrier" +
+                                  (round.defined() ? " (first round of tiles)" : "")));
     early.push_back(load);
+    if (round.defined())
+      rest.push_back(loop::if_then_else(te::lt(ic(0), round), loop::seq({q->stmts[i], load})));
     tiles.insert(stored.begin(), stored.end());
     ++i;
   }
@@ -227,6 +240,10 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
       post = loop::let_stmt(l->var, l->value, post);
     } else if (const loop::FragmentAlloc* fa = x.as<loop::FragmentAlloc>()) {
       post = loop::fragment_alloc(fa->buffer, fa->role, fa->type, fa->m, fa->n, fa->k, post);
+    } else if (const loop::For* fr = x.as<loop::For>()) {
+      // The rounds loop: the prefetch is round 0's load.
+      pre = loop::let_stmt(fr->var, ic(0), pre);
+      post = loop::make_for(fr->var, fr->min, fr->extent, fr->for_kind, post);
     }
   }
   Stmt out = loop::seq({pre, loop::grid_barrier(), post});

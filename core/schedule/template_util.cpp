@@ -36,6 +36,8 @@ std::unordered_set<const te::ExprNode*> vars_of(const Expr& e) {
   return out;
 }
 
+const char* const kTileRoundVar = "round";
+
 int64_t strided_grid(const ScheduleConfig& c) {
   return c.grid_cap > 0 ? std::min(c.max_grid, c.grid_cap) : c.max_grid;
 }
@@ -45,7 +47,7 @@ TileGrid::TileGrid(int64_t n, const ScheduleConfig& c)
 
 Stmt TileGrid::wrap(const Frame& f, const Expr& tile, Stmt body) const {
   if (iters == 1) return loop::substitute(body, {{tile.get(), f.bx}});
-  Expr round = te::var("round");
+  Expr round = te::var(kTileRoundVar);
   if (tiles % grid != 0) body = loop::if_then_else(te::lt(tile, ic(tiles)), body);
   return loop::make_for(round, iters, ForKind::Serial,
                         loop::let_stmt(tile, round * ic(grid) + f.bx, body));

@@ -36,6 +36,10 @@ bool is_elementwise_follower(const te::ComputeOp& main,
 /// The grid limit of the grid-stride templates: max_grid, or grid_cap when smaller.
 int64_t strided_grid(const ScheduleConfig& c);
 
+/// The name of the loop var over a block's rounds of tiles (TileGrid::wrap): merge_stages
+/// recognises the loop and prefetches the first round's weight tile before a grid barrier.
+extern const char* const kTileRoundVar;
+
 /// The blocks of a template whose work is `tiles` independent tiles (a GEMM's output tiles): one
 /// block per tile, or, when ScheduleConfig::grid_cap is smaller, grid_cap blocks that each loop
 /// over the tiles bx, bx + grid, bx + 2 * grid, ...

@@ -188,6 +188,47 @@ TEST(GridCap, ExactBlockReductionPadsShortRows) {
   EXPECT_LE(error_of({mean}, k), 1e-6);
 }
 
+TEST(GridCap, FirstRoundWeightTileIsPrefetchedBeforeTheGridBarrier) {
+  // s = row sums of x (a block reduction), then z = (x * s) x w on 16 x 16 tiles: 3 x 3 = 9
+  // tiles over 2 blocks (5 rounds). The weight tile of round 0 is loaded before the barrier,
+  // those of later rounds in the loop.
+  Tensor x = te::make_input("x", {40, 96}, DType::Float32);
+  Tensor w = te::make_input("w", {96, 36}, DType::Float32);
+  te::Op s = te::reduce("s", {40}, DType::Float32, te::ReduceKind::Sum, {96},
+                        [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                          return te::read(x, {i[0], k[0]});
+                        });
+  te::Op z = te::reduce("z", {40, 36}, DType::Float32, te::ReduceKind::Sum, {96},
+                        [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                          return (te::read(x, {i[0], k[0]}) * te::read(s->output, {i[0]})) *
+                                 te::read(w, {k[0], i[1]});
+                        });
+  for (bool db : {false, true}) {
+    SCOPED_TRACE(db ? "double-buffered" : "single");
+    schedule::ScheduleConfig c;
+    c.block = 64;
+    c.gemm_bm = c.gemm_bn = 16;
+    c.gemm_bk = 8;
+    c.gemm_tm = c.gemm_tn = 2;
+    c.gemm_double_buffer = db;
+    c.cross_block_rows = 0;
+    c.grid_cap = 2;
+    schedule::MergeOptions o;
+    o.arena_growth = 4096;  // room for the tile beside the reduction's partials
+    loop::Kernel k = schedule::merge_stages(
+        {schedule::schedule_op(*s, c), schedule::schedule_op(*z, c)}, "k", o);
+    EXPECT_EQ(k.launch.grid_x, 2);
+    EXPECT_NE(k.stages[1].schedule.find("first K tile of b prefetched before the grid barrier"),
+              std::string::npos)
+        << k.stages[1].schedule;
+    const std::string text = loop::print(k);
+    const size_t pre = text.find("prefetched before the grid barrier (first round of tiles)");
+    ASSERT_NE(pre, std::string::npos) << text;
+    EXPECT_LT(pre, text.find("grid_barrier()"));
+    EXPECT_LE(error_of({s, z}, k), 1e-5);
+  }
+}
+
 /// The A100 with only `sms` SMs: the sample models' souffle kernels want more blocks than such
 /// a GPU keeps co-resident.
 gpu::GpuSpec small_gpu(int sms) {

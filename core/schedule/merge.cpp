@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/loop/arena.h"
+#include "core/loop/equal.h"
 #include "core/loop/mutator.h"
 #include "core/loop/verify.h"
 #include "core/schedule/ownership.h"
@@ -251,6 +252,82 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
   return out;
 }
 
+/// The tensors `s` touches that it does not allocate, in first-use order.
+void touched_tensors(const Stmt& s, std::vector<Tensor>& out,
+                     std::set<const te::TensorNode*>& seen) {
+  std::set<const te::TensorNode*> allocated;
+  loop::for_each_stmt(s, [&](const Stmt& x) {
+    if (const loop::Allocate* a = x.as<loop::Allocate>()) allocated.insert(a->buffer.get());
+    if (const loop::FragmentAlloc* a = x.as<loop::FragmentAlloc>())
+      allocated.insert(a->buffer.get());
+  });
+  auto add = [&](const Tensor& t) {
+    if (!allocated.count(t.get()) && seen.insert(t.get()).second) out.push_back(t);
+  };
+  loop::for_each_stmt(s, [&](const Stmt& x) {
+    if (const loop::Store* st = x.as<loop::Store>()) add(st->buffer);
+    if (const loop::AtomicAdd* at = x.as<loop::AtomicAdd>()) add(at->buffer);
+    if (const loop::FragmentLoad* fl = x.as<loop::FragmentLoad>()) add(fl->source);
+    if (const loop::FragmentStore* fs = x.as<loop::FragmentStore>()) add(fs->dest);
+  });
+  loop::for_each_expr(s, [&](const Expr& e) {
+    te::for_each_node(e, [&](const Expr& n) {
+      if (const te::Read* r = n.as<te::Read>()) add(r->tensor);
+    });
+  });
+}
+
+/// The ownership proofs of one kernel. A query whose statements run the same code as an earlier
+/// one's on other tensors (one LSTM step's stages and the next step's, one BERT layer's and the
+/// next's), the queried tensor in the same place, gets the earlier answer: the enumeration would
+/// visit the same indices to the same result. Reused answers spend no steps.
+class ProofCache {
+ public:
+  OwnershipProof prove(const OwnershipQuery& q) {
+    std::vector<Stmt> all = q.writers;
+    all.push_back(q.reader);
+    std::vector<Tensor> params = {q.tensor};
+    std::set<const te::TensorNode*> seen = {q.tensor.get()};
+    for (const Stmt& x : all) touched_tensors(x, params, seen);
+    std::string key = std::to_string(q.grid) + "x" + std::to_string(q.block) + " " +
+                      std::to_string(q.writers.size()) + ":";
+    for (const Tensor& t : params) {
+      key += " " + std::string(dtype_name(t->dtype));
+      for (int64_t d : t->shape) key += "," + std::to_string(d);
+    }
+    // Writers and reader side by side, each wrapped so that the list keeps their boundaries
+    // (a Seq would merge nested lists).
+    std::vector<Stmt> wrapped;
+    for (const Stmt& x : all) wrapped.push_back(loop::if_then_else(te::eq(ic(1), ic(1)), x));
+    Stmt together = loop::seq(std::move(wrapped));
+    std::vector<Entry>& same = m_entries[key];
+    for (const Entry& e : same)
+      if (e.writers == q.writers.size() &&
+          loop::equal_up_to_params(e.stmts, together, e.params, params)) {
+        OwnershipProof p = e.proof;
+        p.steps = 0;
+        // The reason names the tensor of the earlier query.
+        const std::string& was = e.params.front()->name;
+        for (size_t at = p.reason.find(was); !was.empty() && at != std::string::npos;
+             at = p.reason.find(was, at + q.tensor->name.size()))
+          p.reason.replace(at, was.size(), q.tensor->name);
+        return p;
+      }
+    OwnershipProof p = prove_ownership(q);
+    same.push_back({together, params, q.writers.size(), p});
+    return p;
+  }
+
+ private:
+  struct Entry {
+    Stmt stmts;
+    std::vector<Tensor> params;
+    size_t writers;
+    OwnershipProof proof;
+  };
+  std::map<std::string, std::vector<Entry>> m_entries;
+};
+
 }  // namespace
 
 Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
@@ -261,6 +338,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
                     const MergeOptions& options) {
   SOUFFLE_CHECK(!stages.empty(), "merge: no stages");
   int64_t proof_budget = options.max_kernel_proof_steps;
+  ProofCache proofs;
   Kernel k;
   k.name = name;
   for (const Kernel& s : stages) {
@@ -332,7 +410,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       }
       OwnershipQuery q{t, it->second, inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
       q.max_steps = std::min(options.max_proof_steps, proof_budget);
-      OwnershipProof p = prove_ownership(q);
+      OwnershipProof p = proofs.prove(q);
       proof_budget -= p.steps;
       if (p.level == Ownership::None) {
         grid = true;
@@ -413,7 +491,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     if (writers.empty() || readers.empty()) continue;
     OwnershipQuery q{t, writers, loop::seq(readers), f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
     q.max_steps = std::min(options.max_proof_steps, proof_budget);
-    OwnershipProof p = prove_ownership(q);
+    OwnershipProof p = proofs.prove(q);
     proof_budget -= p.steps;
     int64_t base = 0, step = 0, extent = 0;
     if (p.level == Ownership::None || p.writers_read || !affine_origin(p, base, step, extent))

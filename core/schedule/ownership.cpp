@@ -38,6 +38,45 @@ struct Unproven {
   std::string why;
 };
 
+/// The blocks and threads a statement can do anything in: merge_stages guards a stage that
+/// needs fewer blocks or threads than its kernel by `bx < G` (and `tx < T`); the others skip
+/// it, so a proof need not walk them. The statement inside the guard is `body`.
+struct Active {
+  int64_t blocks = 0, threads = 0;
+  Stmt body;
+};
+
+Active active_part(const Stmt& s, const OwnershipQuery& q) {
+  Active a{q.grid, q.block, s};
+  const loop::IfThenElse* i = s.as<loop::IfThenElse>();
+  if (!i || i->else_case.defined()) return a;
+  std::vector<Expr> conjuncts, todo = {i->cond};
+  while (!todo.empty()) {
+    Expr c = todo.back();
+    todo.pop_back();
+    const te::Binary* b = c.as<te::Binary>();
+    if (b && b->op == te::BinaryOp::And) {
+      todo.push_back(b->a);
+      todo.push_back(b->b);
+    } else {
+      conjuncts.push_back(c);
+    }
+  }
+  int64_t blocks = q.grid, threads = q.block;
+  for (const Expr& c : conjuncts) {
+    const te::Binary* b = c.as<te::Binary>();
+    const te::IntImm* n = b && b->op == te::BinaryOp::LT ? b->b.as<te::IntImm>() : nullptr;
+    if (!n) return a;
+    if (b->a.same_as(q.bx))
+      blocks = std::min(blocks, std::max<int64_t>(0, n->value));
+    else if (b->a.same_as(q.tx))
+      threads = std::min(threads, std::max<int64_t>(0, n->value));
+    else
+      return a;
+  }
+  return {blocks, threads, i->then_case};
+}
+
 class Prover {
  public:
   explicit Prover(const OwnershipQuery& q) : m_q(q), m_t(q.tensor.get()) {
@@ -97,14 +136,15 @@ class Prover {
 
   void each_thread(const Stmt& s) {
     if (!touches(s)) return;
-    for (int64_t b = 0; b < m_q.grid; ++b)
-      for (int64_t t = 0; t < m_q.block; ++t) {
+    const Active a = active_part(s, m_q);
+    for (int64_t b = 0; b < a.blocks; ++b)
+      for (int64_t t = 0; t < a.threads; ++t) {
         m_b = b;
         m_lane = b * m_q.block + t;
         m_env.clear();
         m_env[m_q.bx.get()] = b;
         m_env[m_q.tx.get()] = t;
-        walk(s, true);
+        walk(a.body, true);
       }
   }
 
@@ -450,12 +490,18 @@ int64_t trips(const Stmt& s, const te::TensorNode* t, int64_t cap) {
 
 int64_t ownership_step_bound(const OwnershipQuery& q) {
   const int64_t cap = std::max<int64_t>(q.max_steps, 1);
-  int64_t per_thread = trips(q.reader, q.tensor.get(), cap);
-  for (const Stmt& w : q.writers)
-    per_thread = std::min(cap, per_thread + trips(w, q.tensor.get(), cap));
-  const int64_t threads = q.grid * q.block;
-  return per_thread != 0 && per_thread > cap / std::max<int64_t>(threads, 1) ? cap
-                                                                             : per_thread * threads;
+  // Each statement over the blocks and threads its guard lets in.
+  auto bound = [&](const Stmt& s) {
+    const Active a = active_part(s, q);
+    const int64_t per_thread = trips(a.body, q.tensor.get(), cap);
+    const int64_t threads = a.blocks * a.threads;
+    return per_thread != 0 && per_thread > cap / std::max<int64_t>(threads, 1)
+               ? cap
+               : per_thread * threads;
+  };
+  int64_t total = bound(q.reader);
+  for (const Stmt& w : q.writers) total = std::min(cap, total + bound(w));
+  return total;
 }
 
 OwnershipProof prove_ownership(const OwnershipQuery& q) {

@@ -37,10 +37,11 @@ struct OwnershipProof {
   int64_t steps = 0;          ///< statements and accesses visited (0 when refused up front)
 };
 
-/// An upper bound of the steps prove_ownership would take on `q`: every block and thread times
-/// the loop trips of the statements that touch the tensor (a loop whose extent is not a
-/// constant counts once: such a walk is bounded by max_steps alone). prove_ownership refuses a
-/// query whose bound reaches max_steps without walking it.
+/// An upper bound of the steps prove_ownership would take on `q`: every block and thread that a
+/// statement's guard lets in (merge_stages' `bx < G && tx < T`; the others are not walked)
+/// times its loop trips (a loop whose extent is not a constant counts once: such a walk is
+/// bounded by max_steps alone). prove_ownership refuses a query whose bound reaches max_steps
+/// without walking it.
 int64_t ownership_step_bound(const OwnershipQuery& q);
 
 /// Decides ownership by evaluating, for every block and thread, the index expressions of every

@@ -6,13 +6,14 @@
 // blocks, and the stages whose weight tile is prefetched before a grid barrier and the
 // intermediates kept in shared memory.
 // Median of --runs N (default 1) for the times. BENCH_EMIT_STAGES=N prints the first N stages of
-// each kernel with their schedules.
+// each kernel with their schedules; BENCH_EMIT_CUDA=DIR writes each kernel's CUDA C there.
 //
 //   bench_emit [--strategy S] [--gpu NAME] [--runs N] MODEL.onnx...
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,8 @@ int main(int argc, char** argv) {
         bytes = calls = funcs = 0;
         for (const loop::Kernel& k : ks.kernels) {
           const std::string cuda = codegen::emit_cuda(k);
+          if (const char* dir = std::getenv("BENCH_EMIT_CUDA"))
+            std::ofstream(std::filesystem::path(dir) / (k.name + ".cu")) << cuda;
           bytes += cuda.size();
           funcs += count(cuda, "static __device__ __noinline__");
           calls += count(cuda, "// runs stage ");

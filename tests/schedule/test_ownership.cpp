@@ -115,6 +115,43 @@ TEST(Ownership, OtherBlocksDataKeepsGridBarrier) {
   expect_values(k, p, [](int64_t b, int64_t t) { return ((b + 1) % kGrid) * kBlock + t; });
 }
 
+TEST(Ownership, RepeatedStagePairsReuseOneProof) {
+  // a1 = 2 a0 + 1, a2 = 2 a1 + 1, ... each stage reading its own thread's element, then one
+  // two stages reading the next block's: the first four pairs are the same code on other
+  // tensors, and so are the last two.
+  std::vector<Tensor> a = {te::make_input("a0", {kN}, DType::Float32)};
+  std::vector<loop::Kernel> stages;
+  for (int i = 1; i <= 7; ++i) {
+    a.push_back(loop::make_buffer("a" + std::to_string(i), {kN}, DType::Float32));
+    stages.push_back(stage_kernel("s" + std::to_string(i), a.back(), a[a.size() - 2],
+                                  i >= 6 ? next_block : same_thread, 2.0, 1.0));
+  }
+  auto note = [](const loop::Kernel& k, int i) {
+    return k.stages[static_cast<size_t>(i)].schedule;
+  };
+  // A kernel budget of about one proof (8 to 12 steps a thread) proves all four: the answer is
+  // reused at no cost. The last pair's own proof no longer fits.
+  schedule::MergeOptions o;
+  o.max_kernel_proof_steps = 12 * kN;
+  loop::Kernel k = schedule::merge_stages(stages, "k", o);
+  for (int i = 1; i < 5; ++i)
+    EXPECT_NE(note(k, i).find("each thread reads only what it wrote of a" + std::to_string(i)),
+              std::string::npos)
+        << note(k, i);
+  EXPECT_NE(note(k, 5).find("too many accesses"), std::string::npos) << note(k, 5);
+  EXPECT_EQ(count(k, loop::StmtKind::GridBarrier), 2);
+  // With room for two proofs the cross-block pairs are proven too; the reused reason names the
+  // tensor of its own pair.
+  o.max_kernel_proof_steps = 24 * kN;
+  k = schedule::merge_stages(stages, "k", o);
+  EXPECT_NE(note(k, 5).find("a5: block 0 reads a5 element 32, which block 1 writes"),
+            std::string::npos)
+      << note(k, 5);
+  EXPECT_NE(note(k, 6).find("a6: block 0 reads a6 element 32, which block 1 writes"),
+            std::string::npos)
+      << note(k, 6);
+}
+
 TEST(Ownership, PlantedWrongOwnershipIsCaughtByTheEmulator) {
   Pair p;
   schedule::MergeOptions o;

@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
 #include <vector>
 
+#include "core/emulate/emulate.h"
+#include "core/interp/interpreter.h"
+#include "core/loop/stmt.h"
 #include "core/support/tensor_data.h"
 #include "core/te/expr.h"
 #include "core/te/mutator.h"
@@ -52,6 +56,37 @@ inline te::TeProgram program_of(const std::vector<te::Op>& ops) {
     p.outputs.push_back(op->output);
   }
   return p;
+}
+
+/// Runs `ops` in the interpreter and `kernels` in the emulator on the same random inputs (input
+/// i seeded with seed + i) and returns the worst relative L2 error over the ops' outputs. An
+/// output the kernels do not write counts as infinitely wrong, unless `written_only` (outputs
+/// kept on chip are then skipped).
+inline double emulated_error(const std::vector<te::Op>& ops,
+                             const std::vector<loop::Kernel>& kernels, uint32_t seed,
+                             bool written_only = false) {
+  te::TeProgram p = program_of(ops);
+  std::vector<ConstTensorPtr> in;
+  emulate::Buffers buffers;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    auto d = random_data(p.inputs[i], seed + static_cast<uint32_t>(i));
+    in.push_back(d);
+    buffers[p.inputs[i]->name] = d;
+  }
+  std::vector<ConstTensorPtr> want = interp::run(p, in);
+  loop::KernelSet ks;
+  ks.kernels = kernels;
+  emulate::Buffers got = emulate::run_kernels(ks, buffers);
+  double worst = 0;
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    auto it = got.find(p.outputs[i]->name);
+    if (it == got.end()) {
+      if (!written_only) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    worst = std::max(worst, rel_l2(*it->second, *want[i]));
+  }
+  return worst;
 }
 
 }  // namespace souffle::schedule_test

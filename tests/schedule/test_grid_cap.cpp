@@ -23,32 +23,13 @@
 namespace souffle {
 namespace {
 
-using schedule_test::random_data;
-using schedule_test::rel_l2;
 using te::Expr;
 using te::Tensor;
 
 /// The worst relative L2 error of `kernel` (emulated) against the interpreter over the outputs
 /// of `ops` that the kernel writes.
 double error_of(const std::vector<te::Op>& ops, const loop::Kernel& kernel) {
-  te::TeProgram p = schedule_test::program_of(ops);
-  std::vector<ConstTensorPtr> in;
-  emulate::Buffers buffers;
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
-    auto d = random_data(p.inputs[i], static_cast<uint32_t>(5 + i));
-    in.push_back(d);
-    buffers[p.inputs[i]->name] = d;
-  }
-  std::vector<ConstTensorPtr> want = interp::run(p, in);
-  loop::KernelSet ks;
-  ks.kernels = {kernel};
-  emulate::Buffers got = emulate::run_kernels(ks, buffers);
-  double worst = 0;
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    auto it = got.find(p.outputs[i]->name);
-    if (it != got.end()) worst = std::max(worst, rel_l2(*it->second, *want[i]));
-  }
-  return worst;
+  return schedule_test::emulated_error(ops, {kernel}, 5, true);
 }
 
 te::Op matmul(const std::string& name, const Tensor& a, const Tensor& b) {

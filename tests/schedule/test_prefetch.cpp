@@ -16,25 +16,9 @@ namespace {
 using te::Expr;
 using te::Tensor;
 
-/// Worst relative L2 error of the kernels' outputs against the interpreter on random inputs.
+/// Worst relative L2 error of the kernel's outputs against the interpreter on random inputs.
 double compare(const std::vector<te::Op>& ops, const loop::Kernel& kernel) {
-  te::TeProgram p = schedule_test::program_of(ops);
-  std::vector<ConstTensorPtr> in;
-  emulate::Buffers buffers;
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
-    auto d = schedule_test::random_data(p.inputs[i], static_cast<uint32_t>(3 + i));
-    in.push_back(d);
-    buffers[p.inputs[i]->name] = d;
-  }
-  std::vector<ConstTensorPtr> want = interp::run(p, in);
-  emulate::run_kernel(kernel, buffers);
-  double worst = 0;
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    auto it = buffers.find(p.outputs[i]->name);
-    if (it == buffers.end()) continue;  // kept on chip
-    worst = std::max(worst, schedule_test::rel_l2(*it->second, *want[i]));
-  }
-  return worst;
+  return schedule_test::emulated_error(ops, {kernel}, 3, true);
 }
 
 /// s[i] = sum_k x[i, k] (a block reduction with shared partials), then the GEMM

@@ -28,22 +28,7 @@ using te::Tensor;
 /// Runs `ops` through the interpreter and the emulated kernels on the same random inputs and
 /// returns the worst relative L2 error over the ops' outputs.
 double compare(const std::vector<te::Op>& ops, const std::vector<loop::Kernel>& kernels) {
-  te::TeProgram p = schedule_test::program_of(ops);
-  std::vector<ConstTensorPtr> in;
-  emulate::Buffers buffers;
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
-    auto d = random_data(p.inputs[i], static_cast<uint32_t>(7 + i));
-    in.push_back(d);
-    buffers[p.inputs[i]->name] = d;
-  }
-  std::vector<ConstTensorPtr> want = interp::run(p, in);
-  loop::KernelSet ks;
-  ks.kernels = kernels;
-  emulate::Buffers got = emulate::run_kernels(ks, buffers);
-  double worst = 0;
-  for (size_t i = 0; i < p.outputs.size(); ++i)
-    worst = std::max(worst, rel_l2(*got.at(p.outputs[i]->name), *want[i]));
-  return worst;
+  return schedule_test::emulated_error(ops, kernels, 7);
 }
 
 const LoadedModel& bert() {

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
@@ -92,9 +93,11 @@ int main(int argc, char** argv) {
       QApplication::exit(ok ? code : 1);
     };
     // The picture is ready once dot's layout is on screen and the plan is drawn on it.
+    // A shown Code panel must have its code too (big kernels take seconds to generate).
     auto ready = [&window] {
       return window.graphPanel()->isFinal() && window.planData() && !window.isPlanning() &&
-             !window.comparisonView()->isBusy();
+             !window.comparisonView()->isBusy() &&
+             (!window.codePanel()->isVisible() || window.codePanel()->isReady());
     };
     bool done = false;
     auto shoot = [&, save, ready] {
@@ -119,6 +122,7 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &MainWindow::planned, &window, shoot);
     QObject::connect(window.comparisonView(), &souffle::views::ComparisonView::compared, &window,
                      shoot);
+    QObject::connect(window.codePanel(), &souffle::views::CodePanel::codeReady, &window, shoot);
     QObject::connect(&window, &MainWindow::planFailed, &window,
                      [&window, save](const QString& reason) {
                        std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(reason));

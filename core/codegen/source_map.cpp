@@ -119,6 +119,24 @@ SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k) {
   SourceMap m;
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const std::string t = trim_left(lines[i]);
+    // A call of an outlined stage's function: "fn(args);  // runs stage N `name`", its
+    // arguments on the lines below when they do not fit. A function several stages share
+    // holds the lines of the first; every other stage is found at its call.
+    const size_t runs = t.find("// runs stage ");
+    if (runs != std::string::npos) {
+      int call = stage_number(t.substr(runs), "// runs stage ", ' ');
+      if (call < 0) call = stage_number(t.substr(runs), "// runs stage ", 0);
+      if (call < 0) continue;
+      int last = i;
+      if (t.substr(0, runs).find(");") == std::string::npos)
+        while (last + 1 < static_cast<int>(lines.size())) {
+          const std::string n = trim_left(lines[++last]);
+          if (n.size() >= 2 && n.compare(n.size() - 2, 2, ");") == 0) break;
+        }
+      m.spans.push_back(stage_span(k, call, i, last));
+      i = last;
+      continue;
+    }
     // The emitter heads each stage with "// stage N `name`: ..." (or a bare "// stage N").
     int st = stage_number(t, "// stage ", ' ');
     if (st < 0) st = stage_number(t, "// stage ", 0);

@@ -33,7 +33,9 @@ struct SourceMap {
   std::vector<int> lines_of_node(const std::string& node) const;
 };
 
-/// Maps the text emit_cuda(k) wrote for `k`: each stage's comment header and its block.
+/// Maps the text emit_cuda(k) wrote for `k`: each stage's comment header and its block, and,
+/// for an outlined stage, the call of its function (a function shared by several stages holds
+/// the lines of the first of them).
 SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k);
 /// Maps the text loop::print(k) wrote: a stage's line in the kernel header and its
 /// `stage N { ... }` block.

@@ -264,12 +264,15 @@ TEST(CodegenCuda, OutlinedStagesGolden) {
   const std::string src = emit_cuda(k, o);
   EXPECT_EQ(src, kTwoStageOutlined);
   expect_compiles(src, "fused_add_mul");
-  // Each stage's lines still map back to it, inside its function.
+  // Each stage's lines still map back to it, inside its function, and so does its call.
   const SourceMap m = map_cuda_source(src, k);
-  ASSERT_EQ(m.spans.size(), 2u);
+  ASSERT_EQ(m.spans.size(), 4u);
   EXPECT_EQ(m.spans[0].stage, 0);
   EXPECT_EQ(m.spans[1].stage, 1);
   EXPECT_EQ(m.spans[1].nodes, std::vector<std::string>{"Mul_1"});
+  EXPECT_EQ(m.spans[2].stage, 0);
+  EXPECT_EQ(m.spans[2].first_line, m.spans[2].last_line);
+  EXPECT_EQ(m.spans[3].stage, 1);
   // Auto keeps a kernel of few stages inline, as it was.
   EXPECT_EQ(emit_cuda(k), kTwoStage);
   // A register cap replaces the launch bounds (CUDA takes one of the two).
@@ -304,11 +307,16 @@ TEST(CodegenCuda, OutlinedStagesThatRunTheSameCodeShareOneFunction) {
   EXPECT_NE(src.find("repeated_stage5(s, y);  // runs stage 5 `y`"), std::string::npos);
   EXPECT_EQ(src.find("repeated_stage1("), std::string::npos);
   expect_compiles(src, "repeated");
-  // A function's lines still map to the stage it was emitted for.
+  // A function's lines map to the stage it was emitted for; every stage, one sharing another's
+  // function too, is found at its call.
   const SourceMap m = map_cuda_source(src, k);
-  ASSERT_EQ(m.spans.size(), 4u);
+  ASSERT_EQ(m.spans.size(), 10u);
   EXPECT_EQ(m.spans[0].stage, 0);
   EXPECT_EQ(m.spans[1].stage, 2);
+  std::vector<int> called;
+  for (size_t i = 4; i < m.spans.size(); ++i) called.push_back(m.spans[i].stage);
+  EXPECT_EQ(called, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(m.spans_of_node("t4").size(), 1u);  // stage 3 runs stage 0's function
 }
 
 TEST(CodegenCuda, StagesReadingOtherRowsOfATensorShareOneFunction) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "core/loop/mutator.h"
 #include "core/plan/plan.h"
 #include "core/session/bundle.h"
 #include "core/session/compile.h"
@@ -48,6 +49,13 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
     }
     per_arch.push_back(a);
   }
+  // What the merged kernel synchronizes (the plan counts grid syncs per dependent stage; the
+  // kernel has only those its ownership proofs could not remove).
+  int grid_barriers = 0, block_barriers = 0;
+  loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& s) {
+    grid_barriers += s.kind() == loop::StmtKind::GridBarrier;
+    block_barriers += s.kind() == loop::StmtKind::BlockBarrier;
+  });
   nlohmann::json j = {{"name", k.name},
                       {"partition", k.partition},
                       {"grid", k.launch.grid_x},
@@ -55,6 +63,8 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
                       {"smem_bytes", k.launch.dynamic_shared_bytes},
                       {"cooperative", k.launch.cooperative},
                       {"stages", k.kernel.stages.size()},
+                      {"grid_barriers", grid_barriers},
+                      {"block_barriers", block_barriers},
                       {"co_resident", k.co_resident},
                       {"register_cap", k.register_cap},
                       {"per_arch", per_arch}};

@@ -54,6 +54,9 @@ TEST(CliCompile, SouffleKernelJson) {
   EXPECT_GT(k["per_arch"][0]["registers"].get<int>(), 0);
   EXPECT_GT(k["per_arch"][0]["ptx_bytes"].get<int>(), 0);
   EXPECT_LE(k["grid"].get<int64_t>(), k["co_resident"].get<int64_t>());
+  // The kernel's own barriers: a cooperative kernel has at least one grid barrier.
+  EXPECT_GE(k["grid_barriers"].get<int>(), 1);
+  EXPECT_GE(k["block_barriers"].get<int>(), 0);
   EXPECT_TRUE(fs::exists(out / "kernel0.sm_80.ptx"));
   EXPECT_TRUE(fs::exists(out / "main.cu"));
 }

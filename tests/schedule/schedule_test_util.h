@@ -12,6 +12,7 @@
 #include "core/emulate/emulate.h"
 #include "core/interp/interpreter.h"
 #include "core/loop/stmt.h"
+#include "core/schedule/schedule.h"
 #include "core/support/tensor_data.h"
 #include "core/te/expr.h"
 #include "core/te/mutator.h"
@@ -56,6 +57,20 @@ inline te::TeProgram program_of(const std::vector<te::Op>& ops) {
     p.outputs.push_back(op->output);
   }
   return p;
+}
+
+/// A small SIMT GEMM tile for tests: bm x bn x bk, 2 x 2 per thread ((bm/2) * (bn/2) threads),
+/// so that small problems still have several tiles and K steps.
+inline schedule::ScheduleConfig small_gemm_tile(int64_t bm, int64_t bn, int64_t bk,
+                                                bool double_buffer = false) {
+  schedule::ScheduleConfig c;
+  c.gemm_bm = bm;
+  c.gemm_bn = bn;
+  c.gemm_bk = bk;
+  c.gemm_tm = 2;
+  c.gemm_tn = 2;
+  c.gemm_double_buffer = double_buffer;
+  return c;
 }
 
 /// Runs `ops` in the interpreter and `kernels` in the emulator on the same random inputs (input

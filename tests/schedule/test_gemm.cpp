@@ -70,14 +70,7 @@ te::Op matmul(const std::string& name, const Tensor& a, const Tensor& b) {
 }
 
 schedule::ScheduleConfig small_tile(bool db) {
-  schedule::ScheduleConfig c;
-  c.gemm_bm = 16;
-  c.gemm_bn = 8;
-  c.gemm_bk = 4;
-  c.gemm_tm = 2;
-  c.gemm_tn = 2;
-  c.gemm_double_buffer = db;
-  return c;
+  return schedule_test::small_gemm_tile(16, 8, 4, db);
 }
 
 /// Block barriers inside the K loop (the loop over `ko`).

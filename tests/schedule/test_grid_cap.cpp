@@ -58,13 +58,7 @@ std::vector<te::Op> bias_relu(const te::Op& mm, const Tensor& bias) {
 }
 
 schedule::ScheduleConfig small_tile(bool db, int64_t cap) {
-  schedule::ScheduleConfig c;
-  c.gemm_bm = 16;
-  c.gemm_bn = 8;
-  c.gemm_bk = 4;
-  c.gemm_tm = 2;
-  c.gemm_tn = 2;
-  c.gemm_double_buffer = db;
+  schedule::ScheduleConfig c = schedule_test::small_gemm_tile(16, 8, 4, db);
   c.grid_cap = cap;
   return c;
 }
@@ -186,12 +180,8 @@ TEST(GridCap, FirstRoundWeightTileIsPrefetchedBeforeTheGridBarrier) {
                         });
   for (bool db : {false, true}) {
     SCOPED_TRACE(db ? "double-buffered" : "single");
-    schedule::ScheduleConfig c;
-    c.block = 64;
-    c.gemm_bm = c.gemm_bn = 16;
-    c.gemm_bk = 8;
-    c.gemm_tm = c.gemm_tn = 2;
-    c.gemm_double_buffer = db;
+    schedule::ScheduleConfig c = schedule_test::small_gemm_tile(16, 16, 8, db);
+    c.block = 64;  // the GEMM's 64 threads, as the reduction
     c.cross_block_rows = 0;
     c.grid_cap = 2;
     schedule::MergeOptions o;

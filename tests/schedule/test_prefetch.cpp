@@ -38,14 +38,8 @@ struct RowScaledGemm {
 };
 
 schedule::ScheduleConfig small_tiles(bool double_buffer) {
-  schedule::ScheduleConfig c;
-  c.block = 64;
-  c.gemm_bm = 16;
-  c.gemm_bn = 16;
-  c.gemm_bk = 8;
-  c.gemm_tm = 2;
-  c.gemm_tn = 2;  // 64 threads, as the reduction
-  c.gemm_double_buffer = double_buffer;
+  schedule::ScheduleConfig c = schedule_test::small_gemm_tile(16, 16, 8, double_buffer);
+  c.block = 64;  // the GEMM's 64 threads, as the reduction
   c.cross_block_rows = 0;
   return c;
 }

@@ -77,12 +77,7 @@ TEST(Schedule, GemmFromBert) {
   te::Op op = pick(ScheduleKind::Gemm, 1024);
   ASSERT_TRUE(op);
   std::printf("gemm %s: %s\n", op->name.c_str(), te::print(*op).c_str());
-  schedule::ScheduleConfig small;
-  small.gemm_bm = 16;
-  small.gemm_bn = 16;
-  small.gemm_bk = 8;
-  small.gemm_tm = 2;
-  small.gemm_tn = 2;
+  const schedule::ScheduleConfig small = schedule_test::small_gemm_tile(16, 16, 8);
   EXPECT_LE(compare({op}, {schedule::schedule_op(*op, small)}), 1e-5);
   EXPECT_LE(compare({op}, {schedule::schedule_op(*op)}), 1e-5);
 }

@@ -1,0 +1,156 @@
+#include "core/gpu/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/support/error.h"
+
+namespace souffle::gpu {
+namespace {
+
+using nlohmann::json;
+
+double number(const json& j, const std::string& key, const std::string& file,
+              const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end()) return 0;
+  if (!it->is_number()) throw UserError(file, where, "field '" + key + "' must be a number");
+  double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0)
+    throw UserError(file, where, "field '" + key + "' must be a finite number >= 0");
+  return v;
+}
+
+std::string text(const json& j, const std::string& key, const std::string& file) {
+  auto it = j.find(key);
+  if (it == j.end()) return "";
+  if (!it->is_string()) throw UserError(file, "", "field '" + key + "' must be a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+LinearFit fit_barrier_cost(const std::vector<BarrierSample>& samples) {
+  LinearFit f;
+  if (samples.empty()) return f;
+  double n = static_cast<double>(samples.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const BarrierSample& s : samples) {
+    sx += s.blocks;
+    sy += s.us;
+    sxx += static_cast<double>(s.blocks) * s.blocks;
+    sxy += s.blocks * s.us;
+  }
+  double den = n * sxx - sx * sx;
+  if (samples.size() < 2 || std::abs(den) < 1e-12) {
+    f.base = sy / n;
+    return f;
+  }
+  f.slope = (n * sxy - sx * sy) / den;
+  f.base = (sy - f.slope * sx) / n;
+  return f;
+}
+
+double grid_barrier_us(const Calibration& c, int blocks) {
+  const std::vector<BarrierSample>& s = c.grid_barrier;
+  if (s.empty()) return 0;
+  double floor_us = s.front().us;
+  for (const BarrierSample& x : s) floor_us = std::min(floor_us, x.us);
+  if (blocks <= s.front().blocks) return s.front().us;
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (blocks > s[i].blocks) continue;
+    double t = static_cast<double>(blocks - s[i - 1].blocks) / (s[i].blocks - s[i - 1].blocks);
+    return s[i - 1].us + t * (s[i].us - s[i - 1].us);
+  }
+  // Beyond the largest grid measured: the fit, and never less than the last sample.
+  return std::max({c.grid_barrier_fit.at(blocks), s.back().us, floor_us});
+}
+
+Calibration parse_calibration(const std::string& json_text, const std::string& file) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw UserError(file, "", std::string("not a calibration file (JSON): ") + e.what());
+  }
+  if (!j.is_object()) throw UserError(file, "", "a calibration file holds one JSON object");
+  auto v = j.find("version");
+  if (v == j.end() || !v->is_number_integer())
+    throw UserError(file, "", "field 'version' is missing or not an integer");
+  if (v->get<int>() > Calibration::kVersion || v->get<int>() < 1)
+    throw UserError(file, "",
+                    "calibration version " + std::to_string(v->get<int>()) +
+                        " is not one this build reads (it reads 1 to " +
+                        std::to_string(Calibration::kVersion) + ")");
+  Calibration c;
+  c.file = file;
+  c.device = text(j, "device", file);
+  if (c.device.empty()) throw UserError(file, "", "field 'device' is missing");
+  c.compute_capability = text(j, "compute_capability", file);
+  c.date = text(j, "date", file);
+  c.clocks = text(j, "clocks", file);
+  c.sm_count = static_cast<int>(number(j, "sm_count", file, ""));
+  c.driver_version = static_cast<int>(number(j, "driver_version", file, ""));
+  c.launch_overhead_us = number(j, "launch_overhead_us", file, "");
+  c.graph_launch_us = number(j, "graph_launch_us", file, "");
+  c.dram_bandwidth_gbps = number(j, "dram_bandwidth_gbps", file, "");
+  c.gemm_fp32_tflops = number(j, "gemm_fp32_tflops", file, "");
+  c.gemm_fp16_tflops = number(j, "gemm_fp16_tflops", file, "");
+  if (auto g = j.find("grid_barrier"); g != j.end()) {
+    if (!g->is_array()) throw UserError(file, "", "field 'grid_barrier' must be an array");
+    for (size_t i = 0; i < g->size(); ++i) {
+      const json& e = (*g)[i];
+      std::string where = "grid_barrier[" + std::to_string(i) + "]";
+      if (!e.is_object()) throw UserError(file, where, "must be an object");
+      BarrierSample s;
+      s.blocks = static_cast<int>(number(e, "blocks", file, where));
+      s.blocks_per_sm = static_cast<int>(number(e, "blocks_per_sm", file, where));
+      s.threads = static_cast<int>(number(e, "threads", file, where));
+      s.us = number(e, "us", file, where);
+      if (s.blocks < 1) throw UserError(file, where, "field 'blocks' must be at least 1");
+      if (!c.grid_barrier.empty() && s.blocks <= c.grid_barrier.back().blocks)
+        throw UserError(file, where, "samples must be in ascending order of blocks");
+      c.grid_barrier.push_back(s);
+    }
+  }
+  c.grid_barrier_fit = fit_barrier_cost(c.grid_barrier);
+  return c;
+}
+
+Calibration load_calibration(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw UserError(path, "", "cannot read the calibration file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_calibration(ss.str(), path);
+}
+
+std::string calibration_json(const Calibration& c) {
+  json j = {{"version", Calibration::kVersion},
+            {"device", c.device},
+            {"compute_capability", c.compute_capability},
+            {"sm_count", c.sm_count},
+            {"driver_version", c.driver_version},
+            {"date", c.date},
+            {"clocks", c.clocks},
+            {"launch_overhead_us", c.launch_overhead_us},
+            {"graph_launch_us", c.graph_launch_us},
+            {"dram_bandwidth_gbps", c.dram_bandwidth_gbps},
+            {"gemm_fp32_tflops", c.gemm_fp32_tflops},
+            {"gemm_fp16_tflops", c.gemm_fp16_tflops}};
+  json g = json::array();
+  for (const BarrierSample& s : c.grid_barrier)
+    g.push_back({{"blocks", s.blocks},
+                 {"blocks_per_sm", s.blocks_per_sm},
+                 {"threads", s.threads},
+                 {"us", s.us}});
+  j["grid_barrier"] = g;
+  j["grid_barrier_fit"] = {{"base_us", c.grid_barrier_fit.base},
+                           {"per_block_us", c.grid_barrier_fit.slope}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace souffle::gpu

@@ -1,0 +1,64 @@
+/// \file Measured constants of one GPU (souffle-runner's `calibrate`), read by the cost model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace souffle::gpu {
+
+/// One grid barrier's cost at one grid size, measured by a kernel that only synchronizes.
+struct BarrierSample {
+  int blocks = 0;         ///< grid size (blocks_per_sm x SMs)
+  int blocks_per_sm = 0;  ///< co-resident blocks per SM the sample ran at
+  int threads = 0;        ///< threads per block
+  double us = 0;          ///< one barrier, median over the timed launches
+};
+
+/// y = base + slope * x, by least squares.
+struct LinearFit {
+  double base = 0, slope = 0;
+  double at(double x) const { return base + slope * x; }
+};
+
+/// Least-squares line through (blocks, us) of `samples`; a single sample gives a flat line, none
+/// gives zero.
+LinearFit fit_barrier_cost(const std::vector<BarrierSample>& samples);
+
+/// What the runner measured on one device. A figure of 0 was not measured; the cost model then
+/// takes the GPU spec's figure and says so.
+struct Calibration {
+  static constexpr int kVersion = 1;
+  std::string device;              ///< "NVIDIA H200"
+  std::string compute_capability;  ///< "9.0"
+  int sm_count = 0;
+  int driver_version = 0;  ///< 13000 for CUDA 13.0
+  std::string date;        ///< ISO 8601, UTC, when it was measured
+  std::string clocks;      ///< clocks seen while measuring, in words ("SM 1980 MHz, ...")
+  /// One kernel launch, back to back on one stream, from the end of one to the end of the next:
+  /// median over the timed launches of an empty kernel.
+  double launch_overhead_us = 0;
+  /// The same launches replayed as a CUDA graph (what is left when host overhead is gone).
+  double graph_launch_us = 0;
+  std::vector<BarrierSample> grid_barrier;  ///< ascending by blocks
+  LinearFit grid_barrier_fit;               ///< fit_barrier_cost(grid_barrier)
+  double dram_bandwidth_gbps = 0;           ///< copy kernel: bytes read + written per second, 1e9
+  double gemm_fp32_tflops = 0;              ///< the project's SIMT GEMM at a large size
+  double gemm_fp16_tflops = 0;              ///< the project's tensor-core GEMM at a large size
+  std::string file;                         ///< where it was read from (empty when made in memory)
+
+  bool has_barrier() const { return !grid_barrier.empty(); }
+};
+
+/// One grid barrier over `blocks` blocks: linear between the two samples around it, the fit
+/// beyond the samples (never below the smallest sample). 0 without samples.
+double grid_barrier_us(const Calibration& c, int blocks);
+
+/// Reads a calibration file. Throws UserError naming the file and the field for a bad one (not
+/// JSON, a future version, a negative or non-finite figure, unordered samples).
+Calibration load_calibration(const std::string& path);
+/// Same, from JSON text; `file` names the source in errors.
+Calibration parse_calibration(const std::string& json_text, const std::string& file);
+/// The file's text (what load_calibration reads back); grid_barrier_fit is recomputed on reading.
+std::string calibration_json(const Calibration& c);
+
+}  // namespace souffle::gpu

@@ -56,11 +56,29 @@ struct ConformanceOptions {
   bool quiet = false;
 };
 
+struct ProfileCliOptions {
+  CommonOptions common;
+  std::string strategy = "souffle";  ///< a strategy or "all"
+  std::string backend = "cuda";      ///< cuda or emulator
+  std::string runner;                ///< command that starts souffle-runner ("" = local)
+  int runs = 0;                      ///< 0: 20 on a GPU, 1 on the emulator
+  int warmup = -1;                   ///< -1: 3 on a GPU, 0 on the emulator
+  bool no_graph = false;
+  double tolerance = 1e-4;
+  std::string gpu;  ///< plan for this spec ("" = the runner's device, else a100)
+  std::string precision = "fp32";
+  std::string decisions;
+  std::string bundle_dir, data_dir, trace;
+  double timeout_s = 600;
+  bool quiet = false;
+};
+
 int run_inspect(const CommonOptions& o);
 int run_verify(const VerifyOptions& o);
 int run_plan(const PlanCliOptions& o);
 int run_conformance(const ConformanceOptions& o);
 int run_compile(const CompileCliOptions& o);
+int run_profile(const ProfileCliOptions& o);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);

@@ -71,6 +71,31 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
 
+  ProfileCliOptions prof;
+  auto* c_prof = app.add_subcommand(
+      "profile", "run, verify and time the kernels through souffle-runner (GPU or emulator)");
+  c_prof->add_option("MODEL", prof.common.model, "model.onnx")->required();
+  c_prof->add_option("--strategy", prof.strategy, "a strategy, or all (default souffle)");
+  c_prof->add_option("--runs", prof.runs, "timed runs (default 20 on a GPU, 1 on the emulator)");
+  c_prof->add_option("--warmup", prof.warmup, "untimed runs first (default 3 on a GPU)");
+  c_prof->add_option("--backend", prof.backend, "cuda (default) or emulator")
+      ->check(CLI::IsMember({"cuda", "emulator"}));
+  c_prof->add_option("--runner", prof.runner,
+                     "command that starts souffle-runner (e.g. \"ssh gpu-host souffle-runner\")");
+  c_prof->add_option("--gpu", prof.gpu, "plan for this GPU spec (default: the runner's device)");
+  c_prof->add_option("--precision", prof.precision, "fp32 (default), tf32, fp16 or bf16");
+  c_prof->add_option("--decisions", prof.decisions, "decisions JSON file");
+  c_prof->add_option("--tolerance", prof.tolerance, "relative L2 error limit (default 1e-4)");
+  c_prof->add_option("--bundle-dir", prof.bundle_dir,
+                     "keep the bundles here (one folder per strategy; default: temporary)");
+  c_prof->add_option("--data", prof.data_dir, "folder with test_data_set_0 (default: model's)");
+  c_prof->add_option("--trace", prof.trace, "write Chrome-trace JSON (Perfetto) here");
+  c_prof->add_option("--timeout", prof.timeout_s, "seconds per runner request (default 600)");
+  c_prof->add_flag("--no-graph", prof.no_graph, "skip the CUDA graph replay");
+  c_prof->add_flag("-q,--quiet", prof.quiet, "no progress on stderr");
+  c_prof->add_flag("--json", prof.common.json, "print one JSON object");
+  c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");
+
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
   c_conf->add_option("DIR", conf.dirs, "test folders, or folders of test folders")->required();
@@ -95,6 +120,7 @@ int main(int argc, char** argv) {
     if (*c_plan) return run_plan(plan);
     if (*c_conf) return run_conformance(conf);
     if (*c_compile) return run_compile(compile);
+    if (*c_prof) return run_profile(prof);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/loop/mutator.h"
+#include "core/session/bundle_manifest.h"
 #include "core/session/verify.h"
 #include "core/support/error.h"
 
@@ -554,6 +556,83 @@ std::string readme(const plan::FusionPlan& plan, const CompileReport& report,
   return s.str();
 }
 
+/// bundle.json: what souffle-runner needs to load and launch the kernels, and what they were
+/// made from.
+BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport& report,
+                               const TensorTable& table,
+                               const std::vector<std::vector<int>>& kernel_args,
+                               const std::vector<std::string>& expected_files,
+                               const std::set<int>& model_outputs, const BundleOptions& options) {
+  BundleManifest m;
+  std::error_code ec;
+  fs::path model = fs::absolute(options.model, ec);
+  m.source.model = ec ? options.model : model.lexically_normal().string();
+  m.source.dims = options.dims;
+  m.source.strategy = options.strategy;
+  m.source.precision = gpu::precision_name(plan.precision);
+  m.source.gpu = plan.gpu_spec.sm_count > 0 ? plan.gpu_spec : gpu::gpu_spec(plan.gpu);
+  plan::Decisions applied;
+  applied.edits = plan.applied;
+  if (!applied.edits.empty()) m.source.decisions_json = plan::to_json(applied);
+  m.has_expected = options.data != nullptr;
+  for (size_t i = 0; i < table.tensors.size(); ++i) {
+    const BundleTensor& t = table.tensors[i];
+    ManifestTensor mt;
+    mt.name = t.name;
+    mt.dtype = t.dtype;
+    mt.shape = t.shape;
+    mt.bytes = t.bytes;
+    mt.kind = bundle_tensor_kind_name(t.kind);
+    mt.weight_offset = t.weight_offset;
+    mt.file = t.file;
+    mt.expected = expected_files[i];
+    m.tensors.push_back(std::move(mt));
+  }
+  int out_index = 0;
+  for (const te::Tensor& t : plan.program.outputs) {
+    auto it = table.by_name.find(t->name);
+    if (it != table.by_name.end() && model_outputs.count(it->second))
+      m.tensors[static_cast<size_t>(it->second)].output_index = out_index;
+    ++out_index;
+  }
+  std::map<int, double> est;
+  for (const plan::Partition& p : plan.partitions) est[p.id] = p.est_time_us;
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    const CompiledKernel& k = report.kernels[i];
+    if (!k.ok()) continue;
+    ManifestKernel mk;
+    mk.name = k.name;
+    mk.partition = k.partition;
+    mk.source = k.name + ".cu";
+    mk.grid = k.launch.grid_x;
+    mk.block = k.launch.block_x;
+    mk.shared_bytes = k.launch.dynamic_shared_bytes;
+    mk.cooperative = k.launch.cooperative;
+    mk.register_cap = k.register_cap;
+    mk.args = kernel_args[i];
+    mk.stages = static_cast<int>(k.kernel.stages.size());
+    loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& s) {
+      mk.grid_barriers += s.kind() == loop::StmtKind::GridBarrier;
+    });
+    mk.est_us = est.count(k.partition) ? est[k.partition] : 0;
+    for (const gpu::CompileResult& r : k.per_arch) {
+      if (!r.ok) continue;
+      ManifestImage img;
+      img.arch = r.arch;
+      img.ptx = k.name + "." + r.arch + ".ptx";
+      if (!r.cubin.empty()) img.cubin = k.name + "." + r.arch + ".cubin";
+      if (const gpu::KernelResources* kr = r.find_kernel(k.name)) img.registers = kr->registers;
+      mk.images.push_back(img);
+    }
+    m.kernels.push_back(std::move(mk));
+  }
+  for (const CompiledKernel& k : report.kernels)
+    for (const gpu::CompileResult& r : k.per_arch)
+      if (std::find(m.archs.begin(), m.archs.end(), r.arch) == m.archs.end())
+        m.archs.push_back(r.arch);
+  return m;
+}
+
 }  // namespace
 
 BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
@@ -639,12 +718,15 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
   w.write("weights.bin", weights);
   w.write("weights.txt", manifest);
 
-  // The kernels, their launchers and PTX.
+  // The kernels, their launchers, PTX and CUBIN.
   std::string errors;
   for (const CompiledKernel& k : report.kernels) {
     if (!k.cuda.empty()) w.write(k.name + ".cu", k.cuda);
-    for (const gpu::CompileResult& r : k.per_arch)
+    for (const gpu::CompileResult& r : k.per_arch) {
       if (r.ok) w.write(k.name + "." + r.arch + ".ptx", r.ptx);
+      if (r.ok && !r.cubin.empty())
+        w.write(k.name + "." + r.arch + ".cubin", std::string(r.cubin.begin(), r.cubin.end()));
+    }
     if (!k.ok())
       errors += k.error + "\n\n";
     else
@@ -657,6 +739,10 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
     w.write("main.cu", harness_source(plan, report, options, table, kernel_args, expected_files,
                                       model_outputs));
     w.write("CMakeLists.txt", cmake_lists(plan, report, options));
+    // Only a bundle whose every kernel compiled gets a manifest: the runner never launches a
+    // plan with a kernel missing.
+    w.write("bundle.json", manifest_json(bundle_manifest(plan, report, table, kernel_args,
+                                                         expected_files, model_outputs, options)));
     rep.harness = true;
   }
   w.write("README.txt", readme(plan, report, compile_options, options, rep.harness));
@@ -665,8 +751,8 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
 
 BundleReport write_model_bundle(const std::string& dir, const std::string& model_path,
                                 const std::string& data_dir, const plan::FusionPlan& plan,
-                                const CompileReport& report,
-                                const CompileOptions& compile_options) {
+                                const CompileReport& report, const CompileOptions& compile_options,
+                                const std::map<std::string, int64_t>& dims) {
   std::string data =
       data_dir.empty() ? std::filesystem::path(model_path).parent_path().string() : data_dir;
   if (data.empty()) data = ".";
@@ -677,6 +763,7 @@ BundleReport write_model_bundle(const std::string& dir, const std::string& model
   bo.model = model_path;
   bo.strategy = plan::strategy_name(plan.strategy);
   bo.data = sets.empty() ? nullptr : &sets.front();
+  bo.dims = dims;
   bo.cuda_architectures.clear();
   for (const std::string& a : compile_options.archs)  // "sm_80" -> "80"
     bo.cuda_architectures.push_back(a.substr(a.find('_') + 1));

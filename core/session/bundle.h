@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct BundleOptions {
   const TestDataSet* data = nullptr;
   /// CMAKE_CUDA_ARCHITECTURES of the generated CMakeLists.txt.
   std::vector<std::string> cuda_architectures = {"80", "90"};
+  /// Symbolic dimensions the model was imported with (recorded in bundle.json, so that the
+  /// kernels can be made again from the model).
+  std::map<std::string, int64_t> dims;
 };
 
 /// One device tensor of the harness and where its bytes come from.
@@ -43,7 +47,8 @@ struct BundleReport {
 };
 
 /// Writes the bundle of `report` (the kernels compile_plan produced for `plan`) into `dir`
-/// (created when missing): per kernel NAME.cu, NAME.launch.cu and NAME.ARCH.ptx; weights.bin
+/// (created when missing): per kernel NAME.cu, NAME.launch.cu, NAME.ARCH.ptx and NAME.ARCH.cubin;
+/// bundle.json (the manifest souffle-runner loads, bundle_manifest.h); weights.bin
 /// with its manifest weights.txt; inputs/ and expected/; main.cu, CMakeLists.txt, README.txt.
 /// When a kernel has an error its .cu is still written, the harness is not, and ERRORS.txt lists
 /// the errors. Throws UserError when a file cannot be written or the data does not fit the model.
@@ -56,6 +61,7 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
 /// CUDA architectures from the compile options' archs.
 BundleReport write_model_bundle(const std::string& dir, const std::string& model_path,
                                 const std::string& data_dir, const plan::FusionPlan& plan,
-                                const CompileReport& report, const CompileOptions& compile_options);
+                                const CompileReport& report, const CompileOptions& compile_options,
+                                const std::map<std::string, int64_t>& dims = {});
 
 }  // namespace souffle

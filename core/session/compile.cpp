@@ -376,6 +376,11 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
 
 }  // namespace
 
+std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
+                                                   const CompileOptions& options) {
+  return build_kernels(plan, options.schedule, options.outlining);
+}
+
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
   gpu::GpuSpec spec = !options.gpu.name.empty()    ? options.gpu

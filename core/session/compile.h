@@ -73,6 +73,11 @@ struct CompileReport {
 /// an unknown arch or GPU.
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options);
 
+/// The build half of compile_plan: every kernel of `plan` scheduled, merged and emitted as CUDA
+/// C (not compiled; per_arch empty). A kernel that cannot be built carries its error.
+std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
+                                                   const CompileOptions& options);
+
 /// The compile half of compile_plan: compiles each kernel's `cuda` for every arch and fills
 /// per_arch, co_resident and error (kernels that already carry an error are left alone).
 /// Returns the NVRTC wall time in milliseconds.

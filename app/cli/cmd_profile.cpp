@@ -1,0 +1,131 @@
+// souffle-cli profile: each strategy's kernels run through souffle-runner, verified and timed,
+// measured beside estimated.
+#include <unistd.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.h"
+#include "core/plan/plan.h"
+#include "core/session/chrome_trace.h"
+#include "core/session/load.h"
+#include "core/session/profile.h"
+#include "core/support/error.h"
+
+namespace souffle::cli {
+
+namespace {
+
+void print_report(const ProfileReport& r) {
+  const bool gpu = r.gpu_time();
+  std::cout << fmt::format("\n{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy, r.device,
+                           r.arch.empty() ? "" : " (" + r.arch + ")", r.kernels.size(), r.runs,
+                           gpu ? r.timer : "the emulator (CPU wall time, not a GPU time)");
+  if (!r.timer_note.empty()) std::cout << "  note: " << r.timer_note << "\n";
+  if (!r.error.empty()) {
+    std::cout << "  FAILED" << (r.error_kernel.empty() ? "" : " at " + r.error_kernel) << ": "
+              << r.error << "\n";
+    if (r.kernels.empty()) return;
+  }
+  const char* unit = gpu ? "us" : "us (CPU)";
+  std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>12} {:>12} {:>10}\n", "kernel", "est. us",
+                           std::string("median ") + unit, "min", "max", "gap before");
+  for (const KernelMeasurement& k : r.kernels)
+    std::cout << fmt::format("  {:<28} {:>12.2f} {:>14.2f} {:>12.2f} {:>12.2f} {:>10.2f}\n", k.name,
+                             k.est_us, k.time_us.median, k.time_us.min, k.time_us.max,
+                             k.gap_us.median);
+  std::cout << fmt::format("  {:<28} {:>12.2f} {:>14.2f}   (sum of kernel medians)\n", "total",
+                           r.est_total_us, r.kernels_us);
+  std::cout << fmt::format("  end to end {:.2f} us{}", r.end_to_end_us, gpu ? "" : " (CPU)");
+  if (gpu) {
+    std::cout << fmt::format(", zeroing written buffers {:.2f} us", r.zeroing_us);
+    if (r.graph_us > 0)
+      std::cout << fmt::format(", as a CUDA graph {:.2f} us (zeroing included)", r.graph_us);
+  }
+  std::cout << "\n";
+  if (!r.graph_note.empty() && gpu) std::cout << "  graph: " << r.graph_note << "\n";
+  for (const OutputMeasurement& o : r.outputs)
+    std::cout << fmt::format("  output {:<30} rel. L2 error {:.3e} {}\n", o.name, o.rel_l2,
+                             o.ok ? "ok" : "MISMATCH");
+  if (!r.verify_note.empty()) std::cout << "  not verified: " << r.verify_note << "\n";
+}
+
+}  // namespace
+
+int run_profile(const ProfileCliOptions& o) {
+  ProfileOptions po;
+  po.backend = o.backend;
+  po.runner = o.runner;
+  po.runs = o.runs > 0 ? o.runs : (o.backend == "emulator" ? 1 : 20);
+  po.warmup = o.warmup >= 0 ? o.warmup : (o.backend == "emulator" ? 0 : 3);
+  po.graph = !o.no_graph;
+  po.tolerance = o.tolerance;
+  po.bundle_dir = o.bundle_dir;
+  po.data_dir = o.data_dir;
+  po.timeout_s = o.timeout_s;
+  if (po.runs < 1) throw UserError("--runs must be at least 1");
+  if (o.backend != "cuda" && o.backend != "emulator")
+    throw UserError("--backend " + o.backend + ": cuda or emulator");
+  std::vector<plan::Strategy> strategies;
+  if (o.strategy == "all")
+    strategies = plan::all_strategies();
+  else
+    strategies = {plan::parse_strategy(o.strategy)};
+  const bool progress = !o.quiet && isatty(2);
+  if (progress)
+    po.progress = [](const std::string& s) { std::cerr << "\r\033[K" << s << std::flush; };
+
+  onnx_import::ImportOptions io;
+  io.dims = parse_dims(o.common.dims);
+  LoadedModel m = load_model(o.common.model, io);
+
+  ProfileSession session(po);  // UserError (exit 2) when no GPU / runner
+  plan::PlanOptions plo;
+  plo.precision = gpu::parse_precision(o.precision);
+  if (!o.gpu.empty())
+    plo.gpu = gpu::gpu_spec(o.gpu);
+  else if (auto spec = session.device_spec())
+    plo.gpu = *spec;
+  else
+    plo.gpu = gpu::gpu_spec("a100");
+  if (!o.decisions.empty()) plo.decisions = plan::load_decisions(o.decisions);
+
+  std::vector<ProfileReport> reports;
+  for (plan::Strategy s : strategies) {
+    plo.strategy = s;
+    plan::FusionPlan p = plan::plan(m.program, plo);
+    reports.push_back(session.profile(o.common.model, p, io.dims));
+    if (progress) std::cerr << "\r\033[K" << std::flush;
+  }
+
+  if (!o.trace.empty()) {
+    std::ofstream f(o.trace, std::ios::trunc);
+    f << chrome_trace_json(reports);
+    if (!f) throw UserError(o.trace, "", "cannot write the trace");
+  }
+  bool ok = true;
+  for (const ProfileReport& r : reports) ok = ok && r.ok();
+  if (o.common.json) {
+    nlohmann::json j;
+    j["model"] = o.common.model;
+    j["backend"] = o.backend;
+    j["gpu_spec"] = plo.gpu.name;
+    j["hello"] = session.hello();
+    nlohmann::json rs = nlohmann::json::array();
+    for (const ProfileReport& r : reports) rs.push_back(profile_report_json(r));
+    j["strategies"] = rs;
+    j["ok"] = ok;
+    if (!o.trace.empty()) j["trace"] = o.trace;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << o.common.model << ": planned for " << plo.gpu.name << ", runner "
+              << (o.runner.empty() ? "souffle-runner" : o.runner) << " (" << o.backend << ")\n";
+    for (const ProfileReport& r : reports) print_report(r);
+    if (!o.trace.empty()) std::cout << "\ntrace: " << o.trace << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace souffle::cli

@@ -1,0 +1,77 @@
+/// \file Kernel timings from CUPTI's activity API (libcupti loaded at run time), and the
+/// statistics over timed runs that the runner reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace souffle::gpu {
+
+/// One kernel execution as CUPTI recorded it (a CONCURRENT_KERNEL activity record).
+struct KernelActivity {
+  std::string name;
+  uint64_t start_ns = 0, end_ns = 0;  ///< GPU timestamps
+  uint32_t correlation_id = 0;
+  uint32_t stream_id = 0;
+  int grid_x = 0, block_x = 0;
+  int registers = 0;
+  int static_shared = 0, dynamic_shared = 0;
+  double duration_us() const { return (end_ns - start_ns) / 1e3; }
+};
+
+/// KernelActivity from the bytes of a CUPTI kernel record as this build's CUPTI headers lay it
+/// out (CUpti_ActivityKernel10). Returns false for a record of another kind.
+bool parse_kernel_record(const void* record, KernelActivity& out);
+
+/// Median, min and max of a sample.
+struct Stats {
+  double median = 0, min = 0, max = 0;
+  int count = 0;
+};
+Stats stats_of(std::vector<double> v);
+
+/// Per kernel of a launch sequence (the kernels of one plan, in order), its durations over the
+/// timed runs and the gap before it (from the end of the kernel before it in the same run; 0
+/// for the first of a run).
+struct KernelTimes {
+  std::string name;
+  Stats duration_us;
+  Stats gap_before_us;
+};
+
+/// Groups the records of `runs` consecutive runs of `order` (kernel names in launch order) by
+/// position: the records sorted by start time must repeat `order` exactly `runs` times.
+/// Returns an empty vector and sets `problem` otherwise (dropped records, another kernel
+/// interleaved), so a wrong attribution is never reported as a measurement.
+std::vector<KernelTimes> group_runs(const std::vector<KernelActivity>& records,
+                                    const std::vector<std::string>& order, int runs,
+                                    std::string* problem);
+
+/// Collects CUPTI kernel activity records between start() and stop(). One per process.
+class CuptiKernelTracer {
+ public:
+  /// Loads libcupti (from `library` if given, else the CUDA toolkit's usual places) and checks
+  /// that its API version is the one this build was compiled against.
+  static CuptiKernelTracer* instance(std::string* reason, const std::string& library = "");
+
+  /// Enables kernel activity records; false (and `error`) when CUPTI refuses.
+  bool start(std::string* error);
+  /// Flushes, disables and returns every kernel record since start().
+  std::vector<KernelActivity> stop(std::string* error);
+  std::string library() const { return m_library; }
+  uint32_t version() const { return m_version; }
+  size_t dropped() const { return m_dropped; }
+
+ private:
+  CuptiKernelTracer() = default;
+  std::string m_library;
+  uint32_t m_version = 0;
+  size_t m_dropped = 0;
+};
+
+/// Where libcupti is looked for, in order (the CUDA toolkit's extras/CUPTI, its lib64 and lib,
+/// the usual library paths).
+std::vector<std::string> cupti_candidates();
+
+}  // namespace souffle::gpu

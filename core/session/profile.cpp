@@ -1,0 +1,371 @@
+#include "core/session/profile.h"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "core/gpu/device.h"
+#include "core/session/bundle.h"
+#include "core/session/compile.h"
+#include "core/session/runner_client.h"
+#include "core/support/error.h"
+
+namespace souffle {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+json stats_json(const gpu::Stats& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"count", s.count}};
+}
+gpu::Stats stats_from(const json& j) {
+  gpu::Stats s;
+  if (!j.is_object()) return s;
+  s.median = j.value("median", 0.0);
+  s.min = j.value("min", 0.0);
+  s.max = j.value("max", 0.0);
+  s.count = j.value("count", 0);
+  return s;
+}
+
+std::string runner_command(const ProfileOptions& o) {
+  std::string base = o.runner;
+  if (base.empty()) {
+    std::string path = default_runner_path();
+    if (path.empty()) return "";
+    base = "'" + path + "'";
+  }
+  return base + " --backend " + o.backend;
+}
+
+}  // namespace
+
+json profile_report_json(const ProfileReport& r) {
+  json ks = json::array();
+  for (const KernelMeasurement& k : r.kernels)
+    ks.push_back({{"name", k.name},
+                  {"partition", k.partition},
+                  {"time_us", stats_json(k.time_us)},
+                  {"gap_us", stats_json(k.gap_us)},
+                  {"est_us", k.est_us},
+                  {"grid", k.grid},
+                  {"block", k.block},
+                  {"cooperative", k.cooperative},
+                  {"registers", k.registers},
+                  {"image", k.image}});
+  json outs = json::array();
+  for (const OutputMeasurement& o : r.outputs)
+    outs.push_back({{"name", o.name}, {"rel_l2", o.rel_l2}, {"ok", o.ok}});
+  json j = {{"model", r.model},
+            {"strategy", r.strategy},
+            {"precision", r.precision},
+            {"gpu_spec", r.gpu_spec},
+            {"backend", r.backend},
+            {"gpu_time", r.gpu_time()},
+            {"timer", r.timer},
+            {"timer_note", r.timer_note},
+            {"device", r.device},
+            {"compute_capability", r.compute_capability},
+            {"arch", r.arch},
+            {"driver_version", r.driver_version},
+            {"clocks", r.clocks},
+            {"date", r.date},
+            {"runner", r.runner},
+            {"runs", r.runs},
+            {"warmup", r.warmup},
+            {"kernels", ks},
+            {"kernels_us", r.kernels_us},
+            {"end_to_end_us", r.end_to_end_us},
+            {"zeroing_us", r.zeroing_us},
+            {"graph_us", r.graph_us},
+            {"graph_note", r.graph_note},
+            {"est_total_us", r.est_total_us},
+            {"outputs", outs},
+            {"verified", r.verified},
+            {"verify_note", r.verify_note},
+            {"compile_ms", r.compile_ms},
+            {"load_ms", r.load_ms}};
+  if (!r.error.empty()) j["error"] = r.error;
+  if (!r.error_kernel.empty()) j["error_kernel"] = r.error_kernel;
+  return j;
+}
+
+ProfileReport profile_report_from_json(const json& j) {
+  ProfileReport r;
+  auto s = [&](const char* k) { return j.value(k, std::string()); };
+  r.model = s("model");
+  r.strategy = s("strategy");
+  r.precision = s("precision");
+  r.gpu_spec = s("gpu_spec");
+  r.backend = s("backend");
+  r.timer = s("timer");
+  r.timer_note = s("timer_note");
+  r.device = s("device");
+  r.compute_capability = s("compute_capability");
+  r.arch = s("arch");
+  r.driver_version = j.value("driver_version", 0);
+  r.clocks = s("clocks");
+  r.date = s("date");
+  r.runner = s("runner");
+  r.runs = j.value("runs", 0);
+  r.warmup = j.value("warmup", 0);
+  if (auto k = j.find("kernels"); k != j.end() && k->is_array())
+    for (const json& x : *k) {
+      KernelMeasurement m;
+      m.name = x.value("name", "");
+      m.partition = x.value("partition", 0);
+      m.time_us = stats_from(x.value("time_us", json::object()));
+      m.gap_us = stats_from(x.value("gap_us", json::object()));
+      m.est_us = x.value("est_us", 0.0);
+      m.grid = x.value("grid", int64_t{0});
+      m.block = x.value("block", 0);
+      m.cooperative = x.value("cooperative", false);
+      m.registers = x.value("registers", 0);
+      m.image = x.value("image", "");
+      r.kernels.push_back(m);
+    }
+  r.kernels_us = j.value("kernels_us", 0.0);
+  r.end_to_end_us = j.value("end_to_end_us", 0.0);
+  r.zeroing_us = j.value("zeroing_us", 0.0);
+  r.graph_us = j.value("graph_us", 0.0);
+  r.graph_note = s("graph_note");
+  r.est_total_us = j.value("est_total_us", 0.0);
+  if (auto o = j.find("outputs"); o != j.end() && o->is_array())
+    for (const json& x : *o)
+      r.outputs.push_back({x.value("name", ""), x.value("rel_l2", 0.0), x.value("ok", false)});
+  r.verified = j.value("verified", false);
+  r.verify_note = s("verify_note");
+  r.compile_ms = j.value("compile_ms", 0.0);
+  r.load_ms = j.value("load_ms", 0.0);
+  r.error = s("error");
+  r.error_kernel = s("error_kernel");
+  return r;
+}
+
+std::string profile_unavailable_reason(const ProfileOptions& o) {
+  if (o.backend != "cuda" && o.backend != "emulator")
+    return "unknown backend '" + o.backend + "' (cuda or emulator)";
+  if (o.runner.empty() && default_runner_path().empty())
+    return "souffle-runner not found beside this program or on PATH (--runner CMD starts one)";
+  if (o.backend == "cuda" && o.runner.empty()) {
+    const gpu::DeviceInfo& d = gpu::cuda_device();
+    if (!d.available())
+      return d.reason +
+             ": nothing to profile on here (--backend emulator runs the kernels in "
+             "the CPU emulator; --runner CMD uses a runner on another machine)";
+  }
+  return "";
+}
+
+ProfileSession::ProfileSession(ProfileOptions options) : m_options(std::move(options)) {
+  std::string why = profile_unavailable_reason(m_options);
+  if (!why.empty()) throw UserError(why);
+  m_command = runner_command(m_options);
+  try {
+    m_runner = std::make_unique<RunnerProcess>(m_command);
+    m_hello = m_runner->call({{"op", "hello"}, {"protocol", 1}}, 60, {}, m_options.cancel);
+  } catch (const RunnerFailure& e) {
+    throw UserError(std::string("the runner did not start: ") + e.what());
+  }
+  if (m_hello.contains("unavailable") && m_hello["unavailable"].is_string())
+    throw UserError(m_hello["unavailable"].get<std::string>() + " (runner: " + m_command +
+                    "): nothing to profile on (--backend emulator runs the kernels in the CPU "
+                    "emulator)");
+}
+
+ProfileSession::~ProfileSession() = default;
+
+std::string ProfileSession::device() const {
+  const json& d = m_hello.value("devices", json::array());
+  return d.empty() ? "" : d[0].value("name", "");
+}
+
+std::string ProfileSession::arch() const {
+  const json& d = m_hello.value("devices", json::array());
+  return emulator() || d.empty() ? "" : d[0].value("arch", "");
+}
+
+std::optional<gpu::GpuSpec> ProfileSession::device_spec() const {
+  if (emulator()) return std::nullopt;
+  std::string name = device();
+  for (const char* prefix : {"NVIDIA ", "Tesla "})
+    if (name.rfind(prefix, 0) == 0) name = name.substr(std::strlen(prefix));
+  for (const std::string& n : {name, name.substr(0, name.find(' '))}) {
+    try {
+      return gpu::find_gpu(gpu::builtin_gpu_specs(), n);
+    } catch (const UserError&) {
+    }
+  }
+  return std::nullopt;
+}
+
+ProfileReport ProfileSession::profile(const std::string& model_path, const plan::FusionPlan& plan,
+                                      const std::map<std::string, int64_t>& dims) {
+  ProfileReport r;
+  r.model = model_path;
+  r.strategy = plan::strategy_name(plan.strategy);
+  r.precision = gpu::precision_name(plan.precision);
+  r.gpu_spec = plan.gpu;
+  r.backend = m_options.backend;
+  r.runner = m_command;
+  r.device = device();
+  r.arch = arch();
+  r.date = utc_now();
+  r.est_total_us = plan.est_time_us;
+  r.driver_version = m_hello.value("driver_version", 0);
+  const json& devs = m_hello.value("devices", json::array());
+  if (!devs.empty()) {
+    r.compute_capability = devs[0].value("compute_capability", "");
+    if (!emulator())
+      r.clocks = "SM up to " + std::to_string(devs[0].value("clock_mhz", 0)) +
+                 " MHz, memory up to " + std::to_string(devs[0].value("memory_clock_mhz", 0)) +
+                 " MHz";
+  }
+  auto say = [&](const std::string& s) {
+    if (m_options.progress) m_options.progress(s);
+  };
+
+  // Compile for the device (the emulator runs loop IR: CUDA C only, no NVRTC).
+  CompileOptions co;
+  co.schedule.precision = plan.precision;
+  if (plan.gpu_spec.sm_count > 0) co.gpu = plan.gpu_spec;
+  co.archs.clear();
+  if (!emulator()) co.archs = {r.arch};
+  say("compiling " + r.strategy + " kernels" + (r.arch.empty() ? "" : " for " + r.arch));
+  auto t0 = std::chrono::steady_clock::now();
+  CompileReport rep = compile_plan(plan, co);
+  r.compile_ms = ms_since(t0);
+  for (const CompiledKernel& k : rep.kernels)
+    if (!k.ok()) {
+      r.error = k.error;
+      r.error_kernel = k.name;
+      return r;
+    }
+
+  // The bundle the runner loads.
+  std::string dir;
+  bool temporary = m_options.bundle_dir.empty();
+  if (temporary) {
+    std::string templ = (fs::temp_directory_path() / "souffle-profile-XXXXXX").string();
+    if (!mkdtemp(templ.data())) throw UserError("cannot create a temporary folder for the bundle");
+    dir = templ;
+  } else {
+    dir = (fs::path(m_options.bundle_dir) / r.strategy).string();
+  }
+  struct Cleanup {
+    std::string dir;
+    bool on;
+    ~Cleanup() {
+      std::error_code ec;
+      if (on) fs::remove_all(dir, ec);
+    }
+  } cleanup{dir, temporary};
+  BundleReport br = write_model_bundle(dir, model_path, m_options.data_dir, plan, rep, co, dims);
+  if (!br.harness) {
+    r.error = "the bundle could not be completed (see " + dir + "/ERRORS.txt)";
+    return r;
+  }
+
+  std::map<std::string, const CompiledKernel*> by_name;
+  for (const CompiledKernel& k : rep.kernels) by_name[k.name] = &k;
+  auto on_event = [&](const json& e) {
+    if (e.value("event", "") == "launch")
+      say("running " + e.value("kernel", "") + " (" + std::to_string(e.value("index", 0) + 1) +
+          " of " + std::to_string(e.value("of", 0)) + ")");
+    else if (e.contains("phase"))
+      say(e.value("phase", ""));
+  };
+  try {
+    say("loading the bundle on " + r.device);
+    t0 = std::chrono::steady_clock::now();
+    json loaded = m_runner->call({{"op", "load"}, {"bundle", fs::absolute(dir).string()}},
+                                 m_options.timeout_s, on_event, m_options.cancel);
+    r.load_ms = ms_since(t0);
+    std::map<std::string, json> info;
+    for (const json& k : loaded.value("kernels", json::array())) info[k.value("name", "")] = k;
+    m_runner->call({{"op", "run"}}, m_options.timeout_s, on_event, m_options.cancel);
+    bool has_reference = false;
+    try {
+      json v = m_runner->call({{"op", "verify"}, {"tolerance", m_options.tolerance}},
+                              m_options.timeout_s, on_event, m_options.cancel);
+      has_reference = true;
+      r.verified = v.value("pass", false);
+      for (const json& o : v.value("outputs", json::array())) {
+        double rel = o["rel_l2"].is_number() ? o["rel_l2"].get<double>() : NAN;
+        r.outputs.push_back({o.value("name", ""), rel, o.value("ok", false)});
+      }
+    } catch (const RunnerFailure& e) {
+      if (e.code() != "no_reference") throw;
+      r.verify_note = e.what();
+    }
+    if (has_reference && !r.verified) {
+      r.error = "an output differs from the reference by more than " +
+                std::to_string(m_options.tolerance) + " (relative L2)";
+    }
+    say("timing " + std::to_string(m_options.runs) + " runs");
+    json p = m_runner->call({{"op", "profile"},
+                             {"runs", m_options.runs},
+                             {"warmup", m_options.warmup},
+                             {"graph", m_options.graph}},
+                            m_options.timeout_s * (1 + m_options.runs + m_options.warmup), on_event,
+                            m_options.cancel);
+    r.timer = p.value("timer", "");
+    r.timer_note = p.value("timer_note", "");
+    r.runs = p.value("runs", 0);
+    r.warmup = p.value("warmup", 0);
+    r.end_to_end_us = stats_from(p.value("end_to_end_us", json::object())).median;
+    r.zeroing_us = stats_from(p.value("zeroing_us", json::object())).median;
+    r.graph_us = stats_from(p.value("graph_us", json::object())).median;
+    r.graph_note = p.value("graph_note", "");
+    std::map<int, double> est;
+    for (const plan::Partition& part : plan.partitions) est[part.id] = part.est_time_us;
+    for (const json& k : p.value("kernels", json::array())) {
+      KernelMeasurement m;
+      m.name = k.value("name", "");
+      m.time_us = stats_from(k.value("duration_us", json::object()));
+      m.gap_us = stats_from(k.value("gap_before_us", json::object()));
+      if (const CompiledKernel* ck = by_name.count(m.name) ? by_name[m.name] : nullptr) {
+        m.partition = ck->partition;
+        m.est_us = est.count(ck->partition) ? est[ck->partition] : 0;
+        m.grid = ck->launch.grid_x;
+        m.block = ck->launch.block_x;
+        m.cooperative = ck->launch.cooperative;
+      }
+      if (info.count(m.name)) {
+        m.registers = info[m.name].value("registers", 0);
+        m.image = info[m.name].value("image", "");
+      }
+      r.kernels_us += m.time_us.median;
+      r.kernels.push_back(m);
+    }
+  } catch (const RunnerFailure& e) {
+    r.error = e.what();
+    r.error_kernel = e.kernel();
+    if (!m_runner->alive()) {
+      // A dead runner is restarted for the next plan (a fault kills only the runner).
+      try {
+        m_runner = std::make_unique<RunnerProcess>(m_command);
+        m_runner->call({{"op", "hello"}, {"protocol", 1}}, 60);
+      } catch (const RunnerFailure&) {
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace souffle

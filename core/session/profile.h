@@ -1,0 +1,118 @@
+/// \file Profiling a plan: its kernels compiled for the runner's device, written as a bundle,
+/// loaded by souffle-runner (CUDA or emulator backend), run, verified against the reference
+/// data and timed; measured figures beside the plan's estimates.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/gpu/cupti.h"
+#include "core/gpu/spec.h"
+#include "core/plan/plan.h"
+
+namespace souffle {
+
+class RunnerProcess;
+
+struct ProfileOptions {
+  std::string backend = "cuda";  ///< "cuda" or "emulator"
+  /// How to start souffle-runner ("ssh gpu-host souffle-runner"); empty: the one beside this
+  /// executable. `--backend B` is appended.
+  std::string runner;
+  int runs = 20, warmup = 3;
+  bool graph = true;  ///< also replay the whole run as a CUDA graph
+  double tolerance = 1e-4;
+  /// Where bundles are written (one folder per strategy); empty: a temporary folder, removed
+  /// afterwards. A remote runner needs a folder it sees at the same path.
+  std::string bundle_dir;
+  std::string data_dir;    ///< reference data (test_data_set_0); empty: the model's folder
+  double timeout_s = 600;  ///< per request
+  std::function<void(const std::string&)> progress;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct KernelMeasurement {
+  std::string name;
+  int partition = 0;
+  gpu::Stats time_us;  ///< per launch, over the timed runs
+  gpu::Stats gap_us;   ///< idle time before it (after the previous kernel of the run)
+  double est_us = 0;   ///< the plan's estimate of its partition (shared by split launches)
+  int64_t grid = 0;
+  int block = 0;
+  bool cooperative = false;
+  int registers = 0;
+  std::string image;  ///< what the runner loaded ("cubin sm_90", "ptx sm_80 (JIT ...)")
+};
+
+struct OutputMeasurement {
+  std::string name;
+  double rel_l2 = 0;
+  bool ok = false;
+};
+
+/// One plan measured. Times are GPU times only when backend is "cuda"; the emulator's are CPU
+/// wall times, labelled so everywhere they are shown.
+struct ProfileReport {
+  std::string model, strategy, precision, gpu_spec;  ///< what was planned, for which spec
+  std::string backend, timer, timer_note;            ///< timer: "cupti", "cuda-events", "emulator"
+  std::string device, compute_capability, arch, clocks, date, runner;
+  int driver_version = 0;
+  int runs = 0, warmup = 0;
+  std::vector<KernelMeasurement> kernels;
+  double kernels_us = 0;     ///< sum of the kernels' medians
+  double end_to_end_us = 0;  ///< median, first launch to last end (events)
+  double zeroing_us = 0;     ///< median time clearing written buffers before a run
+  double graph_us = 0;       ///< median of the run replayed as a CUDA graph (0: none)
+  std::string graph_note;
+  double est_total_us = 0;  ///< the plan's estimate
+  std::vector<OutputMeasurement> outputs;
+  bool verified = false;    ///< every output within tolerance of the reference
+  std::string verify_note;  ///< why nothing was verified, when nothing was
+  double compile_ms = 0, load_ms = 0;
+  std::string error, error_kernel;
+  bool ok() const { return error.empty() && (verified || outputs.empty()); }
+  bool gpu_time() const { return backend == "cuda"; }
+};
+
+nlohmann::json profile_report_json(const ProfileReport& r);
+ProfileReport profile_report_from_json(const nlohmann::json& j);
+
+/// Why profiling with `options` cannot start on this machine, or "" when it may: a local CUDA
+/// backend needs a driver and a device; any backend needs a runner to start.
+std::string profile_unavailable_reason(const ProfileOptions& options);
+
+/// A started souffle-runner and what it said in hello; one per profile command or GUI run.
+class ProfileSession {
+ public:
+  /// Starts the runner and greets it. Throws UserError when profiling cannot start (no runner,
+  /// no GPU where the backend needs one: the message names what is missing).
+  explicit ProfileSession(ProfileOptions options);
+  ~ProfileSession();
+
+  const nlohmann::json& hello() const { return m_hello; }
+  bool emulator() const { return m_options.backend == "emulator"; }
+  std::string device() const;  ///< "NVIDIA H200", "CPU emulator"
+  std::string arch() const;    ///< "sm_90"; "" on the emulator
+  /// The built-in GPU spec of the runner's device (its name without the vendor), if any.
+  std::optional<gpu::GpuSpec> device_spec() const;
+
+  /// Compiles `plan` for the device, writes its bundle, and has the runner load, run, verify
+  /// and time it. Never throws for a kernel that fails: the report's error names it.
+  ProfileReport profile(const std::string& model_path, const plan::FusionPlan& plan,
+                        const std::map<std::string, int64_t>& dims = {});
+
+ private:
+  ProfileOptions m_options;
+  std::unique_ptr<RunnerProcess> m_runner;
+  nlohmann::json m_hello;
+  std::string m_command;
+};
+
+}  // namespace souffle

@@ -1,0 +1,94 @@
+/// \file souffle-runner's side of the runner protocol (docs/runner-protocol.md): the backends
+/// that run a kernel bundle (the CUDA driver, the CPU emulator) and the request loop.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/gpu/calibration.h"
+#include "core/gpu/cupti.h"
+#include "core/session/bundle_manifest.h"
+
+namespace souffle::runner {
+
+/// The protocol version this build speaks (the `protocol` field of hello).
+inline constexpr int kProtocolVersion = 1;
+
+/// A request that failed, with a machine-readable code ("no_driver", "no_device", "bad_request",
+/// "bad_bundle", "not_co_resident", "launch_failed", "kernel_fault", "no_reference",
+/// "unsupported") and the kernel it concerns, when one does.
+class RunnerError : public std::runtime_error {
+ public:
+  RunnerError(std::string code, const std::string& message, std::string kernel = "")
+      : std::runtime_error(message), m_code(std::move(code)), m_kernel(std::move(kernel)) {}
+  const std::string& code() const { return m_code; }
+  const std::string& kernel() const { return m_kernel; }
+
+ private:
+  std::string m_code, m_kernel;
+};
+
+/// Progress lines the runner writes between a request and its answer ({"event": "launch",
+/// "kernel": ..., "index": i, "of": n}), so that a caller can name the kernel a dying runner
+/// was running.
+using EventFn = std::function<void(const nlohmann::json&)>;
+
+/// Timings of the timed runs of a profile request.
+struct ProfileData {
+  /// What timed the kernels: "cupti" (activity records), "cuda-events" (events around each
+  /// kernel; CUPTI missing), "emulator" (CPU wall time of the emulator: not a GPU time).
+  std::string timer;
+  std::string timer_note;  ///< why not CUPTI, when it is not
+  int runs = 0, warmup = 0;
+  std::vector<gpu::KernelTimes> kernels;  ///< in launch order
+  gpu::Stats end_to_end_us;               ///< first kernel's launch to the last one's end (events)
+  gpu::Stats zeroing_us;   ///< clearing the buffers the kernels write, before each run
+  gpu::Stats graph_us;     ///< the whole run (zeroing included) replayed as a CUDA graph
+  std::string graph_note;  ///< why there is no graph figure, when there is none
+};
+
+nlohmann::json profile_json(const ProfileData& p);
+ProfileData profile_from_json(const nlohmann::json& j);
+
+/// Runs the kernels of one loaded bundle. One bundle at a time; load replaces the previous.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  ///< "cuda", "emulator"
+  /// {"backend", "devices": [...], "unavailable": reason when no device, "cupti": ...}.
+  virtual nlohmann::json hello() = 0;
+  /// Prepares every kernel (images, co-residency on the actual device) and allocates every
+  /// tensor. Throws RunnerError naming the kernel that cannot be loaded or launched.
+  virtual nlohmann::json load(const BundleManifest& m) = 0;
+  /// Sets tensor `index` (of the manifest) to `bytes` (exactly its size).
+  virtual void upload(int index, const std::string& bytes) = 0;
+  virtual std::string read(int index) = 0;
+  /// One run in plan order: zeroes what the kernels write, launches each kernel and waits for
+  /// it, so a fault names its kernel.
+  virtual void run(const EventFn& on_event) = 0;
+  virtual ProfileData profile(int runs, int warmup, bool graph, const EventFn& on_event) = 0;
+  virtual gpu::Calibration calibrate(const EventFn& on_event) = 0;
+  /// After a fault that leaves the device unusable (a CUDA context error) the runner exits.
+  virtual bool dead() const { return false; }
+};
+
+/// The CUDA driver backend (libcuda and libcupti loaded at run time); `device` is an ordinal.
+std::unique_ptr<Backend> make_cuda_backend(int device = 0);
+/// The CPU emulator backend: makes the bundle's kernels again from the model it names, checks
+/// they are the bundle's (same CUDA C), and emulates them.
+std::unique_ptr<Backend> make_emulator_backend();
+
+/// Relative L2 error of `got` against `want`, both raw arrays of `dtype`.
+double relative_l2(const std::string& got, const std::string& want, DType dtype);
+
+/// Answers requests from `in` on `out`, one JSON line each, until quit or end of input.
+/// Returns the process exit code (0; 3 after a fault that killed the device context).
+int serve(std::istream& in, std::ostream& out, Backend& backend);
+
+}  // namespace souffle::runner

@@ -1,0 +1,670 @@
+// The CUDA backend of souffle-runner: the driver API and CUPTI loaded at run time, kernels
+// loaded from the bundle's CUBIN for the device's arch (PTX, JIT-compiled by the driver, as the
+// fallback), every cooperative kernel checked for co-residency on the actual device before
+// anything is launched.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/cupti.h"
+#include "core/gpu/nvrtc.h"
+#include "core/session/runner.h"
+
+namespace souffle::runner {
+
+using nlohmann::json;
+
+namespace {
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw RunnerError("bad_bundle", "cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// "90" of "sm_90" / "compute_90"; -1 when it is neither.
+int arch_number(const std::string& arch) {
+  size_t p = arch.find('_');
+  if (p == std::string::npos) return -1;
+  try {
+    return std::stoi(arch.substr(p + 1));
+  } catch (...) {
+    return -1;
+  }
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+struct Device {
+  int index = 0;
+  std::string name;
+  int major = 0, minor = 0, sms = 0;
+  int clock_khz = 0, memory_clock_khz = 0, l2_bytes = 0, max_blocks_per_sm = 0;
+  int max_threads_per_sm = 0;
+  bool cooperative = false;
+  size_t memory = 0;
+  std::string arch() const { return "sm_" + std::to_string(major * 10 + minor); }
+  std::string cc() const { return std::to_string(major) + "." + std::to_string(minor); }
+};
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(int device) : m_ordinal(device) { m_api = gpu::cuda_api(&m_reason); }
+  ~CudaBackend() override { release(); }
+
+  std::string name() const override { return "cuda"; }
+  bool dead() const override { return m_dead; }
+
+  json hello() override {
+    json h = {{"backend", "cuda"}, {"devices", json::array()}};
+    if (!m_api) {
+      h["unavailable"] = m_reason;
+      return h;
+    }
+    int driver = 0;
+    m_api->cuDriverGetVersion(&driver);
+    h["driver_version"] = driver;
+    h["driver_library"] = m_api->library;
+    int n = 0;
+    m_api->cuDeviceGetCount(&n);
+    for (int i = 0; i < n; ++i) {
+      Device d = describe(i);
+      h["devices"].push_back({{"index", i},
+                              {"name", d.name},
+                              {"compute_capability", d.cc()},
+                              {"arch", d.arch()},
+                              {"sm_count", d.sms},
+                              {"max_blocks_per_sm", d.max_blocks_per_sm},
+                              {"l2_bytes", d.l2_bytes},
+                              {"memory_bytes", d.memory},
+                              {"clock_mhz", d.clock_khz / 1000},
+                              {"memory_clock_mhz", d.memory_clock_khz / 1000},
+                              {"cooperative_launch", d.cooperative}});
+    }
+    if (n <= 0) h["unavailable"] = "no CUDA device";
+    std::string why;
+    gpu::CuptiKernelTracer* t = gpu::CuptiKernelTracer::instance(&why);
+    h["cupti"] = t != nullptr;
+    if (t)
+      h["cupti_library"] = t->library();
+    else
+      h["cupti_note"] = why;
+    return h;
+  }
+
+  json load(const BundleManifest& m) override {
+    ensure_context();
+    release_bundle();
+    json kernels = json::array();
+    const std::filesystem::path dir(m.dir);
+    const int want = m_dev.major * 10 + m_dev.minor;
+    std::vector<Loaded> loaded;
+    for (const ManifestKernel& k : m.kernels) {
+      Loaded l;
+      l.k = k;
+      // The CUBIN of the device's own arch, else the newest PTX the device can JIT.
+      const ManifestImage* cubin = nullptr;
+      const ManifestImage* ptx = nullptr;
+      for (const ManifestImage& img : k.images) {
+        int a = arch_number(img.arch);
+        if (!img.cubin.empty() && a == want) cubin = &img;
+        if (!img.ptx.empty() && a <= want && (!ptx || a > arch_number(ptx->arch))) ptx = &img;
+      }
+      std::string image;
+      if (cubin) {
+        image = file_bytes((dir / cubin->cubin).string());
+        l.image = "cubin " + cubin->arch;
+      } else if (ptx) {
+        image = file_bytes((dir / ptx->ptx).string());
+        image.push_back('\0');
+        l.image = "ptx " + ptx->arch + " (JIT for " + m_dev.arch() + ")";
+      } else {
+        std::string have;
+        for (const ManifestImage& img : k.images) have += (have.empty() ? "" : ", ") + img.arch;
+        throw RunnerError("bad_bundle",
+                          k.name + " has no image " + m_dev.name + " (" + m_dev.arch() +
+                              ") can run (the bundle has " + (have.empty() ? "none" : have) +
+                              "): compile it with --arch " + m_dev.arch(),
+                          k.name);
+      }
+      char log[8192] = {};
+      CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+      void* vals[] = {log, reinterpret_cast<void*>(sizeof log - 1)};
+      CUresult r = m_api->cuModuleLoadDataEx(&l.module, image.data(), 2, opts, vals);
+      if (r != CUDA_SUCCESS)
+        throw RunnerError("bad_bundle",
+                          k.name + ": the driver cannot load its " + l.image + ": " +
+                              m_api->error_text(r) + (log[0] ? std::string("\n") + log : ""),
+                          k.name);
+      m_modules.push_back(l.module);
+      check(m_api->cuModuleGetFunction(&l.fn, l.module, k.name.c_str()),
+            "cuModuleGetFunction " + k.name, k.name);
+      if (k.shared_bytes > 48 * 1024)
+        check(m_api->cuFuncSetAttribute(l.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(k.shared_bytes)),
+              k.name + ": opting in to " + std::to_string(k.shared_bytes) +
+                  " bytes of dynamic shared memory",
+              k.name);
+      check(m_api->cuFuncGetAttribute(&l.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, l.fn),
+            "cuFuncGetAttribute", k.name);
+      int static_smem = 0;
+      m_api->cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l.fn);
+      check(m_api->cuOccupancyMaxActiveBlocksPerMultiprocessor(&l.per_sm, l.fn, k.block,
+                                                               static_cast<size_t>(k.shared_bytes)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor", k.name);
+      std::string resources = std::to_string(k.block) + " threads, " + std::to_string(l.registers) +
+                              " registers a thread, " +
+                              std::to_string(k.shared_bytes + static_smem) +
+                              " bytes of shared memory a block";
+      if (l.per_sm <= 0)
+        throw RunnerError("not_co_resident",
+                          k.name + " cannot run on " + m_dev.name + ": one block (" + resources +
+                              ") does not fit an SM; it is not launched",
+                          k.name);
+      const int64_t fits = static_cast<int64_t>(l.per_sm) * m_dev.sms;
+      if (k.cooperative) {
+        if (!m_dev.cooperative)
+          throw RunnerError("not_co_resident",
+                            k.name + " needs a cooperative launch, which " + m_dev.name + " lacks",
+                            k.name);
+        if (k.grid > fits)
+          throw RunnerError("not_co_resident",
+                            k.name + " needs " + std::to_string(k.grid) + " co-resident blocks (" +
+                                resources + "), but " + m_dev.name + " holds " +
+                                std::to_string(l.per_sm) + " per SM x " +
+                                std::to_string(m_dev.sms) + " SMs = " + std::to_string(fits) +
+                                "; it is not launched",
+                            k.name);
+      }
+      kernels.push_back({{"name", k.name},
+                         {"image", l.image},
+                         {"grid", k.grid},
+                         {"block", k.block},
+                         {"shared_bytes", k.shared_bytes + static_smem},
+                         {"registers", l.registers},
+                         {"cooperative", k.cooperative},
+                         {"blocks_per_sm", l.per_sm},
+                         {"co_resident", fits}});
+      loaded.push_back(std::move(l));
+    }
+    // Every tensor, then each kernel's arguments (pointers into m_ptrs, which no longer moves).
+    m_ptrs.assign(m.tensors.size(), 0);
+    for (size_t i = 0; i < m.tensors.size(); ++i) {
+      size_t bytes = static_cast<size_t>(std::max<int64_t>(m.tensors[i].bytes, 16));
+      check(m_api->cuMemAlloc(&m_ptrs[i], bytes),
+            "cuMemAlloc of " + std::to_string(bytes) + " bytes for " + m.tensors[i].name);
+    }
+    for (Loaded& l : loaded)
+      for (int a : l.k.args) l.args.push_back(&m_ptrs[static_cast<size_t>(a)]);
+    m_loaded = std::move(loaded);
+    m_manifest = m;
+    return {{"kernels", kernels}, {"device", m_dev.name}};
+  }
+
+  void upload(int index, const std::string& bytes) override {
+    const ManifestTensor& t = m_manifest.tensors.at(static_cast<size_t>(index));
+    if (static_cast<int64_t>(bytes.size()) != t.bytes)
+      throw RunnerError("bad_request", t.name + " takes " + std::to_string(t.bytes) +
+                                           " bytes, got " + std::to_string(bytes.size()));
+    if (!bytes.empty())
+      check(m_api->cuMemcpyHtoD(m_ptrs[static_cast<size_t>(index)], bytes.data(), bytes.size()),
+            "uploading " + t.name);
+  }
+
+  std::string read(int index) override {
+    const ManifestTensor& t = m_manifest.tensors.at(static_cast<size_t>(index));
+    std::string out(static_cast<size_t>(t.bytes), '\0');
+    if (!out.empty())
+      check(m_api->cuMemcpyDtoH(out.data(), m_ptrs[static_cast<size_t>(index)], out.size()),
+            "reading " + t.name);
+    return out;
+  }
+
+  void run(const EventFn& on_event) override {
+    need_bundle();
+    zero();
+    for (size_t k = 0; k < m_loaded.size(); ++k) {
+      on_event({{"event", "launch"},
+                {"kernel", m_loaded[k].k.name},
+                {"index", k},
+                {"of", m_loaded.size()}});
+      launch(k);
+      CUresult r = m_api->cuStreamSynchronize(m_stream);
+      if (r != CUDA_SUCCESS) fault(r, m_loaded[k].k.name);
+    }
+  }
+
+  ProfileData profile(int runs, int warmup, bool graph, const EventFn& on_event) override {
+    need_bundle();
+    ProfileData p;
+    p.runs = runs;
+    p.warmup = warmup;
+    for (int w = 0; w < warmup; ++w) {
+      zero();
+      for (size_t k = 0; k < m_loaded.size(); ++k) launch(k);
+    }
+    sync("the warm-up runs");
+    on_event({{"event", "profile"}, {"phase", "timed runs"}, {"runs", runs}});
+
+    std::vector<std::string> order;
+    for (const Loaded& l : m_loaded) order.push_back(l.k.name);
+    std::string why;
+    gpu::CuptiKernelTracer* tracer = gpu::CuptiKernelTracer::instance(&why);
+    std::string err;
+    if (tracer && !tracer->start(&err)) {
+      why = "CUPTI did not start (" + err + "): kernel times come from CUDA events";
+      tracer = nullptr;
+    }
+    // Events: run start, after zeroing, after each kernel (used as kernel times without CUPTI).
+    const size_t n = m_loaded.size();
+    std::vector<CUevent> ev(static_cast<size_t>(runs) * (n + 2));
+    for (CUevent& e : ev) check(m_api->cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    for (int r = 0; r < runs; ++r) {
+      CUevent* e = &ev[static_cast<size_t>(r) * (n + 2)];
+      check(m_api->cuEventRecord(e[0], m_stream), "cuEventRecord");
+      zero();
+      check(m_api->cuEventRecord(e[1], m_stream), "cuEventRecord");
+      for (size_t k = 0; k < n; ++k) {
+        launch(k);
+        if (!tracer) check(m_api->cuEventRecord(e[k + 2], m_stream), "cuEventRecord");
+      }
+      if (tracer) check(m_api->cuEventRecord(e[n + 1], m_stream), "cuEventRecord");
+    }
+    sync("the timed runs");
+    std::vector<gpu::KernelActivity> records;
+    if (tracer) records = tracer->stop(&err);
+    std::vector<double> e2e, zeroing;
+    std::vector<std::vector<double>> per_kernel(n);
+    for (int r = 0; r < runs; ++r) {
+      CUevent* e = &ev[static_cast<size_t>(r) * (n + 2)];
+      zeroing.push_back(elapsed_us(e[0], e[1]));
+      e2e.push_back(elapsed_us(e[1], e[n + 1]));
+      if (!tracer)
+        for (size_t k = 0; k < n; ++k) per_kernel[k].push_back(elapsed_us(e[k + 1], e[k + 2]));
+    }
+    for (CUevent e : ev) m_api->cuEventDestroy(e);
+    p.end_to_end_us = gpu::stats_of(e2e);
+    p.zeroing_us = gpu::stats_of(zeroing);
+    if (tracer) {
+      // The runs were timed by CUPTI alone (no events between kernels to perturb them).
+      std::string problem;
+      p.kernels = gpu::group_runs(records, order, runs, &problem);
+      p.timer = p.kernels.empty() ? "none" : "cupti";
+      if (p.kernels.empty())
+        p.timer_note = "CUPTI records could not be matched to the launches (" + problem +
+                       "): no per-kernel times, only the end-to-end time";
+      if (!err.empty()) p.timer_note += (p.timer_note.empty() ? "" : "; ") + err;
+    } else {
+      p.timer = "cuda-events";
+      p.timer_note = why;
+      for (size_t k = 0; k < n; ++k) {
+        gpu::KernelTimes t;
+        t.name = order[k];
+        t.duration_us = gpu::stats_of(per_kernel[k]);
+        p.kernels.push_back(t);
+      }
+    }
+    if (graph) replay_graph(runs, p);
+    return p;
+  }
+
+  gpu::Calibration calibrate(const EventFn& on_event) override;
+
+ private:
+  struct Loaded {
+    ManifestKernel k;
+    CUmodule module = nullptr;
+    CUfunction fn = nullptr;
+    int registers = 0, per_sm = 0;
+    std::string image;
+    std::vector<void*> args;
+  };
+
+  void check(CUresult r, const std::string& what, const std::string& kernel = "") {
+    if (r == CUDA_SUCCESS) return;
+    if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED ||
+        r == CUDA_ERROR_LAUNCH_TIMEOUT || r == CUDA_ERROR_ILLEGAL_INSTRUCTION ||
+        r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_HARDWARE_STACK_ERROR)
+      fault(r, kernel);
+    throw RunnerError("launch_failed", what + ": " + m_api->error_text(r), kernel);
+  }
+
+  /// A kernel broke the context: nothing more can run in this process.
+  [[noreturn]] void fault(CUresult r, const std::string& kernel) {
+    m_dead = true;
+    throw RunnerError("kernel_fault",
+                      (kernel.empty() ? std::string("a kernel") : kernel) + " faulted on " +
+                          m_dev.name + ": " + m_api->error_text(r) +
+                          " (the CUDA context is lost; the runner exits)",
+                      kernel);
+  }
+
+  void sync(const std::string& what) {
+    CUresult r = m_api->cuStreamSynchronize(m_stream);
+    if (r != CUDA_SUCCESS) fault(r, "");
+    (void)what;
+  }
+
+  double elapsed_us(CUevent a, CUevent b) {
+    float ms = 0;
+    check(m_api->cuEventElapsedTime(&ms, a, b), "cuEventElapsedTime");
+    return ms * 1e3;
+  }
+
+  Device describe(int i) {
+    Device d;
+    d.index = i;
+    CUdevice dev = 0;
+    if (m_api->cuDeviceGet(&dev, i) != CUDA_SUCCESS) return d;
+    char name[256] = {};
+    m_api->cuDeviceGetName(name, sizeof name - 1, dev);
+    d.name = name;
+    auto attr = [&](CUdevice_attribute a) {
+      int v = 0;
+      m_api->cuDeviceGetAttribute(&v, a, dev);
+      return v;
+    };
+    d.major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    d.minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d.sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d.clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    d.memory_clock_khz = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    d.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    d.max_blocks_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    d.max_threads_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    d.cooperative = attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+    m_api->cuDeviceTotalMem(&d.memory, dev);
+    return d;
+  }
+
+  void ensure_context() {
+    if (!m_api)
+      throw RunnerError(m_reason == "no CUDA device" ? "no_device" : "no_driver", m_reason);
+    if (m_ctx) return;
+    int n = 0;
+    m_api->cuDeviceGetCount(&n);
+    if (m_ordinal < 0 || m_ordinal >= n)
+      throw RunnerError("no_device", "no CUDA device " + std::to_string(m_ordinal) + " (" +
+                                         std::to_string(n) + " found)");
+    m_dev = describe(m_ordinal);
+    check(m_api->cuDeviceGet(&m_device, m_ordinal), "cuDeviceGet");
+    check(m_api->cuDevicePrimaryCtxRetain(&m_ctx, m_device), "cuDevicePrimaryCtxRetain");
+    check(m_api->cuCtxSetCurrent(m_ctx), "cuCtxSetCurrent");
+    check(m_api->cuStreamCreate(&m_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  }
+
+  void need_bundle() const {
+    if (m_manifest.kernels.empty() && m_loaded.empty())
+      throw RunnerError("bad_request", "no bundle is loaded (send load first)");
+  }
+
+  void zero() {
+    for (size_t i = 0; i < m_manifest.tensors.size(); ++i)
+      if (m_manifest.tensors[i].zeroed() && m_manifest.tensors[i].bytes > 0)
+        check(m_api->cuMemsetD8Async(m_ptrs[i], 0, static_cast<size_t>(m_manifest.tensors[i].bytes),
+                                     m_stream),
+              "clearing " + m_manifest.tensors[i].name);
+  }
+
+  void launch(size_t k) {
+    Loaded& l = m_loaded[k];
+    const unsigned grid = static_cast<unsigned>(l.k.grid), block = static_cast<unsigned>(l.k.block);
+    const unsigned smem = static_cast<unsigned>(l.k.shared_bytes);
+    CUresult r = l.k.cooperative ? m_api->cuLaunchCooperativeKernel(l.fn, grid, 1, 1, block, 1, 1,
+                                                                    smem, m_stream, l.args.data())
+                                 : m_api->cuLaunchKernel(l.fn, grid, 1, 1, block, 1, 1, smem,
+                                                         m_stream, l.args.data(), nullptr);
+    check(r, "launching " + l.k.name, l.k.name);
+  }
+
+  /// The whole run (zeroing and every launch) captured once as a CUDA graph and replayed.
+  void replay_graph(int runs, ProfileData& p) {
+    CUgraph g = nullptr;
+    CUgraphExec exec = nullptr;
+    CUresult r = m_api->cuStreamBeginCapture(m_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (r != CUDA_SUCCESS) {
+      p.graph_note = "stream capture refused: " + m_api->error_text(r);
+      return;
+    }
+    std::string failed;
+    try {
+      zero();
+      for (size_t k = 0; k < m_loaded.size(); ++k) launch(k);
+    } catch (const RunnerError& e) {
+      failed = e.what();
+    }
+    r = m_api->cuStreamEndCapture(m_stream, &g);
+    if (!failed.empty() || r != CUDA_SUCCESS) {
+      p.graph_note = "the plan could not be captured as a CUDA graph: " +
+                     (failed.empty() ? m_api->error_text(r) : failed);
+      if (g) m_api->cuGraphDestroy(g);
+      return;
+    }
+    r = m_api->cuGraphInstantiate(&exec, g, 0);
+    if (r != CUDA_SUCCESS) {
+      p.graph_note = "cuGraphInstantiate: " + m_api->error_text(r);
+      m_api->cuGraphDestroy(g);
+      return;
+    }
+    std::vector<double> t;
+    CUevent a = nullptr, b = nullptr;
+    check(m_api->cuEventCreate(&a, CU_EVENT_DEFAULT), "cuEventCreate");
+    check(m_api->cuEventCreate(&b, CU_EVENT_DEFAULT), "cuEventCreate");
+    for (int i = 0; i < 2; ++i) check(m_api->cuGraphLaunch(exec, m_stream), "cuGraphLaunch");
+    for (int i = 0; i < runs; ++i) {
+      check(m_api->cuEventRecord(a, m_stream), "cuEventRecord");
+      check(m_api->cuGraphLaunch(exec, m_stream), "cuGraphLaunch");
+      check(m_api->cuEventRecord(b, m_stream), "cuEventRecord");
+      sync("a graph replay");
+      t.push_back(elapsed_us(a, b));
+    }
+    m_api->cuEventDestroy(a);
+    m_api->cuEventDestroy(b);
+    m_api->cuGraphExecDestroy(exec);
+    m_api->cuGraphDestroy(g);
+    p.graph_us = gpu::stats_of(t);
+  }
+
+  void release_bundle() {
+    if (!m_api) return;
+    for (CUdeviceptr p : m_ptrs)
+      if (p) m_api->cuMemFree(p);
+    m_ptrs.clear();
+    for (CUmodule m : m_modules) m_api->cuModuleUnload(m);
+    m_modules.clear();
+    m_loaded.clear();
+    m_manifest = BundleManifest{};
+  }
+
+  void release() {
+    if (!m_api || m_dead) return;
+    release_bundle();
+    if (m_stream) m_api->cuStreamDestroy(m_stream);
+    if (m_ctx) m_api->cuDevicePrimaryCtxRelease(m_device);
+  }
+
+  // Calibration helpers (runner_calibrate in this file).
+  CUfunction calibration_kernel(const char* name);
+  double time_launches(CUfunction f, unsigned grid, unsigned block, void** args, int n, bool coop);
+
+  const gpu::CudaApi* m_api = nullptr;
+  std::string m_reason;
+  int m_ordinal = 0;
+  CUdevice m_device = 0;
+  CUcontext m_ctx = nullptr;
+  CUstream m_stream = nullptr;
+  Device m_dev;
+  bool m_dead = false;
+  BundleManifest m_manifest;
+  std::vector<Loaded> m_loaded;
+  std::vector<CUmodule> m_modules;
+  std::vector<CUdeviceptr> m_ptrs;
+  CUmodule m_calibration = nullptr;
+};
+
+// ---- calibration ----
+
+/// Kernels that measure the device, not the model: an empty kernel (launch overhead), one that
+/// only synchronizes its grid `rounds` times (grid-barrier cost), a grid-stride copy (bandwidth).
+const char* kCalibrationSource = R"(
+#include <cooperative_groups.h>
+extern "C" __global__ void souffle_empty() {}
+extern "C" __global__ void souffle_grid_sync(int rounds) {
+  cooperative_groups::grid_group g = cooperative_groups::this_grid();
+  for (int i = 0; i < rounds; ++i) g.sync();
+}
+extern "C" __global__ void souffle_copy(const float4* __restrict__ a, float4* __restrict__ b,
+                                        unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x)
+    b[i] = a[i];
+}
+)";
+
+CUfunction CudaBackend::calibration_kernel(const char* name) {
+  if (!m_calibration) {
+    gpu::CompileOptions o;
+    o.arch = m_dev.arch();
+    gpu::CompileResult r = gpu::compile_cuda(kCalibrationSource, "calibration.cu", o);
+    if (!r.ok)
+      throw RunnerError("unsupported", "the calibration kernels do not compile: " + r.error);
+    const std::string& image =
+        r.cubin.empty() ? r.ptx : std::string(r.cubin.begin(), r.cubin.end());
+    std::string data = image;
+    if (r.cubin.empty()) data.push_back('\0');
+    check(m_api->cuModuleLoadDataEx(&m_calibration, data.data(), 0, nullptr, nullptr),
+          "loading the calibration kernels");
+  }
+  CUfunction f = nullptr;
+  check(m_api->cuModuleGetFunction(&f, m_calibration, name),
+        std::string("cuModuleGetFunction ") + name);
+  return f;
+}
+
+/// Median over 5 repetitions of the time of `n` back-to-back launches, in microseconds.
+double CudaBackend::time_launches(CUfunction f, unsigned grid, unsigned block, void** args, int n,
+                                  bool coop) {
+  CUevent a = nullptr, b = nullptr;
+  check(m_api->cuEventCreate(&a, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(m_api->cuEventCreate(&b, CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<double> t;
+  for (int rep = 0; rep < 6; ++rep) {
+    check(m_api->cuEventRecord(a, m_stream), "cuEventRecord");
+    for (int i = 0; i < n; ++i)
+      check(coop ? m_api->cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, 0, m_stream, args)
+                 : m_api->cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, m_stream, args, nullptr),
+            "a calibration launch");
+    check(m_api->cuEventRecord(b, m_stream), "cuEventRecord");
+    sync("calibration");
+    if (rep > 0) t.push_back(elapsed_us(a, b));  // the first repetition warms up
+  }
+  m_api->cuEventDestroy(a);
+  m_api->cuEventDestroy(b);
+  return gpu::stats_of(t).median;
+}
+
+gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
+  ensure_context();
+  gpu::Calibration c;
+  c.device = m_dev.name;
+  c.compute_capability = m_dev.cc();
+  c.sm_count = m_dev.sms;
+  m_api->cuDriverGetVersion(&c.driver_version);
+  c.date = utc_now();
+  c.clocks = "SM up to " + std::to_string(m_dev.clock_khz / 1000) + " MHz, memory up to " +
+             std::to_string(m_dev.memory_clock_khz / 1000) +
+             " MHz (device attributes; the clocks during the runs were not read)";
+
+  on_event({{"event", "calibrate"}, {"phase", "launch overhead"}});
+  CUfunction empty = calibration_kernel("souffle_empty");
+  const int launches = 2000;
+  c.launch_overhead_us = time_launches(empty, 1, 32, nullptr, launches, false) / launches;
+
+  // The same launches as one CUDA graph.
+  {
+    CUgraph g = nullptr;
+    CUgraphExec exec = nullptr;
+    const int nodes = 200;
+    if (m_api->cuStreamBeginCapture(m_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) ==
+        CUDA_SUCCESS) {
+      for (int i = 0; i < nodes; ++i)
+        m_api->cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, m_stream, nullptr, nullptr);
+      if (m_api->cuStreamEndCapture(m_stream, &g) == CUDA_SUCCESS &&
+          m_api->cuGraphInstantiate(&exec, g, 0) == CUDA_SUCCESS) {
+        CUevent a = nullptr, b = nullptr;
+        m_api->cuEventCreate(&a, CU_EVENT_DEFAULT);
+        m_api->cuEventCreate(&b, CU_EVENT_DEFAULT);
+        std::vector<double> t;
+        for (int rep = 0; rep < 6; ++rep) {
+          m_api->cuEventRecord(a, m_stream);
+          m_api->cuGraphLaunch(exec, m_stream);
+          m_api->cuEventRecord(b, m_stream);
+          sync("calibration");
+          if (rep > 0) t.push_back(elapsed_us(a, b) / nodes);
+        }
+        c.graph_launch_us = gpu::stats_of(t).median;
+        m_api->cuEventDestroy(a);
+        m_api->cuEventDestroy(b);
+        m_api->cuGraphExecDestroy(exec);
+      }
+      if (g) m_api->cuGraphDestroy(g);
+    }
+  }
+
+  // One grid barrier against the grid: (time of R2 barriers - time of R1) / (R2 - R1), so the
+  // launch is subtracted, at 1..max co-resident blocks per SM of 256 threads.
+  on_event({{"event", "calibrate"}, {"phase", "grid barriers"}});
+  CUfunction gs = calibration_kernel("souffle_grid_sync");
+  int per_sm = 0;
+  check(m_api->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gs, 256, 0), "occupancy");
+  if (m_dev.cooperative)
+    for (int b = 1; b <= per_sm; b = b < 4 ? b + 1 : b * 2) {
+      const unsigned grid = static_cast<unsigned>(b * m_dev.sms);
+      int r1 = 10, r2 = 410;
+      void* a1[] = {&r1};
+      void* a2[] = {&r2};
+      double t1 = time_launches(gs, grid, 256, a1, 5, true) / 5;
+      double t2 = time_launches(gs, grid, 256, a2, 5, true) / 5;
+      c.grid_barrier.push_back(
+          {static_cast<int>(grid), b, 256, std::max(0.0, (t2 - t1) / (r2 - r1))});
+    }
+  c.grid_barrier_fit = gpu::fit_barrier_cost(c.grid_barrier);
+
+  // Copy bandwidth: 1 GiB read and 1 GiB written.
+  on_event({{"event", "calibrate"}, {"phase", "copy bandwidth"}});
+  const size_t bytes = size_t{1} << 30;
+  CUdeviceptr src = 0, dst = 0;
+  if (m_api->cuMemAlloc(&src, bytes) == CUDA_SUCCESS &&
+      m_api->cuMemAlloc(&dst, bytes) == CUDA_SUCCESS) {
+    m_api->cuMemsetD8Async(src, 1, bytes, m_stream);
+    CUfunction copy = calibration_kernel("souffle_copy");
+    unsigned long long n = bytes / 16;
+    void* args[] = {&src, &dst, &n};
+    double us =
+        time_launches(copy, static_cast<unsigned>(m_dev.sms * 8), 256, args, 10, false) / 10;
+    c.dram_bandwidth_gbps = us > 0 ? 2.0 * bytes / (us * 1e-6) / 1e9 : 0;
+  }
+  if (src) m_api->cuMemFree(src);
+  if (dst) m_api->cuMemFree(dst);
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  return std::make_unique<CudaBackend>(device);
+}
+
+}  // namespace souffle::runner

@@ -1,0 +1,310 @@
+// souffle-runner's request loop: one JSON request a line, one JSON answer a line, progress
+// events between them. Everything that is not backend-specific lives here: reading the bundle's
+// files, uploading weights and inputs, checking outputs against the bundle's reference data.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/session/runner.h"
+#include "core/support/error.h"
+#include "core/support/tensor_data.h"
+
+namespace souffle::runner {
+
+using nlohmann::json;
+
+namespace {
+
+json stats_json(const gpu::Stats& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"count", s.count}};
+}
+gpu::Stats stats_from(const json& j) {
+  gpu::Stats s;
+  if (!j.is_object()) return s;
+  s.median = j.value("median", 0.0);
+  s.min = j.value("min", 0.0);
+  s.max = j.value("max", 0.0);
+  s.count = j.value("count", 0);
+  return s;
+}
+
+std::string read_bytes(const std::string& path, int64_t offset, int64_t bytes) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw RunnerError("bad_bundle", "cannot read " + path);
+  f.seekg(offset);
+  std::string out(static_cast<size_t>(bytes), '\0');
+  if (bytes > 0) f.read(out.data(), bytes);
+  if (!f || f.gcount() != bytes)
+    throw RunnerError("bad_bundle", path + " is shorter than the bundle says (" +
+                                        std::to_string(bytes) + " bytes at offset " +
+                                        std::to_string(offset) + ")");
+  return out;
+}
+
+class Server {
+ public:
+  Server(std::ostream& out, Backend& backend) : m_out(out), m_backend(backend) {}
+
+  /// Answers one request line; false once the runner should exit.
+  bool handle(const std::string& line, int line_no) {
+    json req;
+    try {
+      req = json::parse(line);
+    } catch (const json::exception& e) {
+      answer(nullptr, error_json("bad_request",
+                                 "line " + std::to_string(line_no) + " is not JSON: " + e.what()));
+      return true;
+    }
+    json id = req.is_object() && req.contains("id") ? req["id"] : json(nullptr);
+    if (!req.is_object() || !req.contains("op") || !req["op"].is_string()) {
+      answer(id, error_json("bad_request", "a request is an object with a string field 'op'"));
+      return true;
+    }
+    const std::string op = req["op"].get<std::string>();
+    try {
+      json r = dispatch(op, req);
+      r["ok"] = true;
+      answer(id, r);
+      return op != "quit";
+    } catch (const RunnerError& e) {
+      json r = error_json(e.code(), e.what());
+      if (!e.kernel().empty()) r["kernel"] = e.kernel();
+      answer(id, r);
+    } catch (const UserError& e) {
+      answer(id, error_json("bad_request", e.what()));
+    } catch (const std::exception& e) {
+      answer(id, error_json("internal", e.what()));
+    }
+    return !m_backend.dead();
+  }
+
+ private:
+  static json error_json(const std::string& code, const std::string& message) {
+    return {{"ok", false}, {"code", code}, {"error", message}};
+  }
+
+  void answer(const json& id, json r) {
+    r["id"] = id;
+    m_out << r.dump() << "\n" << std::flush;
+  }
+
+  void event(const json& e) { m_out << e.dump() << "\n" << std::flush; }
+
+  const BundleManifest& manifest() const {
+    if (!m_loaded) throw RunnerError("bad_request", "no bundle is loaded (send load first)");
+    return m_manifest;
+  }
+
+  int tensor_index(const json& req) const {
+    const BundleManifest& m = manifest();
+    if (!req.contains("tensor") || !req["tensor"].is_string())
+      throw RunnerError("bad_request", "field 'tensor' (a tensor name) is missing");
+    std::string name = req["tensor"].get<std::string>();
+    for (size_t i = 0; i < m.tensors.size(); ++i)
+      if (m.tensors[i].name == name) return static_cast<int>(i);
+    throw RunnerError("bad_request", "the bundle has no tensor named " + name);
+  }
+
+  static std::string file_field(const json& req) {
+    if (!req.contains("file") || !req["file"].is_string())
+      throw RunnerError("bad_request", "field 'file' (a path) is missing");
+    return req["file"].get<std::string>();
+  }
+
+  json dispatch(const std::string& op, const json& req) {
+    EventFn ev = [this](const json& e) { event(e); };
+    if (op == "hello") {
+      if (req.contains("protocol") &&
+          (!req["protocol"].is_number_integer() || req["protocol"].get<int>() != kProtocolVersion))
+        throw RunnerError("bad_protocol", "this runner speaks protocol " +
+                                              std::to_string(kProtocolVersion) + ", asked for " +
+                                              req["protocol"].dump());
+      json h = m_backend.hello();
+      h["protocol"] = kProtocolVersion;
+      h["runner"] = "souffle-runner";
+      return h;
+    }
+    if (op == "load") {
+      if (!req.contains("bundle") || !req["bundle"].is_string())
+        throw RunnerError("bad_request", "field 'bundle' (the bundle's folder) is missing");
+      m_loaded = false;
+      BundleManifest m = load_manifest(req["bundle"].get<std::string>());
+      json r = m_backend.load(m);
+      m_manifest = std::move(m);
+      m_loaded = true;
+      // Weights from weights.bin, inputs from the bundle's files (zeros where it has none).
+      int64_t uploaded = 0;
+      const std::filesystem::path dir(m_manifest.dir);
+      for (size_t i = 0; i < m_manifest.tensors.size(); ++i) {
+        const ManifestTensor& t = m_manifest.tensors[i];
+        if (t.kind == "weight") {
+          m_backend.upload(static_cast<int>(i), read_bytes((dir / m_manifest.weights).string(),
+                                                           t.weight_offset, t.bytes));
+          uploaded += t.bytes;
+        } else if (t.kind == "input") {
+          m_backend.upload(static_cast<int>(i),
+                           t.file.empty() ? std::string(static_cast<size_t>(t.bytes), '\0')
+                                          : read_bytes((dir / t.file).string(), 0, t.bytes));
+          uploaded += t.bytes;
+        }
+      }
+      r["uploaded_bytes"] = uploaded;
+      r["tensors"] = m_manifest.tensors.size();
+      return r;
+    }
+    if (op == "upload") {
+      int i = tensor_index(req);
+      const ManifestTensor& t = manifest().tensors[static_cast<size_t>(i)];
+      int64_t offset = req.value("offset", int64_t{0});
+      m_backend.upload(i, read_bytes(file_field(req), offset, t.bytes));
+      return {{"tensor", t.name}, {"bytes", t.bytes}};
+    }
+    if (op == "read") {
+      int i = tensor_index(req);
+      std::string bytes = m_backend.read(i);
+      std::string path = file_field(req);
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (!f) throw RunnerError("bad_request", "cannot write " + path);
+      return {{"tensor", manifest().tensors[static_cast<size_t>(i)].name}, {"bytes", bytes.size()}};
+    }
+    if (op == "run") {
+      manifest();
+      auto t0 = std::chrono::steady_clock::now();
+      m_backend.run(ev);
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return {{"kernels", m_manifest.kernels.size()}, {"wall_ms", ms}};
+    }
+    if (op == "verify") return verify(req);
+    if (op == "profile") {
+      manifest();
+      int runs = req.value("runs", 20), warmup = req.value("warmup", 3);
+      if (runs < 1 || runs > 100000 || warmup < 0 || warmup > 1000)
+        throw RunnerError("bad_request", "runs must be 1..100000 and warmup 0..1000");
+      return profile_json(m_backend.profile(runs, warmup, req.value("graph", true), ev));
+    }
+    if (op == "calibrate") {
+      gpu::Calibration c = m_backend.calibrate(ev);
+      std::string text = gpu::calibration_json(c);
+      if (req.contains("out") && req["out"].is_string()) {
+        std::ofstream f(req["out"].get<std::string>(), std::ios::binary | std::ios::trunc);
+        f << text;
+        if (!f) throw RunnerError("bad_request", "cannot write " + req["out"].get<std::string>());
+      }
+      return {{"calibration", json::parse(text)}};
+    }
+    if (op == "quit") return json::object();
+    throw RunnerError("bad_request", "unknown op '" + op +
+                                         "' (hello, load, upload, run, verify, read, profile, "
+                                         "calibrate, quit)");
+  }
+
+  json verify(const json& req) {
+    const BundleManifest& m = manifest();
+    double tolerance = req.value("tolerance", 1e-4);
+    if (!m.has_expected)
+      throw RunnerError("no_reference",
+                        "the bundle has no expected outputs: there is nothing to verify against");
+    json outs = json::array();
+    bool all = true;
+    int checked = 0;
+    for (size_t i = 0; i < m.tensors.size(); ++i) {
+      const ManifestTensor& t = m.tensors[i];
+      if (t.output_index < 0) continue;
+      if (t.expected.empty())
+        throw RunnerError("no_reference",
+                          "output " + t.name + " has no expected data in the bundle");
+      std::string want =
+          read_bytes((std::filesystem::path(m.dir) / t.expected).string(), 0, t.bytes);
+      double rel = relative_l2(m_backend.read(static_cast<int>(i)), want, t.dtype);
+      bool ok = rel <= tolerance;  // NaN fails
+      all = all && ok;
+      ++checked;
+      outs.push_back({{"name", t.name},
+                      {"index", t.output_index},
+                      {"rel_l2", std::isfinite(rel) ? json(rel) : json("nan")},
+                      {"ok", ok}});
+    }
+    if (checked == 0) throw RunnerError("no_reference", "the bundle lists no model outputs");
+    return {{"outputs", outs}, {"pass", all}, {"tolerance", tolerance}};
+  }
+
+  std::ostream& m_out;
+  Backend& m_backend;
+  BundleManifest m_manifest;
+  bool m_loaded = false;
+};
+
+}  // namespace
+
+json profile_json(const ProfileData& p) {
+  json ks = json::array();
+  for (const gpu::KernelTimes& k : p.kernels)
+    ks.push_back({{"name", k.name},
+                  {"duration_us", stats_json(k.duration_us)},
+                  {"gap_before_us", stats_json(k.gap_before_us)}});
+  json j = {{"timer", p.timer},
+            {"runs", p.runs},
+            {"warmup", p.warmup},
+            {"kernels", ks},
+            {"end_to_end_us", stats_json(p.end_to_end_us)},
+            {"zeroing_us", stats_json(p.zeroing_us)},
+            {"graph_us", stats_json(p.graph_us)}};
+  if (!p.timer_note.empty()) j["timer_note"] = p.timer_note;
+  if (!p.graph_note.empty()) j["graph_note"] = p.graph_note;
+  return j;
+}
+
+ProfileData profile_from_json(const json& j) {
+  ProfileData p;
+  p.timer = j.value("timer", "");
+  p.timer_note = j.value("timer_note", "");
+  p.runs = j.value("runs", 0);
+  p.warmup = j.value("warmup", 0);
+  if (auto k = j.find("kernels"); k != j.end() && k->is_array())
+    for (const json& x : *k) {
+      gpu::KernelTimes t;
+      t.name = x.value("name", "");
+      t.duration_us = stats_from(x.value("duration_us", json::object()));
+      t.gap_before_us = stats_from(x.value("gap_before_us", json::object()));
+      p.kernels.push_back(t);
+    }
+  p.end_to_end_us = stats_from(j.value("end_to_end_us", json::object()));
+  p.zeroing_us = stats_from(j.value("zeroing_us", json::object()));
+  p.graph_us = stats_from(j.value("graph_us", json::object()));
+  p.graph_note = j.value("graph_note", "");
+  return p;
+}
+
+double relative_l2(const std::string& got, const std::string& want, DType dtype) {
+  if (got.size() != want.size()) return NAN;
+  int64_t n = static_cast<int64_t>(got.size()) / dtype_size(dtype);
+  std::vector<int64_t> shape = {n};
+  TensorData a(dtype, shape, std::string(got)), b(dtype, shape, std::string(want));
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = a.get_f64(i), y = b.get_f64(i);
+    err += (x - y) * (x - y);
+    norm += y * y;
+  }
+  if (norm == 0) return err == 0 ? 0 : std::sqrt(err);
+  return std::sqrt(err) / std::sqrt(norm);
+}
+
+int serve(std::istream& in, std::ostream& out, Backend& backend) {
+  Server s(out, backend);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!s.handle(line, n)) return backend.dead() ? 3 : 0;
+  }
+  return 0;
+}
+
+}  // namespace souffle::runner

@@ -17,6 +17,7 @@ Inputs are random (fixed seed); outputs are what PyTorch computes in eval mode, 
 
 import argparse
 import collections
+import inspect
 import math
 import os
 import sys
@@ -326,18 +327,22 @@ def export_one(name, out_dir, full, variant=None, fold=True):
     model_path = os.path.join(model_dir, "model.onnx")
 
     t0 = time.time()
+    kwargs = dict(
+        export_params=True,
+        opset_version=OPSET,
+        do_constant_folding=fold,
+        input_names=input_names,
+        output_names=output_names,
+    )
+    params = inspect.signature(torch.onnx.export).parameters
+    if "training" in params:
+        kwargs["training"] = torch.onnx.TrainingMode.EVAL
+    if "dynamo" in params:
+        # PyTorch 2.9 and later default to the dynamo-based exporter; the reference layout and
+        # the ops the project expects come from the TorchScript-based one.
+        kwargs["dynamo"] = False
     with torch.no_grad():
-        torch.onnx.export(
-            model,
-            torch_inputs,
-            model_path,
-            export_params=True,
-            opset_version=OPSET,
-            do_constant_folding=fold,
-            input_names=input_names,
-            output_names=output_names,
-            training=torch.onnx.TrainingMode.EVAL,
-        )
+        torch.onnx.export(model, torch_inputs, model_path, **kwargs)
     export_s = time.time() - t0
 
     proto = onnx.load(model_path)
@@ -430,7 +435,7 @@ def main(argv):
         if unknown:
             parser.error("unknown model(s): %s" % ", ".join(unknown))
 
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    torch.set_num_threads(max(1, min(16, os.cpu_count() or 1)))
     results = []
     if args.swin_t:
         results.append(export_one("swin", out_dir, full=True, variant="swin_t", fold=not args.no_fold))

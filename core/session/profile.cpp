@@ -298,25 +298,10 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     r.load_ms = ms_since(t0);
     std::map<std::string, json> info;
     for (const json& k : loaded.value("kernels", json::array())) info[k.value("name", "")] = k;
-    m_runner->call({{"op", "run"}}, m_options.timeout_s, on_event, m_options.cancel);
-    bool has_reference = false;
-    try {
-      json v = m_runner->call({{"op", "verify"}, {"tolerance", m_options.tolerance}},
-                              m_options.timeout_s, on_event, m_options.cancel);
-      has_reference = true;
-      r.verified = v.value("pass", false);
-      for (const json& o : v.value("outputs", json::array())) {
-        double rel = o["rel_l2"].is_number() ? o["rel_l2"].get<double>() : NAN;
-        r.outputs.push_back({o.value("name", ""), rel, o.value("ok", false)});
-      }
-    } catch (const RunnerFailure& e) {
-      if (e.code() != "no_reference") throw;
-      r.verify_note = e.what();
-    }
-    if (has_reference && !r.verified) {
-      r.error = "an output differs from the reference by more than " +
-                std::to_string(m_options.tolerance) + " (relative L2)";
-    }
+    // On a GPU one run first, waiting after each kernel, so that a fault names its kernel;
+    // the emulator names it anyway. The outputs checked are those of the last timed run.
+    if (!emulator())
+      m_runner->call({{"op", "run"}}, m_options.timeout_s, on_event, m_options.cancel);
     say("timing " + std::to_string(m_options.runs) + " runs");
     json p = m_runner->call({{"op", "profile"},
                              {"runs", m_options.runs},
@@ -332,6 +317,23 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     r.zeroing_us = stats_from(p.value("zeroing_us", json::object())).median;
     r.graph_us = stats_from(p.value("graph_us", json::object())).median;
     r.graph_note = p.value("graph_note", "");
+    bool has_reference = false;
+    try {
+      json v = m_runner->call({{"op", "verify"}, {"tolerance", m_options.tolerance}},
+                              m_options.timeout_s, on_event, m_options.cancel);
+      has_reference = true;
+      r.verified = v.value("pass", false);
+      for (const json& o : v.value("outputs", json::array())) {
+        double rel = o["rel_l2"].is_number() ? o["rel_l2"].get<double>() : NAN;
+        r.outputs.push_back({o.value("name", ""), rel, o.value("ok", false)});
+      }
+    } catch (const RunnerFailure& e) {
+      if (e.code() != "no_reference") throw;
+      r.verify_note = e.what();
+    }
+    if (has_reference && !r.verified)
+      r.error = "an output differs from the reference by more than " +
+                std::to_string(m_options.tolerance) + " (relative L2)";
     std::map<int, double> est;
     for (const plan::Partition& part : plan.partitions) est[part.id] = part.est_time_us;
     for (const json& k : p.value("kernels", json::array())) {

@@ -84,6 +84,14 @@ std::unique_ptr<Backend> make_cuda_backend(int device = 0);
 /// they are the bundle's (same CUDA C), and emulates them.
 std::unique_ptr<Backend> make_emulator_backend();
 
+/// Why kernel `k` must not be launched on a device that keeps `per_sm` of its blocks resident
+/// on each of `sms` SMs (cuOccupancyMaxActiveBlocksPerMultiprocessor with its real registers and
+/// shared memory), or "" when it may: a block that fits no SM, or a cooperative grid larger
+/// than what is co-resident (grid.sync() would deadlock), or a cooperative kernel on a device
+/// without cooperative launch. `resources` describes the block in words for the message.
+std::string launch_refusal(const ManifestKernel& k, int per_sm, int sms, bool cooperative_launch,
+                           const std::string& device, const std::string& resources);
+
 /// Relative L2 error of `got` against `want`, both raw arrays of `dtype`.
 double relative_l2(const std::string& got, const std::string& want, DType dtype);
 

@@ -105,7 +105,14 @@ std::string RunnerProcess::wait_status() {
   if (WIFSIGNALED(st))
     return "killed by signal " + std::to_string(WTERMSIG(st)) + " (" + strsignal(WTERMSIG(st)) +
            ")";
-  if (WIFEXITED(st)) return "exit code " + std::to_string(WEXITSTATUS(st));
+  if (WIFEXITED(st)) {
+    int code = WEXITSTATUS(st);
+    // A shell between us and the runner reports a signal as 128 + its number.
+    if (code > 128 && code < 128 + 65)
+      return "exit code " + std::to_string(code) + ", a shell's report of signal " +
+             std::to_string(code - 128) + " (" + strsignal(code - 128) + ")";
+    return "exit code " + std::to_string(code);
+  }
   return "it stopped";
 }
 

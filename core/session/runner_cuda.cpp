@@ -168,26 +168,10 @@ class CudaBackend : public Backend {
                               " registers a thread, " +
                               std::to_string(k.shared_bytes + static_smem) +
                               " bytes of shared memory a block";
-      if (l.per_sm <= 0)
-        throw RunnerError("not_co_resident",
-                          k.name + " cannot run on " + m_dev.name + ": one block (" + resources +
-                              ") does not fit an SM; it is not launched",
-                          k.name);
+      std::string refusal =
+          launch_refusal(k, l.per_sm, m_dev.sms, m_dev.cooperative, m_dev.name, resources);
+      if (!refusal.empty()) throw RunnerError("not_co_resident", refusal, k.name);
       const int64_t fits = static_cast<int64_t>(l.per_sm) * m_dev.sms;
-      if (k.cooperative) {
-        if (!m_dev.cooperative)
-          throw RunnerError("not_co_resident",
-                            k.name + " needs a cooperative launch, which " + m_dev.name + " lacks",
-                            k.name);
-        if (k.grid > fits)
-          throw RunnerError("not_co_resident",
-                            k.name + " needs " + std::to_string(k.grid) + " co-resident blocks (" +
-                                resources + "), but " + m_dev.name + " holds " +
-                                std::to_string(l.per_sm) + " per SM x " +
-                                std::to_string(m_dev.sms) + " SMs = " + std::to_string(fits) +
-                                "; it is not launched",
-                            k.name);
-      }
       kernels.push_back({{"name", k.name},
                          {"image", l.image},
                          {"grid", k.grid},

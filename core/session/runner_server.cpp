@@ -3,6 +3,8 @@
 // files, uploading weights and inputs, checking outputs against the bundle's reference data.
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -115,7 +117,14 @@ class Server {
   }
 
   json dispatch(const std::string& op, const json& req) {
-    EventFn ev = [this](const json& e) { event(e); };
+    // SOUFFLE_RUNNER_ABORT_AT=KERNEL kills the runner as it launches KERNEL: a test of what
+    // callers do when a runner dies mid-run (a fault the emulator would not produce).
+    static const char* abort_at = std::getenv("SOUFFLE_RUNNER_ABORT_AT");
+    EventFn ev = [this](const json& e) {
+      event(e);
+      if (abort_at && e.value("event", "") == "launch" && e.value("kernel", "") == abort_at)
+        std::raise(SIGKILL);
+    };
     if (op == "hello") {
       if (req.contains("protocol") &&
           (!req["protocol"].is_number_integer() || req["protocol"].get<int>() != kProtocolVersion))
@@ -278,6 +287,23 @@ ProfileData profile_from_json(const json& j) {
   p.graph_us = stats_from(j.value("graph_us", json::object()));
   p.graph_note = j.value("graph_note", "");
   return p;
+}
+
+std::string launch_refusal(const ManifestKernel& k, int per_sm, int sms, bool cooperative_launch,
+                           const std::string& device, const std::string& resources) {
+  if (per_sm <= 0)
+    return k.name + " cannot run on " + device + ": one block (" + resources +
+           ") does not fit an SM; it is not launched";
+  if (!k.cooperative) return "";
+  if (!cooperative_launch)
+    return k.name + " needs a cooperative launch (grid barriers), which " + device + " lacks";
+  const int64_t fits = static_cast<int64_t>(per_sm) * sms;
+  if (k.grid > fits)
+    return k.name + " needs " + std::to_string(k.grid) + " co-resident blocks (" + resources +
+           "), but " + device + " holds " + std::to_string(per_sm) + " per SM x " +
+           std::to_string(sms) + " SMs = " + std::to_string(fits) +
+           "; it is not launched (its grid barriers would never complete)";
+  return "";
 }
 
 double relative_l2(const std::string& got, const std::string& want, DType dtype) {

@@ -1,0 +1,340 @@
+// souffle-runner: the protocol answered in process (emulator backend), bundle manifests, the
+// co-residency refusal, and the runner as a process that fails, hangs or dies mid-run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/plan/plan.h"
+#include "core/session/bundle.h"
+#include "core/session/bundle_manifest.h"
+#include "core/session/compile.h"
+#include "core/session/profile.h"
+#include "core/session/runner.h"
+#include "core/session/runner_client.h"
+#include "core/support/error.h"
+#include "tests/sample_model.h"
+
+namespace souffle {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kRunner = std::string(SOUFFLE_BINARY_DIR) + "/app/runner/souffle-runner";
+
+/// MMoE's bundle for `strategy` (CUDA C only, no NVRTC: the emulator runs loop IR).
+std::string mmoe_bundle(const std::string& strategy) {
+  std::string dir = (fs::temp_directory_path() / ("runner_test_" + strategy)).string();
+  fs::remove_all(dir);
+  const LoadedModel& m = test::sample_model("mmoe");
+  plan::PlanOptions po;
+  po.strategy = plan::parse_strategy(strategy);
+  po.gpu = gpu::gpu_spec("a100");
+  plan::FusionPlan p = plan::plan(m.program, po);
+  CompileOptions co;
+  co.archs.clear();
+  CompileReport rep = compile_plan(p, co);
+  BundleReport br = write_model_bundle(dir, test::sample_model_path("mmoe"), "", p, rep, co);
+  EXPECT_TRUE(br.harness);
+  return dir;
+}
+
+/// Serves `requests` (one per line) on a fresh emulator backend; the answers, one per request.
+std::vector<json> serve(const std::vector<json>& requests, int* rc = nullptr) {
+  std::stringstream in, out;
+  for (const json& r : requests) in << r.dump() << "\n";
+  auto backend = runner::make_emulator_backend();
+  int code = runner::serve(in, out, *backend);
+  if (rc) *rc = code;
+  std::vector<json> answers;
+  std::string line;
+  while (std::getline(out, line))
+    if (!line.empty()) {
+      json j = json::parse(line);
+      if (!j.contains("event")) answers.push_back(j);
+    }
+  return answers;
+}
+
+TEST(RunnerProtocol, HelloNamesProtocolAndBackend) {
+  auto a = serve({{{"id", 1}, {"op", "hello"}, {"protocol", 1}}});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(a[0]["ok"]);
+  EXPECT_EQ(a[0]["id"], 1);
+  EXPECT_EQ(a[0]["protocol"], runner::kProtocolVersion);
+  EXPECT_EQ(a[0]["backend"], "emulator");
+  EXPECT_TRUE(a[0]["devices"][0]["emulator"]);
+}
+
+TEST(RunnerProtocol, BadRequestsAreAnsweredNotFatal) {
+  std::stringstream in, out;
+  in << "not json\n"
+     << R"({"id": 2, "op": "hello", "protocol": 99})"
+     << "\n"
+     << R"({"id": 3, "op": "frobnicate"})"
+     << "\n"
+     << R"({"id": 4, "op": "run"})"
+     << "\n"
+     << R"({"id": 5})"
+     << "\n"
+     << R"({"id": 6, "op": "load", "bundle": "/no/such/folder"})"
+     << "\n"
+     << R"({"id": 7, "op": "calibrate"})"
+     << "\n"
+     << R"({"id": 8, "op": "quit"})"
+     << "\n"
+     << R"({"id": 9, "op": "hello"})"
+     << "\n";  // after quit: never read
+  auto backend = runner::make_emulator_backend();
+  EXPECT_EQ(runner::serve(in, out, *backend), 0);
+  std::vector<json> a;
+  std::string line;
+  while (std::getline(out, line)) a.push_back(json::parse(line));
+  ASSERT_EQ(a.size(), 8u);
+  EXPECT_EQ(a[0]["code"], "bad_request");
+  EXPECT_TRUE(a[0]["id"].is_null());
+  EXPECT_NE(a[0]["error"].get<std::string>().find("line 1 is not JSON"), std::string::npos);
+  EXPECT_EQ(a[1]["code"], "bad_protocol");
+  EXPECT_NE(a[2]["error"].get<std::string>().find("unknown op 'frobnicate'"), std::string::npos);
+  EXPECT_NE(a[3]["error"].get<std::string>().find("no bundle is loaded"), std::string::npos);
+  EXPECT_NE(a[4]["error"].get<std::string>().find("'op'"), std::string::npos);
+  EXPECT_NE(a[5]["error"].get<std::string>().find("/no/such/folder/bundle.json"),
+            std::string::npos);
+  EXPECT_EQ(a[6]["code"], "unsupported");
+  EXPECT_TRUE(a[7]["ok"]);
+  for (const json& x : a) EXPECT_TRUE(x.contains("ok"));
+}
+
+TEST(RunnerProtocol, LoadRunVerifyProfileReadOnTheEmulator) {
+  std::string dir = mmoe_bundle("rules");
+  std::string out_file = dir + "/read_back.bin";
+  BundleManifest m = load_manifest(dir);
+  std::string output;
+  for (const ManifestTensor& t : m.tensors)
+    if (t.output_index == 0) output = t.name;
+  ASSERT_FALSE(output.empty());
+  auto a = serve({{{"id", 1}, {"op", "load"}, {"bundle", dir}},
+                  {{"id", 2}, {"op", "run"}},
+                  {{"id", 3}, {"op", "verify"}, {"tolerance", 1e-4}},
+                  {{"id", 4}, {"op", "profile"}, {"runs", 2}},
+                  {{"id", 5}, {"op", "read"}, {"tensor", output}, {"file", out_file}},
+                  {{"id", 6}, {"op", "read"}, {"tensor", "no such tensor"}, {"file", out_file}}});
+  ASSERT_EQ(a.size(), 6u);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(a[i]["ok"]) << a[i].dump();
+  EXPECT_EQ(a[0]["kernels"].size(), m.kernels.size());
+  EXPECT_GT(a[0]["uploaded_bytes"].get<int64_t>(), 0);
+  EXPECT_TRUE(a[2]["pass"]);
+  EXPECT_EQ(a[2]["outputs"].size(), 2u);
+  for (const json& o : a[2]["outputs"]) EXPECT_LT(o["rel_l2"].get<double>(), 1e-5);
+  runner::ProfileData p = runner::profile_from_json(a[3]);
+  EXPECT_EQ(p.timer, "emulator");
+  EXPECT_EQ(p.runs, 2);
+  ASSERT_EQ(p.kernels.size(), m.kernels.size());
+  EXPECT_EQ(p.kernels[0].duration_us.count, 2);
+  EXPECT_GT(p.kernels[0].duration_us.median, 0);
+  EXPECT_EQ(p.graph_note, "no CUDA graphs on the emulator");
+  EXPECT_EQ(fs::file_size(out_file), static_cast<uintmax_t>(a[4]["bytes"].get<int64_t>()));
+  EXPECT_FALSE(a[5]["ok"]);
+}
+
+TEST(RunnerProtocol, AWrongInputFailsVerification) {
+  std::string dir = mmoe_bundle("unfused");
+  BundleManifest m = load_manifest(dir);
+  std::string input, file = dir + "/other_input.bin";
+  for (const ManifestTensor& t : m.tensors)
+    if (t.kind == "input") {
+      input = t.name;
+      std::ofstream(file, std::ios::binary) << std::string(static_cast<size_t>(t.bytes), '\x3f');
+    }
+  auto a = serve({{{"id", 1}, {"op", "load"}, {"bundle", dir}},
+                  {{"id", 2}, {"op", "upload"}, {"tensor", input}, {"file", file}},
+                  {{"id", 3}, {"op", "run"}},
+                  {{"id", 4}, {"op", "verify"}}});
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_TRUE(a[1]["ok"]) << a[1].dump();
+  EXPECT_TRUE(a[3]["ok"]);
+  EXPECT_FALSE(a[3]["pass"]);
+}
+
+TEST(RunnerProtocol, TheEmulatorRefusesAnEditedBundle) {
+  std::string dir = mmoe_bundle("souffle");
+  BundleManifest m = load_manifest(dir);
+  std::string cu = dir + "/" + m.kernels[0].source;
+  std::ofstream(cu, std::ios::app) << "\n// edited by hand\n";
+  auto a = serve({{{"id", 1}, {"op", "load"}, {"bundle", dir}}});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_FALSE(a[0]["ok"]);
+  EXPECT_EQ(a[0]["code"], "bad_bundle");
+  EXPECT_EQ(a[0]["kernel"], m.kernels[0].name);
+  EXPECT_NE(a[0]["error"].get<std::string>().find("differs"), std::string::npos);
+}
+
+TEST(BundleManifest, RoundTripsAndRefusesBadFields) {
+  std::string dir = mmoe_bundle("souffle");
+  BundleManifest m = load_manifest(dir);
+  EXPECT_EQ(m.source.strategy, "souffle");
+  EXPECT_EQ(m.source.gpu.name, "A100-SXM4-40GB");
+  EXPECT_TRUE(fs::path(m.source.model).is_absolute());
+  EXPECT_TRUE(m.has_expected);
+  ASSERT_EQ(m.kernels.size(), 1u);
+  EXPECT_TRUE(m.kernels[0].cooperative);
+  BundleManifest again = parse_manifest(manifest_json(m), "x");
+  EXPECT_EQ(again.tensors.size(), m.tensors.size());
+  EXPECT_EQ(again.kernels[0].args, m.kernels[0].args);
+  EXPECT_EQ(again.source.gpu.sm_count, 108);
+
+  json j = json::parse(manifest_json(m));
+  auto refuses = [&](json bad, const std::string& part) {
+    try {
+      parse_manifest(bad.dump(), "b.json");
+      ADD_FAILURE() << "accepted " << part;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+      EXPECT_EQ(e.file(), "b.json");
+    }
+  };
+  json escape = j;
+  escape["weights"] = "../../etc/passwd";
+  refuses(escape, "outside the bundle");
+  json bytes = j;
+  bytes["tensors"][0]["bytes"] = 3;
+  refuses(bytes, "does not match its shape");
+  json arg = j;
+  arg["kernels"][0]["args"][0] = 100000;
+  refuses(arg, "not in the bundle");
+  json future = j;
+  future["version"] = 99;
+  refuses(future, "newer");
+  refuses(json{{"format", "other"}}, "not a kernel bundle");
+}
+
+TEST(LaunchRefusal, CoResidencyOnTheDevice) {
+  ManifestKernel k;
+  k.name = "kernel0";
+  k.grid = 264;
+  k.block = 256;
+  k.cooperative = true;
+  EXPECT_EQ(runner::launch_refusal(k, 2, 132, true, "H200", "256 threads"), "");
+  std::string r = runner::launch_refusal(k, 1, 132, true, "H200", "256 threads");
+  EXPECT_NE(r.find("kernel0 needs 264 co-resident blocks (256 threads), but H200 holds 1 per SM x "
+                   "132 SMs = 132"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(runner::launch_refusal(k, 4, 132, false, "X", "").find("cooperative launch"),
+            std::string::npos);
+  EXPECT_NE(runner::launch_refusal(k, 0, 132, true, "X", "").find("does not fit an SM"),
+            std::string::npos);
+  k.cooperative = false;  // without grid barriers any grid may launch
+  EXPECT_EQ(runner::launch_refusal(k, 1, 1, true, "X", ""), "");
+}
+
+TEST(RelativeL2, OfRawArrays) {
+  std::string a(8, '\0'), b(8, '\0');
+  float x[2] = {3, 4}, y[2] = {3, 4.5f};
+  std::memcpy(a.data(), x, 8);
+  std::memcpy(b.data(), y, 8);
+  EXPECT_NEAR(runner::relative_l2(a, b, DType::Float32), 0.5 / std::sqrt(9 + 20.25), 1e-7);
+  EXPECT_EQ(runner::relative_l2(a, a, DType::Float32), 0);
+  EXPECT_TRUE(std::isnan(runner::relative_l2(a, std::string(4, '\0'), DType::Float32)));
+}
+
+// ---- the runner as a process ----
+
+TEST(RunnerProcess, TalksToTheRealRunner) {
+  RunnerProcess p(kRunner + " --backend emulator");
+  json h = p.call({{"op", "hello"}}, 30);
+  EXPECT_EQ(h["backend"], "emulator");
+  EXPECT_THROW(p.call({{"op", "nonsense"}}, 30), RunnerFailure);
+  EXPECT_TRUE(p.alive());  // a refused request leaves the runner up
+}
+
+TEST(RunnerProcess, ACommandThatIsNoRunnerDies) {
+  RunnerProcess p("exit 3");
+  try {
+    p.call({{"op", "hello"}}, 10);
+    FAIL();
+  } catch (const RunnerFailure& e) {
+    EXPECT_EQ(e.code(), "died");
+    EXPECT_NE(std::string(e.what()).find("exit code 3"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(p.alive());
+}
+
+TEST(RunnerProcess, AHangIsKilledAfterTheTimeout) {
+  RunnerProcess p("sleep 30");
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    p.call({{"op", "hello"}}, 0.5);
+    FAIL();
+  } catch (const RunnerFailure& e) {
+    EXPECT_EQ(e.code(), "timeout");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_FALSE(p.alive());
+}
+
+TEST(RunnerProcess, ARunnerKilledMidRunNamesTheKernel) {
+  std::string dir = mmoe_bundle("unfused");
+  RunnerProcess p("SOUFFLE_RUNNER_ABORT_AT=kernel3 " + kRunner + " --backend emulator");
+  p.call({{"op", "load"}, {"bundle", dir}}, 60);
+  std::vector<std::string> launched;
+  try {
+    p.call({{"op", "run"}}, 60, [&](const json& e) { launched.push_back(e.value("kernel", "")); });
+    FAIL();
+  } catch (const RunnerFailure& e) {
+    EXPECT_EQ(e.code(), "died");
+    EXPECT_EQ(e.kernel(), "kernel3");
+    EXPECT_NE(std::string(e.what()).find("while running kernel3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("signal 9"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(launched.size(), 4u);
+  EXPECT_FALSE(p.alive());
+}
+
+TEST(ProfileSession, EmulatorEndToEndThroughTheRunner) {
+  ProfileOptions o;
+  o.backend = "emulator";
+  o.runner = kRunner;
+  o.runs = 1;
+  o.warmup = 0;
+  ProfileSession s(o);
+  EXPECT_TRUE(s.emulator());
+  EXPECT_EQ(s.arch(), "");
+  EXPECT_FALSE(s.device_spec());
+  const LoadedModel& m = test::sample_model("mmoe");
+  plan::PlanOptions po;
+  po.gpu = gpu::gpu_spec("a100");
+  for (plan::Strategy st : plan::all_strategies()) {
+    po.strategy = st;
+    plan::FusionPlan p = plan::plan(m.program, po);
+    ProfileReport r = s.profile(test::sample_model_path("mmoe"), p);
+    EXPECT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.verified);
+    EXPECT_FALSE(r.gpu_time());
+    EXPECT_EQ(r.timer, "emulator");
+    EXPECT_EQ(r.kernels.size(), p.partitions.size());
+    EXPECT_GT(r.kernels_us, 0);
+    EXPECT_DOUBLE_EQ(r.est_total_us, p.est_time_us);
+    ProfileReport back = profile_report_from_json(profile_report_json(r));
+    EXPECT_EQ(back.kernels.size(), r.kernels.size());
+    EXPECT_EQ(back.timer, "emulator");
+    EXPECT_EQ(back.verified, r.verified);
+  }
+}
+
+TEST(ProfileSession, ACudaBackendWithoutAGpuSaysWhatIsMissing) {
+  ProfileOptions o;
+  o.backend = "cuda";
+  o.runner = kRunner;  // a runner command is given: its hello answers
+  try {
+    ProfileSession s(o);
+    GTEST_SKIP() << "a CUDA device is present";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend emulator"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace souffle

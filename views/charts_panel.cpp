@@ -148,6 +148,7 @@ void ChartsPanel::setPlan(PlanDataPtr plan) {
   m_plan = std::move(plan);
   m_current = -1;
   if (m_compile && m_compile->plan != m_plan) m_compile.reset();
+  if (m_profile && m_profile->plan != m_plan) m_profile.reset();
   if (!sameModel || !strategiesReady()) {
     m_totals.clear();
     ++m_generation;
@@ -189,6 +190,11 @@ void ChartsPanel::changeEvent(QEvent* event) {
     m_dark = isDark(palette());
     rebuildAll();
   }
+}
+
+void ChartsPanel::setProfile(ProfileDataPtr data) {
+  m_profile = data && data->plan == m_plan ? std::move(data) : nullptr;
+  rebuildTime();
 }
 
 void ChartsPanel::setMeasuredNote(const QString& note) {
@@ -259,14 +265,24 @@ void ChartsPanel::rebuildTime() {
     std::sort(order.begin(), order.end());
   }
   auto* est = new QBarSet(tr("estimated (%1 roofline)").arg(m_plan->gpu));
-  auto* meas = new QBarSet(tr("measured — none (%1)").arg(m_measuredNote));
+  // Measured beside estimated on one axis only when both are GPU times: the emulator's CPU
+  // times are drawn as such and never on a GPU-time scale.
+  const bool measured = m_profile && m_profile->plan == m_plan && m_profile->gpuTime();
+  auto* meas = new QBarSet(
+      measured    ? m_profile->label()
+      : m_profile ? tr("measured — none on a GPU (the emulator's CPU times are in the Kernels "
+                       "table)")
+                  : tr("measured — none (%1)").arg(m_measuredNote));
   QStringList cats;
   double maxUs = 0;
   for (int i : order) {
     *est << parts[i].est_time_us;
-    *meas << 0.0;
+    const double m = measured && static_cast<size_t>(i) < m_profile->partitionUs.size()
+                         ? std::max(0.0, m_profile->partitionUs[static_cast<size_t>(i)])
+                         : 0.0;
+    *meas << m;
     cats << QStringLiteral("K%1").arg(parts[i].id);
-    maxUs = std::max(maxUs, parts[i].est_time_us);
+    maxUs = std::max({maxUs, parts[i].est_time_us, m});
   }
   m_timeBars = static_cast<int>(order.size());
   auto* series = new QBarSeries();

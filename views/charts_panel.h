@@ -8,6 +8,7 @@
 
 #include "views/compile_runner.h"
 #include "views/plan_runner.h"
+#include "views/profile_runner.h"
 
 class QTabWidget;
 class QLabel;
@@ -38,6 +39,8 @@ class ChartsPanel : public QWidget {
   /// Redraws for `plan` and plans the two other strategies off the GUI thread for the totals.
   void setPlan(PlanDataPtr plan);
   void setCompile(CompileDataPtr data);
+  /// Measured times of the plan shown, beside the estimates (ignored for another plan).
+  void setProfile(ProfileDataPtr data);
   /// Marks partition `partition` on the roofline (-1: none).
   void setCurrentPartition(int partition);
   void setDark(bool dark);
@@ -76,6 +79,7 @@ class ChartsPanel : public QWidget {
 
   PlanDataPtr m_plan;
   CompileDataPtr m_compile;
+  ProfileDataPtr m_profile;
   int m_current = -1;
   bool m_dark = false;
   QString m_measuredNote;

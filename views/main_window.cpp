@@ -36,7 +36,7 @@
 
 #include "core/session/bundle.h"
 #include "core/session/plan_json.h"
-#include "core/session/profiler.h"
+#include "core/session/profile.h"
 #include "views/charts_panel.h"
 #include "views/cluster_items.h"
 #include "views/code_panel.h"
@@ -200,7 +200,7 @@ void MainWindow::createDocks() {
   m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_partTable->horizontalHeader()->setStretchLastSection(true);
   const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 6, 9, 7};
+  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 10, 6, 9, 7};
   for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
     m_partTable->setColumnWidth(c, widths[c] * digit + 12);
   m_partTable->setWordWrap(false);
@@ -1127,8 +1127,10 @@ void MainWindow::createKernelViews() {
   splitDockWidget(m_propertiesDock, m_chartsDock, Qt::Vertical);
 
   m_compiler = new CompileRunner(this);
-  const std::unique_ptr<Profiler> profiler = make_profiler();
-  const QString offReason = QString::fromStdString(profiler->unavailable_reason());
+  m_profiler = new ProfileRunner(this);
+  ProfileOptions gpuOptions;
+  gpuOptions.backend = "cuda";
+  const QString offReason = QString::fromStdString(profile_unavailable_reason(gpuOptions));
   m_charts->setMeasuredNote(offReason.isEmpty() ? tr("not profiled yet") : offReason);
 
   auto* kernels = new QMenu(tr("&Kernels"), menuBar());
@@ -1145,14 +1147,32 @@ void MainWindow::createKernelViews() {
   m_profileAction =
       kernels->addAction(tr("&Profile on the GPU"), this, &MainWindow::profileKernels);
   m_profileAction->setShortcut(QKeySequence(tr("Ctrl+Alt+P")));
-  m_profileAction->setEnabled(profiler->available());
+  const bool gpu = offReason.isEmpty();
+  m_profileAction->setProperty("gpuAvailable", gpu);
+  m_profileAction->setEnabled(false);
   const QString profileTip =
-      profiler->available()
-          ? tr("Run and time every kernel on the GPU (Ctrl+Alt+P)")
-          : tr("Profiling is off: %1. Estimated times come from the roofline model.")
+      gpu ? tr("Run, verify and time every kernel on the GPU through souffle-runner (Ctrl+Alt+P)")
+          : tr("Profiling on a GPU is off: %1. Estimated times come from the cost model.")
                 .arg(offReason);
   m_profileAction->setToolTip(profileTip);
   m_profileAction->setStatusTip(profileTip);
+  m_profileEmuAction = kernels->addAction(tr("Profile on the &emulator"), this,
+                                          [this] { startProfile(QStringLiteral("emulator")); });
+  m_profileEmuAction->setToolTip(
+      tr("Run and verify every kernel in the CPU emulator through souffle-runner; its times are "
+         "CPU times, not GPU times"));
+  m_profileEmuAction->setEnabled(false);
+  m_cancelProfileAction =
+      kernels->addAction(tr("Cancel p&rofile"), m_profiler, &ProfileRunner::cancel);
+  m_cancelProfileAction->setEnabled(false);
+  m_modelActions << m_profileEmuAction;
+  connect(m_profiler, &ProfileRunner::progress, this,
+          [this](const QString& what) { statusBar()->showMessage(tr("Profiling: %1").arg(what)); });
+  connect(m_profiler, &ProfileRunner::finished, this, &MainWindow::onProfiled);
+  connect(m_profiler, &ProfileRunner::cancelled, this, [this] {
+    m_cancelProfileAction->setEnabled(false);
+    statusBar()->showMessage(tr("Profile cancelled"), 5000);
+  });
   kernels->addSeparator();
   kernels->addAction(m_codeDock->toggleViewAction());
   kernels->addAction(m_chartsDock->toggleViewAction());
@@ -1160,14 +1180,14 @@ void MainWindow::createKernelViews() {
   m_chartsDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+G")));
   m_compileAction->setEnabled(false);
   m_modelActions << m_compileAction;
+  if (gpu) m_modelActions << m_profileAction;
   if (auto* bar = findChild<QToolBar*>(QStringLiteral("planToolBar"))) {
     bar->addSeparator();
     bar->addAction(m_compileAction);
     bar->addAction(m_cancelCompileAction);
     bar->addAction(m_profileAction);
   }
-  if (!profiler->available())
-    statusBar()->showMessage(tr("Profiling is off: %1").arg(offReason), 8000);
+  if (!gpu) statusBar()->showMessage(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
 
   connect(m_compiler, &CompileRunner::progress, this, [this](int done, int total) {
     statusBar()->showMessage(tr("Compiling kernels with NVRTC… %1 of %2").arg(done).arg(total));
@@ -1296,11 +1316,46 @@ void MainWindow::onCompiled(CompileDataPtr data) {
 }
 
 void MainWindow::profileKernels() {
+  startProfile(QStringLiteral("cuda"));
+}
+
+void MainWindow::startProfile(const QString& backend) {
   if (!m_plan) return;
-  const std::unique_ptr<Profiler> profiler = make_profiler();
-  const ProfileReport r = profiler->profile(*m_plan->plan, {});
-  if (!r.ok())
-    statusBar()->showMessage(tr("Profiling is off: %1").arg(QString::fromStdString(r.error)), 8000);
+  m_cancelProfileAction->setEnabled(true);
+  statusBar()->showMessage(tr("Profiling %1 kernels on the %2…")
+                               .arg(m_plan->plan->kernels())
+                               .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
+  m_profiler->start(m_plan, backend);
+}
+
+void MainWindow::onProfiled(ProfileDataPtr data) {
+  m_cancelProfileAction->setEnabled(false);
+  if (!data) return;
+  const ProfileReport& r = data->report;
+  if (!r.error.empty()) {
+    // The runner's failure (a dead or hung runner, a faulting kernel, a mismatch) in the
+    // problems panel with the kernel named; the window and the user's edits stay as they are.
+    LoadError e;
+    e.file = m_lastPath;
+    e.node = r.error_kernel.empty() ? QString() : QString::fromStdString(r.error_kernel);
+    e.reason = tr("profiling on %1 failed: %2")
+                   .arg(QString::fromStdString(r.backend), QString::fromStdString(r.error));
+    showError(e);
+  }
+  if (data->plan != m_plan) return;  // measured a plan no longer on screen
+  if (r.kernels.empty()) return;
+  m_profile = data;
+  m_partModel->setProfile(data);
+  m_charts->setProfile(data);
+  m_chartsDock->show();
+  statusBar()->showMessage(tr("Profiled %1 kernels, %2: %3 µs%4 (estimated %5 µs)%6")
+                               .arg(r.kernels.size())
+                               .arg(data->label())
+                               .arg(r.kernels_us, 0, 'f', 1)
+                               .arg(r.gpu_time() ? QString() : tr(" of CPU time"))
+                               .arg(r.est_total_us, 0, 'f', 1)
+                               .arg(r.verified ? tr(", outputs verified") : QString()),
+                           15000);
 }
 
 void MainWindow::createExplorerViews() {

@@ -7,6 +7,7 @@
 #include "views/compile_runner.h"
 #include "views/model_loader.h"
 #include "views/plan_runner.h"
+#include "views/profile_runner.h"
 #include "views/scene_graph.h"
 
 class QAction;
@@ -83,6 +84,10 @@ class MainWindow : public QMainWindow {
   CodePanel* codePanel() const { return m_code; }
   ChartsPanel* chartsPanel() const { return m_charts; }
   CompileRunner* compileRunner() const { return m_compiler; }
+  ProfileRunner* profileRunner() const { return m_profiler; }
+  QAction* profileEmulatorAction() const { return m_profileEmuAction; }
+  /// The measurements shown (null before a profile of the plan on screen).
+  ProfileDataPtr profileData() const { return m_profile; }
   /// The last compile of the plan on screen (null before one, or after the plan changed).
   CompileDataPtr compileData() const { return m_compile; }
   QAction* compileAction() const { return m_compileAction; }
@@ -173,6 +178,8 @@ class MainWindow : public QMainWindow {
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
   void onCompiled(CompileDataPtr data);
+  void startProfile(const QString& backend);
+  void onProfiled(ProfileDataPtr data);
   /// Selects the graph boxes of ONNX nodes `nodes` (TEs `tes` at TE level) from a code line.
   void selectNodesFromCode(const QStringList& nodes, const QStringList& tes);
 
@@ -212,6 +219,10 @@ class MainWindow : public QMainWindow {
   QAction* m_compileAction = nullptr;
   QAction* m_cancelCompileAction = nullptr;
   QAction* m_profileAction = nullptr;
+  QAction* m_profileEmuAction = nullptr;
+  QAction* m_cancelProfileAction = nullptr;
+  ProfileRunner* m_profiler = nullptr;
+  ProfileDataPtr m_profile;
   bool m_codeSyncing = false;  ///< a code line is selecting graph nodes
   QComboBox* m_strategyBox;
   QComboBox* m_gpuBox;

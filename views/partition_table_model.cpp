@@ -33,7 +33,15 @@ void PartitionTableModel::setPlan(PlanDataPtr plan) {
   beginResetModel();
   m_plan = std::move(plan);
   if (m_compile && m_compile->plan != m_plan) m_compile.reset();
+  if (m_profile && m_profile->plan != m_plan) m_profile.reset();
   endResetModel();
+}
+
+void PartitionTableModel::setProfile(ProfileDataPtr profile) {
+  m_profile = profile && profile->plan == m_plan ? std::move(profile) : nullptr;
+  if (rowCount() > 0)
+    emit dataChanged(index(0, MeasuredColumn), index(rowCount() - 1, MeasuredColumn));
+  emit headerDataChanged(Qt::Horizontal, MeasuredColumn, MeasuredColumn);
 }
 
 void PartitionTableModel::setCompile(CompileDataPtr compile) {
@@ -124,6 +132,16 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
                   : QVariant(compactBytes(static_cast<double>(k.dram_bytes)));
     case TimeColumn:
       return sort ? QVariant(k.est_time_us) : QVariant(QString::number(k.est_time_us, 'f', 2));
+    case MeasuredColumn: {
+      if (!m_profile || static_cast<size_t>(index.row()) >= m_profile->partitionUs.size())
+        return {};
+      const double us = m_profile->partitionUs[static_cast<size_t>(index.row())];
+      if (us < 0) return {};
+      if (sort) return us;
+      // An emulator time is a CPU time: never shown as if it were the GPU's.
+      return m_profile->gpuTime() ? QString::number(us, 'f', 2)
+                                  : tr("%1 (CPU)").arg(QString::number(us, 'f', 0));
+    }
     default:
       return {};
   }
@@ -139,6 +157,12 @@ QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("Bytes read from and written to DRAM");
       case TimeColumn:
         return tr("Estimated time in microseconds (cost model)");
+      case MeasuredColumn:
+        return m_profile
+                   ? tr("Median of %1 timed runs, µs — %2 (%3)")
+                         .arg(m_profile->report.runs)
+                         .arg(m_profile->label(), QString::fromStdString(m_profile->report.date))
+                   : tr("Measured time (Kernels › Profile)");
       case RegisterColumn:
         return tr("Registers per thread, per compiled architecture (Kernels › Compile)");
       case SharedColumn:
@@ -167,6 +191,8 @@ QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientatio
       return tr("DRAM");
     case TimeColumn:
       return tr("Est. µs");
+    case MeasuredColumn:
+      return m_profile && !m_profile->gpuTime() ? tr("Emul. µs") : tr("Meas. µs");
     case RegisterColumn:
       return tr("Regs");
     case SharedColumn:

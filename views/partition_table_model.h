@@ -6,6 +6,7 @@
 
 #include "views/compile_runner.h"
 #include "views/plan_runner.h"
+#include "views/profile_runner.h"
 
 namespace souffle::views {
 
@@ -21,6 +22,7 @@ class PartitionTableModel : public QAbstractTableModel {
     FlopColumn,
     DramColumn,
     TimeColumn,
+    MeasuredColumn,  ///< after a profile: median µs (GPU, or the emulator's CPU time)
     RegisterColumn,  ///< after a compile: registers per thread, sm_80 / sm_90
     SharedColumn,    ///< after a compile: shared memory per block
     SpillColumn,     ///< after a compile: spill bytes (stores + loads)
@@ -37,6 +39,9 @@ class PartitionTableModel : public QAbstractTableModel {
   /// Compile results of the plan shown (ignored when they belong to another plan).
   void setCompile(CompileDataPtr compile);
   CompileDataPtr compile() const { return m_compile; }
+  /// Measurements of the plan shown (ignored when they belong to another plan).
+  void setProfile(ProfileDataPtr profile);
+  ProfileDataPtr profile() const { return m_profile; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -48,6 +53,7 @@ class PartitionTableModel : public QAbstractTableModel {
   QVariant compileData(const plan::Partition& k, int row, int column, int role) const;
   PlanDataPtr m_plan;
   CompileDataPtr m_compile;
+  ProfileDataPtr m_profile;
 };
 
 /// "1.2 G", "340 M", "12 k" (base 1000, FLOPs) or "1.5 MiB" (bytes).

@@ -193,7 +193,8 @@ CuptiKernelTracer* CuptiKernelTracer::instance(std::string* reason, const std::s
   g_api.get_version(&version);
   // Records are laid out as the library's own API version has them; this build reads the
   // layout of the headers it was compiled with.
-  if (version != CUPTI_API_VERSION) {
+  // A newer library of the same major version appends to the records this build reads.
+  if (version < CUPTI_API_VERSION || version / 10000 != CUPTI_API_VERSION / 10000) {
     failure = loaded + " has CUPTI API version " + std::to_string(version) + ", this build reads " +
               std::to_string(CUPTI_API_VERSION) + ": kernel times come from CUDA events";
     if (reason) *reason = failure;

@@ -3,6 +3,8 @@
 // kernel table, a compile error is shown, and profiling says why it is off without a GPU.
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QBarSeries>
+#include <QBarSet>
 #include <QChart>
 #include <QChartView>
 #include <QDir>
@@ -76,6 +78,7 @@ class TestCodeCharts : public QObject {
   void rooflinePointsAreKernelsAndClickSelects();
   void compileFillsTheTableAndShowsErrors();
   void profileIsOffWithoutAGpu();
+  void profileOnTheEmulatorFillsTheTable();
   void screenshots();
 };
 
@@ -301,12 +304,64 @@ void TestCodeCharts::profileIsOffWithoutAGpu() {
   const gpu::DeviceInfo& d = gpu::cuda_device();
   QAction* profile = w.profileAction();
   QVERIFY(profile);
-  QVERIFY(!profile->isEnabled());  // no profiler launches kernels yet
   if (!d.available()) {
+    QVERIFY(!profile->isEnabled());
     QVERIFY2(profile->toolTip().contains(QString::fromStdString(d.reason)),
              qPrintable(profile->toolTip()));
     QVERIFY(d.reason == "no CUDA device" || d.reason.find("libcuda.so.1") != std::string::npos);
   }
+}
+
+void TestCodeCharts::profileOnTheEmulatorFillsTheTable() {
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QVERIFY(openAndPlan(w, "mmoe"));
+  w.setStrategy(QStringLiteral("rules"));
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning() && w.planData()->strategy == "rules", 60000);
+  QAction* emu = w.profileEmulatorAction();
+  QVERIFY(emu && emu->isEnabled());
+  PartitionTableModel* model = w.partitionModel();
+  QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QVERIFY(!model->data(model->index(0, PartitionTableModel::MeasuredColumn)).isValid());
+
+  QSignalSpy done(w.profileRunner(), &ProfileRunner::finished);
+  emu->trigger();
+  QVERIFY(w.profileRunner()->isBusy());
+  QVERIFY(done.wait(120000));
+  ProfileDataPtr data = w.profileData();
+  QVERIFY(data);
+  QVERIFY2(data->report.error.empty(), data->report.error.c_str());
+  QVERIFY(data->report.verified);
+  QVERIFY(!data->gpuTime());
+  QVERIFY(!w.isErrorShown());
+  // Every kernel measured, and labelled as the emulator's CPU time, never as a GPU time.
+  for (int r = 0; r < model->rowCount(); ++r) {
+    const QString t = model->data(model->index(r, PartitionTableModel::MeasuredColumn)).toString();
+    QVERIFY2(t.endsWith(QStringLiteral("(CPU)")), qPrintable(t));
+  }
+  QCOMPARE(model->headerData(PartitionTableModel::MeasuredColumn, Qt::Horizontal).toString(),
+           QStringLiteral("Emul. µs"));
+  QChart* time = w.chartsPanel()->view(ChartsPanel::TimeTab)->chart();
+  bool labelled = false;
+  for (QAbstractSeries* s : time->series())
+    if (auto* bars = qobject_cast<QBarSeries*>(s))
+      for (QBarSet* set : bars->barSets())
+        labelled |= set->label().contains(QStringLiteral("none on a GPU"));
+  QVERIFY(labelled);
+
+  // A runner that dies mid-run: the problems panel names the kernel, the window stays usable.
+  qputenv("SOUFFLE_RUNNER_ABORT_AT", "kernel2");
+  done.clear();
+  emu->trigger();
+  QVERIFY(done.wait(120000));
+  qunsetenv("SOUFFLE_RUNNER_ABORT_AT");
+  QVERIFY(w.isErrorShown());
+  const QString err = w.errorPanel()->text();
+  QVERIFY2(err.contains(QStringLiteral("kernel2")) && err.contains(QStringLiteral("died")),
+           qPrintable(err));
+  QVERIFY(w.profileData());  // the earlier measurements stay
+  QVERIFY(emu->isEnabled());
 }
 
 // Pictures for the documentation, taken only when SOUFFLE_SCREENSHOT_DIR names a folder.

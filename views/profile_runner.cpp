@@ -1,0 +1,103 @@
+#include "views/profile_runner.h"
+
+#include <QMetaObject>
+#include <QPointer>
+#include <QtConcurrent>
+
+#include "core/support/error.h"
+
+namespace souffle::views {
+
+QString ProfileData::label() const {
+  if (!report.gpu_time()) return QObject::tr("emulator: CPU time, not a GPU time");
+  return QObject::tr("measured on %1 (%2)")
+      .arg(QString::fromStdString(report.device), QString::fromStdString(report.timer));
+}
+
+ProfileRunner::ProfileRunner(QObject* parent)
+    : QObject(parent), m_watcher(new QFutureWatcher<ProfileDataPtr>(this)) {
+  connect(m_watcher, &QFutureWatcher<ProfileDataPtr>::finished, this, [this] {
+    if (m_watcher->property("generation").toULongLong() != m_generation) return;  // stale
+    m_busy = false;
+    const QFuture<ProfileDataPtr> f = m_watcher->future();
+    if (f.resultCount() == 0 || !f.result()) {
+      emit cancelled();
+      return;
+    }
+    ProfileDataPtr d = f.result();
+    if (d->report.error.rfind("cancelled", 0) == 0) {
+      emit cancelled();
+      return;
+    }
+    emit finished(d);
+  });
+}
+
+ProfileRunner::~ProfileRunner() {
+  if (m_cancel) m_cancel->store(true);
+  m_watcher->waitForFinished();
+}
+
+void ProfileRunner::cancel() {
+  if (m_cancel) m_cancel->store(true);
+}
+
+void ProfileRunner::start(PlanDataPtr plan, const QString& backend) {
+  if (m_busy) cancel();
+  ++m_generation;
+  m_busy = true;
+  m_cancel = std::make_shared<std::atomic<bool>>(false);
+  m_watcher->setProperty("generation", m_generation);
+  ProfileOptions o;
+  o.backend = backend.toStdString();
+  if (o.backend == "emulator") {
+    o.runs = 1;
+    o.warmup = 0;
+  }
+  std::shared_ptr<std::atomic<bool>> cancel = m_cancel;
+  const quint64 generation = m_generation;
+  QPointer<ProfileRunner> self(this);
+  o.cancel = cancel.get();
+  o.progress = [self, generation](const std::string& s) {
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, generation, text = QString::fromStdString(s)] {
+          if (self && self->m_generation == generation) emit self->progress(text);
+        },
+        Qt::QueuedConnection);
+  };
+  m_watcher->setFuture(QtConcurrent::run([plan = std::move(plan), o, cancel] {
+    return run(plan, o);  // `cancel` is kept alive until the run returns
+  }));
+}
+
+ProfileDataPtr ProfileRunner::run(PlanDataPtr plan, ProfileOptions options) {
+  auto d = std::make_shared<ProfileData>();
+  d->plan = plan;
+  d->report.backend = options.backend;
+  if (!plan || !plan->model || !plan->model->model) {
+    d->report.error = "no plan to profile";
+    return d;
+  }
+  const LoadedModel& m = *plan->model->model;
+  try {
+    ProfileSession s(options);
+    d->report = s.profile(m.path, *plan->plan);
+  } catch (const UserError& e) {
+    d->report.backend = options.backend;
+    d->report.error = e.what();
+  } catch (const std::exception& e) {
+    d->report.backend = options.backend;
+    d->report.error = std::string("internal error: ") + e.what();
+  }
+  if (options.cancel && options.cancel->load() && d->report.error.empty())
+    d->report.error = "cancelled";
+  d->partitionUs.assign(plan->plan->partitions.size(), -1);
+  for (const KernelMeasurement& k : d->report.kernels)
+    for (size_t i = 0; i < plan->plan->partitions.size(); ++i)
+      if (plan->plan->partitions[i].id == k.partition)
+        d->partitionUs[i] = std::max(0.0, d->partitionUs[i]) + k.time_us.median;
+  return d;
+}
+
+}  // namespace souffle::views

@@ -34,6 +34,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
 
+#include <nlohmann/json.hpp>
 #include "core/session/bundle.h"
 #include "core/session/plan_json.h"
 #include "core/session/profile.h"
@@ -606,6 +607,18 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   m_compile.reset();
   m_code->setPlan(m_plan);
   m_charts->setPlan(m_plan);
+  // A measurement of this very plan (same strategy, GPU, precision and edits) comes back.
+  m_profile.reset();
+  if (auto it = m_measurements.find(plan_key(*m_plan->plan)); it != m_measurements.end()) {
+    try {
+      m_profile =
+          makeProfileData(m_plan, profile_report_from_json(nlohmann::json::parse(it->second)));
+      m_partModel->setProfile(m_profile);
+      m_charts->setProfile(m_profile);
+    } catch (const std::exception&) {
+      m_measurements.erase(it);  // a stored entry this build cannot read is dropped
+    }
+  }
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
   updateStatus();
@@ -1319,6 +1332,23 @@ void MainWindow::profileKernels() {
   startProfile(QStringLiteral("cuda"));
 }
 
+std::vector<std::string> MainWindow::measurements() const {
+  std::vector<std::string> out;
+  for (const auto& [key, text] : m_measurements) out.push_back(text);
+  return out;
+}
+
+void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
+  m_measurements.clear();
+  for (const std::string& t : reports) {
+    try {
+      nlohmann::json j = nlohmann::json::parse(t);
+      m_measurements[j.value("plan_key", std::string())] = t;
+    } catch (const std::exception&) {
+    }
+  }
+}
+
 void MainWindow::startProfile(const QString& backend) {
   if (!m_plan) return;
   m_cancelProfileAction->setEnabled(true);
@@ -1345,6 +1375,8 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
   if (data->plan != m_plan) return;  // measured a plan no longer on screen
   if (r.kernels.empty()) return;
   m_profile = data;
+  m_measurements[r.plan_key] = profile_report_json(r).dump();
+  m_project->touch();
   m_partModel->setProfile(data);
   m_charts->setProfile(data);
   m_chartsDock->show();

@@ -3,6 +3,9 @@
 
 #include <QMainWindow>
 #include <QPalette>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "views/compile_runner.h"
 #include "views/model_loader.h"
@@ -88,6 +91,10 @@ class MainWindow : public QMainWindow {
   QAction* profileEmulatorAction() const { return m_profileEmuAction; }
   /// The measurements shown (null before a profile of the plan on screen).
   ProfileDataPtr profileData() const { return m_profile; }
+  /// Every profile run kept for this session's plans (profile_report_json texts), which a
+  /// project saves; setMeasurements replaces them (a project being opened).
+  std::vector<std::string> measurements() const;
+  void setMeasurements(const std::vector<std::string>& reports);
   /// The last compile of the plan on screen (null before one, or after the plan changed).
   CompileDataPtr compileData() const { return m_compile; }
   QAction* compileAction() const { return m_compileAction; }
@@ -223,7 +230,8 @@ class MainWindow : public QMainWindow {
   QAction* m_cancelProfileAction = nullptr;
   ProfileRunner* m_profiler = nullptr;
   ProfileDataPtr m_profile;
-  bool m_codeSyncing = false;  ///< a code line is selecting graph nodes
+  std::map<std::string, std::string> m_measurements;  ///< by plan_key
+  bool m_codeSyncing = false;                         ///< a code line is selecting graph nodes
   QComboBox* m_strategyBox;
   QComboBox* m_gpuBox;
 

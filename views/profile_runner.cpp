@@ -92,6 +92,14 @@ ProfileDataPtr ProfileRunner::run(PlanDataPtr plan, ProfileOptions options) {
   }
   if (options.cancel && options.cancel->load() && d->report.error.empty())
     d->report.error = "cancelled";
+  return makeProfileData(plan, std::move(d->report));
+}
+
+ProfileDataPtr makeProfileData(PlanDataPtr plan, ProfileReport report) {
+  auto d = std::make_shared<ProfileData>();
+  d->plan = plan;
+  d->report = std::move(report);
+  if (!plan || !plan->plan) return d;
   d->partitionUs.assign(plan->plan->partitions.size(), -1);
   for (const KernelMeasurement& k : d->report.kernels)
     for (size_t i = 0; i < plan->plan->partitions.size(); ++i)

@@ -26,6 +26,9 @@ struct ProfileData {
 };
 using ProfileDataPtr = std::shared_ptr<const ProfileData>;
 
+/// `report` tied to `plan`: the per-partition sums of its launches' medians.
+ProfileDataPtr makeProfileData(PlanDataPtr plan, ProfileReport report);
+
 class ProfileRunner : public QObject {
   Q_OBJECT
  public:

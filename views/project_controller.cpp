@@ -70,6 +70,7 @@ Project ProjectController::snapshot() const {
   p.gpu = m_window->gpu().toStdString();
   p.te_level = m_window->isTeLevel();
   p.decisions = m_window->decisionEditor()->decisions();
+  p.measurements = m_window->measurements();
   return p;
 }
 
@@ -118,6 +119,7 @@ bool ProjectController::apply(const Project& p, const QString& path, bool asSave
   const QString model = QString::fromStdString(p.model);
   m_decisionsModel = QFileInfo(model).absoluteFilePath();
   m_window->decisionEditor()->reset(p.decisions);
+  m_window->setMeasurements(p.measurements);
   m_window->setStrategy(QString::fromStdString(p.strategy));
   m_window->setGpu(QString::fromStdString(p.gpu));
   m_window->setTeLevel(p.te_level);

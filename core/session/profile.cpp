@@ -55,6 +55,13 @@ std::string runner_command(const ProfileOptions& o) {
 
 }  // namespace
 
+std::string plan_key(const plan::FusionPlan& plan) {
+  plan::Decisions applied;
+  applied.edits = plan.applied;
+  return std::string(plan::strategy_name(plan.strategy)) + "|" + plan.gpu + "|" +
+         gpu::precision_name(plan.precision) + "|" + plan::to_json(applied);
+}
+
 json profile_report_json(const ProfileReport& r) {
   json ks = json::array();
   for (const KernelMeasurement& k : r.kernels)
@@ -72,6 +79,7 @@ json profile_report_json(const ProfileReport& r) {
   for (const OutputMeasurement& o : r.outputs)
     outs.push_back({{"name", o.name}, {"rel_l2", o.rel_l2}, {"ok", o.ok}});
   json j = {{"model", r.model},
+            {"plan_key", r.plan_key},
             {"strategy", r.strategy},
             {"precision", r.precision},
             {"gpu_spec", r.gpu_spec},
@@ -109,6 +117,7 @@ ProfileReport profile_report_from_json(const json& j) {
   ProfileReport r;
   auto s = [&](const char* k) { return j.value(k, std::string()); };
   r.model = s("model");
+  r.plan_key = s("plan_key");
   r.strategy = s("strategy");
   r.precision = s("precision");
   r.gpu_spec = s("gpu_spec");
@@ -227,6 +236,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   r.arch = arch();
   r.date = utc_now();
   r.est_total_us = plan.est_time_us;
+  r.plan_key = plan_key(plan);
   r.driver_version = m_hello.value("driver_version", 0);
   const json& devs = m_hello.value("devices", json::array());
   if (!devs.empty()) {

@@ -61,6 +61,7 @@ struct OutputMeasurement {
 /// wall times, labelled so everywhere they are shown.
 struct ProfileReport {
   std::string model, strategy, precision, gpu_spec;  ///< what was planned, for which spec
+  std::string plan_key;                              ///< plan_key() of the plan measured
   std::string backend, timer, timer_note;            ///< timer: "cupti", "cuda-events", "emulator"
   std::string device, compute_capability, arch, clocks, date, runner;
   int driver_version = 0;
@@ -80,6 +81,10 @@ struct ProfileReport {
   bool ok() const { return error.empty() && (verified || outputs.empty()); }
   bool gpu_time() const { return backend == "cuda"; }
 };
+
+/// What identifies a plan's kernels for a stored measurement: strategy, GPU spec, precision and
+/// the edits applied. A measurement is shown again only for a plan with the same key.
+std::string plan_key(const plan::FusionPlan& plan);
 
 nlohmann::json profile_report_json(const ProfileReport& r);
 ProfileReport profile_report_from_json(const nlohmann::json& j);

@@ -58,6 +58,11 @@ std::string project_to_json(const Project& p, const std::string& project_path) {
   j["precision"] = p.precision;
   j["te_level"] = p.te_level;
   j["decisions"] = nlohmann::json::parse(plan::to_json(p.decisions));
+  if (!p.measurements.empty()) {
+    nlohmann::json m = nlohmann::json::array();
+    for (const std::string& t : p.measurements) m.push_back(nlohmann::json::parse(t));
+    j["measurements"] = m;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -94,6 +99,17 @@ Project parse_project(const std::string& text, const std::string& project_path) 
     if (!j["decisions"].is_object())
       throw UserError(file, "decisions", "field 'decisions' must be an object");
     p.decisions = plan::parse_decisions(j["decisions"].dump(), file);
+  }
+  if (j.contains("measurements")) {
+    const nlohmann::json& m = j["measurements"];
+    if (!m.is_array())
+      throw UserError(file, "measurements", "field 'measurements' must be an array");
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (!m[i].is_object() || !m[i].contains("plan_key") || !m[i]["plan_key"].is_string())
+        throw UserError(file, "measurements[" + std::to_string(i) + "]",
+                        "a measurement is an object with a string 'plan_key'");
+      p.measurements.push_back(m[i].dump());
+    }
   }
   return p;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/plan/decisions.h"
 
@@ -19,12 +20,15 @@ struct Project {
   std::string precision = "fp32";
   bool te_level = false;
   plan::Decisions decisions;
+  /// Profile runs kept with the project (profile_report_json objects as text, each with its
+  /// plan_key, device, driver, clocks and date), so a reopened project shows them.
+  std::vector<std::string> measurements;
   bool operator==(const Project&) const = default;
 };
 
 /// {"version": 1, "model": ..., "strategy": ..., "gpu": ..., "precision": ..., "te_level": ...,
-/// "decisions": <Decisions JSON>}; `project_path` is where the text will be saved, so the model
-/// path can be made relative to it.
+/// "decisions": <Decisions JSON>, "measurements": [<profile reports>]}; `project_path` is where the
+/// text will be saved, so the model path can be made relative to it.
 std::string project_to_json(const Project& p, const std::string& project_path);
 
 /// Parses a project; `project_path` names the file in errors and anchors a relative model path.

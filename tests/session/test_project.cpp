@@ -34,6 +34,8 @@ class ProjectTest : public ::testing::Test {
     p.decisions.edits.push_back({plan::Edit::Kind::Merge, "t1", "t2"});
     p.decisions.edits.push_back({plan::Edit::Kind::Split, "MatMul_3", ""});
     p.decisions.edits.push_back({plan::Edit::Kind::Forbid, "h:0", ""});
+    p.measurements.push_back(
+        R"({"backend":"cuda","device":"NVIDIA H100","kernels":[],"plan_key":"rules|H100|fp16|{}"})");
     return p;
   }
 
@@ -55,6 +57,12 @@ TEST_F(ProjectTest, RoundTrip) {
   save_project(p, path);
   EXPECT_EQ(load_project(path), p);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_F(ProjectTest, MeasurementsMustBeKeyedObjects) {
+  const std::string head = R"({"version": 1, "model": "m.onnx", "measurements": )";
+  EXPECT_NE(error_of(head + R"("fast"})").find("must be an array"), std::string::npos);
+  EXPECT_NE(error_of(head + R"([{"device": "x"}]})").find("measurements[0]"), std::string::npos);
 }
 
 TEST_F(ProjectTest, ModelBelowTheProjectIsStoredRelative) {

@@ -28,6 +28,7 @@
 #include "views/main_window.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
+#include "views/project_controller.h"
 
 using namespace souffle;
 using namespace souffle::views;
@@ -362,6 +363,23 @@ void TestCodeCharts::profileOnTheEmulatorFillsTheTable() {
            qPrintable(err));
   QVERIFY(w.profileData());  // the earlier measurements stay
   QVERIFY(emu->isEnabled());
+
+  // The measurements are kept with the project: a reopened project shows them again.
+  const QString path = QDir::temp().filePath(QStringLiteral("profiled_mmoe.souffle"));
+  QVERIFY(w.project()->save(path));
+  MainWindow again;
+  again.project()->setInteractive(false);
+  QVERIFY(again.project()->open(path));
+  QTRY_VERIFY_WITH_TIMEOUT(
+      again.planData() && !again.isPlanning() && again.planData()->strategy == "rules", 60000);
+  QTRY_VERIFY_WITH_TIMEOUT(again.profileData() != nullptr, 10000);
+  QCOMPARE(again.profileData()->report.date, data->report.date);
+  const QString t =
+      again.partitionModel()
+          ->data(again.partitionModel()->index(0, PartitionTableModel::MeasuredColumn))
+          .toString();
+  QVERIFY2(t.endsWith(QStringLiteral("(CPU)")), qPrintable(t));
+  QFile::remove(path);
 }
 
 // Pictures for the documentation, taken only when SOUFFLE_SCREENSHOT_DIR names a folder.

@@ -73,12 +73,20 @@ struct ProfileCliOptions {
   bool quiet = false;
 };
 
+struct CalibrateCliOptions {
+  std::string runner;  ///< command that starts souffle-runner ("" = local)
+  std::string out;     ///< the calibration file to write
+  bool json = false;
+  double timeout_s = 300;
+};
+
 int run_inspect(const CommonOptions& o);
 int run_verify(const VerifyOptions& o);
 int run_plan(const PlanCliOptions& o);
 int run_conformance(const ConformanceOptions& o);
 int run_compile(const CompileCliOptions& o);
 int run_profile(const ProfileCliOptions& o);
+int run_calibrate(const CalibrateCliOptions& o);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);

@@ -96,6 +96,14 @@ int main(int argc, char** argv) {
   c_prof->add_flag("--json", prof.common.json, "print one JSON object");
   c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");
 
+  CalibrateCliOptions cal;
+  auto* c_cal = app.add_subcommand(
+      "calibrate", "measure the GPU for the cost model: launch, grid barrier, bandwidth");
+  c_cal->add_option("--out", cal.out, "calibration file to write")->required();
+  c_cal->add_option("--runner", cal.runner, "command that starts souffle-runner");
+  c_cal->add_option("--timeout", cal.timeout_s, "seconds (default 300)");
+  c_cal->add_flag("--json", cal.json, "print the calibration as JSON");
+
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
   c_conf->add_option("DIR", conf.dirs, "test folders, or folders of test folders")->required();
@@ -121,6 +129,7 @@ int main(int argc, char** argv) {
     if (*c_conf) return run_conformance(conf);
     if (*c_compile) return run_compile(compile);
     if (*c_prof) return run_profile(prof);
+    if (*c_cal) return run_calibrate(cal);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

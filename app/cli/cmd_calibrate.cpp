@@ -1,0 +1,59 @@
+// souffle-cli calibrate: the runner measures the device (launch overhead, grid-barrier cost
+// against the grid size, copy bandwidth) and writes the calibration file the cost model reads.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.h"
+#include "core/gpu/calibration.h"
+#include "core/gpu/device.h"
+#include "core/session/profile.h"
+#include "core/session/runner_client.h"
+#include "core/support/error.h"
+
+namespace souffle::cli {
+
+int run_calibrate(const CalibrateCliOptions& o) {
+  if (o.out.empty()) throw UserError("--out FILE is needed: where the calibration file goes");
+  ProfileOptions po;
+  po.backend = "cuda";
+  po.runner = o.runner;
+  std::string why = profile_unavailable_reason(po);
+  if (!why.empty() && o.runner.empty() && !gpu::cuda_device().available())
+    why = gpu::cuda_device().reason + ": calibration measures a GPU (--runner CMD uses one elsewhere)";
+  if (!why.empty()) throw UserError(why);
+  std::string cmd = o.runner.empty() ? "'" + default_runner_path() + "'" : o.runner;
+  cmd += " --backend cuda";
+  nlohmann::json answer;
+  try {
+    RunnerProcess p(cmd);
+    nlohmann::json h = p.call({{"op", "hello"}, {"protocol", 1}}, 60);
+    if (h.contains("unavailable"))
+      throw UserError(h["unavailable"].get<std::string>() + " (runner: " + cmd + ")");
+    answer = p.call({{"op", "calibrate"}, {"out", o.out}}, o.timeout_s);
+  } catch (const RunnerFailure& e) {
+    std::cerr << "error: calibration failed: " << e.what() << "\n";
+    return 1;
+  }
+  gpu::Calibration c = gpu::parse_calibration(answer["calibration"].dump(), o.out);
+  if (o.json) {
+    std::cout << answer["calibration"].dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{} (cc {}, {} SMs, driver {}), {}\n", c.device, c.compute_capability,
+                           c.sm_count, c.driver_version, c.date)
+            << fmt::format("  launch overhead {:.2f} us back to back, {:.2f} us as graph nodes\n",
+                           c.launch_overhead_us, c.graph_launch_us);
+  for (const gpu::BarrierSample& s : c.grid_barrier)
+    std::cout << fmt::format("  grid barrier at {:5d} blocks ({} per SM): {:.2f} us\n", s.blocks,
+                             s.blocks_per_sm, s.us);
+  std::cout << fmt::format("  fit: {:.3f} us + {:.5f} us per block\n", c.grid_barrier_fit.base,
+                           c.grid_barrier_fit.slope)
+            << fmt::format("  copy bandwidth {:.0f} GB/s\n", c.dram_bandwidth_gbps)
+            << "  GEMM rates: not measured by this build (the spec's peaks are used)\n"
+            << "wrote " << o.out << "\n";
+  return 0;
+}
+
+}  // namespace souffle::cli

@@ -268,11 +268,9 @@ void ChartsPanel::rebuildTime() {
   // Measured beside estimated on one axis only when both are GPU times: the emulator's CPU
   // times are drawn as such and never on a GPU-time scale.
   const bool measured = m_profile && m_profile->plan == m_plan && m_profile->gpuTime();
-  auto* meas = new QBarSet(
-      measured    ? m_profile->label()
-      : m_profile ? tr("measured — none on a GPU (the emulator's CPU times are in the Kernels "
-                       "table)")
-                  : tr("measured — none (%1)").arg(m_measuredNote));
+  auto* meas = new QBarSet(measured    ? m_profile->label()
+                           : m_profile ? tr("measured — no GPU (CPU times: Kernels table)")
+                                       : tr("measured — none (%1)").arg(m_measuredNote));
   QStringList cats;
   double maxUs = 0;
   for (int i : order) {

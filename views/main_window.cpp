@@ -1380,11 +1380,12 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
   m_partModel->setProfile(data);
   m_charts->setProfile(data);
   m_chartsDock->show();
-  statusBar()->showMessage(tr("Profiled %1 kernels, %2: %3 µs%4 (estimated %5 µs)%6")
+  const QString measured = r.gpu_time()
+                               ? tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
+                               : tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
+  statusBar()->showMessage(tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
                                .arg(r.kernels.size())
-                               .arg(data->label())
-                               .arg(r.kernels_us, 0, 'f', 1)
-                               .arg(r.gpu_time() ? QString() : tr(" of CPU time"))
+                               .arg(data->label(), measured)
                                .arg(r.est_total_us, 0, 'f', 1)
                                .arg(r.verified ? tr(", outputs verified") : QString()),
                            15000);

@@ -59,7 +59,12 @@ int main(int argc, char** argv) {
                                           "\"Compare plans,Edit history\")."),
                            QStringLiteral("TITLE"));
   parser.addOptions({screenshot, size, theme, teLevel, strategy, gpuOpt, select, timeout});
-  parser.addOptions({restore, panel});
+  QCommandLineOption profile(
+      QStringLiteral("profile"),
+      QStringLiteral("Once planned, profile the kernels through souffle-runner on BACKEND: cuda "
+                     "(a GPU) or emulator (CPU times, not GPU times)."),
+      QStringLiteral("BACKEND"));
+  parser.addOptions({restore, panel, profile});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -85,6 +90,37 @@ int main(int argc, char** argv) {
   window.setGpu(parser.value(gpuOpt));
   window.show();
 
+  const QString profileBackend = parser.value(profile);
+  if (parser.isSet(profile) && profileBackend != QLatin1String("cuda") &&
+      profileBackend != QLatin1String("emulator")) {
+    std::fprintf(stderr, "souffle-explorer: --profile %s: cuda or emulator\n",
+                 qPrintable(profileBackend));
+    return 2;
+  }
+  bool profiled = !parser.isSet(profile);
+  if (!profiled) {
+    // Profile the first plan that arrives, once.
+    auto started = std::make_shared<bool>(false);
+    QObject::connect(
+        &window, &MainWindow::planned, &window, [&window, &profiled, started, profileBackend] {
+          if (*started) return;
+          *started = true;
+          QAction* a = profileBackend == QLatin1String("cuda") ? window.profileAction()
+                                                               : window.profileEmulatorAction();
+          if (a->isEnabled())
+            a->trigger();
+          else {
+            std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(a->toolTip()));
+            profiled = true;
+          }
+        });
+    auto finish = [&profiled] { profiled = true; };
+    QObject::connect(window.profileRunner(), &souffle::views::ProfileRunner::finished, &window,
+                     finish);
+    QObject::connect(window.profileRunner(), &souffle::views::ProfileRunner::cancelled, &window,
+                     finish);
+  }
+
   int exitCode = 0;
   if (shooting) {
     auto save = [&window, shotPath](int code) {
@@ -94,9 +130,9 @@ int main(int argc, char** argv) {
     };
     // The picture is ready once dot's layout is on screen and the plan is drawn on it.
     // A shown Code panel must have its code too (big kernels take seconds to generate).
-    auto ready = [&window] {
-      return window.graphPanel()->isFinal() && window.planData() && !window.isPlanning() &&
-             !window.comparisonView()->isBusy() &&
+    auto ready = [&window, &profiled] {
+      return profiled && window.graphPanel()->isFinal() && window.planData() &&
+             !window.isPlanning() && !window.comparisonView()->isBusy() &&
              (!window.codePanel()->isVisible() || window.codePanel()->isReady());
     };
     bool done = false;
@@ -123,6 +159,8 @@ int main(int argc, char** argv) {
     QObject::connect(window.comparisonView(), &souffle::views::ComparisonView::compared, &window,
                      shoot);
     QObject::connect(window.codePanel(), &souffle::views::CodePanel::codeReady, &window, shoot);
+    QObject::connect(window.profileRunner(), &souffle::views::ProfileRunner::finished, &window,
+                     shoot, Qt::QueuedConnection);
     QObject::connect(&window, &MainWindow::planFailed, &window,
                      [&window, save](const QString& reason) {
                        std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(reason));

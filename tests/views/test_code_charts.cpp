@@ -348,7 +348,7 @@ void TestCodeCharts::profileOnTheEmulatorFillsTheTable() {
   for (QAbstractSeries* s : time->series())
     if (auto* bars = qobject_cast<QBarSeries*>(s))
       for (QBarSet* set : bars->barSets())
-        labelled |= set->label().contains(QStringLiteral("none on a GPU"));
+        labelled |= set->label().contains(QStringLiteral("no GPU"));
   QVERIFY(labelled);
 
   // A runner that dies mid-run: the problems panel names the kernel, the window stays usable.

@@ -71,6 +71,31 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
 
+  ReportCliOptions report;
+  auto* c_report = app.add_subcommand(
+      "report", "a report to share: HTML, JSON, CSV or DOT; --steps: the walk-through pages");
+  c_report->add_option("MODEL", report.common.model, "model.onnx")->required();
+  c_report->add_option("--out", report.out, "FILE.html, FILE.json, FILE.csv or FILE.dot")
+      ->required();
+  c_report->add_option("--strategy", report.strategy, "unfused, rules, souffle (default) or all")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle", "all"}));
+  c_report->add_flag("--steps", report.steps,
+                     "the walk-through: one HTML page per pipeline step (FILE.html the first)");
+  c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+  c_report->add_option("--decisions", report.decisions,
+                       "compare the plan without and with this decisions file");
+  c_report->add_option("--gpu", report.gpu, "GPU name or spec file (default a100)");
+  c_report->add_option("--precision", report.precision, "fp32 (default), tf32, fp16 or bf16");
+  c_report->add_option("--calibration", report.calibration, "a calibration file to record");
+  c_report->add_option("--measurements", report.measurements,
+                       "measured kernel times (JSON) shown beside the estimates");
+  c_report->add_option("--layer", report.layer,
+                       "--steps: only ONNX nodes whose name contains this");
+  c_report->add_option("--kernel", report.kernel,
+                       "--steps: the kernel the schedule and emit pages show");
+  c_report->add_option("--dim", report.common.dims, "bind a symbolic dimension: name=value");
+
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
   c_conf->add_option("DIR", conf.dirs, "test folders, or folders of test folders")->required();
@@ -95,6 +120,7 @@ int main(int argc, char** argv) {
     if (*c_plan) return run_plan(plan);
     if (*c_conf) return run_conformance(conf);
     if (*c_compile) return run_compile(compile);
+    if (*c_report) return run_report(report);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

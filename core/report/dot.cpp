@@ -29,6 +29,7 @@ void write_node(std::string& out, size_t i, const DrawGraph::Node& n, const char
   std::string label = n.subtitle.empty() ? n.title : n.title + "\n" + shorten(n.subtitle);
   out += fmt::format("{}n{} [label={}, fillcolor={}, shape={}", indent, i, quote(label),
                      quote(n.fill), n.shape);
+  if (n.dashed) out += ", style=\"dashed,filled\"";
   if (!n.tooltip.empty()) out += ", tooltip=" + quote(n.tooltip);
   if (n.highlight) out += ", color=\"#d62728\", penwidth=3";
   out += "];\n";
@@ -46,8 +47,33 @@ DrawGraph plan_graph(const Report& r, const ReportPlan* plan) {
       if (k.grid_syncs > 0) label += fmt::format(" · {} syncs", k.grid_syncs);
       g.clusters.push_back({label, kernel_colour(k.id)});
     }
+  // Which kernel's cluster each split node sits in: single-kernel nodes first, then a split
+  // node goes to one of its kernels that has no box yet.
+  std::map<std::string, int> home;
+  std::map<int, int> boxes;
+  if (plan) {
+    for (const auto& [node, ks] : plan->node_kernels)
+      if (ks.size() == 1) {
+        home[node] = ks.front();
+        ++boxes[ks.front()];
+      }
+    for (const ReportGraph::Node& n : r.graph.nodes) {
+      auto it = plan->node_kernels.find(n.name);
+      if (n.kind != "op" || it == plan->node_kernels.end() || it->second.size() < 2) continue;
+      int pick = it->second.front();
+      for (int k : it->second)
+        if (boxes[k] == 0) {
+          pick = k;
+          break;
+        }
+      home[n.name] = pick;
+      ++boxes[pick];
+    }
+  }
+  std::map<int, int> stand_in_for;  // kernel without a box -> the box of a node it computes
   for (const ReportGraph::Node& n : r.graph.nodes) {
     DrawGraph::Node d;
+    const int box = static_cast<int>(g.nodes.size());
     if (n.kind == "op") {
       d.title = n.op_type;
       d.subtitle = n.name;
@@ -55,10 +81,14 @@ DrawGraph plan_graph(const Report& r, const ReportPlan* plan) {
       if (plan) {
         auto it = plan->node_kernels.find(n.name);
         if (it != plan->node_kernels.end() && !it->second.empty()) {
-          d.cluster = cluster_of[it->second.front()];
-          d.fill = kernel_colour(it->second.front());
+          const int k = home.count(n.name) ? home[n.name] : it->second.front();
+          d.cluster = cluster_of[k];
+          d.fill = kernel_colour(k);
           std::string ks;
-          for (int k : it->second) ks += (ks.empty() ? "" : ", ") + fmt::format("K{}", k);
+          for (int x : it->second) {
+            ks += (ks.empty() ? "" : ", ") + fmt::format("K{}", x);
+            if (boxes[x] == 0 && !stand_in_for.count(x)) stand_in_for[x] = box;
+          }
           d.tooltip += " · kernel" + std::string(it->second.size() > 1 ? "s " : " ") + ks;
         } else {
           d.fill = "#f4f4f4";
@@ -75,6 +105,18 @@ DrawGraph plan_graph(const Report& r, const ReportPlan* plan) {
     g.nodes.push_back(std::move(d));
   }
   for (const ReportGraph::Edge& e : r.graph.edges) g.edges.push_back({e.from, e.to, e.label});
+  for (const auto& [k, box] : stand_in_for) {
+    DrawGraph::Node d;
+    d.title = fmt::format("K{}", k);
+    d.subtitle = "part of " + g.nodes[static_cast<size_t>(box)].subtitle;
+    d.tooltip = fmt::format("kernel K{} computes part of {}", k,
+                            g.nodes[static_cast<size_t>(box)].subtitle);
+    d.fill = kernel_colour(k);
+    d.cluster = cluster_of[k];
+    d.dashed = true;
+    g.edges.push_back({box, static_cast<int>(g.nodes.size()), "", true});
+    g.nodes.push_back(std::move(d));
+  }
   return g;
 }
 
@@ -106,7 +148,10 @@ std::string to_dot(const DrawGraph& g, bool edge_labels) {
   }
   for (const DrawGraph::Edge& e : g.edges) {
     out += fmt::format("  n{} -> n{}", e.from, e.to);
-    if (edge_labels && !e.label.empty()) out += " [label=" + quote(e.label) + "]";
+    if (e.dashed)
+      out += " [style=dashed]";
+    else if (edge_labels && !e.label.empty())
+      out += " [label=" + quote(e.label) + "]";
     out += ";\n";
   }
   return out + "}\n";

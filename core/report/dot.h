@@ -19,10 +19,12 @@ struct DrawGraph {
     std::string shape = "box";  ///< "box" or "ellipse" (inputs and outputs)
     int cluster = -1;           ///< index into clusters, -1 for none
     bool highlight = false;     ///< drawn with a thick red outline
+    bool dashed = false;        ///< a stand-in (a kernel with no box of its own)
   };
   struct Edge {
     int from = 0, to = 0;
     std::string label;
+    bool dashed = false;
   };
   struct Cluster {
     std::string label, colour;
@@ -33,8 +35,9 @@ struct DrawGraph {
 };
 
 /// The op graph of `r`, each box filled with the colour of its kernel in `plan` and grouped into
-/// one cluster per kernel (a node split over kernels sits in its first, its tooltip names the
-/// rest); without a plan, no clusters.
+/// one cluster per kernel. A node split over kernels sits in one of them (one that has no other
+/// box, where there is one) and its tooltip names them all; a kernel left without a box gets a
+/// dashed stand-in joined to the node it computes part of. Without a plan, no clusters.
 DrawGraph plan_graph(const Report& r, const ReportPlan* plan);
 
 /// DOT text of `g`; `edge_labels` writes each edge's tensor type.

@@ -423,8 +423,15 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   r.model.flops = analysis::analyze(m.program).total_flops;
   r.graph = graph_of(m.graph);
 
-  plan::Decisions edits;
-  if (!o.decisions.empty()) edits = plan::load_decisions(o.decisions);
+  plan::Decisions edits = o.edits;
+  std::string edits_name = o.edits_label;
+  if (!o.decisions.empty()) {
+    edits = plan::load_decisions(o.decisions);
+    edits_name = o.decisions;
+  }
+  const bool compare_edits = !o.decisions.empty() || !o.edits.edits.empty();
+  if (o.compare && compare_edits)
+    throw UserError("--compare and --decisions both ask for a comparison: give one");
 
   std::vector<plan::Strategy> strategies = o.strategies;
   if (o.compare && std::find(strategies.begin(), strategies.end(), *o.compare) == strategies.end())
@@ -434,10 +441,10 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
     plan::FusionPlan p = make_plan(m, s, o, {}, ms);
     r.plans.push_back(report_plan(p, "", o.code, ms));
   }
-  if (!o.decisions.empty()) {
+  if (compare_edits) {
     double ms = 0;
     plan::FusionPlan p = make_plan(m, strategies.front(), o, edits, ms);
-    r.plans.push_back(report_plan(p, o.decisions, o.code, ms));
+    r.plans.push_back(report_plan(p, edits_name, o.code, ms));
     r.comparison = compare_plans(r.plans, 0, r.plans.size() - 1, "decisions");
   } else if (o.compare) {
     size_t b = static_cast<size_t>(std::find(strategies.begin(), strategies.end(), *o.compare) -
@@ -461,7 +468,7 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   env.options["strategies"] = join(names, ", ");
   env.options["precision"] = gpu::precision_name(o.precision);
   env.options["gpu"] = o.gpu.name;
-  if (!o.decisions.empty()) env.options["decisions"] = o.decisions;
+  if (compare_edits) env.options["decisions"] = edits_name;
   if (!o.measurements.empty()) env.options["measurements"] = o.measurements;
   std::vector<std::string> dims;
   for (const auto& [k, v] : o.dims) dims.push_back(fmt::format("{}={}", k, v));

@@ -29,6 +29,10 @@ struct ReportOptions {
   std::optional<plan::Strategy> compare;
   /// A decisions file: the first strategy is shown without and with these edits, compared.
   std::string decisions;
+  /// Edits held in memory (the explorer's), used as a decisions file is when `decisions` is
+  /// empty and there are any; `edits_label` names them in the report ("edits").
+  plan::Decisions edits;
+  std::string edits_label = "edits";
   std::string calibration;              ///< a calibration file, recorded in the environment
   std::string measurements;             ///< measured kernel times (see load_measurements)
   std::map<std::string, int64_t> dims;  ///< symbolic dimensions bound on import

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <zlib.h>
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "core/report/dot.h"
 #include "core/report/svg.h"
+#include "core/support/error.h"
 
 namespace souffle::report {
 
@@ -22,6 +24,48 @@ constexpr size_t kMaxGraphNodes = 5000;
 
 std::string esc(const std::string& s) {
   return xml_escape(s);
+}
+
+/// Where the CUDA listings go: inline, or kept aside to be packed at the end of the page.
+struct CodeSink {
+  bool pack = false;
+  std::vector<std::string> packed;  ///< highlighted listings, in order of their data-code index
+};
+
+std::string base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v =
+        (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) | uint8_t(in[i + 2]);
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += t[(v >> 6) & 63];
+    out += t[v & 63];
+  }
+  if (i < in.size()) {
+    uint32_t v = uint32_t(uint8_t(in[i])) << 16;
+    if (i + 1 < in.size()) v |= uint32_t(uint8_t(in[i + 1])) << 8;
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += i + 1 < in.size() ? t[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+/// `in` compressed in the zlib format (what a browser's DecompressionStream("deflate") reads).
+std::string deflate(const std::string& in) {
+  uLongf size = compressBound(static_cast<uLong>(in.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size,
+                reinterpret_cast<const Bytef*>(in.data()), static_cast<uLong>(in.size()),
+                Z_BEST_COMPRESSION) != Z_OK)
+    throw InternalError("zlib could not compress the report's CUDA listings");
+  out.resize(size);
+  return out;
 }
 
 std::string bytes_text(int64_t b) {
@@ -323,7 +367,7 @@ std::string reason_badge(const std::string& kind) {
   return "<span class=\"badge r-" + kind + "\">" + esc(kind) + "</span>";
 }
 
-std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k) {
+std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, CodeSink& code) {
   std::string s =
       fmt::format("<div class=\"kernel\" id=\"{}\">\n<h4>{} K{} · {} · {}</h4>\n",
                   kernel_anchor(pi, k.id), swatch(k.id), k.id, esc(k.kind), ops_cell(k.ops, 2));
@@ -370,11 +414,15 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k) 
     }
     size_t lines = static_cast<size_t>(std::count(l.cuda.begin(), l.cuda.end(), '\n'));
     s += fmt::format(
-        "<details class=\"code\"><summary>CUDA C <code>{}</code>: {} lines; grid {} × {} threads, "
-        "{} shared bytes{}, {} grid / {} block barriers</summary>\n<pre><code>",
-        esc(l.name), lines, l.grid, l.block, l.smem_bytes, l.cooperative ? ", cooperative" : "",
-        l.grid_barriers, l.block_barriers);
-    s += highlight_cuda(l.cuda);
+        "<details class=\"code\"{}><summary>CUDA C <code>{}</code>: {} lines; grid {} × {} "
+        "threads, {} shared bytes{}, {} grid / {} block barriers</summary>\n<pre><code>",
+        code.pack ? fmt::format(" data-code=\"{}\"", code.packed.size()) : "", esc(l.name), lines,
+        l.grid, l.block, l.smem_bytes, l.cooperative ? ", cooperative" : "", l.grid_barriers,
+        l.block_barriers);
+    if (code.pack)
+      code.packed.push_back(highlight_cuda(l.cuda));
+    else
+      s += highlight_cuda(l.cuda);
     s += "</code></pre></details>\n";
   }
   s += "</div>\n";
@@ -382,7 +430,7 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k) 
   return s;
 }
 
-std::string plan_section(const Report& r, size_t pi) {
+std::string plan_section(const Report& r, size_t pi, CodeSink& code) {
   const ReportPlan& p = r.plans[pi];
   std::string s = section_open(plan_anchor(pi), "Plan: " + p.label);
   s += fmt::format(
@@ -453,7 +501,7 @@ std::string plan_section(const Report& r, size_t pi) {
   s += "<h3>Kernel by kernel</h3>\n<p class=\"note\">Why each kernel starts where it does and why "
        "each TE joined it (cuts, fusions, epilogues, views, decisions), its stages, and its CUDA "
        "C (click to open).</p>\n";
-  for (const ReportKernel& k : p.kernels) s += kernel_block(p, pi, k);
+  for (const ReportKernel& k : p.kernels) s += kernel_block(p, pi, k, code);
   s += "</section>\n";
   return s;
 }
@@ -492,10 +540,12 @@ pre { background: var(--code); padding: 8px 10px; overflow-x: auto; border-radiu
   vertical-align: baseline; border-radius: 2px; }
 .op { display: inline-block; margin: 1px 6px 1px 0; font-size: 12.5px; }
 .graph { overflow: auto; max-height: 900px; border: 1px solid var(--line); border-radius: 4px;
-  padding: 6px; background: #fff; }
+  padding: 6px; background: #fff; content-visibility: auto; contain-intrinsic-size: auto 900px; }
 .graph svg { height: auto; }
 .chart { margin: 10px 0; } .chart svg { max-width: 100%; height: auto; }
-.kernel { border-left: 4px solid var(--line); padding: 4px 0 4px 12px; margin: 14px 0; }
+.kernel { border-left: 4px solid var(--line); padding: 4px 0 4px 12px; margin: 14px 0;
+  content-visibility: auto; contain-intrinsic-size: auto 320px; }
+table.kernels tr, table.grid.cmp tr { content-visibility: auto; contain-intrinsic-size: auto 22px; }
 .figs { margin: 2px 0 6px; font-size: 13px; }
 ul.reasons { margin: 4px 0 8px; padding-left: 18px; font-size: 13px; }
 .badge { display: inline-block; font-size: 11px; padding: 0 6px; border-radius: 8px;
@@ -629,7 +679,13 @@ std::string highlight_cuda(const std::string& src) {
   return out;
 }
 
-std::string report_html(const Report& r) {
+std::string report_html(const Report& r, const HtmlOptions& options) {
+  CodeSink code;
+  size_t cuda_bytes = 0;
+  for (const ReportPlan& p : r.plans)
+    for (const ReportKernel& k : p.kernels)
+      for (const ReportLaunch& l : k.launches) cuda_bytes += l.cuda.size();
+  code.pack = cuda_bytes > options.pack_code_over;
   std::string title = r.model.name + " — Souffle Explorer report";
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   s += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
@@ -652,19 +708,58 @@ std::string report_html(const Report& r) {
   s += environment_section(r);
   s += plans_section(r);
   s += comparison_section(r);
-  for (size_t i = 0; i < r.plans.size(); ++i) s += plan_section(r, i);
+  for (size_t i = 0; i < r.plans.size(); ++i) s += plan_section(r, i, code);
   s += "<footer class=\"note\"><p>Made by " + esc(r.environment.generator) +
-       ". This page needs no network and no other file.</p></footer>\n";
-  // The only script: open or close every CUDA listing at once.
-  s += "<script>\n"
-       "function setCode(open) {\n"
-       "  document.querySelectorAll('details.code').forEach(function (d) { d.open = open; });\n"
-       "}\n"
-       "document.getElementById('open-code').addEventListener('click', function () { "
-       "setCode(true); });\n"
-       "document.getElementById('close-code').addEventListener('click', function () { "
-       "setCode(false); });\n"
-       "</script>\n";
+       ". This page needs no network and no other file.";
+  if (code.pack)
+    s += fmt::format(
+        " Its {} CUDA listings ({:.1f} MB) are packed into the page and unpacked when opened "
+        "(open them all before printing).",
+        code.packed.size(), cuda_bytes / 1e6);
+  s += "</p></footer>\n";
+  if (code.pack) {
+    std::string joined;
+    for (size_t i = 0; i < code.packed.size(); ++i) joined += (i ? "\x01" : "") + code.packed[i];
+    s += "<script type=\"application/octet-stream\" id=\"packed-code\">" + base64(deflate(joined)) +
+         "</script>\n";
+  }
+  // The only script: opens or closes every CUDA listing at once, and unpacks packed listings
+  // (a location hash of #open-all-code opens them all on load).
+  s += R"(<script>
+var packed = null;
+function unpack() {
+  if (!packed) {
+    var text = atob(document.getElementById('packed-code').textContent.trim());
+    var bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; ++i) bytes[i] = text.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
+    packed = new Response(stream).text().then(function (t) { return t.split('\x01'); });
+  }
+  return packed;
+}
+function fill(d) {
+  if (d.dataset.code === undefined || d.dataset.filled) return Promise.resolve();
+  return unpack().then(function (codes) {
+    d.querySelector('pre code').innerHTML = codes[Number(d.dataset.code)];
+    d.dataset.filled = '1';
+  });
+}
+function setCode(open) {
+  var all = [];
+  document.querySelectorAll('details.code').forEach(function (d) {
+    if (!open) { d.open = false; return; }
+    all.push(fill(d).then(function () { d.open = true; }));
+  });
+  return Promise.all(all).then(function () { document.body.dataset.codeOpen = open ? '1' : ''; });
+}
+document.querySelectorAll('details.code[data-code]').forEach(function (d) {
+  d.addEventListener('toggle', function () { if (d.open) fill(d); });
+});
+document.getElementById('open-code').addEventListener('click', function () { setCode(true); });
+document.getElementById('close-code').addEventListener('click', function () { setCode(false); });
+if (location.hash === '#open-all-code') setCode(true);
+</script>
+)";
   s += "</body>\n</html>\n";
   return s;
 }

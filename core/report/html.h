@@ -8,8 +8,16 @@
 
 namespace souffle::report {
 
+struct HtmlOptions {
+  /// When the CUDA of all launches together is larger than this (bytes), the listings are
+  /// packed: compressed (deflate) and base64-encoded into the page, and unpacked by its script
+  /// when a listing is opened. The page stays one file with no network use; it loads in a
+  /// fraction of the time (full-size BERT under every strategy holds 5 MB of CUDA).
+  size_t pack_code_over = size_t{1} << 20;
+};
+
 /// The whole report page.
-std::string report_html(const Report& r);
+std::string report_html(const Report& r, const HtmlOptions& options = {});
 
 /// The page's style sheet, shared with the walk-through pages.
 const std::string& report_css();

@@ -132,8 +132,25 @@ def main():
         pages.append(("walk-through emit", os.path.join(tmp, "steps-9-emit.html")))
         swin = os.path.join(a.source, "sample_models", "swin", "model.onnx")
         big = os.path.join(tmp, "swin.html")
-        subprocess.run([a.cli, "report", swin, "--out", big], check=True, capture_output=True)
-        pages.append(("swin report", big))
+        subprocess.run([a.cli, "report", swin, "--strategy", "all", "--out", big], check=True,
+                       capture_output=True)
+        pages.append(("swin report, every strategy (CUDA packed)", big))
+        # Packed listings unpack in the browser: opening them all fills every one, silently.
+        with open(big) as f:
+            listings = f.read().count('<details class="code" data-code=')
+        if listings == 0:
+            print("swin report: its CUDA listings were expected to be packed")
+            failures += 1
+        r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--enable-logging=stderr", "--v=0", "--virtual-time-budget=20000",
+                            "--dump-dom", "file://" + big + "#open-all-code"],
+                           capture_output=True, text=True, timeout=180)
+        filled = r.stdout.count('data-filled="1"')
+        console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
+        print(f"swin report: {filled} of {listings} packed CUDA listings unpacked when opened")
+        if filled != listings or console:
+            print("swin report: unpacking failed:\n  " + "\n  ".join(console[:10]))
+            failures += 1
         for extra in a.page:
             pages.append((os.path.basename(extra), os.path.abspath(extra)))
 

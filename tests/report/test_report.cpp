@@ -1,6 +1,7 @@
 // The report model and its writers: what each format says, that they agree, and the errors.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -243,6 +244,51 @@ TEST(ReportHtml, StandsAlone) {
   EXPECT_NE(html.find("Roofline"), std::string::npos);
   EXPECT_EQ(html.find("\"#nan"), std::string::npos);
   EXPECT_EQ(html.find("nan\""), std::string::npos);
+}
+
+TEST(ReportHtml, PackedListingsHoldEveryKernelsCuda) {
+  const Report& r = mmoe_all();
+  HtmlOptions o;
+  o.pack_code_over = 0;
+  std::string html = report_html(r, o);
+  const std::string open = "<script type=\"application/octet-stream\" id=\"packed-code\">";
+  size_t at = html.find(open);
+  ASSERT_NE(at, std::string::npos);
+  at += open.size();
+  std::string b64 = html.substr(at, html.find("</script>", at) - at);
+  // base64, then zlib.
+  std::string bytes;
+  int bits = 0;
+  uint32_t acc = 0;
+  for (char c : b64) {
+    const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char* p = std::strchr(t, c);
+    if (c == '=' || !p) continue;
+    acc = (acc << 6) | static_cast<uint32_t>(p - t);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  std::vector<std::string> expect;
+  for (const ReportPlan& p : r.plans)
+    for (const ReportKernel& k : p.kernels)
+      for (const ReportLaunch& l : k.launches) expect.push_back(highlight_cuda(l.cuda));
+  std::string joined;
+  for (size_t i = 0; i < expect.size(); ++i) joined += (i ? "\x01" : "") + expect[i];
+  std::string out(joined.size() + 16, '\0');
+  uLongf size = static_cast<uLongf>(out.size());
+  ASSERT_EQ(
+      uncompress(reinterpret_cast<Bytef*>(out.data()), &size,
+                 reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uLong>(bytes.size())),
+      Z_OK);
+  out.resize(size);
+  EXPECT_EQ(out, joined);
+  EXPECT_NE(html.find("data-code=\"" + std::to_string(expect.size() - 1) + "\""),
+            std::string::npos);
+  // Unpacked by default for a report this small.
+  EXPECT_EQ(report_html(r).find("packed-code\">"), std::string::npos);
 }
 
 TEST(ReportHtml, HighlightEscapes) {

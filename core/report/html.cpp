@@ -380,9 +380,18 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
       flops_text(k.flops), bytes_text(k.dram_bytes), k.intensity, us_text(k.est_time_us),
       k.cost.bound, k.cost.compute_us, k.cost.memory_us, k.cost.launch_us, k.cost.sync_us,
       k.measured ? fmt::format("; <b>{} µs measured</b>", us_text(k.measured->time_us)) : "");
+  // Long lists (a recurrent model's kernel of thousands of stages) are folded after the first
+  // entries, so the page lays out quickly; opening them shows the rest.
+  constexpr size_t kShown = 40;
   if (!k.reasons.empty()) {
     s += "<ul class=\"reasons\">\n";
-    for (const ReportReason& why : k.reasons) {
+    for (size_t r = 0; r < k.reasons.size(); ++r) {
+      const ReportReason& why = k.reasons[r];
+      if (r == kShown)
+        s += fmt::format(
+            "</ul><details class=\"sites\"><summary>{} more reasons</summary>"
+            "<ul class=\"reasons\">\n",
+            k.reasons.size() - kShown);
       s += "<li>" + reason_badge(why.kind) + " " + esc(why.text);
       if (!why.prices.empty()) {
         s += " <span class=\"prices\">(";
@@ -393,8 +402,11 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
       }
       s += "</li>\n";
     }
-    s += "</ul>\n";
+    s += k.reasons.size() > kShown ? "</ul></details>\n" : "</ul>\n";
   }
+  const bool fold_stages = k.stages.size() > kShown;
+  if (fold_stages)
+    s += fmt::format("<details class=\"sites\"><summary>{} stages</summary>\n", k.stages.size());
   s += "<table class=\"grid stages\">\n";
   s += row({"stage", "kind", "TEs", "ONNX nodes", "blocks × threads", "schedule", "sync before"},
            "th");
@@ -405,6 +417,7 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
               st.sync_before ? "grid sync" : ""});
   }
   s += "</table>\n";
+  if (fold_stages) s += "</details>\n";
   if (!k.on_chip.empty())
     s += "<p class=\"figs\">kept on chip across syncs: " + ops_cell(k.on_chip, 8) + "</p>\n";
   for (const ReportLaunch& l : k.launches) {
@@ -563,6 +576,7 @@ details.code summary, details.sites summary { cursor: pointer; font-size: 13px; 
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
 .pair > div { min-width: 0; }
 .pair pre { max-height: 520px; }
+.pair .graph svg { max-width: 100%; height: auto; }
 .c { color: #6a737d; font-style: italic; } .k { color: #a626a4; font-weight: 600; }
 .t { color: #0550ae; } .b { color: #b35900; } .n { color: #098658; } .s { color: #a31515; }
 .p { color: #6f42c1; }

@@ -97,7 +97,8 @@ DrawGraph te_draw(const te::TeProgram& p, const std::string& layer, const TeStyl
     }
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const te::ComputeOp& op = *p.ops[i];
-    if (!style.only.empty() ? style.only.count(i) == 0 : !in_layer(op.origin.node, layer)) continue;
+    if (!style.only.empty() && style.only.count(i) == 0) continue;
+    if (!in_layer(op.origin.node, layer)) continue;
     const int box = static_cast<int>(d.nodes.size());
     DrawGraph::Node n;
     n.title = op.origin.op_type.empty() ? std::string("TE") : op.origin.op_type;
@@ -311,10 +312,11 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
         graph_block(te_draw(p.program, layer, kernels), maxn, "TE graph, each kernel a cluster")};
     if (shown) {
       std::string k = fmt::format("kernel {}", shown->id);
-      graphs["schedule"] = {graph_block(te_draw(p.program, "", kernel_only), maxn, k + "'s TEs"),
-                            graph_block(te_draw(p.program, "", stages), maxn,
+      if (!layer.empty()) k += " (the layer's part)";
+      graphs["schedule"] = {graph_block(te_draw(p.program, layer, kernel_only), maxn, k + "'s TEs"),
+                            graph_block(te_draw(p.program, layer, stages), maxn,
                                         k + "'s stages (clusters) between grid syncs")};
-      graphs["emit"] = {graph_block(te_draw(p.program, "", stages), maxn, k + "'s stages"), ""};
+      graphs["emit"] = {graph_block(te_draw(p.program, layer, stages), maxn, k + "'s stages"), ""};
     }
   }
 

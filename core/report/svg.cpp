@@ -32,6 +32,8 @@ const char* plan_colour(size_t i) {
 std::string num(double v) {
   if (v == 0) return "0";
   double a = std::fabs(v);
+  if (a >= 1e15) return fmt::format("{:.3g}P", v / 1e15);
+  if (a >= 1e12) return fmt::format("{:.3g}T", v / 1e12);
   if (a >= 1e9) return fmt::format("{:.3g}G", v / 1e9);
   if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
   if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);

@@ -50,6 +50,14 @@ def main():
         runs.append((bert, "bert-compare", ["--strategy", "rules", "--compare", "souffle"]))
         runs.append((bert, "bert-decisions",
                      ["--decisions", os.path.join(a.source, "tests", "report", "bert_split.json")]))
+        # Measured times beside the estimates (what a profile run would hand in).
+        measured = os.path.join(tmp, "measured.json")
+        with open(measured, "w") as f:
+            json.dump({"device": "NVIDIA H200", "driver": "13.0", "date": "2026-01-01T00:00:00Z",
+                       "strategy": "rules",
+                       "kernels": [{"kernel": 0, "time_us": 3.25}, {"kernel": 1, "time_us": 2.5}]},
+                      f)
+        runs.append((bert, "bert-measured", ["--strategy", "all", "--measurements", measured]))
         for model, tag, extra in runs:
             out = os.path.join(tmp, tag + ".json")
             report(a.cli, model, out, *extra)

@@ -158,6 +158,29 @@ TEST(ReportModel, MeasurementsFillOnlyTheirPlan) {
   EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
 }
 
+TEST(ReportModel, CalibrationIsRecorded) {
+  fs::path d = scratch("calibration");
+  gpu::Calibration c;
+  c.device = "NVIDIA H200";
+  c.compute_capability = "9.0";
+  c.sm_count = 132;
+  c.driver_version = 13000;
+  c.date = "2026-01-02T03:04:05Z";
+  c.launch_overhead_us = 2.5;
+  c.dram_bandwidth_gbps = 4200;
+  std::ofstream(d / "cal.json") << gpu::calibration_json(c);
+  ReportOptions o = options({plan::Strategy::Souffle});
+  o.calibration = (d / "cal.json").string();
+  Report r = gather_report(test::sample_model_path("mmoe"), o);
+  ASSERT_TRUE(r.environment.calibration.has_value());
+  EXPECT_EQ(r.environment.calibration->device, "NVIDIA H200");
+  EXPECT_EQ(report_json(r)["environment"]["calibration"]["driver_version"], 13000);
+  EXPECT_NE(report_html(r).find("NVIDIA H200 (cc 9.0, driver 13.0)"), std::string::npos);
+  std::ofstream(d / "bad.json") << R"({"version": 99})";
+  o.calibration = (d / "bad.json").string();
+  EXPECT_THROW(gather_report(test::sample_model_path("mmoe"), o), UserError);
+}
+
 TEST(ReportModel, BadInputsNameTheFile) {
   fs::path d = scratch("bad");
   std::ofstream(d / "m.json") << R"({"kernels": [{"kernel": 999, "time_us": 1}]})";

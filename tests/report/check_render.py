@@ -100,6 +100,7 @@ def main():
     ap.add_argument("--chromium", default="")
     ap.add_argument("--keep", default="", help="copy the screenshots into this folder")
     ap.add_argument("--max-load-s", type=float, default=2.0)
+    ap.add_argument("--runs", type=int, default=3, help="timed loads per page (the median counts)")
     ap.add_argument("--page", action="append", default=[],
                     help="also render this HTML file (a report made elsewhere)")
     a = ap.parse_args()
@@ -170,7 +171,7 @@ def main():
             with open(path) as f, open(timed, "w") as g:
                 g.write(f.read().replace("</body>", TIMER + "</body>"))
             times = []
-            for _ in range(3):
+            for _ in range(a.runs):
                 _, _, log, _ = chromium_run(chromium, "file://" + timed,
                                             os.path.join(tmp, "t.png"), "1280,1600")
                 found = [int(m.group(1)) for line in log

@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
   auto* c_report = app.add_subcommand(
       "report", "a report to share: HTML, JSON, CSV or DOT; --steps: the walk-through pages");
   c_report->add_option("MODEL", report.common.model, "model.onnx")->required();
-  c_report->add_option("--out", report.out, "FILE.html, FILE.json, FILE.csv or FILE.dot")
+  c_report
+      ->add_option("--out", report.out,
+                   "FILE.html, .json, .csv or .dot (DOT: the first plan's kernels as clusters)")
       ->required();
   c_report->add_option("--strategy", report.strategy, "unfused, rules, souffle (default) or all")
       ->check(CLI::IsMember({"unfused", "rules", "souffle", "all"}));

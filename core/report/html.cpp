@@ -329,12 +329,12 @@ std::string comparison_section(const Report& r) {
   for (const KernelDelta& d : c.rows) changed += d.same ? 0 : 1;
   s += fmt::format(
       "<p>{}: kernels of the two plans grouped by the ONNX nodes they share (a kernel split in "
-      "one plan and fused in the other is one row). {} groups, {} changed. Total estimated time "
+      "one plan and fused in the other is one row). {} {}, {} changed. Total estimated time "
       "{} → {} µs (Δ {:+.2f} µs), DRAM {} → {}, kernels {} → {}.</p>\n",
       c.basis == "decisions" ? "Before and after the decisions file" : "Two strategies",
-      c.rows.size(), changed, us_text(a.est_time_us), us_text(b.est_time_us),
-      b.est_time_us - a.est_time_us, bytes_text(a.dram_bytes), bytes_text(b.dram_bytes),
-      a.kernels.size(), b.kernels.size());
+      c.rows.size(), c.rows.size() == 1 ? "group" : "groups", changed, us_text(a.est_time_us),
+      us_text(b.est_time_us), b.est_time_us - a.est_time_us, bytes_text(a.dram_bytes),
+      bytes_text(b.dram_bytes), a.kernels.size(), b.kernels.size());
   if (!b.applied.empty() || !b.refused.empty()) {
     s += "<ul>";
     for (const ReportEdit& e : b.applied) s += "<li>applied: " + esc(e.text) + "</li>";
@@ -584,7 +584,8 @@ button.tool { font-size: 12px; margin-right: 6px; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
   nav.toc, button.tool { display: none; }
-  .graph { max-height: none; overflow: visible; border: none; }
+  .graph { max-height: none; overflow: visible; border: none; content-visibility: visible; }
+  .graph svg { max-width: 100%; height: auto; }
   pre { max-height: none; white-space: pre-wrap; }
   .kernel, table.grid tr, .chart { break-inside: avoid; }
   h2 { break-after: avoid; }

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_report->add_option("--decisions", report.decisions,
-                       "compare the plan without and with this decisions file");
+                       "compare the (first) strategy's plan without and with this decisions file");
   c_report->add_option("--gpu", report.gpu, "GPU name or spec file (default a100)");
   c_report->add_option("--precision", report.precision, "fp32 (default), tf32, fp16 or bf16");
   c_report->add_option("--calibration", report.calibration, "a calibration file to record");

@@ -11,6 +11,7 @@ packages=(
   libgraphviz-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth
+  chromium python3 python3-jsonschema zlib1g-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -35,6 +35,7 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include <nlohmann/json.hpp>
+#include "core/report/write.h"
 #include "core/session/bundle.h"
 #include "core/session/plan_json.h"
 #include "core/session/profile.h"
@@ -935,7 +936,14 @@ void MainWindow::createEditing() {
   bundle->setStatusTip(
       tr("Compile the plan's kernels and write .cu/.ptx files, the weights, "
          "the test data and a host harness that builds with nvcc"));
-  m_modelActions << saveProject << saveAs << planJson << bundle;
+  QAction* report = exportMenu->addAction(tr("&Report (HTML, JSON, CSV, DOT)…"), this,
+                                          [this] { exportReport(); });
+  report->setStatusTip(
+      tr("A report of the plan to share: kernels, reasons, figures, graph, "
+         "charts and CUDA, before and after your edits"));
+  QAction* walk = exportMenu->addAction(tr("&Walk-through (HTML pages)…"), this,
+                                        [this] { exportWalkthrough(); });
+  m_modelActions << saveProject << saveAs << planJson << bundle << report << walk;
 
   // The editing toolbar, and the same actions on right click in the kernel table and graph.
   QToolBar* bar = addToolBar(tr("Edit"));
@@ -1116,6 +1124,83 @@ bool MainWindow::exportBundle(const QString& given) {
                         .arg(QString::fromStdString(out))};
     } catch (const std::exception& e) {
       return {false, QObject::tr("Bundle export failed: %1").arg(QString::fromUtf8(e.what()))};
+    }
+  }));
+  return true;
+}
+
+bool MainWindow::exportReport(const QString& given) {
+  if (!m_plan || !m_plan->plan) return false;
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(
+        this, tr("Export a report"),
+        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
+            QStringLiteral("-%1-report.html").arg(m_plan->strategy),
+        tr("HTML (*.html);;JSON (*.json);;CSV (*.csv);;Graphviz DOT (*.dot)"));
+  if (path.isEmpty()) return false;
+  std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
+  report::ReportOptions options;
+  options.strategies = {plan->strategy};
+  options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
+  options.precision = plan->precision;
+  options.edits = m_editor->decisions();
+  const std::string model = m_lastPath.toStdString(), out = path.toStdString();
+  statusBar()->showMessage(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
+  auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+    const auto [ok, message] = watcher->result();
+    watcher->deleteLater();
+    statusBar()->showMessage(message, ok ? 8000 : 0);
+    emit reportExported(ok, message);
+  });
+  watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
+    try {
+      report::ReportOptions o = options;
+      o.code = report::format_has_code(report::report_format(out));
+      const size_t bytes = report::write_report(report::gather_report(model, o), out);
+      return {true, QObject::tr("Wrote the report %1 (%2 kB)")
+                        .arg(QString::fromStdString(out))
+                        .arg(bytes / 1024)};
+    } catch (const std::exception& e) {
+      return {false, QObject::tr("Report export failed: %1").arg(QString::fromUtf8(e.what()))};
+    }
+  }));
+  return true;
+}
+
+bool MainWindow::exportWalkthrough(const QString& given) {
+  if (!m_plan || !m_plan->plan) return false;
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(
+        this, tr("Export the walk-through (the first page; the others go beside it)"),
+        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
+            QStringLiteral("-steps.html"),
+        tr("HTML (*.html)"));
+  if (path.isEmpty()) return false;
+  std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
+  report::StepsOptions options;
+  options.strategy = plan->strategy;
+  options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
+  const std::string model = m_lastPath.toStdString(), out = path.toStdString();
+  statusBar()->showMessage(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
+  auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+    const auto [ok, message] = watcher->result();
+    watcher->deleteLater();
+    statusBar()->showMessage(message, ok ? 8000 : 0);
+    emit reportExported(ok, message);
+  });
+  watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
+    try {
+      std::vector<std::string> pages = report::write_walkthrough(model, options, out);
+      return {true, QObject::tr("Wrote the walk-through: %1 pages from %2")
+                        .arg(pages.size())
+                        .arg(QString::fromStdString(out))};
+    } catch (const std::exception& e) {
+      return {false,
+              QObject::tr("Walk-through export failed: %1").arg(QString::fromUtf8(e.what()))};
     }
   }));
   return true;

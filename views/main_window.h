@@ -128,6 +128,12 @@ class MainWindow : public QMainWindow {
   /// harness, CMakeLists.txt) into `dir` (asked for when empty), off the GUI thread; false when
   /// nothing was started. bundleExported reports the outcome.
   bool exportBundle(const QString& dir = {});
+  /// Writes a report of the plan on screen (HTML, JSON, CSV or DOT by the file's extension; with
+  /// the user's edits, the plan before and after them), off the GUI thread; false when nothing
+  /// was started. reportExported reports the outcome.
+  bool exportReport(const QString& path = {});
+  /// Writes the teaching walk-through (one HTML page per pipeline step) beside `path`.
+  bool exportWalkthrough(const QString& path = {});
   /// Compiles every kernel of the plan for sm_80 and sm_90 (off the GUI thread).
   void compileKernels();
   void cancelCompile();
@@ -146,6 +152,8 @@ class MainWindow : public QMainWindow {
   void compiled();
   /// A bundle export finished: `message` says where and what, or why it failed.
   void bundleExported(bool ok, const QString& message);
+  /// A report or walk-through export finished: `message` says where, or why it failed.
+  void reportExported(bool ok, const QString& message);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;

@@ -45,6 +45,21 @@ struct CompileCliOptions {
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
 };
 
+struct ReportCliOptions {
+  CommonOptions common;
+  std::string out;                   ///< FILE.html, .json, .csv or .dot (the extension says which)
+  std::string strategy = "souffle";  ///< a strategy, or "all"
+  bool steps = false;                ///< the walk-through: one HTML page per pipeline step
+  std::string compare;               ///< a second strategy to compare with
+  std::string decisions;             ///< compare the strategy without and with these edits
+  std::string gpu = "a100";
+  std::string precision = "fp32";
+  std::string calibration;   ///< a calibration file, shown in the environment
+  std::string measurements;  ///< measured kernel times to show beside the estimates
+  std::string layer;         ///< --steps: only nodes whose name contains this
+  int kernel = -1;           ///< --steps: the kernel the schedule and emit steps show
+};
+
 struct ConformanceOptions {
   std::vector<std::string> dirs;
   bool json = false;
@@ -87,6 +102,7 @@ int run_conformance(const ConformanceOptions& o);
 int run_compile(const CompileCliOptions& o);
 int run_profile(const ProfileCliOptions& o);
 int run_calibrate(const CalibrateCliOptions& o);
+int run_report(const ReportCliOptions& o);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);

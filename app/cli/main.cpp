@@ -103,6 +103,32 @@ int main(int argc, char** argv) {
   c_cal->add_option("--runner", cal.runner, "command that starts souffle-runner");
   c_cal->add_option("--timeout", cal.timeout_s, "seconds (default 300)");
   c_cal->add_flag("--json", cal.json, "print the calibration as JSON");
+  ReportCliOptions report;
+  auto* c_report = app.add_subcommand(
+      "report", "a report to share: HTML, JSON, CSV or DOT; --steps: the walk-through pages");
+  c_report->add_option("MODEL", report.common.model, "model.onnx")->required();
+  c_report
+      ->add_option("--out", report.out,
+                   "FILE.html, .json, .csv or .dot (DOT: the first plan's kernels as clusters)")
+      ->required();
+  c_report->add_option("--strategy", report.strategy, "unfused, rules, souffle (default) or all")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle", "all"}));
+  c_report->add_flag("--steps", report.steps,
+                     "the walk-through: one HTML page per pipeline step (FILE.html the first)");
+  c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+  c_report->add_option("--decisions", report.decisions,
+                       "compare the (first) strategy's plan without and with this decisions file");
+  c_report->add_option("--gpu", report.gpu, "GPU name or spec file (default a100)");
+  c_report->add_option("--precision", report.precision, "fp32 (default), tf32, fp16 or bf16");
+  c_report->add_option("--calibration", report.calibration, "a calibration file to record");
+  c_report->add_option("--measurements", report.measurements,
+                       "measured kernel times (JSON) shown beside the estimates");
+  c_report->add_option("--layer", report.layer,
+                       "--steps: only ONNX nodes whose name contains this");
+  c_report->add_option("--kernel", report.kernel,
+                       "--steps: the kernel the schedule and emit pages show");
+  c_report->add_option("--dim", report.common.dims, "bind a symbolic dimension: name=value");
 
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
@@ -130,6 +156,7 @@ int main(int argc, char** argv) {
     if (*c_compile) return run_compile(compile);
     if (*c_prof) return run_profile(prof);
     if (*c_cal) return run_calibrate(cal);
+    if (*c_report) return run_report(report);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

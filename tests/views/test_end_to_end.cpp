@@ -172,6 +172,22 @@ void TestEndToEnd::editSaveReopenExport() {
     QCOMPARE(cmp->model()->totalsB().kernels, before - 1);
     QCOMPARE(cmp->model()->differingRows(), 1);
 
+    // File > Export > Report: the plan before and after the edit, as the command line writes it.
+    QSignalSpy reported(&w, &MainWindow::reportExported);
+    const QString reportPath = dir.filePath(QStringLiteral("report.html"));
+    QVERIFY(w.exportReport(reportPath));
+    QTRY_VERIFY_WITH_TIMEOUT(reported.count() == 1, 120000);
+    QVERIFY2(reported.at(0).at(0).toBool(), qPrintable(reported.at(0).at(1).toString()));
+    QFile html(reportPath);
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    const QString page = QString::fromUtf8(html.readAll());
+    QVERIFY(page.contains(QStringLiteral("Plan: rules + edits")));
+    QVERIFY(page.contains(QStringLiteral("Before and after the decisions file")));
+    QVERIFY(w.exportWalkthrough(dir.filePath(QStringLiteral("steps.html"))));
+    QTRY_VERIFY_WITH_TIMEOUT(reported.count() == 2, 120000);
+    QVERIFY2(reported.at(1).at(0).toBool(), qPrintable(reported.at(1).at(1).toString()));
+    QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("steps-9-emit.html"))));
+
     // Compile (NVRTC, no GPU needed) and wait for the results; under souffle, whose few kernels
     // keep this quick (the rules plan's dozens of kernels take a minute here).
     w.setStrategy(QStringLiteral("souffle"));

@@ -1,0 +1,486 @@
+// Gathering a report: the model loaded once, each plan made, each kernel built and emitted, and
+// the figures copied into plain values the writers render.
+#include "core/report/report_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "core/analysis/analysis.h"
+#include "core/gpu/device.h"
+#include "core/gpu/nvrtc.h"
+#include "core/loop/mutator.h"
+#include "core/plan/decisions.h"
+#include "core/session/compile.h"
+#include "core/session/load.h"
+#include "core/session/verify_kernels.h"
+#include "core/support/error.h"
+
+#ifndef SOUFFLE_VERSION
+#define SOUFFLE_VERSION "0"
+#endif
+
+namespace souffle::report {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string type_text(const graph::Graph& g, const std::string& value) {
+  if (!g.has_value(value)) return "";
+  const graph::Value& v = g.value(value);
+  return v.type_known ? graph::type_str(v.type) : "";
+}
+
+ReportSummary summarize(const LoadedModel& m) {
+  ReportSummary s;
+  s.path = m.path;
+  s.name = std::filesystem::path(m.path).parent_path().filename().string();
+  if (s.name.empty()) s.name = std::filesystem::path(m.path).stem().string();
+  std::error_code ec;
+  auto bytes = std::filesystem::file_size(m.path, ec);
+  s.file_bytes = ec ? 0 : static_cast<int64_t>(bytes);
+  s.opset = m.graph.opset;
+  s.onnx_nodes = m.onnx_nodes;
+  s.nodes = m.graph.nodes.size();
+  s.folded = m.stats.nodes_folded + m.stats.nodes_dead;
+  s.tes = m.program.ops.size();
+  for (const std::string& in : m.graph.inputs) s.inputs.push_back({in, type_text(m.graph, in)});
+  for (const std::string& out : m.graph.outputs)
+    s.outputs.push_back({out, type_text(m.graph, out)});
+  for (const graph::Node& n : m.graph.nodes) ++s.op_counts[n.op_type];
+  for (const auto& [name, v] : m.graph.values)
+    if (v.constant) {
+      ++s.constants;
+      s.constant_bytes += v.constant->byte_size();
+    }
+  s.warnings = m.warnings;
+  s.load_ms = m.load_ms;
+  return s;
+}
+
+ReportGraph graph_of(const graph::Graph& g) {
+  ReportGraph rg;
+  std::map<std::string, int> producer;
+  for (const std::string& in : g.inputs) {
+    producer[in] = static_cast<int>(rg.nodes.size());
+    rg.nodes.push_back({in, "input", "input", type_text(g, in)});
+  }
+  for (const graph::Node& n : g.nodes) {
+    const int box = static_cast<int>(rg.nodes.size());
+    rg.nodes.push_back({n.name, n.op_type, "op",
+                        n.outputs.empty() ? std::string() : type_text(g, n.outputs.front())});
+    std::set<int> seen;
+    for (const std::string& in : n.inputs) {
+      auto it = producer.find(in);
+      if (in.empty() || it == producer.end() || !seen.insert(it->second).second) continue;
+      rg.edges.push_back({it->second, box, type_text(g, in)});
+    }
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) producer[o] = box;
+  }
+  for (const std::string& out : g.outputs) {
+    const int box = static_cast<int>(rg.nodes.size());
+    rg.nodes.push_back({out, "output", "output", type_text(g, out)});
+    auto it = producer.find(out);
+    if (it != producer.end()) rg.edges.push_back({it->second, box, type_text(g, out)});
+  }
+  return rg;
+}
+
+std::vector<std::string> te_names(const plan::FusionPlan& p, const std::vector<int>& tes) {
+  std::vector<std::string> out;
+  out.reserve(tes.size());
+  for (int te : tes) out.push_back(p.program.ops[static_cast<size_t>(te)]->name);
+  return out;
+}
+
+std::vector<std::string> te_nodes(const plan::FusionPlan& p, const std::vector<int>& tes) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (int te : tes) {
+    const std::string& node = p.program.ops[static_cast<size_t>(te)]->origin.node;
+    if (!node.empty() && seen.insert(node).second) out.push_back(node);
+  }
+  return out;
+}
+
+/// Per ONNX node, the kernels its TEs ended up in: a TE the transformations merged or inlined
+/// into another is followed to the TE that replaced it, so a node fused away still has a kernel.
+std::map<std::string, std::vector<int>> node_kernels(const plan::FusionPlan& p) {
+  std::map<std::string, int> kernel_of;  // TE name in the planned program -> kernel id
+  for (const plan::Partition& k : p.partitions)
+    for (int te : k.tes) kernel_of[p.program.ops[static_cast<size_t>(te)]->name] = k.id;
+  std::map<std::string, std::string> replaced;  // TE name -> the TE that replaced it
+  for (const plan::TransformSite& s : p.transforms)
+    if (s.applied && !s.result.empty())
+      for (const std::string& member : s.ops)
+        if (member != s.result) replaced[member] = s.result;
+  auto resolve = [&](std::string name) {
+    for (size_t hops = 0; hops < 16 && !kernel_of.count(name); ++hops) {
+      auto it = replaced.find(name);
+      if (it == replaced.end()) break;
+      name = it->second;
+    }
+    return name;
+  };
+  std::map<std::string, std::vector<int>> out;
+  auto add = [&](const std::string& node, int k) {
+    if (node.empty()) return;
+    std::vector<int>& ks = out[node];
+    if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
+  };
+  for (const te::Op& op : p.input.ops) {
+    auto it = kernel_of.find(resolve(op->name));
+    if (it != kernel_of.end()) add(op->origin.node, it->second);
+  }
+  for (const te::Op& op : p.program.ops) add(op->origin.node, kernel_of[op->name]);
+  for (auto& [node, ks] : out) std::sort(ks.begin(), ks.end());
+  return out;
+}
+
+ReportLaunch launch_of(const CompiledKernel& ck) {
+  ReportLaunch l;
+  l.name = ck.name;
+  l.grid = ck.launch.grid_x;
+  l.block = ck.launch.block_x;
+  l.smem_bytes = ck.launch.dynamic_shared_bytes;
+  l.cooperative = ck.launch.cooperative;
+  l.stages = static_cast<int>(ck.kernel.stages.size());
+  if (ck.kernel.body.defined())
+    loop::for_each_stmt(ck.kernel.body, [&](const loop::Stmt& s) {
+      l.grid_barriers += s.kind() == loop::StmtKind::GridBarrier;
+      l.block_barriers += s.kind() == loop::StmtKind::BlockBarrier;
+    });
+  l.cuda = ck.cuda;
+  l.error = ck.error;
+  return l;
+}
+
+ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, bool code,
+                       double plan_ms) {
+  ReportPlan rp;
+  rp.strategy = p.strategy;
+  rp.decisions = decisions;
+  rp.label = plan::strategy_name(p.strategy);
+  if (!decisions.empty()) rp.label += " + " + std::filesystem::path(decisions).filename().string();
+  rp.gpu = p.gpu;
+  rp.precision = p.precision;
+  rp.input_tes = p.input_tes;
+  rp.tes = p.program.ops.size();
+  rp.grid_syncs = p.grid_syncs;
+  rp.flops = p.flops;
+  rp.dram_bytes = p.dram_bytes;
+  rp.est_time_us = p.est_time_us;
+  rp.plan_ms = plan_ms;
+  const gpu::GpuSpec& spec = p.gpu_spec;
+  for (const plan::Partition& k : p.partitions) {
+    ReportKernel rk;
+    rk.id = k.id;
+    rk.kind = k.kind;
+    rk.ops = k.ops;
+    rk.tes = te_names(p, k.tes);
+    for (const plan::Stage& s : k.stages)
+      rk.stages.push_back({s.kind, te_names(p, s.tes), te_nodes(p, s.tes), s.blocks, s.threads,
+                           s.schedule, s.sync_before});
+    rk.grid_syncs = k.grid_syncs;
+    rk.cooperative = k.cooperative;
+    rk.blocks = k.blocks;
+    rk.threads = k.threads;
+    rk.co_resident = k.co_resident;
+    rk.on_chip = k.on_chip;
+    rk.flops = k.flops;
+    rk.dram_bytes = k.dram_bytes;
+    rk.est_time_us = k.est_time_us;
+    if (spec.sm_count > 0)
+      rk.cost = gpu::kernel_cost(spec, k.flops, k.dram_bytes, k.grid_syncs, p.precision);
+    rk.intensity = k.dram_bytes > 0 ? static_cast<double>(k.flops) / k.dram_bytes : 0;
+    for (const std::string& why : k.reasons) rk.reasons.push_back({reason_kind(why), why, {}});
+    rp.kernels.push_back(std::move(rk));
+  }
+  rp.node_kernels = node_kernels(p);
+  for (const plan::TransformSite& s : p.transforms)
+    rp.transforms.push_back({s.kind, s.key, s.result, s.reason, s.ops, s.applied});
+  for (const plan::Edit& e : p.applied)
+    rp.applied.push_back({plan::edit_kind_name(e.kind), plan::describe(e), ""});
+  for (const plan::RefusedEdit& r : p.refused)
+    rp.refused.push_back({plan::edit_kind_name(r.edit.kind), plan::describe(r.edit), r.reason});
+  for (const plan::PassRecord& r : p.passes) rp.passes.push_back({r.name, r.ms});
+
+  if (code) {
+    // Kernels built and emitted as `compile` does, without NVRTC (no archs): a report is quick.
+    CompileOptions co;
+    co.archs = {};
+    co.schedule.precision = p.precision;
+    co.gpu = p.gpu_spec;
+    CompileReport cr = compile_plan(p, co);
+    rp.build_ms = cr.build_ms;
+    std::map<int, size_t> index;
+    for (size_t i = 0; i < rp.kernels.size(); ++i) index[rp.kernels[i].id] = i;
+    for (const CompiledKernel& ck : cr.kernels) {
+      auto it = index.find(ck.partition);
+      if (it == index.end()) continue;
+      rp.kernels[it->second].launches.push_back(launch_of(ck));
+      ++rp.launches;
+      rp.build_errors += ck.ok() ? 0 : 1;
+    }
+  }
+  return rp;
+}
+
+plan::FusionPlan make_plan(const LoadedModel& m, plan::Strategy s, const ReportOptions& o,
+                           const plan::Decisions& decisions, double& ms) {
+  plan::PlanOptions po;
+  po.strategy = s;
+  po.gpu = o.gpu;
+  po.precision = o.precision;
+  po.decisions = decisions;
+  auto t0 = Clock::now();
+  plan::FusionPlan p = plan::plan(m.program, po);
+  ms = ms_since(t0);
+  return p;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+}  // namespace
+
+std::string reason_kind(const std::string& text) {
+  auto starts = [&](const char* p) { return text.rfind(p, 0) == 0; };
+  auto has = [&](const char* p) { return text.find(p) != std::string::npos; };
+  if (has("by decision")) return "decision";
+  if (starts("cut before")) return "cut";
+  if (starts("kernel starts at")) return has("(first TE)") ? "start" : "cut";
+  if (starts("one kernel for")) return "start";
+  if (has("epilogue")) return "epilogue";
+  if (has("pure view")) return "view";
+  if (has(" joins") || has("stays with") || has("fused")) return "join";
+  return "other";
+}
+
+std::string kernel_colour(int id) {
+  // Twelve distinguishable hues (a qualitative palette), light enough for black text.
+  static const char* palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                  "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+  return palette[static_cast<size_t>(id < 0 ? 0 : id) % 12];
+}
+
+ReportComparison compare_plans(const std::vector<ReportPlan>& plans, size_t a, size_t b,
+                               const std::string& basis) {
+  ReportComparison c;
+  c.a = a;
+  c.b = b;
+  c.basis = basis;
+  const ReportPlan& pa = plans.at(a);
+  const ReportPlan& pb = plans.at(b);
+  // Union-find over the kernels of both plans (a's first), joined through shared ONNX nodes.
+  const size_t na = pa.kernels.size(), nb = pb.kernels.size();
+  std::vector<size_t> parent(na + nb);
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  std::function<size_t(size_t)> find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::map<int, size_t> ia, ib;
+  for (size_t i = 0; i < na; ++i) ia[pa.kernels[i].id] = i;
+  for (size_t i = 0; i < nb; ++i) ib[pb.kernels[i].id] = na + i;
+  std::map<std::string, std::vector<size_t>> members;
+  for (const auto& [node, ks] : pa.node_kernels)
+    for (int k : ks) members[node].push_back(ia[k]);
+  for (const auto& [node, ks] : pb.node_kernels)
+    for (int k : ks) members[node].push_back(ib[k]);
+  for (const auto& [node, ms] : members)
+    for (size_t m : ms) parent[find(m)] = find(ms.front());
+  // One row per group, in the order of its first kernel of plan a (then of b).
+  std::map<size_t, size_t> row_of;
+  for (size_t i = 0; i < na + nb; ++i) {
+    size_t r = find(i);
+    auto [it, fresh] = row_of.emplace(r, c.rows.size());
+    if (fresh) c.rows.emplace_back();
+    KernelDelta& d = c.rows[it->second];
+    if (i < na) {
+      const ReportKernel& k = pa.kernels[i];
+      d.a.push_back(k.id);
+      d.a_us += k.est_time_us;
+      d.a_bytes += k.dram_bytes;
+      d.a_flops += k.flops;
+      d.a_syncs += k.grid_syncs;
+    } else {
+      const ReportKernel& k = pb.kernels[i - na];
+      d.b.push_back(k.id);
+      d.b_us += k.est_time_us;
+      d.b_bytes += k.dram_bytes;
+      d.b_flops += k.flops;
+      d.b_syncs += k.grid_syncs;
+    }
+  }
+  std::map<size_t, std::set<std::string>> ops;
+  for (const auto& [node, ms] : members) ops[row_of[find(ms.front())]].insert(node);
+  for (size_t r = 0; r < c.rows.size(); ++r) {
+    KernelDelta& d = c.rows[r];
+    d.ops = ops[r].size();
+    // The first node in the model's order: that of the group's first kernel.
+    const ReportKernel* first = nullptr;
+    if (!d.a.empty()) first = &pa.kernels[ia[d.a.front()]];
+    if (!first && !d.b.empty()) first = &pb.kernels[ib[d.b.front()] - na];
+    if (first && !first->ops.empty()) d.first_op = first->ops.front();
+    bool same = d.a.size() == 1 && d.b.size() == 1;
+    if (same) {
+      const ReportKernel& x = pa.kernels[ia[d.a[0]]];
+      const ReportKernel& y = pb.kernels[ib[d.b[0]] - na];
+      same = x.tes == y.tes && x.est_time_us == y.est_time_us && x.dram_bytes == y.dram_bytes &&
+             x.grid_syncs == y.grid_syncs;
+    }
+    d.same = same;
+  }
+  return c;
+}
+
+void load_measurements(const std::string& path, std::vector<ReportPlan>& plans) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path, "", "cannot open the measurements file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(path, "", std::string("not JSON: ") + e.what());
+  }
+  auto text = [&](const char* key) -> std::string {
+    if (!j.contains(key)) return "";
+    if (!j[key].is_string()) throw UserError(path, "", std::string("\"") + key + "\": not text");
+    return j[key].get<std::string>();
+  };
+  if (!j.is_object() || !j.contains("kernels") || !j["kernels"].is_array())
+    throw UserError(path, "", "\"kernels\": missing or not a list of {kernel, time_us}");
+  ReportPlan* target = plans.empty() ? nullptr : &plans.front();
+  if (std::string s = text("strategy"); !s.empty()) {
+    target = nullptr;
+    for (ReportPlan& p : plans)
+      if (p.label == s || (plan::strategy_name(p.strategy) == s && !target)) target = &p;
+    if (!target) throw UserError(path, "", "\"strategy\": " + s + " is not among the plans shown");
+  }
+  if (!target) return;
+  Measurement m;
+  m.device = text("device");
+  m.driver = text("driver");
+  m.date = text("date");
+  m.source = path;
+  for (const nlohmann::json& k : j["kernels"]) {
+    if (!k.is_object() || !k.contains("kernel") || !k["kernel"].is_number_integer() ||
+        !k.contains("time_us") || !k["time_us"].is_number())
+      throw UserError(path, "", "\"kernels\": each entry needs an integer kernel and time_us");
+    int id = k["kernel"].get<int>();
+    double us = k["time_us"].get<double>();
+    if (!(us >= 0)) throw UserError(path, "", fmt::format("kernel {}: time_us below 0", id));
+    auto it = std::find_if(target->kernels.begin(), target->kernels.end(),
+                           [&](const ReportKernel& rk) { return rk.id == id; });
+    if (it == target->kernels.end())
+      throw UserError(path, "",
+                      fmt::format("kernel {}: the {} plan has no such kernel (it has {})", id,
+                                  target->label, target->kernels.size()));
+    it->measured = MeasuredTime{us};
+    m.total_us += us;
+  }
+  target->measurement = m;
+}
+
+Report gather_report(const std::string& path, const ReportOptions& o) {
+  if (o.strategies.empty()) throw UserError("no strategy to report");
+  if (o.compare && !o.decisions.empty())
+    throw UserError("--compare and --decisions both ask for a comparison: give one");
+  if (o.gpu.sm_count == 0) throw UserError("no GPU spec given for the cost model");
+  Report r;
+  onnx_import::ImportOptions io;
+  io.dims = o.dims;
+  LoadedModel m = load_model(path, io);
+  r.model = summarize(m);
+  r.model.flops = analysis::analyze(m.program).total_flops;
+  r.graph = graph_of(m.graph);
+
+  plan::Decisions edits = o.edits;
+  std::string edits_name = o.edits_label;
+  if (!o.decisions.empty()) {
+    edits = plan::load_decisions(o.decisions);
+    edits_name = o.decisions;
+  }
+  const bool compare_edits = !o.decisions.empty() || !o.edits.edits.empty();
+  if (o.compare && compare_edits)
+    throw UserError("--compare and --decisions both ask for a comparison: give one");
+
+  std::vector<plan::Strategy> strategies = o.strategies;
+  if (o.compare && std::find(strategies.begin(), strategies.end(), *o.compare) == strategies.end())
+    strategies.push_back(*o.compare);
+  for (plan::Strategy s : strategies) {
+    double ms = 0;
+    plan::FusionPlan p = make_plan(m, s, o, {}, ms);
+    r.plans.push_back(report_plan(p, "", o.code, ms));
+  }
+  if (compare_edits) {
+    double ms = 0;
+    plan::FusionPlan p = make_plan(m, strategies.front(), o, edits, ms);
+    r.plans.push_back(report_plan(p, edits_name, o.code, ms));
+    r.comparison = compare_plans(r.plans, 0, r.plans.size() - 1, "decisions");
+  } else if (o.compare) {
+    size_t b = static_cast<size_t>(std::find(strategies.begin(), strategies.end(), *o.compare) -
+                                   strategies.begin());
+    if (b == 0)
+      throw UserError(std::string("--compare ") + plan::strategy_name(*o.compare) +
+                      ": the same strategy as the one reported; compare with another");
+    r.comparison = compare_plans(r.plans, 0, b, "strategies");
+  }
+  if (!o.measurements.empty()) load_measurements(o.measurements, r.plans);
+
+  ReportEnvironment& env = r.environment;
+  env.gpu = o.gpu;
+  const gpu::DeviceInfo& dev = gpu::cuda_device();
+  env.device = dev.device_name;
+  env.device_reason = dev.reason;
+  env.driver_version = dev.driver_version;
+  env.nvrtc = gpu::nvrtc_version();
+  std::vector<std::string> names;
+  for (const ReportPlan& p : r.plans) names.push_back(p.label);
+  env.options["strategies"] = join(names, ", ");
+  env.options["precision"] = gpu::precision_name(o.precision);
+  env.options["gpu"] = o.gpu.name;
+  if (compare_edits) env.options["decisions"] = edits_name;
+  if (!o.measurements.empty()) env.options["measurements"] = o.measurements;
+  std::vector<std::string> dims;
+  for (const auto& [k, v] : o.dims) dims.push_back(fmt::format("{}={}", k, v));
+  if (!dims.empty()) env.options["dims"] = join(dims, ", ");
+  env.options["code"] = o.code ? "CUDA C per kernel (emitted, not compiled)" : "none";
+  if (!o.calibration.empty()) {
+    env.calibration = gpu::load_calibration(o.calibration);
+    env.options["calibration"] = o.calibration;
+  }
+  env.generated = utc_now();
+  env.generator = std::string("Souffle Explorer ") + SOUFFLE_VERSION;
+  return r;
+}
+
+}  // namespace souffle::report

@@ -1,0 +1,230 @@
+/// \file The report model: everything a shareable report says about one model, gathered once as
+/// a plain value that every writer (HTML, JSON, CSV, DOT) renders, so they all say the same.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gpu/calibration.h"
+#include "core/gpu/cost.h"
+#include "core/gpu/spec.h"
+#include "core/plan/plan.h"
+
+namespace souffle::report {
+
+/// The version of the report JSON (docs/report.schema.json); raised when a field changes meaning
+/// or goes away, not when one is added.
+constexpr int kSchemaVersion = 1;
+
+/// What to report and how.
+struct ReportOptions {
+  /// The plans to show, in order; the first is the one a comparison starts from.
+  std::vector<plan::Strategy> strategies = {plan::Strategy::Souffle};
+  gpu::GpuSpec gpu;  ///< must be filled (gpu::gpu_spec("a100"))
+  gpu::Precision precision = gpu::Precision::FP32;
+  /// Compare the first strategy with this one (added to the plans when not among them).
+  std::optional<plan::Strategy> compare;
+  /// A decisions file: the first strategy is shown without and with these edits, compared.
+  std::string decisions;
+  /// Edits held in memory (the explorer's), used as a decisions file is when `decisions` is
+  /// empty and there are any; `edits_label` names them in the report ("edits").
+  plan::Decisions edits;
+  std::string edits_label = "edits";
+  std::string calibration;              ///< a calibration file, recorded in the environment
+  std::string measurements;             ///< measured kernel times (see load_measurements)
+  std::map<std::string, int64_t> dims;  ///< symbolic dimensions bound on import
+  /// Build every kernel and emit its CUDA C (no NVRTC). Off: plans and figures only.
+  bool code = true;
+};
+
+/// One reason the planner gave for where a kernel starts or why a TE joined it.
+struct ReportReason {
+  /// "start" (first TE), "cut" (a kernel boundary forced by a limit), "join" (a TE fused in),
+  /// "epilogue", "view", "decision" (a user's edit), "other".
+  std::string kind;
+  std::string text;
+  /// Prices the decision compared (µs), where the plan recorded them; empty otherwise.
+  std::vector<std::pair<std::string, double>> prices;
+};
+
+struct ReportStage {
+  std::string kind;  ///< "compute", "memory", "reduction", "view"
+  std::vector<std::string> tes;
+  std::vector<std::string> ops;  ///< ONNX nodes of its TEs, first appearance order
+  int64_t blocks = 0;
+  int threads = 0;
+  std::string schedule;
+  bool sync_before = false;
+};
+
+/// One launch of a kernel as built and emitted (under rules and unfused, a partition whose stages
+/// would need a grid barrier launches as several kernels).
+struct ReportLaunch {
+  std::string name;  ///< the CUDA function name
+  int64_t grid = 0, block = 0, smem_bytes = 0;
+  bool cooperative = false;
+  int stages = 0, grid_barriers = 0, block_barriers = 0;
+  std::string cuda;   ///< the emitted translation unit
+  std::string error;  ///< why it could not be built or emitted
+};
+
+/// A measured time, only when a measurement was given.
+struct MeasuredTime {
+  double time_us = 0;
+};
+
+struct ReportKernel {
+  int id = 0;
+  std::string kind;
+  std::vector<std::string> ops;
+  std::vector<std::string> tes;
+  std::vector<ReportStage> stages;
+  int grid_syncs = 0;
+  bool cooperative = false;
+  int64_t blocks = 0;
+  int threads = 0;
+  int64_t co_resident = 0;
+  std::vector<std::string> on_chip;
+  int64_t flops = 0, dram_bytes = 0;
+  double est_time_us = 0;  ///< the cost model's estimate on the plan's GPU spec
+  gpu::KernelCost cost;    ///< its roofline parts (compute, memory, launch, syncs)
+  double intensity = 0;    ///< FLOPs per DRAM byte
+  std::vector<ReportReason> reasons;
+  std::vector<ReportLaunch> launches;
+  std::optional<MeasuredTime> measured;
+};
+
+struct ReportTransform {
+  std::string kind, key, result, reason;
+  std::vector<std::string> ops;
+  bool applied = false;
+};
+
+struct ReportEdit {
+  std::string kind, text;
+  std::string reason;  ///< why it was refused (refused edits only)
+};
+
+/// Where measured times came from.
+struct Measurement {
+  std::string device, driver, date, source;
+  double total_us = 0;
+};
+
+struct ReportPlan {
+  std::string label;  ///< "souffle", or "souffle + decisions.json"
+  plan::Strategy strategy = plan::Strategy::Souffle;
+  std::string decisions;  ///< the decisions file applied ("" for none)
+  std::string gpu;
+  gpu::Precision precision = gpu::Precision::FP32;
+  size_t input_tes = 0, tes = 0;
+  int grid_syncs = 0;
+  int64_t flops = 0, dram_bytes = 0;
+  double est_time_us = 0;
+  std::vector<ReportKernel> kernels;
+  std::vector<ReportTransform> transforms;
+  std::vector<ReportEdit> applied, refused;
+  std::vector<std::pair<std::string, double>> passes;  ///< step, ms
+  double plan_ms = 0, build_ms = 0;
+  int launches = 0, build_errors = 0;
+  /// Per ONNX node, the kernels its TEs run in (a node split over kernels lists each).
+  std::map<std::string, std::vector<int>> node_kernels;
+  std::optional<Measurement> measurement;
+};
+
+/// A group of kernels of two plans that share ONNX nodes (a connected group of the overlap), so a
+/// kernel split in one plan and fused in the other is compared as one row.
+struct KernelDelta {
+  std::vector<int> a, b;  ///< kernel ids in plan a and plan b
+  size_t ops = 0;         ///< ONNX nodes the group covers
+  std::string first_op;   ///< the first of them, to find the group
+  double a_us = 0, b_us = 0;
+  int64_t a_bytes = 0, b_bytes = 0, a_flops = 0, b_flops = 0;
+  int a_syncs = 0, b_syncs = 0;
+  bool same = false;  ///< the same kernels with the same figures
+};
+
+struct ReportComparison {
+  size_t a = 0, b = 1;  ///< indices into Report::plans
+  std::string basis;    ///< "strategies" or "decisions"
+  std::vector<KernelDelta> rows;
+};
+
+struct ReportTensor {
+  std::string name, type;  ///< "f32[1, 128, 768]"
+};
+
+struct ReportSummary {
+  std::string path, name;
+  int64_t file_bytes = 0;
+  int64_t opset = 0;
+  size_t onnx_nodes = 0, nodes = 0, folded = 0, tes = 0;
+  std::vector<ReportTensor> inputs, outputs;
+  std::map<std::string, int> op_counts;
+  size_t constants = 0;
+  int64_t constant_bytes = 0;
+  int64_t flops = 0;  ///< of the lowered program (analysis)
+  std::vector<std::string> warnings;
+  double load_ms = 0;
+};
+
+struct ReportEnvironment {
+  gpu::GpuSpec gpu;
+  /// The machine the report was made on: its CUDA driver and device, or why there is none.
+  std::string device, device_reason;
+  int driver_version = 0;
+  std::string nvrtc;  ///< NVRTC version of this build, "" without
+  std::map<std::string, std::string> options;
+  std::optional<gpu::Calibration> calibration;
+  std::string generated;  ///< ISO 8601 UTC
+  std::string generator;  ///< "Souffle Explorer 0.1.0"
+};
+
+/// The op-level graph the report draws.
+struct ReportGraph {
+  struct Node {
+    std::string name, op_type, kind;  ///< kind: "op", "input", "output"
+    std::string type;                 ///< the first output's type
+  };
+  struct Edge {
+    int from = 0, to = 0;
+    std::string label;
+  };
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+};
+
+struct Report {
+  int schema_version = kSchemaVersion;
+  ReportSummary model;
+  ReportEnvironment environment;
+  ReportGraph graph;
+  std::vector<ReportPlan> plans;
+  std::optional<ReportComparison> comparison;
+};
+
+/// Loads the model at `path`, plans it under each strategy asked (and the comparison's), builds
+/// and emits every kernel's CUDA (no NVRTC), and gathers it all. Throws UserError naming the
+/// file and the reason for a model, decisions, calibration or measurement file it cannot take.
+Report gather_report(const std::string& path, const ReportOptions& options);
+
+/// The comparison of two plans of one model: kernels grouped by shared ONNX nodes.
+ReportComparison compare_plans(const std::vector<ReportPlan>& plans, size_t a, size_t b,
+                               const std::string& basis);
+
+/// Reads measured kernel times into the plans they were measured on. The file:
+/// {"device": "...", "driver": "...", "date": "...", "strategy": "souffle",
+///  "kernels": [{"kernel": 0, "time_us": 12.5}, ...]} (strategy optional: the first plan).
+/// Throws UserError naming the file and field.
+void load_measurements(const std::string& path, std::vector<ReportPlan>& plans);
+
+/// Reason kind of one of the planner's reason texts ("cut before ..." is a cut, ...).
+std::string reason_kind(const std::string& text);
+
+/// The colour of kernel `id` (one palette for the graph, the tables and the charts), "#rrggbb".
+std::string kernel_colour(int id);
+
+}  // namespace souffle::report

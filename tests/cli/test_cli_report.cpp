@@ -1,0 +1,125 @@
+// `souffle-cli report`: every sample model in every format, the walk-through, the errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/cli/cli_test_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+
+using souffle::cli_test::CliRun;
+
+CliRun run_cli(const std::string& args) {
+  return souffle::cli_test::run_cli(args, true);
+}
+
+std::string sample(const std::string& name) {
+  return std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + name + "/model.onnx";
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("souffle_cli_report_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ReportEveryModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportEveryModel, EveryFormat) {
+  const std::string m = GetParam();
+  fs::path d = scratch(m);
+  for (const char* ext : {"html", "json", "csv", "dot"}) {
+    fs::path out = d / (m + "." + ext);
+    CliRun r = run_cli("report " + sample(m) + " --strategy all --out " + out.string());
+    ASSERT_EQ(r.code, 0) << ext << ": " << r.out;
+    EXPECT_NE(r.out.find("3 plans"), std::string::npos) << r.out;
+    ASSERT_TRUE(fs::exists(out)) << out;
+    EXPECT_GT(fs::file_size(out), 1000u) << out;
+  }
+  std::string html = read(d / (m + ".html"));
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  auto j = nlohmann::json::parse(read(d / (m + ".json")));
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["plans"].size(), 3u);
+  EXPECT_EQ(read(d / (m + ".dot")).find("digraph"), read(d / (m + ".dot")).find('\n') + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, ReportEveryModel,
+                         ::testing::Values("bert", "efficientnet", "lstm", "mmoe", "resnext",
+                                           "swin"));
+
+TEST(CliReport, CompareAndDecisions) {
+  fs::path d = scratch("compare");
+  CliRun r = run_cli("report " + sample("bert") + " --strategy rules --compare souffle --out " +
+                     (d / "c.json").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(read(d / "c.json"));
+  EXPECT_EQ(j["comparison"]["basis"], "strategies");
+  EXPECT_EQ(j["plans"][1]["strategy"], "souffle");
+  r = run_cli("report " + sample("bert") + " --decisions " + SOUFFLE_SOURCE_DIR +
+              "/tests/report/bert_split.json --out " + (d / "d.html").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string html = read(d / "d.html");
+  EXPECT_NE(html.find("Before and after the decisions file"), std::string::npos);
+  EXPECT_NE(html.find("souffle + bert_split.json"), std::string::npos);
+}
+
+TEST(CliReport, StepsWritesOnePagePerStep) {
+  fs::path d = scratch("steps");
+  CliRun r = run_cli("report " + sample("mmoe") + " --steps --out " + (d / "walk.html").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(d / "walk.html"));
+  for (const char* step : {"1-import", "2-fold", "3-lower", "4-characterize", "5-horizontal",
+                           "6-vertical", "7-partition", "8-schedule", "9-emit"})
+    EXPECT_TRUE(fs::exists(d / ("walk-" + std::string(step) + ".html"))) << step;
+  r = run_cli("report " + sample("bert") + " --steps --layer layers.1 --strategy rules --out " +
+              (d / "l.html").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+}
+
+TEST(CliReport, BadUsageIsExit2NamingTheReason) {
+  fs::path d = scratch("bad");
+  struct Case {
+    std::string args, says;
+  };
+  const std::string out = (d / "r.html").string();
+  for (const Case& c : std::vector<Case>{
+           {"report /nonexistent/model.onnx --out " + out, "/nonexistent/model.onnx"},
+           {"report " + sample("mmoe") + " --out " + (d / "r.pdf").string(), "r.pdf"},
+           {"report " + sample("mmoe") + " --out /nonexistent/dir/r.html", "/nonexistent/dir"},
+           {"report " + sample("mmoe") + " --out " + out + " --gpu no-such-gpu", "no-such-gpu"},
+           {"report " + sample("mmoe") + " --out " + out + " --decisions /nonexistent/d.json",
+            "/nonexistent/d.json"},
+           {"report " + sample("mmoe") + " --out " + out + " --compare rules --decisions x.json",
+            "--compare"},
+           {"report " + sample("mmoe") + " --out " + out + " --compare souffle", "--compare"},
+           {"report " + sample("mmoe") + " --out " + (d / "s.json").string() + " --steps", ".html"},
+           {"report " + sample("mmoe") + " --out " + out + " --steps --layer nowhere", "nowhere"},
+           {"report " + sample("mmoe") + " --out " + out + " --layer x", "--steps"},
+           {"report " + sample("mmoe") + " --out " + out + " --strategy fastest", "fastest"},
+       }) {
+    CliRun r = run_cli(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+  std::ofstream(d / "broken.onnx") << "not a model";
+  CliRun r = run_cli("report " + (d / "broken.onnx").string() + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("broken.onnx"), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -1,0 +1,363 @@
+// The report model and its writers: what each format says, that they agree, and the errors.
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "core/report/csv.h"
+#include "core/report/dot.h"
+#include "core/report/html.h"
+#include "core/report/json.h"
+#include "core/report/report_model.h"
+#include "core/report/steps.h"
+#include "core/report/svg.h"
+#include "core/support/error.h"
+#include "tests/sample_model.h"
+
+namespace souffle::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+ReportOptions options(std::vector<plan::Strategy> strategies) {
+  ReportOptions o;
+  o.strategies = std::move(strategies);
+  o.gpu = gpu::gpu_spec("a100");
+  return o;
+}
+
+const Report& mmoe_all() {
+  static const Report r =
+      gather_report(test::sample_model_path("mmoe"), options(plan::all_strategies()));
+  return r;
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("souffle_report_test_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(ReportModel, EveryPlanKernelAndLaunch) {
+  const Report& r = mmoe_all();
+  EXPECT_EQ(r.schema_version, kSchemaVersion);
+  ASSERT_EQ(r.plans.size(), 3u);
+  EXPECT_EQ(r.model.name, "mmoe");
+  EXPECT_GT(r.model.nodes, 0u);
+  EXPECT_EQ(r.graph.nodes.size(), r.model.nodes + r.model.inputs.size() + r.model.outputs.size());
+  for (const ReportPlan& p : r.plans) {
+    ASSERT_FALSE(p.kernels.empty()) << p.label;
+    double total = 0;
+    int launches = 0;
+    for (const ReportKernel& k : p.kernels) {
+      total += k.est_time_us;
+      EXPECT_FALSE(k.reasons.empty()) << p.label << " K" << k.id;
+      // The roofline parts add up to the estimate.
+      EXPECT_NEAR(std::max(k.cost.compute_us, k.cost.memory_us) + k.cost.launch_us + k.cost.sync_us,
+                  k.est_time_us, 1e-6);
+      for (const ReportLaunch& l : k.launches) {
+        EXPECT_TRUE(l.error.empty()) << l.error;
+        EXPECT_NE(l.cuda.find("__global__"), std::string::npos) << l.name;
+        ++launches;
+      }
+      EXPECT_FALSE(k.measured.has_value());
+    }
+    EXPECT_NEAR(total, p.est_time_us, 1e-6 * std::max(1.0, total)) << p.label;
+    EXPECT_EQ(launches, p.launches);
+    EXPECT_FALSE(p.measurement.has_value());
+    // Every ONNX node with TEs is in a kernel (a node the transformations fused away too).
+    for (const ReportGraph::Node& n : r.graph.nodes)
+      if (n.kind == "op" && n.op_type != "Constant") {
+        EXPECT_TRUE(p.node_kernels.count(n.name)) << p.label << ": " << n.name;
+      }
+  }
+  EXPECT_EQ(r.environment.gpu.name, "A100-SXM4-40GB");
+  EXPECT_FALSE(r.environment.generated.empty());
+  EXPECT_FALSE(r.comparison.has_value());
+}
+
+TEST(ReportModel, ReasonKinds) {
+  EXPECT_EQ(reason_kind("cut before /x/MatMul: needs 512 blocks"), "cut");
+  EXPECT_EQ(reason_kind("kernel starts at /x/Add (first TE)"), "start");
+  EXPECT_EQ(reason_kind("kernel starts at /x/Softmax: a reduction (no fusion across reductions)"),
+            "cut");
+  EXPECT_EQ(reason_kind("one kernel for /x/Relu"), "start");
+  EXPECT_EQ(reason_kind("/x/Relu fused into the epilogue of /x/Gemm (element-wise)"), "epilogue");
+  EXPECT_EQ(reason_kind("/x/Reshape is a pure view: folded into its readers' indexing"), "view");
+  EXPECT_EQ(reason_kind("/x/MatMul joins: 64 blocks fit 216 co-resident"), "join");
+  EXPECT_EQ(reason_kind("merged by decision: merge a b"), "decision");
+}
+
+TEST(ReportModel, CompareStrategiesGroupsKernelsSharingNodes) {
+  ReportOptions o = options({plan::Strategy::Unfused});
+  o.compare = plan::Strategy::Souffle;
+  Report r = gather_report(test::sample_model_path("mmoe"), o);
+  ASSERT_EQ(r.plans.size(), 2u);
+  ASSERT_TRUE(r.comparison.has_value());
+  EXPECT_EQ(r.comparison->basis, "strategies");
+  // Every kernel of both plans is in exactly one row.
+  size_t a = 0, b = 0;
+  double a_us = 0, b_us = 0;
+  for (const KernelDelta& d : r.comparison->rows) {
+    a += d.a.size();
+    b += d.b.size();
+    a_us += d.a_us;
+    b_us += d.b_us;
+  }
+  EXPECT_EQ(a, r.plans[0].kernels.size());
+  EXPECT_EQ(b, r.plans[1].kernels.size());
+  EXPECT_NEAR(a_us, r.plans[0].est_time_us, 1e-6 * a_us);
+  EXPECT_NEAR(b_us, r.plans[1].est_time_us, 1e-6 * std::max(1.0, b_us));
+}
+
+TEST(ReportModel, DecisionsBeforeAndAfter) {
+  ReportOptions o = options({plan::Strategy::Souffle});
+  o.decisions = std::string(SOUFFLE_SOURCE_DIR) + "/tests/report/bert_split.json";
+  Report r = gather_report(test::sample_model_path("bert"), o);
+  ASSERT_EQ(r.plans.size(), 2u);
+  EXPECT_EQ(r.plans[1].label, "souffle + bert_split.json");
+  EXPECT_EQ(r.plans[1].kernels.size(), r.plans[0].kernels.size() + 1);
+  ASSERT_EQ(r.plans[1].applied.size(), 1u);
+  ASSERT_TRUE(r.comparison.has_value());
+  EXPECT_EQ(r.comparison->basis, "decisions");
+  bool changed = false;
+  for (const KernelDelta& d : r.comparison->rows) changed |= !d.same;
+  EXPECT_TRUE(changed);
+  // The split kernel's first reason says it was the user's decision.
+  bool decided = false;
+  for (const ReportKernel& k : r.plans[1].kernels)
+    for (const ReportReason& why : k.reasons) decided |= why.kind == "decision";
+  EXPECT_TRUE(decided);
+}
+
+TEST(ReportModel, MeasurementsFillOnlyTheirPlan) {
+  fs::path d = scratch("measure");
+  std::ofstream(d / "m.json") << R"({"device": "NVIDIA H200", "driver": "13.0",
+    "date": "2026-01-01T00:00:00Z", "strategy": "rules",
+    "kernels": [{"kernel": 0, "time_us": 3.5}, {"kernel": 1, "time_us": 1.5}]})";
+  ReportOptions o = options(plan::all_strategies());
+  o.measurements = (d / "m.json").string();
+  Report r = gather_report(test::sample_model_path("mmoe"), o);
+  for (const ReportPlan& p : r.plans) {
+    if (p.strategy != plan::Strategy::Rules) {
+      EXPECT_FALSE(p.measurement.has_value()) << p.label;
+      continue;
+    }
+    ASSERT_TRUE(p.measurement.has_value());
+    EXPECT_EQ(p.measurement->device, "NVIDIA H200");
+    EXPECT_DOUBLE_EQ(p.measurement->total_us, 5.0);
+    ASSERT_TRUE(p.kernels[0].measured.has_value());
+    EXPECT_DOUBLE_EQ(p.kernels[0].measured->time_us, 3.5);
+    EXPECT_FALSE(p.kernels[2].measured.has_value());
+  }
+  std::string html = report_html(r);
+  EXPECT_NE(html.find("3.50 µs measured"), std::string::npos);
+  EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
+}
+
+TEST(ReportModel, CalibrationIsRecorded) {
+  fs::path d = scratch("calibration");
+  gpu::Calibration c;
+  c.device = "NVIDIA H200";
+  c.compute_capability = "9.0";
+  c.sm_count = 132;
+  c.driver_version = 13000;
+  c.date = "2026-01-02T03:04:05Z";
+  c.launch_overhead_us = 2.5;
+  c.dram_bandwidth_gbps = 4200;
+  std::ofstream(d / "cal.json") << gpu::calibration_json(c);
+  ReportOptions o = options({plan::Strategy::Souffle});
+  o.calibration = (d / "cal.json").string();
+  Report r = gather_report(test::sample_model_path("mmoe"), o);
+  ASSERT_TRUE(r.environment.calibration.has_value());
+  EXPECT_EQ(r.environment.calibration->device, "NVIDIA H200");
+  EXPECT_EQ(report_json(r)["environment"]["calibration"]["driver_version"], 13000);
+  EXPECT_NE(report_html(r).find("NVIDIA H200 (cc 9.0, driver 13.0)"), std::string::npos);
+  std::ofstream(d / "bad.json") << R"({"version": 99})";
+  o.calibration = (d / "bad.json").string();
+  EXPECT_THROW(gather_report(test::sample_model_path("mmoe"), o), UserError);
+}
+
+TEST(ReportModel, BadInputsNameTheFile) {
+  fs::path d = scratch("bad");
+  std::ofstream(d / "m.json") << R"({"kernels": [{"kernel": 999, "time_us": 1}]})";
+  ReportOptions o = options({plan::Strategy::Rules});
+  o.measurements = (d / "m.json").string();
+  try {
+    gather_report(test::sample_model_path("mmoe"), o);
+    FAIL() << "a measurement of a kernel that does not exist was taken";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("999"), std::string::npos) << e.what();
+  }
+  std::ofstream(d / "junk.json") << "not json";
+  o.measurements = (d / "junk.json").string();
+  EXPECT_THROW(gather_report(test::sample_model_path("mmoe"), o), UserError);
+  o.measurements.clear();
+  o.decisions = (d / "junk.json").string();
+  EXPECT_THROW(gather_report(test::sample_model_path("mmoe"), o), UserError);
+  o.decisions.clear();
+  EXPECT_THROW(gather_report((d / "missing.onnx").string(), o), UserError);
+  o.compare = plan::Strategy::Rules;
+  EXPECT_THROW(gather_report(test::sample_model_path("mmoe"), o), UserError);
+}
+
+TEST(ReportJson, SaysWhatTheModelSays) {
+  const Report& r = mmoe_all();
+  nlohmann::json j = report_json(r);
+  EXPECT_EQ(j["schema_version"], kSchemaVersion);
+  ASSERT_EQ(j["plans"].size(), r.plans.size());
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    EXPECT_EQ(j["plans"][i]["partitions"].size(), r.plans[i].kernels.size());
+    EXPECT_DOUBLE_EQ(j["plans"][i]["est_time_us"].get<double>(), r.plans[i].est_time_us);
+    EXPECT_TRUE(j["plans"][i]["partitions"][0]["measured"].is_null());
+  }
+  EXPECT_TRUE(j["comparison"].is_null());
+}
+
+TEST(ReportCsv, OneRowPerKernelPerPlan) {
+  const Report& r = mmoe_all();
+  std::string csv = report_csv(r);
+  size_t kernels = 0;
+  for (const ReportPlan& p : r.plans) kernels += p.kernels.size();
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), kernels + 1);
+  EXPECT_EQ(csv.rfind("model,plan,strategy,", 0), 0u);
+}
+
+TEST(ReportDot, KernelsAreClustersAndGraphvizReadsIt) {
+  const Report& r = mmoe_all();
+  std::string dot = report_dot(r, 1);  // rules
+  size_t clusters = 0;
+  for (size_t at = dot.find("subgraph cluster_"); at != std::string::npos;
+       at = dot.find("subgraph cluster_", at + 1))
+    ++clusters;
+  EXPECT_EQ(clusters, r.plans[1].kernels.size());
+  std::string svg = dot_to_svg(dot);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_EQ(svg.find("<!--"), std::string::npos);
+}
+
+TEST(ReportHtml, StandsAlone) {
+  const Report& r = mmoe_all();
+  std::string html = report_html(r);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  // No file or address outside the page: the only URLs are XML namespaces.
+  std::regex outside(R"((src|href)\s*=\s*["'](?!#)[^"']*)", std::regex::icase);
+  std::smatch m;
+  EXPECT_FALSE(std::regex_search(html, m, outside)) << m.str();
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  std::string rest = html;
+  for (const char* ns : {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"})
+    for (size_t at = rest.find(ns); at != std::string::npos; at = rest.find(ns))
+      rest.erase(at, std::strlen(ns));
+  EXPECT_EQ(rest.find("http://"), std::string::npos);
+  EXPECT_EQ(rest.find("https://"), std::string::npos);
+  // Estimates are called estimates; code is collapsible; every kernel has its section.
+  EXPECT_NE(html.find("est."), std::string::npos);
+  EXPECT_NE(html.find("<details class=\"code\">"), std::string::npos);
+  for (size_t pi = 0; pi < r.plans.size(); ++pi)
+    for (const ReportKernel& k : r.plans[pi].kernels)
+      EXPECT_NE(html.find("id=\"p" + std::to_string(pi) + "-k" + std::to_string(k.id) + "\""),
+                std::string::npos);
+  EXPECT_NE(html.find("Roofline"), std::string::npos);
+  EXPECT_EQ(html.find("\"#nan"), std::string::npos);
+  EXPECT_EQ(html.find("nan\""), std::string::npos);
+}
+
+TEST(ReportHtml, PackedListingsHoldEveryKernelsCuda) {
+  const Report& r = mmoe_all();
+  HtmlOptions o;
+  o.pack_code_over = 0;
+  std::string html = report_html(r, o);
+  const std::string open = "<script type=\"application/octet-stream\" id=\"packed-code\">";
+  size_t at = html.find(open);
+  ASSERT_NE(at, std::string::npos);
+  at += open.size();
+  std::string b64 = html.substr(at, html.find("</script>", at) - at);
+  // base64, then zlib.
+  std::string bytes;
+  int bits = 0;
+  uint32_t acc = 0;
+  for (char c : b64) {
+    const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char* p = std::strchr(t, c);
+    if (c == '=' || !p) continue;
+    acc = (acc << 6) | static_cast<uint32_t>(p - t);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  std::vector<std::string> expect;
+  for (const ReportPlan& p : r.plans)
+    for (const ReportKernel& k : p.kernels)
+      for (const ReportLaunch& l : k.launches) expect.push_back(highlight_cuda(l.cuda));
+  std::string joined;
+  for (size_t i = 0; i < expect.size(); ++i) joined += (i ? "\x01" : "") + expect[i];
+  std::string out(joined.size() + 16, '\0');
+  uLongf size = static_cast<uLongf>(out.size());
+  ASSERT_EQ(
+      uncompress(reinterpret_cast<Bytef*>(out.data()), &size,
+                 reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uLong>(bytes.size())),
+      Z_OK);
+  out.resize(size);
+  EXPECT_EQ(out, joined);
+  EXPECT_NE(html.find("data-code=\"" + std::to_string(expect.size() - 1) + "\""),
+            std::string::npos);
+  // Unpacked by default for a report this small.
+  EXPECT_EQ(report_html(r).find("packed-code\">"), std::string::npos);
+}
+
+TEST(ReportHtml, HighlightEscapes) {
+  std::string h =
+      highlight_cuda("// a < b\n#include <x.h>\nif (a < 1.5f && b > 2) { s = \"<\"; }\n");
+  EXPECT_NE(h.find("<span class=\"c\">// a &lt; b</span>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<span class=\"p\">#include &lt;x.h&gt;</span>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<span class=\"k\">if</span>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<span class=\"n\">1.5f</span>"), std::string::npos) << h;
+  EXPECT_NE(h.find("&amp;&amp;"), std::string::npos) << h;
+  EXPECT_NE(h.find("<span class=\"s\">&quot;&lt;&quot;</span>"), std::string::npos) << h;
+  EXPECT_EQ(h.find(" < "), std::string::npos) << h;
+}
+
+TEST(ReportSteps, OnePagePerStepLinkedByName) {
+  StepsOptions o;
+  o.gpu = gpu::gpu_spec("a100");
+  std::vector<StepPage> pages = walkthrough(test::sample_model_path("bert"), o, "walk");
+  ASSERT_EQ(pages.size(), 10u);
+  EXPECT_EQ(pages[0].file, "walk.html");
+  EXPECT_EQ(pages[1].file, "walk-1-import.html");
+  EXPECT_EQ(pages[9].file, "walk-9-emit.html");
+  for (const StepPage& p : pages) {
+    EXPECT_EQ(p.html.rfind("<!DOCTYPE html>", 0), 0u) << p.file;
+    for (const StepPage& q : pages)
+      if (&q != &p) {
+        EXPECT_NE(p.html.find("href=\"" + q.file + "\""), std::string::npos) << p.file;
+      }
+  }
+  EXPECT_NE(pages[5].html.find("class=\"sentence\""), std::string::npos);
+  EXPECT_NE(pages[5].html.find("<svg"), std::string::npos);  // horizontal: graphs
+  EXPECT_NE(pages[9].html.find("__global__"), std::string::npos);
+}
+
+TEST(ReportSteps, OneLayer) {
+  StepsOptions o;
+  o.gpu = gpu::gpu_spec("a100");
+  o.layer = "layers.1";
+  std::vector<StepPage> pages = walkthrough(test::sample_model_path("bert"), o, "w");
+  ASSERT_EQ(pages.size(), 10u);
+  // The lowered text lists the layer's TEs only.
+  EXPECT_NE(pages[3].html.find("/layers.1/"), std::string::npos);
+  EXPECT_EQ(pages[3].html.find("/layers.0/query"), std::string::npos);
+  o.layer = "no-such-layer";
+  EXPECT_THROW(walkthrough(test::sample_model_path("bert"), o, "w"), UserError);
+}
+
+}  // namespace
+}  // namespace souffle::report

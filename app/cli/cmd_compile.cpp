@@ -7,6 +7,7 @@
 #include "app/cli/commands.h"
 #include "core/loop/mutator.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_pricer.h"
 #include "core/session/bundle.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
@@ -89,6 +90,7 @@ int run_compile(const CompileCliOptions& o) {
   copts.schedule.precision = po.precision;
   po.gpu = gpu::gpu_spec(o.gpu);
   copts.gpu = po.gpu;
+  po.pricer = schedule::make_pricer(po.gpu, po.precision, o.calibration);
 
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.common.dims);

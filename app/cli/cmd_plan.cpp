@@ -5,6 +5,7 @@
 
 #include "app/cli/commands.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_pricer.h"
 #include "core/session/load.h"
 #include "core/session/plan_json.h"
 
@@ -13,7 +14,7 @@ namespace souffle::cli {
 namespace {
 
 const char* kSteps[] = {"analyze",   "horizontal", "vertical", "re-analyze",
-                        "partition", "decisions",  "cost"};
+                        "partition", "decisions",  "price"};
 
 }  // namespace
 
@@ -23,14 +24,15 @@ int run_plan(const PlanCliOptions& o) {
   po.gpu = gpu::gpu_spec(o.gpu);
   po.precision = gpu::parse_precision(o.precision);
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
+  po.pricer = schedule::make_pricer(po.gpu, po.precision, o.calibration);
   if (!o.dump_after.empty()) {
     bool known = false;
     for (const char* s : kSteps) known |= o.dump_after == s;
     if (!known)
       throw UserError("--dump-after " + o.dump_after +
                       ": unknown step (analyze, horizontal, vertical, re-analyze, partition, "
-                      "decisions, cost)");
-    if (po.strategy != plan::Strategy::Souffle &&
+                      "decisions, price)");
+    if (!plan::is_souffle(po.strategy) &&
         (o.dump_after == "horizontal" || o.dump_after == "vertical" ||
          o.dump_after == "re-analyze"))
       throw UserError("--dump-after " + o.dump_after + ": the " + o.strategy +
@@ -50,6 +52,7 @@ int run_plan(const PlanCliOptions& o) {
     nlohmann::json j = plan_json(o.common.model, p);
     j["load_ms"] = m.load_ms;
     j["precision"] = gpu::precision_name(p.precision);
+    if (!o.calibration.empty()) j["calibration"] = o.calibration;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << plan::print(p);

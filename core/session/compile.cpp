@@ -73,10 +73,9 @@ std::string arch_digits(const std::string& arch) {
 std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
                                           const schedule::ScheduleConfig& config,
                                           codegen::StageOutlining outlining) {
-  // Under rules and unfused a partition that would need a grid barrier becomes several
-  // launches (kernelN.0, kernelN.1, ...): those strategies launch without grid sync.
-  KernelBuildOptions bo;
-  bo.split_launches = true;
+  // The plan's build options (plan_build): under rules and unfused a partition that would need
+  // a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
+  const KernelBuildOptions bo = plan_build(plan).options;
   std::vector<CompiledKernel> out;
   std::vector<bool> built;
   auto take = [&](loop::KernelSet& ks) {
@@ -383,7 +382,10 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
                                                    : gpu::gpu_spec(plan.gpu);
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
-  rep.kernels = build_kernels(plan, options.schedule, options.outlining);
+  // The schedule configuration is the caller's, at the plan's precision (what its pricing built).
+  schedule::ScheduleConfig config = options.schedule;
+  config.precision = plan.precision;
+  rep.kernels = build_kernels(plan, config, options.outlining);
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);
   for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;

@@ -257,8 +257,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
     s.before = steps.back().after;
     s.after = cut(r ? r->snapshot : std::string(), max);
     // The first analysis is of the input program under every strategy.
-    analysis::Analysis a =
-        o.strategy == plan::Strategy::Souffle ? analysis::analyze(program) : p.analysis;
+    analysis::Analysis a = plan::is_souffle(o.strategy) ? analysis::analyze(program) : p.analysis;
     for (const analysis::TeInfo& t : a.tes)
       if (t.kind == analysis::Intensity::Compute)
         if (std::find(s.nodes.begin(), s.nodes.end(), t.origin_node) == s.nodes.end())
@@ -272,7 +271,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
   }
 
   size_t tes_after_h = program.ops.size();
-  if (o.strategy == plan::Strategy::Souffle) {
+  if (plan::is_souffle(o.strategy)) {
     // The horizontal snapshot ends with the program it produced; the vertical step reads it.
     const plan::PassRecord* hr = pass("horizontal");
     const plan::PassRecord* vr = pass("vertical");
@@ -371,11 +370,10 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
         << plural(static_cast<size_t>(part.grid_syncs), "grid sync", "grid syncs") << ")\n\n";
     for (int te : part.tes) tes << te::print(*p.program.ops[static_cast<size_t>(te)]) << "\n";
     sched.before = cut(tes.str(), max);
-    plan::FusionPlan one = p;
-    one.partitions = {part};
     t0 = Clock::now();
     try {
-      loop::KernelSet ks = build_plan_kernels(one);
+      const PlanBuild b = plan_build(p);  // as the plan's pricing and compile build them
+      loop::KernelSet ks = build_partition_kernels(p, part, b.config, b.options);
       sched.ms = ms_since(t0);
       if (ks.kernels.empty()) {
         sched.sentence = fmt::format("Kernel {} holds only views: it launches nothing.", part.id);

@@ -71,13 +71,10 @@ class Prices {
   std::map<std::vector<int>, Priced> m_memo;
 };
 
-/// The segments of `g`: its TEs in order, a new segment at each TE its built kernel starts
-/// after a grid barrier between stages (where the kernel can be cut). Pure views just before
-/// such a TE go with it (they fold into their reader).
-std::vector<std::vector<int>> segments_of(const ProgramFacts& f, const Group& g, Prices& price) {
-  std::vector<int> tes = g.tes;
-  std::sort(tes.begin(), tes.end());
-  const std::vector<int>& sites = price.of(tes).sites;
+/// `tes` (in order) cut before each TE of `sites` (but the first); pure views just before a cut
+/// go with the TE after it (they fold into their reader).
+std::vector<std::vector<int>> cut_at(const ProgramFacts& f, const std::vector<int>& tes,
+                                     const std::vector<int>& sites) {
   std::vector<std::vector<int>> segs(1);
   for (int te : tes) {
     if (!segs.back().empty() && std::binary_search(sites.begin(), sites.end(), te)) {
@@ -96,6 +93,27 @@ std::vector<std::vector<int>> segments_of(const ProgramFacts& f, const Group& g,
     segs.back().push_back(te);
   }
   return segs;
+}
+
+/// The segments of `g`: its TEs in order, cut at each stage that a compute-intensive TE or a
+/// grid synchronization starts; a segment whose built kernel still has a grid barrier between
+/// stages (an ownership proof that does not hold) is cut there too. What the segments' kernels
+/// are priced on, so the partition can be cut at any grid barrier of its kernel.
+std::vector<std::vector<int>> segments_of(const ProgramFacts& f, const Group& g, Prices& price) {
+  std::vector<int> tes = g.tes;
+  std::sort(tes.begin(), tes.end());
+  std::vector<int> sites;
+  KernelBuilder k(f);
+  for (int te : tes) {
+    if (!k.empty() && !f.is_alias(te) && (f.compute(te) || k.needs_sync(te))) sites.push_back(te);
+    k.add(te);
+  }
+  std::vector<std::vector<int>> out;
+  for (const std::vector<int>& seg : cut_at(f, tes, sites)) {
+    const Priced& p = price.of(seg);
+    for (std::vector<int>& s : cut_at(f, seg, p.sites)) out.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::vector<int> joined(const std::vector<int>& a, const std::vector<int>& b) {

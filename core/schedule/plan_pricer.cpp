@@ -143,4 +143,17 @@ std::shared_ptr<PlanPricer> make_pricer(const gpu::GpuSpec& spec, gpu::Precision
   return std::make_shared<PlanPricer>(spec, precision, std::move(cal));
 }
 
+std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<PlanPricer>> pricers;
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.name, spec.sm_count, spec.shared_memory_per_sm,
+                  spec.registers_per_sm, spec.dram_bandwidth_gbps, spec.peak_fp32_tflops,
+                  spec.l2_bytes, spec.grid_sync_overhead_us, gpu::precision_name(precision));
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<PlanPricer>& p = pricers[key];
+  if (!p) p = std::make_shared<PlanPricer>(spec, precision);
+  return p;
+}
+
 }  // namespace souffle::schedule

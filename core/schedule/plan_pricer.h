@@ -49,4 +49,8 @@ class PlanPricer : public plan::KernelPricer {
 std::shared_ptr<PlanPricer> make_pricer(const gpu::GpuSpec& spec, gpu::Precision precision,
                                         const std::string& calibration_file = "");
 
+/// One pricer per GPU spec (by its figures) and precision for the whole process, so that every
+/// plan and re-plan of a session (the explorer's, a benchmark's) shares its kernel cache.
+std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision);
+
 }  // namespace souffle::schedule

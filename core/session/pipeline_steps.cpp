@@ -18,6 +18,7 @@
 #include "core/loop/mutator.h"
 #include "core/lower/lower.h"
 #include "core/onnx/importer.h"
+#include "core/schedule/plan_pricer.h"
 #include "core/session/verify_kernels.h"
 #include "core/te/printer.h"
 #include "core/te/verify.h"
@@ -239,6 +240,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
   po.strategy = o.strategy;
   po.gpu = o.gpu;
   po.snapshots = true;
+  po.pricer = schedule::shared_pricer(po.gpu, po.precision);  // as plan and compile price it
   t0 = Clock::now();
   plan::FusionPlan p = plan::plan(program, po);
   const double plan_ms = ms_since(t0);
@@ -326,7 +328,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
     s.title = "Partition the TEs into kernels";
     const plan::PassRecord* r = pass("partition");
     s.ms = r ? r->ms : plan_ms;
-    if (const plan::PassRecord* c = pass("cost")) s.ms += c->ms;
+    if (const plan::PassRecord* c = pass("price")) s.ms += c->ms;
     s.before = cut(te::print(p.program), max);
     s.after = cut(plan::print(p), max);
     std::string cut_reason;

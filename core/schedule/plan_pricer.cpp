@@ -6,6 +6,9 @@
 
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/price.h"
+#include "core/support/tensor_data.h"
+#include "core/te/mutator.h"
+#include "core/te/printer.h"
 
 namespace souffle::schedule {
 
@@ -27,12 +30,32 @@ size_t PlanPricer::hits() const {
   return m_hits;
 }
 
+const std::string& PlanPricer::content(const te::Op& op) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_printed.find(op.get());
+  if (it != m_printed.end()) return it->second.text;
+  std::string text = te::print(*op);
+  std::set<const te::TensorNode*> seen;
+  auto reads = [&](const te::Expr& e) {
+    if (!e.defined()) return;
+    te::for_each_node(e, [&](const te::Expr& x) {
+      const te::Read* r = x.as<te::Read>();
+      if (r && seen.insert(r->tensor.get()).second)
+        text += fmt::format(" {{{}:{}:{}}}", r->tensor->name, shape_str(r->tensor->shape),
+                            dtype_name(r->tensor->dtype));
+    });
+  };
+  reads(op->body);
+  reads(op->init);
+  return m_printed.emplace(op.get(), Printed{op, std::move(text)}).first->second.text;
+}
+
 namespace {
 
 /// What the kernels of `p` depend on, as text: the context's strategy, GPU and precision, and per
-/// stage its kind, TEs (by handle), tiles and which outputs are read outside the partition.
-std::string content_key(const plan::FusionPlan& c, const plan::Partition& p,
-                        std::vector<te::Op>& ops) {
+/// stage its kind, TEs (`content`), tiles and which outputs are read outside the partition.
+template <typename Content>
+std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Content&& content) {
   const analysis::Analysis& a = c.analysis;
   std::set<int> mine(p.tes.begin(), p.tes.end());
   const gpu::GpuSpec& g = c.gpu_spec;
@@ -48,8 +71,6 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p,
         key += "?";
         continue;
       }
-      const te::Op& op = c.program.ops[static_cast<size_t>(te)];
-      ops.push_back(op);
       bool outside = false;
       if (static_cast<size_t>(te) < a.tes.size()) {
         int x = a.tes[static_cast<size_t>(te)].output_tensor;
@@ -58,7 +79,8 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p,
           for (int r : a.tensors[static_cast<size_t>(x)].consumers) outside |= !mine.count(r);
         }
       }
-      key += fmt::format("{}{},", static_cast<const void*>(op.get()), outside ? "o" : "");
+      key += content(c.program.ops[static_cast<size_t>(te)]);
+      key += outside ? "\n[read outside]\n" : "\n";
     }
     for (const plan::TileChoice& t : st.tiles)
       key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}", t.te, t.bm, t.bn, t.bk, t.tm, t.tn,
@@ -71,14 +93,14 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p,
 
 plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
                                        const plan::Partition& p) const {
-  std::vector<te::Op> ops;
-  const std::string key = content_key(context, p, ops);
+  const std::string key =
+      content_key(context, p, [&](const te::Op& op) -> const std::string& { return content(op); });
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_cache.find(key);
     if (it != m_cache.end()) {
       ++m_hits;
-      return it->second.price;
+      return it->second;
     }
   }
   plan::PartitionPrice out;
@@ -132,7 +154,7 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
   }
   std::lock_guard<std::mutex> lock(m_mutex);
   ++m_builds;
-  m_cache[key] = Entry{std::move(ops), out};
+  m_cache[key] = out;
   return out;
 }
 

@@ -16,9 +16,10 @@
 namespace souffle::schedule {
 
 /// Prices partitions from their built kernels on one GPU at one precision, with a calibration
-/// file's constants when one is given. Kernels are cached by the content of their partition
-/// (its TEs, by handle, with their stages and tiles; which of their outputs are read outside it;
-/// strategy, GPU and precision), so a re-plan after an edit builds only the partitions it
+/// file's constants when one is given. Prices are cached by the content of their partition (its
+/// TEs as printed, with the shapes of what they read, their stages and tiles; which of their
+/// outputs are read outside it; strategy, GPU and precision), so a re-plan after an edit, or a
+/// plan that transforms the program anew into the same TEs, builds only the partitions that
 /// changed. Safe to share between threads.
 class PlanPricer : public plan::KernelPricer {
  public:
@@ -32,15 +33,18 @@ class PlanPricer : public plan::KernelPricer {
   size_t hits() const;
 
  private:
-  struct Entry {
-    std::vector<te::Op> ops;  ///< keeps the handles the key names alive
-    plan::PartitionPrice price;
+  /// The content of one TE, printed once per handle (the handle kept so the key stays valid).
+  const std::string& content(const te::Op& op) const;
+  struct Printed {
+    te::Op op;
+    std::string text;
   };
   gpu::GpuSpec m_spec;
   gpu::Precision m_precision;
   std::optional<gpu::Calibration> m_calibration;
   mutable std::mutex m_mutex;
-  mutable std::map<std::string, Entry> m_cache;
+  mutable std::map<std::string, plan::PartitionPrice> m_cache;
+  mutable std::map<const te::ComputeOp*, Printed> m_printed;
   mutable size_t m_builds = 0, m_hits = 0;
 };
 

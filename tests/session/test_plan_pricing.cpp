@@ -113,6 +113,36 @@ TEST(PlanPricing, ASlowGridBarrierCutsSouffleIntoMoreKernels) {
   }
 }
 
+TEST(PlanPricing, AUserMergeThatPricesSlowerIsAppliedAndFlagged) {
+  gpu::GpuSpec slow = gpu::gpu_spec("a100");
+  slow.name = "A100 with a 1,000 us grid barrier";
+  slow.grid_sync_overhead_us = 1000;
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = slow;
+  po.pricer = schedule::make_pricer(slow, gpu::Precision::FP32);
+  plan::FusionPlan p = plan::plan(test::sample_model("mmoe").program, po);
+  ASSERT_GT(p.kernels(), 2u);
+  bool flagged = false;
+  for (size_t k = 0; k + 1 < p.partitions.size() && !flagged; ++k) {
+    const std::string a = p.program.ops[p.partitions[k].tes.back()]->name;
+    const std::string b = p.program.ops[p.partitions[k + 1].tes.front()]->name;
+    plan::PlanOptions e = po;
+    e.decisions.edits = {{plan::Edit::Kind::Merge, a, b}};
+    plan::FusionPlan q = plan::replan(p, e);
+    if (q.applied.empty()) continue;
+    for (const plan::Partition& part : q.partitions)
+      for (const plan::Decision& d : part.decisions)
+        if (d.kind == plan::DecisionKind::UserMerge) {
+          flagged = true;
+          EXPECT_GT(d.merged_us, d.split_us);
+          EXPECT_NEAR(part.est_time_us, d.merged_us, 1e-9);
+          EXPECT_NE(d.reason.find("priced slower"), std::string::npos);
+        }
+  }
+  EXPECT_TRUE(flagged);
+}
+
 TEST(PlanPricing, KernelsAreCachedByPartitionContent) {
   const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
   auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
@@ -138,6 +168,16 @@ TEST(PlanPricing, KernelsAreCachedByPartitionContent) {
   EXPECT_LE(pricer->builds() - before, 2u);
   EXPECT_GT(pricer->hits(), 0u);
   EXPECT_EQ(q.kernels(), p.kernels() + 1);
+  // A plan that transforms the program anew finds every partition it prices in the cache.
+  po.decisions.edits.clear();
+  const size_t warm = pricer->builds();
+  plan::PlanOptions souffle = po;
+  souffle.strategy = plan::Strategy::Souffle;
+  plan::plan(prog, souffle);
+  const size_t souffle_builds = pricer->builds() - warm;
+  EXPECT_GT(souffle_builds, 0u);
+  plan::plan(prog, souffle);
+  EXPECT_EQ(pricer->builds() - warm, souffle_builds);
 }
 
 }  // namespace

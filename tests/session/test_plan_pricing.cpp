@@ -45,45 +45,59 @@ double floor_us(const te::TeProgram& program, const gpu::GpuSpec& gpu, gpu::Prec
   return std::max(double(flops) / peak, double(bytes) / (gpu.dram_bandwidth_gbps * 1e9)) * 1e6;
 }
 
-TEST(PlanPricing, PlanAgreesWithCompiledKernelsOnEverySampleModel) {
+class PlanPricingModel : public testing::TestWithParam<std::string> {};
+
+TEST_P(PlanPricingModel, PlanAgreesWithCompiledKernels) {
   const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
-  for (const std::string& m : kModels)
-    for (plan::Strategy s : plan::every_strategy()) {
-      SCOPED_TRACE(m + " " + plan::strategy_name(s));
-      plan::FusionPlan p = priced(m, s, a100);
-      plan::verify(p);
-      EXPECT_EQ(p.cost_model, "v2: built kernels");
-      CompileOptions co;
-      co.archs = {};  // build and emit only
-      CompileReport rep = compile_plan(p, co);
-      ASSERT_TRUE(rep.ok());
-      int barriers = 0;
-      int64_t dram = 0;
-      const gpu::CostConstants c = gpu::cost_constants(a100, p.precision);
-      for (const CompiledKernel& k : rep.kernels) {
-        loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& st) {
-          barriers += st.kind() == loop::StmtKind::GridBarrier;
-        });
-        dram += schedule::price_kernel(k.kernel, a100, c, {}).dram_bytes;
-      }
-      EXPECT_EQ(static_cast<size_t>(p.launches), rep.kernels.size());
-      EXPECT_EQ(p.grid_syncs, barriers);
-      EXPECT_EQ(p.dram_bytes, dram);
-      EXPECT_GE(p.est_time_us, floor_us(test::sample_model(m).program, a100, p.precision));
+  const std::string& m = GetParam();
+  for (plan::Strategy s : plan::every_strategy()) {
+    SCOPED_TRACE(m + " " + plan::strategy_name(s));
+    plan::FusionPlan p = priced(m, s, a100);
+    plan::verify(p);
+    EXPECT_EQ(p.cost_model, "v2: built kernels");
+    CompileOptions co;
+    co.archs = {};  // build and emit only
+    CompileReport rep = compile_plan(p, co);
+    ASSERT_TRUE(rep.ok());
+    int barriers = 0;
+    int64_t dram = 0;
+    const gpu::CostConstants c = gpu::cost_constants(a100, p.precision);
+    for (const CompiledKernel& k : rep.kernels) {
+      loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& st) {
+        barriers += st.kind() == loop::StmtKind::GridBarrier;
+      });
+      dram += schedule::price_kernel(k.kernel, a100, c, {}).dram_bytes;
     }
+    EXPECT_EQ(static_cast<size_t>(p.launches), rep.kernels.size());
+    EXPECT_EQ(p.grid_syncs, barriers);
+    EXPECT_EQ(p.dram_bytes, dram);
+    EXPECT_GE(p.est_time_us, floor_us(test::sample_model(m).program, a100, p.precision));
+  }
 }
 
-TEST(PlanPricing, NoEstimateBelowThePhysicalFloorAndSouffleAtMostRulesOnEveryGpu) {
-  for (const gpu::GpuSpec& gpu : gpu::builtin_gpu_specs())
-    for (const std::string& m : kModels) {
-      SCOPED_TRACE(m + " on " + gpu.name);
-      const double floor = floor_us(test::sample_model(m).program, gpu, gpu::Precision::FP32);
-      plan::FusionPlan rules = priced(m, plan::Strategy::Rules, gpu);
-      plan::FusionPlan souffle = priced(m, plan::Strategy::Souffle, gpu);
-      EXPECT_GE(rules.est_time_us, floor);
-      EXPECT_GE(souffle.est_time_us, floor);
-      EXPECT_LE(souffle.est_time_us, rules.est_time_us);
-    }
+INSTANTIATE_TEST_SUITE_P(SampleModels, PlanPricingModel, testing::ValuesIn(kModels));
+
+class PlanPricingGpu : public testing::TestWithParam<size_t> {};
+
+TEST_P(PlanPricingGpu, NoEstimateBelowThePhysicalFloorAndSouffleAtMostRules) {
+  const gpu::GpuSpec& gpu = gpu::builtin_gpu_specs()[GetParam()];
+  for (const std::string& m : kModels) {
+    SCOPED_TRACE(m + " on " + gpu.name);
+    const double floor = floor_us(test::sample_model(m).program, gpu, gpu::Precision::FP32);
+    plan::FusionPlan rules = priced(m, plan::Strategy::Rules, gpu);
+    plan::FusionPlan souffle = priced(m, plan::Strategy::Souffle, gpu);
+    EXPECT_GE(rules.est_time_us, floor);
+    EXPECT_GE(souffle.est_time_us, floor);
+    EXPECT_LE(souffle.est_time_us, rules.est_time_us);
+  }
+}
+
+/// Every GPU of resources/gpus.json (a test needs the list before main: its size is fixed here
+/// and checked).
+INSTANTIATE_TEST_SUITE_P(BuiltinGpus, PlanPricingGpu, testing::Range<size_t>(0, 7));
+
+TEST(PlanPricing, EveryBuiltinGpuIsCovered) {
+  EXPECT_EQ(gpu::builtin_gpu_specs().size(), 7u);
 }
 
 TEST(PlanPricing, ASlowGridBarrierCutsSouffleIntoMoreKernels) {

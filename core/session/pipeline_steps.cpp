@@ -239,6 +239,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
   plan::PlanOptions po;
   po.strategy = o.strategy;
   po.gpu = o.gpu;
+  po.precision = o.precision;
   po.snapshots = true;
   po.pricer = schedule::shared_pricer(po.gpu, po.precision);  // as plan and compile price it
   t0 = Clock::now();

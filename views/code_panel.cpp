@@ -140,9 +140,8 @@ PlanCodePtr CodePanel::generate(PlanDataPtr planData) {
   }
   loop::KernelSet ks;
   try {
-    KernelBuildOptions bo;
-    bo.split_launches = true;  // as compile and the bundle build them
-    ks = build_plan_kernels(p, {}, bo);
+    const PlanBuild b = plan_build(p);  // as the plan's pricing, compile and the bundle
+    ks = build_plan_kernels(p, b.config, b.options);
   } catch (const std::exception& e) {
     out->error = QString::fromUtf8(e.what());
     for (KernelCodeText& k : out->kernels) k.error = out->error;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <exception>
 
+#include "core/schedule/plan_pricer.h"
+
 namespace souffle::views {
 
 namespace {
@@ -101,6 +103,7 @@ PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const Q
     plan::PlanOptions o;
     o.strategy = strategy;
     o.gpu = gpu::gpu_spec(gpu.toStdString());
+    o.pricer = schedule::shared_pricer(o.gpu, o.precision);
     auto p = std::make_shared<plan::FusionPlan>(plan::plan(model->model->program, o));
     out.data = buildPlanData(model, std::move(p));
   } catch (const UserError& e) {
@@ -127,6 +130,7 @@ PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, con
     o.strategy = strategy;
     o.gpu = gpu::gpu_spec(gpu.toStdString());
     o.decisions = decisions;
+    o.pricer = schedule::shared_pricer(o.gpu, o.precision);
     const bool reuse = previous && previous->model == model && previous->plan;
     auto p = std::make_shared<plan::FusionPlan>(reuse ? plan::replan(*previous->plan, o)
                                                       : plan::plan(model->model->program, o));

@@ -10,6 +10,7 @@
 #include "core/session/bundle.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
+#include "core/session/pipeline.h"
 #include "core/support/error.h"
 
 namespace souffle::cli {
@@ -83,18 +84,20 @@ int run_compile(const CompileCliOptions& o) {
     throw UserError(
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
-  plan::PlanOptions po;
+  PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.precision = gpu::parse_precision(o.precision);
   copts.schedule.precision = po.precision;
   po.gpu = gpu::gpu_spec(o.gpu);
   copts.gpu = po.gpu;
-
-  onnx_import::ImportOptions io;
-  io.dims = parse_dims(o.common.dims);
-  LoadedModel m = load_model(o.common.model, io);
-  plan::FusionPlan p = plan::plan(m.program, po);
-  CompileReport rep = compile_plan(p, copts);
+  po.calibration = o.calibration;
+  po.import.dims = parse_dims(o.common.dims);
+  po.until = "compile";
+  po.compile = copts;
+  PipelineResult run = run_pipeline(o.common.model, po);
+  const LoadedModel& m = run.model;
+  const plan::FusionPlan& p = run.plan;
+  const CompileReport& rep = run.kernels;
 
   BundleReport bundle;
   if (!o.out.empty()) bundle = write_model_bundle(o.out, o.common.model, o.data_dir, p, rep, copts);
@@ -111,6 +114,18 @@ int run_compile(const CompileCliOptions& o) {
     nlohmann::json ks = nlohmann::json::array();
     for (const CompiledKernel& k : rep.kernels) ks.push_back(kernel_json(k));
     j["kernels"] = ks;
+    int barriers = 0;
+    for (const nlohmann::json& k : ks) barriers += k["grid_barriers"].get<int>();
+    j["launches"] = ks.size();
+    j["grid_barriers"] = barriers;
+    // The plan's figures, priced from these kernels (plan --json gives the same).
+    j["plan"] = {{"kernels", p.kernels()},
+                 {"launches", p.launches},
+                 {"grid_syncs", p.grid_syncs},
+                 {"dram_bytes", p.dram_bytes},
+                 {"est_time_us", p.est_time_us},
+                 {"cost_model", p.cost_model},
+                 {"cost_constants", p.cost_constants}};
     j["errors"] = rep.errors;
     j["out"] = o.out;
     j["harness"] = bundle.harness;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -6,31 +7,29 @@
 #include "app/cli/commands.h"
 #include "core/plan/plan.h"
 #include "core/session/load.h"
+#include "core/session/pipeline.h"
 #include "core/session/plan_json.h"
 
 namespace souffle::cli {
 
-namespace {
-
-const char* kSteps[] = {"analyze",   "horizontal", "vertical", "re-analyze",
-                        "partition", "decisions",  "cost"};
-
-}  // namespace
-
 int run_plan(const PlanCliOptions& o) {
-  plan::PlanOptions po;
+  PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.gpu = gpu::gpu_spec(o.gpu);
   po.precision = gpu::parse_precision(o.precision);
+  po.calibration = o.calibration;
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
+  po.import.dims = parse_dims(o.common.dims);
   if (!o.dump_after.empty()) {
-    bool known = false;
-    for (const char* s : kSteps) known |= o.dump_after == s;
-    if (!known)
-      throw UserError("--dump-after " + o.dump_after +
-                      ": unknown step (analyze, horizontal, vertical, re-analyze, partition, "
-                      "decisions, cost)");
-    if (po.strategy != plan::Strategy::Souffle &&
+    const std::vector<std::string>& order = pipeline_order();
+    const auto last = std::find(order.begin(), order.end(), "price");
+    if (std::find(order.begin(), last + 1, o.dump_after) == last + 1) {
+      std::string names;
+      for (auto it = order.begin(); it != last + 1; ++it)
+        names += (names.empty() ? "" : ", ") + *it;
+      throw UserError("--dump-after " + o.dump_after + ": unknown step (" + names + ")");
+    }
+    if (!plan::is_souffle(po.strategy) &&
         (o.dump_after == "horizontal" || o.dump_after == "vertical" ||
          o.dump_after == "re-analyze"))
       throw UserError("--dump-after " + o.dump_after + ": the " + o.strategy +
@@ -41,21 +40,23 @@ int run_plan(const PlanCliOptions& o) {
       std::cerr << "=== after " << r.name << fmt::format(" ({:.1f} ms) ===\n", r.ms) << r.snapshot;
     };
   }
-  onnx_import::ImportOptions io;
-  io.dims = parse_dims(o.common.dims);
-  LoadedModel m = load_model(o.common.model, io);
-  plan::FusionPlan p = plan::plan(m.program, po);
-  plan::verify(p);
+  PipelineResult r = run_pipeline(o.common.model, po);
+  const plan::FusionPlan& p = r.plan;
   if (o.common.json) {
     nlohmann::json j = plan_json(o.common.model, p);
-    j["load_ms"] = m.load_ms;
+    j["load_ms"] = r.model.load_ms;
     j["precision"] = gpu::precision_name(p.precision);
+    if (!o.calibration.empty()) j["calibration"] = o.calibration;
+    nlohmann::json passes = nlohmann::json::array();
+    for (const plan::PassRecord& rec : r.passes)
+      passes.push_back({{"name", rec.name}, {"ms", rec.ms}});
+    j["passes"] = passes;  // the whole pipeline's steps: import, fold, lower, then the plan's
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << plan::print(p);
     double ms = 0;
-    for (const plan::PassRecord& r : p.passes) ms += r.ms;
-    std::cout << fmt::format("planned in {:.1f} ms (load {:.0f} ms)\n", ms, m.load_ms);
+    for (const plan::PassRecord& rec : p.passes) ms += rec.ms;
+    std::cout << fmt::format("planned in {:.1f} ms (load {:.0f} ms)\n", ms, r.model.load_ms);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "app/cli/commands.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_pricer.h"
 #include "core/session/verify.h"
 #include "core/session/verify_kernels.h"
 
@@ -49,6 +50,7 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   po.strategy = plan::parse_strategy(o.strategy.empty() ? "souffle" : o.strategy);
   po.gpu = gpu::gpu_spec("a100");
   po.precision = gpu::parse_precision(o.precision);
+  po.pricer = schedule::make_pricer(po.gpu, po.precision);
   souffle::VerifyOptions vo;
   vo.criterion = Criterion::RelativeL2;
   vo.tolerance = o.tolerance;

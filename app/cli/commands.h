@@ -31,6 +31,7 @@ struct PlanCliOptions {
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels (cost and kernels)
   std::string decisions;           ///< a decisions JSON file
   std::string dump_after;          ///< print this step's snapshot (to stderr)
+  std::string calibration;         ///< a calibration file (souffle-runner calibrate)
 };
 
 struct CompileCliOptions {
@@ -43,6 +44,7 @@ struct CompileCliOptions {
   int threads = 0;                 ///< NVRTC compilations at once (0: cores)
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
+  std::string calibration;         ///< a calibration file: the plan is priced with it
 };
 
 struct ReportCliOptions {

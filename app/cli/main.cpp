@@ -31,23 +31,27 @@ int main(int argc, char** argv) {
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
   c_verify
       ->add_option("--strategy", verify.strategy,
-                   "verify the TE program transformed by unfused, rules or souffle")
-      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+                   "verify the TE program transformed by unfused, rules, souffle or souffle-paper")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle", "souffle-paper"}));
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
 
   PlanCliOptions plan;
   auto* c_plan = app.add_subcommand("plan", "fusion plan: kernels, stages, reasons, cost");
   c_plan->add_option("MODEL", plan.common.model, "model.onnx")->required();
-  c_plan->add_option("--strategy", plan.strategy, "unfused, rules or souffle (default)")
-      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+  c_plan
+      ->add_option("--strategy", plan.strategy,
+                   "unfused, rules, souffle (default) or souffle-paper")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle", "souffle-paper"}));
+  c_plan->add_option("--calibration", plan.calibration,
+                     "calibration file measured by souffle-runner: its constants price the plan");
   c_plan->add_option("--gpu", plan.gpu, "GPU name or spec file (default a100)");
   c_plan->add_option("--precision", plan.precision,
                      "compute type of GEMM-like kernels: fp32 (default), tf32, fp16, bf16");
   c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
   c_plan->add_option("--dump-after", plan.dump_after,
                      "print a step's result to stderr: analyze, horizontal, vertical, "
-                     "partition, cost");
+                     "partition, decisions, price");
   c_plan->add_flag("--json", plan.common.json, "print one JSON object");
   c_plan->add_option("--dim", plan.common.dims, "bind a symbolic dimension: name=value");
 
@@ -58,8 +62,12 @@ int main(int argc, char** argv) {
   c_compile->add_option("--out", compile.out,
                         "bundle folder: .cu, .ptx, weights, data, host harness, CMakeLists.txt");
   c_compile->add_option("--arch", compile.archs, "NVRTC targets (default sm_80,sm_90)");
-  c_compile->add_option("--strategy", compile.strategy, "unfused, rules or souffle (default)")
-      ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
+  c_compile
+      ->add_option("--strategy", compile.strategy,
+                   "unfused, rules, souffle (default) or souffle-paper")
+      ->check(CLI::IsMember({"unfused", "rules", "souffle", "souffle-paper"}));
+  c_compile->add_option("--calibration", compile.calibration,
+                        "calibration file: the plan is priced (and so cut) with its constants");
   c_compile->add_option("--gpu", compile.gpu, "GPU name or spec file (default a100)");
   c_compile->add_option("--data", compile.data_dir,
                         "folder with test_data_set_0 (default: model's)");

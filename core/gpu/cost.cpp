@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/support/error.h"
 
@@ -101,6 +104,108 @@ KernelCost kernel_cost(const GpuSpec& spec, int64_t flops, int64_t dram_bytes, i
   c.bound = c.compute_us > c.memory_us ? "compute" : "memory";
   c.total_us = std::max(c.compute_us, c.memory_us) + c.launch_us + c.sync_us;
   return c;
+}
+
+// ---- cost model v2 ----
+
+CostConstants cost_constants(const GpuSpec& spec, Precision precision,
+                             const Calibration* calibration) {
+  CostConstants c;
+  c.precision = precision;
+  c.launch_us = spec.launch_overhead_us;
+  c.dram_gbps = spec.dram_bandwidth_gbps;
+  c.l2_bytes = spec.l2_bytes;
+  c.simt_tflops = spec.peak_fp32_tflops;
+  c.tensor_tflops = precision == Precision::FP32 ? 0 : peak_flops(spec, precision) / 1e12;
+  if (c.tensor_tflops <= spec.peak_fp32_tflops) c.tensor_tflops = 0;
+  c.barrier_us = spec.grid_sync_overhead_us;
+  c.source = "spec " + spec.name;
+  if (calibration) {
+    const Calibration& k = *calibration;
+    c.calibration = calibration;
+    c.calibrated = true;
+    std::vector<std::string> used;
+    if (k.launch_overhead_us > 0) {
+      c.launch_us = k.launch_overhead_us;
+      used.push_back("launch");
+    }
+    if (k.dram_bandwidth_gbps > 0) {
+      c.dram_gbps = k.dram_bandwidth_gbps;
+      used.push_back("bandwidth");
+    }
+    if (k.gemm_fp32_tflops > 0) {
+      c.simt_tflops = k.gemm_fp32_tflops;
+      used.push_back("fp32 GEMM rate");
+    }
+    if (k.gemm_fp16_tflops > 0 && c.tensor_tflops > 0) {
+      c.tensor_tflops = k.gemm_fp16_tflops;
+      used.push_back("tensor-core GEMM rate");
+    }
+    if (k.has_barrier()) used.push_back("grid barrier against grid size");
+    std::string what;
+    for (const std::string& u : used) what += (what.empty() ? "" : ", ") + u;
+    c.source = fmt::format("calibration {} (device {}{}): {}; the rest from spec {}",
+                           k.file.empty() ? std::string("(in memory)") : k.file, k.device,
+                           k.date.empty() ? "" : ", " + k.date, what.empty() ? "nothing" : what,
+                           spec.name);
+  }
+  c.l2_gbps = c.dram_gbps * kL2BandwidthFactor;
+  return c;
+}
+
+double grid_barrier_cost_us(const GpuSpec& spec, const CostConstants& c, int64_t blocks) {
+  if (c.calibration && c.calibration->has_barrier())
+    return grid_barrier_us(*c.calibration, static_cast<int>(std::max<int64_t>(blocks, 1)));
+  const double per_sm = double(std::max<int64_t>(blocks, 1)) / std::max(spec.sm_count, 1);
+  return c.barrier_us * (0.75 + 0.25 * per_sm);
+}
+
+namespace {
+
+/// Warps per SM that hide the latency of arithmetic (SIMT FMA chains, tensor-core MMAs) and of
+/// memory (enough loads in flight to draw the SM's share of the bandwidth).
+constexpr double kComputeWarps = 8, kTensorWarps = 4, kMemoryWarps = 16;
+/// One SM draws at most this multiple of its fair share of DRAM or L2 bandwidth.
+constexpr double kSmBandwidthShare = 4;
+
+}  // namespace
+
+StageCost stage_cost(const GpuSpec& spec, const CostConstants& c, const StageWork& w) {
+  StageCost out;
+  const int sms = std::max(spec.sm_count, 1);
+  const int64_t grid = std::max<int64_t>(w.grid, 1);
+  const int64_t block = std::max<int64_t>(w.block, 1);
+  Occupancy occ = occupancy(spec, static_cast<int>(block), std::max(w.regs, 1), w.smem);
+  const int bps = std::max(occ.blocks_per_sm, 1);
+  out.blocks_per_sm = occ.blocks_per_sm;
+  const int64_t slots = int64_t{bps} * sms;
+  out.waves = (grid + slots - 1) / slots;
+  // The busiest SM runs `per_sm` blocks in each wave; the stage lasts as long as it does.
+  const int64_t per_sm = std::min<int64_t>(bps, (grid + sms - 1) / sms);
+  const double share = double(out.waves * per_sm) / double(grid);
+  const double warps = double(per_sm) * double((block + 31) / 32);
+  auto fill = [&](double need) { return std::min(1.0, warps / need); };
+
+  const double rate =
+      (w.tensor_core && c.tensor_tflops > 0 ? c.tensor_tflops : c.simt_tflops) * 1e12;
+  if (rate > 0 && w.flops > 0) {
+    const double roof = double(w.flops) / rate;
+    const double sm_rate = rate / sms * fill(w.tensor_core ? kTensorWarps : kComputeWarps);
+    out.flop_us = std::max(roof, double(w.flops) * share / sm_rate) * 1e6;
+    out.efficiency = roof * 1e6 / out.flop_us;
+  }
+  auto mem_us = [&](int64_t bytes, double gbps) {
+    if (bytes <= 0 || gbps <= 0) return 0.0;
+    const double bw = gbps * 1e9;
+    const double sm_bw = std::min(bw, kSmBandwidthShare * bw / sms) * fill(kMemoryWarps);
+    return std::max(double(bytes) / bw, double(bytes) * share / sm_bw) * 1e6;
+  };
+  out.dram_us = mem_us(w.dram_read_bytes + w.write_bytes, c.dram_gbps);
+  out.l2_us = mem_us(w.l2_read_bytes, c.l2_gbps);
+  const double mem = out.dram_us + out.l2_us;
+  out.bound = out.flop_us > mem ? "compute" : "memory";
+  out.total_us = std::max(out.flop_us, mem);
+  return out;
 }
 
 }  // namespace souffle::gpu

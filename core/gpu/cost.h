@@ -1,10 +1,13 @@
-/// \file Cost model v1: per-kernel DRAM traffic and a roofline time on a GPU spec.
+/// \file Cost models: v1 (per-kernel roofline of a plan's partitions) and v2 (per stage of a
+/// built kernel: FLOPs at the rate the stage reaches, bytes at DRAM or L2 bandwidth, occupancy
+/// and waves, launch and grid-barrier costs from the GPU spec or a calibration file).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/gpu/calibration.h"
 #include "core/gpu/spec.h"
 
 namespace souffle::gpu {
@@ -63,5 +66,65 @@ struct KernelCost {
 /// overhead per sync.
 KernelCost kernel_cost(const GpuSpec& spec, int64_t flops, int64_t dram_bytes, int grid_syncs,
                        Precision precision = Precision::FP32);
+
+// ---- cost model v2 ----
+
+/// The constants cost model v2 prices with, and where each comes from: the GPU spec's datasheet
+/// figures, or those a calibration file measured on a device (a figure it lacks stays the
+/// spec's). `source` says which in words.
+struct CostConstants {
+  double launch_us = 0;      ///< one kernel launch
+  double dram_gbps = 0;      ///< DRAM bandwidth, 1e9 bytes/s
+  double l2_gbps = 0;        ///< L2 bandwidth: kL2BandwidthFactor x DRAM (no spec lists it)
+  int64_t l2_bytes = 0;      ///< a tensor re-read within this many bytes is served by L2
+  double simt_tflops = 0;    ///< FP32 FLOP/s of the SIMT cores (every non-tensor-core stage)
+  double tensor_tflops = 0;  ///< the tensor-core rate at the plan's precision (0: none)
+  double barrier_us = 0;     ///< one grid barrier at one block per SM (spec figure)
+  const Calibration* calibration = nullptr;  ///< measured barrier cost against grid size
+  Precision precision = Precision::FP32;
+  std::string source;  ///< "spec A100-SXM4-40GB" or "calibration FILE (device NAME)"
+  bool calibrated = false;
+};
+
+/// L2 bandwidth relative to DRAM where no measurement says otherwise (A100: ~2.3x, H100: ~1.7x).
+constexpr double kL2BandwidthFactor = 2.0;
+
+/// The constants of `spec` at `precision`, with those `calibration` measured (null: none)
+/// taking the spec's place. The calibration must outlive the result.
+CostConstants cost_constants(const GpuSpec& spec, Precision precision,
+                             const Calibration* calibration = nullptr);
+
+/// One grid barrier over `blocks` co-resident blocks: the calibration's measured curve when
+/// there is one, else the spec's figure taken at one block per SM and growing with the blocks
+/// each SM's arrival adds (0.75 + 0.25 x blocks / SMs of it).
+double grid_barrier_cost_us(const GpuSpec& spec, const CostConstants& c, int64_t blocks);
+
+/// What one stage of a built kernel does, as the v2 model reads it.
+struct StageWork {
+  int64_t flops = 0;
+  bool tensor_core = false;     ///< its arithmetic runs on tensor cores (WMMA fragments)
+  int64_t dram_read_bytes = 0;  ///< global reads not served by L2 (first touch, long reuse)
+  int64_t l2_read_bytes = 0;    ///< global reads of a tensor touched within the L2's size
+  int64_t write_bytes = 0;      ///< global writes (written back to DRAM)
+  int64_t grid = 1;             ///< blocks that run the stage
+  int64_t block = 1;            ///< threads per block (the kernel's)
+  int regs = 32;                ///< registers per thread (the kernel's, or its cap)
+  int64_t smem = 0;             ///< shared bytes per block (the kernel's arena)
+};
+
+struct StageCost {
+  double flop_us = 0, dram_us = 0, l2_us = 0;
+  double total_us = 0;  ///< max(flop, dram + l2) after waves and occupancy
+  int blocks_per_sm = 0;
+  int64_t waves = 0;
+  double efficiency = 1;  ///< fraction of the GPU's rate the stage's grid reaches (<= 1)
+  const char* bound = "memory";
+};
+
+/// A stage: max(FLOPs at its rate, bytes at DRAM and L2 bandwidth), each scaled by the fraction
+/// of the GPU its grid keeps busy: waves of co-resident blocks (blocks per SM from its block,
+/// registers and shared memory), the SMs a short grid leaves idle, and the warps per SM needed
+/// to hide latency. Never below the stage's own roofline at the full rates.
+StageCost stage_cost(const GpuSpec& spec, const CostConstants& c, const StageWork& w);
 
 }  // namespace souffle::gpu

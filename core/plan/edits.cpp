@@ -113,6 +113,8 @@ std::string apply_one(const ProgramFacts& f, const te::TeProgram& program,
       merged.reasons.insert(merged.reasons.end(), groups[j].reasons.begin(),
                             groups[j].reasons.end());
       merged.reasons.push_back("merged by decision: " + what);
+      merged.merged_from = {groups[i].tes, groups[j].tes};
+      merged.merge_te = a.te;
       std::vector<Partition> built = build_partitions(f, {merged}, precision);
       std::string bad = infeasible(f, built[0]);
       if (!bad.empty()) return "merging is impossible: " + bad;

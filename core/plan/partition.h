@@ -15,6 +15,18 @@ namespace souffle::plan::detail {
 struct Group {
   std::vector<int> tes;  ///< op indices, any order (sorted when built)
   std::vector<std::string> reasons;
+  std::vector<int> reason_te;  ///< the TE each reason is about, where known (souffle)
+  std::vector<Decision> decisions;
+  /// A user's merge: the TEs of the kernels it joined, priced apart against the merged kernel.
+  std::vector<std::vector<int>> merged_from;
+  int merge_te = -1;       ///< the merge's first TE
+  bool split_rows = true;  ///< Partition::split_rows
+  static Group of(std::vector<int> tes, std::string reason) {
+    Group g;
+    g.tes = std::move(tes);
+    g.reasons.push_back(std::move(reason));
+    return g;
+  }
 };
 
 /// Facts about the analyzed program the strategies and the builder share.
@@ -88,7 +100,19 @@ void stage_resources(const ProgramFacts& f, int te, int& threads, int& regs, int
 
 std::vector<Group> partition_unfused(const ProgramFacts& f);
 std::vector<Group> partition_rules(const ProgramFacts& f);
+/// Souffle's rule: cuts only at compute-intensive TEs where co-residency forbids the stage.
 std::vector<Group> partition_souffle(const ProgramFacts& f);
+
+/// The souffle strategy by price: each group of partition_souffle is split at its grid-barrier
+/// sites into segments (the stages from one barrier to the next; a compute-intensive TE and its
+/// memory-intensive neighbours stay together unless a barrier separates them), and walking them
+/// in order each segment joins the kernel before it only when `pricer` prices the two merged
+/// (the previous segment with this one) at most as much as apart. A kernel that ends up priced
+/// above the sum of its segments is split back into them. Every choice is a Decision with both
+/// prices. `context` is the plan being made (program, analysis, strategy, GPU, precision).
+std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context,
+                                const KernelPricer& pricer, gpu::Precision precision,
+                                std::vector<Group> groups);
 
 /// Stages, resources, traffic and cost of each group, in order; ids from 0.
 std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector<Group>& groups,

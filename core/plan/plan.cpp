@@ -22,6 +22,8 @@ const char* strategy_name(Strategy s) {
       return "rules";
     case Strategy::Souffle:
       return "souffle";
+    case Strategy::SoufflePaper:
+      return "souffle-paper";
   }
   return "?";
 }
@@ -31,10 +33,40 @@ const std::vector<Strategy>& all_strategies() {
   return all;
 }
 
+const std::vector<Strategy>& every_strategy() {
+  static const std::vector<Strategy> all = {Strategy::Unfused, Strategy::Rules, Strategy::Souffle,
+                                            Strategy::SoufflePaper};
+  return all;
+}
+
+bool is_souffle(Strategy s) {
+  return s == Strategy::Souffle || s == Strategy::SoufflePaper;
+}
+
 Strategy parse_strategy(const std::string& name) {
-  for (Strategy s : all_strategies())
+  for (Strategy s : every_strategy())
     if (name == strategy_name(s)) return s;
-  throw UserError("unknown strategy '" + name + "' (unfused, rules, souffle)");
+  throw UserError("unknown strategy '" + name + "' (unfused, rules, souffle, souffle-paper)");
+}
+
+const char* decision_kind_name(DecisionKind k) {
+  switch (k) {
+    case DecisionKind::Start:
+      return "start";
+    case DecisionKind::Join:
+      return "join";
+    case DecisionKind::CutCheaper:
+      return "cut-cheaper";
+    case DecisionKind::CutCoResidency:
+      return "cut-co-residency";
+    case DecisionKind::Unfused:
+      return "unfused";
+    case DecisionKind::UserMerge:
+      return "user-merge-slower";
+    case DecisionKind::RowsInBlock:
+      return "rows-in-block";
+  }
+  return "?";
 }
 
 namespace {
@@ -104,7 +136,7 @@ void check_transform_edits(const Decisions& d, Strategy strategy,
                            const std::vector<TransformSite>& sites, FusionPlan& out) {
   for (const Edit& e : d.edits) {
     if (e.kind != Edit::Kind::Force && e.kind != Edit::Kind::Forbid) continue;
-    if (strategy != Strategy::Souffle) {
+    if (!is_souffle(strategy)) {
       out.refused.push_back(
           {e, std::string("transformations run only under the souffle strategy, not ") +
                   strategy_name(strategy)});
@@ -125,6 +157,61 @@ void check_transform_edits(const Decisions& d, Strategy strategy,
   }
 }
 
+/// The partition's figures from its built kernels (cost model v2); v1's stay when the build
+/// fails, with the error kept.
+void price_partition(const KernelPricer& pricer, const FusionPlan& context, Partition& p) {
+  PartitionPrice pr = pricer.price(context, p);
+  if (!pr.ok()) {
+    p.build_error = pr.error;
+    return;
+  }
+  p.priced = true;
+  p.launches = pr.launches;
+  p.grid_syncs = pr.grid_barriers;
+  p.block_barriers = pr.block_barriers;
+  p.cooperative = pr.cooperative;
+  p.blocks = pr.blocks;
+  p.threads = pr.threads;
+  p.regs_per_thread = pr.regs;
+  p.smem_bytes = pr.smem;
+  p.co_resident = pr.co_resident;
+  p.on_chip = pr.on_chip;
+  p.flops = pr.flops;
+  p.dram_bytes = pr.dram_bytes;
+  p.l2_bytes = pr.l2_bytes;
+  p.est_time_us = pr.est_time_us;
+  p.launch_us = pr.launch_us;
+  p.barrier_us = pr.barrier_us;
+}
+
+/// A user's merge the model prices above its parts is kept, with a decision saying by how much.
+void flag_user_merge(const detail::ProgramFacts& f, const KernelPricer& pricer,
+                     const FusionPlan& context, const detail::Group& g, gpu::Precision precision,
+                     Partition& p) {
+  if (g.merged_from.empty() || !p.priced) return;
+  double apart = 0;
+  for (const std::vector<int>& part : g.merged_from) {
+    detail::Group one;
+    one.tes = part;
+    Partition q = detail::build_partitions(f, {one}, precision)[0];
+    PartitionPrice pr = pricer.price(context, q);
+    if (!pr.ok()) return;
+    apart += pr.est_time_us;
+  }
+  if (p.est_time_us <= apart) return;
+  Decision d;
+  d.kind = DecisionKind::UserMerge;
+  d.te = g.merge_te;
+  d.merged_us = p.est_time_us;
+  d.split_us = apart;
+  d.reason = fmt::format(
+      "merged by decision although priced slower: {:.2f} us merged vs {:.2f} us apart (+{:.2f} "
+      "us)",
+      d.merged_us, d.split_us, d.merged_us - d.split_us);
+  p.decisions.push_back(d);
+  p.reasons.push_back(d.reason);
+}
+
 /// The back half of the pipeline: partition -> decisions -> cost, on an analyzed program.
 void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
   detail::ProgramFacts facts(out.analysis, o.gpu);
@@ -136,10 +223,14 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
             return detail::partition_unfused(facts);
           case Strategy::Rules:
             return detail::partition_rules(facts);
+          case Strategy::SoufflePaper:
+            return detail::partition_souffle(facts);
           case Strategy::Souffle:
             break;
         }
-        return detail::partition_souffle(facts);
+        std::vector<detail::Group> g = detail::partition_souffle(facts);
+        if (o.pricer) g = detail::cut_by_price(facts, out, *o.pricer, o.precision, std::move(g));
+        return g;
       },
       [&](const std::vector<detail::Group>& g) { return print_groups(out.analysis, g); });
   groups = pl.step(
@@ -157,10 +248,15 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
         return os.str() + print_groups(out.analysis, g);
       });
   out.partitions = pl.step(
-      "cost",
+      o.pricer ? "price" : "cost",
       [&]() {
         std::vector<Partition> parts = detail::build_partitions(facts, groups, o.precision);
-        // A pure view riding alone launches nothing.
+        if (o.pricer) {
+          for (size_t i = 0; i < parts.size(); ++i) {
+            price_partition(*o.pricer, out, parts[i]);
+            flag_user_merge(facts, *o.pricer, out, groups[i], o.precision, parts[i]);
+          }
+        }
         return parts;
       },
       [&](const std::vector<Partition>& parts) {
@@ -175,11 +271,24 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
   out.flops = out.dram_bytes = 0;
   out.grid_syncs = 0;
   out.est_time_us = 0;
+  out.launches = out.block_barriers = 0;
+  bool all_priced = !out.partitions.empty();
   for (const Partition& p : out.partitions) {
     out.flops += p.flops;
     out.dram_bytes += p.dram_bytes;
     out.grid_syncs += p.grid_syncs;
     out.est_time_us += p.est_time_us;
+    out.launches += p.launches;
+    out.block_barriers += p.block_barriers;
+    all_priced &= p.priced;
+  }
+  if (o.pricer) {
+    out.cost_model =
+        all_priced ? "v2: built kernels" : "v2: built kernels (v1 where a build failed)";
+    out.cost_constants = o.pricer->constants();
+  } else {
+    out.cost_model = "v1: partition roofline";
+    out.cost_constants = "spec " + o.gpu.name;
   }
 }
 
@@ -195,7 +304,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   out.input_tes = program.ops.size();
   Pipeline pl(o, out.passes);
   auto print_analysis = [](const analysis::Analysis& a) { return analysis::print(a); };
-  if (o.strategy == Strategy::Souffle) {
+  if (is_souffle(o.strategy)) {
     TransformOptions topt = transform_options(o.decisions);
     analysis::Analysis a0 = pl.step(
         "analyze", [&]() { return analysis::analyze(program); }, print_analysis);
@@ -247,7 +356,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
 
 te::TeProgram transformed_program(const te::TeProgram& program, Strategy strategy,
                                   const Decisions& decisions) {
-  if (strategy != Strategy::Souffle) return program;
+  if (!is_souffle(strategy)) return program;
   TransformOptions topt = transform_options(decisions);
   TransformResult h = horizontal_transform(program, analysis::analyze(program), topt);
   TransformResult v = vertical_transform(h.program, analysis::analyze(h.program), topt);
@@ -263,10 +372,13 @@ std::string print(const FusionPlan& p) {
     return te >= 0 && te < int(tes.size()) ? tes[te].name : "#" + std::to_string(te);
   };
   os << fmt::format(
-      "plan {} strategy {} on {}: {} kernels, {} grid syncs, {} TEs ({} before transforms), "
-      "{:.3f} GFLOP, {:.3f} MB DRAM, {:.1f} us\n",
-      p.program.name, strategy_name(p.strategy), p.gpu, p.partitions.size(), p.grid_syncs,
-      p.analysis.tes.size(), p.input_tes, p.flops / 1e9, p.dram_bytes / 1e6, p.est_time_us);
+      "plan {} strategy {} on {}: {} kernels, {} launches, {} grid syncs, {} TEs ({} before "
+      "transforms), {:.3f} GFLOP, {:.3f} MB DRAM, {:.1f} us\n",
+      p.program.name, strategy_name(p.strategy), p.gpu, p.partitions.size(), p.launches,
+      p.grid_syncs, p.analysis.tes.size(), p.input_tes, p.flops / 1e9, p.dram_bytes / 1e6,
+      p.est_time_us);
+  if (!p.cost_model.empty())
+    os << "cost model " << p.cost_model << "; constants from " << p.cost_constants << "\n";
   int applied = 0;
   for (const TransformSite& s : p.transforms) applied += s.applied;
   if (!p.transforms.empty())
@@ -276,11 +388,15 @@ std::string print(const FusionPlan& p) {
     os << "decision refused: " << describe(r.edit) << ": " << r.reason << "\n";
   for (const Partition& k : p.partitions) {
     os << fmt::format(
-        "kernel {} [{}] {} TEs, {} stages, {} grid syncs, grid {} x {} threads{}, {:.3f} MFLOP, "
+        "kernel {} [{}] {} TEs, {} stages, {}{} grid syncs, grid {} x {} threads{}, {:.3f} MFLOP, "
         "{:.3f} MB, {:.2f} us\n",
-        k.id, k.kind, k.tes.size(), k.stages.size(), k.grid_syncs, k.blocks, k.threads,
+        k.id, k.kind, k.tes.size(), k.stages.size(),
+        k.launches != 1 ? fmt::format("{} launches, ", k.launches) : "", k.grid_syncs, k.blocks,
+        k.threads,
         k.cooperative ? fmt::format(" (cooperative, {} co-resident)", k.co_resident) : "",
         k.flops / 1e6, k.dram_bytes / 1e6, k.est_time_us);
+    if (!k.build_error.empty())
+      os << "  kernels not built (cost model v1): " << k.build_error << "\n";
     for (size_t s = 0; s < k.stages.size(); ++s) {
       const Stage& st = k.stages[s];
       os << "  " << (st.sync_before ? "sync | " : "       ") << "stage " << s << " " << st.kind
@@ -294,6 +410,10 @@ std::string print(const FusionPlan& p) {
       os << "\n";
     }
     for (const std::string& r : k.reasons) os << "  - " << r << "\n";
+    for (const Decision& d : k.decisions)
+      if (d.merged_us > 0 || d.split_us > 0)
+        os << fmt::format("  * {} at {}: merged {:.2f} us, apart {:.2f} us\n",
+                          decision_kind_name(d.kind), name(d.te), d.merged_us, d.split_us);
   }
   return os.str();
 }
@@ -332,7 +452,9 @@ void verify(const FusionPlan& p) {
     for (int te : q.tes)
       SOUFFLE_CHECK(part[te] == int(k),
                     fmt::format("plan: kernel {} lists {} but no stage holds it", k, te));
-    SOUFFLE_CHECK(counted_syncs == q.grid_syncs,
+    // A priced kernel's grid syncs are its built kernels' barriers (ownership proofs may
+    // remove or add some), not the stages' count.
+    SOUFFLE_CHECK(q.priced || counted_syncs == q.grid_syncs,
                   fmt::format("plan: kernel {}: {} syncs between stages, {} counted", k,
                               counted_syncs, q.grid_syncs));
     SOUFFLE_CHECK(q.grid_syncs == 0 || q.cooperative,

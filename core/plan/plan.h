@@ -1,9 +1,11 @@
-/// \file Fusion plans: strategies (unfused, rules, souffle), partitions into kernels with stages,
-/// the reasons behind every cut and fusion, cost, printer and verifier.
+/// \file Fusion plans: strategies (unfused, rules, souffle-paper, souffle), partitions into kernels
+/// with stages, the typed decisions behind every cut and fusion with the prices they compared,
+/// the kernel pricer interface, printer and verifier.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,11 +18,20 @@
 
 namespace souffle::plan {
 
-enum class Strategy : uint8_t { Unfused, Rules, Souffle };
-const char* strategy_name(Strategy s);  ///< "unfused", "rules", "souffle"
+/// Unfused: one kernel per compute stage. Rules: element-wise chains into producers' epilogues,
+/// no grid synchronization. SoufflePaper: the paper's rule, a cut only where co-residency
+/// forbids a stage. Souffle: the paper's cut sites, chosen by comparing priced kernels.
+enum class Strategy : uint8_t { Unfused, Rules, Souffle, SoufflePaper };
+const char* strategy_name(Strategy s);  ///< "unfused", "rules", "souffle", "souffle-paper"
 /// Parses a strategy name; UserError listing the names otherwise.
 Strategy parse_strategy(const std::string& name);
+/// unfused, rules, souffle: the strategies shown side by side.
 const std::vector<Strategy>& all_strategies();
+/// all_strategies and souffle-paper.
+const std::vector<Strategy>& every_strategy();
+/// Whether the strategy runs the horizontal and vertical transforms and grid-synchronizes
+/// (souffle and souffle-paper).
+bool is_souffle(Strategy s);
 
 /// The GEMM tile the kernel tuner chose for one compute-intensive TE of a stage.
 struct TileChoice {
@@ -44,6 +55,27 @@ struct Stage {
   std::vector<TileChoice> tiles;
 };
 
+/// What a partitioning decision of the souffle strategy chose.
+enum class DecisionKind : uint8_t {
+  Start,           ///< the first TE of the program opens a kernel
+  Join,            ///< joins the kernel: merged is cheaper than the two apart
+  CutCheaper,      ///< starts a kernel: two kernels are cheaper than one merged
+  CutCoResidency,  ///< starts a kernel: the merged grid would not be co-resident (hard limit)
+  Unfused,         ///< a merged kernel priced above its parts, split back into them
+  UserMerge,       ///< a user's merge, applied although the model prices it slower
+  RowsInBlock,     ///< short reductions keep each row in one block: cheaper than the barrier
+};
+const char* decision_kind_name(DecisionKind k);  ///< "start", "join", "cut-cheaper", ...
+
+/// One decision with the two prices it compared (µs; 0 where no price was needed).
+struct Decision {
+  DecisionKind kind = DecisionKind::Start;
+  int te = -1;           ///< the TE where it applies (op index), -1 for a whole kernel
+  double merged_us = 0;  ///< the kernel with the TE's stages merged in
+  double split_us = 0;   ///< the kernels apart (sum)
+  std::string reason;    ///< the same in words, for people
+};
+
 /// One kernel.
 struct Partition {
   int id = 0;
@@ -63,6 +95,53 @@ struct Partition {
   int64_t dram_bytes = 0;
   double est_time_us = 0;
   std::vector<std::string> reasons;  ///< why it starts here, why each TE joined
+  std::vector<Decision> decisions;   ///< the souffle strategy's priced decisions
+  /// Filled by a KernelPricer from the kernels built for the partition: launches, barriers,
+  /// DRAM bytes and time are theirs (grid_syncs = their grid barriers). False: cost model v1.
+  bool priced = false;
+  int launches = 1;        ///< kernels launched (rules/unfused split where a barrier would be)
+  int block_barriers = 0;  ///< block barrier statements of its kernels
+  int64_t l2_bytes = 0;    ///< global reads its kernels' L2 serves (reuse within the L2's size)
+  double launch_us = 0, barrier_us = 0;  ///< parts of est_time_us
+  std::string build_error;               ///< why its kernels could not be built (priced false)
+  /// Its reductions of fewer rows than the GPU has SMs split each row over blocks, joined
+  /// across a grid barrier (schedule::ScheduleConfig::cross_block_rows; souffle strategies
+  /// only). The souffle strategy turns it off where that prices cheaper.
+  bool split_rows = true;
+};
+
+/// The figures of the kernels built for one partition, priced by cost model v2.
+struct PartitionPrice {
+  std::string error;  ///< why the kernels could not be built; the figures are empty then
+  int launches = 0;
+  int grid_barriers = 0, block_barriers = 0;
+  int64_t blocks = 0;  ///< the largest launch grid
+  int threads = 0;     ///< the largest block
+  int regs = 0;
+  int64_t smem = 0;
+  int64_t co_resident = 0;
+  bool cooperative = false;
+  int64_t flops = 0, dram_bytes = 0, l2_bytes = 0;
+  double est_time_us = 0, launch_us = 0, barrier_us = 0;
+  std::vector<std::string> on_chip;
+  /// The TEs (op indices) that start a stage after a grid barrier between stages: the sites
+  /// where the partition could be cut.
+  std::vector<int> barrier_sites;
+  bool ok() const { return error.empty(); }
+};
+
+struct FusionPlan;
+
+/// Builds and prices the kernels of a partition. The planner reaches kernels only through this
+/// interface; core/schedule implements it (schedule::PlanPricer), caching by content.
+class KernelPricer {
+ public:
+  virtual ~KernelPricer() = default;
+  /// The kernels of `p`, a partition of a plan over `context.program` (with context's strategy,
+  /// GPU, precision and analysis; context.partitions are not read).
+  virtual PartitionPrice price(const FusionPlan& context, const Partition& p) const = 0;
+  /// Where the cost constants come from ("spec A100-SXM4-40GB" or "calibration FILE (...)").
+  virtual std::string constants() const = 0;
 };
 
 /// One observable step of the pipeline: its name, time, and a printable snapshot.
@@ -82,6 +161,10 @@ struct PlanOptions {
   PassInstrument instrument;  ///< optional
   /// Build the printable snapshots (costs time on big models; off, records carry only times).
   bool snapshots = false;
+  /// Prices partitions from their built kernels (cost model v2), and lets the souffle strategy
+  /// choose its cuts by price. Null: cost model v1 over the partitions, souffle cuts like
+  /// souffle-paper.
+  std::shared_ptr<const KernelPricer> pricer;
 };
 
 struct FusionPlan {
@@ -105,6 +188,10 @@ struct FusionPlan {
   int64_t flops = 0, dram_bytes = 0;
   int grid_syncs = 0;
   double est_time_us = 0;
+  int launches = 0, block_barriers = 0;
+  /// "v2: built kernels" (a pricer priced every partition) or "v1: partition roofline".
+  std::string cost_model;
+  std::string cost_constants;  ///< KernelPricer::constants(), or "spec NAME" under v1
   size_t kernels() const { return partitions.size(); }
 };
 

@@ -185,7 +185,8 @@ void place_pure_view(const ProgramFacts& f, int v, int host, std::vector<int>& g
   }
   if (host < 0) {
     group_of[v] = int(groups.size());
-    groups.push_back({{v}, {f.label(v) + " is a pure view with no reader: a kernel of its own"}});
+    groups.push_back(
+        Group::of({v}, f.label(v) + " is a pure view with no reader: a kernel of its own"));
     return;
   }
   group_of[v] = host;
@@ -208,7 +209,7 @@ std::vector<Group> partition_unfused(const ProgramFacts& f) {
       continue;
     }
     group_of[i] = int(groups.size());
-    groups.push_back({{i}, {"one kernel for " + f.label(i)}});
+    groups.push_back(Group::of({i}, "one kernel for " + f.label(i)));
   }
   // A pure view launches nothing: it rides with its first reader (the earliest kernel that
   // needs it), or with its source's producer when nothing reads it.
@@ -296,7 +297,7 @@ std::vector<Group> partition_rules(const ProgramFacts& f) {
       continue;
     }
     group_of[i] = int(groups.size());
-    groups.push_back({{i}, {"kernel starts at " + f.label(i) + ": " + refusal}});
+    groups.push_back(Group::of({i}, "kernel starts at " + f.label(i) + ": " + refusal));
   }
   for (int v = 0; v < n; ++v) {
     if (!f.is_alias(v)) continue;
@@ -317,6 +318,11 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
   std::vector<Group> groups;
   KernelBuilder k(f);
   Group cur;
+  // Each reason is about one TE, so that cut_by_price can hand it to the piece holding it.
+  auto note = [&](int te, std::string text) {
+    cur.reasons.push_back(std::move(text));
+    cur.reason_te.push_back(te);
+  };
   auto close = [&]() {
     if (!k.empty()) groups.push_back(std::move(cur));
     cur = Group{};
@@ -334,7 +340,9 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             break;
           }
       }
-      cur.reasons.push_back("kernel starts at " + f.label(te) + " (first TE)");
+      note(te, "kernel starts at " + f.label(te) + " (first TE)");
+      if (groups.empty())
+        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back()});
       k.add(te);
       cur.tes.push_back(te);
       continue;
@@ -378,18 +386,19 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             f.choose_schedule(te, c);
             break;
           }
-        cur.reasons.push_back(text);
+        note(te, text);
+        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text});
         k.add(te);
         cur.tes.push_back(te);
         continue;
       }
       const ScheduleEstimate& s = *fit;
-      cur.reasons.push_back(fmt::format(
-          "{} joins: {} fit{} {} co-resident{}{}", f.label(te), s.describe(),
-          s.blocks == 1 ? "s" : "", fit_limit, sync ? "; grid sync before it: " + why : "",
-          &s == &all.front() ? "" : " (its fastest tiling would not)"));
+      note(te, fmt::format("{} joins: {} fit{} {} co-resident{}{}", f.label(te), s.describe(),
+                           s.blocks == 1 ? "s" : "", fit_limit,
+                           sync ? "; grid sync before it: " + why : "",
+                           &s == &all.front() ? "" : " (its fastest tiling would not)"));
     } else if (f.is_alias(te)) {
-      cur.reasons.push_back(f.label(te) + " is a pure view: folded into its readers' indexing");
+      note(te, f.label(te) + " is a pure view: folded into its readers' indexing");
     } else {
       if (sync && k.syncs() == 0 && k.max_compute_blocks() > limit) {
         std::string text = fmt::format(
@@ -397,7 +406,8 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             "co-resident on {}, so it cannot grid-synchronize",
             f.label(te), why, k.max_compute_blocks(), limit, spec.name);
         close();
-        cur.reasons.push_back(text);
+        note(te, text);
+        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text});
         k.add(te);
         cur.tes.push_back(te);
         continue;
@@ -405,9 +415,8 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
       const analysis::TeInfo& t = a.tes[te];
       std::string what =
           t.is_reduction ? "reduction as per-block partials + atomics" : "memory-intensive";
-      cur.reasons.push_back(fmt::format("{} ({}) stays with its compute-intensive neighbour{}",
-                                        f.label(te), what,
-                                        sync ? "; grid sync before it: " + why : ""));
+      note(te, fmt::format("{} ({}) stays with its compute-intensive neighbour{}", f.label(te),
+                           what, sync ? "; grid sync before it: " + why : ""));
     }
     k.add(te);
     cur.tes.push_back(te);
@@ -431,6 +440,8 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
     Partition p;
     p.id = int(g);
     p.reasons = groups[g].reasons;
+    p.decisions = groups[g].decisions;
+    p.split_rows = groups[g].split_rows;
     std::vector<int> order = groups[g].tes;
     std::sort(order.begin(), order.end());
     KernelBuilder k(f);

@@ -70,15 +70,17 @@ std::string arch_digits(const std::string& arch) {
   return p == std::string::npos ? arch : arch.substr(p + 1);
 }
 
-std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
-                                          const schedule::ScheduleConfig& config,
-                                          codegen::StageOutlining outlining) {
-  // Under rules and unfused a partition that would need a grid barrier becomes several
-  // launches (kernelN.0, kernelN.1, ...): those strategies launch without grid sync.
-  KernelBuildOptions bo;
-  bo.split_launches = true;
+}  // namespace
+
+std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
+                                                   const schedule::ScheduleConfig& caller) {
+  // The caller's schedule configuration at the plan's precision (what its pricing built).
+  schedule::ScheduleConfig config = caller;
+  config.precision = plan.precision;
+  // The plan's build options (plan_build): under rules and unfused a partition that would need
+  // a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
+  const KernelBuildOptions bo = plan_build(plan).options;
   std::vector<CompiledKernel> out;
-  std::vector<bool> built;
   auto take = [&](loop::KernelSet& ks) {
     for (loop::Kernel& k : ks.kernels) {
       CompiledKernel ck;
@@ -87,7 +89,6 @@ std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
       ck.name = k.name;
       ck.kernel = std::move(k);
       out.push_back(std::move(ck));
-      built.push_back(true);
     }
   };
   // The whole plan at once is the common case; when one partition cannot be built, each is
@@ -97,7 +98,6 @@ std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
     take(ks);
   } catch (const KernelBuildError&) {
     out.clear();
-    built.clear();
     plan::FusionPlan one;
     one.program = plan.program;
     one.strategy = plan.strategy;
@@ -118,13 +118,16 @@ std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
         ck.name = "kernel" + std::to_string(p.id);
         ck.error = std::string("cannot build ") + e.what();
         out.push_back(std::move(ck));
-        built.push_back(false);
       }
     }
   }
+  return out;
+}
+
+void emit_compiled_kernels(std::vector<CompiledKernel>& out, codegen::StageOutlining outlining) {
   for (size_t i = 0; i < out.size(); ++i) {
-    if (!built[i]) continue;
     CompiledKernel& ck = out[i];
+    if (!ck.error.empty()) continue;
     ck.launch = ck.kernel.launch;
     try {
       loop::KernelSet one;
@@ -137,10 +140,9 @@ std::vector<CompiledKernel> build_kernels(const plan::FusionPlan& plan,
       ck.error = ck.name + ": cannot emit CUDA: " + e.what();
     }
   }
-  return out;
 }
 
-}  // namespace
+namespace {}  // namespace
 
 int CompiledKernel::max_registers() const {
   int r = 0;
@@ -376,11 +378,6 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
 
 }  // namespace
 
-std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const CompileOptions& options) {
-  return build_kernels(plan, options.schedule, options.outlining);
-}
-
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
   gpu::GpuSpec spec = !options.gpu.name.empty()    ? options.gpu
@@ -388,7 +385,8 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
                                                    : gpu::gpu_spec(plan.gpu);
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
-  rep.kernels = build_kernels(plan, options.schedule, options.outlining);
+  rep.kernels = build_compiled_kernels(plan, options.schedule);
+  emit_compiled_kernels(rep.kernels, options.outlining);
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);
   for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;

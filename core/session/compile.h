@@ -73,10 +73,15 @@ struct CompileReport {
 /// an unknown arch or GPU.
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options);
 
-/// The build half of compile_plan: every kernel of `plan` scheduled, merged and emitted as CUDA
-/// C (not compiled; per_arch empty). A kernel that cannot be built carries its error.
+/// The build half of compile_plan: the plan's kernels (plan_build's options, `config` at the
+/// plan's precision), one entry per launch in plan order; a partition that cannot be built gets
+/// an entry with its error, the others are built alone.
 std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const CompileOptions& options);
+                                                   const schedule::ScheduleConfig& config);
+/// The emit half: each built kernel's CUDA C (`cuda`, `name`, `launch`); an error names a kernel
+/// that cannot be emitted.
+void emit_compiled_kernels(std::vector<CompiledKernel>& kernels,
+                           codegen::StageOutlining outlining = codegen::StageOutlining::Auto);
 
 /// The compile half of compile_plan: compiles each kernel's `cuda` for every arch and fills
 /// per_arch, co_resident and error (kernels that already carry an error are left alone).

@@ -18,6 +18,7 @@
 #include "core/loop/mutator.h"
 #include "core/lower/lower.h"
 #include "core/onnx/importer.h"
+#include "core/schedule/plan_pricer.h"
 #include "core/session/verify_kernels.h"
 #include "core/te/printer.h"
 #include "core/te/verify.h"
@@ -238,7 +239,9 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
   plan::PlanOptions po;
   po.strategy = o.strategy;
   po.gpu = o.gpu;
+  po.precision = o.precision;
   po.snapshots = true;
+  po.pricer = schedule::shared_pricer(po.gpu, po.precision);  // as plan and compile price it
   t0 = Clock::now();
   plan::FusionPlan p = plan::plan(program, po);
   const double plan_ms = ms_since(t0);
@@ -257,8 +260,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
     s.before = steps.back().after;
     s.after = cut(r ? r->snapshot : std::string(), max);
     // The first analysis is of the input program under every strategy.
-    analysis::Analysis a =
-        o.strategy == plan::Strategy::Souffle ? analysis::analyze(program) : p.analysis;
+    analysis::Analysis a = plan::is_souffle(o.strategy) ? analysis::analyze(program) : p.analysis;
     for (const analysis::TeInfo& t : a.tes)
       if (t.kind == analysis::Intensity::Compute)
         if (std::find(s.nodes.begin(), s.nodes.end(), t.origin_node) == s.nodes.end())
@@ -272,7 +274,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
   }
 
   size_t tes_after_h = program.ops.size();
-  if (o.strategy == plan::Strategy::Souffle) {
+  if (plan::is_souffle(o.strategy)) {
     // The horizontal snapshot ends with the program it produced; the vertical step reads it.
     const plan::PassRecord* hr = pass("horizontal");
     const plan::PassRecord* vr = pass("vertical");
@@ -327,7 +329,7 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
     s.title = "Partition the TEs into kernels";
     const plan::PassRecord* r = pass("partition");
     s.ms = r ? r->ms : plan_ms;
-    if (const plan::PassRecord* c = pass("cost")) s.ms += c->ms;
+    if (const plan::PassRecord* c = pass("price")) s.ms += c->ms;
     s.before = cut(te::print(p.program), max);
     s.after = cut(plan::print(p), max);
     std::string cut_reason;
@@ -371,11 +373,10 @@ std::vector<PipelineStep> pipeline_steps(const std::string& path, const Pipeline
         << plural(static_cast<size_t>(part.grid_syncs), "grid sync", "grid syncs") << ")\n\n";
     for (int te : part.tes) tes << te::print(*p.program.ops[static_cast<size_t>(te)]) << "\n";
     sched.before = cut(tes.str(), max);
-    plan::FusionPlan one = p;
-    one.partitions = {part};
     t0 = Clock::now();
     try {
-      loop::KernelSet ks = build_plan_kernels(one);
+      const PlanBuild b = plan_build(p);  // as the plan's pricing and compile build them
+      loop::KernelSet ks = build_partition_kernels(p, part, b.config, b.options);
       sched.ms = ms_since(t0);
       if (ks.kernels.empty()) {
         sched.sentence = fmt::format("Kernel {} holds only views: it launches nothing.", part.id);

@@ -26,6 +26,9 @@ struct PipelineStep {
 struct PipelineStepOptions {
   plan::Strategy strategy = plan::Strategy::Souffle;
   gpu::GpuSpec gpu;  ///< filled by the caller (gpu::gpu_spec("a100"))
+  /// The compute type of GEMM-like kernels: the plan, its pricing and the schedule step's kernel
+  /// use it, as compile does.
+  gpu::Precision precision = gpu::Precision::FP32;
   /// The partition whose kernel the schedule and emit steps show; -1 picks the first kernel
   /// with a compute-intensive stage (the most instructive), else the first one.
   int partition = -1;

@@ -33,7 +33,11 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
   j["input_tes"] = p.input_tes;
   j["tes"] = p.program.ops.size();
   j["kernels"] = p.kernels();
+  j["launches"] = p.launches;
   j["grid_syncs"] = p.grid_syncs;
+  j["block_barriers"] = p.block_barriers;
+  j["cost_model"] = p.cost_model;
+  j["cost_constants"] = p.cost_constants;
   j["flops"] = p.flops;
   j["dram_bytes"] = p.dram_bytes;
   j["est_time_us"] = p.est_time_us;
@@ -62,6 +66,22 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
                      {"dram_bytes", k.dram_bytes},
                      {"est_time_us", k.est_time_us},
                      {"reasons", k.reasons}});
+    nlohmann::json& q = parts.back();
+    q["priced"] = k.priced;
+    q["launches"] = k.launches;
+    q["block_barriers"] = k.block_barriers;
+    q["l2_bytes"] = k.l2_bytes;
+    q["launch_us"] = k.launch_us;
+    q["barrier_us"] = k.barrier_us;
+    if (!k.build_error.empty()) q["build_error"] = k.build_error;
+    nlohmann::json decisions = nlohmann::json::array();
+    for (const plan::Decision& d : k.decisions)
+      decisions.push_back({{"kind", plan::decision_kind_name(d.kind)},
+                           {"te", d.te >= 0 ? p.program.ops[static_cast<size_t>(d.te)]->name : ""},
+                           {"merged_us", d.merged_us},
+                           {"split_us", d.split_us},
+                           {"reason", d.reason}});
+    q["decisions"] = decisions;
   }
   j["partitions"] = parts;
   nlohmann::json tr = nlohmann::json::array();

@@ -74,7 +74,8 @@ class EmulatorBackend : public Backend {
     co.schedule.precision = po.precision;
     co.gpu = po.gpu;
     co.archs.clear();
-    std::vector<CompiledKernel> built = build_compiled_kernels(m_plan, co);
+    std::vector<CompiledKernel> built = build_compiled_kernels(m_plan, co.schedule);
+    emit_compiled_kernels(built, co.outlining);
     json kernels = json::array();
     for (const ManifestKernel& mk : m.kernels) {
       auto it = std::find_if(built.begin(), built.end(),

@@ -1,78 +1,28 @@
 /// \file Kernel-level verification: a plan's partitions as emulated kernels vs reference data.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "core/loop/stmt.h"
 #include "core/plan/plan.h"
-#include "core/schedule/schedule.h"
-#include "core/schedule/tune.h"
+#include "core/schedule/kernel_units.h"
+#include "core/schedule/plan_kernels.h"
 #include "core/session/verify.h"
 
 namespace souffle {
 
-/// A partition of the plan could not be turned into a kernel (a TE no schedule template takes,
-/// or stages that cannot be merged). Names the kernel and the TE.
-class KernelBuildError : public std::runtime_error {
- public:
-  KernelBuildError(std::string kernel, std::string te, std::string detail);
-  const std::string& kernel() const { return m_kernel; }
-  const std::string& te() const { return m_te; }
-  const std::string& detail() const { return m_detail; }
-
- private:
-  std::string m_kernel, m_te, m_detail;
-};
-
-/// How build_plan_kernels turns partitions into kernels beyond the schedule templates.
-struct KernelBuildOptions {
-  /// GEMM tiles from the tuner (core/schedule/tune.h) on the plan's GPU: the tiles recorded in
-  /// the plan's stages (tune_plan) when there are any, else chosen the same way on the spot.
-  /// Off: config's tile for every GEMM.
-  bool tune = true;
-  /// A GEMM's element-wise consumers that follow it in its partition are computed in its store
-  /// loop (schedule::is_epilogue); its output is written only when something else reads it.
-  bool epilogues = true;
-  schedule::MeasureFn measure;  ///< optional: ranks tile candidates by measured time
-  /// Under rules and unfused, which launch without grid synchronization, a partition whose
-  /// stages would need a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
-  /// Off: one kernel per partition (cooperative where it needs grid barriers). verify_kernels,
-  /// compile_plan (and so bundles) and the explorer's code panel turn it on.
-  bool split_launches = false;
-  /// Intermediates only their partition reads that merge_stages proves block-owned live in
-  /// shared memory (schedule::MergeOptions::local) within a per-block budget that keeps a
-  /// cooperative grid co-resident on the plan's GPU.
-  bool shared_residents = true;
-  /// A kernel of several stages that needs grid barriers is launched cooperatively, so all its
-  /// blocks must be co-resident on the plan's GPU. Its grid is capped at the blocks that fit
-  /// with this many registers per thread (beside its block size and shared arena): GEMM stages
-  /// then loop over their tiles, grid-stride stages stride further. compile_plan keeps such a
-  /// kernel within this budget by capping its registers when ptxas uses more. 0: no cap.
-  int cooperative_registers = 128;
-};
-
-/// The kernels of a plan, in partition order: each partition's TEs scheduled one by one
-/// (schedule_op; a GEMM or a reduction with its epilogue TEs as one, schedule_fused /
-/// schedule_reduction_fused; views folded into their readers, kernel_units.h) and merged into
-/// one kernel (grid barriers between dependent stages, tensors produced inside the kernel become
-/// global scratch). With options.split_launches, under rules and unfused a partition whose
-/// stages would need a grid barrier becomes several launches instead (named kernelN.0,
-/// kernelN.1, ...; see kernel_partition). Throws KernelBuildError.
-loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan,
-                                   const schedule::ScheduleConfig& config = {},
-                                   const KernelBuildOptions& options = {});
-
-/// The id of the partition a kernel of build_plan_kernels comes from: "kernel12" and, when the
-/// partition was split into launches (strategies without grid synchronization), "kernel12.0",
-/// "kernel12.1", ... give 12; -1 for another name.
-int kernel_partition(const std::string& kernel_name);
-
-/// Chooses the GEMM tiles of every partition as build_plan_kernels does and records them in the
-/// plan: Stage::tiles, and the chosen tile and why in Stage::schedule ("tuned: gemm ...").
-void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& config = {},
-               const KernelBuildOptions& options = {});
+// Building a plan's kernels is a schedule pass (core/schedule/plan_kernels.h); its names stay
+// reachable from the session.
+using schedule::build_partition_kernels;
+using schedule::build_plan_kernels;
+using schedule::fold_views;
+using schedule::kernel_partition;
+using schedule::KernelBuildError;
+using schedule::KernelBuildOptions;
+using schedule::KernelProgram;
+using schedule::plan_build;
+using schedule::PlanBuild;
+using schedule::tune_plan;
 
 struct KernelVerifyReport {
   VerifyReport outputs;  ///< per-output checks; run_ms is the emulator time over all data sets
@@ -84,9 +34,9 @@ struct KernelVerifyReport {
   bool ok() const { return error.empty() && outputs.ok; }
 };
 
-/// Plans `model.program` under `options`, builds its kernels and runs them in the emulator on
-/// each data set, comparing outputs like verify_program (RelativeL2 unless AllClose is asked).
-/// UserError when a data set does not fit the model.
+/// Plans `model.program` under `options`, builds its kernels (plan_build) and runs them in the
+/// emulator on each data set, comparing outputs like verify_program (RelativeL2 unless AllClose
+/// is asked). UserError when a data set does not fit the model.
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
                                   const plan::PlanOptions& plan_options,
                                   const VerifyOptions& options);

@@ -117,3 +117,64 @@ TEST(Cli, ConformanceCountsAndJson) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A calibration file as souffle-runner writes it (launch, bandwidth and barrier samples).
+fs::path calibration_file(const fs::path& dir) {
+  const fs::path f = dir / "h200.json";
+  std::ofstream(f) << R"({"version": 1, "device": "NVIDIA H200", "compute_capability": "9.0",
+    "sm_count": 132, "driver_version": 13000, "date": "2026-12-01T10:00:00Z", "clocks": "",
+    "launch_overhead_us": 2.5, "graph_launch_us": 1.0,
+    "grid_barrier": [{"blocks": 132, "blocks_per_sm": 1, "threads": 256, "us": 2.0},
+                     {"blocks": 264, "blocks_per_sm": 2, "threads": 256, "us": 3.0}],
+    "dram_bandwidth_gbps": 4000, "gemm_fp32_tflops": 40, "gemm_fp16_tflops": 500})";
+  return f;
+}
+
+}  // namespace
+
+TEST(Cli, PlanSaysWhichCostConstantsItUsed) {
+  CliRun spec = run_cli("plan " + sample("mmoe") + " --json");
+  ASSERT_EQ(spec.code, 0) << spec.out;
+  nlohmann::json s = nlohmann::json::parse(spec.out.substr(spec.out.find('{')));
+  EXPECT_EQ(s["cost_model"], "v2: built kernels");
+  EXPECT_EQ(s["cost_constants"], "spec A100-SXM4-40GB");
+
+  fs::path d = scratch("calibration");
+  const fs::path cal = calibration_file(d);
+  CliRun r = run_cli("plan " + sample("mmoe") + " --gpu h200 --json --calibration " + cal.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  const std::string used = j["cost_constants"];
+  EXPECT_NE(used.find("calibration " + cal.string()), std::string::npos) << used;
+  EXPECT_NE(used.find("device NVIDIA H200"), std::string::npos) << used;
+  EXPECT_EQ(j["calibration"], cal.string());
+  EXPECT_NE(j["est_time_us"], s["est_time_us"]);
+  CliRun text = run_cli("plan " + sample("mmoe") + " --gpu h200 --calibration " + cal.string());
+  EXPECT_NE(text.out.find("constants from calibration " + cal.string()), std::string::npos);
+
+  std::ofstream(d / "bad.json") << "{\"version\": 1, \"launch_overhead_us\": -3}";
+  CliRun bad = run_cli("plan " + sample("mmoe") + " --calibration " + (d / "bad.json").string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("bad.json"), std::string::npos) << bad.out;
+}
+
+TEST(Cli, PlanAndCompileJsonAgreeOnKernelsAndBarriers) {
+  for (const char* strategy : {"rules", "souffle"}) {
+    SCOPED_TRACE(strategy);
+    CliRun p = run_cli("plan " + sample("mmoe") + " --json --strategy " + strategy);
+    CliRun c = run_cli("compile " + sample("mmoe") + " --json --arch sm_80 --strategy " + strategy);
+    ASSERT_EQ(p.code, 0) << p.out;
+    nlohmann::json pj = nlohmann::json::parse(p.out.substr(p.out.find('{')));
+    nlohmann::json cj = nlohmann::json::parse(c.out.substr(c.out.find('{')));
+    EXPECT_EQ(pj["launches"], cj["launches"]);
+    EXPECT_EQ(pj["grid_syncs"], cj["grid_barriers"]);
+    EXPECT_EQ(pj["kernels"], cj["plan"]["kernels"]);
+    EXPECT_EQ(pj["dram_bytes"], cj["plan"]["dram_bytes"]);
+    std::vector<std::string> steps;
+    for (const nlohmann::json& s : pj["passes"]) steps.push_back(s["name"]);
+    EXPECT_EQ(steps.front(), "import");
+    EXPECT_EQ(steps.back(), "price");
+  }
+}

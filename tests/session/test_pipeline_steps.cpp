@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "core/loop/stmt.h"
+#include "core/session/pipeline.h"
+#include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 
 namespace souffle {
@@ -70,6 +75,39 @@ TEST(PipelineSteps, TextIsCutAtTheLimit) {
 TEST(PipelineSteps, AMissingFileIsAUserError) {
   EXPECT_THROW(pipeline_steps("/nonexistent/model.onnx", options(plan::Strategy::Souffle)),
                UserError);
+}
+
+TEST(PipelineSteps, ScheduleStepShowsTheKernelThatCompileBuilds) {
+  // The step-through, the code panel (plan_build + build_plan_kernels) and compile (the
+  // pipeline's build kernels step) build one kernel the same way, at the plan's precision: under
+  // fp16 its GEMMs are tensor-core tiles in all three.
+  const std::string path = std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe/model.onnx";
+  for (gpu::Precision p : {gpu::Precision::FP32, gpu::Precision::FP16}) {
+    SCOPED_TRACE(gpu::precision_name(p));
+    PipelineStepOptions so;
+    so.strategy = plan::Strategy::Souffle;
+    so.gpu = gpu::gpu_spec("a100");
+    so.precision = p;
+    so.partition = 0;
+    std::vector<PipelineStep> steps = pipeline_steps(path, so);
+    auto sched = std::find_if(steps.begin(), steps.end(),
+                              [](const PipelineStep& s) { return s.name == "schedule"; });
+    ASSERT_NE(sched, steps.end());
+    PipelineOptions po;
+    po.strategy = so.strategy;
+    po.gpu = so.gpu;
+    po.precision = p;
+    po.until = "build kernels";
+    PipelineResult r = run_pipeline(path, po);
+    ASSERT_FALSE(r.kernels.kernels.empty());
+    const std::string compiled = loop::print(r.kernels.kernels[0].kernel);
+    EXPECT_EQ(sched->after, compiled);
+    const PlanBuild b = plan_build(r.plan);
+    loop::KernelSet panel = build_plan_kernels(r.plan, b.config, b.options);
+    ASSERT_FALSE(panel.kernels.empty());
+    EXPECT_EQ(loop::print(panel.kernels[0]), compiled);
+    EXPECT_EQ(compiled.find("fragment") != std::string::npos, p == gpu::Precision::FP16);
+  }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "core/plan/plan.h"
 
-namespace souffle {
+namespace souffle::schedule {
 
 /// plan.program as the kernels of plan compute it. A TE of a "view" stage (reshape, transpose,
 /// squeeze, ...), or any TE that only moves data (0 FLOPs: slice, concat, gather), is
@@ -23,5 +23,8 @@ struct KernelProgram {
 };
 
 KernelProgram fold_views(const plan::FusionPlan& plan);
+/// The same for the partitions `partitions` of a plan over `program` (the plan's own are not read).
+KernelProgram fold_views(const te::TeProgram& program,
+                         const std::vector<plan::Partition>& partitions);
 
-}  // namespace souffle
+}  // namespace souffle::schedule

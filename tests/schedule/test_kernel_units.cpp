@@ -8,7 +8,7 @@
 #include "core/emulate/emulate.h"
 #include "core/interp/interpreter.h"
 #include "core/loop/mutator.h"
-#include "core/session/kernel_units.h"
+#include "core/schedule/kernel_units.h"
 #include "core/session/load.h"
 #include "core/session/test_data.h"
 #include "core/session/verify_kernels.h"

@@ -1,4 +1,4 @@
-#include "core/session/kernel_units.h"
+#include "core/schedule/kernel_units.h"
 
 #include <set>
 #include <unordered_map>
@@ -8,10 +8,14 @@
 #include "core/schedule/schedule.h"
 #include "core/te/mutator.h"
 
-namespace souffle {
+namespace souffle::schedule {
 
 KernelProgram fold_views(const plan::FusionPlan& plan) {
-  const te::TeProgram& prog = plan.program;
+  return fold_views(plan.program, plan.partitions);
+}
+
+KernelProgram fold_views(const te::TeProgram& prog,
+                         const std::vector<plan::Partition>& partitions) {
   const size_t n = prog.ops.size();
   KernelProgram kp;
   kp.program = prog;
@@ -26,7 +30,7 @@ KernelProgram fold_views(const plan::FusionPlan& plan) {
   // Partition of each op, and whether the plan made it a view stage.
   std::vector<int> part(n, -1);
   std::vector<bool> view(n, false);
-  for (const plan::Partition& p : plan.partitions)
+  for (const plan::Partition& p : partitions)
     for (const plan::Stage& st : p.stages)
       for (int te : st.tes) {
         if (te < 0 || static_cast<size_t>(te) >= n) continue;
@@ -94,7 +98,7 @@ KernelProgram fold_views(const plan::FusionPlan& plan) {
     te::Op next = plan::inline_reads(kp.program.ops[c], from);
     // A read through a select (pad, concat) can hide a GEMM's operands from its template:
     // such a reader keeps reading the written tensor, which is then computed after all.
-    if (schedule::classify(*next) != schedule::classify(*kp.program.ops[c])) {
+    if (classify(*next) != classify(*kp.program.ops[c])) {
       for (size_t v : views)
         if (kp.dropped[v]) {
           kp.dropped[v] = false;
@@ -112,4 +116,4 @@ KernelProgram fold_views(const plan::FusionPlan& plan) {
   return kp;
 }
 
-}  // namespace souffle
+}  // namespace souffle::schedule

@@ -1,0 +1,260 @@
+// The souffle strategy's cuts chosen by price: at each grid-barrier site of a co-resident group,
+// the two neighbouring segments priced merged against apart.
+#include <fmt/format.h>
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "core/plan/partition.h"
+
+namespace souffle::plan::detail {
+
+namespace {
+
+constexpr double kUnpriced = std::numeric_limits<double>::infinity();
+
+/// One kernel of some TEs, priced with its short reductions split over blocks and without.
+struct Priced {
+  double us = kUnpriced;        ///< the cheaper variant
+  bool split_rows = true;       ///< which one
+  double other_us = kUnpriced;  ///< the other variant (infinite when not built)
+  std::vector<int> sites;       ///< TEs after a grid barrier between stages, in either variant
+};
+
+class Prices {
+ public:
+  Prices(const ProgramFacts& f, const FusionPlan& context, const KernelPricer& pricer,
+         gpu::Precision precision)
+      : m_f(f), m_context(context), m_pricer(pricer), m_precision(precision) {}
+  const Priced& of(const std::vector<int>& tes) {
+    auto it = m_memo.find(tes);
+    if (it != m_memo.end()) return it->second;
+    Group g;
+    g.tes = tes;
+    Partition p = build_partitions(m_f, {g}, m_precision)[0];
+    Priced out;
+    if (infeasible(m_f, p).empty()) {
+      PartitionPrice a = m_pricer.price(m_context, p);
+      if (a.ok()) {
+        out.us = a.est_time_us;
+        out.sites = a.barrier_sites;
+        // A barrier that is no site between stages is inside one: a short reduction's rows
+        // split over blocks.
+        if (a.grid_barriers > static_cast<int>(a.barrier_sites.size())) {
+          // Rows kept in one block: no barrier inside a short reduction, fewer blocks on it.
+          p.split_rows = false;
+          PartitionPrice b = m_pricer.price(m_context, p);
+          if (b.ok()) {
+            out.sites.insert(out.sites.end(), b.barrier_sites.begin(), b.barrier_sites.end());
+            if (b.est_time_us < out.us) {
+              out.other_us = out.us;
+              out.us = b.est_time_us;
+              out.split_rows = false;
+            } else {
+              out.other_us = b.est_time_us;
+            }
+          }
+        }
+      }
+    }
+    std::sort(out.sites.begin(), out.sites.end());
+    out.sites.erase(std::unique(out.sites.begin(), out.sites.end()), out.sites.end());
+    return m_memo.emplace(tes, std::move(out)).first->second;
+  }
+  double us(const std::vector<int>& tes) { return of(tes).us; }
+
+ private:
+  const ProgramFacts& m_f;
+  const FusionPlan& m_context;
+  const KernelPricer& m_pricer;
+  gpu::Precision m_precision;
+  std::map<std::vector<int>, Priced> m_memo;
+};
+
+/// `tes` (in order) cut before each TE of `sites` (but the first); pure views just before a cut
+/// go with the TE after it (they fold into their reader).
+std::vector<std::vector<int>> cut_at(const ProgramFacts& f, const std::vector<int>& tes,
+                                     const std::vector<int>& sites) {
+  std::vector<std::vector<int>> segs(1);
+  for (int te : tes) {
+    if (!segs.back().empty() && std::binary_search(sites.begin(), sites.end(), te)) {
+      std::vector<int> views;
+      std::vector<int>& last = segs.back();
+      while (!last.empty() && f.is_alias(last.back())) {
+        views.insert(views.begin(), last.back());
+        last.pop_back();
+      }
+      if (last.empty()) {
+        last = views;
+      } else {
+        segs.push_back(views);
+      }
+    }
+    segs.back().push_back(te);
+  }
+  return segs;
+}
+
+/// The segments of `g`: its TEs in order, cut at each stage that a compute-intensive TE or a
+/// grid synchronization starts; a segment whose built kernel still has a grid barrier between
+/// stages (an ownership proof that does not hold) is cut there too. What the segments' kernels
+/// are priced on, so the partition can be cut at any grid barrier of its kernel.
+std::vector<std::vector<int>> segments_of(const ProgramFacts& f, const Group& g, Prices& price) {
+  std::vector<int> tes = g.tes;
+  std::sort(tes.begin(), tes.end());
+  std::vector<int> sites;
+  KernelBuilder k(f);
+  for (int te : tes) {
+    if (!k.empty() && !f.is_alias(te) && (f.compute(te) || k.needs_sync(te))) sites.push_back(te);
+    k.add(te);
+  }
+  std::vector<std::vector<int>> out;
+  for (const std::vector<int>& seg : cut_at(f, tes, sites)) {
+    const Priced& p = price.of(seg);
+    for (std::vector<int>& s : cut_at(f, seg, p.sites)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<int> joined(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+/// The first TE of `seg` that is not a pure view (what a decision is about).
+int head(const ProgramFacts& f, const std::vector<int>& seg) {
+  for (int te : seg)
+    if (!f.is_alias(te)) return te;
+  return seg.front();
+}
+
+/// Hands `from`'s reasons about TEs in `tes` to `to`.
+void take_reasons(const Group& from, const std::vector<int>& tes, Group& to) {
+  for (size_t i = 0; i < from.reasons.size(); ++i) {
+    int te = i < from.reason_te.size() ? from.reason_te[i] : -1;
+    if (te >= 0 && std::find(tes.begin(), tes.end(), te) == tes.end()) continue;
+    if (te < 0 && !to.reasons.empty()) continue;
+    to.reasons.push_back(from.reasons[i]);
+    to.reason_te.push_back(te);
+  }
+  for (const Decision& d : from.decisions)
+    if (d.te < 0 || std::find(tes.begin(), tes.end(), d.te) != tes.end()) to.decisions.push_back(d);
+}
+
+}  // namespace
+
+std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context,
+                                const KernelPricer& pricer, gpu::Precision precision,
+                                std::vector<Group> groups) {
+  Prices price(f, context, pricer, precision);
+  std::vector<Group> out;
+  for (const Group& g : groups) {
+    std::vector<std::vector<int>> segs = segments_of(f, g, price);
+    // Walk the barrier sites: join when the previous segment and this one cost no more merged.
+    struct Piece {
+      std::vector<std::vector<int>> segs;
+      std::vector<Decision> decisions;
+    };
+    std::vector<Piece> pieces(1);
+    pieces[0].segs.push_back(segs[0]);
+    for (size_t j = 1; j < segs.size(); ++j) {
+      const double merged = price.us(joined(segs[j - 1], segs[j]));
+      const double apart = price.us(segs[j - 1]) + price.us(segs[j]);
+      const int te = head(f, segs[j]);
+      Decision d;
+      d.te = te;
+      d.merged_us = merged == kUnpriced ? 0 : merged;
+      d.split_us = apart == kUnpriced ? 0 : apart;
+      // A pair that cannot be priced keeps the paper's rule (fused).
+      if (merged == kUnpriced || apart == kUnpriced || merged <= apart) {
+        d.kind = DecisionKind::Join;
+        d.reason =
+            fmt::format("{} joins across a grid barrier: {:.2f} us merged <= {:.2f} us apart",
+                        f.label(te), d.merged_us, d.split_us);
+        if (merged == kUnpriced || apart == kUnpriced)
+          d.reason =
+              f.label(te) + " joins across a grid barrier (not priced: a kernel failed to build)";
+        pieces.back().segs.push_back(segs[j]);
+        pieces.back().decisions.push_back(d);
+      } else {
+        d.kind = DecisionKind::CutCheaper;
+        d.reason = fmt::format(
+            "cut before {}: {:.2f} us as two kernels < {:.2f} us merged across the grid barrier",
+            f.label(te), d.split_us, d.merged_us);
+        pieces.emplace_back();
+        pieces.back().segs.push_back(segs[j]);
+        pieces.back().decisions.push_back(d);
+      }
+    }
+    // A kernel is never fused when its priced time is worse than its parts.
+    std::vector<Piece> settled;
+    for (Piece& p : pieces) {
+      if (p.segs.size() == 1) {
+        settled.push_back(std::move(p));
+        continue;
+      }
+      std::vector<int> all;
+      double parts = 0;
+      for (const std::vector<int>& s : p.segs) {
+        all.insert(all.end(), s.begin(), s.end());
+        parts += price.us(s);
+      }
+      const double whole = price.us(all);
+      if (whole == kUnpriced || parts == kUnpriced || whole <= parts) {
+        settled.push_back(std::move(p));
+        continue;
+      }
+      for (size_t i = 0; i < p.segs.size(); ++i) {
+        Piece one;
+        one.segs.push_back(p.segs[i]);
+        for (const Decision& d : p.decisions)
+          if (d.te == head(f, p.segs[i]) && d.kind != DecisionKind::Join)
+            one.decisions.push_back(d);
+        Decision u;
+        u.kind = DecisionKind::Unfused;
+        u.te = head(f, p.segs[i]);
+        u.merged_us = whole;
+        u.split_us = parts;
+        u.reason = fmt::format(
+            "kernel of {} segments split back into them: {:.2f} us merged > {:.2f} us apart",
+            p.segs.size(), whole, parts);
+        one.decisions.push_back(u);
+        settled.push_back(std::move(one));
+      }
+    }
+    for (const Piece& p : settled) {
+      std::vector<int> tes;
+      for (const std::vector<int>& s : p.segs) tes.insert(tes.end(), s.begin(), s.end());
+      Group n;
+      n.tes = tes;
+      take_reasons(g, tes, n);
+      for (const Decision& d : p.decisions) {
+        n.decisions.push_back(d);
+        n.reasons.push_back(d.reason);
+        n.reason_te.push_back(d.te);
+      }
+      std::sort(tes.begin(), tes.end());
+      const Priced& pr = price.of(tes);
+      if (!pr.split_rows) {
+        n.split_rows = false;
+        Decision d;
+        d.kind = DecisionKind::RowsInBlock;
+        d.te = head(f, tes);
+        d.merged_us = pr.other_us;
+        d.split_us = pr.us;
+        d.reason = fmt::format(
+            "short reductions keep each row in one block: {:.2f} us, against {:.2f} us with rows "
+            "split over blocks and joined across a grid barrier",
+            pr.us, pr.other_us);
+        n.decisions.push_back(d);
+        n.reasons.push_back(d.reason);
+        n.reason_te.push_back(d.te);
+      }
+      out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
+}  // namespace souffle::plan::detail

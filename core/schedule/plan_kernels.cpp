@@ -1,0 +1,531 @@
+#include "core/schedule/plan_kernels.h"
+
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "core/loop/mutator.h"
+#include "core/schedule/kernel_units.h"
+#include "core/te/mutator.h"
+
+namespace souffle::schedule {
+namespace {
+
+std::string kernel_name(const plan::Partition& p) {
+  return "kernel" + std::to_string(p.id);
+}
+
+bool has_block_barrier(const loop::Stmt& s) {
+  bool found = false;
+  loop::for_each_stmt(s,
+                      [&](const loop::Stmt& x) { found |= x.as<loop::BlockBarrier>() != nullptr; });
+  return found;
+}
+
+/// A register tile for `t`'s block tile that gives exactly `threads` threads (the register
+/// tile grows as the thread count shrinks); false when there is none.
+bool fit_threads(schedule::GemmTile& t, int64_t threads) {
+  for (int64_t tm = 1; tm <= t.bm; tm *= 2)
+    for (int64_t tn = tm; tn >= 1 && tn >= tm / 2; tn /= 2)
+      if (t.bm % tm == 0 && t.bn % tn == 0 && (t.bm / tm) * (t.bn / tn) == threads) {
+        t.tm = tm;
+        t.tn = tn;
+        return true;
+      }
+  return false;
+}
+
+/// Which ops read each tensor, and the model's outputs: a GEMM's output may stay in registers
+/// only when no op outside its epilogue group reads it.
+struct Readers {
+  std::unordered_map<const te::TensorNode*, std::set<int>> by_tensor;
+  std::set<const te::TensorNode*> outputs;
+};
+
+Readers readers_of(const KernelProgram& kp) {
+  const te::TeProgram& prog = kp.program;
+  Readers r;
+  for (size_t i = 0; i < prog.ops.size(); ++i) {
+    if (kp.dropped[i]) continue;
+    auto add = [&](const te::Expr& e) {
+      if (!e.defined()) return;
+      te::for_each_node(e, [&](const te::Expr& n) {
+        if (const te::Read* rd = n.as<te::Read>())
+          r.by_tensor[rd->tensor.get()].insert(static_cast<int>(i));
+      });
+    };
+    add(prog.ops[i]->body);
+    add(prog.ops[i]->init);
+  }
+  for (const te::Tensor& t : prog.outputs) r.outputs.insert(t.get());
+  return r;
+}
+
+/// TEs of a partition computed by one schedule: one TE, or a GEMM or a reduction and its
+/// epilogue TEs.
+struct Unit {
+  std::vector<int> tes;  ///< op indices, the main TE first
+  std::vector<te::Tensor> on_chip;
+  bool gemm = false;
+  bool reduction = false;  ///< a reduction whose row results are stored by one thread
+  schedule::GemmTile tile;
+  std::string why;  ///< the tuner's reason, when it chose the tile
+};
+
+std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& tes,
+                           const Readers& readers, const schedule::ScheduleConfig& config,
+                           const KernelBuildOptions& options) {
+  std::vector<Unit> units;
+  for (size_t i = 0; i < tes.size();) {
+    Unit u;
+    const te::ComputeOp& op = *prog.ops[static_cast<size_t>(tes[i])];
+    u.tes.push_back(tes[i++]);
+    // The tuner and the epilogues serve the FP32 and the tensor-core GEMM templates alike.
+    u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm;
+    // A row of a reduction split over blocks is finished by no single thread.
+    u.reduction = schedule::classify(op) == schedule::ScheduleKind::Reduction &&
+                  !schedule::reduction_splits_rows(op, config);
+    if ((u.gemm || u.reduction) && options.epilogues) {
+      std::vector<const te::ComputeOp*> group;
+      auto takes = [&](const te::ComputeOp& next) {
+        return u.gemm ? schedule::is_epilogue(op, group, next)
+                      : schedule::is_reduction_epilogue(op, group, next);
+      };
+      while (i < tes.size() && takes(*prog.ops[static_cast<size_t>(tes[i])])) {
+        group.push_back(prog.ops[static_cast<size_t>(tes[i])].get());
+        u.tes.push_back(tes[i++]);
+      }
+      std::set<int> mine(u.tes.begin(), u.tes.end());
+      for (int te : u.tes) {
+        const te::Tensor& t = prog.ops[static_cast<size_t>(te)]->output;
+        auto it = readers.by_tensor.find(t.get());
+        bool outside = readers.outputs.count(t.get()) > 0;
+        if (it != readers.by_tensor.end())
+          for (int r : it->second) outside |= !mine.count(r);
+        if (!outside && te != u.tes.back()) u.on_chip.push_back(t);
+      }
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+/// Says in the stage's schedule text which views its TEs read through their indexing, and why
+/// a view that is still computed is written (a copy for a model output or another kernel).
+void describe_views(const KernelProgram& kp, const Unit& u, loop::Kernel& k) {
+  std::string& text = k.stages.front().schedule;
+  std::vector<std::string> folded;
+  for (int te : u.tes)
+    for (const std::string& v : kp.folds[static_cast<size_t>(te)])
+      if (std::find(folded.begin(), folded.end(), v) == folded.end()) folded.push_back(v);
+  const std::string& why = kp.copy_why[static_cast<size_t>(u.tes.front())];
+  if (!why.empty()) text += "; view written as a copy: " + why;
+  if (folded.empty()) return;
+  text +=
+      folded.size() == 1 ? "; view folded into its indexing:" : "; views folded into its indexing:";
+  for (const std::string& v : folded) text += " " + v;
+}
+
+/// The scheduled stages of one partition and the units they came from.
+struct PartitionSchedule {
+  std::vector<Unit> units;
+  std::vector<loop::Kernel> stages;
+};
+
+PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partition& p,
+                                     const std::string& name, const Readers& readers,
+                                     const gpu::GpuSpec* gpu,
+                                     const schedule::ScheduleConfig& config,
+                                     const KernelBuildOptions& options) {
+  const te::TeProgram& prog = kp.program;
+  // Stages list the partition's TEs in execution order; merge_stages places the grid
+  // barriers itself from what each stage reads and writes.
+  std::vector<int> tes;
+  std::map<int, const plan::TileChoice*> recorded;
+  for (const plan::Stage& st : p.stages) {
+    for (int te : st.tes) {
+      if (te < 0 || static_cast<size_t>(te) >= prog.ops.size())
+        throw KernelBuildError(name, "", "TE index " + std::to_string(te) + " out of range");
+      if (!kp.dropped[static_cast<size_t>(te)]) tes.push_back(te);
+    }
+    for (const plan::TileChoice& t : st.tiles) recorded[t.te] = &t;
+  }
+  PartitionSchedule ps;
+  ps.units = units_of(prog, tes, readers, config, options);
+  // A kernel of several stages may get grid barriers: all its blocks must be co-resident.
+  const bool multi = ps.units.size() > 1;
+  auto pick_tiles = [&](int64_t threads) {
+    for (Unit& u : ps.units) {
+      if (!u.gemm) continue;
+      const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
+      auto rec = recorded.find(u.tes[0]);
+      if (options.tune && rec != recorded.end()) {
+        const plan::TileChoice& t = *rec->second;
+        u.tile = {t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, t.tensor_core};
+        u.why = t.why;
+        if (threads == 0 || u.tile.threads() == threads) continue;
+      }
+      if (options.tune && gpu) {
+        schedule::TuneOptions to;
+        to.gpu = *gpu;
+        to.precision = config.precision;
+        to.limits.threads = threads;
+        to.limits.fit_co_resident = multi;
+        to.measure = options.measure;
+        schedule::TuneResult r = schedule::tune_gemm(op, to);
+        if (!r.ok() && multi) {
+          to.limits.fit_co_resident = false;
+          r = schedule::tune_gemm(op, to);
+        }
+        if (r.ok()) {
+          u.tile = r.best().tile;
+          u.why = r.reason();
+          continue;
+        }
+      }
+      u.tile = {config.gemm_bm, config.gemm_bn, config.gemm_bk,
+                config.gemm_tm, config.gemm_tn, config.gemm_double_buffer};
+      u.why.clear();
+      if (threads > 0 && u.tile.threads() != threads && !fit_threads(u.tile, threads)) return false;
+    }
+    return true;
+  };
+  auto schedule_all = [&](const schedule::ScheduleConfig& c) {
+    std::vector<loop::Kernel> stages;
+    for (const Unit& u : ps.units) {
+      const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
+      try {
+        std::vector<const te::ComputeOp*> epilogue;
+        for (size_t i = 1; i < u.tes.size(); ++i)
+          epilogue.push_back(prog.ops[static_cast<size_t>(u.tes[i])].get());
+        loop::Kernel k;
+        if (u.gemm) {
+          k = schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
+          if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+        } else if (u.reduction && !epilogue.empty() && schedule::reduction_splits_rows(op, c)) {
+          // Rescheduled on a smaller block, the rows now split over blocks, which takes no
+          // epilogue: the reduction and its consumers become stages of their own again.
+          k = schedule::schedule_op(op, c);
+          describe_views(kp, u, k);
+          stages.push_back(std::move(k));
+          for (const te::ComputeOp* ep : epilogue) {
+            loop::Kernel e = schedule::schedule_op(*ep, c);
+            e.stages.front().schedule +=
+                "; not in the epilogue of " + op.name + ": its rows split over blocks";
+            stages.push_back(std::move(e));
+          }
+          continue;
+        } else if (u.reduction && !epilogue.empty()) {
+          k = schedule::schedule_reduction_fused(op, epilogue, c, u.on_chip);
+        } else {
+          k = schedule::schedule_op(op, c);
+        }
+        describe_views(kp, u, k);
+        stages.push_back(std::move(k));
+      } catch (const std::exception& e) {
+        throw KernelBuildError(name, op.name, std::string("cannot schedule: ") + e.what());
+      }
+    }
+    return stages;
+  };
+  pick_tiles(0);
+  ps.stages = schedule_all(config);
+  // A stage with block barriers must run on the kernel's whole block. When such stages want
+  // different blocks, or a stage without barriers wants a larger one, every stage is
+  // rescheduled on the largest block a barrier stage wants: GEMMs, where the time goes, keep
+  // their tiles or get another tile of that many threads, reductions take exactly that many
+  // threads per row, and grid-stride stages take any block up to it.
+  int64_t barrier_block = 0;
+  for (const loop::Kernel& k : ps.stages)
+    if (has_block_barrier(k.body)) barrier_block = std::max(barrier_block, k.launch.block_x);
+  bool mismatch = false;
+  for (const loop::Kernel& k : ps.stages)
+    mismatch |=
+        barrier_block > 0 && (k.launch.block_x > barrier_block ||
+                              (k.launch.block_x != barrier_block && has_block_barrier(k.body)));
+  if (mismatch) {
+    schedule::ScheduleConfig c = config;
+    c.block = barrier_block;
+    c.exact_block = true;
+    if (!pick_tiles(barrier_block))
+      throw KernelBuildError(name, "",
+                             "no schedule fits all stages on one block of " +
+                                 std::to_string(barrier_block) + " threads");
+    ps.stages = schedule_all(c);
+  }
+  return ps;
+}
+
+bool has_grid_barrier(const loop::Kernel& k) {
+  bool found = false;
+  loop::for_each_stmt(k.body,
+                      [&](const loop::Stmt& x) { found |= x.as<loop::GridBarrier>() != nullptr; });
+  return found;
+}
+
+loop::Kernel merged(std::vector<loop::Kernel> stages, const std::string& name,
+                    const schedule::MergeOptions& options = {}) {
+  try {
+    return schedule::merge_stages(std::move(stages), name, options);
+  } catch (const std::exception& e) {
+    throw KernelBuildError(name, "", std::string("cannot merge stages: ") + e.what());
+  }
+}
+
+/// Launches of a partition of a strategy that launches without grid synchronization: its
+/// stages in order, one merged kernel as long as merge_stages needs no grid barrier between
+/// them, a new launch at a stage that would need one. Each launch after the first says why in
+/// its first stage's schedule text; with several, they are named `name`.0, .1, ...
+/// The outputs of `p`'s TEs that only `p` reads (no model output): merge_stages may keep those
+/// it proves block-owned in shared memory.
+std::vector<te::Tensor> partition_locals(const KernelProgram& kp, const plan::Partition& p,
+                                         const Readers& readers) {
+  const std::set<int> mine(p.tes.begin(), p.tes.end());
+  std::vector<te::Tensor> out;
+  for (int te : p.tes) {
+    if (te < 0 || static_cast<size_t>(te) >= kp.program.ops.size()) continue;
+    const te::Tensor& t = kp.program.ops[static_cast<size_t>(te)]->output;
+    if (readers.outputs.count(t.get())) continue;
+    auto it = readers.by_tensor.find(t.get());
+    bool inside = true;
+    if (it != readers.by_tensor.end())
+      for (int r : it->second) inside &= mine.count(r) > 0;
+    if (inside) out.push_back(t);
+  }
+  return out;
+}
+
+/// Merge options for a kernel of `stages`: `locals` may live in shared memory within a per-block
+/// budget that, for a grid that must be co-resident, leaves room for its blocks on every SM.
+schedule::MergeOptions merge_options(const std::vector<loop::Kernel>& stages,
+                                     std::vector<te::Tensor> locals, const gpu::GpuSpec* gpu,
+                                     bool cooperative) {
+  schedule::MergeOptions mo;
+  mo.local = std::move(locals);
+  if (gpu && cooperative && gpu->sm_count > 0) {
+    int64_t grid = 1;
+    for (const loop::Kernel& k : stages) grid = std::max(grid, k.launch.grid_x);
+    const int64_t per_sm = (grid + gpu->sm_count - 1) / gpu->sm_count;
+    const int64_t fit = gpu->shared_memory_per_sm / per_sm - gpu->reserved_shared_memory_per_block;
+    mo.shared_budget = std::max<int64_t>(0, std::min(mo.shared_budget, fit));
+  }
+  return mo;
+}
+
+std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages, const std::string& name,
+                                         const std::vector<te::Tensor>& locals,
+                                         const gpu::GpuSpec* gpu) {
+  std::vector<std::vector<loop::Kernel>> launches;
+  std::set<const te::TensorNode*> written;  // by the stages of the current launch
+  for (loop::Kernel& s : stages) {
+    if (!launches.empty()) {
+      std::vector<loop::Kernel> trial = launches.back();
+      trial.push_back(s);
+      loop::Kernel k = merged(std::move(trial), name);
+      if (has_grid_barrier(k) || k.launch.cooperative) {
+        std::string dep;
+        for (const te::Tensor& t : s.inputs)
+          if (dep.empty() && written.count(t.get())) dep = t->name;
+        const std::string n = std::to_string(launches.size());
+        s.stages.front().schedule += "; a launch of its own (" + name + "." + n + "): " +
+                                     (dep.empty() ? std::string("it would need a grid barrier")
+                                                  : "it reads " + dep + " across blocks") +
+                                     ", and this strategy launches without grid synchronization";
+        written.clear();
+        launches.emplace_back();
+      }
+    } else {
+      launches.emplace_back();
+    }
+    for (const te::Tensor& t : s.outputs) written.insert(t.get());
+    launches.back().push_back(std::move(s));
+  }
+  std::vector<loop::Kernel> out;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    // A partition-local tensor is local to this launch when no other launch reads it.
+    std::vector<te::Tensor> mine;
+    for (const te::Tensor& t : locals) {
+      bool elsewhere = false;
+      for (size_t j = 0; j < launches.size(); ++j)
+        if (j != i)
+          for (const loop::Kernel& s : launches[j])
+            elsewhere |= std::find(s.inputs.begin(), s.inputs.end(), t) != s.inputs.end();
+      if (!elsewhere) mine.push_back(t);
+    }
+    schedule::MergeOptions mo = merge_options(launches[i], std::move(mine), gpu, false);
+    out.push_back(merged(std::move(launches[i]),
+                         launches.size() == 1 ? name : name + "." + std::to_string(i), mo));
+  }
+  return out;
+}
+
+/// The blocks of a cooperative kernel of `stages` that are co-resident on `gpu` with `registers`
+/// per thread: the block is the largest stage's, the shared arena the largest stage's (merging
+/// keeps it there; residents take only what is left at that many blocks per SM). 0 when the
+/// spec lacks the figures.
+int64_t cooperative_grid_cap(const std::vector<loop::Kernel>& stages, const gpu::GpuSpec& gpu,
+                             int registers) {
+  int64_t block = 1, arena = 0;
+  for (const loop::Kernel& k : stages) {
+    block = std::max(block, k.launch.block_x);
+    arena = std::max(arena, (k.launch.dynamic_shared_bytes + 31) / 32 * 32);
+  }
+  if (gpu.sm_count <= 0 || registers <= 0) return 0;
+  return gpu::max_active_blocks(gpu, static_cast<int>(block), registers, arena);
+}
+
+/// The plan's GPU: the spec it was made for, else the known spec it names (tiles are tuned for
+/// it); null when neither.
+std::optional<gpu::GpuSpec> plan_gpu(const plan::FusionPlan& plan) {
+  if (plan.gpu_spec.sm_count > 0) return plan.gpu_spec;
+  try {
+    return gpu::gpu_spec(plan.gpu);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+/// `config` adapted to the plan: cross-block reductions need a grid barrier, which only the
+/// souffle strategy launches; their grid is the plan GPU's SM count.
+schedule::ScheduleConfig plan_config(const plan::FusionPlan& plan,
+                                     const schedule::ScheduleConfig& config) {
+  schedule::ScheduleConfig c = config;
+  if (!plan::is_souffle(plan.strategy))
+    c.cross_block_rows = 0;
+  else if (std::optional<gpu::GpuSpec> gpu = plan_gpu(plan))
+    c.cross_block_rows = std::min<int64_t>(c.cross_block_rows, gpu->sm_count);
+  return c;
+}
+
+}  // namespace
+
+KernelBuildError::KernelBuildError(std::string kernel, std::string te, std::string detail)
+    : std::runtime_error(kernel + (te.empty() ? "" : " (" + te + ")") + ": " + detail),
+      m_kernel(std::move(kernel)),
+      m_te(std::move(te)),
+      m_detail(std::move(detail)) {}
+
+namespace {
+
+/// The kernels of `parts`, partitions of a plan over `plan.program` (plan.partitions unread).
+loop::KernelSet build_kernels(const plan::FusionPlan& plan,
+                              const std::vector<plan::Partition>& parts,
+                              const schedule::ScheduleConfig& plan_independent,
+                              const KernelBuildOptions& options) {
+  const schedule::ScheduleConfig shared_config = plan_config(plan, plan_independent);
+  const te::TeProgram& prog = plan.program;
+  loop::KernelSet ks;
+  ks.name = prog.name;
+  ks.inputs = prog.inputs;
+  ks.outputs = prog.outputs;
+  const KernelProgram kp = fold_views(prog, parts);
+  const Readers readers = readers_of(kp);
+  const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
+  const std::optional<gpu::GpuSpec> spec_for_budget = plan_gpu(plan);
+  for (const plan::Partition& p : parts) {
+    std::string name = kernel_name(p);
+    schedule::ScheduleConfig config = shared_config;
+    if (!p.split_rows) config.cross_block_rows = 0;
+    PartitionSchedule ps =
+        schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, config, options);
+    if (ps.stages.empty()) continue;
+    std::vector<te::Tensor> locals;
+    if (options.shared_residents) locals = partition_locals(kp, p, readers);
+    const gpu::GpuSpec* spec = spec_for_budget ? &*spec_for_budget : nullptr;
+    if (options.split_launches && !plan::is_souffle(plan.strategy)) {
+      for (loop::Kernel& k : split_launches(std::move(ps.stages), name, locals, spec))
+        ks.kernels.push_back(std::move(k));
+      continue;
+    }
+    // Stages that may need grid barriers: a grid beyond what is co-resident cannot launch, so
+    // the stages are scheduled again within that many blocks.
+    int64_t cap = 0, grid = 0;
+    for (const loop::Kernel& k : ps.stages) grid = std::max(grid, k.launch.grid_x);
+    if (spec && ps.stages.size() > 1)
+      cap = cooperative_grid_cap(ps.stages, *spec, options.cooperative_registers);
+    if (cap > 0 && grid > cap) {
+      schedule::ScheduleConfig capped = config;
+      capped.grid_cap = cap;
+      ps = schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, capped, options);
+    }
+    schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
+    loop::Kernel k = merged(std::move(ps.stages), name, mo);
+    if (cap > 0 && grid > cap)
+      k.stages.front().schedule +=
+          "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
+          spec->name + " at " + std::to_string(options.cooperative_registers) +
+          " registers per thread; the stages' own grids reach " + std::to_string(grid) + ")";
+    ks.kernels.push_back(std::move(k));
+  }
+  return ks;
+}
+
+}  // namespace
+
+loop::KernelSet build_plan_kernels(const plan::FusionPlan& plan, const ScheduleConfig& config,
+                                   const KernelBuildOptions& options) {
+  return build_kernels(plan, plan.partitions, config, options);
+}
+
+loop::KernelSet build_partition_kernels(const plan::FusionPlan& context, const plan::Partition& p,
+                                        const ScheduleConfig& config,
+                                        const KernelBuildOptions& options) {
+  return build_kernels(context, {p}, config, options);
+}
+
+PlanBuild plan_build(const plan::FusionPlan& plan) {
+  PlanBuild b;
+  b.config.precision = plan.precision;
+  b.options.split_launches = true;
+  return b;
+}
+
+int kernel_partition(const std::string& kernel_name) {
+  const std::string prefix = "kernel";
+  if (kernel_name.compare(0, prefix.size(), prefix) != 0) return -1;
+  size_t i = prefix.size(), digits = 0;
+  int id = 0;
+  for (; i < kernel_name.size() && std::isdigit(static_cast<unsigned char>(kernel_name[i]));
+       ++i, ++digits)
+    id = id * 10 + (kernel_name[i] - '0');
+  if (digits == 0) return -1;
+  if (i == kernel_name.size()) return id;
+  if (kernel_name[i] != '.' || i + 1 == kernel_name.size()) return -1;
+  for (++i; i < kernel_name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(kernel_name[i]))) return -1;
+  return id;
+}
+
+void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_independent,
+               const KernelBuildOptions& options) {
+  const schedule::ScheduleConfig shared_config = plan_config(plan, plan_independent);
+  const std::optional<gpu::GpuSpec> gpu = plan_gpu(plan);
+  if (!gpu) return;
+  const KernelProgram kp = fold_views(plan);
+  const Readers readers = readers_of(kp);
+  KernelBuildOptions o = options;
+  o.tune = true;
+  for (plan::Partition& p : plan.partitions) {
+    for (plan::Stage& st : p.stages) st.tiles.clear();
+    schedule::ScheduleConfig config = shared_config;
+    if (!p.split_rows) config.cross_block_rows = 0;
+    PartitionSchedule ps = schedule_partition(kp, p, kernel_name(p), readers, &*gpu, config, o);
+    for (const Unit& u : ps.units) {
+      if (!u.gemm || u.why.empty()) continue;
+      for (plan::Stage& st : p.stages)
+        if (std::find(st.tes.begin(), st.tes.end(), u.tes[0]) != st.tes.end()) {
+          const schedule::GemmTile& t = u.tile;
+          st.tiles.push_back(
+              {u.tes[0], t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, u.why, t.tensor_core});
+          st.schedule += (st.schedule.empty() ? "tuned: " : "; tuned: ") + u.why;
+        }
+    }
+  }
+}
+
+}  // namespace souffle::schedule

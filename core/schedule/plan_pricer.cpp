@@ -1,0 +1,181 @@
+#include "core/schedule/plan_pricer.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <set>
+
+#include "core/schedule/plan_kernels.h"
+#include "core/schedule/price.h"
+#include "core/support/tensor_data.h"
+#include "core/te/mutator.h"
+#include "core/te/printer.h"
+
+namespace souffle::schedule {
+
+PlanPricer::PlanPricer(gpu::GpuSpec spec, gpu::Precision precision,
+                       std::optional<gpu::Calibration> calibration)
+    : m_spec(std::move(spec)), m_precision(precision), m_calibration(std::move(calibration)) {}
+
+std::string PlanPricer::constants() const {
+  return gpu::cost_constants(m_spec, m_precision, m_calibration ? &*m_calibration : nullptr).source;
+}
+
+size_t PlanPricer::builds() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_builds;
+}
+
+size_t PlanPricer::hits() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_hits;
+}
+
+const std::string& PlanPricer::content(const te::Op& op) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_printed.find(op.get());
+  if (it != m_printed.end()) return it->second.text;
+  std::string text = te::print(*op);
+  std::set<const te::TensorNode*> seen;
+  auto reads = [&](const te::Expr& e) {
+    if (!e.defined()) return;
+    te::for_each_node(e, [&](const te::Expr& x) {
+      const te::Read* r = x.as<te::Read>();
+      if (r && seen.insert(r->tensor.get()).second)
+        text += fmt::format(" {{{}:{}:{}}}", r->tensor->name, shape_str(r->tensor->shape),
+                            dtype_name(r->tensor->dtype));
+    });
+  };
+  reads(op->body);
+  reads(op->init);
+  return m_printed.emplace(op.get(), Printed{op, std::move(text)}).first->second.text;
+}
+
+namespace {
+
+/// What the kernels of `p` depend on, as text: the context's strategy, GPU and precision, and per
+/// stage its kind, TEs (`content`), tiles and which outputs are read outside the partition.
+template <typename Content>
+std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Content&& content) {
+  const analysis::Analysis& a = c.analysis;
+  std::set<int> mine(p.tes.begin(), p.tes.end());
+  const gpu::GpuSpec& g = c.gpu_spec;
+  std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", plan::strategy_name(c.strategy),
+                  gpu::precision_name(c.precision), g.name, g.sm_count, g.shared_memory_per_sm,
+                  g.registers_per_sm, g.launch_overhead_us, g.grid_sync_overhead_us);
+  key += p.split_rows ? "|rows-split" : "|rows-in-block";
+  for (const plan::Stage& st : p.stages) {
+    key += "|" + st.kind + ":";
+    for (int te : st.tes) {
+      if (te < 0 || static_cast<size_t>(te) >= c.program.ops.size()) {
+        key += "?";
+        continue;
+      }
+      bool outside = false;
+      if (static_cast<size_t>(te) < a.tes.size()) {
+        int x = a.tes[static_cast<size_t>(te)].output_tensor;
+        if (x >= 0) {
+          outside = a.tensors[static_cast<size_t>(x)].is_output;
+          for (int r : a.tensors[static_cast<size_t>(x)].consumers) outside |= !mine.count(r);
+        }
+      }
+      key += content(c.program.ops[static_cast<size_t>(te)]);
+      key += outside ? "\n[read outside]\n" : "\n";
+    }
+    for (const plan::TileChoice& t : st.tiles)
+      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}", t.te, t.bm, t.bn, t.bk, t.tm, t.tn,
+                         t.double_buffer ? "d" : "", t.tensor_core ? "c" : "");
+  }
+  return key;
+}
+
+}  // namespace
+
+plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
+                                       const plan::Partition& p) const {
+  const std::string key =
+      content_key(context, p, [&](const te::Op& op) -> const std::string& { return content(op); });
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_cache.find(key);
+    if (it != m_cache.end()) {
+      ++m_hits;
+      return it->second;
+    }
+  }
+  plan::PartitionPrice out;
+  const gpu::GpuSpec& spec = context.gpu_spec.sm_count > 0 ? context.gpu_spec : m_spec;
+  const gpu::CostConstants c =
+      gpu::cost_constants(spec, context.precision, m_calibration ? &*m_calibration : nullptr);
+  std::map<std::string, int64_t> flops;
+  std::map<std::string, int> index;
+  for (int te : p.tes)
+    if (te >= 0 && static_cast<size_t>(te) < context.analysis.tes.size()) {
+      const analysis::TeInfo& t = context.analysis.tes[static_cast<size_t>(te)];
+      flops[t.name] = t.flops;
+      index[t.name] = te;
+    }
+  auto flops_of = [&](const std::string& name) -> int64_t {
+    auto it = flops.find(name);
+    return it == flops.end() ? 0 : it->second;
+  };
+  try {
+    const PlanBuild b = plan_build(context);
+    loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
+    out.co_resident = 0;
+    for (const loop::Kernel& k : ks.kernels) {
+      KernelPrice kp = price_kernel(k, spec, c, flops_of, b.options.cooperative_registers);
+      ++out.launches;
+      out.grid_barriers += kp.grid_barriers;
+      out.block_barriers += kp.block_barriers;
+      out.blocks = std::max(out.blocks, k.launch.grid_x);
+      out.threads = std::max(out.threads, static_cast<int>(k.launch.block_x));
+      out.regs = std::max(out.regs, kp.regs);
+      out.smem = std::max(out.smem, k.launch.dynamic_shared_bytes);
+      out.co_resident =
+          out.co_resident == 0 ? kp.co_resident : std::min(out.co_resident, kp.co_resident);
+      out.cooperative |= k.launch.cooperative;
+      out.flops += kp.flops;
+      out.dram_bytes += kp.dram_bytes;
+      out.l2_bytes += kp.l2_bytes;
+      out.est_time_us += kp.total_us;
+      out.launch_us += kp.launch_us;
+      out.barrier_us += kp.barrier_us;
+      out.on_chip.insert(out.on_chip.end(), kp.on_chip.begin(), kp.on_chip.end());
+      for (size_t st : kp.after_barrier) {
+        if (st >= k.stages.size() || k.stages[st].tes.empty()) continue;
+        auto it = index.find(k.stages[st].tes.front());
+        if (it != index.end()) out.barrier_sites.push_back(it->second);
+      }
+    }
+  } catch (const std::exception& e) {
+    out = plan::PartitionPrice{};
+    out.error = e.what();
+  }
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_builds;
+  m_cache[key] = out;
+  return out;
+}
+
+std::shared_ptr<PlanPricer> make_pricer(const gpu::GpuSpec& spec, gpu::Precision precision,
+                                        const std::string& calibration_file) {
+  std::optional<gpu::Calibration> cal;
+  if (!calibration_file.empty()) cal = gpu::load_calibration(calibration_file);
+  return std::make_shared<PlanPricer>(spec, precision, std::move(cal));
+}
+
+std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<PlanPricer>> pricers;
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.name, spec.sm_count, spec.shared_memory_per_sm,
+                  spec.registers_per_sm, spec.dram_bandwidth_gbps, spec.peak_fp32_tflops,
+                  spec.l2_bytes, spec.grid_sync_overhead_us, gpu::precision_name(precision));
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<PlanPricer>& p = pricers[key];
+  if (!p) p = std::make_shared<PlanPricer>(spec, precision);
+  return p;
+}
+
+}  // namespace souffle::schedule

@@ -1,0 +1,251 @@
+#include "core/schedule/price.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/loop/mutator.h"
+#include "core/support/tensor_data.h"
+#include "core/te/mutator.h"
+
+namespace souffle::schedule {
+namespace {
+
+using loop::Stmt;
+
+int64_t bytes_of(const te::Tensor& t) {
+  return shape_numel(t->shape) * dtype_size(t->dtype);
+}
+
+/// What each stage of a kernel touches: global tensors read and written, tensor-core use and
+/// register estimate. Statements outside every stage (a prefetch hoisted above a barrier) count
+/// for the stage that follows them.
+class StageScan {
+ public:
+  struct Touch {
+    std::vector<te::Tensor> reads, writes;
+    bool tensor_core = false;
+    int64_t local_elems = 0;
+  };
+  StageScan(const loop::Kernel& k, size_t stages) : m_touch(std::max<size_t>(stages, 1)) {
+    for (const te::Tensor& t : k.inputs) m_global.insert(t.get());
+    for (const te::Tensor& t : k.outputs) m_global.insert(t.get());
+    walk(k.body, -1);
+    // Hoisted statements before the first stage belong to it.
+    if (!m_pending.reads.empty() || !m_pending.writes.empty()) merge(m_touch[0], m_pending);
+  }
+  std::vector<Touch>& touches() { return m_touch; }
+  int grid_barriers = 0, block_barriers = 0;
+  /// Stages whose first write follows a grid barrier after another stage's writes.
+  std::vector<size_t> after_barrier;
+
+ private:
+  static void add(std::vector<te::Tensor>& v, const te::Tensor& t) {
+    if (std::find(v.begin(), v.end(), t) == v.end()) v.push_back(t);
+  }
+  static void merge(Touch& into, const Touch& from) {
+    for (const te::Tensor& t : from.reads) add(into.reads, t);
+    for (const te::Tensor& t : from.writes) add(into.writes, t);
+    into.tensor_core |= from.tensor_core;
+    into.local_elems += from.local_elems;
+  }
+  Touch& at(int stage) {
+    if (stage < 0) return m_pending;
+    return m_touch[std::min(static_cast<size_t>(stage), m_touch.size() - 1)];
+  }
+  void read(int stage, const te::Tensor& t) {
+    if (m_global.count(t.get())) add(at(stage).reads, t);
+  }
+  void write(int stage, const te::Tensor& t) {
+    if (m_global.count(t.get())) add(at(stage).writes, t);
+  }
+  void walk(const Stmt& s, int stage) {
+    if (!s.defined()) return;
+    if (const loop::Stage* g = s.as<loop::Stage>()) {
+      if (!m_pending.reads.empty() || !m_pending.writes.empty() || m_pending.tensor_core) {
+        merge(at(g->index), m_pending);
+        m_pending = Touch{};
+      }
+      walk(g->body, g->index);
+      return;
+    }
+    if (s.as<loop::GridBarrier>()) {
+      ++grid_barriers;
+      m_barrier = true;
+    }
+    // Only global writes: a weight tile prefetched into shared memory before a barrier
+    // belongs to the stage after it.
+    const te::Tensor* written = nullptr;
+    if (const loop::Store* st = s.as<loop::Store>()) written = &st->buffer;
+    if (const loop::AtomicAdd* a = s.as<loop::AtomicAdd>()) written = &a->buffer;
+    if (const loop::FragmentStore* f = s.as<loop::FragmentStore>()) written = &f->dest;
+    if (written && m_global.count(written->get())) {
+      if (m_barrier && stage >= 0 && m_last_writer >= 0 && stage != m_last_writer)
+        after_barrier.push_back(static_cast<size_t>(stage));
+      m_barrier = false;
+      if (stage >= 0) m_last_writer = stage;
+    }
+    if (s.as<loop::BlockBarrier>()) ++block_barriers;
+    if (const loop::Store* st = s.as<loop::Store>()) write(stage, st->buffer);
+    if (const loop::AtomicAdd* a = s.as<loop::AtomicAdd>()) {
+      write(stage, a->buffer);
+      read(stage, a->buffer);
+    }
+    if (const loop::FragmentLoad* f = s.as<loop::FragmentLoad>()) read(stage, f->source);
+    if (const loop::FragmentStore* f = s.as<loop::FragmentStore>()) write(stage, f->dest);
+    if (s.as<loop::FragmentMma>()) at(stage).tensor_core = true;
+    if (const loop::FragmentAlloc* f = s.as<loop::FragmentAlloc>())
+      // A fragment spreads rows x cols elements over a warp's 32 lanes.
+      at(stage).local_elems += shape_numel(f->buffer->shape) * f->rows() * f->cols() / 32;
+    if (const loop::Allocate* a = s.as<loop::Allocate>())
+      if (a->scope == loop::MemScope::Local) at(stage).local_elems += shape_numel(a->buffer->shape);
+    // Reads in the expressions this statement holds, then its children.
+    for_direct_exprs(s, [&](const te::Expr& e) {
+      te::for_each_node(e, [&](const te::Expr& x) {
+        if (const te::Read* r = x.as<te::Read>()) read(stage, r->tensor);
+      });
+    });
+    for_children(s, [&](const Stmt& c) { walk(c, stage); });
+  }
+  template <typename F>
+  static void for_direct_exprs(const Stmt& s, F&& fn) {
+    struct V : loop::StmtVisitor {
+      F* f;
+      const loop::StmtNode* self;
+      void visit(const Stmt& x) override {
+        if (x.get() == self) loop::StmtVisitor::visit(x);
+      }
+      void visit_expr(const te::Expr& e) override { (*f)(e); }
+    } v;
+    v.f = &fn;
+    v.self = s.get();
+    v.visit(s);
+  }
+  template <typename F>
+  static void for_children(const Stmt& s, F&& fn) {
+    struct V : loop::StmtVisitor {
+      F* f;
+      const loop::StmtNode* self;
+      void visit(const Stmt& x) override {
+        if (x.get() == self)
+          loop::StmtVisitor::visit(x);
+        else
+          (*f)(x);
+      }
+    } v;
+    v.f = &fn;
+    v.self = s.get();
+    v.visit(s);
+  }
+
+  std::set<const te::TensorNode*> m_global;
+  bool m_barrier = false;
+  int m_last_writer = -1;
+  std::vector<Touch> m_touch;
+  Touch m_pending;
+};
+
+}  // namespace
+
+KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
+                         const gpu::CostConstants& c, const FlopsOf& flops_of, int register_cap) {
+  KernelPrice out;
+  out.name = k.name;
+  StageScan scan(k, k.stages.size());
+  out.grid_barriers = scan.grid_barriers;
+  out.block_barriers = scan.block_barriers;
+  out.after_barrier = scan.after_barrier;
+  std::vector<StageScan::Touch>& touch = scan.touches();
+  // One register count for the whole kernel: its largest stage's.
+  int regs = 32;
+  for (const StageScan::Touch& t : touch)
+    regs = std::max<int>(regs, static_cast<int>(std::min<int64_t>(255, 24 + t.local_elems)));
+  const int cap = k.launch.cooperative && register_cap > 0 ? register_cap : 255;
+  regs = std::min(regs, cap);
+  out.regs = regs;
+  out.co_resident =
+      gpu::max_active_blocks(spec, static_cast<int>(std::max<int64_t>(1, k.launch.block_x)), regs,
+                             k.launch.dynamic_shared_bytes);
+  // Recency list of the global tensors touched so far (most recent last), for reuse distance.
+  std::vector<std::pair<const te::TensorNode*, int64_t>> recent;
+  auto touched = [&](const te::Tensor& t) -> bool {
+    // True when t was touched within the L2's size since; moves it to the front.
+    int64_t since = 0;
+    bool hit = false;
+    for (size_t i = recent.size(); i-- > 0;) {
+      if (recent[i].first == t.get()) {
+        hit = since + recent[i].second <= c.l2_bytes;
+        recent.erase(recent.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+      since += recent[i].second;
+    }
+    recent.emplace_back(t.get(), bytes_of(t));
+    return hit;
+  };
+  for (size_t s = 0; s < std::max<size_t>(k.stages.size(), 1); ++s) {
+    StagePrice sp;
+    gpu::StageWork& w = sp.work;
+    if (s < k.stages.size()) {
+      const loop::StageInfo& info = k.stages[s];
+      sp.name = info.name;
+      for (const std::string& te : info.tes) w.flops += flops_of ? flops_of(te) : 0;
+      w.grid = std::min(std::max<int64_t>(info.grid_x, 1), k.launch.grid_x);
+    } else {
+      sp.name = k.name;
+      w.grid = k.launch.grid_x;
+    }
+    const StageScan::Touch& t = touch[std::min(s, touch.size() - 1)];
+    w.tensor_core = t.tensor_core;
+    w.block = k.launch.block_x;
+    w.regs = regs;
+    w.smem = k.launch.dynamic_shared_bytes;
+    for (const te::Tensor& x : t.reads) {
+      if (touched(x))
+        w.l2_read_bytes += bytes_of(x);
+      else
+        w.dram_read_bytes += bytes_of(x);
+    }
+    for (const te::Tensor& x : t.writes) {
+      touched(x);
+      w.write_bytes += bytes_of(x);
+    }
+    sp.cost = gpu::stage_cost(spec, c, w);
+    out.flops += w.flops;
+    out.dram_bytes += w.dram_read_bytes + w.write_bytes;
+    out.l2_bytes += w.l2_read_bytes;
+    out.global_bytes += w.dram_read_bytes + w.l2_read_bytes + w.write_bytes;
+    out.stages_us += sp.cost.total_us;
+    out.stages.push_back(std::move(sp));
+  }
+  for (const loop::SharedSlot& sl : k.shared) {
+    const std::string& n = sl.buffer->name;
+    const std::string suffix = "_smem";
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.on_chip.push_back(n.substr(0, n.size() - suffix.size()));
+  }
+  out.launch_us = c.launch_us;
+  // Every grid barrier waits for the whole launch grid.
+  out.barrier_us = out.grid_barriers * gpu::grid_barrier_cost_us(spec, c, k.launch.grid_x);
+  out.total_us = out.stages_us + out.launch_us + out.barrier_us;
+  return out;
+}
+
+std::string print(const KernelPrice& p) {
+  std::string s = fmt::format(
+      "{}: {:.2f} us = stages {:.2f} + launch {:.2f} + {} grid barriers {:.2f}; {} regs, "
+      "{} co-resident; DRAM {} B, L2 {} B\n",
+      p.name, p.total_us, p.stages_us, p.launch_us, p.grid_barriers, p.barrier_us, p.regs,
+      p.co_resident, p.dram_bytes, p.l2_bytes);
+  for (const StagePrice& st : p.stages)
+    s += fmt::format(
+        "  {} [{}{}] grid {} x {}, {} per SM, {} waves: {:.2f} us (flop {:.2f}, "
+        "dram {:.2f}, l2 {:.2f})\n",
+        st.name, st.cost.bound, st.work.tensor_core ? ", tensor cores" : "", st.work.grid,
+        st.work.block, st.cost.blocks_per_sm, st.cost.waves, st.cost.total_us, st.cost.flop_us,
+        st.cost.dram_us, st.cost.l2_us);
+  return s;
+}
+
+}  // namespace souffle::schedule

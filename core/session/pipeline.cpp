@@ -1,0 +1,173 @@
+// The pipeline, in order: one function lists its steps.
+#include "core/session/pipeline.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+#include "core/graph/graph.h"
+#include "core/interp/infer_fold.h"
+#include "core/loop/stmt.h"
+#include "core/lower/lower.h"
+#include "core/schedule/plan_pricer.h"
+#include "core/te/printer.h"
+#include "core/te/verify.h"
+
+namespace souffle {
+
+const std::vector<std::string>& pipeline_order() {
+  static const std::vector<std::string> order = {
+      "import",    "fold",      "lower", "analyze",       "horizontal", "vertical", "re-analyze",
+      "partition", "decisions", "price", "build kernels", "emit",       "compile"};
+  return order;
+}
+
+plan::PlanOptions plan_options(const PipelineOptions& o) {
+  plan::PlanOptions po;
+  po.strategy = o.strategy;
+  po.gpu = o.gpu;
+  po.precision = o.precision;
+  po.decisions = o.decisions;
+  po.instrument = o.instrument;
+  po.snapshots = o.snapshots;
+  po.pricer = o.calibration.empty() ? schedule::shared_pricer(o.gpu, o.precision)
+                                    : schedule::make_pricer(o.gpu, o.precision, o.calibration);
+  return po;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Runs one step, times it and hands its record to the instrument.
+class Steps {
+ public:
+  Steps(const PipelineOptions& o, std::vector<plan::PassRecord>& records)
+      : m_o(o), m_records(records) {}
+  template <typename F, typename P>
+  void step(const std::string& name, F&& run, P&& snapshot) {
+    auto t0 = Clock::now();
+    run();
+    plan::PassRecord r;
+    r.name = name;
+    r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (m_o.snapshots) r.snapshot = snapshot();
+    if (m_o.instrument) m_o.instrument(r);
+    m_records.push_back(std::move(r));
+  }
+  /// The plan's own steps (analyze … price), observed as they run.
+  void take(const plan::PassRecord& r) { m_records.push_back(r); }
+
+ private:
+  const PipelineOptions& m_o;
+  std::vector<plan::PassRecord>& m_records;
+};
+
+bool reaches(const PipelineOptions& o, const std::string& step) {
+  const std::vector<std::string>& order = pipeline_order();
+  auto until = std::find(order.begin(), order.end(), o.until);
+  auto at = std::find(order.begin(), order.end(), step);
+  return until != order.end() && at <= until;
+}
+
+std::string kernels_text(const CompileReport& rep, bool cuda) {
+  std::ostringstream os;
+  for (const CompiledKernel& k : rep.kernels) {
+    if (!k.ok()) {
+      os << k.name << ": " << k.error << "\n";
+      continue;
+    }
+    os << (cuda ? k.cuda : loop::print(k.kernel)) << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
+  const std::vector<std::string>& order = pipeline_order();
+  if (std::find(order.begin(), order.end(), o.until) == order.end())
+    throw UserError("unknown pipeline step '" + o.until + "'");
+  PipelineResult out;
+  LoadedModel& m = out.model;
+  m.path = path;
+  Steps steps(o, out.passes);
+  auto t0 = Clock::now();
+  steps.step(
+      "import",
+      [&] {
+        onnx_import::ImportResult r = onnx_import::import_model(path, o.import);
+        m.onnx_nodes = r.graph.nodes.size();
+        m.warnings = std::move(r.warnings);
+        m.graph = std::move(r.graph);
+      },
+      [&] { return graph::print(m.graph); });
+  steps.step(
+      "fold",
+      [&] {
+        m.stats = interp::infer_and_fold(m.graph);
+        graph::verify(m.graph);
+      },
+      [&] { return graph::print(m.graph); });
+  steps.step(
+      "lower",
+      [&] {
+        try {
+          m.program = lower::lower_graph(m.graph);
+        } catch (const UserError& e) {
+          throw e.with_file(path);
+        }
+        te::verify(m.program);
+      },
+      [&] { return te::print(m.program); });
+  m.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+
+  // analyze, horizontal, vertical, re-analyze, partition, decisions, price (plan.cpp).
+  PipelineOptions inner = o;
+  inner.instrument = [&](const plan::PassRecord& r) {
+    steps.take(r);
+    if (o.instrument) o.instrument(r);
+  };
+  out.plan = plan::plan(m.program, plan_options(inner));
+  plan::verify(out.plan);
+  if (!reaches(o, "build kernels")) return out;
+
+  steps.step(
+      "build kernels",
+      [&] {
+        auto t = Clock::now();
+        out.kernels.kernels = build_compiled_kernels(out.plan, o.compile.schedule);
+        out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      },
+      [&] { return kernels_text(out.kernels, false); });
+  if (!reaches(o, "emit")) return out;
+  steps.step(
+      "emit",
+      [&] {
+        auto t = Clock::now();
+        emit_compiled_kernels(out.kernels.kernels, o.compile.outlining);
+        out.kernels.build_ms += std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      },
+      [&] { return kernels_text(out.kernels, true); });
+  if (!reaches(o, "compile")) return out;
+  steps.step(
+      "compile",
+      [&] {
+        CompileOptions co = o.compile;
+        co.gpu = o.gpu;
+        out.kernels.compile_ms = compile_kernels(out.kernels.kernels, o.gpu, co);
+        out.kernels.errors = 0;
+        for (const CompiledKernel& k : out.kernels.kernels) out.kernels.errors += k.ok() ? 0 : 1;
+      },
+      [&] {
+        std::ostringstream os;
+        for (const CompiledKernel& k : out.kernels.kernels)
+          os << fmt::format("{}: {}, {} registers, {} spilled bytes\n", k.name,
+                            k.ok() ? "ok" : k.error, k.max_registers(), k.spill_bytes());
+        return os.str();
+      });
+  return out;
+}
+
+}  // namespace souffle

@@ -1,0 +1,53 @@
+/// \file The pipeline's table of contents: import → fold → lower → analyze → horizontal →
+/// vertical → partition → build kernels → price → emit → compile, each step named and observed
+/// through the pass instrument; the CLI runs it, and it makes the plan options (with the kernel
+/// pricer) for every caller that plans.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/onnx/importer.h"
+#include "core/plan/plan.h"
+#include "core/session/compile.h"
+#include "core/session/load.h"
+
+namespace souffle {
+
+/// The step names in pipeline order (PassRecord::name): import, fold, lower, analyze, horizontal,
+/// vertical, re-analyze, partition, decisions, price, build kernels, emit, compile. (Pricing
+/// builds each partition's kernels; "build kernels" builds the plan's, as compile needs them.)
+const std::vector<std::string>& pipeline_order();
+
+struct PipelineOptions {
+  plan::Strategy strategy = plan::Strategy::Souffle;
+  gpu::GpuSpec gpu;  ///< filled by the caller (gpu::gpu_spec("a100"))
+  gpu::Precision precision = gpu::Precision::FP32;
+  plan::Decisions decisions;
+  std::string calibration;  ///< a calibration file pricing the plan; empty: the spec's constants
+  onnx_import::ImportOptions import;
+  /// The last step run: "price" (a plan), "build kernels", "emit" or "compile".
+  std::string until = "price";
+  CompileOptions compile;           ///< archs, threads, batch of the compile step (gpu: `gpu`)
+  plan::PassInstrument instrument;  ///< called after each step
+  bool snapshots = false;           ///< printable snapshots in the records (`--dump-after`)
+};
+
+struct PipelineResult {
+  LoadedModel model;
+  plan::FusionPlan plan;
+  /// After "build kernels": one entry per launch (kernel, error); after "emit": CUDA C; after
+  /// "compile": per-arch results, co-residency.
+  CompileReport kernels;
+  std::vector<plan::PassRecord> passes;  ///< every step run, in order
+};
+
+/// The plan options of `o` with the pricer that builds and prices kernels (its calibration file
+/// read here, UserError naming it when bad): the one place plan options are made.
+plan::PlanOptions plan_options(const PipelineOptions& o);
+
+/// Runs the steps on the model at `path` up to `o.until`. UserError for a model, spec or
+/// calibration file it cannot take; kernel errors land in their entries.
+PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o);
+
+}  // namespace souffle

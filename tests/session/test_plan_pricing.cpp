@@ -1,0 +1,198 @@
+// Plans priced from the kernels actually built: on every sample model and strategy the plan's
+// launches, grid barriers and DRAM bytes are those of the kernels compile builds, no estimate is
+// below its GPU's physical floor, souffle is never priced above rules on any GPU of
+// resources/gpus.json, and a slow grid barrier makes souffle cut into more kernels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/analysis/analysis.h"
+#include "core/gpu/cost.h"
+#include "core/loop/mutator.h"
+#include "core/schedule/plan_pricer.h"
+#include "core/schedule/price.h"
+#include "core/session/compile.h"
+#include "core/session/verify_kernels.h"
+#include "tests/sample_model.h"
+
+namespace souffle {
+namespace {
+
+const std::vector<std::string> kModels = {"bert",         "resnext", "lstm",
+                                          "efficientnet", "swin",    "mmoe"};
+
+plan::FusionPlan priced(const std::string& model, plan::Strategy s, const gpu::GpuSpec& gpu,
+                        gpu::Precision precision = gpu::Precision::FP32) {
+  plan::PlanOptions po;
+  po.strategy = s;
+  po.gpu = gpu;
+  po.precision = precision;
+  po.pricer = schedule::make_pricer(gpu, precision);
+  return plan::plan(test::sample_model(model).program, po);
+}
+
+/// max(FLOPs at the best peak, compulsory DRAM bytes at bandwidth): inputs and weights read
+/// once, outputs written once.
+double floor_us(const te::TeProgram& program, const gpu::GpuSpec& gpu, gpu::Precision p) {
+  analysis::Analysis a = analysis::analyze(program);
+  int64_t flops = 0, bytes = 0;
+  for (const analysis::TeInfo& t : a.tes) flops += t.flops;
+  for (const analysis::TensorInfo& t : a.tensors) {
+    const bool read = t.source != te::TensorNode::Source::Compute && !t.consumers.empty();
+    if (read || t.is_output) bytes += t.bytes;
+  }
+  const double peak = std::max(gpu::peak_flops(gpu, p), gpu::peak_flops(gpu, gpu::Precision::FP32));
+  return std::max(double(flops) / peak, double(bytes) / (gpu.dram_bandwidth_gbps * 1e9)) * 1e6;
+}
+
+class PlanPricingModel : public testing::TestWithParam<std::string> {};
+
+TEST_P(PlanPricingModel, PlanAgreesWithCompiledKernels) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  const std::string& m = GetParam();
+  for (plan::Strategy s : plan::every_strategy()) {
+    SCOPED_TRACE(m + " " + plan::strategy_name(s));
+    plan::FusionPlan p = priced(m, s, a100);
+    plan::verify(p);
+    EXPECT_EQ(p.cost_model, "v2: built kernels");
+    CompileOptions co;
+    co.archs = {};  // build and emit only
+    CompileReport rep = compile_plan(p, co);
+    ASSERT_TRUE(rep.ok());
+    int barriers = 0;
+    int64_t dram = 0;
+    const gpu::CostConstants c = gpu::cost_constants(a100, p.precision);
+    for (const CompiledKernel& k : rep.kernels) {
+      loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& st) {
+        barriers += st.kind() == loop::StmtKind::GridBarrier;
+      });
+      dram += schedule::price_kernel(k.kernel, a100, c, {}).dram_bytes;
+    }
+    EXPECT_EQ(static_cast<size_t>(p.launches), rep.kernels.size());
+    EXPECT_EQ(p.grid_syncs, barriers);
+    EXPECT_EQ(p.dram_bytes, dram);
+    EXPECT_GE(p.est_time_us, floor_us(test::sample_model(m).program, a100, p.precision));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SampleModels, PlanPricingModel, testing::ValuesIn(kModels));
+
+class PlanPricingGpu : public testing::TestWithParam<size_t> {};
+
+TEST_P(PlanPricingGpu, NoEstimateBelowThePhysicalFloorAndSouffleAtMostRules) {
+  const gpu::GpuSpec& gpu = gpu::builtin_gpu_specs()[GetParam()];
+  for (const std::string& m : kModels) {
+    SCOPED_TRACE(m + " on " + gpu.name);
+    const double floor = floor_us(test::sample_model(m).program, gpu, gpu::Precision::FP32);
+    plan::FusionPlan rules = priced(m, plan::Strategy::Rules, gpu);
+    plan::FusionPlan souffle = priced(m, plan::Strategy::Souffle, gpu);
+    EXPECT_GE(rules.est_time_us, floor);
+    EXPECT_GE(souffle.est_time_us, floor);
+    EXPECT_LE(souffle.est_time_us, rules.est_time_us);
+  }
+}
+
+/// Every GPU of resources/gpus.json (a test needs the list before main: its size is fixed here
+/// and checked).
+INSTANTIATE_TEST_SUITE_P(BuiltinGpus, PlanPricingGpu, testing::Range<size_t>(0, 7));
+
+TEST(PlanPricing, EveryBuiltinGpuIsCovered) {
+  EXPECT_EQ(gpu::builtin_gpu_specs().size(), 7u);
+}
+
+TEST(PlanPricing, ASlowGridBarrierCutsSouffleIntoMoreKernels) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  gpu::GpuSpec slow = a100;
+  slow.name = "A100 with a 1,000 us grid barrier";
+  slow.grid_sync_overhead_us = 1000;
+  for (const std::string& m : {std::string("bert"), std::string("mmoe")}) {
+    SCOPED_TRACE(m);
+    plan::FusionPlan fast = priced(m, plan::Strategy::Souffle, a100);
+    plan::FusionPlan cut = priced(m, plan::Strategy::Souffle, slow);
+    plan::FusionPlan rules = priced(m, plan::Strategy::Rules, slow);
+    plan::FusionPlan paper = priced(m, plan::Strategy::SoufflePaper, slow);
+    EXPECT_GT(cut.kernels(), fast.kernels());
+    EXPECT_LE(cut.est_time_us, rules.est_time_us);
+    EXPECT_LT(cut.est_time_us, paper.est_time_us);
+    EXPECT_EQ(paper.kernels(), priced(m, plan::Strategy::SoufflePaper, a100).kernels());
+    // Every cut says which prices it compared.
+    bool cheaper = false;
+    for (const plan::Partition& k : cut.partitions)
+      for (const plan::Decision& d : k.decisions)
+        if (d.kind == plan::DecisionKind::CutCheaper) {
+          cheaper = true;
+          EXPECT_LT(d.split_us, d.merged_us);
+        }
+    EXPECT_TRUE(cheaper);
+  }
+}
+
+TEST(PlanPricing, AUserMergeThatPricesSlowerIsAppliedAndFlagged) {
+  gpu::GpuSpec slow = gpu::gpu_spec("a100");
+  slow.name = "A100 with a 1,000 us grid barrier";
+  slow.grid_sync_overhead_us = 1000;
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = slow;
+  po.pricer = schedule::make_pricer(slow, gpu::Precision::FP32);
+  plan::FusionPlan p = plan::plan(test::sample_model("mmoe").program, po);
+  ASSERT_GT(p.kernels(), 2u);
+  bool flagged = false;
+  for (size_t k = 0; k + 1 < p.partitions.size() && !flagged; ++k) {
+    const std::string a = p.program.ops[p.partitions[k].tes.back()]->name;
+    const std::string b = p.program.ops[p.partitions[k + 1].tes.front()]->name;
+    plan::PlanOptions e = po;
+    e.decisions.edits = {{plan::Edit::Kind::Merge, a, b}};
+    plan::FusionPlan q = plan::replan(p, e);
+    if (q.applied.empty()) continue;
+    for (const plan::Partition& part : q.partitions)
+      for (const plan::Decision& d : part.decisions)
+        if (d.kind == plan::DecisionKind::UserMerge) {
+          flagged = true;
+          EXPECT_GT(d.merged_us, d.split_us);
+          EXPECT_NEAR(part.est_time_us, d.merged_us, 1e-9);
+          EXPECT_NE(d.reason.find("priced slower"), std::string::npos);
+        }
+  }
+  EXPECT_TRUE(flagged);
+}
+
+TEST(PlanPricing, KernelsAreCachedByPartitionContent) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Rules;
+  po.gpu = a100;
+  po.pricer = pricer;
+  const te::TeProgram& prog = test::sample_model("bert").program;
+  plan::FusionPlan p = plan::plan(prog, po);
+  const size_t built = pricer->builds();
+  EXPECT_EQ(built, p.kernels());
+  // One edit: only the partitions it changed are built again.
+  plan::FusionPlan q;
+  size_t before = built;
+  for (const plan::Partition& k : p.partitions) {
+    if (k.tes.size() < 2) continue;
+    po.decisions.edits = {{plan::Edit::Kind::Split, p.program.ops[k.tes.back()]->name, ""}};
+    before = pricer->builds();
+    q = plan::replan(p, po);
+    if (!q.applied.empty()) break;
+  }
+  ASSERT_FALSE(q.applied.empty());
+  EXPECT_LE(pricer->builds() - before, 2u);
+  EXPECT_GT(pricer->hits(), 0u);
+  EXPECT_EQ(q.kernels(), p.kernels() + 1);
+  // A plan that transforms the program anew finds every partition it prices in the cache.
+  po.decisions.edits.clear();
+  const size_t warm = pricer->builds();
+  plan::PlanOptions souffle = po;
+  souffle.strategy = plan::Strategy::Souffle;
+  plan::plan(prog, souffle);
+  const size_t souffle_builds = pricer->builds() - warm;
+  EXPECT_GT(souffle_builds, 0u);
+  plan::plan(prog, souffle);
+  EXPECT_EQ(pricer->builds() - warm, souffle_builds);
+}
+
+}  // namespace
+}  // namespace souffle

@@ -240,7 +240,17 @@ void TestEndToEnd::autosaveRestoresAfterACrash() {
     const std::string te = p.program.ops[size_t(p.partitions[1].tes.back())]->name;
     w->decisionEditor()->push({{plan::Edit::Kind::Pin, te, ""}}, QStringLiteral("pin"));
     made = w->decisionEditor()->decisions();
-    QTRY_VERIFY_WITH_TIMEOUT(autosaved.count() > 0 && settled(*w), 60000);
+    // Wait for the autosave that holds the edit (an earlier one, written when the model
+    // opened, may land first on a loaded machine).
+    auto holdsEdit = [&made] {
+      try {
+        return ProjectController::hasAutosave() &&
+               read_project(ProjectController::autosavePath().toStdString()).decisions == made;
+      } catch (const std::exception&) {
+        return false;  // being written
+      }
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(autosaved.count() > 0 && settled(*w) && holdsEdit(), 60000);
     QVERIFY(ProjectController::hasAutosave());
     // Simulated crash: the window goes without its close event.
     delete w;

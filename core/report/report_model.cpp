@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
@@ -376,6 +377,41 @@ void load_measurements(const std::string& path, std::vector<ReportPlan>& plans) 
     if (!j[key].is_string()) throw UserError(path, "", std::string("\"") + key + "\": not text");
     return j[key].get<std::string>();
   };
+  // The output of `souffle-cli profile --json`: each strategy's run goes to its plan, per
+  // partition the sum of its launches' medians; an emulator's CPU time is named as such.
+  if (j.is_object() && j.contains("strategies") && j["strategies"].is_array()) {
+    for (const nlohmann::json& run : j["strategies"]) {
+      if (!run.is_object() || !run.contains("kernels") || !run["kernels"].is_array()) continue;
+      const std::string strategy = run.value("strategy", std::string());
+      ReportPlan* target = nullptr;
+      for (ReportPlan& p : plans)
+        if (plan::strategy_name(p.strategy) == strategy && p.decisions.empty()) target = &p;
+      if (!target) continue;
+      Measurement m;
+      m.device = run.value("device", std::string());
+      if (!run.value("gpu_time", false)) m.device += " (emulator: CPU time, not a GPU time)";
+      if (int d = run.value("driver_version", 0); d > 0) m.driver = std::to_string(d);
+      m.date = run.value("date", std::string());
+      m.source = path;
+      std::map<int, double> per_partition;
+      for (const nlohmann::json& k : run["kernels"])
+        if (k.is_object() && k.contains("time_us") && k["time_us"].is_object())
+          per_partition[k.value("partition", -1)] += k["time_us"].value("median", 0.0);
+      for (const auto& [id, us] : per_partition) {
+        auto it = std::find_if(target->kernels.begin(), target->kernels.end(),
+                               [id = id](const ReportKernel& rk) { return rk.id == id; });
+        if (it == target->kernels.end())
+          throw UserError(path, "",
+                          fmt::format("{}: kernel {} is not in the {} plan (measured on another "
+                                      "plan?)",
+                                      strategy, id, target->label));
+        it->measured = MeasuredTime{us};
+        m.total_us += us;
+      }
+      target->measurement = m;
+    }
+    return;
+  }
   if (!j.is_object() || !j.contains("kernels") || !j["kernels"].is_array())
     throw UserError(path, "", "\"kernels\": missing or not a list of {kernel, time_us}");
   ReportPlan* target = plans.empty() ? nullptr : &plans.front();

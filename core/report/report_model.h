@@ -217,7 +217,9 @@ ReportComparison compare_plans(const std::vector<ReportPlan>& plans, size_t a, s
 
 /// Reads measured kernel times into the plans they were measured on. The file:
 /// {"device": "...", "driver": "...", "date": "...", "strategy": "souffle",
-///  "kernels": [{"kernel": 0, "time_us": 12.5}, ...]} (strategy optional: the first plan).
+///  "kernels": [{"kernel": 0, "time_us": 12.5}, ...]} (strategy optional: the first plan), or the
+/// output of `souffle-cli profile --json` (each strategy's run into the plan of that strategy;
+/// an emulator run is named as CPU time in the device).
 /// Throws UserError naming the file and field.
 void load_measurements(const std::string& path, std::vector<ReportPlan>& plans);
 

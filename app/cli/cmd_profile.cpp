@@ -11,6 +11,7 @@
 #include "core/plan/plan.h"
 #include "core/session/chrome_trace.h"
 #include "core/session/load.h"
+#include "core/session/pipeline.h"
 #include "core/session/profile.h"
 #include "core/support/error.h"
 
@@ -82,15 +83,16 @@ int run_profile(const ProfileCliOptions& o) {
   LoadedModel m = load_model(o.common.model, io);
 
   ProfileSession session(po);  // UserError (exit 2) when no GPU / runner
-  plan::PlanOptions plo;
-  plo.precision = gpu::parse_precision(o.precision);
+  PipelineOptions pipe;
+  pipe.precision = gpu::parse_precision(o.precision);
   if (!o.gpu.empty())
-    plo.gpu = gpu::gpu_spec(o.gpu);
+    pipe.gpu = gpu::gpu_spec(o.gpu);
   else if (auto spec = session.device_spec())
-    plo.gpu = *spec;
+    pipe.gpu = *spec;
   else
-    plo.gpu = gpu::gpu_spec("a100");
-  if (!o.decisions.empty()) plo.decisions = plan::load_decisions(o.decisions);
+    pipe.gpu = gpu::gpu_spec("a100");
+  if (!o.decisions.empty()) pipe.decisions = plan::load_decisions(o.decisions);
+  plan::PlanOptions plo = plan_options(pipe);
 
   std::vector<ProfileReport> reports;
   for (plan::Strategy s : strategies) {

@@ -2,6 +2,8 @@
 // the figures copied into plain values the writers render.
 #include "core/report/report_model.h"
 
+#include "core/session/pipeline.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -215,10 +217,42 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     rk.flops = k.flops;
     rk.dram_bytes = k.dram_bytes;
     rk.est_time_us = k.est_time_us;
-    if (spec.sm_count > 0)
+    if (spec.sm_count > 0) {
       rk.cost = gpu::kernel_cost(spec, k.flops, k.dram_bytes, k.grid_syncs, p.precision);
+      if (k.priced) {
+        // Cost model v2 priced the built kernels: launches and barriers are its own; the rest
+        // of its estimate is the stages' time, bound by whichever roofline term is larger.
+        const double body = std::max(0.0, k.est_time_us - k.launch_us - k.barrier_us);
+        const bool compute = rk.cost.compute_us >= rk.cost.memory_us;
+        rk.cost.launch_us = k.launch_us;
+        rk.cost.sync_us = k.barrier_us;
+        rk.cost.compute_us = compute ? body : std::min(rk.cost.compute_us, body);
+        rk.cost.memory_us = compute ? std::min(rk.cost.memory_us, body) : body;
+        rk.cost.bound = compute ? "compute" : "memory";
+        rk.cost.total_us = k.est_time_us;
+      }
+    }
     rk.intensity = k.dram_bytes > 0 ? static_cast<double>(k.flops) / k.dram_bytes : 0;
     for (const std::string& why : k.reasons) rk.reasons.push_back({reason_kind(why), why, {}});
+    // The souffle strategy's priced decisions: the two prices beside the reason they explain.
+    for (const plan::Decision& d : k.decisions) {
+      std::vector<std::pair<std::string, double>> prices;
+      if (d.merged_us > 0) prices.push_back({"merged", d.merged_us});
+      if (d.split_us > 0) prices.push_back({"apart", d.split_us});
+      if (d.reason.empty()) continue;
+      auto same = std::find_if(rk.reasons.begin(), rk.reasons.end(),
+                               [&](const ReportReason& r) { return r.text == d.reason; });
+      if (same != rk.reasons.end()) {
+        same->prices = prices;
+        continue;
+      }
+      using K = plan::DecisionKind;
+      const char* kind = d.kind == K::Start                              ? "start"
+                         : d.kind == K::Join || d.kind == K::RowsInBlock ? "join"
+                         : d.kind == K::UserMerge                        ? "decision"
+                                                                         : "cut";
+      rk.reasons.push_back({kind, d.reason, prices});
+    }
     rp.kernels.push_back(std::move(rk));
   }
   rp.node_kernels = node_kernels(p);
@@ -253,11 +287,15 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
 
 plan::FusionPlan make_plan(const LoadedModel& m, plan::Strategy s, const ReportOptions& o,
                            const plan::Decisions& decisions, double& ms) {
-  plan::PlanOptions po;
-  po.strategy = s;
-  po.gpu = o.gpu;
-  po.precision = o.precision;
-  po.decisions = decisions;
+  // The plan options every caller uses (core/session/pipeline): priced from built kernels,
+  // with the calibration file's constants when one is given.
+  PipelineOptions pipe;
+  pipe.strategy = s;
+  pipe.gpu = o.gpu;
+  pipe.precision = o.precision;
+  pipe.decisions = decisions;
+  pipe.calibration = o.calibration;
+  plan::PlanOptions po = plan_options(pipe);
   auto t0 = Clock::now();
   plan::FusionPlan p = plan::plan(m.program, po);
   ms = ms_since(t0);

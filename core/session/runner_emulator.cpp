@@ -13,6 +13,7 @@
 #include "core/plan/plan.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
+#include "core/session/pipeline.h"
 #include "core/session/runner.h"
 #include "core/support/error.h"
 
@@ -63,12 +64,14 @@ class EmulatorBackend : public Backend {
                                                   "bundle's model, which does not load: ") +
                                           e.what());
     }
-    plan::PlanOptions po;
-    po.strategy = plan::parse_strategy(m.source.strategy);
-    po.precision = gpu::parse_precision(m.source.precision);
-    po.gpu = m.source.gpu;
+    // The plan options every caller uses (priced from built kernels), as profile made them.
+    PipelineOptions pipe;
+    pipe.strategy = plan::parse_strategy(m.source.strategy);
+    pipe.precision = gpu::parse_precision(m.source.precision);
+    pipe.gpu = m.source.gpu;
     if (!m.source.decisions_json.empty())
-      po.decisions = plan::parse_decisions(m.source.decisions_json, m.dir + "/bundle.json");
+      pipe.decisions = plan::parse_decisions(m.source.decisions_json, m.dir + "/bundle.json");
+    plan::PlanOptions po = plan_options(pipe);
     m_plan = plan::plan(model.program, po);
     CompileOptions co;
     co.schedule.precision = po.precision;

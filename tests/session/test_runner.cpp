@@ -10,6 +10,7 @@
 #include "core/session/bundle.h"
 #include "core/session/bundle_manifest.h"
 #include "core/session/compile.h"
+#include "core/session/pipeline.h"
 #include "core/session/profile.h"
 #include "core/session/runner.h"
 #include "core/session/runner_client.h"
@@ -29,10 +30,10 @@ std::string mmoe_bundle(const std::string& strategy) {
   std::string dir = (fs::temp_directory_path() / ("runner_test_" + strategy)).string();
   fs::remove_all(dir);
   const LoadedModel& m = test::sample_model("mmoe");
-  plan::PlanOptions po;
-  po.strategy = plan::parse_strategy(strategy);
-  po.gpu = gpu::gpu_spec("a100");
-  plan::FusionPlan p = plan::plan(m.program, po);
+  PipelineOptions pipe;
+  pipe.strategy = plan::parse_strategy(strategy);
+  pipe.gpu = gpu::gpu_spec("a100");
+  plan::FusionPlan p = plan::plan(m.program, plan_options(pipe));
   CompileOptions co;
   co.archs.clear();
   CompileReport rep = compile_plan(p, co);
@@ -304,11 +305,11 @@ TEST(ProfileSession, EmulatorEndToEndThroughTheRunner) {
   EXPECT_EQ(s.arch(), "");
   EXPECT_FALSE(s.device_spec());
   const LoadedModel& m = test::sample_model("mmoe");
-  plan::PlanOptions po;
-  po.gpu = gpu::gpu_spec("a100");
+  PipelineOptions pipe;
+  pipe.gpu = gpu::gpu_spec("a100");
   for (plan::Strategy st : plan::all_strategies()) {
-    po.strategy = st;
-    plan::FusionPlan p = plan::plan(m.program, po);
+    pipe.strategy = st;
+    plan::FusionPlan p = plan::plan(m.program, plan_options(pipe));
     ProfileReport r = s.profile(test::sample_model_path("mmoe"), p);
     EXPECT_TRUE(r.ok()) << r.error;
     EXPECT_TRUE(r.verified);

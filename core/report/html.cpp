@@ -240,9 +240,11 @@ std::string environment_section(const Report& r) {
   const ReportEnvironment& e = r.environment;
   const gpu::GpuSpec& g = e.gpu;
   std::string s = section_open("environment", "Environment");
-  s += "<p class=\"note\">Times marked <b>est.</b> are estimates of the cost model (a roofline: "
-       "FLOPs at the peak rate, DRAM bytes at the bandwidth, plus launch and grid-sync costs) on "
-       "the GPU spec below, not measurements.";
+  s += "<p class=\"note\">Times marked <b>est.</b> are estimates of the cost model over the "
+       "kernels actually built (per stage: FLOPs at the rate the stage reaches, bytes at DRAM or "
+       "L2 bandwidth, waves and occupancy of its real block; plus a launch per kernel and a "
+       "grid-barrier cost that grows with the grid) with the constants of the GPU spec below, or "
+       "of the calibration file when one is named; they are not measurements.";
   bool measured = false;
   for (const ReportPlan& p : r.plans) measured |= p.measurement.has_value();
   s += measured ? " Measured times are shown where a measurement was given, with its device.</p>\n"

@@ -9,6 +9,7 @@
 #include "core/gpu/device.h"
 #include "core/session/bundle.h"
 #include "core/session/compile.h"
+#include "core/session/runner.h"
 #include "core/session/runner_client.h"
 #include "core/support/error.h"
 
@@ -16,6 +17,8 @@ namespace souffle {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using runner::stats_from;
+using runner::stats_json;
 
 namespace {
 
@@ -28,19 +31,6 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
-}
-
-json stats_json(const gpu::Stats& s) {
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"count", s.count}};
-}
-gpu::Stats stats_from(const json& j) {
-  gpu::Stats s;
-  if (!j.is_object()) return s;
-  s.median = j.value("median", 0.0);
-  s.min = j.value("min", 0.0);
-  s.max = j.value("max", 0.0);
-  s.count = j.value("count", 0);
-  return s;
 }
 
 std::string runner_command(const ProfileOptions& o) {

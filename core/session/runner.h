@@ -53,6 +53,10 @@ struct ProfileData {
   std::string graph_note;  ///< why there is no graph figure, when there is none
 };
 
+/// {"median", "min", "max", "count"} of a sample's statistics, and back (zeros where absent).
+nlohmann::json stats_json(const gpu::Stats& s);
+gpu::Stats stats_from(const nlohmann::json& j);
+
 nlohmann::json profile_json(const ProfileData& p);
 ProfileData profile_from_json(const nlohmann::json& j);
 

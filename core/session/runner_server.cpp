@@ -20,19 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-json stats_json(const gpu::Stats& s) {
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"count", s.count}};
-}
-gpu::Stats stats_from(const json& j) {
-  gpu::Stats s;
-  if (!j.is_object()) return s;
-  s.median = j.value("median", 0.0);
-  s.min = j.value("min", 0.0);
-  s.max = j.value("max", 0.0);
-  s.count = j.value("count", 0);
-  return s;
-}
-
 std::string read_bytes(const std::string& path, int64_t offset, int64_t bytes) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw RunnerError("bad_bundle", "cannot read " + path);
@@ -249,6 +236,20 @@ class Server {
 };
 
 }  // namespace
+
+json stats_json(const gpu::Stats& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"count", s.count}};
+}
+
+gpu::Stats stats_from(const json& j) {
+  gpu::Stats s;
+  if (!j.is_object()) return s;
+  s.median = j.value("median", 0.0);
+  s.min = j.value("min", 0.0);
+  s.max = j.value("max", 0.0);
+  s.count = j.value("count", 0);
+  return s;
+}
 
 json profile_json(const ProfileData& p) {
   json ks = json::array();

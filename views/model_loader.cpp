@@ -36,7 +36,9 @@ LoadOutcome ModelLoader::run(const QString& path) {
   LoadOutcome out;
   const std::string file = path.toStdString();
   try {
-    if (!QFileInfo(path).isFile()) throw UserError(file, "", "no such file");
+    if (!QFileInfo::exists(path)) throw UserError(file, "", "no such file");
+    if (!QFileInfo(path).isFile())
+      throw UserError(file, "", "not a regular file (a folder or a device): not a model");
     auto model = std::make_shared<LoadedModel>(load_model(file));
     out.data = buildModelData(std::move(model));
   } catch (const UserError& e) {

@@ -136,6 +136,7 @@ bool ProjectController::open(const QString& given) {
     p = read_project(path.toStdString());
   } catch (const UserError& e) {
     m_window->showError(projectError(path, e));
+    emit openFailed(projectError(path, e));
     return false;
   }
   apply(p, path, true);
@@ -199,6 +200,7 @@ bool ProjectController::restoreAutosave() {
       origin = QString::fromStdString(j[kOriginKey].get<std::string>());
   } catch (const UserError& e) {
     m_window->showError(projectError(file, e));
+    emit openFailed(projectError(file, e));
     return false;
   }
   apply(p, origin, false);

@@ -7,6 +7,7 @@
 #include <QTimer>
 
 #include "core/session/project.h"
+#include "views/model_loader.h"
 
 namespace souffle::views {
 
@@ -50,6 +51,9 @@ class ProjectController : public QObject {
   void saved(const QString& path);
   void opened(const QString& path);
   void autosaved(const QString& path);
+  /// A project (or the autosave) could not be read; the problems panel shows why and nothing
+  /// open was replaced.
+  void openFailed(const souffle::views::LoadError& error);
 
  public slots:
   /// Something the project records changed: update the title and schedule an autosave.

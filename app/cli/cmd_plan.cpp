@@ -42,6 +42,7 @@ int run_plan(const PlanCliOptions& o) {
   }
   PipelineResult r = run_pipeline(o.common.model, po);
   const plan::FusionPlan& p = r.plan;
+  if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
   if (o.common.json) {
     nlohmann::json j = plan_json(o.common.model, p);
     j["load_ms"] = r.model.load_ms;

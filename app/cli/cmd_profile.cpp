@@ -98,6 +98,7 @@ int run_profile(const ProfileCliOptions& o) {
   for (plan::Strategy s : strategies) {
     plo.strategy = s;
     plan::FusionPlan p = plan::plan(m.program, plo);
+    if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
     reports.push_back(session.profile(o.common.model, p, io.dims));
     if (progress) std::cerr << "\r\033[K" << std::flush;
   }

@@ -22,6 +22,9 @@ std::string describe(const Edit& e);       ///< "merge A B", "split before X", .
 struct RefusedEdit {
   Edit edit;
   std::string reason;
+  /// The edit names a TE, ONNX node or transformation site the model does not have (a decisions
+  /// file for another model or an older export), rather than one the plan cannot take.
+  bool unknown_name = false;
 };
 
 /// Edits in the order they are applied.

@@ -178,7 +178,9 @@ void apply_edits(const ProgramFacts& f, const te::TeProgram& program, const te::
       groups = std::move(trial);
       applied.push_back(e);
     } else {
-      refused.push_back({e, why});
+      const bool unknown = find_te(program, sites, e.a) < 0 ||
+                           (e.kind == Edit::Kind::Merge && find_te(program, sites, e.b) < 0);
+      refused.push_back({e, why, unknown});
     }
   }
 }

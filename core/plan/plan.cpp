@@ -146,7 +146,7 @@ void check_transform_edits(const Decisions& d, Strategy strategy,
     for (const TransformSite& s : sites)
       if (s.key == e.a) site = &s;
     if (!site) {
-      out.refused.push_back({e, "no transformation site with key '" + e.a + "'"});
+      out.refused.push_back({e, "no transformation site with key '" + e.a + "'", true});
     } else if (e.kind == Edit::Kind::Force && !site->applied) {
       out.refused.push_back({e, "cannot be applied: " + site->reason});
     } else if (e.kind == Edit::Kind::Forbid && site->applied) {
@@ -364,6 +364,19 @@ te::TeProgram transformed_program(const te::TeProgram& program, Strategy strateg
 }
 
 // ---- printer ----
+
+void require_known_names(const FusionPlan& p, const std::string& decisions_file) {
+  std::vector<std::string> names;
+  for (const RefusedEdit& r : p.refused)
+    if (r.unknown_name) names.push_back(describe(r.edit));
+  if (names.empty()) return;
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : "; ") + n;
+  throw UserError(decisions_file, "",
+                  fmt::format("{} of its edits name{} nothing in this model (no such TE, ONNX node "
+                              "or transformation site; a decisions file of another model?): {}",
+                              names.size(), names.size() == 1 ? "s" : "", list));
+}
 
 std::string print(const FusionPlan& p) {
   std::ostringstream os;

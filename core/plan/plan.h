@@ -208,6 +208,11 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& options);
 te::TeProgram transformed_program(const te::TeProgram& program, Strategy strategy,
                                   const Decisions& decisions = {});
 
+/// Throws UserError naming `decisions_file` and the first edit of the plan's decisions that
+/// names nothing in the model (RefusedEdit::unknown_name): a decisions file a command was given
+/// must fit the model. Edits refused for other reasons are reported with the plan, not thrown.
+void require_known_names(const FusionPlan& p, const std::string& decisions_file);
+
 /// Readable text: totals, then each kernel with stages, TEs and reasons.
 std::string print(const FusionPlan& p);
 /// Checks every TE is in exactly one partition, partitions respect dependencies, stages respect

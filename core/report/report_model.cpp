@@ -404,9 +404,16 @@ ReportComparison compare_plans(const std::vector<ReportPlan>& plans, size_t a, s
 void load_measurements(const std::string& path, std::vector<ReportPlan>& plans) {
   std::ifstream in(path);
   if (!in) throw UserError(path, "", "cannot open the measurements file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  parse_measurements(text.str(), path, plans);
+}
+
+void parse_measurements(const std::string& json_text, const std::string& path,
+                        std::vector<ReportPlan>& plans) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
     throw UserError(path, "", std::string("not JSON: ") + e.what());
   }
@@ -518,6 +525,7 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   if (compare_edits) {
     double ms = 0;
     plan::FusionPlan p = make_plan(m, strategies.front(), o, edits, ms);
+    if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
     r.plans.push_back(report_plan(p, edits_name, o.code, ms));
     r.comparison = compare_plans(r.plans, 0, r.plans.size() - 1, "decisions");
   } else if (o.compare) {

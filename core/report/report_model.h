@@ -222,6 +222,9 @@ ReportComparison compare_plans(const std::vector<ReportPlan>& plans, size_t a, s
 /// an emulator run is named as CPU time in the device).
 /// Throws UserError naming the file and field.
 void load_measurements(const std::string& path, std::vector<ReportPlan>& plans);
+/// Same, from the file's text; `path` names it in errors and in each measurement's source.
+void parse_measurements(const std::string& json_text, const std::string& path,
+                        std::vector<ReportPlan>& plans);
 
 /// Reason kind of one of the planner's reason texts ("cut before ..." is a cut, ...).
 std::string reason_kind(const std::string& text);

@@ -17,14 +17,13 @@ ConstTensorPtr convert(const TensorData& d, DType to) {
       t->set_i64(i, d.get_i64(i));
   return t;
 }
-}  // namespace
 
-LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options,
-                       bool report_unsupported, const InputBindings& bind) {
-  auto t0 = std::chrono::steady_clock::now();
+/// The half of loading after the importer: bind inputs, infer and fold, lower, verify.
+LoadedModel finish_load(onnx_import::ImportResult r, const std::string& path,
+                        bool report_unsupported, const InputBindings& bind,
+                        std::chrono::steady_clock::time_point t0) {
   LoadedModel m;
   m.path = path;
-  onnx_import::ImportResult r = onnx_import::import_model(path, options);
   m.onnx_nodes = r.graph.nodes.size();
   m.warnings = std::move(r.warnings);
   m.graph = std::move(r.graph);
@@ -55,6 +54,22 @@ LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions
   m.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return m;
+}
+
+}  // namespace
+
+LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options,
+                       bool report_unsupported, const InputBindings& bind) {
+  auto t0 = std::chrono::steady_clock::now();
+  return finish_load(onnx_import::import_model(path, options), path, report_unsupported, bind, t0);
+}
+
+LoadedModel load_model_bytes(std::string_view bytes, const std::string& file,
+                             const onnx_import::ImportOptions& options, bool report_unsupported,
+                             const InputBindings& bind) {
+  auto t0 = std::chrono::steady_clock::now();
+  return finish_load(onnx_import::import_model_bytes(bytes, file, options), file,
+                     report_unsupported, bind, t0);
 }
 
 }  // namespace souffle

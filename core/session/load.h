@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -34,5 +35,11 @@ struct LoadedModel {
 /// throwing, so `inspect` can list them.
 LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options = {},
                        bool report_unsupported = false, const InputBindings& bind = {});
+
+/// load_model over the bytes of a model file in memory; `file` names it in errors and anchors
+/// external-data paths.
+LoadedModel load_model_bytes(std::string_view bytes, const std::string& file,
+                             const onnx_import::ImportOptions& options = {},
+                             bool report_unsupported = false, const InputBindings& bind = {});
 
 }  // namespace souffle

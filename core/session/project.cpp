@@ -86,7 +86,21 @@ Project parse_project(const std::string& text, const std::string& project_path) 
   Project p;
   const std::string model = string_field(j, "model", file, true, "");
   if (model.empty()) throw UserError(file, "model", "field 'model' is empty");
+  // A relative model path is anchored in the project's folder and may not climb out of it: a
+  // project from someone else must not make the explorer read a file beside or above it.
+  if (const fs::path rel = fs::path(model).lexically_normal();
+      !rel.is_absolute() && !rel.empty() && *rel.begin() == "..")
+    throw UserError(file, "model",
+                    "model path '" + model +
+                        "' leaves the project's folder (a project names its model in or below "
+                        "its own folder, or by an absolute path)");
   p.model = resolved_model_path(model, project_path);
+  // A model that is missing is reported when it is opened (the decisions are kept meanwhile); one
+  // that is a folder or a device makes the whole project unusable.
+  if (std::error_code ec;
+      fs::exists(fs::path(p.model), ec) && !fs::is_regular_file(fs::path(p.model), ec))
+    throw UserError(file, "model",
+                    "model " + p.model + " is not a regular file (a folder or a device)");
   p.strategy = string_field(j, "strategy", file, false, p.strategy);
   p.gpu = string_field(j, "gpu", file, false, p.gpu);
   p.precision = string_field(j, "precision", file, false, p.precision);

@@ -33,7 +33,15 @@ size_t PlanPricer::hits() const {
 const std::string& PlanPricer::content(const te::Op& op) const {
   std::lock_guard<std::mutex> lock(m_mutex);
   auto it = m_printed.find(op.get());
-  if (it != m_printed.end()) return it->second.text;
+  if (it != m_printed.end()) {
+    if (it->second.op.lock() == op) return it->second.text;
+    m_printed.erase(it);  // a dead op's entry; its address now belongs to `op`
+  }
+  // Entries of ops that died (models closed, programs re-planned) go once the memo has doubled.
+  if (m_printed.size() > 2 * m_printed_swept + 4096) {
+    std::erase_if(m_printed, [](const auto& e) { return e.second.op.expired(); });
+    m_printed_swept = m_printed.size();
+  }
   std::string text = te::print(*op);
   std::set<const te::TensorNode*> seen;
   auto reads = [&](const te::Expr& e) {

@@ -33,10 +33,14 @@ class PlanPricer : public plan::KernelPricer {
   size_t hits() const;
 
  private:
-  /// The content of one TE, printed once per handle (the handle kept so the key stays valid).
+  /// The content of one TE, printed once per live op. The memo holds its ops weakly: a
+  /// process-wide pricer outlives every model the explorer opens, and holding their TEs (and
+  /// through them tensors and constants) would keep each model ever opened in memory. An entry
+  /// counts only while its op is alive, so a freed op's address reused by another op is never
+  /// mistaken for it.
   const std::string& content(const te::Op& op) const;
   struct Printed {
-    te::Op op;
+    std::weak_ptr<const te::ComputeOp> op;
     std::string text;
   };
   gpu::GpuSpec m_spec;
@@ -46,6 +50,7 @@ class PlanPricer : public plan::KernelPricer {
   mutable std::map<std::string, plan::PartitionPrice> m_cache;
   mutable std::map<const te::ComputeOp*, Printed> m_printed;
   mutable size_t m_builds = 0, m_hits = 0;
+  mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
 };
 
 /// The pricer a plan on `spec` at `precision` is priced with; `calibration_file` (empty: none)

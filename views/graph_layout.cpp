@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <numeric>
+
+#include "core/report/graphviz.h"
 
 namespace souffle::views {
 
@@ -18,11 +19,6 @@ constexpr double kPointsPerInch = 72.0;
 
 // Graphviz keeps global state (symbol tables, error handlers), so at most one layout runs at a
 // time; the GUI never waits on this lock because layouts run on worker threads.
-std::mutex& graphvizMutex() {
-  static std::mutex m;
-  return m;
-}
-
 void mix(uint64_t& h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
 }
@@ -56,75 +52,74 @@ LayoutResult layoutWithDot(const LayoutInput& in) {
   const size_t n = in.sizes.size();
   if (n == 0) return out;
 
-  std::lock_guard<std::mutex> lock(graphvizMutex());
-  GVC_t* gvc = gvContext();
-  Agraph_t* g = agopen(const_cast<char*>("g"), Agdirected, nullptr);
-  auto graphAttr = [&](const char* key, const char* value) {
-    agattr(g, AGRAPH, const_cast<char*>(key), const_cast<char*>(value));
-  };
-  const bool large = n > 1500;
-  graphAttr("rankdir", "TB");
-  graphAttr("nodesep", "0.3");
-  graphAttr("ranksep", "0.45");
-  // Spline routing dominates dot's time on big graphs; polylines keep edges clear of boxes at a
-  // fraction of the cost. The iteration limits trade a few crossings for predictable time.
-  graphAttr("splines", large ? "polyline" : "spline");
-  if (large) {
-    graphAttr("nslimit", "2");
-    graphAttr("nslimit1", "2");
-    graphAttr("mclimit", "0.3");
-    graphAttr("searchsize", "10");
-  }
-  agattr(g, AGNODE, const_cast<char*>("shape"), const_cast<char*>("box"));
-  agattr(g, AGNODE, const_cast<char*>("fixedsize"), const_cast<char*>("true"));
-  agattr(g, AGNODE, const_cast<char*>("label"), const_cast<char*>(""));
-  Agsym_t* wSym = agattr(g, AGNODE, const_cast<char*>("width"), const_cast<char*>("1"));
-  Agsym_t* hSym = agattr(g, AGNODE, const_cast<char*>("height"), const_cast<char*>("0.5"));
-  agattr(g, AGEDGE, const_cast<char*>("arrowhead"), const_cast<char*>("none"));
-
-  std::vector<Agnode_t*> nodes(n);
-  for (size_t i = 0; i < n; ++i) {
-    char name[32], w[32], h[32];
-    std::snprintf(name, sizeof name, "n%zu", i);
-    std::snprintf(w, sizeof w, "%.4f", in.sizes[i].width() / kPointsPerInch);
-    std::snprintf(h, sizeof h, "%.4f", in.sizes[i].height() / kPointsPerInch);
-    nodes[i] = agnode(g, name, 1);
-    agxset(nodes[i], wSym, w);
-    agxset(nodes[i], hSym, h);
-  }
-  std::vector<Agedge_t*> edges(in.edges.size(), nullptr);
-  for (size_t i = 0; i < in.edges.size(); ++i) {
-    auto [a, b] = in.edges[i];
-    if (a < 0 || b < 0 || static_cast<size_t>(a) >= n || static_cast<size_t>(b) >= n) continue;
-    edges[i] = agedge(g, nodes[a], nodes[b], nullptr, 1);
-  }
-
-  if (gvLayout(gvc, g, "dot") == 0) {
-    boxf bb = GD_bb(g);
-    auto toScene = [&](pointf p) { return QPointF(p.x, bb.UR.y - p.y); };
-    out.bounds = QRectF(QPointF(bb.LL.x, 0), QPointF(bb.UR.x, bb.UR.y - bb.LL.y));
-    out.centers.resize(n);
-    for (size_t i = 0; i < n; ++i) out.centers[i] = toScene(ND_coord(nodes[i]));
-    out.edgePaths.resize(in.edges.size());
-    for (size_t i = 0; i < edges.size(); ++i) {
-      splines* spl = edges[i] ? ED_spl(edges[i]) : nullptr;
-      if (!spl || spl->size == 0 || spl->list[0].size == 0) {
-        auto [a, b] = in.edges[i];
-        out.edgePaths[i] = straightEdge(out.centers[a], out.centers[b]);
-        continue;
-      }
-      const bezier& bz = spl->list[0];
-      QPainterPath path(toScene(bz.sflag ? bz.sp : bz.list[0]));
-      if (bz.sflag) path.lineTo(toScene(bz.list[0]));
-      for (int k = 1; k + 2 < bz.size; k += 3)
-        path.cubicTo(toScene(bz.list[k]), toScene(bz.list[k + 1]), toScene(bz.list[k + 2]));
-      if (bz.eflag) path.lineTo(toScene(bz.ep));
-      out.edgePaths[i] = path;
+  report::with_graphviz([&](GVC_t* gvc) {
+    Agraph_t* g = agopen(const_cast<char*>("g"), Agdirected, nullptr);
+    auto graphAttr = [&](const char* key, const char* value) {
+      agattr(g, AGRAPH, const_cast<char*>(key), const_cast<char*>(value));
+    };
+    const bool large = n > 1500;
+    graphAttr("rankdir", "TB");
+    graphAttr("nodesep", "0.3");
+    graphAttr("ranksep", "0.45");
+    // Spline routing dominates dot's time on big graphs; polylines keep edges clear of boxes at a
+    // fraction of the cost. The iteration limits trade a few crossings for predictable time.
+    graphAttr("splines", large ? "polyline" : "spline");
+    if (large) {
+      graphAttr("nslimit", "2");
+      graphAttr("nslimit1", "2");
+      graphAttr("mclimit", "0.3");
+      graphAttr("searchsize", "10");
     }
-    gvFreeLayout(gvc, g);
-  }
-  agclose(g);
-  gvFreeContext(gvc);
+    agattr(g, AGNODE, const_cast<char*>("shape"), const_cast<char*>("box"));
+    agattr(g, AGNODE, const_cast<char*>("fixedsize"), const_cast<char*>("true"));
+    agattr(g, AGNODE, const_cast<char*>("label"), const_cast<char*>(""));
+    Agsym_t* wSym = agattr(g, AGNODE, const_cast<char*>("width"), const_cast<char*>("1"));
+    Agsym_t* hSym = agattr(g, AGNODE, const_cast<char*>("height"), const_cast<char*>("0.5"));
+    agattr(g, AGEDGE, const_cast<char*>("arrowhead"), const_cast<char*>("none"));
+
+    std::vector<Agnode_t*> nodes(n);
+    for (size_t i = 0; i < n; ++i) {
+      char name[32], w[32], h[32];
+      std::snprintf(name, sizeof name, "n%zu", i);
+      std::snprintf(w, sizeof w, "%.4f", in.sizes[i].width() / kPointsPerInch);
+      std::snprintf(h, sizeof h, "%.4f", in.sizes[i].height() / kPointsPerInch);
+      nodes[i] = agnode(g, name, 1);
+      agxset(nodes[i], wSym, w);
+      agxset(nodes[i], hSym, h);
+    }
+    std::vector<Agedge_t*> edges(in.edges.size(), nullptr);
+    for (size_t i = 0; i < in.edges.size(); ++i) {
+      auto [a, b] = in.edges[i];
+      if (a < 0 || b < 0 || static_cast<size_t>(a) >= n || static_cast<size_t>(b) >= n) continue;
+      edges[i] = agedge(g, nodes[a], nodes[b], nullptr, 1);
+    }
+
+    if (gvLayout(gvc, g, "dot") == 0) {
+      boxf bb = GD_bb(g);
+      auto toScene = [&](pointf p) { return QPointF(p.x, bb.UR.y - p.y); };
+      out.bounds = QRectF(QPointF(bb.LL.x, 0), QPointF(bb.UR.x, bb.UR.y - bb.LL.y));
+      out.centers.resize(n);
+      for (size_t i = 0; i < n; ++i) out.centers[i] = toScene(ND_coord(nodes[i]));
+      out.edgePaths.resize(in.edges.size());
+      for (size_t i = 0; i < edges.size(); ++i) {
+        splines* spl = edges[i] ? ED_spl(edges[i]) : nullptr;
+        if (!spl || spl->size == 0 || spl->list[0].size == 0) {
+          auto [a, b] = in.edges[i];
+          out.edgePaths[i] = straightEdge(out.centers[a], out.centers[b]);
+          continue;
+        }
+        const bezier& bz = spl->list[0];
+        QPainterPath path(toScene(bz.sflag ? bz.sp : bz.list[0]));
+        if (bz.sflag) path.lineTo(toScene(bz.list[0]));
+        for (int k = 1; k + 2 < bz.size; k += 3)
+          path.cubicTo(toScene(bz.list[k]), toScene(bz.list[k + 1]), toScene(bz.list[k + 2]));
+        if (bz.eflag) path.lineTo(toScene(bz.ep));
+        out.edgePaths[i] = path;
+      }
+      gvFreeLayout(gvc, g);
+    }
+    agclose(g);
+  });
   out.ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   return out;
 }

@@ -10,19 +10,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
 
+#include "core/report/graphviz.h"
 #include "core/support/error.h"
 
 namespace souffle::report {
 
 namespace {
-
-// Graphviz keeps global state: one layout at a time.
-std::mutex& graphviz_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 const char* plan_colour(size_t i) {
   static const char* c[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
@@ -85,29 +79,30 @@ std::string xml_escape(const std::string& s) {
 }
 
 std::string dot_to_svg(const std::string& dot) {
-  std::lock_guard<std::mutex> lock(graphviz_mutex());
-  GVC_t* gvc = gvContext();
-  Agraph_t* g = agmemread(dot.c_str());
-  if (!g) {
-    gvFreeContext(gvc);
-    throw InternalError("Graphviz could not read the report's DOT text");
-  }
-  // Spline routing dominates dot's time on big graphs; polylines keep it near-linear.
-  if (agnnodes(g) > 1500) {
-    agattr(g, AGRAPH, const_cast<char*>("splines"), const_cast<char*>("polyline"));
-    agattr(g, AGRAPH, const_cast<char*>("nslimit"), const_cast<char*>("2"));
-    agattr(g, AGRAPH, const_cast<char*>("mclimit"), const_cast<char*>("0.3"));
-  }
   std::string svg;
-  if (gvLayout(gvc, g, "dot") == 0) {
-    char* data = nullptr;
-    unsigned int length = 0;
-    if (gvRenderData(gvc, g, "svg", &data, &length) == 0 && data) svg.assign(data, length);
-    if (data) gvFreeRenderData(data);
-    gvFreeLayout(gvc, g);
-  }
-  agclose(g);
-  gvFreeContext(gvc);
+  bool read = true;
+  with_graphviz([&](GVC_t* gvc) {
+    Agraph_t* g = agmemread(dot.c_str());
+    if (!g) {
+      read = false;
+      return;
+    }
+    // Spline routing dominates dot's time on big graphs; polylines keep it near-linear.
+    if (agnnodes(g) > 1500) {
+      agattr(g, AGRAPH, const_cast<char*>("splines"), const_cast<char*>("polyline"));
+      agattr(g, AGRAPH, const_cast<char*>("nslimit"), const_cast<char*>("2"));
+      agattr(g, AGRAPH, const_cast<char*>("mclimit"), const_cast<char*>("0.3"));
+    }
+    if (gvLayout(gvc, g, "dot") == 0) {
+      char* data = nullptr;
+      unsigned int length = 0;
+      if (gvRenderData(gvc, g, "svg", &data, &length) == 0 && data) svg.assign(data, length);
+      if (data) gvFreeRenderData(data);
+      gvFreeLayout(gvc, g);
+    }
+    agclose(g);
+  });
+  if (!read) throw InternalError("Graphviz could not read the report's DOT text");
   if (svg.empty()) throw InternalError("Graphviz could not lay out the report's graph");
   // Inline SVG needs neither the XML prolog, the DOCTYPE nor Graphviz's comments.
   size_t at = svg.find("<svg");

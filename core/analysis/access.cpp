@@ -350,15 +350,23 @@ int64_t count_flops(const Expr& body) {
       case ExprKind::Unary:
         d = on_data(e.as<te::Unary>()->a);
         break;
-      case ExprKind::Binary:
-        d = on_data(e.as<te::Binary>()->a) | on_data(e.as<te::Binary>()->b);
+      case ExprKind::Binary: {
+        // Both sides are visited (each memoizes its answer), so no short-circuit.
+        const bool a = on_data(e.as<te::Binary>()->a);
+        const bool b = on_data(e.as<te::Binary>()->b);
+        d = a || b;
         break;
+      }
       case ExprKind::Call:
-        for (const Expr& a : e.as<te::Call>()->args) d = on_data(a) | d;
+        for (const Expr& a : e.as<te::Call>()->args) {
+          const bool arg = on_data(a);
+          d = d || arg;
+        }
         break;
       case ExprKind::Select: {
         const auto* s = e.as<te::Select>();
-        d = on_data(s->cond) | on_data(s->t) | on_data(s->f);
+        const bool c = on_data(s->cond), t = on_data(s->t), f = on_data(s->f);
+        d = c || t || f;
         break;
       }
       case ExprKind::Cast:

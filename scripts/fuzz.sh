@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in the sanitizer tree (scripts/sanitize_build.sh: clang, ASan +
-# UBSan) and runs each for SECONDS (default 60), one after the other, printing a line per target:
+# Builds the libFuzzer targets in the fuzzing tree (FUZZ=1 scripts/sanitize_build.sh: clang, ASan +
+# UBSan, every library instrumented for coverage) and runs each for SECONDS (default 60), one after the other, printing a line per target:
 # runs, executions per second, corpus size, crashes. Corpora grow in BUILD/fuzz/corpus/NAME,
 # seeded from tests/fuzz/corpus/NAME (and, for ONNX, the ONNX backend-test models); reproducers
 # land in BUILD/fuzz/artifacts/NAME. A found crash should become a file in tests/fuzz/corpus/NAME
-# (the regression corpus each target runs as a CTest test in that tree).
+# (the regression corpus each target runs as a CTest test in the sanitizer tree).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: import model decisions project gpu_spec
 #        calibration manifest runner measurements; default all)
 set -euo pipefail
 seconds=${1:-60}
 shift || true
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${SAN_BUILD_DIR:-$root/build-san}
-export SAN_BUILD_DIR=$build
+build=${SAN_BUILD_DIR:-$root/build-fuzz}
+export SAN_BUILD_DIR=$build FUZZ=1
 all=(import model decisions project gpu_spec calibration manifest runner measurements)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")

@@ -98,6 +98,35 @@ TEST(Cli, VerifyDetectsWrongReference) {
   EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
 }
 
+TEST(Cli, VerifyWithoutExpectedOutputsIsExit2) {
+  // A data set with no output files, or fewer than the model gives, proves nothing: exit 2 with
+  // the folder named, at TE and kernel level, and conformance cannot count it as a pass.
+  fs::path src = fs::path(sample("mmoe")).parent_path();
+  for (const char* removed : {"output_1.pb", "output_0.pb"}) {
+    fs::path d = scratch(std::string("missing_") + removed);
+    fs::copy(src, d, fs::copy_options::recursive);
+    // Removing output_0 leaves output_1 unread (outputs are numbered from 0): no outputs.
+    fs::remove(d / "test_data_set_0" / removed);
+    const std::string want = std::string(fs::exists(d / "test_data_set_0" / "output_0.pb")
+                                             ? "has 1 expected outputs"
+                                             : "has 0 expected outputs");
+    for (const char* level : {"te", "kernels"}) {
+      CliRun r = run_cli("verify " + (d / "model.onnx").string() + " --level " + level);
+      EXPECT_EQ(r.code, 2) << level << "\n" << r.out;
+      EXPECT_NE(r.out.find((d / "test_data_set_0").string()), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("verified"), std::string::npos) << r.out;
+    }
+    CliRun c = run_cli("conformance --json " + d.string());
+    size_t b = c.out.find('{'), e = c.out.rfind('}');
+    ASSERT_NE(b, std::string::npos) << c.out;
+    auto j = nlohmann::json::parse(c.out.substr(b, e - b + 1));
+    EXPECT_EQ(j["passed"].get<int>(), 0);
+    EXPECT_EQ(j["failed"].get<int>(), 1);
+    EXPECT_NE(j["tests"][0]["detail"].get<std::string>().find(want), std::string::npos) << c.out;
+  }
+}
+
 TEST(Cli, BadDimOption) {
   CliRun r = run_cli("inspect " + sample("mmoe") + " --dim batch");
   EXPECT_EQ(r.code, 2) << r.out;

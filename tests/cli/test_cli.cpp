@@ -144,6 +144,27 @@ TEST(Cli, ConformanceCountsAndJson) {
   EXPECT_EQ(j["passed"].get<int>(), 2);
 }
 
+TEST(Cli, ConformanceExpectedStatusNamesEachChange) {
+  const std::string node = "/usr/share/libonnx-testdata/data/node";
+  if (!fs::exists(node)) GTEST_SKIP() << "libonnx-testdata not installed";
+  fs::path d = scratch("expect");
+  const std::string tests = node + "/test_abs " + node + "/test_relu";
+  // As recorded: exit 0. test_abs recorded as unsupported, test_relu missing, an extra test
+  // listed: exit 1 and each change named.
+  CliRun w = run_cli("conformance -q " + tests + " --update-expected " + (d / "ok.txt").string());
+  ASSERT_EQ(w.code, 0) << w.out;
+  CliRun same = run_cli("conformance -q " + tests + " --expect " + (d / "ok.txt").string());
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("every status as expected"), std::string::npos) << same.out;
+  std::ofstream(d / "changed.txt") << "test_abs unsupported  # old reason\ntest_zzz pass\n";
+  CliRun r = run_cli("conformance -q " + tests + " --expect " + (d / "changed.txt").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("3 tests changed status"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_abs: unsupported -> pass"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_relu: new (pass)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_zzz: gone (was pass)"), std::string::npos) << r.out;
+}
+
 }  // namespace
 
 namespace {

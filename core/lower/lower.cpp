@@ -71,6 +71,7 @@ const Registry& Registry::instance() {
     register_norm(reg);
     register_shape_index(reg);
     register_recurrent(reg);
+    register_loss(reg);
     return reg;
   }();
   return r;

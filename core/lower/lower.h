@@ -84,6 +84,7 @@ void register_conv_pool(Registry& r);
 void register_norm(Registry& r);
 void register_shape_index(Registry& r);
 void register_recurrent(Registry& r);
+void register_loss(Registry& r);
 
 /// Lowers a node given its input tensors; UserError if the op type is unsupported.
 struct NodeLowering {

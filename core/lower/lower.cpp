@@ -72,6 +72,7 @@ const Registry& Registry::instance() {
     register_shape_index(reg);
     register_recurrent(reg);
     register_loss(reg);
+    register_quantize(reg);
     return reg;
   }();
   return r;

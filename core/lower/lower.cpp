@@ -73,6 +73,7 @@ const Registry& Registry::instance() {
     register_recurrent(reg);
     register_loss(reg);
     register_quantize(reg);
+    register_signal(reg);
     return reg;
   }();
   return r;

@@ -86,6 +86,7 @@ void register_shape_index(Registry& r);
 void register_recurrent(Registry& r);
 void register_loss(Registry& r);
 void register_quantize(Registry& r);
+void register_signal(Registry& r);
 
 /// Lowers a node given its input tensors; UserError if the op type is unsupported.
 struct NodeLowering {

@@ -248,9 +248,16 @@ int run_conformance(const ConformanceOptions& o) {
   std::map<std::string, int> unsupported_ops;
   for (const TestResult& r : results)
     if (r.status == "unsupported") {
-      auto pos = r.detail.find("unsupported ops: ");
-      std::string op = pos == std::string::npos ? "other" : r.detail.substr(pos + 17);
-      op = op.substr(0, op.find(' '));
+      // "unsupported ops: Op (...)", or a lowering's refusal "node NAME (Op): ...".
+      std::string op = "other";
+      if (auto pos = r.detail.find("unsupported ops: "); pos != std::string::npos) {
+        op = r.detail.substr(pos + 17);
+        op = op.substr(0, op.find(' '));
+      } else if (auto node = r.detail.find("node "); node != std::string::npos) {
+        auto open = r.detail.find(" (", node), close = r.detail.find("): ", node);
+        if (open != std::string::npos && close != std::string::npos && open < close)
+          op = r.detail.substr(open + 2, close - open - 2);
+      }
       unsupported_ops[op]++;
     }
   std::ostream& out = o.json ? std::cerr : std::cout;

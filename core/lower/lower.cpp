@@ -74,6 +74,7 @@ const Registry& Registry::instance() {
     register_loss(reg);
     register_quantize(reg);
     register_signal(reg);
+    register_sort_select(reg);
     return reg;
   }();
   return r;

@@ -75,6 +75,7 @@ const Registry& Registry::instance() {
     register_quantize(reg);
     register_signal(reg);
     register_sort_select(reg);
+    register_sampling(reg);
     return reg;
   }();
   return r;

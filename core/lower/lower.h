@@ -88,6 +88,7 @@ void register_loss(Registry& r);
 void register_quantize(Registry& r);
 void register_signal(Registry& r);
 void register_sort_select(Registry& r);
+void register_sampling(Registry& r);
 
 /// Lowers a node given its input tensors; UserError if the op type is unsupported.
 struct NodeLowering {

@@ -11,9 +11,8 @@ std::map<std::string, std::vector<std::string>> find_unsupported(const graph::Gr
   std::map<std::string, std::vector<std::string>> out;
   const lower::Registry& reg = lower::Registry::instance();
   for (const graph::Node& n : g.nodes) {
-    bool foreign = !n.domain.empty() && n.domain != "ai.onnx";
-    if (foreign || !reg.find(n.op_type))
-      out[foreign ? n.domain + "." + n.op_type : n.op_type].push_back(n.name);
+    std::string key = lower::registry_key(n);
+    if (!reg.find(key)) out[key].push_back(n.name);
   }
   return out;
 }

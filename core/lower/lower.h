@@ -89,6 +89,11 @@ void register_quantize(Registry& r);
 void register_signal(Registry& r);
 void register_sort_select(Registry& r);
 void register_sampling(Registry& r);
+void register_optimizer(Registry& r);
+
+/// The registry key of a node's op: its op type in the default domain ("" or "ai.onnx"), else
+/// "domain.OpType" (e.g. "ai.onnx.preview.training.Adam").
+std::string registry_key(const graph::Node& node);
 
 /// Lowers a node given its input tensors; UserError if the op type is unsupported.
 struct NodeLowering {

@@ -77,6 +77,7 @@ const Registry& Registry::instance() {
     register_sort_select(reg);
     register_sampling(reg);
     register_optimizer(reg);
+    register_linalg(reg);
     return reg;
   }();
   return r;

@@ -1,5 +1,5 @@
-// Lowering of selection by order: TopK, and the ops whose output size depends on the data
-// (Unique, NonMaxSuppression), which are refused with that reason.
+// Lowering of selection and order: TopK, ReverseSequence, and the ops whose output size depends
+// on the data (Unique, NonMaxSuppression), which are refused with that reason.
 //
 // TopK with a constant k has a static shape. It becomes three TEs: each element's rank in the
 // order (a count over its row: elements that come before it), the index holding each rank
@@ -66,6 +66,30 @@ std::vector<te::Tensor> lower_top_k(LowerCtx& ctx) {
   return {vals, indices};
 }
 
+/// y[.., t, .., b, ..] = x[.., len[b] - 1 - t, .., b, ..] for t < len[b], else x unchanged.
+std::vector<te::Tensor> lower_reverse_sequence(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), lens = ctx.required(1);
+  int64_t rank = static_cast<int64_t>(x->shape.size());
+  if (rank < 2) throw ctx.error("input must have rank >= 2");
+  size_t batch =
+      static_cast<size_t>(normalize_axis(ctx, ctx.node().attr_int("batch_axis", 1), rank));
+  size_t time = static_cast<size_t>(normalize_axis(ctx, ctx.node().attr_int("time_axis", 0), rank));
+  if (batch == time || batch > 1 || time > 1)
+    throw ctx.error("batch_axis and time_axis must be 0 and 1 in some order");
+  if (lens->shape != Shape{x->shape[batch]} || !is_int(lens->dtype))
+    throw ctx.error("sequence_lens must be an integer tensor of shape [" +
+                    std::to_string(x->shape[batch]) + "]");
+  int64_t steps = x->shape[time];
+  return {ctx.compute("", x->shape, x->dtype, [&](const Idx& i) {
+    // Lengths are clamped to the time axis so that every read stays in bounds.
+    Expr len = te::min(te::max(te::cast(DType::Int64, te::read(lens, {i[batch]})), te::int_imm(0)),
+                       te::int_imm(steps));
+    Idx j = i;
+    j[time] = te::select(te::lt(i[time], len), len - te::int_imm(1) - i[time], i[time]);
+    return te::read(x, j);
+  })};
+}
+
 /// Ops whose output length is a property of the data, not of the shapes.
 [[noreturn]] void refuse_data_dependent(LowerCtx& ctx, const std::string& what) {
   throw ctx.error("not supported: the output size depends on the input's values (" + what +
@@ -76,6 +100,7 @@ std::vector<te::Tensor> lower_top_k(LowerCtx& ctx) {
 
 void register_sort_select(Registry& r) {
   r.add("TopK", lower_top_k);
+  r.add("ReverseSequence", lower_reverse_sequence);
   r.add("Unique", [](LowerCtx& ctx) -> std::vector<te::Tensor> {
     refuse_data_dependent(ctx, "the number of distinct values");
   });

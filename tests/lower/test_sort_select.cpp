@@ -1,4 +1,5 @@
-// Tests of selection by order: TopK, and the refusal of data-dependent output sizes.
+// Tests of selection and order: TopK, ReverseSequence, and the refusal of data-dependent output
+// sizes.
 #include <gtest/gtest.h>
 
 #include "tests/lower/lower_test_util.h"
@@ -29,6 +30,14 @@ TEST(LowerSortSelect, TopKSmallestAlongAxis0) {
   EXPECT_THROW(
       lower(make_node("TopK", 2, {}, 2), {x, values({1}, {5}, DType::Int64)}, 11, {false, true}),
       UserError);
+}
+
+TEST(LowerSortSelect, ReverseSequencePerBatchLength) {
+  // time_axis 0, batch_axis 1: x[t, b]; lengths 3 and 1.
+  auto x = values({3, 2}, {0, 10, 1, 11, 2, 12});
+  auto lens = values({2}, {3, 1}, DType::Int64);
+  auto y = run(make_node("ReverseSequence", 2), {x, lens}, 10);
+  expect_values(y, {3, 2}, DType::Float32, {2, 10, 1, 11, 0, 12});
 }
 
 TEST(LowerSortSelect, DataDependentSizesSaySo) {

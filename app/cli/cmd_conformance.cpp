@@ -90,12 +90,14 @@ std::string run_one(const fs::path& dir, const ConformanceOptions& o) {
     // Bind every input of each data set in turn (input K of the data is the model's input K).
     onnx_import::ImportResult r = onnx_import::import_model(model);
     for (TestDataSet ds : sets) {
-      if (ds.inputs.size() != r.graph.inputs.size())
+      if (ds.input_values.size() != r.graph.inputs.size())
         return "fail\t" + ds.dir + ": input count differs from the model's";
       InputBindings bind;
-      for (size_t k = 0; k < ds.inputs.size(); ++k) bind[r.graph.inputs[k]] = ds.inputs[k];
+      for (size_t k = 0; k < ds.input_values.size(); ++k)
+        bind[r.graph.inputs[k]] = ds.input_values[k];
       LoadedModel m = load_model(model, {}, false, bind);
       ds.inputs.clear();
+      ds.input_values.clear();
       std::string f = first_failure(verify_program(m, {ds}, vo));
       if (!f.empty()) return "fail\t" + f + " (inputs bound as constants)";
     }

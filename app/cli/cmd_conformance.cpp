@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "core/session/expected_status.h"
 #include "core/session/verify.h"
 
 namespace souffle::cli {
@@ -88,12 +90,14 @@ std::string run_one(const fs::path& dir, const ConformanceOptions& o) {
     // Bind every input of each data set in turn (input K of the data is the model's input K).
     onnx_import::ImportResult r = onnx_import::import_model(model);
     for (TestDataSet ds : sets) {
-      if (ds.inputs.size() != r.graph.inputs.size())
+      if (ds.input_values.size() != r.graph.inputs.size())
         return "fail\t" + ds.dir + ": input count differs from the model's";
       InputBindings bind;
-      for (size_t k = 0; k < ds.inputs.size(); ++k) bind[r.graph.inputs[k]] = ds.inputs[k];
+      for (size_t k = 0; k < ds.input_values.size(); ++k)
+        bind[r.graph.inputs[k]] = ds.input_values[k];
       LoadedModel m = load_model(model, {}, false, bind);
       ds.inputs.clear();
+      ds.input_values.clear();
       std::string f = first_failure(verify_program(m, {ds}, vo));
       if (!f.empty()) return "fail\t" + f + " (inputs bound as constants)";
     }
@@ -103,6 +107,14 @@ std::string run_one(const fs::path& dir, const ConformanceOptions& o) {
   } catch (const std::exception& e) {
     return std::string("fail\tinternal error: ") + e.what();
   }
+}
+
+/// A test's reason without the machine's path to it ("model.onnx: node ...").
+std::string short_reason(std::string detail, const std::string& dir) {
+  for (const std::string& p : {dir + "/", dir}) {
+    for (size_t pos; (pos = detail.find(p)) != std::string::npos;) detail.erase(pos, p.size());
+  }
+  return detail;
 }
 
 struct Child {
@@ -238,12 +250,33 @@ int run_conformance(const ConformanceOptions& o) {
   std::map<std::string, int> unsupported_ops;
   for (const TestResult& r : results)
     if (r.status == "unsupported") {
-      auto pos = r.detail.find("unsupported ops: ");
-      std::string op = pos == std::string::npos ? "other" : r.detail.substr(pos + 17);
-      op = op.substr(0, op.find(' '));
+      // "unsupported ops: Op (...)", or a lowering's refusal "node NAME (Op): ...".
+      std::string op = "other";
+      if (auto pos = r.detail.find("unsupported ops: "); pos != std::string::npos) {
+        op = r.detail.substr(pos + 17);
+        op = op.substr(0, op.find(' '));
+      } else if (auto node = r.detail.find("node "); node != std::string::npos) {
+        auto open = r.detail.find(" (", node), close = r.detail.find("): ", node);
+        if (open != std::string::npos && close != std::string::npos && open < close)
+          op = r.detail.substr(open + 2, close - open - 2);
+      }
       unsupported_ops[op]++;
     }
   std::ostream& out = o.json ? std::cerr : std::cout;
+  StatusTable actual;
+  for (const TestResult& r : results) actual[r.name] = {r.status, short_reason(r.detail, r.dir)};
+  if (!o.update_expected.empty()) {
+    std::ofstream f(o.update_expected);
+    f << format_expected_status(
+        actual, {"Expected status of each ONNX backend test under souffle-cli conformance",
+                 fmt::format("(rtol {:g}, atol {:g}): NAME STATUS  # reason when not passing.",
+                             o.rtol, o.atol),
+                 "CTest fails when a status changes; rewrite with --update-expected FILE."});
+    if (!f) throw UserError(o.update_expected, "", "cannot write the expected-status file");
+    out << "conformance: wrote " << actual.size() << " statuses to " << o.update_expected << "\n";
+  }
+  std::vector<StatusChange> changes;
+  if (!o.expect.empty()) changes = diff_status(read_expected_status(o.expect), actual);
   if (!unsupported_ops.empty()) {
     out << "unsupported:";
     for (const auto& [op, n] : unsupported_ops) out << " " << op << " x" << n;
@@ -256,6 +289,16 @@ int run_conformance(const ConformanceOptions& o) {
       counts["timeout"], 100 * rate);
   if (!ok && (o.min_pass > 0 || o.min_pass_rate > 0 || broken))
     out << "conformance: below the required threshold or a test crashed/hung\n";
+  if (!changes.empty()) {
+    out << fmt::format(
+        "conformance: {} test{} changed status against {} (record it in the same commit: "
+        "--update-expected {}):\n",
+        changes.size(), changes.size() == 1 ? "" : "s", o.expect, o.expect);
+    for (const StatusChange& c : changes) out << "  " << describe(c) << "\n";
+    ok = false;
+  } else if (!o.expect.empty()) {
+    out << "conformance: every status as expected in " << o.expect << "\n";
+  }
   return ok ? 0 : 1;
 }
 

@@ -71,6 +71,8 @@ struct ConformanceOptions {
   int64_t min_pass = 0;      ///< exit 1 when fewer tests pass
   double min_pass_rate = 0;  ///< exit 1 when the pass fraction is lower
   bool quiet = false;
+  std::string expect;           ///< expected-status file: exit 1 when any test's status differs
+  std::string update_expected;  ///< write this run's statuses to this file
 };
 
 struct ProfileCliOptions {

@@ -149,6 +149,10 @@ int main(int argc, char** argv) {
   c_conf->add_option("--min-pass", conf.min_pass, "exit 1 if fewer tests pass");
   c_conf->add_option("--min-pass-rate", conf.min_pass_rate, "exit 1 if a lower fraction passes");
   c_conf->add_flag("-q,--quiet", conf.quiet, "print only the summary");
+  c_conf->add_option("--expect", conf.expect,
+                     "expected status per test (NAME STATUS lines): exit 1 on any change");
+  c_conf->add_option("--update-expected", conf.update_expected,
+                     "write this run's status per test to FILE");
 
   try {
     app.parse(argc, argv);

@@ -263,6 +263,15 @@ std::string print(const Graph& g) {
 
 // ---------------------------------------------------------------- verify
 
+std::string DataValue::describe() const {
+  if (!composite) return "tensor";
+  std::string n = std::to_string(tensors.size());
+  std::string seq = "sequence of " + n + (tensors.size() == 1 ? " tensor" : " tensors");
+  if (*composite == Composite::Kind::Sequence) return seq;
+  if (!has_value) return "empty optional";
+  return holds_sequence ? "optional " + seq : "optional tensor";
+}
+
 void verify(const Graph& g) {
   for (const auto& [key, v] : g.values)
     if (v.name != key)

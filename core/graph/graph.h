@@ -59,12 +59,41 @@ struct Node {
   bool has_input(size_t i) const { return i < inputs.size() && !inputs[i].empty(); }
 };
 
+/// A sequence or optional value (ONNX's non-tensor types), known at compile time: the tensor
+/// values it holds. Sequences fold away: every op on them is resolved while types are inferred
+/// (core/lower/control_flow), so none reaches lowering.
+struct Composite {
+  enum class Kind : uint8_t { Sequence, Optional };
+  Kind kind = Kind::Sequence;
+  bool has_value = true;              ///< an Optional may be empty
+  bool holds_sequence = false;        ///< an Optional holding a sequence (else one tensor)
+  std::vector<std::string> elements;  ///< the tensor values held, in order
+};
+
+/// A concrete value of a model input or output (test data, a binding): one tensor, or a
+/// sequence/optional whose tensors are listed in order.
+struct DataValue {
+  std::optional<Composite::Kind> composite;  ///< nullopt: a plain tensor
+  bool has_value = true;                     ///< an Optional may be empty
+  bool holds_sequence = false;               ///< an Optional holding a sequence
+  std::vector<ConstTensorPtr> tensors;
+  DataValue() = default;
+  DataValue(ConstTensorPtr t) : tensors{std::move(t)} {}  // NOLINT(google-explicit-constructor)
+  bool is_tensor() const { return !composite.has_value(); }
+  std::string describe() const;  ///< "tensor", "sequence of 3 tensors", "empty optional", ...
+};
+
 /// A named tensor of the graph: a model input, an initializer/folded constant, or a node output.
 struct Value {
   std::string name;
   TensorType type;
   bool type_known = false;  ///< false until shape inference has run over its producer
   ConstTensorPtr constant;  ///< set for initializers and folded constants
+  /// A model input declared as a sequence or optional: it must be bound to a value to load.
+  std::optional<Composite::Kind> declared_composite;
+  /// Per dim of a model input: declared without a size (symbolic, unbound, so 1); a value bound
+  /// to the input may give it another size.
+  std::vector<bool> free_dims;
 };
 
 struct Graph {
@@ -75,6 +104,9 @@ struct Graph {
   std::unordered_map<std::string, Value> values;
   std::vector<std::string> inputs;  ///< real inputs (initializers excluded)
   std::vector<std::string> outputs;
+  /// Sequence/optional values by name: bound inputs before inference; empty afterwards (a
+  /// composite graph output is replaced in `outputs` by the tensors it holds).
+  std::map<std::string, Composite> composites;
 
   const Value& value(const std::string& name) const;  ///< InternalError if missing
   Value& value(const std::string& name);

@@ -1,20 +1,35 @@
 #include "core/interp/infer_fold.h"
 
+#include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/interp/interpreter.h"
+#include "core/lower/control_flow.h"
 #include "core/lower/lower.h"
 
 namespace souffle::interp {
 
-std::map<std::string, std::vector<std::string>> find_unsupported(const graph::Graph& g) {
-  std::map<std::string, std::vector<std::string>> out;
+namespace {
+void collect_unsupported(const graph::Graph& g,
+                         std::map<std::string, std::vector<std::string>>& out) {
   const lower::Registry& reg = lower::Registry::instance();
   for (const graph::Node& n : g.nodes) {
-    bool foreign = !n.domain.empty() && n.domain != "ai.onnx";
-    if (foreign || !reg.find(n.op_type))
-      out[foreign ? n.domain + "." + n.op_type : n.op_type].push_back(n.name);
+    // Structured ops (If, Loop, Scan, sequences) expand into their bodies' nodes.
+    if (lower::is_structured_op(n)) {
+      for (const auto& [key, a] : n.attrs)
+        if (a.kind == graph::Attribute::Kind::Graph && a.g) collect_unsupported(*a.g, out);
+      continue;
+    }
+    std::string key = lower::registry_key(n);
+    if (!reg.find(key)) out[key].push_back(n.name);
   }
+}
+}  // namespace
+
+std::map<std::string, std::vector<std::string>> find_unsupported(const graph::Graph& g) {
+  std::map<std::string, std::vector<std::string>> out;
+  collect_unsupported(g, out);
   return out;
 }
 
@@ -69,9 +84,88 @@ InferFoldStats infer_and_fold(graph::Graph& g, const InferFoldOptions& options) 
     return t;
   };
 
+  // Sequences and optionals (bound inputs, and what structured ops make) by name.
+  std::map<std::string, graph::Composite> composites = std::move(g.composites);
+  g.composites.clear();
+  std::unordered_set<std::string> used_names;
+  for (const graph::Node& n : g.nodes) used_names.insert(n.name);
+
+  /// What an expansion sees: the values typed and folded so far.
+  class Scope : public lower::ExpandScope {
+   public:
+    Scope(graph::Graph& g, std::unordered_map<std::string, te::Tensor>& tensors,
+          std::map<std::string, graph::Composite>& composites,
+          std::unordered_set<std::string>& used)
+        : m_g(g), m_tensors(tensors), m_composites(composites), m_used(used) {}
+    ConstTensorPtr constant(const std::string& name) const override {
+      auto it = m_tensors.find(name);
+      if (it != m_tensors.end())
+        return it->second && it->second->source == te::TensorNode::Source::Constant
+                   ? it->second->data
+                   : nullptr;
+      return m_g.has_value(name) ? m_g.value(name).constant : nullptr;
+    }
+    const graph::TensorType* type(const std::string& name) const override {
+      if (!m_g.has_value(name) || m_composites.count(name)) return nullptr;
+      const graph::Value& v = m_g.value(name);
+      return v.type_known ? &v.type : nullptr;
+    }
+    const graph::Composite* composite(const std::string& name) const override {
+      auto it = m_composites.find(name);
+      return it == m_composites.end() ? nullptr : &it->second;
+    }
+    std::string fresh_name(const std::string& base) override {
+      std::string n = base;
+      for (int k = 1; m_g.has_value(n) || m_composites.count(n) || m_used.count(n); ++k)
+        n = base + "#" + std::to_string(k);
+      m_used.insert(n);
+      return n;
+    }
+    int64_t opset() const override { return m_g.opset; }
+
+   private:
+    graph::Graph& m_g;
+    std::unordered_map<std::string, te::Tensor>& m_tensors;
+    std::map<std::string, graph::Composite>& m_composites;
+    std::unordered_set<std::string>& m_used;
+  } scope(g, tensors, composites, used_names);
+
+  std::deque<graph::Node> work(std::make_move_iterator(g.nodes.begin()),
+                               std::make_move_iterator(g.nodes.end()));
+  g.nodes.clear();
   std::vector<graph::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (graph::Node& node : g.nodes) {
+  kept.reserve(work.size());
+  while (!work.empty()) {
+    graph::Node node = std::move(work.front());
+    work.pop_front();
+    bool composite_identity =
+        node.op_type == "Identity" && !node.inputs.empty() && composites.count(node.inputs[0]);
+    if (lower::is_structured_op(node) || composite_identity) {
+      lower::Expansion ex;
+      try {
+        ex = lower::expand_structured(node, scope);
+      } catch (const UserError& e) {
+        throw e.with_file(g.source_file);
+      }
+      for (auto& [name, data] : ex.constants) {
+        graph::Value& v = g.values[name];
+        v.name = name;
+        v.constant = data;
+        v.type = {data->dtype(), data->shape()};
+        v.type_known = true;
+        tensors[name] = te::make_constant(name, data);
+      }
+      for (auto& [name, c] : ex.composites) composites[name] = std::move(c);
+      for (size_t i = ex.nodes.size(); i-- > 0;) work.push_front(std::move(ex.nodes[i]));
+      ++stats.nodes_folded;
+      continue;
+    }
+    for (const std::string& in : node.inputs)
+      if (composites.count(in))
+        throw UserError(g.source_file, node.name + " (" + node.op_type + ")",
+                        "input '" + in +
+                            "' is a sequence or optional; only sequence ops take "
+                            "them");
     std::vector<te::Tensor> ins;
     ins.reserve(node.inputs.size());
     for (const std::string& in : node.inputs) ins.push_back(tensor_of(in));
@@ -133,6 +227,22 @@ InferFoldStats infer_and_fold(graph::Graph& g, const InferFoldOptions& options) 
       kept.push_back(std::move(node));
   }
   g.nodes = std::move(kept);
+  // A sequence or optional graph output is replaced by the tensors it holds.
+  std::vector<std::string> outputs;
+  for (const std::string& o : g.outputs) {
+    auto it = composites.find(o);
+    if (it == composites.end()) {
+      outputs.push_back(o);
+      continue;
+    }
+    if (it->second.has_value)
+      outputs.insert(outputs.end(), it->second.elements.begin(), it->second.elements.end());
+  }
+  g.outputs = std::move(outputs);
+  for (const auto& [name, c] : composites) {
+    auto v = g.values.find(name);
+    if (v != g.values.end() && !v->second.constant && !v->second.type_known) g.values.erase(v);
+  }
   size_t before_dead = g.nodes.size();
   graph::remove_dead_nodes(g);
   stats.nodes_dead = before_dead - g.nodes.size();

@@ -33,6 +33,11 @@ DType math_type(DType t) {
   return is_float(t) ? compute_type(t) : DType::Float64;
 }
 
+te::Expr round_to_own_type(const te::Expr& e) {
+  if (!is_float(e.dtype()) || e.dtype() == DType::Float64) return e;
+  return te::cast(e.dtype(), te::cast(DType::Float64, e));
+}
+
 int64_t normalize_axis(const LowerCtx& ctx, int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= std::max<int64_t>(rank, 1))

@@ -71,6 +71,13 @@ const Registry& Registry::instance() {
     register_norm(reg);
     register_shape_index(reg);
     register_recurrent(reg);
+    register_loss(reg);
+    register_quantize(reg);
+    register_signal(reg);
+    register_sort_select(reg);
+    register_sampling(reg);
+    register_optimizer(reg);
+    register_linalg(reg);
     return reg;
   }();
   return r;
@@ -94,12 +101,17 @@ std::vector<std::string> Registry::op_types() const {
   return v;
 }
 
+std::string registry_key(const graph::Node& node) {
+  if (node.domain.empty() || node.domain == "ai.onnx") return node.op_type;
+  return node.domain + "." + node.op_type;
+}
+
 NodeLowering lower_node(const graph::Node& node, int64_t opset,
                         const std::vector<te::Tensor>& inputs) {
-  if (!node.domain.empty() && node.domain != "ai.onnx")
+  const LowerFn* fn = Registry::instance().find(registry_key(node));
+  if (!fn && !node.domain.empty() && node.domain != "ai.onnx")
     throw UserError("", node.name + " (" + node.op_type + ")",
                     "unsupported op domain '" + node.domain + "'");
-  const LowerFn* fn = Registry::instance().find(node.op_type);
   if (!fn)
     throw UserError("", node.name + " (" + node.op_type + ")", "unsupported op: " + node.op_type);
   LowerCtx ctx(node, opset, inputs);

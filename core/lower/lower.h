@@ -84,6 +84,17 @@ void register_conv_pool(Registry& r);
 void register_norm(Registry& r);
 void register_shape_index(Registry& r);
 void register_recurrent(Registry& r);
+void register_loss(Registry& r);
+void register_quantize(Registry& r);
+void register_signal(Registry& r);
+void register_sort_select(Registry& r);
+void register_sampling(Registry& r);
+void register_optimizer(Registry& r);
+void register_linalg(Registry& r);
+
+/// The registry key of a node's op: its op type in the default domain ("" or "ai.onnx"), else
+/// "domain.OpType" (e.g. "ai.onnx.preview.training.Adam").
+std::string registry_key(const graph::Node& node);
 
 /// Lowers a node given its input tensors; UserError if the op type is unsupported.
 struct NodeLowering {
@@ -107,6 +118,11 @@ te::Expr read_broadcast(const te::Tensor& t, const std::vector<te::Expr>& out);
 DType compute_type(DType t);
 /// The type transcendental math on `t` is carried out in: compute_type for floats, f64 for ints.
 DType math_type(DType t);
+/// `e` rounded to its own float type at this point. The interpreter and the emulator carry
+/// floats in double between stores, while a GPU rounds every f32 operation; where a later step
+/// is discontinuous (rounding to an integer, a comparison that picks a bin) the two must agree,
+/// so the value is narrowed explicitly (a no-op in CUDA C).
+te::Expr round_to_own_type(const te::Expr& e);
 /// Normalizes a possibly negative axis into [0, rank); UserError via ctx if out of range.
 int64_t normalize_axis(const LowerCtx& ctx, int64_t axis, int64_t rank);
 

@@ -1063,7 +1063,9 @@ std::vector<Tensor> lower_compress(LowerCtx& ctx) {
 std::vector<Tensor> lower_non_zero(LowerCtx& ctx) {
   Tensor x = ctx.required(0);
   if (!x->data)
-    throw ctx.error("NonZero of a non-constant tensor has a data-dependent output shape");
+    throw ctx.error(
+        "not supported: the output size depends on the input's values (the number of nonzero "
+        "elements); only static shapes are compiled (a constant input is folded)");
   const TensorData& d = *x->data;
   int64_t r = static_cast<int64_t>(d.shape().size());
   std::vector<int64_t> hits;

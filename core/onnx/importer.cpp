@@ -309,7 +309,8 @@ std::shared_ptr<TensorData> dense_from_sparse(const onnx::SparseTensorProto& sp,
 
 /// Declared tensor type of a graph input/output; symbolic dimensions bound from the options.
 /// Returns false when the declaration carries no shape (allowed only inside subgraphs).
-bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, TensorType& out) {
+bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, TensorType& out,
+                   std::vector<bool>* free_dims = nullptr) {
   const std::string what = "'" + vi.name() + "'";
   if (!vi.has_type()) return false;
   const auto& type = vi.type();
@@ -325,6 +326,7 @@ bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, Tens
   out.dtype = element_type(tt.elem_type(), what);
   if (!tt.has_shape()) return false;
   out.shape.clear();
+  if (free_dims) free_dims->assign(static_cast<size_t>(tt.shape().dim_size()), false);
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
     const auto& d = tt.shape().dim(k);
     if (d.has_dim_value()) {
@@ -344,6 +346,7 @@ bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, Tens
       continue;
     }
     out.shape.push_back(1);
+    if (free_dims) (*free_dims)[static_cast<size_t>(k)] = true;
     if (warn) {
       if (param.empty())
         ctx.warn_once(
@@ -490,6 +493,15 @@ Graph convert_graph(const onnx::GraphProto& gp, Context& ctx, int64_t opset, boo
     if (in.name().empty()) throw UserError("", "", "a graph input has no name");
     Value v;
     v.name = in.name();
+    if (!is_subgraph && in.has_type() &&
+        (in.type().has_sequence_type() || in.type().has_optional_type())) {
+      // A sequence or optional input: it folds away once bound to a value (load_model).
+      v.declared_composite = in.type().has_sequence_type() ? graph::Composite::Kind::Sequence
+                                                           : graph::Composite::Kind::Optional;
+      g.inputs.push_back(v.name);
+      g.values.emplace(v.name, std::move(v));
+      continue;
+    }
     bool has_shape = false;
     if (is_subgraph) {
       // Loop/Scan bodies may take sequences or leave types to inference; the body is kept as
@@ -500,7 +512,7 @@ Graph convert_graph(const onnx::GraphProto& gp, Context& ctx, int64_t opset, boo
         has_shape = false;
       }
     } else {
-      has_shape = declared_type(in, ctx, true, v.type);
+      has_shape = declared_type(in, ctx, true, v.type, &v.free_dims);
     }
     if (!has_shape) {
       // Loop/Scan bodies often leave input shapes to inference; a model's own inputs may not.
@@ -583,7 +595,9 @@ Graph convert_graph(const onnx::GraphProto& gp, Context& ctx, int64_t opset, boo
       continue;
     }
     Value& v = it->second;
-    if (!v.type_known) {
+    bool composite =
+        out.has_type() && (out.type().has_sequence_type() || out.type().has_optional_type());
+    if (!v.type_known && !composite) {
       // Keep the declared type as a hint for inference; it is not trusted until inferred.
       TensorType t;
       try {
@@ -705,6 +719,68 @@ ImportResult import_model(const std::string& path, const ImportOptions& options)
     ~Unmap() { ::munmap(p, n); }
   } unmap{map, size};
   return import_model_bytes(std::string_view(static_cast<const char*>(map), size), path, options);
+}
+
+namespace {
+
+/// The tensors of a SequenceProto (of tensors), appended to `out`.
+void sequence_tensors(const onnx::SequenceProto& sp, Context& ctx, const std::string& what,
+                      std::vector<ConstTensorPtr>& out) {
+  if (sp.elem_type() != onnx::SequenceProto_DataType_TENSOR &&
+      sp.elem_type() != onnx::SequenceProto_DataType_UNDEFINED)
+    throw UserError(what + ": only sequences of tensors are supported");
+  for (int k = 0; k < sp.tensor_values_size(); ++k)
+    out.push_back(
+        tensor_from_proto(sp.tensor_values(k), ctx, what + " element " + std::to_string(k)));
+}
+
+}  // namespace
+
+graph::DataValue read_value_pb(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UserError(path, "", "no such tensor file");
+  auto size = fs::file_size(path, ec);
+  if (ec || size > static_cast<uintmax_t>(INT_MAX))
+    throw UserError(path, "", "tensor file is unreadable or larger than 2 GiB");
+  std::string bytes = read_file_bytes(path, "tensor file");
+  onnx::TensorProto tp;
+  if (!tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
+  std::vector<std::string> warnings;
+  ImportOptions options;
+  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}};
+  try {
+    return graph::DataValue(tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'"));
+  } catch (const UserError& e) {
+    // Only a file that is no sensible tensor is examined for the other layouts, so a tensor
+    // whose bytes happen to fit them is never refused.
+    if (!looks_like_sequence_or_optional(bytes, tp)) throw e.with_file(path);
+  }
+  // SequenceProto and OptionalProto share their wire layout (elem_type at 2, tensors at 3,
+  // sequences at 5), so a file cannot say which it is: an optional of one tensor reads as a
+  // sequence of one. A sequence of tensors is returned as such, and an optional of a sequence
+  // (elem_type 3) as an optional; load_model reinterprets by the model's declared input type.
+  graph::DataValue v;
+  try {
+    onnx::SequenceProto sp;
+    if (!sp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      throw UserError("not a valid SequenceProto or OptionalProto");
+    const std::string what = "value '" + sp.name() + "'";
+    if (sp.elem_type() == onnx::SequenceProto_DataType_SEQUENCE) {
+      if (sp.sequence_values_size() > 1)
+        throw UserError(what + ": sequences of sequences are not supported");
+      v.composite = graph::Composite::Kind::Optional;
+      v.holds_sequence = true;
+      v.has_value = sp.sequence_values_size() == 1;
+      if (v.has_value) sequence_tensors(sp.sequence_values(0), ctx, what, v.tensors);
+      return v;
+    }
+    v.composite = graph::Composite::Kind::Sequence;
+    sequence_tensors(sp, ctx, what, v.tensors);
+  } catch (const UserError& e) {
+    throw e.with_file(path);
+  }
+  return v;
 }
 
 ConstTensorPtr read_tensor_pb(const std::string& path) {

@@ -33,4 +33,7 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
 /// Reads one serialized TensorProto (the backend-test layout's input_K.pb / output_K.pb).
 ConstTensorPtr read_tensor_pb(const std::string& path);
 
+/// Reads one backend-test value file: a TensorProto, or a SequenceProto/OptionalProto of tensors.
+graph::DataValue read_value_pb(const std::string& path);
+
 }  // namespace souffle::onnx_import

@@ -16,7 +16,8 @@ namespace souffle {
 
 /// Model inputs given fixed values before inference: they become constants, so shape-like inputs
 /// (a Reshape's target, a Resize's scales) that a test feeds as inputs fold like initializers.
-using InputBindings = std::map<std::string, ConstTensorPtr>;
+/// A sequence or optional input must be bound: its tensors become constants and it folds away.
+using InputBindings = std::map<std::string, graph::DataValue>;
 
 struct LoadedModel {
   std::string path;

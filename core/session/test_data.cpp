@@ -11,14 +11,14 @@ namespace souffle {
 namespace fs = std::filesystem;
 
 namespace {
-std::vector<ConstTensorPtr> read_numbered(const fs::path& dir, const std::string& prefix) {
-  std::vector<ConstTensorPtr> out;
+void read_numbered(const fs::path& dir, const std::string& prefix,
+                   std::vector<graph::DataValue>& values, std::vector<ConstTensorPtr>& flat) {
   for (int k = 0;; ++k) {
     fs::path p = dir / (prefix + std::to_string(k) + ".pb");
     if (!fs::exists(p)) break;
-    out.push_back(onnx_import::read_tensor_pb(p.string()));
+    values.push_back(onnx_import::read_value_pb(p.string()));
+    flat.insert(flat.end(), values.back().tensors.begin(), values.back().tensors.end());
   }
-  return out;
 }
 }  // namespace
 
@@ -40,8 +40,8 @@ std::vector<TestDataSet> read_test_data(const std::string& dir) {
   for (const auto& [n, p] : sets) {
     TestDataSet ds;
     ds.dir = p.string();
-    ds.inputs = read_numbered(p, "input_");
-    ds.outputs = read_numbered(p, "output_");
+    read_numbered(p, "input_", ds.input_values, ds.inputs);
+    read_numbered(p, "output_", ds.output_values, ds.outputs);
     out.push_back(std::move(ds));
   }
   return out;

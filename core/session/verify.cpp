@@ -20,9 +20,12 @@ void check_data_set_fits(const TestDataSet& ds, const te::TeProgram& prog) {
     throw UserError(ds.dir, "",
                     "has " + std::to_string(ds.inputs.size()) + " inputs, the model takes " +
                         std::to_string(prog.inputs.size()));
-  if (ds.outputs.size() > prog.outputs.size())
+  // A data set without every expected output cannot show the model right: it is an error, not
+  // a pass over the outputs it happens to hold.
+  if (ds.outputs.size() != prog.outputs.size())
     throw UserError(ds.dir, "",
-                    "has " + std::to_string(ds.outputs.size()) + " outputs, the model gives " +
+                    "has " + std::to_string(ds.outputs.size()) +
+                        " expected outputs (output_K.pb), the model gives " +
                         std::to_string(prog.outputs.size()));
 }
 

@@ -40,8 +40,8 @@ struct VerifyOptions {
 /// patterns (the ONNX test generator has no bfloat16 numpy type); those bits are read as bf16.
 ConstTensorPtr reference_as_declared(const ConstTensorPtr& t, DType declared);
 
-/// UserError naming the data set when its input count differs from the program's, or it has more
-/// outputs than the program gives.
+/// UserError naming the data set when its input or expected-output count differs from the
+/// program's (a data set with no output files, or fewer than the model gives, is an error).
 void check_data_set_fits(const TestDataSet& ds, const te::TeProgram& prog);
 
 /// Compares one output with its reference under `options` and fills c.cmp and c.ok; every

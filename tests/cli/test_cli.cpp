@@ -98,6 +98,34 @@ TEST(Cli, VerifyDetectsWrongReference) {
   EXPECT_NE(r.out.find("MISMATCH"), std::string::npos) << r.out;
 }
 
+TEST(Cli, VerifyWithoutExpectedOutputsIsExit2) {
+  // A data set with no output files, or fewer than the model gives, proves nothing: exit 2 with
+  // the folder named, at TE and kernel level, and conformance cannot count it as a pass.
+  fs::path src = fs::path(sample("mmoe")).parent_path();
+  for (const char* removed : {"output_1.pb", "output_0.pb"}) {
+    fs::path d = scratch(std::string("missing_") + removed);
+    fs::copy(src, d, fs::copy_options::recursive);
+    // Removing output_0 leaves output_1 unread (outputs are numbered from 0): no outputs.
+    fs::remove(d / "test_data_set_0" / removed);
+    bool one_left = fs::exists(d / "test_data_set_0" / "output_0.pb");
+    const std::string want = one_left ? "has 1 expected outputs" : "has 0 expected outputs";
+    for (const char* level : {"te", "kernels"}) {
+      CliRun r = run_cli("verify " + (d / "model.onnx").string() + " --level " + level);
+      EXPECT_EQ(r.code, 2) << level << "\n" << r.out;
+      EXPECT_NE(r.out.find((d / "test_data_set_0").string()), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("verified"), std::string::npos) << r.out;
+    }
+    CliRun c = run_cli("conformance --json " + d.string());
+    size_t b = c.out.find('{'), e = c.out.rfind('}');
+    ASSERT_NE(b, std::string::npos) << c.out;
+    auto j = nlohmann::json::parse(c.out.substr(b, e - b + 1));
+    EXPECT_EQ(j["passed"].get<int>(), 0);
+    EXPECT_EQ(j["failed"].get<int>(), 1);
+    EXPECT_NE(j["tests"][0]["detail"].get<std::string>().find(want), std::string::npos) << c.out;
+  }
+}
+
 TEST(Cli, BadDimOption) {
   CliRun r = run_cli("inspect " + sample("mmoe") + " --dim batch");
   EXPECT_EQ(r.code, 2) << r.out;
@@ -114,6 +142,27 @@ TEST(Cli, ConformanceCountsAndJson) {
   auto j = nlohmann::json::parse(r.out.substr(b, e - b + 1));
   EXPECT_EQ(j["total"].get<int>(), 2);
   EXPECT_EQ(j["passed"].get<int>(), 2);
+}
+
+TEST(Cli, ConformanceExpectedStatusNamesEachChange) {
+  const std::string node = "/usr/share/libonnx-testdata/data/node";
+  if (!fs::exists(node)) GTEST_SKIP() << "libonnx-testdata not installed";
+  fs::path d = scratch("expect");
+  const std::string tests = node + "/test_abs " + node + "/test_relu";
+  // As recorded: exit 0. test_abs recorded as unsupported, test_relu missing, an extra test
+  // listed: exit 1 and each change named.
+  CliRun w = run_cli("conformance -q " + tests + " --update-expected " + (d / "ok.txt").string());
+  ASSERT_EQ(w.code, 0) << w.out;
+  CliRun same = run_cli("conformance -q " + tests + " --expect " + (d / "ok.txt").string());
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("every status as expected"), std::string::npos) << same.out;
+  std::ofstream(d / "changed.txt") << "test_abs unsupported  # old reason\ntest_zzz pass\n";
+  CliRun r = run_cli("conformance -q " + tests + " --expect " + (d / "changed.txt").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("3 tests changed status"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_abs: unsupported -> pass"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_relu: new (pass)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_zzz: gone (was pass)"), std::string::npos) << r.out;
 }
 
 }  // namespace

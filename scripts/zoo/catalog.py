@@ -73,7 +73,7 @@ def _tv(fn_name, image=64, **kw):
 def _tv_mobilenet_v3_small_narrow(gen):
     from torchvision.models import mobilenetv3
 
-    setting, last = mobilenetv3._mobilenet_v3_conf("mobilenet_v3_small", width_mult=0.5)
+    setting, last = mobilenetv3._mobilenet_v3_conf("mobilenet_v3_small", width_mult=0.25)
     model = mobilenetv3.MobileNetV3(setting, last, num_classes=10)
     return model, {"image": _image(gen, h=64)}, ["logits"]
 
@@ -168,79 +168,85 @@ def _hf(model_cls, config):
     return getattr(transformers, model_cls)(config)
 
 
+# The text, vision and speech transformers: hidden size and feed-forward width (small, so the
+# CTest subset can be committed; the structure is the point).
+H = 32
+FFN = 64
+
+
 def _bert(gen):
     import transformers
 
-    cfg = transformers.BertConfig(vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                  intermediate_size=128, max_position_embeddings=64)
+    cfg = transformers.BertConfig(vocab_size=256, hidden_size=H, num_hidden_layers=2, num_attention_heads=4,
+                                  intermediate_size=FFN, max_position_embeddings=32)
     model = _hf("BertModel", cfg)
     pick = lambda o: (o.last_hidden_state, o.pooler_output)
     seq = 16
     mask = torch.ones(1, seq, dtype=torch.int64)
     mask[0, 12:] = 0
-    inputs = {"input_ids": _ids(gen, 512, seq), "attention_mask": mask}
+    inputs = {"input_ids": _ids(gen, 256, seq), "attention_mask": mask}
     return Outputs(model, pick), inputs, ["last_hidden_state", "pooler_output"]
 
 
 def _distilbert(gen):
     import transformers
 
-    cfg = transformers.DistilBertConfig(vocab_size=512, dim=64, n_layers=2, n_heads=4, hidden_dim=128,
-                                        max_position_embeddings=64)
+    cfg = transformers.DistilBertConfig(vocab_size=256, dim=H, n_layers=2, n_heads=4, hidden_dim=FFN,
+                                        max_position_embeddings=32)
     model = _hf("DistilBertModel", cfg)
-    return Outputs(model, lambda o: o.last_hidden_state), {"input_ids": _ids(gen, 512, 16)}, ["last_hidden_state"]
+    return Outputs(model, lambda o: o.last_hidden_state), {"input_ids": _ids(gen, 256, 16)}, ["last_hidden_state"]
 
 
 def _gpt2(gen):
     import transformers
 
-    cfg = transformers.GPT2Config(vocab_size=512, n_positions=64, n_embd=64, n_layer=2, n_head=4, use_cache=False,
+    cfg = transformers.GPT2Config(vocab_size=256, n_positions=32, n_embd=H, n_layer=2, n_head=4, use_cache=False,
                                  bos_token_id=0, eos_token_id=0)
     model = _hf("GPT2LMHeadModel", cfg)
-    inputs = {"input_ids": _ids(gen, 512, 16), "attention_mask": torch.ones(1, 16, dtype=torch.int64)}
+    inputs = {"input_ids": _ids(gen, 256, 16), "attention_mask": torch.ones(1, 16, dtype=torch.int64)}
     return Outputs(model, lambda o: o.logits, list(inputs)), inputs, ["logits"]
 
 
 def _llama(gen):
     import transformers
 
-    cfg = transformers.LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=H, intermediate_size=FFN, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
                                    use_cache=False)
     model = _hf("LlamaForCausalLM", cfg)
-    inputs = {"input_ids": _ids(gen, 512, 16), "attention_mask": torch.ones(1, 16, dtype=torch.int64)}
+    inputs = {"input_ids": _ids(gen, 256, 16), "attention_mask": torch.ones(1, 16, dtype=torch.int64)}
     return Outputs(model, lambda o: o.logits, list(inputs)), inputs, ["logits"]
 
 
 def _bart(gen):
     import transformers
 
-    cfg = transformers.BartConfig(vocab_size=512, d_model=64, encoder_layers=2, decoder_layers=2,
-                                  encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
-                                  decoder_ffn_dim=128, max_position_embeddings=64, use_cache=False)
+    cfg = transformers.BartConfig(vocab_size=256, d_model=H, encoder_layers=2, decoder_layers=2,
+                                  encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=FFN,
+                                  decoder_ffn_dim=FFN, max_position_embeddings=32, use_cache=False)
     model = _hf("BartModel", cfg)
     pick = lambda o: (o.last_hidden_state, o.encoder_last_hidden_state)
-    inputs = {"input_ids": _ids(gen, 512, 16), "decoder_input_ids": _ids(gen, 512, 8)}
+    inputs = {"input_ids": _ids(gen, 256, 16), "decoder_input_ids": _ids(gen, 256, 8)}
     return Outputs(model, pick, list(inputs)), inputs, ["last_hidden_state", "encoder_last_hidden_state"]
 
 
 def _t5(gen):
     import transformers
 
-    cfg = transformers.T5Config(vocab_size=512, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
+    cfg = transformers.T5Config(vocab_size=256, d_model=H, d_kv=H // 4, d_ff=FFN, num_layers=2, num_decoder_layers=2,
                                 num_heads=4, relative_attention_num_buckets=16, use_cache=False,
                                 feed_forward_proj="gated-gelu")
     model = _hf("T5Model", cfg)
     pick = lambda o: (o.last_hidden_state, o.encoder_last_hidden_state)
-    inputs = {"input_ids": _ids(gen, 512, 16), "decoder_input_ids": _ids(gen, 512, 8)}
+    inputs = {"input_ids": _ids(gen, 256, 16), "decoder_input_ids": _ids(gen, 256, 8)}
     return Outputs(model, pick, list(inputs)), inputs, ["last_hidden_state", "encoder_last_hidden_state"]
 
 
 def _vit(gen):
     import transformers
 
-    cfg = transformers.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=64, num_hidden_layers=2,
-                                 num_attention_heads=4, intermediate_size=128)
+    cfg = transformers.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=H, num_hidden_layers=2,
+                                 num_attention_heads=4, intermediate_size=FFN)
     model = _hf("ViTModel", cfg)
     pick = lambda o: (o.last_hidden_state, o.pooler_output)
     return Outputs(model, pick), {"pixel_values": _image(gen, h=32)}, ["last_hidden_state", "pooler_output"]
@@ -249,8 +255,8 @@ def _vit(gen):
 def _wav2vec2(gen):
     import transformers
 
-    cfg = transformers.Wav2Vec2Config(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                      intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+    cfg = transformers.Wav2Vec2Config(hidden_size=H, num_hidden_layers=2, num_attention_heads=4,
+                                      intermediate_size=FFN, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
                                       conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
                                       num_conv_pos_embedding_groups=4, do_stable_layer_norm=False)
     model = _hf("Wav2Vec2Model", cfg)
@@ -261,9 +267,9 @@ def _wav2vec2(gen):
 def _whisper_encoder(gen):
     import transformers
 
-    cfg = transformers.WhisperConfig(num_mel_bins=16, d_model=64, encoder_layers=2, encoder_attention_heads=4,
-                                     encoder_ffn_dim=128, max_source_positions=32, decoder_layers=1,
-                                     decoder_attention_heads=4, decoder_ffn_dim=128, vocab_size=512,
+    cfg = transformers.WhisperConfig(num_mel_bins=16, d_model=H, encoder_layers=2, encoder_attention_heads=4,
+                                     encoder_ffn_dim=FFN, max_source_positions=32, decoder_layers=1,
+                                     decoder_attention_heads=4, decoder_ffn_dim=FFN, vocab_size=256,
                                      pad_token_id=0, bos_token_id=0, eos_token_id=0, decoder_start_token_id=0)
     model = _hf("WhisperModel", cfg).get_encoder()
     mel = torch.randn(1, 16, 64, generator=gen)
@@ -306,7 +312,7 @@ SPECS = [
     # torchvision classification
     Spec("resnet18", "classification", "torchvision resnet18", _tv("resnet18", num_classes=10)),
     Spec("mobilenet_v2", "classification", "torchvision mobilenet_v2", _tv("mobilenet_v2", num_classes=10)),
-    Spec("mobilenet_v3_small", "classification", "torchvision MobileNetV3 (small settings, width 0.5)",
+    Spec("mobilenet_v3_small", "classification", "torchvision MobileNetV3 (small settings, width 0.25)",
          _tv_mobilenet_v3_small_narrow, ctest=True),
     Spec("convnext_tiny", "classification", "torchvision convnext_tiny", _tv("convnext_tiny", num_classes=10)),
     Spec("regnet_y_400mf", "classification", "torchvision regnet_y_400mf", _tv("regnet_y_400mf", num_classes=10)),
@@ -333,14 +339,14 @@ SPECS = [
     Spec("r2plus1d_18", "video", "torchvision r2plus1d_18", _tv_video("r2plus1d_18")),
     Spec("mc3_18", "video", "torchvision mc3_18 (mixed convolutions: 3x3x3 stem, 1x3x3 after)", _tv_video("mc3_18")),
     # transformers, from configurations
-    Spec("bert", "text encoder", "transformers BertModel (2 layers, hidden 64)", _bert, ctest=True),
-    Spec("distilbert", "text encoder", "transformers DistilBertModel (2 layers, hidden 64)", _distilbert),
-    Spec("gpt2", "text decoder", "transformers GPT2LMHeadModel (2 layers, hidden 64)", _gpt2, ctest=True),
-    Spec("llama", "text decoder", "transformers LlamaForCausalLM (RoPE, RMSNorm, GQA; 2 layers, hidden 64)",
+    Spec("bert", "text encoder", "transformers BertModel (2 layers, hidden 32)", _bert, ctest=True),
+    Spec("distilbert", "text encoder", "transformers DistilBertModel (2 layers, hidden 32)", _distilbert),
+    Spec("gpt2", "text decoder", "transformers GPT2LMHeadModel (2 layers, hidden 32)", _gpt2, ctest=True),
+    Spec("llama", "text decoder", "transformers LlamaForCausalLM (RoPE, RMSNorm, GQA; 2 layers, hidden 32)",
          _llama, ctest=True),
-    Spec("bart", "text encoder-decoder", "transformers BartModel (2+2 layers, hidden 64)", _bart),
+    Spec("bart", "text encoder-decoder", "transformers BartModel (2+2 layers, hidden 32)", _bart),
     Spec("t5", "text encoder-decoder", "transformers T5Model (relative position buckets, gated GELU)", _t5),
-    Spec("vit", "vision transformer", "transformers ViTModel (2 layers, hidden 64, 32x32, patch 8)", _vit,
+    Spec("vit", "vision transformer", "transformers ViTModel (2 layers, hidden 32, 32x32, patch 8)", _vit,
          ctest=True),
     Spec("convnext_hf", "classification", "transformers ConvNextForImageClassification (tiny config)",
          _convnext_hf),

@@ -94,7 +94,7 @@ class CausalSelfAttention(nn.Module):
     """Decoder blocks written with torch's scaled_dot_product_attention (is_causal), pre-norm,
     a SiLU MLP and tied input/output embeddings: the attention call exporters rewrite."""
 
-    def __init__(self, vocab=256, dim=64, heads=4, layers=2, seq=16):
+    def __init__(self, vocab=256, dim=32, heads=4, layers=2, seq=16):
         super().__init__()
         self.heads = heads
         self.embed = nn.Embedding(vocab, dim)
@@ -131,7 +131,7 @@ class MlpMixer(nn.Module):
     """MLP-Mixer (Tolstikhin et al., 2021): patch embedding by a strided convolution, token-mixing
     MLPs over the transposed patch axis, channel-mixing MLPs, LayerNorm, mean pooling."""
 
-    def __init__(self, image=32, patch=4, dim=64, layers=2, classes=10):
+    def __init__(self, image=32, patch=4, dim=32, layers=2, classes=10):
         super().__init__()
         tokens = (image // patch) ** 2
         self.stem = nn.Conv2d(3, dim, patch, stride=patch)

@@ -10,12 +10,13 @@ Steps, for each <model>/<variant>/model.onnx:
     nvrtc     souffle-cli compile --strategy S --arch sm_80,sm_90 --batch 64
 
 A step is skipped when the one it needs failed; kernel verification is skipped, with the reason,
-when the step before it in that model used up the emulator's budget (--kernel-timeout).
+when the step before it in that model used up the emulator's budget (--kernel-budget, CPU
+seconds).
 Standard library only: no torch needed.
 
     run.py --zoo DIR --cli build/app/cli/souffle-cli [--md docs/zoo.md] [--json FILE]
-           [--only a,b] [--variants ts,dynamo] [--strategies souffle] [--kernel-timeout 300]
-           [--no-kernels] [--no-nvrtc] [--expect FILE [--update-expect]]
+           [--only a,b] [--variants ts,dynamo] [--strategies souffle] [--kernel-budget 300]
+           [--light-variants dynamo,fp16] [--no-kernels] [--no-nvrtc] [--expect FILE [--update-expect]]
 
 With --expect FILE the run is a check: each step's status (ok, fail, skip) must be the one the
 file records, else exit 1 naming the differences; --update-expect rewrites the file instead.
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -97,14 +99,23 @@ def child_cpu():
 Run = collections.namedtuple("Run", "rc out err wall cpu")
 
 
-def run_cli(cli, args, timeout):
-    """Runs souffle-cli; rc None on a timeout. `cpu` is the run's user + system seconds: on a
-    shared machine the wall time depends on everyone else's load, the CPU time much less."""
+def run_cli(cli, args, cpu_limit):
+    """Runs souffle-cli with a limit of `cpu_limit` CPU seconds (user + system, all threads);
+    rc None when the run went past it. Limits and times are CPU time: on a shared machine the
+    wall time depends on everyone else's load, the CPU time much less. A wall-clock guard of
+    30 times the limit catches a run that waits on nothing."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 10))
+
     t0 = time.time()
     c0 = child_cpu()
     try:
-        p = subprocess.run([cli] + args, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([cli] + args, capture_output=True, text=True, timeout=30 * cpu_limit + 60,
+                           preexec_fn=limit)
         rc, out, err = p.returncode, p.stdout, p.stderr
+        if rc in (-signal.SIGXCPU, -signal.SIGKILL):
+            rc = None
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         rc, err = None, ""
@@ -142,7 +153,7 @@ def done(name, status, r, detail, data=None):
 
 def failed_step(name, r, model_path, timeout):
     if r.rc is None:
-        return done(name, "fail", r, "timeout: over %d s" % timeout, {"timeout": True})
+        return done(name, "fail", r, "timeout: over %d CPU s" % timeout, {"timeout": True})
     return done(name, "fail", r, short_error(first_error(r.err, r.out), model_path), {"rc": r.rc})
 
 
@@ -226,7 +237,7 @@ def run_model(cli, model, variant, vdir, a, log):
     log(imp)
     if imp.status != "ok":
         return meta, steps
-    te = step_verify(cli, path, "te", None, tol, a.kernel_timeout)
+    te = step_verify(cli, path, "te", None, tol, a.kernel_budget)
     steps.append(te)
     log(te)
     plans = {}
@@ -236,24 +247,27 @@ def run_model(cli, model, variant, vdir, a, log):
         steps.append(st)
         log(st)
     budget_hit = None
-    for s in [] if a.no_kernels else a.kernel_strategies:
+    light = variant in a.light_variants
+    kernel_strategies = [s for s in a.kernel_strategies if not light or s == "souffle"]
+    nvrtc_strategies = [s for s in a.nvrtc_strategies if not light or s == "souffle"]
+    for s in [] if a.no_kernels else kernel_strategies:
         if plans[s].status != "ok":
             steps.append(Step("kernels " + s, "skip", None, "no plan"))
         elif te.status != "ok" and "mismatch" not in te.detail:
             steps.append(Step("kernels " + s, "skip", None, "TE level failed"))
         elif budget_hit:
-            steps.append(Step("kernels " + s, "skip", None, "emulator budget: %s took over %d s" % (
-                budget_hit, a.kernel_timeout)))
+            steps.append(Step("kernels " + s, "skip", None, "emulator budget: %s took over %d CPU s" % (
+                budget_hit, a.kernel_budget)))
         else:
-            st = step_verify(cli, path, "kernels", s, tol, a.kernel_timeout)
+            st = step_verify(cli, path, "kernels", s, tol, a.kernel_budget)
             if st.data.get("timeout"):
                 budget_hit = "kernels " + s
-                st = Step(st.name, "skip", st.seconds, "emulator budget: over %d s" % a.kernel_timeout,
+                st = Step(st.name, "skip", st.seconds, "emulator budget: over %d CPU s" % a.kernel_budget,
                           cpu=st.cpu)
             steps.append(st)
             log(st)
     if not a.no_nvrtc:
-        for s in a.nvrtc_strategies:
+        for s in nvrtc_strategies:
             if plans[s].status != "ok":
                 steps.append(Step("nvrtc " + s, "skip", None, "no plan"))
                 continue
@@ -307,9 +321,9 @@ def render_md(results, a, wall_s):
         "--batch 64`). Times are CPU seconds (user + system) of each `souffle-cli` run on this machine "
         "(%s; wall times, which depend on the machine's other load, are in the JSON); a plan, "
         "kernel and NVRTC cell gives the sum over the strategies, `n/N` how many passed. "
-        "– : not run (a step it needs failed, or the emulator's budget of %d s per strategy was "
+        "– : not run (a step it needs failed, or the emulator's budget of %d CPU seconds per strategy was "
         "spent). Failures are listed below the table." % (
-            ", ".join(a.strategies), a.archs, a.machine, a.kernel_timeout))
+            ", ".join(a.strategies), a.archs, a.machine, a.kernel_budget))
     add("")
     n_models = len({r["model"] for r in results})
     n_var = len(results)
@@ -417,9 +431,18 @@ def compare_expect(results, expect_path):
     return diffs
 
 
+def write_json(path, results, wall, a):
+    with open(path + ".tmp", "w") as f:
+        json.dump(dict(results=results, wall_s=round(wall, 1), strategies=a.strategies,
+                       kernel_budget=a.kernel_budget, archs=a.archs), f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--zoo", required=True, help="the zoo folder (build.py --out)")
+    ap.add_argument("--zoo", help="the zoo folder (build.py --out)")
+    ap.add_argument("--from-json", nargs="+", metavar="FILE",
+                    help="run nothing: render --md from these results (a later file's variant replaces an earlier's)")
     ap.add_argument("--cli", default=os.environ.get("SOUFFLE_CLI", "build/app/cli/souffle-cli"))
     ap.add_argument("--md", help="write the table here (e.g. docs/zoo.md)")
     ap.add_argument("--json", help="write every step's result here")
@@ -428,10 +451,12 @@ def main():
     ap.add_argument("--strategies", default=",".join(STRATEGIES), help="strategies to plan under")
     ap.add_argument("--kernel-strategies", help="strategies whose kernels are verified (default: --strategies)")
     ap.add_argument("--nvrtc-strategies", help="strategies whose kernels NVRTC compiles (default: --strategies)")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds for import and each plan")
-    ap.add_argument("--kernel-timeout", type=int, default=300,
-                    help="seconds for TE verification and the emulator, per strategy (default 300)")
-    ap.add_argument("--compile-timeout", type=int, default=900, help="seconds per NVRTC compile")
+    ap.add_argument("--timeout", type=int, default=600, help="CPU seconds for import and each plan")
+    ap.add_argument("--kernel-budget", type=int, default=300,
+                    help="CPU seconds for TE verification and the emulator, per strategy (default 300)")
+    ap.add_argument("--compile-timeout", type=int, default=1800, help="CPU seconds per NVRTC compile")
+    ap.add_argument("--light-variants", default="",
+                    help="variants whose kernels and NVRTC run under souffle only (e.g. dynamo,fp16)")
     ap.add_argument("--archs", default="sm_80,sm_90", help="NVRTC targets (default sm_80,sm_90)")
     ap.add_argument("--no-nvrtc", action="store_true", help="skip the NVRTC step")
     ap.add_argument("--no-kernels", action="store_true", help="skip kernel verification (emulator)")
@@ -441,6 +466,7 @@ def main():
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args()
     a.strategies = a.strategies.split(",")
+    a.light_variants = set(a.light_variants.split(",")) if a.light_variants else set()
     a.kernel_strategies = a.kernel_strategies.split(",") if a.kernel_strategies else a.strategies
     a.nvrtc_strategies = a.nvrtc_strategies.split(",") if a.nvrtc_strategies else a.strategies
     for s in a.strategies + a.kernel_strategies + a.nvrtc_strategies:
@@ -448,6 +474,22 @@ def main():
             ap.error("unknown strategy %s" % s)
         if s not in a.strategies:
             ap.error("%s: kernels and NVRTC need a plan under that strategy (--strategies)" % s)
+    if a.from_json:
+        merged = {}
+        wall = 0.0
+        for path in a.from_json:
+            with open(path) as f:
+                d = json.load(f)
+            wall += d.get("wall_s", 0)
+            for r in d["results"]:
+                merged[(r["model"], r["variant"])] = r
+        results = list(merged.values())
+        if a.md:
+            with open(a.md, "w") as f:
+                f.write(render_md(results, a, wall))
+        return 0
+    if not a.zoo:
+        ap.error("--zoo is required (or --from-json)")
     if not os.path.isfile(a.cli):
         ap.error("souffle-cli not found at %s (--cli or SOUFFLE_CLI)" % a.cli)
     only = set(a.only.split(",")) if a.only else None
@@ -472,10 +514,11 @@ def main():
             log_for(model, variant)(steps[0])
         results.append(dict(model=model, variant=variant, source=meta.get("source", ""),
                             family=meta.get("family", ""), steps=[s.json() for s in steps]))
+        if a.json:  # after every variant, so a long run that stops keeps what it did
+            write_json(a.json, results, time.time() - t0, a)
     wall = time.time() - t0
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(dict(results=results, wall_s=round(wall, 1), strategies=a.strategies), f, indent=1)
+        write_json(a.json, results, wall, a)
     if a.md:
         with open(a.md, "w") as f:
             f.write(render_md(results, a, wall))

@@ -222,6 +222,22 @@ void eval_read(const Node& nd, Frame& fr, int n, Val* out) {
   for (int t = 0; t < n; ++t) load_strided(nd.tdtype, nd.data, offs[t], 0, 1, out + t);
 }
 
+// ---- index arithmetic: affine forms of the op's vars, one node instead of a tree ----
+
+void eval_affine(const Node& nd, Frame& fr, int n, Val* out) {
+  const DimIndex& di = nd.dims[0];
+  int64_t first = affine_value(di, fr);
+  for (int t = 0; t < n; ++t) out[t].i = first + di.lane_coef * t;
+}
+
+/// A comparison of two affine forms, as the sign of their difference (dims[0]).
+template <BinaryOp Op>
+void eval_affine_cmp(const Node& nd, Frame& fr, int n, Val* out) {
+  const DimIndex& di = nd.dims[0];
+  int64_t first = affine_value(di, fr);
+  for (int t = 0; t < n; ++t) out[t].i = binary_i(Op, DType::Int64, first + di.lane_coef * t, 0);
+}
+
 // ---- arithmetic ----
 
 template <BinaryOp Op>
@@ -480,6 +496,7 @@ class Compiler {
       case ExprKind::Binary: {
         const auto* b = e.as<te::Binary>();
         nd->code = static_cast<int>(b->op);
+        if (build_affine(nd, *b, e)) break;
         add_kid(nd, b->a);
         add_kid(nd, b->b);
         nd->fn = pick_binary(b->op, is_float(b->a.dtype()));
@@ -526,6 +543,71 @@ class Compiler {
     return nd;
   }
 
+  DimIndex index_of(const Affine& a) const {
+    DimIndex di;
+    di.affine = true;
+    di.constant = a.constant;
+    for (size_t v = 0; v < m_nvars; ++v) {
+      if (a.coef[v] == 0) continue;
+      // vars[lane] holds the first lane's value, so the lane var is a term too.
+      if (static_cast<int>(v) == m_lane) di.lane_coef = a.coef[v];
+      di.terms.emplace_back(static_cast<int>(v), a.coef[v]);
+    }
+    return di;
+  }
+
+  /// Integer index arithmetic (a padded convolution's bounds checks, a gather's offsets) that
+  /// is affine in the op's vars becomes one node: an affine form, or a comparison of two.
+  bool build_affine(Node* nd, const te::Binary& b, const Expr& e) {
+    if (b.a.dtype() != DType::Int64 || b.b.dtype() != DType::Int64) return false;
+    switch (b.op) {
+      case BinaryOp::Add:
+      case BinaryOp::Sub:
+      case BinaryOp::Mul: {
+        auto a = affine(e);
+        if (!a) return false;
+        nd->dims.push_back(index_of(*a));
+        nd->fn = eval_affine;
+        return true;
+      }
+      case BinaryOp::LT:
+      case BinaryOp::LE:
+      case BinaryOp::GT:
+      case BinaryOp::GE:
+      case BinaryOp::EQ:
+      case BinaryOp::NE: {
+        auto x = affine(b.a);
+        if (!x) return false;
+        auto y = affine(b.b);
+        if (!y) return false;
+        x->constant -= y->constant;
+        for (size_t i = 0; i < m_nvars; ++i) x->coef[i] -= y->coef[i];
+        nd->dims.push_back(index_of(*x));
+        nd->fn = pick_affine_cmp(b.op);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  static EvalFn pick_affine_cmp(BinaryOp op) {
+    switch (op) {
+      case BinaryOp::LT:
+        return eval_affine_cmp<BinaryOp::LT>;
+      case BinaryOp::LE:
+        return eval_affine_cmp<BinaryOp::LE>;
+      case BinaryOp::GT:
+        return eval_affine_cmp<BinaryOp::GT>;
+      case BinaryOp::GE:
+        return eval_affine_cmp<BinaryOp::GE>;
+      case BinaryOp::EQ:
+        return eval_affine_cmp<BinaryOp::EQ>;
+      default:
+        return eval_affine_cmp<BinaryOp::NE>;
+    }
+  }
+
   void build_read(Node* nd, const te::Read& r) {
     nd->fn = eval_read;
     nd->op_name = m_op_name;
@@ -562,14 +644,10 @@ class Compiler {
         add_kid(nd, r.indices[d]);
         continue;
       }
-      di.affine = true;
-      di.constant = a->constant;
-      for (size_t v = 0; v < m_nvars; ++v) {
-        if (a->coef[v] == 0) continue;
-        // vars[lane] holds the first lane's value, so the lane var is a term too.
-        if (static_cast<int>(v) == m_lane) di.lane_coef = a->coef[v];
-        di.terms.emplace_back(static_cast<int>(v), a->coef[v]);
-      }
+      int64_t extent = di.extent, stride = di.stride;
+      di = index_of(*a);
+      di.extent = extent;
+      di.stride = stride;
     }
   }
 
@@ -740,15 +818,23 @@ class OpRunner {
     m_reducing = op.reduce != te::ReduceKind::None;
     // Reductions batch over the innermost output axis when it is wide enough: every lane then
     // folds its own reduce points in order (exact), loads are contiguous along the output, and
-    // the lanes' accumulations are independent. Otherwise they batch over the innermost reduce
-    // axis.
+    // the lanes' accumulations are independent. Otherwise they batch over their widest reduce
+    // axis (a convolution's input channels rather than its 3-wide kernel row: a batch's dispatch
+    // and index arithmetic are paid per batch), which the reduction walks innermost.
     m_out_lane =
         !op.axes.empty() && (!m_reducing || op.axes.back().extent >= 8 || op.reduce_axes.empty());
-    int lane;
-    if (m_out_lane)
+    int lane = -1;
+    for (size_t d = 0; d < op.reduce_axes.size(); ++d) m_reduce_order.push_back(d);
+    if (m_out_lane) {
       lane = static_cast<int>(op.axes.size()) - 1;
-    else
-      lane = op.reduce_axes.empty() ? -1 : m_nvars - 1;
+    } else if (!op.reduce_axes.empty()) {
+      size_t widest = op.reduce_axes.size() - 1;
+      for (size_t d = 0; d < op.reduce_axes.size(); ++d)
+        if (op.reduce_axes[d].extent > op.reduce_axes[widest].extent) widest = d;
+      m_reduce_order.erase(m_reduce_order.begin() + static_cast<std::ptrdiff_t>(widest));
+      m_reduce_order.push_back(widest);
+      lane = static_cast<int>(op.axes.size() + widest);
+    }
     m_lane = lane;
     Compiler body(m_slots, lane, f64, buffers, &op.name);
     m_body = body.compile(op.body);
@@ -915,21 +1001,23 @@ class OpRunner {
     }
     for (const auto& iv : raxes)
       if (iv.extent == 0) return acc;
+    // An odometer over the reduce axes in m_reduce_order: the lane axis last, by batches.
+    const std::vector<size_t>& ord = m_reduce_order;
     std::vector<int64_t> k(nr, 0);
-    int64_t last = raxes[nr - 1].extent;
+    int64_t last = raxes[ord[nr - 1]].extent;
     for (;;) {
-      for (size_t d = 0; d < nr; ++d) fr.vars[base + d] = k[d];
+      for (size_t d = 0; d < nr; ++d) fr.vars[base + ord[d]] = k[d];
       int n = static_cast<int>(std::min<int64_t>(kLanes, last - k[nr - 1]));
       fr.batch = ++fr.next_batch;
       eval(*m_body, fr, n, buf);
       acc = combine(kind, dt, fp, acc, buf, n);
       k[nr - 1] += n;
       size_t d = nr - 1;
-      while (d > 0 && k[d] >= raxes[d].extent) {
+      while (d > 0 && k[d] >= raxes[ord[d]].extent) {
         k[d] = 0;
         k[--d] += 1;
       }
-      if (k[0] >= raxes[0].extent) break;
+      if (k[0] >= raxes[ord[0]].extent) break;
     }
     return acc;
   }
@@ -984,6 +1072,7 @@ class OpRunner {
   std::unordered_map<const te::ExprNode*, int> m_slots;
   int m_nvars = 0;
   int m_lane = -1;
+  std::vector<size_t> m_reduce_order;  ///< reduce axes in the order reduce_point walks them
   bool m_reducing = false;
   bool m_out_lane = false;
   std::vector<std::unique_ptr<Node>> m_nodes;

@@ -10,6 +10,7 @@
 namespace souffle::lower {
 
 void register_resize(Registry& r);
+void register_affine_grid(Registry& r);  // core/lower/affine_grid.cpp
 
 namespace {
 
@@ -384,6 +385,7 @@ std::vector<Tensor> lower_upsample(LowerCtx& ctx) {
 void register_resize(Registry& r) {
   r.add("Resize", lower_resize);
   r.add("Upsample", lower_upsample);
+  register_affine_grid(r);  // the other op that maps output positions to source coordinates
 }
 
 }  // namespace souffle::lower

@@ -186,6 +186,47 @@ TEST(Interp, GuardedReadIsLazy) {
     EXPECT_EQ(out[0]->get_f64(i), i >= 2 && i < 6 ? 10.0 + (i - 2) : -1.0) << i;
 }
 
+// A padded 3x3 convolution on a 5-wide image: the output row is too narrow to batch over, so
+// the reduction batches over its widest axis (the 40 input channels, not the innermost 3-wide
+// kernel row), and the padding's bounds checks are affine comparisons of the vars. Matches a
+// naive loop (both accumulate in double, in different orders).
+TEST(Interp, PaddedConvBatchesOverWidestReduceAxis) {
+  const int64_t c = 40, h = 6, w = 5, co = 3;
+  Tensor x = te::make_input("x", {c, h, w}, DType::Float32);
+  Tensor k = te::make_input("k", {co, c, 3, 3}, DType::Float32);
+  te::TeProgram p;
+  p.inputs = {x, k};
+  auto conv =
+      te::reduce("conv", {co, h, w}, DType::Float32, te::ReduceKind::Sum, {c, 3, 3},
+                 [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                   Expr y = i[1] + r[1] - te::int_imm(1), xx = i[2] + r[2] - te::int_imm(1);
+                   Expr in = te::logical_and(
+                       te::logical_and(te::ge(y, te::int_imm(0)), te::lt(y, te::int_imm(h))),
+                       te::logical_and(te::le(te::int_imm(0), xx), te::gt(te::int_imm(w), xx)));
+                   return te::select(in, te::read(x, {r[0], y, xx}), te::float_imm(0)) *
+                          te::read(k, {i[0], r[0], r[1], r[2]});
+                 });
+  p.ops = {conv};
+  p.outputs = {conv->output};
+  auto xv = random_f32({c, h, w}, 3), kv = random_f32({co, c, 3, 3}, 4);
+  auto out = interp::run(p, {xv, kv});
+  for (int64_t o = 0; o < co; ++o)
+    for (int64_t a = 0; a < h; ++a)
+      for (int64_t b = 0; b < w; ++b) {
+        double acc = 0;
+        for (int64_t ci = 0; ci < c; ++ci)
+          for (int64_t dy = 0; dy < 3; ++dy)
+            for (int64_t dx = 0; dx < 3; ++dx) {
+              int64_t y = a + dy - 1, xx = b + dx - 1;
+              if (y < 0 || y >= h || xx < 0 || xx >= w) continue;
+              acc += static_cast<double>(xv->as<float>()[(ci * h + y) * w + xx]) *
+                     kv->as<float>()[((o * c + ci) * 3 + dy) * 3 + dx];
+            }
+        EXPECT_NEAR(out[0]->as<float>()[(o * h + a) * w + b], static_cast<float>(acc), 1e-6)
+            << o << " " << a << " " << b;
+      }
+}
+
 TEST(Interp, GatherDataDependentIndexChecked) {
   Tensor x = te::make_input("x", {5}, DType::Float32);
   Tensor idx = te::make_input("idx", {3}, DType::Int64);

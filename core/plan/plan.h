@@ -12,6 +12,7 @@
 #include "core/analysis/analysis.h"
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
+#include "core/gpu/tile.h"
 #include "core/plan/decisions.h"
 #include "core/plan/horizontal.h"
 #include "core/te/expr.h"
@@ -36,11 +37,8 @@ bool is_souffle(Strategy s);
 /// The GEMM tile the kernel tuner chose for one compute-intensive TE of a stage.
 struct TileChoice {
   int te = -1;  ///< op index into FusionPlan::program
-  int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
-  bool double_buffer = false;
+  gpu::Tile tile;
   std::string why;  ///< "gemm 64x32x16 tile 4x2, double-buffered, 24 blocks = 0.11 waves ..."
-  /// A tile of the tensor-core template (tf32/fp16/bf16): tm x tn are 16x16 fragments per warp.
-  bool tensor_core = false;
 };
 
 /// One stage of a kernel: TEs that run between two grid syncs on one mapping of blocks.

@@ -67,9 +67,9 @@ const ScheduleEstimate& ProgramFacts::schedule(int te) const {
 
 void stage_resources(const ProgramFacts& f, int te, int& threads, int& regs, int64_t& smem) {
   if (f.compute(te)) {
-    const TileCandidate& c = f.schedule(te).tile;
-    threads = c.threads;
-    regs = c.regs_per_thread;
+    const gpu::TileResources& c = f.schedule(te).resources;
+    threads = static_cast<int>(c.threads);
+    regs = static_cast<int>(c.regs_per_thread);
     smem = c.smem_bytes;
     return;
   }
@@ -149,7 +149,7 @@ void KernelBuilder::add(int te) {
   if (is_compute) {
     const ScheduleEstimate& e = m_f->schedule(te);
     s.blocks = e.blocks;
-    s.threads = e.tile.threads;
+    s.threads = static_cast<int>(e.resources.threads);
     s.schedule = e.describe();
     m_max_compute_blocks = std::max(m_max_compute_blocks, e.blocks);
   } else if (!alias) {
@@ -375,7 +375,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
         std::string need =
             best.blocks > limit
                 ? fmt::format("needs {} blocks of {} threads ({}x{} tiles)", best.blocks,
-                              best.tile.threads, best.tile.tile_m, best.tile.tile_n)
+                              best.resources.threads, best.tile.bm, best.tile.bn)
                 : fmt::format("the kernel already runs a stage of {} blocks", blocks);
         std::string text = fmt::format("cut before {}: {}, {} co-resident on {} (no tile fits)",
                                        f.label(te), need, limit, spec.name);

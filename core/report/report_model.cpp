@@ -268,7 +268,6 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     // Kernels built and emitted as `compile` does, without NVRTC (no archs): a report is quick.
     CompileOptions co;
     co.archs = {};
-    co.schedule.precision = p.precision;
     co.gpu = p.gpu_spec;
     CompileReport cr = compile_plan(p, co);
     rp.build_ms = cr.build_ms;

@@ -194,5 +194,37 @@ TEST(PlanPricing, KernelsAreCachedByPartitionContent) {
   EXPECT_EQ(pricer->builds() - warm, souffle_builds);
 }
 
+TEST(PlanPricing, CompileTakesThePricersKernels) {
+  // Compile takes the kernels the plan's pricing built (named for their partitions, though
+  // priced under another id) instead of building them again, and they are the kernels a fresh
+  // build makes, byte for byte.
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  for (const char* m : {"bert", "mmoe"})
+    for (plan::Strategy s : {plan::Strategy::Souffle, plan::Strategy::Rules}) {
+      SCOPED_TRACE(std::string(m) + " " + plan::strategy_name(s));
+      auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+      plan::PlanOptions po;
+      po.strategy = s;
+      po.gpu = a100;
+      po.pricer = pricer;
+      plan::FusionPlan p = plan::plan(test::sample_model(m).program, po);
+      CompileOptions co;
+      co.archs = {};  // build and emit only
+      co.pricer = pricer;
+      CompileReport reused = compile_plan(p, co);
+      EXPECT_EQ(pricer->kernel_builds(), 0u);
+      EXPECT_EQ(pricer->kernel_hits(), p.kernels());
+      co.pricer = nullptr;
+      CompileReport fresh = compile_plan(p, co);
+      ASSERT_TRUE(reused.ok());
+      ASSERT_EQ(reused.kernels.size(), fresh.kernels.size());
+      for (size_t i = 0; i < fresh.kernels.size(); ++i) {
+        EXPECT_EQ(reused.kernels[i].name, fresh.kernels[i].name);
+        EXPECT_EQ(reused.kernels[i].partition, fresh.kernels[i].partition);
+        EXPECT_EQ(reused.kernels[i].cuda, fresh.kernels[i].cuda) << fresh.kernels[i].name;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace souffle

@@ -342,7 +342,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
       }
       note(te, "kernel starts at " + f.label(te) + " (first TE)");
       if (groups.empty())
-        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back()});
+        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back(), {}});
       k.add(te);
       cur.tes.push_back(te);
       continue;
@@ -387,7 +387,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             break;
           }
         note(te, text);
-        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text});
+        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text, {}});
         k.add(te);
         cur.tes.push_back(te);
         continue;
@@ -407,7 +407,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             f.label(te), why, k.max_compute_blocks(), limit, spec.name);
         close();
         note(te, text);
-        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text});
+        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text, {}});
         k.add(te);
         cur.tes.push_back(te);
         continue;
@@ -442,6 +442,7 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
     p.reasons = groups[g].reasons;
     p.decisions = groups[g].decisions;
     p.split_rows = groups[g].split_rows;
+    p.global_scratch = groups[g].global_scratch;
     std::vector<int> order = groups[g].tes;
     std::sort(order.begin(), order.end());
     KernelBuilder k(f);

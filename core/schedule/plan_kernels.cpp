@@ -435,6 +435,13 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     if (ps.stages.empty()) continue;
     std::vector<te::Tensor> locals;
     if (options.shared_residents) locals = partition_locals(kp, p, readers);
+    // The souffle strategy's choice: these stay in global scratch.
+    locals.erase(std::remove_if(locals.begin(), locals.end(),
+                                [&](const te::Tensor& t) {
+                                  return std::find(p.global_scratch.begin(), p.global_scratch.end(),
+                                                   t->name) != p.global_scratch.end();
+                                }),
+                 locals.end());
     const gpu::GpuSpec* spec = spec_for_budget ? &*spec_for_budget : nullptr;
     if (options.split_launches && !plan::is_souffle(plan.strategy)) {
       for (loop::Kernel& k : split_launches(std::move(ps.stages), name, locals, spec))

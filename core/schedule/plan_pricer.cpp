@@ -74,6 +74,7 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
                   gpu::precision_name(c.precision), g.name, g.sm_count, g.shared_memory_per_sm,
                   g.registers_per_sm, g.launch_overhead_us, g.grid_sync_overhead_us);
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
+  for (const std::string& t : p.global_scratch) key += "|global:" + t;
   for (const plan::Stage& st : p.stages) {
     key += "|" + st.kind + ":";
     for (int te : st.tes) {

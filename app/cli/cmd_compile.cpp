@@ -87,7 +87,6 @@ int run_compile(const CompileCliOptions& o) {
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.precision = gpu::parse_precision(o.precision);
-  copts.schedule.precision = po.precision;
   po.gpu = gpu::gpu_spec(o.gpu);
   copts.gpu = po.gpu;
   po.calibration = o.calibration;

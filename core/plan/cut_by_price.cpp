@@ -13,12 +13,18 @@ namespace {
 
 constexpr double kUnpriced = std::numeric_limits<double>::infinity();
 
-/// One kernel of some TEs, priced with its short reductions split over blocks and without.
+/// One kernel of some TEs, priced with its short reductions split over blocks and without,
+/// and with the intermediates it keeps in shared memory there and in global scratch.
 struct Priced {
-  double us = kUnpriced;        ///< the cheaper variant
-  bool split_rows = true;       ///< which one
-  double other_us = kUnpriced;  ///< the other variant (infinite when not built)
+  double us = kUnpriced;        ///< the cheapest variant
+  bool split_rows = true;       ///< which rows variant
+  double other_us = kUnpriced;  ///< the other rows variant (infinite when not built)
   std::vector<int> sites;       ///< TEs after a grid barrier between stages, in either variant
+  /// Intermediates the chosen rows variant keeps in shared memory (empty: none, and the two
+  /// prices below are not taken).
+  std::vector<std::string> residents;
+  double on_chip_us = kUnpriced, global_us = kUnpriced;  ///< residents kept there / not
+  bool global_scratch = false;                           ///< global scratch was cheaper
 };
 
 class Prices {
@@ -38,6 +44,7 @@ class Prices {
       if (a.ok()) {
         out.us = a.est_time_us;
         out.sites = a.barrier_sites;
+        std::vector<std::string> residents = a.on_chip;
         // A barrier that is no site between stages is inside one: a short reduction's rows
         // split over blocks.
         if (a.grid_barriers > static_cast<int>(a.barrier_sites.size())) {
@@ -50,8 +57,27 @@ class Prices {
               out.other_us = out.us;
               out.us = b.est_time_us;
               out.split_rows = false;
+              residents = b.on_chip;
             } else {
               out.other_us = b.est_time_us;
+            }
+          }
+        }
+        // Intermediates in shared memory against global scratch: residents cost arena (fewer
+        // blocks per SM), global scratch costs a write and a read back per reading stage.
+        if (!residents.empty()) {
+          std::sort(residents.begin(), residents.end());
+          residents.erase(std::unique(residents.begin(), residents.end()), residents.end());
+          p.split_rows = out.split_rows;
+          p.global_scratch = residents;
+          PartitionPrice g = m_pricer.price(m_context, p);
+          out.residents = residents;
+          out.on_chip_us = out.us;
+          if (g.ok()) {
+            out.global_us = g.est_time_us;
+            if (g.est_time_us < out.us) {
+              out.us = g.est_time_us;
+              out.global_scratch = true;
             }
           }
         }
@@ -247,6 +273,32 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
             "short reductions keep each row in one block: {:.2f} us, against {:.2f} us with rows "
             "split over blocks and joined across a grid barrier",
             pr.us, pr.other_us);
+        n.decisions.push_back(d);
+        n.reasons.push_back(d.reason);
+        n.reason_te.push_back(d.te);
+      }
+      if (!pr.residents.empty() && pr.global_us != kUnpriced) {
+        if (pr.global_scratch) n.global_scratch = pr.residents;
+        Decision d;
+        d.kind = pr.global_scratch ? DecisionKind::GlobalScratch : DecisionKind::KeepOnChip;
+        d.te = head(f, tes);
+        d.merged_us = pr.on_chip_us;
+        d.split_us = pr.global_us;
+        d.tensors = pr.residents;
+        std::string names;
+        for (size_t i = 0; i < pr.residents.size() && i < 4; ++i)
+          names += (i ? ", " : "") + pr.residents[i];
+        if (pr.residents.size() > 4)
+          names += " and " + std::to_string(pr.residents.size() - 4) + " more";
+        d.reason = pr.global_scratch
+                       ? fmt::format(
+                             "{} in global scratch: {:.2f} us, against {:.2f} us kept in shared "
+                             "memory",
+                             names, pr.global_us, pr.on_chip_us)
+                       : fmt::format(
+                             "{} kept in shared memory: {:.2f} us, against {:.2f} us in global "
+                             "scratch",
+                             names, pr.on_chip_us, pr.global_us);
         n.decisions.push_back(d);
         n.reasons.push_back(d.reason);
         n.reason_te.push_back(d.te);

@@ -21,6 +21,7 @@ struct Group {
   std::vector<std::vector<int>> merged_from;
   int merge_te = -1;       ///< the merge's first TE
   bool split_rows = true;  ///< Partition::split_rows
+  std::vector<std::string> global_scratch;  ///< Partition::global_scratch
   static Group of(std::vector<int> tes, std::string reason) {
     Group g;
     g.tes = std::move(tes);

@@ -65,6 +65,10 @@ const char* decision_kind_name(DecisionKind k) {
       return "user-merge-slower";
     case DecisionKind::RowsInBlock:
       return "rows-in-block";
+    case DecisionKind::KeepOnChip:
+      return "keep-on-chip";
+    case DecisionKind::GlobalScratch:
+      return "global-scratch";
   }
   return "?";
 }

@@ -12,6 +12,7 @@
 #include "core/analysis/analysis.h"
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
+#include "core/gpu/tile.h"
 #include "core/plan/decisions.h"
 #include "core/plan/horizontal.h"
 #include "core/te/expr.h"
@@ -36,11 +37,8 @@ bool is_souffle(Strategy s);
 /// The GEMM tile the kernel tuner chose for one compute-intensive TE of a stage.
 struct TileChoice {
   int te = -1;  ///< op index into FusionPlan::program
-  int64_t bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
-  bool double_buffer = false;
+  gpu::Tile tile;
   std::string why;  ///< "gemm 64x32x16 tile 4x2, double-buffered, 24 blocks = 0.11 waves ..."
-  /// A tile of the tensor-core template (tf32/fp16/bf16): tm x tn are 16x16 fragments per warp.
-  bool tensor_core = false;
 };
 
 /// One stage of a kernel: TEs that run between two grid syncs on one mapping of blocks.
@@ -64,16 +62,24 @@ enum class DecisionKind : uint8_t {
   Unfused,         ///< a merged kernel priced above its parts, split back into them
   UserMerge,       ///< a user's merge, applied although the model prices it slower
   RowsInBlock,     ///< short reductions keep each row in one block: cheaper than the barrier
+  KeepOnChip,      ///< intermediates proven block-owned stay in shared memory: no dearer
+  GlobalScratch,   ///< those intermediates go to global scratch: cheaper than shared memory
 };
 const char* decision_kind_name(DecisionKind k);  ///< "start", "join", "cut-cheaper", ...
 
 /// One decision with the two prices it compared (µs; 0 where no price was needed).
 struct Decision {
   DecisionKind kind = DecisionKind::Start;
-  int te = -1;           ///< the TE where it applies (op index), -1 for a whole kernel
-  double merged_us = 0;  ///< the kernel with the TE's stages merged in
-  double split_us = 0;   ///< the kernels apart (sum)
-  std::string reason;    ///< the same in words, for people
+  int te = -1;  ///< the TE where it applies (op index), -1 for a whole kernel
+  /// The kernel with the TE's stages merged in; for rows-in-block, the rows split over blocks;
+  /// for keep-on-chip and global-scratch, the kernel with `tensors` in shared memory.
+  double merged_us = 0;
+  /// The kernels apart (sum); for rows-in-block, the rows kept in one block; for keep-on-chip
+  /// and global-scratch, the kernel with `tensors` in global scratch.
+  double split_us = 0;
+  std::string reason;  ///< the same in words, for people
+  /// The tensors a keep-on-chip or global-scratch decision is about; empty for the others.
+  std::vector<std::string> tensors;
 };
 
 /// One kernel.
@@ -108,6 +114,10 @@ struct Partition {
   /// across a grid barrier (schedule::ScheduleConfig::cross_block_rows; souffle strategies
   /// only). The souffle strategy turns it off where that prices cheaper.
   bool split_rows = true;
+  /// Intermediates the kernel could keep in shared memory (proven block-owned, only this
+  /// partition reads them) but keeps in global scratch, where the souffle strategy priced that
+  /// cheaper (schedule::KernelBuildOptions::shared_residents for the rest).
+  std::vector<std::string> global_scratch;
 };
 
 /// The figures of the kernels built for one partition, priced by cost model v2.

@@ -11,24 +11,26 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-TileCandidate tile(int m, int n, int threads, int regs) {
-  constexpr int64_t kTile = 32, kStages = 2, kElem = 4;
-  return {m, n, threads, regs, (m + n) * kTile * kElem * kStages};
+/// The planner's tiles read operands 4 bytes wide (fp32).
+constexpr int64_t kElem = 4;
+
+PlannerTile tile(int64_t m, int64_t n, int64_t tm, int64_t tn, int64_t regs) {
+  return {{m, n, 32, tm, tn, true, false}, regs};
 }
 
 }  // namespace
 
-const std::vector<TileCandidate>& tile_candidates() {
-  static const std::vector<TileCandidate> c = {
-      tile(128, 128, 256, 128), tile(128, 64, 256, 96), tile(64, 64, 128, 96),
-      tile(64, 32, 128, 64),    tile(32, 32, 64, 64),
+const std::vector<PlannerTile>& tile_candidates() {
+  static const std::vector<PlannerTile> c = {
+      tile(128, 128, 8, 8, 128), tile(128, 64, 8, 4, 96), tile(64, 64, 8, 4, 96),
+      tile(64, 32, 4, 4, 64),    tile(32, 32, 4, 4, 64),
   };
   return c;
 }
 
 std::string ScheduleEstimate::describe() const {
-  return fmt::format("{}x{} tiles, {} blocks of {} threads", tile.tile_m, tile.tile_n, blocks,
-                     tile.threads);
+  return fmt::format("{}x{} tiles, {} blocks of {} threads", tile.bm, tile.bn, blocks,
+                     resources.threads);
 }
 
 void gemm_view(const Shape& shape, bool conv, int64_t& batch, int64_t& m, int64_t& n) {
@@ -59,14 +61,19 @@ std::vector<ScheduleEstimate> estimate_schedules(const analysis::TeInfo& te,
   double flop_per_point = double(te.flops) / double(points);
   double sm_flops = spec.peak_fp32_tflops * 1e12 / std::max(spec.sm_count, 1);
   double sm_bw = spec.dram_bandwidth_gbps * 1e9 / std::max(spec.sm_count, 1);
-  for (const TileCandidate& c : tile_candidates()) {
+  for (const PlannerTile& pt : tile_candidates()) {
+    const gpu::Tile& c = pt.tile;
     ScheduleEstimate e;
     e.tile = c;
+    e.resources = gpu::tile_resources(c, kElem, gpu::Precision::FP32);
+    e.resources.regs_per_thread = pt.regs_per_thread;
+    const gpu::TileResources& r = e.resources;
     e.batch = batch;
     e.m = m;
     e.n = n;
-    e.blocks = batch * ceil_div(m, c.tile_m) * ceil_div(n, c.tile_n);
-    gpu::Occupancy occ = gpu::occupancy(spec, c.threads, c.regs_per_thread, c.smem_bytes);
+    e.blocks = batch * ceil_div(m, c.bm) * ceil_div(n, c.bn);
+    gpu::Occupancy occ = gpu::occupancy(spec, static_cast<int>(r.threads),
+                                        static_cast<int>(r.regs_per_thread), r.smem_bytes);
     e.co_resident = occ.total_blocks;
     if (occ.blocks_per_sm <= 0 || spec.sm_count <= 0) {
       e.est_us = 1e30;
@@ -76,8 +83,8 @@ std::vector<ScheduleEstimate> estimate_schedules(const analysis::TeInfo& te,
     // Blocks resident on one SM in the busiest wave share its FLOPs and bandwidth.
     int64_t waves = ceil_div(e.blocks, e.co_resident);
     int64_t per_sm = std::min<int64_t>(occ.blocks_per_sm, ceil_div(e.blocks, spec.sm_count));
-    double tile_flops = flop_per_point * c.tile_m * c.tile_n;
-    double tile_bytes = double(c.tile_m + c.tile_n) * double(depth) * 4 + c.tile_m * c.tile_n * 4;
+    double tile_flops = flop_per_point * double(c.bm * c.bn);
+    double tile_bytes = double(c.bm + c.bn) * double(depth) * kElem + double(c.bm * c.bn) * kElem;
     double wave_us = std::max(tile_flops * per_sm / sm_flops, tile_bytes * per_sm / sm_bw) * 1e6;
     e.est_us = double(waves) * wave_us;
     out.push_back(e);

@@ -7,23 +7,30 @@
 
 #include "core/analysis/analysis.h"
 #include "core/gpu/spec.h"
+#include "core/gpu/tile.h"
 
 namespace souffle::plan {
 
-/// One output tile shape of the GEMM/conv schedule template and what a block of it needs.
-struct TileCandidate {
-  int tile_m = 0, tile_n = 0;
-  int threads = 0;
-  int regs_per_thread = 0;
-  int64_t smem_bytes = 0;  ///< double-buffered A and B panels, k-tile 32, 4-byte elements
+/// One tile the planner judges co-residency with, and the registers per thread it assumes for
+/// it. Threads and shared memory are the tile's own (gpu::tile_resources); the registers are
+/// the planner's budget, below the template's estimate for all but the largest tile (the
+/// souffle strategies' cuts and reasons were made with these figures; the kernels' own tiles
+/// come from the tuner and their registers from ptxas).
+struct PlannerTile {
+  gpu::Tile tile;
+  int64_t regs_per_thread = 0;
 };
 
-/// The template's tiles, largest first: 128x128, 128x64, 64x64, 64x32, 32x32.
-const std::vector<TileCandidate>& tile_candidates();
+/// The SIMT GEMM template's tiles the planner judges co-residency with, largest first:
+/// 128x128, 128x64, 64x64, 64x32, 32x32, each K 32 and double-buffered.
+const std::vector<PlannerTile>& tile_candidates();
 
 /// A compute-intensive TE's schedule: one output tile per block.
 struct ScheduleEstimate {
-  TileCandidate tile;
+  gpu::Tile tile;
+  /// What a block of `tile` asks: gpu::tile_resources at 4-byte operands, with the planner's
+  /// register budget (PlannerTile).
+  gpu::TileResources resources;
   int64_t m = 0, n = 0, batch = 1;  ///< the output viewed as batch x M x N
   int64_t blocks = 0;
   int64_t co_resident = 0;       ///< blocks of this tile resident at once, alone on the GPU

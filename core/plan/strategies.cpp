@@ -67,9 +67,9 @@ const ScheduleEstimate& ProgramFacts::schedule(int te) const {
 
 void stage_resources(const ProgramFacts& f, int te, int& threads, int& regs, int64_t& smem) {
   if (f.compute(te)) {
-    const TileCandidate& c = f.schedule(te).tile;
-    threads = c.threads;
-    regs = c.regs_per_thread;
+    const gpu::TileResources& c = f.schedule(te).resources;
+    threads = static_cast<int>(c.threads);
+    regs = static_cast<int>(c.regs_per_thread);
     smem = c.smem_bytes;
     return;
   }
@@ -149,7 +149,7 @@ void KernelBuilder::add(int te) {
   if (is_compute) {
     const ScheduleEstimate& e = m_f->schedule(te);
     s.blocks = e.blocks;
-    s.threads = e.tile.threads;
+    s.threads = static_cast<int>(e.resources.threads);
     s.schedule = e.describe();
     m_max_compute_blocks = std::max(m_max_compute_blocks, e.blocks);
   } else if (!alias) {
@@ -342,7 +342,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
       }
       note(te, "kernel starts at " + f.label(te) + " (first TE)");
       if (groups.empty())
-        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back()});
+        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back(), {}});
       k.add(te);
       cur.tes.push_back(te);
       continue;
@@ -375,7 +375,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
         std::string need =
             best.blocks > limit
                 ? fmt::format("needs {} blocks of {} threads ({}x{} tiles)", best.blocks,
-                              best.tile.threads, best.tile.tile_m, best.tile.tile_n)
+                              best.resources.threads, best.tile.bm, best.tile.bn)
                 : fmt::format("the kernel already runs a stage of {} blocks", blocks);
         std::string text = fmt::format("cut before {}: {}, {} co-resident on {} (no tile fits)",
                                        f.label(te), need, limit, spec.name);
@@ -387,7 +387,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             break;
           }
         note(te, text);
-        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text});
+        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text, {}});
         k.add(te);
         cur.tes.push_back(te);
         continue;
@@ -407,7 +407,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             f.label(te), why, k.max_compute_blocks(), limit, spec.name);
         close();
         note(te, text);
-        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text});
+        cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text, {}});
         k.add(te);
         cur.tes.push_back(te);
         continue;
@@ -442,6 +442,7 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
     p.reasons = groups[g].reasons;
     p.decisions = groups[g].decisions;
     p.split_rows = groups[g].split_rows;
+    p.global_scratch = groups[g].global_scratch;
     std::vector<int> order = groups[g].tes;
     std::sort(order.begin(), order.end());
     KernelBuilder k(f);

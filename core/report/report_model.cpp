@@ -236,9 +236,19 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     for (const std::string& why : k.reasons) rk.reasons.push_back({reason_kind(why), why, {}});
     // The souffle strategy's priced decisions: the two prices beside the reason they explain.
     for (const plan::Decision& d : k.decisions) {
+      using K = plan::DecisionKind;
+      // What the two prices are of: merged/apart, or rows split/in one block, or the tensors
+      // kept in shared memory/in global scratch.
+      const bool chip = d.kind == K::KeepOnChip || d.kind == K::GlobalScratch;
+      const bool rows = d.kind == K::RowsInBlock;
       std::vector<std::pair<std::string, double>> prices;
-      if (d.merged_us > 0) prices.push_back({"merged", d.merged_us});
-      if (d.split_us > 0) prices.push_back({"apart", d.split_us});
+      if (d.merged_us > 0)
+        prices.push_back({chip ? "in shared memory" : rows ? "rows split" : "merged", d.merged_us});
+      if (d.split_us > 0)
+        prices.push_back({chip   ? "in global scratch"
+                          : rows ? "rows in a block"
+                                 : "apart",
+                          d.split_us});
       if (d.reason.empty()) continue;
       auto same = std::find_if(rk.reasons.begin(), rk.reasons.end(),
                                [&](const ReportReason& r) { return r.text == d.reason; });
@@ -246,10 +256,9 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
         same->prices = prices;
         continue;
       }
-      using K = plan::DecisionKind;
       const char* kind = d.kind == K::Start                              ? "start"
                          : d.kind == K::Join || d.kind == K::RowsInBlock ? "join"
-                         : d.kind == K::UserMerge                        ? "decision"
+                         : d.kind == K::UserMerge || chip                ? "decision"
                                                                          : "cut";
       rk.reasons.push_back({kind, d.reason, prices});
     }
@@ -268,7 +277,6 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     // Kernels built and emitted as `compile` does, without NVRTC (no archs): a report is quick.
     CompileOptions co;
     co.archs = {};
-    co.schedule.precision = p.precision;
     co.gpu = p.gpu_spec;
     CompileReport cr = compile_plan(p, co);
     rp.build_ms = cr.build_ms;

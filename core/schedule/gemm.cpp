@@ -82,8 +82,10 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
                            const std::vector<const te::ComputeOp*>& epilogue,
                            const std::vector<Tensor>& on_chip, const ScheduleConfig& c) {
   Frame f;
-  const int64_t bm = c.gemm_bm, bn = c.gemm_bn, bk = c.gemm_bk, tm = c.gemm_tm, tn = c.gemm_tn;
-  const bool db = c.gemm_double_buffer;
+  const gpu::Tile& config_tile = c.gemm_tile;
+  const int64_t bm = config_tile.bm, bn = config_tile.bn, bk = config_tile.bk, tm = config_tile.tm,
+                tn = config_tile.tn;
+  const bool db = config_tile.double_buffer;
   SOUFFLE_CHECK(bm % tm == 0 && bn % tn == 0, "gemm tile must divide by the register tile");
   const int64_t threads = (bm / tm) * (bn / tn);
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),

@@ -53,12 +53,12 @@ struct TcTile {
 
 TcTile tile_of(const ScheduleConfig& c, int64_t ks) {
   TcTile t;
-  if (c.tc_bm > 0) {
-    t.bm = c.tc_bm;
-    t.bn = c.tc_bn;
-    t.bk = c.tc_bk;
-    t.fm = c.tc_fm;
-    t.fn = c.tc_fn;
+  if (c.tc_tile.bm > 0) {
+    t.bm = c.tc_tile.bm;
+    t.bn = c.tc_tile.bn;
+    t.bk = c.tc_tile.bk;
+    t.fm = c.tc_tile.tm;
+    t.fn = c.tc_tile.tn;
     SOUFFLE_CHECK(t.fm > 0 && t.fn > 0 && t.bm % (kFrag * t.fm) == 0 && t.bn % (kFrag * t.fn) == 0,
                   "gemm_tc: the block tile must divide into warps of whole fragments");
     t.wr = t.bm / (kFrag * t.fm);
@@ -108,7 +108,7 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
   const TileGrid tg(p * mtiles * ntiles, c);
   const Expr tile = te::var("tile");
 
-  const bool db = c.tc_double_buffer;
+  const bool db = c.tc_tile.double_buffer;
   const int64_t ksteps = ceil_div(kdim, bk);
   // With double buffering each operand tile has two stages, the stage index first.
   auto tile_shape = [&](int64_t r, int64_t cols) {
@@ -323,7 +323,7 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
       sa, MemScope::Shared,
       loop::allocate(sb, MemScope::Shared, loop::allocate(sc, MemScope::Shared, inner)));
 
-  // The tile reads as GemmTile::describe() does, so a tuned stage names the tile it was given.
+  // The tile reads as gpu::Tile::describe() does, so a tuned stage names the tile it was given.
   std::string schedule = std::string("gemm_tc ") + loop::mma_type_name(mt) + " tensor-core tile " +
                          std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
                          ", warps " + std::to_string(tt.wr) + "x" + std::to_string(wc) + " of " +

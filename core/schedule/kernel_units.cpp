@@ -68,15 +68,19 @@ KernelProgram fold_views(const te::TeProgram& prog,
   std::vector<bool> folds_away(n, false);
   for (size_t v = 0; v < n; ++v) {
     if (!view[v] || read_in_init[v] || readers[v].empty()) continue;
-    std::set<int> outside;
+    std::vector<int> outside;  // readers in other kernels, in program order
     for (int r : readers[v])
-      if (part[static_cast<size_t>(r)] != part[v]) outside.insert(part[static_cast<size_t>(r)]);
+      if (part[static_cast<size_t>(r)] != part[v]) outside.push_back(r);
     folds_away[v] = true;
     if (outputs.count(prog.ops[v]->output.get())) {
       kp.copy_why[v] = "a model output";
     } else if (!outside.empty()) {
-      std::string why = "read by kernel";
-      for (int k : outside) why += " " + std::to_string(k);
+      // Named by the reading TEs, not their kernels: the text stays the same whichever plan
+      // holds the view's partition.
+      std::string why = "read outside its kernel by";
+      for (size_t i = 0; i < outside.size() && i < 3; ++i)
+        why += (i ? ", " : " ") + prog.ops[static_cast<size_t>(outside[i])]->name;
+      if (outside.size() > 3) why += " and " + std::to_string(outside.size() - 3) + " more";
       kp.copy_why[v] = why;
     } else {
       kp.dropped[v] = true;

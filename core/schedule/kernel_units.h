@@ -18,7 +18,9 @@ struct KernelProgram {
   std::vector<bool> dropped;  ///< per op: a folded view no kernel computes
   /// Per op: the views folded into its body (names), for the stage's schedule text.
   std::vector<std::vector<std::string>> folds;
-  /// Per op: for a view that is still written, why ("a model output", "read by kernel 12").
+  /// Per op: for a view that is still written, why ("a model output", "read outside its
+  /// kernel by T12"). The text depends on the view's own partition only, so that a kernel is
+  /// the same whichever plan holds its partition (the pricer's cached kernels are compile's).
   std::vector<std::string> copy_why;
 };
 

@@ -29,7 +29,7 @@ bool has_block_barrier(const loop::Stmt& s) {
 
 /// A register tile for `t`'s block tile that gives exactly `threads` threads (the register
 /// tile grows as the thread count shrinks); false when there is none.
-bool fit_threads(schedule::GemmTile& t, int64_t threads) {
+bool fit_threads(gpu::Tile& t, int64_t threads) {
   for (int64_t tm = 1; tm <= t.bm; tm *= 2)
     for (int64_t tn = tm; tn >= 1 && tn >= tm / 2; tn /= 2)
       if (t.bm % tm == 0 && t.bn % tn == 0 && (t.bm / tm) * (t.bn / tn) == threads) {
@@ -73,7 +73,7 @@ struct Unit {
   std::vector<te::Tensor> on_chip;
   bool gemm = false;
   bool reduction = false;  ///< a reduction whose row results are stored by one thread
-  schedule::GemmTile tile;
+  gpu::Tile tile;
   std::string why;  ///< the tuner's reason, when it chose the tile
 };
 
@@ -166,7 +166,7 @@ PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partit
       auto rec = recorded.find(u.tes[0]);
       if (options.tune && rec != recorded.end()) {
         const plan::TileChoice& t = *rec->second;
-        u.tile = {t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, t.tensor_core};
+        u.tile = t.tile;
         u.why = t.why;
         if (threads == 0 || u.tile.threads() == threads) continue;
       }
@@ -188,8 +188,7 @@ PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partit
           continue;
         }
       }
-      u.tile = {config.gemm_bm, config.gemm_bn, config.gemm_bk,
-                config.gemm_tm, config.gemm_tn, config.gemm_double_buffer};
+      u.tile = config.gemm_tile;
       u.why.clear();
       if (threads > 0 && u.tile.threads() != threads && !fit_threads(u.tile, threads)) return false;
     }
@@ -436,6 +435,13 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     if (ps.stages.empty()) continue;
     std::vector<te::Tensor> locals;
     if (options.shared_residents) locals = partition_locals(kp, p, readers);
+    // The souffle strategy's choice: these stay in global scratch.
+    locals.erase(std::remove_if(locals.begin(), locals.end(),
+                                [&](const te::Tensor& t) {
+                                  return std::find(p.global_scratch.begin(), p.global_scratch.end(),
+                                                   t->name) != p.global_scratch.end();
+                                }),
+                 locals.end());
     const gpu::GpuSpec* spec = spec_for_budget ? &*spec_for_budget : nullptr;
     if (options.split_launches && !plan::is_souffle(plan.strategy)) {
       for (loop::Kernel& k : split_launches(std::move(ps.stages), name, locals, spec))
@@ -519,9 +525,7 @@ void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_inde
       if (!u.gemm || u.why.empty()) continue;
       for (plan::Stage& st : p.stages)
         if (std::find(st.tes.begin(), st.tes.end(), u.tes[0]) != st.tes.end()) {
-          const schedule::GemmTile& t = u.tile;
-          st.tiles.push_back(
-              {u.tes[0], t.bm, t.bn, t.bk, t.tm, t.tn, t.double_buffer, u.why, t.tensor_core});
+          st.tiles.push_back({u.tes[0], u.tile, u.why});
           st.schedule += (st.schedule.empty() ? "tuned: " : "; tuned: ") + u.why;
         }
     }

@@ -44,7 +44,8 @@ struct KernelBuildOptions {
   bool split_launches = false;
   /// Intermediates only their partition reads that merge_stages proves block-owned live in
   /// shared memory (schedule::MergeOptions::local) within a per-block budget that keeps a
-  /// cooperative grid co-resident on the plan's GPU.
+  /// cooperative grid co-resident on the plan's GPU; those the partition names in
+  /// plan::Partition::global_scratch stay in global memory.
   bool shared_residents = true;
   /// A kernel of several stages that needs grid barriers is launched cooperatively, so all its
   /// blocks must be co-resident on the plan's GPU. Its grid is capped at the blocks that fit

@@ -30,6 +30,16 @@ size_t PlanPricer::hits() const {
   return m_hits;
 }
 
+size_t PlanPricer::kernel_hits() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_kernel_hits;
+}
+
+size_t PlanPricer::kernel_builds() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_kernel_builds;
+}
+
 const std::string& PlanPricer::content(const te::Op& op) const {
   std::lock_guard<std::mutex> lock(m_mutex);
   auto it = m_printed.find(op.get());
@@ -72,6 +82,7 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
                   gpu::precision_name(c.precision), g.name, g.sm_count, g.shared_memory_per_sm,
                   g.registers_per_sm, g.launch_overhead_us, g.grid_sync_overhead_us);
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
+  for (const std::string& t : p.global_scratch) key += "|global:" + t;
   for (const plan::Stage& st : p.stages) {
     key += "|" + st.kind + ":";
     for (int te : st.tes) {
@@ -91,26 +102,113 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
       key += outside ? "\n[read outside]\n" : "\n";
     }
     for (const plan::TileChoice& t : st.tiles)
-      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}", t.te, t.bm, t.bn, t.bk, t.tm, t.tn,
-                         t.double_buffer ? "d" : "", t.tensor_core ? "c" : "");
+      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}", t.te, t.tile.bm, t.tile.bn, t.tile.bk, t.tile.tm,
+                         t.tile.tn, t.tile.double_buffer ? "d" : "", t.tile.tensor_core ? "c" : "");
   }
   return key;
 }
 
+/// `ks`, built for a partition of another id, named for partition `id`: its kernels' names and
+/// the launch names their stages' schedule texts quote ("a launch of its own (kernel3.1)").
+void rename_kernels(loop::KernelSet& ks, int id) {
+  for (loop::Kernel& k : ks.kernels) {
+    const int old = kernel_partition(k.name);
+    if (old < 0 || old == id) continue;
+    const std::string from = "kernel" + std::to_string(old), to = "kernel" + std::to_string(id);
+    k.name = to + k.name.substr(from.size());
+    const std::string quoted_from = "(" + from + ".", quoted_to = "(" + to + ".";
+    for (loop::StageInfo& st : k.stages)
+      for (size_t at = st.schedule.find(quoted_from); at != std::string::npos;
+           at = st.schedule.find(quoted_from, at + quoted_to.size()))
+        st.schedule.replace(at, quoted_from.size(), quoted_to);
+  }
+}
+
 }  // namespace
+
+std::string PlanPricer::key(const plan::FusionPlan& context, const plan::Partition& p) const {
+  return content_key(context, p,
+                     [&](const te::Op& op) -> const std::string& { return content(op); });
+}
 
 plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
                                        const plan::Partition& p) const {
-  const std::string key =
-      content_key(context, p, [&](const te::Op& op) -> const std::string& { return content(op); });
+  const std::string k = key(context, p);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
-    auto it = m_cache.find(key);
+    auto it = m_cache.find(k);
     if (it != m_cache.end()) {
       ++m_hits;
       return it->second;
     }
   }
+  return build(k, context, p);
+}
+
+loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,
+                                    const plan::Partition& p) const {
+  const std::string k = key(context, p);
+  loop::KernelSet ks;
+  bool found = false;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_kernel_at.find(k);
+    if (it != m_kernel_at.end()) {
+      m_kernels.splice(m_kernels.begin(), m_kernels, it->second);  // most recently used
+      ks = it->second->second;
+      found = true;
+      ++m_kernel_hits;
+    }
+  }
+  if (!found) {
+    const PlanBuild b = plan_build(context);
+    ks = build_partition_kernels(context, p, b.config, b.options);  // throws KernelBuildError
+    keep(k, ks);
+    plan::PartitionPrice pr = price_built(context, p, ks);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    ++m_kernel_builds;
+    m_cache.emplace(k, std::move(pr));
+  }
+  rename_kernels(ks, p.id);
+  return ks;
+}
+
+void PlanPricer::keep(const std::string& key, loop::KernelSet ks) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  auto it = m_kernel_at.find(key);
+  if (it != m_kernel_at.end()) {
+    m_kernels.erase(it->second);
+    m_kernel_at.erase(it);
+  }
+  m_kernels.emplace_front(key, std::move(ks));
+  m_kernel_at[key] = m_kernels.begin();
+  while (m_kernels.size() > kKeptKernels) {
+    m_kernel_at.erase(m_kernels.back().first);
+    m_kernels.pop_back();
+  }
+}
+
+plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::FusionPlan& context,
+                                       const plan::Partition& p) const {
+  plan::PartitionPrice out;
+  try {
+    const PlanBuild b = plan_build(context);
+    loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
+    out = price_built(context, p, ks);
+    keep(key, std::move(ks));
+  } catch (const std::exception& e) {
+    out = plan::PartitionPrice{};
+    out.error = e.what();
+  }
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_builds;
+  m_cache[key] = out;
+  return out;
+}
+
+plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
+                                             const plan::Partition& p,
+                                             const loop::KernelSet& ks) const {
   plan::PartitionPrice out;
   const gpu::GpuSpec& spec = context.gpu_spec.sm_count > 0 ? context.gpu_spec : m_spec;
   const gpu::CostConstants c =
@@ -127,42 +225,33 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
     auto it = flops.find(name);
     return it == flops.end() ? 0 : it->second;
   };
-  try {
-    const PlanBuild b = plan_build(context);
-    loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
-    out.co_resident = 0;
-    for (const loop::Kernel& k : ks.kernels) {
-      KernelPrice kp = price_kernel(k, spec, c, flops_of, b.options.cooperative_registers);
-      ++out.launches;
-      out.grid_barriers += kp.grid_barriers;
-      out.block_barriers += kp.block_barriers;
-      out.blocks = std::max(out.blocks, k.launch.grid_x);
-      out.threads = std::max(out.threads, static_cast<int>(k.launch.block_x));
-      out.regs = std::max(out.regs, kp.regs);
-      out.smem = std::max(out.smem, k.launch.dynamic_shared_bytes);
-      out.co_resident =
-          out.co_resident == 0 ? kp.co_resident : std::min(out.co_resident, kp.co_resident);
-      out.cooperative |= k.launch.cooperative;
-      out.flops += kp.flops;
-      out.dram_bytes += kp.dram_bytes;
-      out.l2_bytes += kp.l2_bytes;
-      out.est_time_us += kp.total_us;
-      out.launch_us += kp.launch_us;
-      out.barrier_us += kp.barrier_us;
-      out.on_chip.insert(out.on_chip.end(), kp.on_chip.begin(), kp.on_chip.end());
-      for (size_t st : kp.after_barrier) {
-        if (st >= k.stages.size() || k.stages[st].tes.empty()) continue;
-        auto it = index.find(k.stages[st].tes.front());
-        if (it != index.end()) out.barrier_sites.push_back(it->second);
-      }
+  const int register_cap = plan_build(context).options.cooperative_registers;
+  out.co_resident = 0;
+  for (const loop::Kernel& k : ks.kernels) {
+    KernelPrice kp = price_kernel(k, spec, c, flops_of, register_cap);
+    ++out.launches;
+    out.grid_barriers += kp.grid_barriers;
+    out.block_barriers += kp.block_barriers;
+    out.blocks = std::max(out.blocks, k.launch.grid_x);
+    out.threads = std::max(out.threads, static_cast<int>(k.launch.block_x));
+    out.regs = std::max(out.regs, kp.regs);
+    out.smem = std::max(out.smem, k.launch.dynamic_shared_bytes);
+    out.co_resident =
+        out.co_resident == 0 ? kp.co_resident : std::min(out.co_resident, kp.co_resident);
+    out.cooperative |= k.launch.cooperative;
+    out.flops += kp.flops;
+    out.dram_bytes += kp.dram_bytes;
+    out.l2_bytes += kp.l2_bytes;
+    out.est_time_us += kp.total_us;
+    out.launch_us += kp.launch_us;
+    out.barrier_us += kp.barrier_us;
+    out.on_chip.insert(out.on_chip.end(), kp.on_chip.begin(), kp.on_chip.end());
+    for (size_t st : kp.after_barrier) {
+      if (st >= k.stages.size() || k.stages[st].tes.empty()) continue;
+      auto it = index.find(k.stages[st].tes.front());
+      if (it != index.end()) out.barrier_sites.push_back(it->second);
     }
-  } catch (const std::exception& e) {
-    out = plan::PartitionPrice{};
-    out.error = e.what();
   }
-  std::lock_guard<std::mutex> lock(m_mutex);
-  ++m_builds;
-  m_cache[key] = out;
   return out;
 }
 

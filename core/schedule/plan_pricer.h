@@ -1,8 +1,10 @@
 /// \file The kernel pricer of the planner: a partition's kernels built (plan_kernels) and priced
-/// by cost model v2 (price.h), cached by the partition's content.
+/// by cost model v2 (price.h), cached by the partition's content; compile takes the kernels it
+/// built instead of building them again.
 #pragma once
 
 #include <cstddef>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +13,7 @@
 
 #include "core/gpu/calibration.h"
 #include "core/gpu/spec.h"
+#include "core/loop/stmt.h"
 #include "core/plan/plan.h"
 
 namespace souffle::schedule {
@@ -28,9 +31,20 @@ class PlanPricer : public plan::KernelPricer {
   plan::PartitionPrice price(const plan::FusionPlan& context,
                              const plan::Partition& p) const override;
   std::string constants() const override;
+  /// The kernels of `p` in `context` as build_partition_kernels builds them with
+  /// plan_build(context), named for p.id: those built when `p`'s content was priced last (the
+  /// most recent kKeptKernels builds are kept), else built now and priced. Throws
+  /// KernelBuildError as the build does.
+  loop::KernelSet kernels(const plan::FusionPlan& context, const plan::Partition& p) const;
   /// Partitions built so far (cache misses) and prices served from the cache.
   size_t builds() const;
   size_t hits() const;
+  /// Kernel sets that kernels() took from the cache, and those it had to build.
+  size_t kernel_hits() const;
+  size_t kernel_builds() const;
+  /// Kernel sets kept after their price (the most recently built or used); older ones are
+  /// dropped, their prices stay.
+  static constexpr size_t kKeptKernels = 256;
 
  private:
   /// The content of one TE, printed once per live op. The memo holds its ops weakly: a
@@ -39,6 +53,15 @@ class PlanPricer : public plan::KernelPricer {
   /// counts only while its op is alive, so a freed op's address reused by another op is never
   /// mistaken for it.
   const std::string& content(const te::Op& op) const;
+  std::string key(const plan::FusionPlan& context, const plan::Partition& p) const;
+  /// Builds and prices `p`, both kept under `key` (the price holds the error of a failed build).
+  plan::PartitionPrice build(const std::string& key, const plan::FusionPlan& context,
+                             const plan::Partition& p) const;
+  /// The price of `ks`, the kernels built for `p`.
+  plan::PartitionPrice price_built(const plan::FusionPlan& context, const plan::Partition& p,
+                                   const loop::KernelSet& ks) const;
+  /// Keeps `ks` under `key` (most recent first), dropping the oldest beyond kKeptKernels.
+  void keep(const std::string& key, loop::KernelSet ks) const;
   struct Printed {
     std::weak_ptr<const te::ComputeOp> op;
     std::string text;
@@ -48,8 +71,12 @@ class PlanPricer : public plan::KernelPricer {
   std::optional<gpu::Calibration> m_calibration;
   mutable std::mutex m_mutex;
   mutable std::map<std::string, plan::PartitionPrice> m_cache;
+  /// Kernel sets by key, most recently used first; m_kernel_at indexes the list.
+  mutable std::list<std::pair<std::string, loop::KernelSet>> m_kernels;
+  mutable std::map<std::string, std::list<std::pair<std::string, loop::KernelSet>>::iterator>
+      m_kernel_at;
   mutable std::map<const te::ComputeOp*, Printed> m_printed;
-  mutable size_t m_builds = 0, m_hits = 0;
+  mutable size_t m_builds = 0, m_hits = 0, m_kernel_hits = 0, m_kernel_builds = 0;
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
 };
 

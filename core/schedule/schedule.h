@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/gpu/cost.h"
+#include "core/gpu/tile.h"
 #include "core/loop/stmt.h"
 #include "core/te/expr.h"
 
@@ -24,22 +25,20 @@ struct ScheduleConfig {
   /// b, b + grid, ...) and grid-stride templates stride further. 0: no cap (one block per GEMM
   /// tile, max_grid for the others).
   int64_t grid_cap = 0;
-  /// GEMM block tile BM x BN over the output, K staged in BK chunks through shared memory, each
+  /// The SIMT GEMM's tile (core/gpu/tile.h): a BM x BN block tile over the output, K staged in
+  /// BK chunks through shared memory (two stages when double-buffered: tile k+1 is loaded into
+  /// registers while tile k is computed, one block barrier per K step instead of two), each
   /// thread a TM x TN register tile: (BM/TM)*(BN/TN) threads per block.
-  int64_t gemm_bm = 64, gemm_bn = 64, gemm_bk = 16, gemm_tm = 4, gemm_tn = 4;
-  /// Two shared-memory stages of the A/B tiles: tile k+1 is loaded into registers while tile k
-  /// is computed, then stored to the other stage; one block barrier per K step instead of two.
-  bool gemm_double_buffer = false;
+  gpu::Tile gemm_tile{64, 64, 16, 4, 4, false, false};
   /// Compute type of GEMM-like TEs: fp32 runs the SIMT GEMM; tf32/fp16/bf16 run the tensor-core
   /// template (operands converted at the tile load, fp32 accumulation). Model inputs and outputs
   /// keep their declared types.
   gpu::Precision precision = gpu::Precision::FP32;
-  /// Tensor-core GEMM tile: a tc_bm x tc_bn block tile over warps of tc_fm x tc_fn 16x16
-  /// fragments each ((tc_bm/16/tc_fm) x (tc_bn/16/tc_fn) warps), K staged tc_bk at a time.
-  /// tc_bm 0 derives 2x2 fragments per warp and 4, 2 or 1 warps from `block`.
-  int64_t tc_bm = 0, tc_bn = 0, tc_bk = 32, tc_fm = 2, tc_fn = 2;
-  /// Two shared stages of the tensor-core operand tiles (the next K chunk staged in registers).
-  bool tc_double_buffer = false;
+  /// The tensor-core GEMM's tile: a BM x BN block tile over warps of TM x TN 16x16 fragments
+  /// each ((BM/16/TM) x (BN/16/TN) warps), K staged BK at a time, two shared stages when
+  /// double-buffered (the next K chunk staged in registers). BM 0 derives 2x2 fragments per warp
+  /// and 4, 2 or 1 warps from `block`, with BK 32.
+  gpu::Tile tc_tile{0, 0, 32, 2, 2, false, true};
   /// A reduction with fewer output rows than this splits each row over blocks (partials joined
   /// across a grid barrier) in a grid of at most this many blocks: the GPU's SM count. 0 keeps
   /// every row in one block, for strategies that launch without grid synchronization.

@@ -21,11 +21,8 @@ constexpr double kMinWarpsPerSm = 4;
 /// FMAs per shared-memory word loaded that keep a register tile compute-bound (an SM issues
 /// about twice as many FP32 FMAs as 4-byte shared loads per clock).
 constexpr double kReuseNeeded = 2;
-/// Registers a GEMM thread needs beyond its tiles: indices, addresses, loop counters.
-constexpr int64_t kRegOverhead = 32;
-/// Tensor cores: the edge of an MMA fragment, the registers a thread holds of an A or B fragment
-/// (16x16 halves or 16x8 tf32 over 32 lanes) and of an fp32 accumulator fragment.
-constexpr int64_t kFragEdge = 16, kOperandFragRegs = 4, kAccFragRegs = 8;
+/// The edge of an MMA fragment.
+constexpr int64_t kFragEdge = 16;
 /// Independent MMAs an SM needs in flight to keep its tensor cores busy (4 sub-partitions, each
 /// issuing back to back only across a few independent accumulators).
 constexpr double kInflightMmas = 16;
@@ -46,32 +43,16 @@ std::string mb(int64_t bytes) {
 }
 
 /// The estimate of `t` on `p`, or false when the tile does not fit the GPU.
-bool estimate(const GemmProblem& p, const GemmTile& t, const TuneOptions& o, TileEstimate& e) {
+bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o, TileEstimate& e) {
   const gpu::GpuSpec& s = o.gpu;
   e = {};
   e.tile = t;
   e.threads = t.threads();
   if (e.threads < s.warp_size || e.threads > s.max_threads_per_block) return false;
   if (o.limits.threads > 0 && e.threads != o.limits.threads) return false;
-  if (t.tensor_core) {
-    // Operand tiles in the compute type with the template's row padding, and the fp32 tile the
-    // accumulators are stored through (the arena stacks them).
-    const int64_t ct = o.precision == gpu::Precision::TF32 ? 4 : 2, pad = ct == 2 ? 8 : 4;
-    // Double buffering stages the next chunk's elements in registers, one each (converted
-    // one by one; ptxas does not pack the halves).
-    const int64_t staged =
-        t.double_buffer ? ceil_div(t.bm * t.bk, e.threads) + ceil_div(t.bk * t.bn, e.threads) : 0;
-    e.regs_per_thread =
-        kAccFragRegs * t.tm * t.tn + kOperandFragRegs * (t.tm + t.tn) + staged + kRegOverhead;
-    e.smem_bytes = (t.bm * (t.bk + pad) + t.bk * (t.bn + pad)) * ct * (t.double_buffer ? 2 : 1) +
-                   t.bm * (t.bn + 4) * 4;
-  } else {
-    const int64_t per_a = ceil_div(t.bm * t.bk, e.threads),
-                  per_b = ceil_div(t.bk * t.bn, e.threads);
-    e.regs_per_thread =
-        t.tm * t.tn + t.tm + t.tn + (t.double_buffer ? per_a + per_b : 0) + kRegOverhead;
-    e.smem_bytes = (t.bm * t.bk + t.bk * t.bn) * p.in_bytes * (t.double_buffer ? 2 : 1);
-  }
+  const gpu::TileResources r = gpu::tile_resources(t, p.in_bytes, o.precision);
+  e.regs_per_thread = r.regs_per_thread;
+  e.smem_bytes = r.smem_bytes;
   if (e.regs_per_thread > s.max_registers_per_thread) return false;
   if (e.smem_bytes > s.max_shared_memory_per_block) return false;
   gpu::Occupancy occ = gpu::occupancy(s, static_cast<int>(e.threads),
@@ -125,40 +106,20 @@ bool better(const TileEstimate& a, const TileEstimate& b) {
   if (!close(a.total_us, b.total_us)) return a.total_us < b.total_us;
   if (a.load_bytes != b.load_bytes) return a.load_bytes < b.load_bytes;
   if (!close(a.waves, b.waves)) return a.waves < b.waves;
-  const GemmTile &x = a.tile, &y = b.tile;
+  const gpu::Tile &x = a.tile, &y = b.tile;
   return std::make_tuple(x.double_buffer, x.bm * x.bn, x.bk, x.tm * x.tn, x.bm, x.tm) >
          std::make_tuple(y.double_buffer, y.bm * y.bn, y.bk, y.tm * y.tn, y.bm, y.tm);
 }
 
 }  // namespace
 
-std::string GemmTile::describe() const {
-  if (tensor_core)
-    return "tensor-core tile " + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
-           std::to_string(bk) + ", warps " + std::to_string(warps_m()) + "x" +
-           std::to_string(warps_n()) + " of " + std::to_string(tm) + "x" + std::to_string(tn) +
-           " fragments" + (double_buffer ? ", double-buffered" : "");
-  return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " tile " +
-         std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? ", double-buffered" : "");
-}
-
-ScheduleConfig with_tile(ScheduleConfig c, const GemmTile& t) {
+ScheduleConfig with_tile(ScheduleConfig c, const gpu::Tile& t) {
   if (t.tensor_core) {
-    c.tc_bm = t.bm;
-    c.tc_bn = t.bn;
-    c.tc_bk = t.bk;
-    c.tc_fm = t.tm;
-    c.tc_fn = t.tn;
-    c.tc_double_buffer = t.double_buffer;
+    c.tc_tile = t;
     return c;
   }
-  c.tc_bm = 0;  // a tensor-core GEMM given a SIMT tile keeps its tile from the block size
-  c.gemm_bm = t.bm;
-  c.gemm_bn = t.bn;
-  c.gemm_bk = t.bk;
-  c.gemm_tm = t.tm;
-  c.gemm_tn = t.tn;
-  c.gemm_double_buffer = t.double_buffer;
+  c.tc_tile.bm = 0;  // a tensor-core GEMM given a SIMT tile keeps its tile from the block size
+  c.gemm_tile = t;
   return c;
 }
 
@@ -175,8 +136,8 @@ GemmProblem gemm_problem(const te::ComputeOp& op) {
   return p;
 }
 
-std::vector<GemmTile> tile_space() {
-  std::vector<GemmTile> out;
+std::vector<gpu::Tile> tile_space() {
+  std::vector<gpu::Tile> out;
   // BN 1 serves matrix-vector products (depthwise convolutions); BM 256 lets them fill a block.
   for (int64_t bm : {16, 32, 64, 128, 256})
     for (int64_t bn : {1, 16, 32, 64, 128})
@@ -188,8 +149,8 @@ std::vector<GemmTile> tile_space() {
   return out;
 }
 
-std::vector<GemmTile> tensor_core_tile_space() {
-  std::vector<GemmTile> out;
+std::vector<gpu::Tile> tensor_core_tile_space() {
+  std::vector<gpu::Tile> out;
   for (int64_t wm : {1, 2, 4})
     for (int64_t wn : {1, 2, 4})
       for (int64_t fm : {1, 2, 4})
@@ -216,7 +177,7 @@ std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o)
   SOUFFLE_CHECK(o.gpu.sm_count > 0, "rank_tiles: no GPU spec");
   std::vector<TileEstimate> out;
   const bool tc = o.precision != gpu::Precision::FP32;
-  for (const GemmTile& t : tc ? tensor_core_tile_space() : tile_space()) {
+  for (const gpu::Tile& t : tc ? tensor_core_tile_space() : tile_space()) {
     TileEstimate e;
     if (estimate(p, t, o, e)) out.push_back(std::move(e));
   }

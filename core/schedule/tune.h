@@ -8,30 +8,14 @@
 
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
+#include "core/gpu/tile.h"
 #include "core/schedule/schedule.h"
 #include "core/te/expr.h"
 
 namespace souffle::schedule {
 
-/// One configuration of the GEMM template (see ScheduleConfig): the SIMT template's block and
-/// register tile, or with `tensor_core` the tensor-core template's block tile whose warps each
-/// compute tm x tn 16x16 fragments ((bm/16/tm) x (bn/16/tn) warps).
-struct GemmTile {
-  int64_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
-  bool double_buffer = false;
-  bool tensor_core = false;
-  int64_t warps_m() const { return bm / (16 * tm); }  ///< tensor-core tiles only
-  int64_t warps_n() const { return bn / (16 * tn); }  ///< tensor-core tiles only
-  int64_t threads() const {
-    return tensor_core ? warps_m() * warps_n() * 32 : (bm / tm) * (bn / tn);
-  }
-  /// "128x64x16 tile 8x4, double-buffered"; "tensor-core tile 64x128x32, warps 2x2 of 2x4
-  /// fragments".
-  std::string describe() const;
-  bool operator==(const GemmTile&) const = default;
-};
-/// `c` with the GEMM fields set to `t`.
-ScheduleConfig with_tile(ScheduleConfig c, const GemmTile& t);
+/// `c` with its GEMM tile (ScheduleConfig::gemm_tile or tc_tile) set to `t`.
+ScheduleConfig with_tile(ScheduleConfig c, const gpu::Tile& t);
 
 /// What a GEMM-like TE asks of the template: batch x (M x K) * (K x N).
 struct GemmProblem {
@@ -44,7 +28,7 @@ GemmProblem gemm_problem(const te::ComputeOp& op);
 
 /// One tile on one problem and GPU under the tile-level cost model.
 struct TileEstimate {
-  GemmTile tile;
+  gpu::Tile tile;
   int64_t threads = 0, regs_per_thread = 0, smem_bytes = 0;
   int64_t blocks = 0;       ///< one output tile per block
   int blocks_per_sm = 0;    ///< co-resident blocks of this tile on one SM
@@ -81,10 +65,10 @@ struct TuneOptions {
 };
 
 /// Every configuration the template can be asked for (before fitting a GPU).
-std::vector<GemmTile> tile_space();
+std::vector<gpu::Tile> tile_space();
 /// Every configuration of the tensor-core template: 1, 2 or 4 warps along M and N, each of 1,
 /// 2 or 4 fragments along M and N, BK 16, 32 or 64.
-std::vector<GemmTile> tensor_core_tile_space();
+std::vector<gpu::Tile> tensor_core_tile_space();
 
 /// The tiles of tile_space() that fit `o.gpu` and `o.limits` (threads, registers estimate,
 /// shared memory, at least one block per SM), estimated and sorted best first: lowest total_us,

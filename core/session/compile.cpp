@@ -73,13 +73,13 @@ std::string arch_digits(const std::string& arch) {
 }  // namespace
 
 std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const schedule::ScheduleConfig& caller) {
-  // The caller's schedule configuration at the plan's precision (what its pricing built).
-  schedule::ScheduleConfig config = caller;
-  config.precision = plan.precision;
-  // The plan's build options (plan_build): under rules and unfused a partition that would need
-  // a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
-  const KernelBuildOptions bo = plan_build(plan).options;
+                                                   const schedule::PlanPricer* pricer) {
+  // The plan's schedule configuration and build options (plan_build), as its pricing built
+  // them: under rules and unfused a partition that would need a grid barrier becomes several
+  // launches (kernelN.0, kernelN.1, ...).
+  const PlanBuild b = plan_build(plan);
+  const schedule::ScheduleConfig& config = b.config;
+  const KernelBuildOptions& bo = b.options;
   std::vector<CompiledKernel> out;
   auto take = [&](loop::KernelSet& ks) {
     for (loop::Kernel& k : ks.kernels) {
@@ -91,6 +91,31 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
       out.push_back(std::move(ck));
     }
   };
+  auto failed = [&](const plan::Partition& p, const KernelBuildError& e) {
+    CompiledKernel ck;
+    ck.partition = p.id;
+    ck.name = "kernel" + std::to_string(p.id);
+    ck.error = std::string("cannot build ") + e.what();
+    out.push_back(std::move(ck));
+  };
+  auto any_te = [](const plan::Partition& p) {
+    for (const plan::Stage& st : p.stages)
+      if (!st.tes.empty()) return true;
+    return false;
+  };
+  // The kernels the pricer built for each partition (built now where it kept none).
+  if (pricer) {
+    for (const plan::Partition& p : plan.partitions) {
+      if (!any_te(p)) continue;
+      try {
+        loop::KernelSet ks = pricer->kernels(plan, p);
+        take(ks);
+      } catch (const KernelBuildError& e) {
+        failed(p, e);
+      }
+    }
+    return out;
+  }
   // The whole plan at once is the common case; when one partition cannot be built, each is
   // built alone so that the others still get their kernels.
   try {
@@ -105,19 +130,13 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
     one.gpu_spec = plan.gpu_spec;
     one.precision = plan.precision;
     for (const plan::Partition& p : plan.partitions) {
-      bool any = false;
-      for (const plan::Stage& st : p.stages) any |= !st.tes.empty();
-      if (!any) continue;
+      if (!any_te(p)) continue;
       one.partitions = {p};
       try {
         loop::KernelSet ks = build_plan_kernels(one, config, bo);
         take(ks);
       } catch (const KernelBuildError& e) {
-        CompiledKernel ck;
-        ck.partition = p.id;
-        ck.name = "kernel" + std::to_string(p.id);
-        ck.error = std::string("cannot build ") + e.what();
-        out.push_back(std::move(ck));
+        failed(p, e);
       }
     }
   }
@@ -385,7 +404,7 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
                                                    : gpu::gpu_spec(plan.gpu);
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
-  rep.kernels = build_compiled_kernels(plan, options.schedule);
+  rep.kernels = build_compiled_kernels(plan, options.pricer.get());
   emit_compiled_kernels(rep.kernels, options.outlining);
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);

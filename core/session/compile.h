@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,14 +11,16 @@
 #include "core/gpu/spec.h"
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
-#include "core/schedule/schedule.h"
+#include "core/schedule/plan_pricer.h"
 
 namespace souffle {
 
 struct CompileOptions {
   /// NVRTC targets, each "sm_XX" (PTX + CUBIN) or "compute_XX" (PTX only).
   std::vector<std::string> archs = {"sm_80", "sm_90"};
-  schedule::ScheduleConfig schedule;
+  /// The pricer that priced the plan (plan::PlanOptions::pricer): the kernels it built are
+  /// taken instead of being built again. Null: built here (schedule::plan_build's options).
+  std::shared_ptr<const schedule::PlanPricer> pricer;
   /// NVRTC compilations at once; 0 uses the process-wide pool.
   int threads = 0;
   /// Co-residency is judged on this GPU; when its name is empty, on the built-in spec named by
@@ -73,11 +76,12 @@ struct CompileReport {
 /// an unknown arch or GPU.
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options);
 
-/// The build half of compile_plan: the plan's kernels (plan_build's options, `config` at the
-/// plan's precision), one entry per launch in plan order; a partition that cannot be built gets
-/// an entry with its error, the others are built alone.
+/// The build half of compile_plan: the plan's kernels as schedule::plan_build makes their
+/// options (what its pricing built: taken from `pricer` when it priced them), one entry per
+/// launch in plan order; a partition that cannot be built gets an entry with its error, the
+/// others are built alone.
 std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const schedule::ScheduleConfig& config);
+                                                   const schedule::PlanPricer* pricer = nullptr);
 /// The emit half: each built kernel's CUDA C (`cuda`, `name`, `launch`); an error names a kernel
 /// that cannot be emitted.
 void emit_compiled_kernels(std::vector<CompiledKernel>& kernels,

@@ -36,6 +36,10 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   return po;
 }
 
+std::shared_ptr<const schedule::PlanPricer> kernel_pricer(const plan::PlanOptions& po) {
+  return std::dynamic_pointer_cast<const schedule::PlanPricer>(po.pricer);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -129,7 +133,8 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
     steps.take(r);
     if (o.instrument) o.instrument(r);
   };
-  out.plan = plan::plan(m.program, plan_options(inner));
+  const plan::PlanOptions po = plan_options(inner);
+  out.plan = plan::plan(m.program, po);
   plan::verify(out.plan);
   if (!reaches(o, "build kernels")) return out;
 
@@ -137,7 +142,8 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
       "build kernels",
       [&] {
         auto t = Clock::now();
-        out.kernels.kernels = build_compiled_kernels(out.plan, o.compile.schedule);
+        // The kernels the plan's pricing built for its partitions (built once).
+        out.kernels.kernels = build_compiled_kernels(out.plan, kernel_pricer(po).get());
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
       [&] { return kernels_text(out.kernels, false); });

@@ -4,11 +4,13 @@
 /// pricer) for every caller that plans.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/onnx/importer.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_pricer.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
 
@@ -45,6 +47,10 @@ struct PipelineResult {
 /// The plan options of `o` with the pricer that builds and prices kernels (its calibration file
 /// read here, UserError naming it when bad): the one place plan options are made.
 plan::PlanOptions plan_options(const PipelineOptions& o);
+
+/// The pricer of `po` (plan_options made it) as compile takes it, so that compile reuses the
+/// kernels the plan's pricing built (CompileOptions::pricer); null when `po` has none.
+std::shared_ptr<const schedule::PlanPricer> kernel_pricer(const plan::PlanOptions& po);
 
 /// Runs the steps on the model at `path` up to `o.until`. UserError for a model, spec or
 /// calibration file it cannot take; kernel errors land in their entries.

@@ -81,7 +81,10 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
                            {"merged_us", d.merged_us},
                            {"split_us", d.split_us},
                            {"reason", d.reason}});
+    for (size_t i = 0; i < k.decisions.size(); ++i)
+      if (!k.decisions[i].tensors.empty()) decisions[i]["tensors"] = k.decisions[i].tensors;
     q["decisions"] = decisions;
+    if (!k.global_scratch.empty()) q["global_scratch"] = k.global_scratch;
   }
   j["partitions"] = parts;
   nlohmann::json tr = nlohmann::json::array();

@@ -242,7 +242,6 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
 
   // Compile for the device (the emulator runs loop IR: CUDA C only, no NVRTC).
   CompileOptions co;
-  co.schedule.precision = plan.precision;
   if (plan.gpu_spec.sm_count > 0) co.gpu = plan.gpu_spec;
   co.archs.clear();
   if (!emulator()) co.archs = {r.arch};

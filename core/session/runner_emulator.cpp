@@ -74,10 +74,10 @@ class EmulatorBackend : public Backend {
     plan::PlanOptions po = plan_options(pipe);
     m_plan = plan::plan(model.program, po);
     CompileOptions co;
-    co.schedule.precision = po.precision;
     co.gpu = po.gpu;
     co.archs.clear();
-    std::vector<CompiledKernel> built = build_compiled_kernels(m_plan, co.schedule);
+    std::vector<CompiledKernel> built =
+        build_compiled_kernels(m_plan, kernel_pricer(po).get());  // the kernels it priced
     emit_compiled_kernels(built, co.outlining);
     json kernels = json::array();
     for (const ManifestKernel& mk : m.kernels) {

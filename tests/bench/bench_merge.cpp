@@ -99,9 +99,9 @@ loop::KernelSet build(const plan::FusionPlan& fp, const schedule::MergeOptions& 
       cc.exact_block = true;
       for (int64_t tm = 1; tm <= 8; tm *= 2)
         for (int64_t tn = 1; tn <= 8; tn *= 2)
-          if ((cc.gemm_bm / tm) * (cc.gemm_bn / tn) == barrier_block) {
-            cc.gemm_tm = tm;
-            cc.gemm_tn = tn;
+          if ((cc.gemm_tile.bm / tm) * (cc.gemm_tile.bn / tn) == barrier_block) {
+            cc.gemm_tile.tm = tm;
+            cc.gemm_tile.tn = tn;
           }
       stages = schedule_all(cc);
     }

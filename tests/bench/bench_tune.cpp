@@ -52,9 +52,9 @@ int main(int argc, char** argv) {
   // ScheduleConfig's SIMT tile.
   auto fixed_for = [](int64_t threads) {
     const int64_t wr = threads >= 64 ? 2 : 1, wc = threads >= 128 ? 2 : 1;
-    return schedule::GemmTile{32 * wr, 32 * wc, 32, 2, 2, false, true};
+    return gpu::Tile{32 * wr, 32 * wc, 32, 2, 2, false, true};
   };
-  const schedule::GemmTile fixed = tc ? fixed_for(256) : schedule::GemmTile{};
+  const gpu::Tile fixed = tc ? fixed_for(256) : gpu::Tile{};
   std::cout << fmt::format("{} on {}, {}: fixed tile {}\n", strategy, po.gpu.name, precision,
                            fixed.describe());
   std::cout << fmt::format("{:<40} {:>6} {:>12} {:>12} {:>8} {:>12}\n", "model", "gemms",
@@ -81,21 +81,19 @@ int main(int argc, char** argv) {
       for (const plan::Stage& st : part.stages)
         for (const plan::TileChoice& t : st.tiles) {
           const te::ComputeOp& op = *p.program.ops[static_cast<size_t>(t.te)];
-          const schedule::GemmTile chosen{t.bm,         t.bn, t.bk, t.tm, t.tn, t.double_buffer,
-                                          t.tensor_core};
+          const gpu::Tile& chosen = t.tile;
           schedule::TuneOptions o = to;
-          if (!t.tensor_core) o.precision = gpu::Precision::FP32;
+          if (!chosen.tensor_core) o.precision = gpu::Precision::FP32;
           const std::vector<schedule::TileEstimate> r =
               schedule::rank_tiles(schedule::gemm_problem(op), o);
           const schedule::TileEstimate *f = nullptr, *c = nullptr;
           for (const schedule::TileEstimate& e : r) {
-            if (e.tile == (t.tensor_core ? fixed_for(chosen.threads()) : schedule::GemmTile{}))
-              f = &e;
+            if (e.tile == (chosen.tensor_core ? fixed_for(chosen.threads()) : gpu::Tile{})) f = &e;
             if (e.tile == chosen) c = &e;
           }
           if (!f || !c) continue;
           ++gemms;
-          tensor_core += t.tensor_core;
+          tensor_core += chosen.tensor_core;
           before += f->total_us;
           after += c->total_us;
           if (verbose)

@@ -64,12 +64,7 @@ inline te::TeProgram program_of(const std::vector<te::Op>& ops) {
 inline schedule::ScheduleConfig small_gemm_tile(int64_t bm, int64_t bn, int64_t bk,
                                                 bool double_buffer = false) {
   schedule::ScheduleConfig c;
-  c.gemm_bm = bm;
-  c.gemm_bn = bn;
-  c.gemm_bk = bk;
-  c.gemm_tm = 2;
-  c.gemm_tn = 2;
-  c.gemm_double_buffer = double_buffer;
+  c.gemm_tile = {bm, bn, bk, 2, 2, double_buffer};
   return c;
 }
 

@@ -273,7 +273,7 @@ TEST(Gemm, ConvolutionAsImplicitGemm) {
   schedule::ScheduleConfig c = tuned(*conv, "a100", &why);
   std::printf("  tuned: %s\n", why.c_str());
   EXPECT_LE(compare({conv}, schedule::schedule_op(*conv, c)), 1e-5);
-  c.gemm_double_buffer = !c.gemm_double_buffer;
+  c.gemm_tile.double_buffer = !c.gemm_tile.double_buffer;
   EXPECT_LE(compare({conv}, schedule::schedule_op(*conv, c)), 1e-5);
 }
 

@@ -261,7 +261,7 @@ TEST_P(GemmTc, EveryTensorCoreTileShapeMatchesReference) {
   // BK values to stay fast): the template builds what the tuner may ask for.
   Case c = batched(2, 37, 45, 40);
   int checked = 0;
-  for (const schedule::GemmTile& t : schedule::tensor_core_tile_space()) {
+  for (const gpu::Tile& t : schedule::tensor_core_tile_space()) {
     if (t.bk != (t.tm == t.tn ? 16 : 32) && !(t.bm == 256 && t.bk == 64)) continue;
     // Every layout under fp16; the other types (only the operand conversion differs) on the
     // square ones.
@@ -293,12 +293,10 @@ TEST(GemmTcNvrtc, LargeTilesWithEpilogueCompileWithoutSpills) {
   te::Op relu = te::compute("R", {300, 260}, DType::Float32, [&](const std::vector<Expr>& i) {
     return te::max(te::read(c.op->output, i) + te::read(bias, {i[1]}), te::imm(DType::Float32, 0));
   });
-  for (const schedule::GemmTile& t : {schedule::GemmTile{64, 64, 32, 2, 2, false, true},
-                                      schedule::GemmTile{128, 128, 32, 4, 4, false, true},
-                                      schedule::GemmTile{256, 128, 32, 4, 4, false, true},
-                                      schedule::GemmTile{64, 128, 64, 2, 4, false, true},
-                                      schedule::GemmTile{64, 64, 32, 2, 2, true, true},
-                                      schedule::GemmTile{128, 64, 32, 4, 2, true, true}}) {
+  for (const gpu::Tile& t :
+       {gpu::Tile{64, 64, 32, 2, 2, false, true}, gpu::Tile{128, 128, 32, 4, 4, false, true},
+        gpu::Tile{256, 128, 32, 4, 4, false, true}, gpu::Tile{64, 128, 64, 2, 4, false, true},
+        gpu::Tile{64, 64, 32, 2, 2, true, true}, gpu::Tile{128, 64, 32, 4, 2, true, true}}) {
     schedule::ScheduleConfig cfg;
     cfg.precision = Precision::FP16;
     loop::Kernel k =
@@ -356,7 +354,7 @@ TEST(GemmTcPlan, BertFp16TunesTensorCoreTilesAndFusesEpilogues) {
     for (const plan::Stage& st : part.stages)
       for (const plan::TileChoice& t : st.tiles) {
         ++recorded;
-        EXPECT_TRUE(t.tensor_core) << t.why;
+        EXPECT_TRUE(t.tile.tensor_core) << t.why;
         EXPECT_EQ(t.why.rfind("gemm_tc tensor-core tile", 0), 0u) << t.why;
         EXPECT_NE(st.schedule.find("tuned: gemm_tc tensor-core tile"), std::string::npos);
       }
@@ -492,7 +490,7 @@ TEST(GemmTcEmulator, DoubleBufferNeedsItsOneBarrierPerStep) {
   schedule::ScheduleConfig cfg;
   cfg.precision = Precision::FP16;
   loop::Kernel k = schedule::schedule_op(
-      *c.op, schedule::with_tile(cfg, schedule::GemmTile{32, 32, 16, 1, 1, true, true}));
+      *c.op, schedule::with_tile(cfg, gpu::Tile{32, 32, 16, 1, 1, true, true}));
   EXPECT_NE(k.stages[0].schedule.find("double-buffered"), std::string::npos);
   EXPECT_LE(error_of(c, k), 1e-2);
   class DropStepBarrier : public loop::StmtMutator {

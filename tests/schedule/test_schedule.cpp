@@ -92,11 +92,7 @@ TEST(Schedule, GemmEdgeTiles) {
                          });
   ASSERT_EQ(schedule::classify(*mm), ScheduleKind::Gemm);
   schedule::ScheduleConfig c;
-  c.gemm_bm = 16;
-  c.gemm_bn = 8;
-  c.gemm_bk = 4;
-  c.gemm_tm = 2;
-  c.gemm_tn = 2;
+  c.gemm_tile = {16, 8, 4, 2, 2};
   EXPECT_LE(compare({mm}, {schedule::schedule_op(*mm, c)}), 1e-6);
 }
 

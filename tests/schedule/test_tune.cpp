@@ -14,8 +14,8 @@
 namespace souffle {
 namespace {
 
+using gpu::Tile;
 using schedule::GemmProblem;
-using schedule::GemmTile;
 using schedule::TileEstimate;
 using te::Expr;
 
@@ -25,7 +25,7 @@ schedule::TuneOptions on(const std::string& gpu) {
   return o;
 }
 
-const TileEstimate* find(const std::vector<TileEstimate>& r, const GemmTile& t) {
+const TileEstimate* find(const std::vector<TileEstimate>& r, const Tile& t) {
   for (const TileEstimate& e : r)
     if (e.tile == t) return &e;
   return nullptr;
@@ -106,7 +106,7 @@ TEST(Tune, FewerWavesWinOnASmallProblem) {
 TEST(Tune, WaveQuantization) {
   // The same tile on a problem one block past a whole wave costs a second wave.
   schedule::TuneOptions o = on("a100");
-  GemmTile t{128, 128, 16, 8, 8, true};
+  Tile t{128, 128, 16, 8, 8, true};
   GemmProblem p{1, 128, 128, 512, 4, 4};
   const std::vector<TileEstimate> r1 = schedule::rank_tiles(p, o);
   const TileEstimate* e1 = find(r1, t);
@@ -126,7 +126,7 @@ TEST(Tune, DoubleBufferingHidesLoadsWhenOneBlockFitsAnSm) {
   std::vector<TileEstimate> r = schedule::rank_tiles(p, on("h100"));
   for (const TileEstimate& e : r) {
     if (!e.tile.double_buffer) continue;
-    GemmTile single = e.tile;
+    Tile single = e.tile;
     single.double_buffer = false;
     const TileEstimate* s = find(r, single);
     ASSERT_TRUE(s);
@@ -249,17 +249,13 @@ TEST(Tune, TensorCoreLimitsAndIntegerGemms) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r.best().tile.tensor_core);
   // with_tile hands a tensor-core tile to the tensor-core template's fields only.
-  GemmTile t{128, 64, 64, 4, 2, false, true};
+  Tile t{128, 64, 64, 4, 2, false, true};
   schedule::ScheduleConfig c = schedule::with_tile({}, t);
-  EXPECT_EQ(c.tc_bm, 128);
-  EXPECT_EQ(c.tc_bn, 64);
-  EXPECT_EQ(c.tc_bk, 64);
-  EXPECT_EQ(c.tc_fm, 4);
-  EXPECT_EQ(c.tc_fn, 2);
-  EXPECT_EQ(c.gemm_bm, schedule::ScheduleConfig{}.gemm_bm);
+  EXPECT_EQ(c.tc_tile, t);
+  EXPECT_EQ(c.gemm_tile, schedule::ScheduleConfig{}.gemm_tile);
   EXPECT_EQ(t.threads(), 2 * 2 * 32);
   EXPECT_EQ(t.describe(), "tensor-core tile 128x64x64, warps 2x2 of 4x2 fragments");
-  EXPECT_EQ(schedule::with_tile(c, GemmTile{}).tc_bm, 0);
+  EXPECT_EQ(schedule::with_tile(c, Tile{}).tc_tile.bm, 0);
 }
 
 }  // namespace

@@ -194,5 +194,83 @@ TEST(PlanPricing, KernelsAreCachedByPartitionContent) {
   EXPECT_EQ(pricer->builds() - warm, souffle_builds);
 }
 
+TEST(PlanPricing, KeepingIntermediatesOnChipIsPricedAgainstGlobalScratch) {
+  // MMoE's souffle kernel keeps 18 intermediates in shared memory; the decision carries both
+  // prices, and the partition priced with them in global scratch is that other price, with
+  // their bytes back in DRAM.
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = a100;
+  po.pricer = pricer;
+  plan::FusionPlan p = plan::plan(test::sample_model("mmoe").program, po);
+  int decided = 0;
+  for (const plan::Partition& part : p.partitions)
+    for (const plan::Decision& d : part.decisions) {
+      if (d.kind != plan::DecisionKind::KeepOnChip && d.kind != plan::DecisionKind::GlobalScratch)
+        continue;
+      ++decided;
+      ASSERT_FALSE(d.tensors.empty());
+      EXPECT_GT(d.merged_us, 0);
+      EXPECT_GT(d.split_us, 0);
+      plan::Partition global = part;
+      global.global_scratch = d.tensors;
+      plan::Partition on_chip = part;
+      on_chip.global_scratch.clear();
+      const plan::PartitionPrice g = pricer->price(p, global), c = pricer->price(p, on_chip);
+      ASSERT_TRUE(g.ok() && c.ok());
+      EXPECT_NEAR(g.est_time_us, d.split_us, 1e-9);
+      EXPECT_NEAR(c.est_time_us, d.merged_us, 1e-9);
+      EXPECT_GT(g.dram_bytes, c.dram_bytes);
+      for (const std::string& t : d.tensors) {
+        EXPECT_NE(std::find(c.on_chip.begin(), c.on_chip.end(), t), c.on_chip.end()) << t;
+        EXPECT_EQ(std::find(g.on_chip.begin(), g.on_chip.end(), t), g.on_chip.end()) << t;
+      }
+      if (d.kind == plan::DecisionKind::KeepOnChip) {
+        EXPECT_LE(d.merged_us, d.split_us);
+        EXPECT_TRUE(part.global_scratch.empty());
+        EXPECT_NEAR(part.est_time_us, d.merged_us, 1e-9);
+      } else {
+        EXPECT_LT(d.split_us, d.merged_us);
+        EXPECT_EQ(part.global_scratch, d.tensors);
+        EXPECT_NEAR(part.est_time_us, d.split_us, 1e-9);
+      }
+    }
+  EXPECT_EQ(decided, 1);
+}
+
+TEST(PlanPricing, CompileTakesThePricersKernels) {
+  // Compile takes the kernels the plan's pricing built (named for their partitions, though
+  // priced under another id) instead of building them again, and they are the kernels a fresh
+  // build makes, byte for byte.
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  for (const char* m : {"bert", "mmoe"})
+    for (plan::Strategy s : {plan::Strategy::Souffle, plan::Strategy::Rules}) {
+      SCOPED_TRACE(std::string(m) + " " + plan::strategy_name(s));
+      auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+      plan::PlanOptions po;
+      po.strategy = s;
+      po.gpu = a100;
+      po.pricer = pricer;
+      plan::FusionPlan p = plan::plan(test::sample_model(m).program, po);
+      CompileOptions co;
+      co.archs = {};  // build and emit only
+      co.pricer = pricer;
+      CompileReport reused = compile_plan(p, co);
+      EXPECT_EQ(pricer->kernel_builds(), 0u);
+      EXPECT_EQ(pricer->kernel_hits(), p.kernels());
+      co.pricer = nullptr;
+      CompileReport fresh = compile_plan(p, co);
+      ASSERT_TRUE(reused.ok());
+      ASSERT_EQ(reused.kernels.size(), fresh.kernels.size());
+      for (size_t i = 0; i < fresh.kernels.size(); ++i) {
+        EXPECT_EQ(reused.kernels[i].name, fresh.kernels[i].name);
+        EXPECT_EQ(reused.kernels[i].partition, fresh.kernels[i].partition);
+        EXPECT_EQ(reused.kernels[i].cuda, fresh.kernels[i].cuda) << fresh.kernels[i].name;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace souffle

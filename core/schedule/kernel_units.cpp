@@ -75,9 +75,9 @@ KernelProgram fold_views(const te::TeProgram& prog,
     if (outputs.count(prog.ops[v]->output.get())) {
       kp.copy_why[v] = "a model output";
     } else if (!outside.empty()) {
-      std::string why = "read by kernel";
-      for (int k : outside) why += " " + std::to_string(k);
-      kp.copy_why[v] = why;
+      // Not which kernels: a partition's kernel must not depend on how the rest of the plan is
+      // cut, so that it can be built, priced and cached on its own.
+      kp.copy_why[v] = "read by another kernel";
     } else {
       kp.dropped[v] = true;
     }

@@ -18,7 +18,7 @@ struct KernelProgram {
   std::vector<bool> dropped;  ///< per op: a folded view no kernel computes
   /// Per op: the views folded into its body (names), for the stage's schedule text.
   std::vector<std::vector<std::string>> folds;
-  /// Per op: for a view that is still written, why ("a model output", "read by kernel 12").
+  /// Per op: for a view that is still written, why ("a model output", "read by another kernel").
   std::vector<std::string> copy_why;
 };
 

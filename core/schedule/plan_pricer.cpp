@@ -91,10 +91,20 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
 
 }  // namespace
 
+std::string PlanPricer::partition_key(const plan::FusionPlan& context,
+                                      const plan::Partition& p) const {
+  return content_key(context, p,
+                     [&](const te::Op& op) -> const std::string& { return content(op); });
+}
+
+void PlanPricer::set_build_observer(BuildObserver observer) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_observer = std::move(observer);
+}
+
 plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
                                        const plan::Partition& p) const {
-  const std::string key =
-      content_key(context, p, [&](const te::Op& op) -> const std::string& { return content(op); });
+  const std::string key = partition_key(context, p);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_cache.find(key);
@@ -122,6 +132,12 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
   try {
     const PlanBuild b = plan_build(context);
     loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
+    BuildObserver observer;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      observer = m_observer;
+    }
+    if (observer) observer(key, ks);
     out.co_resident = 0;
     for (const loop::Kernel& k : ks.kernels) {
       KernelPrice kp = price_kernel(k, spec, c, flops_of, b.options.cooperative_registers);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "core/gpu/calibration.h"
 #include "core/gpu/spec.h"
+#include "core/loop/stmt.h"
 #include "core/plan/plan.h"
 
 namespace souffle::schedule {
@@ -31,6 +33,13 @@ class PlanPricer : public plan::KernelPricer {
   /// Partitions built so far (cache misses) and prices served from the cache.
   size_t builds() const;
   size_t hits() const;
+  /// The content `p` of `context` is priced by: its cache key (see the class comment).
+  std::string partition_key(const plan::FusionPlan& context, const plan::Partition& p) const;
+  /// Called with a partition's key and kernels each time they are built for a price, so that a
+  /// session can keep them instead of building them again to show or compile them (one
+  /// observer; null removes it). Called on the pricing thread, outside the pricer's lock.
+  using BuildObserver = std::function<void(const std::string& key, const loop::KernelSet& kernels)>;
+  void set_build_observer(BuildObserver observer);
 
  private:
   /// The content of one TE, printed once per handle (the handle kept so the key stays valid).
@@ -46,6 +55,7 @@ class PlanPricer : public plan::KernelPricer {
   mutable std::map<std::string, plan::PartitionPrice> m_cache;
   mutable std::map<const te::ComputeOp*, Printed> m_printed;
   mutable size_t m_builds = 0, m_hits = 0;
+  BuildObserver m_observer;
 };
 
 /// The pricer a plan on `spec` at `precision` is priced with; `calibration_file` (empty: none)

@@ -30,6 +30,7 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
+#include <QToolTip>
 #include <QUndoView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
@@ -103,7 +104,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_loader, &ModelLoader::failed, this, &MainWindow::onFailed);
   connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
     setBusy(false);
-    statusBar()->showMessage(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
+    say(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
   });
   connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_planner, &PlanRunner::planned, this, &MainWindow::onPlanned);
@@ -349,7 +350,17 @@ void MainWindow::createStatusBar() {
   m_cancelButton->setText(tr("Cancel"));
   m_cancelButton->setToolTip(tr("Cancel loading (Esc)"));
   m_cancelButton->setAutoRaise(true);
-  connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoad);
+  connect(m_cancelButton, &QToolButton::clicked, this, [this] {
+    // Whatever runs: a compile, a profile, a load.
+    if (m_compiler && m_compiler->isBusy())
+      cancelCompile();
+    else if (m_profiler && m_profiler->isBusy())
+      m_profiler->cancel();
+    else
+      cancelLoad();
+  });
+  // A message too long for the bar is elided in the middle; a click shows all of it.
+  statusBar()->installEventFilter(this);
   statusBar()->addWidget(m_statusModel);
   for (QLabel* l : {m_statusNodes, m_statusTes, m_statusPlan, m_statusTime, m_statusLayout})
     statusBar()->addPermanentWidget(l);
@@ -437,7 +448,7 @@ void MainWindow::onFailed(const LoadError& error) {
   m_error->showError(error);
   m_errorDock->show();
   m_errorDock->raise();
-  statusBar()->showMessage(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
+  say(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
   emit loadFailed(error);
 }
 
@@ -529,6 +540,7 @@ void MainWindow::onTableSelection() {
 
 void MainWindow::createPlanToolBar() {
   QToolBar* bar = addToolBar(tr("Plan"));
+  m_planToolBar = bar;
   bar->setObjectName(QStringLiteral("planToolBar"));
   bar->setMovable(false);
   auto* sl = new QLabel(tr(" Strategy "), bar);
@@ -590,14 +602,45 @@ void MainWindow::startPlan() {
   plan::Strategy st = plan::Strategy::Souffle;
   for (plan::Strategy s : plan::all_strategies())
     if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_data, st, gpu(), m_editor->decisions(), m_plan);
-  if (m_compareDock->isVisible()) m_compare->setContext(m_data, gpu(), m_editor->decisions());
+  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan);
+  if (m_compareDock->isVisible() && !m_editor->hasProposal())
+    m_compare->setContext(m_data, gpu(), m_editor->decisions());
   setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
   updateStatus();
 }
 
 void MainWindow::onPlanned(PlanDataPtr plan) {
   if (!plan || plan->model != m_data) return;  // planned for a model no longer open
+  QString editMessage;
+  if (m_editor->hasProposal()) {
+    // A new edit was planned: refused, it changes nothing (no plan, no undo step); else it
+    // becomes a step named with the change in estimated time it brought.
+    QStringList refusals;
+    for (const plan::Edit& e : m_editor->proposedEdits())
+      for (const plan::RefusedEdit& r : plan->plan->refused)
+        if (r.edit == e)
+          refusals << tr("%1 — %2").arg(QString::fromStdString(plan::describe(r.edit)),
+                                        QString::fromStdString(r.reason));
+    if (!refusals.isEmpty()) {
+      m_editor->reject();
+      setBusy(false);
+      updateStatus();
+      showRefusal(refusals.join(QStringLiteral("; ")));
+      emit planned();
+      return;
+    }
+    QString text = m_editor->proposalText();
+    if (m_plan && m_plan->plan) {
+      const QString delta = estimateDelta(m_plan->plan->est_time_us, plan->plan->est_time_us);
+      text += QStringLiteral(" (%1)").arg(delta);
+      editMessage = tr("%1: est. %2 → %3 µs (%4)")
+                        .arg(m_editor->proposalText())
+                        .arg(m_plan->plan->est_time_us, 0, 'f', 1)
+                        .arg(plan->plan->est_time_us, 0, 'f', 1)
+                        .arg(delta);
+    }
+    m_editor->accept(text);
+  }
   m_plan = std::move(plan);
   m_partModel->setPlan(m_plan);
   m_properties->setPlan(m_plan);
@@ -623,19 +666,11 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
   updateStatus();
-  // The newest edit refused: say why (the Transformations panel lists every refused one).
-  const plan::RefusedEdit* newest = nullptr;
-  for (const plan::RefusedEdit& r : m_plan->plan->refused)
-    if (!m_editor->decisions().edits.empty() && r.edit == m_editor->decisions().edits.back())
-      newest = &r;
-  if (newest) {
-    statusBar()->showMessage(tr("Refused: %1 — %2")
-                                 .arg(QString::fromStdString(plan::describe(newest->edit)),
-                                      QString::fromStdString(newest->reason)),
-                             10000);
-  } else {
-    statusBar()->showMessage(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
-  }
+  if (!editMessage.isEmpty())
+    say(editMessage, 15000);
+  else
+    say(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
+  m_compiler->startCachedOnly(m_plan);  // kernels compiled before an edit keep their figures
   emit planned();
 }
 
@@ -669,12 +704,41 @@ void MainWindow::onPartitionSelection() {
   m_properties->showBox(g, boxes.front());
 }
 
+void MainWindow::say(const QString& text, int ms) {
+  m_message = text;
+  int room = statusBar()->width() - 40;
+  for (QWidget* w : statusBar()->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
+    if (w->isVisible() && w != statusBar()) room -= w->width();
+  room = std::max(room, 160);
+  const QString shown = statusBar()->fontMetrics().elidedText(text, Qt::ElideMiddle, room);
+  statusBar()->setToolTip(shown == text ? QString() : text);
+  statusBar()->showMessage(shown, ms);
+}
+
+void MainWindow::showRefusal(const QString& why) {
+  say(tr("Refused, nothing changed: %1").arg(why), 20000);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == statusBar() && event->type() == QEvent::MouseButtonRelease &&
+      !statusBar()->currentMessage().isEmpty() && !statusBar()->toolTip().isEmpty()) {
+    QMessageBox box(QMessageBox::Information, windowTitle(), m_message, QMessageBox::Ok, this);
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box.exec();
+    return true;
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
 void MainWindow::setBusy(bool busy, const QString& what) {
-  m_progress->setVisible(busy || m_planner->isBusy());
-  m_cancelButton->setVisible(busy && m_loader->isBusy());
+  const bool compiling = m_compiler && m_compiler->isBusy();
+  m_progress->setVisible(busy || m_planner->isBusy() || compiling);
+  if (!compiling) m_progress->setRange(0, 0);
+  m_cancelButton->setVisible((busy && m_loader->isBusy()) || compiling ||
+                             (m_profiler && m_profiler->isBusy()));
   m_cancelAction->setEnabled(m_loader->isBusy());
   if (busy && !what.isEmpty())
-    statusBar()->showMessage(what);
+    say(what);
   else if (!busy)
     statusBar()->clearMessage();
 }
@@ -827,7 +891,7 @@ void MainWindow::exportPng(const QString& given) {
   p.setRenderHint(QPainter::Antialiasing);
   scene->render(&p, QRectF(QPointF(), QSizeF(img.size())), r);
   p.end();
-  if (!img.save(path)) statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+  if (!img.save(path)) say(tr("Could not write %1").arg(path), 8000);
 }
 
 // ---- Editing decisions, projects, comparison and plan export --------------------------------
@@ -864,8 +928,10 @@ void MainWindow::createEditing() {
     if (visible && m_data) m_compare->setContext(m_data, gpu(), m_editor->decisions());
   });
 
-  // Every change of the decisions re-plans at once (off the GUI thread).
+  // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
+  // before it becomes a step.
   connect(m_editor, &DecisionEditor::changed, this, [this] { startPlan(); });
+  connect(m_editor, &DecisionEditor::proposed, this, [this] { startPlan(); });
 
   QMenu* edit = new QMenu(tr("&Edit"), menuBar());             // under the menu bar: listed in Help
   menuBar()->insertMenu(menuBar()->actions().value(1), edit);  // after File
@@ -902,11 +968,8 @@ void MainWindow::createEditing() {
     m_transforms->chooseForSelected(plan::Edit::Kind::Force, true);
   });
   edit->addSeparator();
-  QAction* clearEdits = edit->addAction(tr("&Discard all edits"), this, [this] {
-    if (!m_editor->decisions().edits.empty())
-      m_editor->undoStack()->push(
-          new DecisionsCommand(m_editor, m_editor->decisions(), {}, tr("discard all edits")));
-  });
+  QAction* clearEdits = edit->addAction(
+      tr("&Discard all edits"), this, [this] { m_editor->pushStep({}, tr("discard all edits")); });
   m_modelActions << merge << split << pin << force << forbid << heuristic << clearEdits;
 
   // File: projects and the plan export.
@@ -984,7 +1047,7 @@ void MainWindow::showError(const LoadError& error) {
   m_error->showError(error);
   m_errorDock->show();
   m_errorDock->raise();
-  statusBar()->showMessage(error.message(), 8000);
+  say(error.message(), 8000);
 }
 
 void MainWindow::openFile(const QString& path) {
@@ -1033,8 +1096,7 @@ QString MainWindow::selectedAnchor() const {
 void MainWindow::mergeSelected() {
   const std::vector<int> ks = selectedKernels();
   if (!m_plan || ks.size() < 2) {
-    statusBar()->showMessage(
-        tr("Select two or more kernels to merge (rows of the kernel table, or nodes of "
+    say(tr("Select two or more kernels to merge (rows of the kernel table, or nodes of "
            "different kernels with Ctrl+click)"),
         6000);
     return;
@@ -1055,7 +1117,7 @@ void MainWindow::mergeSelected() {
 void MainWindow::splitAtSelected() {
   const QString at = selectedAnchor();
   if (at.isEmpty()) {
-    statusBar()->showMessage(tr("Select a node in the graph to split at"), 6000);
+    say(tr("Select a node in the graph to split at"), 6000);
     return;
   }
   m_editor->push({{plan::Edit::Kind::Split, at.toStdString(), ""}}, tr("split before %1").arg(at));
@@ -1064,7 +1126,7 @@ void MainWindow::splitAtSelected() {
 void MainWindow::pinSelected() {
   const QString at = selectedAnchor();
   if (at.isEmpty()) {
-    statusBar()->showMessage(tr("Select a node in the graph to pin"), 6000);
+    say(tr("Select a node in the graph to pin"), 6000);
     return;
   }
   m_editor->push({{plan::Edit::Kind::Pin, at.toStdString(), ""}}, tr("pin %1").arg(at));
@@ -1084,10 +1146,10 @@ bool MainWindow::exportPlanJson(const QString& given) {
   QSaveFile f(path);
   if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
       !f.commit()) {
-    statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+    say(tr("Could not write %1").arg(path), 8000);
     return false;
   }
-  statusBar()->showMessage(tr("Exported the plan to %1").arg(QFileInfo(path).fileName()), 4000);
+  say(tr("Exported the plan to %1").arg(QFileInfo(path).fileName()), 4000);
   return true;
 }
 
@@ -1100,12 +1162,12 @@ bool MainWindow::exportBundle(const QString& given) {
   if (dir.isEmpty()) return false;
   std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
   const std::string model = m_lastPath.toStdString(), out = dir.toStdString();
-  statusBar()->showMessage(tr("Exporting the kernel bundle to %1…").arg(dir));
+  say(tr("Exporting the kernel bundle to %1…").arg(dir));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     const auto [ok, message] = watcher->result();
     watcher->deleteLater();
-    statusBar()->showMessage(message, ok ? 8000 : 0);
+    say(message, ok ? 8000 : 0);
     emit bundleExported(ok, message);
   });
   watcher->setFuture(QtConcurrent::run([plan, model, out]() -> std::pair<bool, QString> {
@@ -1146,12 +1208,12 @@ bool MainWindow::exportReport(const QString& given) {
   options.precision = plan->precision;
   options.edits = m_editor->decisions();
   const std::string model = m_lastPath.toStdString(), out = path.toStdString();
-  statusBar()->showMessage(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
+  say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     const auto [ok, message] = watcher->result();
     watcher->deleteLater();
-    statusBar()->showMessage(message, ok ? 8000 : 0);
+    say(message, ok ? 8000 : 0);
     emit reportExported(ok, message);
   });
   watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
@@ -1184,12 +1246,12 @@ bool MainWindow::exportWalkthrough(const QString& given) {
   options.strategy = plan->strategy;
   options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
   const std::string model = m_lastPath.toStdString(), out = path.toStdString();
-  statusBar()->showMessage(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
+  say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     const auto [ok, message] = watcher->result();
     watcher->deleteLater();
-    statusBar()->showMessage(message, ok ? 8000 : 0);
+    say(message, ok ? 8000 : 0);
     emit reportExported(ok, message);
   });
   watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
@@ -1265,11 +1327,11 @@ void MainWindow::createKernelViews() {
   m_cancelProfileAction->setEnabled(false);
   m_modelActions << m_profileEmuAction;
   connect(m_profiler, &ProfileRunner::progress, this,
-          [this](const QString& what) { statusBar()->showMessage(tr("Profiling: %1").arg(what)); });
+          [this](const QString& what) { say(tr("Profiling: %1").arg(what)); });
   connect(m_profiler, &ProfileRunner::finished, this, &MainWindow::onProfiled);
   connect(m_profiler, &ProfileRunner::cancelled, this, [this] {
     m_cancelProfileAction->setEnabled(false);
-    statusBar()->showMessage(tr("Profile cancelled"), 5000);
+    say(tr("Profile cancelled"), 5000);
   });
   kernels->addSeparator();
   kernels->addAction(m_codeDock->toggleViewAction());
@@ -1285,16 +1347,25 @@ void MainWindow::createKernelViews() {
     bar->addAction(m_cancelCompileAction);
     bar->addAction(m_profileAction);
   }
-  if (!gpu) statusBar()->showMessage(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
+  if (!gpu) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
 
-  connect(m_compiler, &CompileRunner::progress, this, [this](int done, int total) {
-    statusBar()->showMessage(tr("Compiling kernels with NVRTC… %1 of %2").arg(done).arg(total));
-  });
+  connect(m_compiler, &CompileRunner::progress, this,
+          [this](int done, int total, const QString& current) {
+            m_progress->setRange(0, std::max(1, total));
+            m_progress->setValue(done);
+            m_progress->setVisible(true);
+            say(current.isEmpty()
+                    ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
+                    : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
+                          .arg(current)
+                          .arg(done)
+                          .arg(total));
+          });
   connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
   connect(m_compiler, &CompileRunner::cancelled, this, [this] {
     m_cancelCompileAction->setEnabled(false);
     setBusy(false);
-    statusBar()->showMessage(tr("Compile cancelled"), 5000);
+    say(tr("Compile cancelled; the kernels compiled so far are kept for the next compile"), 8000);
     emit compiled();
   });
 
@@ -1353,9 +1424,12 @@ void MainWindow::compileKernels() {
   if (!m_plan) return;
   m_compiler->start(m_plan);
   m_cancelCompileAction->setEnabled(true);
-  setBusy(true,
-          tr("Compiling %1 kernels with NVRTC for sm_80 and sm_90…").arg(m_plan->plan->kernels()));
-  m_progress->setVisible(true);
+  const int n = static_cast<int>(m_plan->plan->partitions.size());
+  m_progress->setRange(0, n);
+  m_progress->setValue(0);
+  setBusy(true, tr("Compiling %1 kernel%2 with NVRTC for sm_80 and sm_90…")
+                    .arg(n)
+                    .arg(n == 1 ? QString() : QStringLiteral("s")));
 }
 
 void MainWindow::cancelCompile() {
@@ -1363,15 +1437,19 @@ void MainWindow::cancelCompile() {
 }
 
 void MainWindow::onCompiled(CompileDataPtr data) {
-  m_cancelCompileAction->setEnabled(false);
-  setBusy(false);
+  const bool quiet = data && data->cachedOnly;  // figures carried over a new plan, unasked
+  if (!quiet) {
+    m_cancelCompileAction->setEnabled(false);
+    setBusy(false);
+  }
   if (!data || data->plan != m_plan) {  // compiled a plan no longer on screen
-    emit compiled();
+    if (!quiet) emit compiled();
     return;
   }
   m_compile = data;
   m_partModel->setCompile(data);
   m_charts->setCompile(data);
+  if (quiet) return;
   m_chartsDock->show();
   // The first failure, with the NVRTC log and the kernel, in the problems panel.
   LoadError e;
@@ -1397,19 +1475,40 @@ void MainWindow::onCompiled(CompileDataPtr data) {
         break;
       }
   }
+  // The summary, where the user pressed the button and in the status bar.
+  int maxRegs = 0;
+  qint64 spills = 0;
+  for (const KernelCompile& k : data->kernels)
+    for (const ArchCompile& a : k.archs) {
+      maxRegs = std::max(maxRegs, a.registers);
+      spills += a.spillBytes;
+    }
+  QString summary =
+      data->failures > 0
+          ? tr("Compile: %1 of %2 compiles failed (Problems panel)")
+                .arg(data->failures)
+                .arg(data->kernels.size() * static_cast<size_t>(data->archs.size()))
+          : tr("Compiled %1 kernel%2 for %3 in %4 s: up to %5 registers, %6 spilled")
+                .arg(data->compiled + data->reused)
+                .arg(data->compiled + data->reused == 1 ? QString() : QStringLiteral("s"))
+                .arg(data->archs.join(QStringLiteral(" and ")))
+                .arg(data->ms / 1000, 0, 'f', 1)
+                .arg(maxRegs)
+                .arg(compactBytes(static_cast<double>(spills)));
+  if (data->reused > 0)
+    summary += tr(" (%1 compiled now, %2 unchanged since their last compile)")
+                   .arg(data->compiled)
+                   .arg(data->reused);
+  m_lastCompileSummary = summary;
   if (!e.reason.isEmpty()) {
     m_error->showError(e);
     m_errorDock->show();
     m_errorDock->raise();
-  } else {
-    statusBar()->showMessage(
-        tr("Compiled %1 kernel%2 for %3 in %4 s")
-            .arg(m_plan->plan->kernels())
-            .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-            .arg(data->archs.join(QStringLiteral(" and ")))
-            .arg(data->ms / 1000, 0, 'f', 1),
-        8000);
   }
+  say(summary, 15000);
+  if (QWidget* button = m_planToolBar ? m_planToolBar->widgetForAction(m_compileAction) : nullptr;
+      button && button->isVisible())
+    QToolTip::showText(button->mapToGlobal(QPoint(0, button->height())), summary, button);
   emit compiled();
 }
 
@@ -1437,9 +1536,9 @@ void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
 void MainWindow::startProfile(const QString& backend) {
   if (!m_plan) return;
   m_cancelProfileAction->setEnabled(true);
-  statusBar()->showMessage(tr("Profiling %1 kernels on the %2…")
-                               .arg(m_plan->plan->kernels())
-                               .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
+  say(tr("Profiling %1 kernels on the %2…")
+          .arg(m_plan->plan->kernels())
+          .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
   m_profiler->start(m_plan, backend);
 }
 
@@ -1468,12 +1567,12 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
   const QString measured = r.gpu_time()
                                ? tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
                                : tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
-  statusBar()->showMessage(tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
-                               .arg(r.kernels.size())
-                               .arg(data->label(), measured)
-                               .arg(r.est_total_us, 0, 'f', 1)
-                               .arg(r.verified ? tr(", outputs verified") : QString()),
-                           15000);
+  say(tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
+          .arg(r.kernels.size())
+          .arg(data->label(), measured)
+          .arg(r.est_total_us, 0, 'f', 1)
+          .arg(r.verified ? tr(", outputs verified") : QString()),
+      15000);
 }
 
 void MainWindow::createExplorerViews() {

@@ -22,6 +22,7 @@ class QProgressBar;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QTableView;
+class QToolBar;
 class QToolButton;
 
 namespace souffle::views {
@@ -97,6 +98,10 @@ class MainWindow : public QMainWindow {
   void setMeasurements(const std::vector<std::string>& reports);
   /// The last compile of the plan on screen (null before one, or after the plan changed).
   CompileDataPtr compileData() const { return m_compile; }
+  /// The summary of the last compile the user asked for.
+  QString lastCompileSummary() const { return m_lastCompileSummary; }
+  /// The status bar's message, whole (it may be shown elided).
+  QString message() const { return m_message; }
   QAction* compileAction() const { return m_compileAction; }
   QAction* profileAction() const { return m_profileAction; }
 
@@ -160,6 +165,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
   void changeEvent(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void createActions();
@@ -176,6 +182,10 @@ class MainWindow : public QMainWindow {
   void onTableSelection();
   void showCurrentGraph();
   void setBusy(bool busy, const QString& what = {});
+  /// A status-bar message, elided in the middle when long (a click on it shows all of it).
+  void say(const QString& text, int ms = 0);
+  /// A refused edit: nothing changed, and why.
+  void showRefusal(const QString& why);
   void updateStatus();
   void updateColors();
   void addRecent(const QString& path);
@@ -242,6 +252,9 @@ class MainWindow : public QMainWindow {
   bool m_codeSyncing = false;                         ///< a code line is selecting graph nodes
   QComboBox* m_strategyBox;
   QComboBox* m_gpuBox;
+  QToolBar* m_planToolBar = nullptr;
+  QString m_message;             ///< the status bar's message, whole
+  QString m_lastCompileSummary;  ///< what the last compile said
 
   QLabel* m_statusModel;
   QLabel* m_statusNodes;

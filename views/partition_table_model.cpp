@@ -2,6 +2,7 @@
 
 #include <QColor>
 #include <QGuiApplication>
+#include <cmath>
 
 #include "views/theme.h"
 
@@ -25,6 +26,17 @@ QString compactBytes(double v) {
     ++u;
   }
   return QString::number(v, 'f', u == 0 || v >= 100 ? 0 : 1) + QLatin1String(units[u]);
+}
+
+QString estimateDelta(double beforeUs, double afterUs) {
+  const double d = afterUs - beforeUs;
+  if (std::abs(d) < 0.05) return QObject::tr("no change in est. time");
+  const QString sign = d < 0 ? QStringLiteral("\u2212") : QStringLiteral("+");
+  QString out = sign + QString::number(std::abs(d), 'f', 1) + QStringLiteral(" µs");
+  if (beforeUs > 0)
+    out += QStringLiteral(", ") + sign + QString::number(std::abs(d) / beforeUs * 100, 'f', 1) +
+           QStringLiteral("%");
+  return out;
 }
 
 PartitionTableModel::PartitionTableModel(QObject* parent) : QAbstractTableModel(parent) {}

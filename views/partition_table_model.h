@@ -59,5 +59,7 @@ class PartitionTableModel : public QAbstractTableModel {
 /// "1.2 G", "340 M", "12 k" (base 1000, FLOPs) or "1.5 MiB" (bytes).
 QString compactCount(double v);
 QString compactBytes(double v);
+/// The change from `beforeUs` to `afterUs`: "−5.1 µs, −2.9%", "+0.4 µs, +0.2%", "no change".
+QString estimateDelta(double beforeUs, double afterUs);
 
 }  // namespace souffle::views

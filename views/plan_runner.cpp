@@ -7,7 +7,8 @@
 #include <cmath>
 #include <exception>
 
-#include "core/schedule/plan_pricer.h"
+#include "core/session/kernel_cache.h"
+#include "core/session/pipeline.h"
 
 namespace souffle::views {
 
@@ -97,13 +98,23 @@ PlanRunner::~PlanRunner() {
   m_watcher->waitForFinished();
 }
 
+plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gpu,
+                                      const plan::Decisions& decisions, gpu::Precision precision) {
+  PipelineOptions po;
+  po.strategy = strategy;
+  po.gpu = gpu::gpu_spec(gpu.toStdString());
+  po.precision = precision;
+  po.decisions = decisions;
+  // What the pricing builds stays in the session's kernel cache: the code panel and compile
+  // then build nothing for a planned partition.
+  shared_kernel_cache().attach(po.gpu, po.precision);
+  return plan_options(po);
+}
+
 PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu) {
   PlanOutcome out;
   try {
-    plan::PlanOptions o;
-    o.strategy = strategy;
-    o.gpu = gpu::gpu_spec(gpu.toStdString());
-    o.pricer = schedule::shared_pricer(o.gpu, o.precision);
+    const plan::PlanOptions o = options(strategy, gpu, {});
     auto p = std::make_shared<plan::FusionPlan>(plan::plan(model->model->program, o));
     out.data = buildPlanData(model, std::move(p));
   } catch (const UserError& e) {
@@ -123,14 +134,11 @@ void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QStrin
 }
 
 PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-                                const plan::Decisions& decisions, PlanDataPtr previous) {
+                                const plan::Decisions& decisions, PlanDataPtr previous,
+                                gpu::Precision precision) {
   PlanOutcome out;
   try {
-    plan::PlanOptions o;
-    o.strategy = strategy;
-    o.gpu = gpu::gpu_spec(gpu.toStdString());
-    o.decisions = decisions;
-    o.pricer = schedule::shared_pricer(o.gpu, o.precision);
+    const plan::PlanOptions o = options(strategy, gpu, decisions, precision);
     const bool reuse = previous && previous->model == model && previous->plan;
     auto p = std::make_shared<plan::FusionPlan>(reuse ? plan::replan(*previous->plan, o)
                                                       : plan::plan(model->model->program, o));
@@ -144,13 +152,14 @@ PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, con
 }
 
 void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-                       const plan::Decisions& decisions, PlanDataPtr previous) {
+                       const plan::Decisions& decisions, PlanDataPtr previous,
+                       gpu::Precision precision) {
   ++m_generation;
   m_busy = true;
   m_timer.start();
   m_watcher->setProperty("generation", m_generation);
   m_watcher->setFuture(QtConcurrent::run(&PlanRunner::runWith, std::move(model), strategy, gpu,
-                                         decisions, std::move(previous)));
+                                         decisions, std::move(previous), precision));
 }
 
 void PlanRunner::cancel() {

@@ -59,10 +59,17 @@ class PlanRunner : public QObject {
   /// Starts planning under the user's decisions; when `previous` planned the same model, it is
   /// re-planned (its transformed program and analysis reused when the options allow).
   void start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-             const plan::Decisions& decisions, PlanDataPtr previous = {});
+             const plan::Decisions& decisions, PlanDataPtr previous = {},
+             gpu::Precision precision = gpu::Precision::FP32);
   /// The synchronous body of a plan with decisions (refused ones are in plan->refused).
   static PlanOutcome runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-                             const plan::Decisions& decisions, PlanDataPtr previous);
+                             const plan::Decisions& decisions, PlanDataPtr previous,
+                             gpu::Precision precision = gpu::Precision::FP32);
+  /// The plan options every view plans with (the pipeline's, priced from built kernels whose
+  /// builds the session's kernel cache keeps). Throws UserError for an unknown GPU.
+  static plan::PlanOptions options(plan::Strategy strategy, const QString& gpu,
+                                   const plan::Decisions& decisions,
+                                   gpu::Precision precision = gpu::Precision::FP32);
 
  signals:
   void planned(souffle::views::PlanDataPtr data);

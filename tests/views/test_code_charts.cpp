@@ -23,9 +23,9 @@
 #include "core/gpu/nvrtc.h"
 #include "core/session/kernel_cache.h"
 #include "views/charts_panel.h"
-#include "views/edit_commands.h"
 #include "views/code_highlighter.h"
 #include "views/code_panel.h"
+#include "views/edit_commands.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
 #include "views/panels.h"
@@ -356,7 +356,8 @@ void TestCodeCharts::kernelsAreBuiltOnDemandAndSurviveAnEdit() {
   }
   QVERIFY(pick >= 0);
   w.decisionEditor()->push(
-      {{plan::Edit::Kind::Merge, p.program.ops[size_t(p.partitions[size_t(pick)].tes.front())]->name,
+      {{plan::Edit::Kind::Merge,
+        p.program.ops[size_t(p.partitions[size_t(pick)].tes.front())]->name,
         p.program.ops[size_t(p.partitions[size_t(pick + 1)].tes.front())]->name}},
       QStringLiteral("merge"));
   QTRY_VERIFY_WITH_TIMEOUT(w.planData() != before && !w.isPlanning(), 60000);

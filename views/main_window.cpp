@@ -40,6 +40,7 @@
 #include "core/session/bundle.h"
 #include "core/session/plan_json.h"
 #include "core/session/profile.h"
+#include "core/support/error.h"
 #include "views/charts_panel.h"
 #include "views/cluster_items.h"
 #include "views/code_panel.h"
@@ -52,6 +53,7 @@
 #include "views/project_controller.h"
 #include "views/step_through.h"
 #include "views/strategy_table_model.h"
+#include "views/table_model.h"
 #include "views/theme.h"
 #include "views/transforms_panel.h"
 
@@ -108,6 +110,20 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_planner, &PlanRunner::planned, this, &MainWindow::onPlanned);
+  connect(m_planner, &PlanRunner::progress, this, [this](const QString& what) { say(what); });
+  connect(m_planner, &PlanRunner::cancelled, this, [this] {
+    if (m_editor->hasProposal()) m_editor->reject();
+    if (m_plan) {
+      // The selectors show the plan that stays on screen.
+      const QSignalBlocker bs(m_strategyBox), bg(m_gpuBox), bp(m_precisionBox);
+      m_strategyBox->setCurrentText(m_plan->strategy);
+      m_gpuBox->setCurrentText(m_plan->gpu);
+      m_precisionBox->setCurrentText(QLatin1String(gpu::precision_name(m_plan->plan->precision)));
+    }
+    setBusy(false);
+    updateStatus();
+    say(tr("Planning cancelled: the plan on screen stays"), 8000);
+  });
   connect(m_planner, &PlanRunner::failed, this, [this](const QString& reason) {
     setBusy(false);
     LoadError e;
@@ -203,7 +219,7 @@ void MainWindow::createDocks() {
   m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_partTable->horizontalHeader()->setStretchLastSection(true);
   const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 10, 6, 9, 7};
+  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 7, 10, 6, 9, 7};
   for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
     m_partTable->setColumnWidth(c, widths[c] * digit + 12);
   m_partTable->setWordWrap(false);
@@ -246,7 +262,8 @@ void MainWindow::createActions() {
   QAction* png = file->addAction(tr("Export graph as &PNG…"), this, [this] { exportPng(); });
   png->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
   file->addSeparator();
-  m_cancelAction = file->addAction(tr("Cancel &loading"), this, &MainWindow::cancelLoad);
+  m_cancelAction =
+      file->addAction(tr("Cancel (loading, planning, compiling)"), this, &MainWindow::cancelLoad);
   m_cancelAction->setShortcut(QKeySequence(Qt::Key_Escape));
   m_cancelAction->setEnabled(false);
   file->addSeparator();
@@ -286,6 +303,19 @@ void MainWindow::createActions() {
   minimap->setChecked(true);
   minimap->setShortcut(QKeySequence(tr("Ctrl+M")));
   connect(minimap, &QAction::toggled, m_graph, &GraphPanel::setMinimapVisible);
+  QMenu* colour = view->addMenu(tr("&Colour boxes by"));
+  auto* colourGroup = new QActionGroup(this);
+  int colourKey = 0;
+  for (HeatMetric m : heatMetrics()) {
+    QAction* a = colour->addAction(heatMetricName(m));
+    a->setCheckable(true);
+    a->setChecked(m == HeatMetric::None);
+    a->setData(static_cast<int>(m));
+    a->setShortcut(QKeySequence(QStringLiteral("Alt+Shift+%1").arg(colourKey++)));
+    colourGroup->addAction(a);
+    m_colorActions << a;
+    connect(a, &QAction::triggered, this, [this, m] { setHeatMetric(m); });
+  }
   m_modelActions << find << findNext << findPrev << findTe << fit << zin << zout << zreset
                  << m_teLevelAction;
   view->addSeparator();
@@ -348,7 +378,7 @@ void MainWindow::createStatusBar() {
   m_progress->setTextVisible(false);
   m_cancelButton = new QToolButton(this);
   m_cancelButton->setText(tr("Cancel"));
-  m_cancelButton->setToolTip(tr("Cancel loading (Esc)"));
+  m_cancelButton->setToolTip(tr("Cancel what runs: loading, planning, compiling (Esc)"));
   m_cancelButton->setAutoRaise(true);
   connect(m_cancelButton, &QToolButton::clicked, this, [this] {
     // Whatever runs: a compile, a profile, a load.
@@ -356,8 +386,10 @@ void MainWindow::createStatusBar() {
       cancelCompile();
     else if (m_profiler && m_profiler->isBusy())
       m_profiler->cancel();
-    else
+    else if (m_loader->isBusy())
       cancelLoad();
+    else
+      m_planner->cancel();
   });
   // A message too long for the bar is elided in the middle; a click shows all of it.
   statusBar()->installEventFilter(this);
@@ -396,7 +428,13 @@ void MainWindow::reload() {
 }
 
 void MainWindow::cancelLoad() {
-  m_loader->cancel();
+  // Esc: whatever long work runs.
+  if (m_loader->isBusy())
+    m_loader->cancel();
+  else if (m_compiler && m_compiler->isBusy())
+    cancelCompile();
+  else if (m_planner->isBusy())
+    m_planner->cancel();
   setBusy(false);
 }
 
@@ -545,10 +583,10 @@ void MainWindow::createPlanToolBar() {
   bar->setMovable(false);
   auto* sl = new QLabel(tr(" Strategy "), bar);
   m_strategyBox = new QComboBox(bar);
-  for (plan::Strategy st : plan::all_strategies())
+  for (plan::Strategy st : plan::every_strategy())
     m_strategyBox->addItem(QString::fromLatin1(plan::strategy_name(st)));
   m_strategyBox->setCurrentText(QStringLiteral("souffle"));
-  m_strategyBox->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+3)"));
+  m_strategyBox->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+4)"));
   auto* gl = new QLabel(tr("  GPU "), bar);
   m_gpuBox = new QComboBox(bar);
   for (const gpu::GpuSpec& g : gpu::builtin_gpu_specs())
@@ -556,16 +594,37 @@ void MainWindow::createPlanToolBar() {
   const int a100 = m_gpuBox->findText(QStringLiteral("A100"), Qt::MatchStartsWith);
   if (a100 >= 0) m_gpuBox->setCurrentIndex(a100);
   m_gpuBox->setToolTip(tr("GPU whose specification the cost model uses"));
+  auto* pl = new QLabel(tr("  Precision "), bar);
+  m_precisionBox = new QComboBox(bar);
+  for (gpu::Precision p :
+       {gpu::Precision::FP32, gpu::Precision::TF32, gpu::Precision::FP16, gpu::Precision::BF16})
+    m_precisionBox->addItem(QString::fromLatin1(gpu::precision_name(p)));
+  m_precisionBox->setToolTip(
+      tr("Compute type of the GEMM-like kernels (tf32/fp16/bf16: tensor cores): the plan, its "
+         "prices, the code, compile and the step-through use it; a project saves it"));
+  auto* cl = new QLabel(tr("  Colour by "), bar);
+  m_colorBox = new QComboBox(bar);
+  for (HeatMetric m : heatMetrics()) m_colorBox->addItem(heatMetricName(m), static_cast<int>(m));
+  m_colorBox->setToolTip(
+      tr("Colour the boxes by op type, or as a heat map of a metric (with a legend)"));
   bar->addWidget(sl);
   bar->addWidget(m_strategyBox);
   bar->addWidget(gl);
   bar->addWidget(m_gpuBox);
+  bar->addWidget(pl);
+  bar->addWidget(m_precisionBox);
+  bar->addWidget(cl);
+  bar->addWidget(m_colorBox);
+  connect(m_colorBox, &QComboBox::currentIndexChanged, this, [this](int i) {
+    setHeatMetric(static_cast<HeatMetric>(m_colorBox->itemData(i).toInt()));
+  });
   connect(m_strategyBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   connect(m_gpuBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
+  connect(m_precisionBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
   int key = 1;
-  for (plan::Strategy st : plan::all_strategies()) {
+  for (plan::Strategy st : plan::every_strategy()) {
     const QString name = QString::fromLatin1(plan::strategy_name(st));
     QAction* a = planMenu->addAction(tr("Strategy: %1").arg(name), this,
                                      [this, name] { setStrategy(name); });
@@ -600,11 +659,9 @@ void MainWindow::setGpu(const QString& gpu) {
 void MainWindow::startPlan() {
   if (!m_data) return;
   plan::Strategy st = plan::Strategy::Souffle;
-  for (plan::Strategy s : plan::all_strategies())
+  for (plan::Strategy s : plan::every_strategy())
     if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan);
-  if (m_compareDock->isVisible() && !m_editor->hasProposal())
-    m_compare->setContext(m_data, gpu(), m_editor->decisions());
+  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan, precisionValue());
   setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
   updateStatus();
 }
@@ -663,6 +720,12 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
       m_measurements.erase(it);  // a stored entry this build cannot read is dropped
     }
   }
+  refreshCompare();
+  if (m_external) {  // an imported profile follows the plan (kernel numbers, nodes)
+    m_external = mapExternalProfile(m_plan, m_external->profile);
+    m_importedPanel->setData(m_external);
+    m_partModel->setImported(m_external);
+  }
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
   updateStatus();
@@ -674,6 +737,24 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   emit planned();
 }
 
+void MainWindow::refreshCompare() {
+  if (m_data && m_compareDock->isVisible())
+    m_compare->setContext(m_data, gpu(), m_editor->decisions(), strategy(), precisionValue());
+}
+
+QString MainWindow::precision() const {
+  return m_precisionBox->currentText();
+}
+
+gpu::Precision MainWindow::precisionValue() const {
+  return gpu::parse_precision(precision().toStdString());
+}
+
+void MainWindow::setPrecision(const QString& precision) {
+  const int i = m_precisionBox->findText(precision.toLower());
+  if (i >= 0) m_precisionBox->setCurrentIndex(i);  // re-plans through currentTextChanged
+}
+
 void MainWindow::applyPlanToScene() {
   GraphScene* scene = m_graph->scene();
   const SceneGraph* g = scene->graph();
@@ -683,10 +764,83 @@ void MainWindow::applyPlanToScene() {
   }
   // Kernel ids (not partition indices) are what the badges and palette show.
   std::vector<std::vector<int>> ids = m_graph->shownKernels(m_plan->kernelsOf(g->teLevel));
-  scene->setClusterLabels(clusterLabels(*m_plan->plan));
+  std::vector<QString> names;
+  QHash<int, quint32> keys;
+  for (size_t i = 0; i < m_plan->identities.size(); ++i) {
+    names.push_back(m_plan->identities[i].shortName);
+    keys.insert(m_plan->plan->partitions[i].id, m_plan->identities[i].colorKey);
+  }
+  scene->setClusterLabels(clusterLabels(*m_plan->plan, names));
+  scene->setKernelColorKeys(std::move(keys));
   for (auto& ks : ids)
     for (int& k : ks) k = m_plan->plan->partitions[k].id;
   scene->setKernels(std::move(ids));
+  refreshHeat();
+}
+
+bool MainWindow::importProfile(const QString& given) {
+  if (!m_plan) return false;
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getOpenFileName(
+        this, tr("Import a profile"), QFileInfo(m_lastPath).absolutePath(),
+        tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
+           "PyTorch profiler trace (*.json);;All files (*)"));
+  if (path.isEmpty()) return false;
+  std::shared_ptr<const ExternalProfile> profile;
+  try {
+    profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
+  } catch (const UserError& e) {
+    LoadError err;
+    err.file = QString::fromStdString(e.file());
+    err.node = QString::fromStdString(e.node());
+    err.reason = tr("cannot import the profile: %1").arg(QString::fromStdString(e.reason()));
+    showError(err);
+    return false;
+  }
+  m_external = mapExternalProfile(m_plan, profile);
+  m_importedPanel->setData(m_external);
+  m_partModel->setImported(m_external);
+  m_importedDock->show();
+  m_importedDock->raise();
+  setHeatMetric(HeatMetric::MeasuredTime);
+  say(m_importedPanel->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),
+      15000);
+  return true;
+}
+
+void MainWindow::setHeatMetric(HeatMetric metric) {
+  m_heatMetric = metric;
+  const int i = m_colorBox->findData(static_cast<int>(metric));
+  if (i >= 0 && m_colorBox->currentIndex() != i) m_colorBox->setCurrentIndex(i);
+  for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
+  refreshHeat();
+}
+
+MeasuredTimes MainWindow::measuredTimes() const {
+  MeasuredTimes m;
+  if (m_external && m_external->plan == m_plan) {
+    m.nodeUs = m_external->nodeUs;
+    m.partitionUs = m_external->partitionUs;
+    m.source = m_external->source;
+    m.gpu = true;
+  } else if (m_profile && m_profile->plan == m_plan) {
+    m.partitionUs = m_profile->partitionUs;
+    m.source = m_profile->label();
+    m.gpu = m_profile->gpuTime();
+  }
+  return m;
+}
+
+void MainWindow::refreshHeat() {
+  const SceneGraph* g = m_graph->scene()->graph();
+  if (!g || !m_plan || m_plan->model != m_data || m_heatMetric == HeatMetric::None) {
+    m_graph->setHeatMap({});
+    return;
+  }
+  m_graph->setHeatMap(computeHeat(m_heatMetric, *g,
+                                  m_graph->shownKernels(m_plan->kernelsOf(g->teLevel)), *m_plan,
+                                  measuredTimes()));
 }
 
 void MainWindow::onPartitionSelection() {
@@ -734,9 +888,9 @@ void MainWindow::setBusy(bool busy, const QString& what) {
   const bool compiling = m_compiler && m_compiler->isBusy();
   m_progress->setVisible(busy || m_planner->isBusy() || compiling);
   if (!compiling) m_progress->setRange(0, 0);
-  m_cancelButton->setVisible((busy && m_loader->isBusy()) || compiling ||
+  m_cancelButton->setVisible((busy && m_loader->isBusy()) || compiling || m_planner->isBusy() ||
                              (m_profiler && m_profiler->isBusy()));
-  m_cancelAction->setEnabled(m_loader->isBusy());
+  m_cancelAction->setEnabled(m_loader->isBusy() || m_planner->isBusy() || compiling);
   if (busy && !what.isEmpty())
     say(what);
   else if (!busy)
@@ -759,11 +913,12 @@ void MainWindow::updateStatus() {
   if (isPlanning())
     m_statusPlan->setText(tr("%1 · %2 · planning…").arg(strategy(), gpu()));
   else if (m_plan)
-    m_statusPlan->setText(tr("<b>%1</b> · %2 · <b>%3 kernel%4</b> · est. %5 µs")
+    m_statusPlan->setText(tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs")
                               .arg(m_plan->strategy, m_plan->gpu)
                               .arg(m_plan->plan->kernels())
                               .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-                              .arg(m_plan->plan->est_time_us, 0, 'f', 1));
+                              .arg(m_plan->plan->est_time_us, 0, 'f', 1)
+                              .arg(QLatin1String(gpu::precision_name(m_plan->plan->precision))));
   else
     m_statusPlan->clear();
 }
@@ -872,7 +1027,7 @@ void MainWindow::exportSvg(const QString& given) {
   gen.setViewBox(QRectF(QPointF(), r.size()));
   gen.setTitle(windowTitle());
   QPainter p(&gen);
-  scene->render(&p, QRectF(QPointF(), r.size()), r);
+  m_graph->renderExport(p, QRectF(QPointF(), r.size()));
 }
 
 void MainWindow::exportPng(const QString& given) {
@@ -889,7 +1044,7 @@ void MainWindow::exportPng(const QString& given) {
   img.fill(m_graph->scene()->colors().background);
   QPainter p(&img);
   p.setRenderHint(QPainter::Antialiasing);
-  scene->render(&p, QRectF(QPointF(), QSizeF(img.size())), r);
+  m_graph->renderExport(p, QRectF(QPointF(), QSizeF(img.size())));
   p.end();
   if (!img.save(path)) say(tr("Could not write %1").arg(path), 8000);
 }
@@ -925,7 +1080,7 @@ void MainWindow::createEditing() {
   tabifyDockWidget(m_partDock, m_compareDock);
   m_partDock->raise();
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    if (visible && m_data) m_compare->setContext(m_data, gpu(), m_editor->decisions());
+    if (visible) refreshCompare();
   });
 
   // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
@@ -1022,6 +1177,14 @@ void MainWindow::createEditing() {
   for (QAction* a : {merge, split, pin}) bar->addAction(a);
   m_partTable->setContextMenuPolicy(Qt::ActionsContextMenu);
   m_partTable->addActions({merge, split, pin});
+  auto* sep = new QAction(this);
+  sep->setSeparator(true);
+  m_partTable->addAction(sep);
+  QAction* kernelsCsv = addCsvExport(m_partTable, tr("kernels"));
+  exportMenu->addAction(kernelsCsv);
+  kernelsCsv->setText(tr("&Kernel table as CSV…"));
+  addCsvExport(m_nodeTable, tr("nodes"));
+  addCsvExport(m_compare->table(), tr("comparison"));
   GraphView* view = m_graph->view();
   view->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(view, &QWidget::customContextMenuRequested, this,
@@ -1286,6 +1449,15 @@ void MainWindow::createKernelViews() {
   addDockWidget(Qt::RightDockWidgetArea, m_chartsDock);
   splitDockWidget(m_propertiesDock, m_chartsDock, Qt::Vertical);
 
+  m_importedPanel = new ImportedProfilePanel(this);
+  m_importedDock = new QDockWidget(tr("Imported profile"), this);
+  m_importedDock->setObjectName(QStringLiteral("importedProfileDock"));
+  m_importedDock->setWidget(m_importedPanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_importedDock);
+  tabifyDockWidget(m_partDock, m_importedDock);
+  m_partDock->raise();
+  m_importedDock->hide();
+
   m_compiler = new CompileRunner(this);
   m_profiler = new ProfileRunner(this);
   ProfileOptions gpuOptions;
@@ -1333,8 +1505,15 @@ void MainWindow::createKernelViews() {
     m_cancelProfileAction->setEnabled(false);
     say(tr("Profile cancelled"), 5000);
   });
+  QAction* import = kernels->addAction(tr("&Import a profile…"), this, [this] { importProfile(); });
+  import->setShortcut(QKeySequence(tr("Ctrl+I")));
+  import->setStatusTip(
+      tr("Measured times from another tool on the graph: a CSV of name and time, "
+         "Nsight Compute's CSV export, or a PyTorch profiler trace"));
+  m_modelActions << import;
   kernels->addSeparator();
   kernels->addAction(m_codeDock->toggleViewAction());
+  kernels->addAction(m_importedDock->toggleViewAction());
   kernels->addAction(m_chartsDock->toggleViewAction());
   m_codeDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+C")));
   m_chartsDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+G")));
@@ -1590,6 +1769,7 @@ void MainWindow::createExplorerViews() {
   const int widths[] = {10, 8, 10, 9, 10, 11, 10};
   for (int c = 0; c < StrategyTableModel::ColumnCount; ++c)
     m_strategyTable->setColumnWidth(c, widths[c] * digit + 12);
+  addCsvExport(m_strategyTable, tr("strategies"));
   m_strategyDock = new QDockWidget(tr("Strategies"), this);
   m_strategyDock->setObjectName(QStringLiteral("strategiesDock"));
   m_strategyDock->setWidget(m_strategyTable);
@@ -1669,10 +1849,11 @@ void MainWindow::refreshExplorerViews() {
   }
   m_strategyModel->setCurrentStrategy(strategy());
   // Only what is on screen is planned: three plans of a big model are not free.
-  const QString key = QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu();
+  const QString key =
+      QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu() + precision();
   if (m_strategyDock->isVisible() && key != m_strategyKey) {
     m_strategyKey = key;
-    m_strategyModel->start(m_data, gpu());
+    m_strategyModel->start(m_data, gpu(), precisionValue());
   }
   const QString path = QString::fromStdString(m_data->model->path);
   if (m_stepsDock->isVisible() &&

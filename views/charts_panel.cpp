@@ -51,12 +51,12 @@ QChart* freshChart(QChartView* view) {
   return c;
 }
 
-std::vector<StrategyTotals> planTotals(ModelDataPtr model, QString gpu) {
+std::vector<StrategyTotals> planTotals(ModelDataPtr model, QString gpu, gpu::Precision precision) {
   std::vector<StrategyTotals> out;
-  for (plan::Strategy s : plan::all_strategies()) {
+  for (plan::Strategy s : plan::every_strategy()) {
     StrategyTotals t;
     t.strategy = QString::fromLatin1(plan::strategy_name(s));
-    const PlanOutcome o = PlanRunner::run(model, s, gpu);
+    const PlanOutcome o = PlanRunner::run(model, s, gpu, precision);
     if (o.ok()) {
       t.ok = true;
       t.kernels = static_cast<int>(o.data->plan->kernels());
@@ -114,6 +114,7 @@ ChartsPanel::ChartsPanel(QWidget* parent)
   m_tabs->addTab(strategies, tr("Strategies"));
   m_tabs->addTab(resources, tr("Resources"));
   layout->addWidget(m_tabs);
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this] { startTotals(); });
   m_measuredNote = tr("no GPU");
   connect(m_totalsWatcher, &QFutureWatcher<std::vector<StrategyTotals>>::finished, this, [this] {
     if (m_totalsWatcher->property("generation").toULongLong() != m_generation) return;
@@ -144,20 +145,34 @@ QChartView* ChartsPanel::view(Tab tab) const {
 }
 
 void ChartsPanel::setPlan(PlanDataPtr plan) {
-  const bool sameModel = plan && m_plan && plan->model == m_plan->model && plan->gpu == m_plan->gpu;
+  const bool sameModel = plan && m_plan && plan->model == m_plan->model &&
+                         plan->gpu == m_plan->gpu &&
+                         plan->plan->precision == m_plan->plan->precision;
   m_plan = std::move(plan);
   m_current = -1;
   if (m_compile && m_compile->plan != m_plan) m_compile.reset();
   if (m_profile && m_profile->plan != m_plan) m_profile.reset();
-  if (!sameModel || !strategiesReady()) {
+  if (!sameModel) {
     m_totals.clear();
     ++m_generation;
-    if (m_plan) {
-      m_totalsWatcher->setProperty("generation", m_generation);
-      m_totalsWatcher->setFuture(QtConcurrent::run(&planTotals, m_plan->model, m_plan->gpu));
-    }
+    m_totalsStarted = false;
   }
+  startTotals();
   rebuildAll();
+}
+
+void ChartsPanel::startTotals() {
+  // Every strategy planned is not free on a big model: only once the chart is looked at.
+  if (!m_plan || m_totalsStarted || m_tabs->currentIndex() != StrategiesTab || !isVisible()) return;
+  m_totalsStarted = true;
+  m_totalsWatcher->setProperty("generation", m_generation);
+  m_totalsWatcher->setFuture(
+      QtConcurrent::run(&planTotals, m_plan->model, m_plan->gpu, m_plan->plan->precision));
+}
+
+void ChartsPanel::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  startTotals();
 }
 
 void ChartsPanel::setCompile(CompileDataPtr data) {
@@ -203,7 +218,7 @@ void ChartsPanel::setMeasuredNote(const QString& note) {
 }
 
 bool ChartsPanel::strategiesReady() const {
-  return m_totals.size() == plan::all_strategies().size();
+  return m_totals.size() == plan::every_strategy().size();
 }
 
 int ChartsPanel::pointCount() const {

@@ -65,9 +65,12 @@ class ChartsPanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   void rebuildAll();
+  /// Plans every strategy for the totals when the strategies chart is shown and they are stale.
+  void startTotals();
   void rebuildTime();
   void rebuildRoofline();
   void rebuildStrategies();
@@ -85,6 +88,7 @@ class ChartsPanel : public QWidget {
   QString m_measuredNote;
   int m_timeBars = 0;
   quint64 m_generation = 0;
+  bool m_totalsStarted = false;
 
   std::vector<StrategyTotals> m_totals;
   QFutureWatcher<std::vector<StrategyTotals>>* m_totalsWatcher;

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "views/graph_scene.h"
-#include "views/plan_runner.h"
+#include "views/kernel_identity.h"
 
 namespace souffle::views {
 
@@ -81,17 +81,26 @@ std::vector<ClusterShape> computeClusters(const std::vector<QRectF>& rects,
     for (auto& [root, members] : groups) {
       ClusterShape s;
       s.kernel = kernel;
-      QPainterPath path;
-      path.setFillRule(Qt::WindingFill);
       for (int m : members) {
-        path.addRoundedRect(padded[m], 6, 6);
+        s.rects.push_back(padded[m]);
         s.boxes.push_back(boxes[m]);
+        s.bounds |= padded[m];
       }
       for (auto [a, b] : bridged)
-        if (findRoot(parent, a) == root) path.addRect(bridge(padded[a], padded[b]));
-      // One contour instead of overlapping rectangles: the outline is drawn once.
-      s.outline = members.size() == 1 ? path : path.simplified();
-      s.bounds = s.outline.boundingRect();
+        if (findRoot(parent, a) == root) s.rects.push_back(bridge(padded[a], padded[b]));
+      if (members.size() <= kMaxOutlineBoxes) {
+        QPainterPath path;
+        path.setFillRule(Qt::WindingFill);
+        for (size_t r = 0; r < s.rects.size(); ++r) {
+          if (r < members.size())
+            path.addRoundedRect(s.rects[r], 6, 6);
+          else
+            path.addRect(s.rects[r]);
+        }
+        // One contour instead of overlapping rectangles: the outline is drawn once.
+        s.outline = members.size() == 1 ? path : path.simplified();
+        s.bounds = s.outline.boundingRect();
+      }
       if (out.size() == first || s.boxes.size() > out[largest].boxes.size()) largest = out.size();
       out.push_back(std::move(s));
     }
@@ -100,12 +109,24 @@ std::vector<ClusterShape> computeClusters(const std::vector<QRectF>& rects,
   return out;
 }
 
-QHash<int, QString> clusterLabels(const plan::FusionPlan& plan) {
+bool ClusterShape::contains(const QPointF& p) const {
+  if (!bounds.contains(p)) return false;
+  if (!outline.isEmpty()) return outline.contains(p);
+  return std::any_of(rects.begin(), rects.end(), [&](const QRectF& r) { return r.contains(p); });
+}
+
+QHash<int, QString> clusterLabels(const plan::FusionPlan& plan,
+                                  const std::vector<QString>& shortNames) {
   QHash<int, QString> labels;
-  for (const plan::Partition& p : plan.partitions) {
+  for (size_t i = 0; i < plan.partitions.size(); ++i) {
+    const plan::Partition& p = plan.partitions[i];
     const int stages = static_cast<int>(p.stages.size());
-    labels.insert(p.id, QStringLiteral("K%1 · %2 stage%3 · %4 sync%5")
+    const QString name = i < shortNames.size() && !shortNames[i].isEmpty()
+                             ? QStringLiteral(" · ") + shortNames[i]
+                             : QString();
+    labels.insert(p.id, QStringLiteral("K%1%2 · %3 stage%4 · %5 sync%6")
                             .arg(p.id)
+                            .arg(name)
                             .arg(stages)
                             .arg(stages == 1 ? "" : "s")
                             .arg(p.grid_syncs)
@@ -120,6 +141,7 @@ ClusterItem::ClusterItem(GraphScene* scene, ClusterShape shape, QString label)
   setZValue(-1);
   setAcceptedMouseButtons(Qt::NoButton);
   setAcceptHoverEvents(false);
+  setFlag(ItemUsesExtendedStyleOption);  // exposedRect: paint only the rectangles in view
   if (!m_shape.primary) m_label = QStringLiteral("K%1").arg(m_shape.kernel);
   QFontMetricsF fm(labelFont());
   const QSizeF ls(fm.horizontalAdvance(m_label) + 10, fm.height() + 2);
@@ -130,20 +152,44 @@ ClusterItem::ClusterItem(GraphScene* scene, ClusterShape shape, QString label)
   setToolTip(m_label);
 }
 
+QPainterPath ClusterItem::shape() const {
+  if (!m_shape.outline.isEmpty()) return m_shape.outline;
+  QPainterPath path;
+  path.setFillRule(Qt::WindingFill);
+  for (const QRectF& r : m_shape.rects) path.addRect(r);
+  return path;
+}
+
 void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   const GraphColors& c = m_scene->colors();
   const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-  const QColor base = kernelColor(m_shape.kernel, c.dark);
-  QColor fill = base;
-  fill.setAlphaF(c.dark ? 0.30 : 0.38);
+  // In a heat map the boxes carry the colour; the kernels are neutral areas.
+  const QColor base = m_scene->heatShown()
+                          ? (c.dark ? QColor(0x3a, 0x3d, 0x42) : QColor(0xd4, 0xd7, 0xdc))
+                          : m_scene->kernelFill(m_shape.kernel);
+  // Opaque (the base blended over the background): overlapping rectangles do not darken.
+  const double alpha = c.dark ? 0.30 : 0.38;
+  const QColor fill =
+      QColor::fromRgbF(float(base.redF() * alpha + c.background.redF() * (1 - alpha)),
+                       float(base.greenF() * alpha + c.background.greenF() * (1 - alpha)),
+                       float(base.blueF() * alpha + c.background.blueF() * (1 - alpha)));
   const QColor line = c.dark ? base.lighter(150) : base.darker(150);
-  painter->setRenderHint(QPainter::Antialiasing, lod >= 0.2);
-  QPen pen(line, 1.4);
-  if (lod < 0.2) pen.setCosmetic(true);
-  painter->setPen(pen);
-  painter->setBrush(fill);
-  painter->drawPath(m_shape.outline);
+  if (m_shape.outline.isEmpty() || lod < 0.2) {
+    // Far away, or a kernel of many boxes: its rectangles, filled, without an outline.
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(fill);
+    const QRectF visible = option->exposedRect.isValid() ? option->exposedRect : m_bounds;
+    for (const QRectF& r : m_shape.rects)
+      if (r.intersects(visible)) painter->drawRect(r);
+  } else {
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    painter->setPen(QPen(line, 1.4));
+    painter->setBrush(fill);
+    painter->drawPath(m_shape.outline);
+  }
   if (lod < 0.35) return;
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  painter->setPen(QPen(line, 1));
   painter->setBrush(c.dark ? base.darker(120) : base.lighter(104));
   painter->drawRoundedRect(m_labelRect, 3, 3);
   painter->setFont(labelFont());

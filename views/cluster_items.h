@@ -17,12 +17,21 @@ class GraphScene;
 
 /// One outline: a group of boxes of one kernel that touch once padded.
 struct ClusterShape {
-  int kernel = 0;          ///< kernel id (as the badges show it)
-  QPainterPath outline;    ///< union of the padded box rectangles (and bridges between them)
-  QRectF bounds;           ///< of the outline
-  std::vector<int> boxes;  ///< the boxes it surrounds
-  bool primary = false;    ///< the kernel's largest group: it carries the full label
+  int kernel = 0;  ///< kernel id (as the badges show it)
+  /// Union of the padded box rectangles (and bridges between them) as one contour; empty for a
+  /// group of more than kMaxOutlineBoxes boxes, which is drawn as its rectangles (a contour of
+  /// thousands of rectangles costs seconds to make and to paint).
+  QPainterPath outline;
+  std::vector<QRectF> rects;  ///< the padded rectangles and bridges
+  QRectF bounds;              ///< of the outline
+  std::vector<int> boxes;     ///< the boxes it surrounds
+  bool primary = false;       ///< the kernel's largest group: it carries the full label
+  /// Whether `p` (scene coordinates) lies in the group's area.
+  bool contains(const QPointF& p) const;
 };
+
+/// Groups of more boxes than this are drawn as their rectangles, not as one contour.
+constexpr size_t kMaxOutlineBoxes = 48;
 
 /// Padding around each box of a cluster, in scene units. Boxes of one kernel whose padded
 /// rectangles touch (or nearly: up to `kClusterJoin` apart) form one group.
@@ -35,8 +44,10 @@ constexpr double kClusterJoin = 12;
 std::vector<ClusterShape> computeClusters(const std::vector<QRectF>& rects,
                                           const std::vector<std::vector<int>>& kernelIds);
 
-/// "K<id> · <n> stages · <syncs> syncs" per kernel id of `plan`.
-QHash<int, QString> clusterLabels(const plan::FusionPlan& plan);
+/// "K<id> · <anchor> · <n> stages · <syncs> syncs" per kernel id of `plan` (the anchor as
+/// `shortNames`, in partition order, names it; none when empty).
+QHash<int, QString> clusterLabels(const plan::FusionPlan& plan,
+                                  const std::vector<QString>& shortNames = {});
 
 class ClusterItem : public QGraphicsItem {
  public:
@@ -47,7 +58,7 @@ class ClusterItem : public QGraphicsItem {
   const ClusterShape& cluster() const { return m_shape; }
   const QString& label() const { return m_label; }
   QRectF boundingRect() const override { return m_bounds; }
-  QPainterPath shape() const override { return m_shape.outline; }
+  QPainterPath shape() const override;
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   /// Where the label tab sits (above the outline's top-left corner).
   QRectF labelRect() const { return m_labelRect; }

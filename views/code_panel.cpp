@@ -1,5 +1,6 @@
 #include "views/code_panel.h"
 
+#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QLabel>
 #include <QMouseEvent>
@@ -14,7 +15,7 @@
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
-#include "core/session/verify_kernels.h"
+#include "core/session/kernel_cache.h"
 #include "views/code_highlighter.h"
 
 namespace souffle::views {
@@ -127,99 +128,104 @@ void CodeEditor::mouseReleaseEvent(QMouseEvent* event) {
 
 // ---- generation (worker thread) ----
 
-PlanCodePtr CodePanel::generate(PlanDataPtr planData) {
-  auto out = std::make_shared<PlanCode>();
-  out->plan = planData;
-  if (!planData || !planData->plan) return out;
+KernelCodeText CodePanel::generate(PlanDataPtr planData, int partition) {
+  KernelCodeText c;
+  if (!planData || !planData->plan || partition < 0 ||
+      static_cast<size_t>(partition) >= planData->plan->partitions.size())
+    return c;
+  QElapsedTimer timer;
+  timer.start();
   const plan::FusionPlan& p = *planData->plan;
-  out->kernels.resize(p.partitions.size());
-  for (size_t i = 0; i < p.partitions.size(); ++i) {
-    codegen::MappedText t = codegen::te_listing(p.program, p.partitions[i].tes);
-    out->kernels[i].te = QString::fromStdString(t.text);
-    out->kernels[i].teMap = std::move(t.map);
-  }
-  loop::KernelSet ks;
+  codegen::MappedText t = codegen::te_listing(p.program, p.partitions[partition].tes);
+  c.te = QString::fromStdString(t.text);
+  c.teMap = std::move(t.map);
+  PartitionKernelsPtr built;
   try {
-    const PlanBuild b = plan_build(p);  // as the plan's pricing, compile and the bundle
-    ks = build_plan_kernels(p, b.config, b.options);
+    // As the plan's pricing, compile and the bundle build it (the same cache entry).
+    built = shared_kernel_cache().kernels(p, static_cast<size_t>(partition));
   } catch (const std::exception& e) {
-    out->error = QString::fromUtf8(e.what());
-    for (KernelCodeText& k : out->kernels) k.error = out->error;
-    return out;
+    c.error = QString::fromUtf8(e.what());
+    return c;
   }
-  // A partition's launches (one, or kernelN.0, kernelN.1, ... where rules/unfused split it).
-  std::vector<std::vector<const loop::Kernel*>> launches(p.partitions.size());
-  for (const loop::Kernel& k : ks.kernels) {
-    const int id = kernel_partition(k.name);
-    for (size_t i = 0; i < p.partitions.size(); ++i)
-      if (p.partitions[i].id == id) launches[i].push_back(&k);
+  c.builtHere = built->built_here;
+  if (!built->error.empty()) {
+    c.error = QString::fromStdString(built->error);
+    return c;
   }
-  for (size_t part = 0; part < p.partitions.size(); ++part) {
-    if (launches[part].empty()) continue;
-    KernelCodeText& c = out->kernels[part];
-    try {
-      loop::KernelSet set;
-      for (const loop::Kernel* k : launches[part]) set.kernels.push_back(*k);
-      const std::vector<std::string> names = codegen::cuda_kernel_names(set);
-      c.kernelName = QString::fromStdString(names.front());
-      // Loop IR: the launches' texts one after another, each mapped on its own and shifted.
-      std::string loopText;
-      int line = 0, stageBase = 0;
-      for (const loop::Kernel& k : set.kernels) {
-        const std::string t = loop::print(k);
-        for (codegen::SourceSpan sp : codegen::map_loop_text(t, k).spans) {
-          sp.first_line += line;
-          sp.last_line += line;
-          sp.stage += stageBase;
-          c.loopMap.spans.push_back(std::move(sp));
-        }
-        loopText += t;
-        if (!t.empty() && t.back() != '\n') loopText += '\n';
-        line = static_cast<int>(std::count(loopText.begin(), loopText.end(), '\n'));
-        stageBase += static_cast<int>(k.stages.size());
-      }
-      c.loop = QString::fromStdString(loopText);
-      // CUDA C: one translation unit (shared includes and helpers); each kernel's lines from
-      // its __global__ line to the next kernel's are mapped with that kernel's stages.
-      const std::string cuda = set.kernels.size() == 1 ? codegen::emit_cuda(set.kernels.front())
-                                                       : codegen::emit_cuda(set);
-      c.cuda = QString::fromStdString(cuda);
-      if (set.kernels.size() == 1) {
-        c.cudaMap = codegen::map_cuda_source(cuda, set.kernels.front());
-      } else {
-        std::vector<std::string> lines;
-        for (size_t a = 0, b; a <= cuda.size(); a = b + 1) {
-          b = cuda.find('\n', a);
-          if (b == std::string::npos) b = cuda.size();
-          lines.push_back(cuda.substr(a, b - a));
-        }
-        std::vector<size_t> starts;
-        for (const std::string& n : names)
-          for (size_t i = 0; i < lines.size(); ++i)
-            if (lines[i].find("__global__") != std::string::npos &&
-                lines[i].find(" " + n + "(") != std::string::npos) {
-              starts.push_back(i);
-              break;
-            }
-        stageBase = 0;
-        for (size_t j = 0; j < starts.size() && j < set.kernels.size(); ++j) {
-          const size_t from = starts[j], to = j + 1 < starts.size() ? starts[j + 1] : lines.size();
-          std::string region;
-          for (size_t i = from; i < to; ++i) region += lines[i] + '\n';
-          for (codegen::SourceSpan sp : codegen::map_cuda_source(region, set.kernels[j]).spans) {
-            sp.first_line += static_cast<int>(from);
-            sp.last_line += static_cast<int>(from);
-            sp.stage += stageBase;
-            c.cudaMap.spans.push_back(std::move(sp));
-          }
-          stageBase += static_cast<int>(set.kernels[j].stages.size());
-        }
-      }
-    } catch (const std::exception& e) {
-      c.error = QString::fromUtf8(e.what());
+  // A partition's launches: one, or kernelN.0, kernelN.1, ... where rules/unfused split it.
+  if (built->kernels.empty()) {
+    c.error = QStringLiteral("the kernel holds only views: it launches nothing");
+    return c;
+  }
+  for (const CompiledKernel& k : built->kernels)
+    if (!k.ok()) {
+      c.error = QString::fromStdString(k.error);
+      return c;
     }
+  try {
+    loop::KernelSet set;
+    for (const CompiledKernel& k : built->kernels) set.kernels.push_back(k.kernel);
+    c.kernelName = QString::fromStdString(built->kernels.front().name);
+    // Loop IR: the launches' texts one after another, each mapped on its own and shifted.
+    std::string loopText;
+    int line = 0, stageBase = 0;
+    for (const loop::Kernel& k : set.kernels) {
+      const std::string lt = loop::print(k);
+      for (codegen::SourceSpan sp : codegen::map_loop_text(lt, k).spans) {
+        sp.first_line += line;
+        sp.last_line += line;
+        sp.stage += stageBase;
+        c.loopMap.spans.push_back(std::move(sp));
+      }
+      loopText += lt;
+      if (!lt.empty() && lt.back() != '\n') loopText += '\n';
+      line = static_cast<int>(std::count(loopText.begin(), loopText.end(), '\n'));
+      stageBase += static_cast<int>(k.stages.size());
+    }
+    c.loop = QString::fromStdString(loopText);
+    // CUDA C: a lone launch as compile and the bundle have it; several launches in one
+    // translation unit (shared includes and helpers), each kernel's lines from its __global__
+    // line to the next kernel's mapped with that kernel's stages.
+    const std::string cuda =
+        set.kernels.size() == 1 ? built->kernels.front().cuda : codegen::emit_cuda(set);
+    if (set.kernels.size() == 1) {
+      c.cudaMap = codegen::map_cuda_source(cuda, set.kernels.front());
+    } else {
+      const std::vector<std::string> names = codegen::cuda_kernel_names(set);
+      std::vector<std::string> lines;
+      for (size_t from = 0, to; from <= cuda.size(); from = to + 1) {
+        to = cuda.find('\n', from);
+        if (to == std::string::npos) to = cuda.size();
+        lines.push_back(cuda.substr(from, to - from));
+      }
+      std::vector<size_t> starts;
+      for (const std::string& n : names)
+        for (size_t i = 0; i < lines.size(); ++i)
+          if (lines[i].find("__global__") != std::string::npos &&
+              lines[i].find(" " + n + "(") != std::string::npos) {
+            starts.push_back(i);
+            break;
+          }
+      stageBase = 0;
+      for (size_t j = 0; j < starts.size() && j < set.kernels.size(); ++j) {
+        const size_t from = starts[j], to = j + 1 < starts.size() ? starts[j + 1] : lines.size();
+        std::string region;
+        for (size_t i = from; i < to; ++i) region += lines[i] + '\n';
+        for (codegen::SourceSpan sp : codegen::map_cuda_source(region, set.kernels[j]).spans) {
+          sp.first_line += static_cast<int>(from);
+          sp.last_line += static_cast<int>(from);
+          sp.stage += stageBase;
+          c.cudaMap.spans.push_back(std::move(sp));
+        }
+        stageBase += static_cast<int>(set.kernels[j].stages.size());
+      }
+    }
+    c.cuda = QString::fromStdString(cuda);
+  } catch (const std::exception& e) {
+    c.error = QString::fromUtf8(e.what());
   }
-  return out;
+  c.ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+  return c;
 }
 
 PtxText CodePanel::compilePtx(const KernelCodeText& code) {
@@ -250,7 +256,7 @@ PtxText CodePanel::compilePtx(const KernelCodeText& code) {
 
 CodePanel::CodePanel(QWidget* parent)
     : QWidget(parent),
-      m_watcher(new QFutureWatcher<PlanCodePtr>(this)),
+      m_watcher(new QFutureWatcher<KernelCodeText>(this)),
       m_ptxWatcher(new QFutureWatcher<PtxText>(this)) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -278,13 +284,12 @@ CodePanel::CodePanel(QWidget* parent)
   });
   layout->addWidget(m_header);
   layout->addWidget(m_tabs, 1);
-  connect(m_watcher, &QFutureWatcher<PlanCodePtr>::finished, this, &CodePanel::onGenerated);
+  connect(m_watcher, &QFutureWatcher<KernelCodeText>::finished, this, &CodePanel::onGenerated);
   connect(m_ptxWatcher, &QFutureWatcher<PtxText>::finished, this, [this] {
     const int part = m_ptxWatcher->property("partition").toInt();
-    const PlanCode* code =
-        static_cast<const PlanCode*>(m_ptxWatcher->property("code").value<const void*>());
+    const void* plan = m_ptxWatcher->property("plan").value<const void*>();
     m_ptxPending = -1;
-    if (code != m_code.get() || m_ptxWatcher->future().resultCount() == 0) return;  // stale
+    if (plan != m_plan.get() || m_ptxWatcher->future().resultCount() == 0) return;  // stale
     m_ptx.insert(part, m_ptxWatcher->result());
     if (part == m_partition) refresh();
     emit ptxReady();
@@ -311,45 +316,47 @@ void CodePanel::setPlan(PlanDataPtr plan) {
   m_node.clear();
   m_te.clear();
   m_ptx.clear();
-  m_code.reset();
-  if (!m_plan) {
-    refresh();
-    return;
-  }
-  for (const PlanCodePtr& c : m_cache)
-    if (c->plan == m_plan) {
-      m_code = c;
-      refresh();
-      emit codeReady();
-      return;
-    }
+  m_code.clear();
+  m_requested.clear();
   refresh();
-  m_watcher->setFuture(QtConcurrent::run(&CodePanel::generate, m_plan));
+}
+
+void CodePanel::requestCode() {
+  // One kernel at a time: the one shown; another asked for meanwhile starts when it is done.
+  if (!m_plan || m_partition < 0 || m_code.contains(m_partition) || m_watcher->isRunning()) return;
+  m_pending = m_partition;
+  if (!m_requested.contains(m_partition)) m_requested << m_partition;
+  m_watcher->setProperty("plan", QVariant::fromValue<const void*>(m_plan.get()));
+  m_watcher->setFuture(
+      QtConcurrent::run([plan = m_plan, part = m_partition] { return generate(plan, part); }));
 }
 
 void CodePanel::onGenerated() {
-  if (m_watcher->future().resultCount() == 0) return;
-  PlanCodePtr code = m_watcher->result();
-  if (!code || code->plan != m_plan) {
-    // A newer plan arrived meanwhile: generate for it.
-    if (m_plan && !m_code && !m_watcher->isRunning())
-      m_watcher->setFuture(QtConcurrent::run(&CodePanel::generate, m_plan));
-    return;
+  const void* plan = m_watcher->property("plan").value<const void*>();
+  const int part = m_pending;
+  m_pending = -1;
+  if (m_watcher->future().resultCount() > 0 && plan == m_plan.get()) {
+    m_code.insert(part, std::make_shared<const KernelCodeText>(m_watcher->result()));
+    if (part == m_partition) {
+      refresh();
+      if (m_tabs->currentIndex() == PtxTab) requestPtx();
+      emit codeReady();
+    }
   }
-  m_code = code;
-  m_cache.insert(m_cache.begin(), code);
-  if (m_cache.size() > 4) m_cache.pop_back();
-  refresh();
-  if (m_tabs->currentIndex() == PtxTab) requestPtx();
-  emit codeReady();
+  requestCode();  // the partition shown now, when it is another one
+}
+
+const KernelCodeText* CodePanel::current() const {
+  auto it = m_code.constFind(m_partition);
+  return it == m_code.constEnd() ? nullptr : it->get();
 }
 
 bool CodePanel::isReady() const {
-  return m_code && m_code->plan == m_plan;
+  return m_plan && (m_partition < 0 || current() != nullptr);
 }
 
 bool CodePanel::isPtxReady() const {
-  return isReady() && m_ptx.contains(m_partition);
+  return current() && m_ptx.contains(m_partition);
 }
 
 void CodePanel::setCurrentTab(Tab tab) {
@@ -358,28 +365,32 @@ void CodePanel::setCurrentTab(Tab tab) {
 
 void CodePanel::showPartition(int partition) {
   if (partition == m_partition) return;
-  m_partition = partition;
+  m_partition =
+      m_plan && partition >= 0 && static_cast<size_t>(partition) < m_plan->plan->partitions.size()
+          ? partition
+          : -1;
   m_node.clear();
   m_te.clear();
   refresh();
-  if (m_tabs->currentIndex() == PtxTab) requestPtx();
+  requestCode();
+  if (current() && m_tabs->currentIndex() == PtxTab) requestPtx();
 }
 
 void CodePanel::requestPtx() {
-  if (!isReady() || m_partition < 0 || m_ptx.contains(m_partition) || m_ptxPending >= 0) return;
-  if (static_cast<size_t>(m_partition) >= m_code->kernels.size()) return;
+  const KernelCodeText* code = current();
+  if (!code || m_ptx.contains(m_partition) || m_ptxPending >= 0) return;
   m_ptxPending = m_partition;
   m_ptxWatcher->setProperty("partition", m_partition);
-  m_ptxWatcher->setProperty("code", QVariant::fromValue<const void*>(m_code.get()));
+  m_ptxWatcher->setProperty("plan", QVariant::fromValue<const void*>(m_plan.get()));
   m_editors[PtxTab]->setPlainText(tr("// compiling with NVRTC for sm_80…"));
-  m_ptxWatcher->setFuture(QtConcurrent::run(
-      [code = m_code, part = m_partition] { return compilePtx(code->kernels[part]); }));
+  m_ptxWatcher->setFuture(
+      QtConcurrent::run([code = m_code.value(m_partition)] { return compilePtx(*code); }));
 }
 
 const codegen::SourceMap* CodePanel::mapOf(Tab tab) const {
-  if (!isReady() || m_partition < 0 || static_cast<size_t>(m_partition) >= m_code->kernels.size())
-    return nullptr;
-  const KernelCodeText& k = m_code->kernels[static_cast<size_t>(m_partition)];
+  const KernelCodeText* code = current();
+  if (!code) return nullptr;
+  const KernelCodeText& k = *code;
   switch (tab) {
     case TeTab:
       return &k.teMap;
@@ -405,18 +416,18 @@ void CodePanel::refresh() {
     for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
     return;
   }
-  if (!isReady()) {
-    m_header->setText(tr("Generating code for %1 kernels…").arg(m_plan->plan->kernels()));
-    for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
-    return;
-  }
-  if (m_partition < 0 || static_cast<size_t>(m_partition) >= m_code->kernels.size()) {
+  if (m_partition < 0) {
     m_header->setText(tr("Select a kernel (table, graph or chart) to see its code."));
     for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
     return;
   }
   const plan::Partition& p = m_plan->plan->partitions[static_cast<size_t>(m_partition)];
-  const KernelCodeText& k = m_code->kernels[static_cast<size_t>(m_partition)];
+  if (!current()) {
+    m_header->setText(tr("Building the code of K%1 (%2 stages)…").arg(p.id).arg(p.stages.size()));
+    for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    return;
+  }
+  const KernelCodeText& k = *current();
   m_header->setText(tr("<b>K%1</b> · %2 · %3 TE%4 · %5 stage%6 · %7 grid sync%8%9")
                         .arg(p.id)
                         .arg(QString::fromStdString(p.kind))

@@ -54,17 +54,12 @@ class CodeEditor : public QPlainTextEdit {
 struct KernelCodeText {
   QString te, loop, cuda;
   codegen::SourceMap teMap, loopMap, cudaMap;
-  QString kernelName;  ///< the CUDA function
-  QString error;       ///< why there is no loop IR / CUDA (the kernel could not be built)
+  QString kernelName;      ///< the CUDA function
+  QString error;           ///< why there is no loop IR / CUDA (the kernel could not be built)
+  bool builtHere = false;  ///< the kernel was built for this view (not found in the cache)
+  double ms = 0;           ///< building (when built here), emitting and mapping
 };
-
-/// All kernels of one plan (indexed like plan->plan->partitions).
-struct PlanCode {
-  PlanDataPtr plan;
-  std::vector<KernelCodeText> kernels;
-  QString error;
-};
-using PlanCodePtr = std::shared_ptr<const PlanCode>;
+using KernelCodePtr = std::shared_ptr<const KernelCodeText>;
 
 /// The PTX of one kernel (sm_80, with line information) and its map.
 struct PtxText {
@@ -81,9 +76,11 @@ class CodePanel : public QWidget {
   explicit CodePanel(QWidget* parent = nullptr);
   ~CodePanel() override;
 
-  /// Generates the plan's code on a worker thread (cached for the last few plans).
+  /// The plan whose kernels the panel shows; nothing is built until a partition is shown.
   void setPlan(PlanDataPtr plan);
-  /// Shows partition `partition` (index into plan->plan->partitions); -1 clears.
+  /// Shows partition `partition` (index into plan->plan->partitions); -1 clears. Its kernel
+  /// comes from the session's kernel cache (the planner's pricing usually built it), else it
+  /// is built off the GUI thread: only what is shown is built.
   void showPartition(int partition);
   /// Highlights the lines of ONNX node `node` (of TE `te` when given and mapped) in every tab
   /// and scrolls the current tab to them.
@@ -91,25 +88,31 @@ class CodePanel : public QWidget {
   void setDark(bool dark);
 
   int partition() const { return m_partition; }
-  /// The code of the current plan is generated (and shown).
+  /// The code of the shown partition is there (true when none is shown).
   bool isReady() const;
+  /// Partitions of the current plan whose code this panel asked for (in order).
+  const QList<int>& requestedPartitions() const { return m_requested; }
   /// The PTX of the shown partition is there (or failed).
   bool isPtxReady() const;
   CodeEditor* editor(Tab tab) const { return m_editors[tab]; }
   QTabWidget* tabs() const { return m_tabs; }
   void setCurrentTab(Tab tab);
-  /// Builds one plan's code; pure, never throws (errors land in the result).
-  static PlanCodePtr generate(PlanDataPtr plan);
+  /// The code of partition `partition` of `plan` (from the session's kernel cache, built there
+  /// when missing); pure, never throws (errors land in the result).
+  static KernelCodeText generate(PlanDataPtr plan, int partition);
   static PtxText compilePtx(const KernelCodeText& code);
 
  signals:
   /// A mapped line was clicked: the nodes (and TEs) its code computes.
   void nodesActivated(const QStringList& nodes, const QStringList& tes);
+  /// The shown partition's code arrived.
   void codeReady();
   void ptxReady();
 
  private:
   void onGenerated();
+  void requestCode();
+  const KernelCodeText* current() const;
   void refresh();
   void requestPtx();
   const codegen::SourceMap* mapOf(Tab tab) const;
@@ -117,12 +120,13 @@ class CodePanel : public QWidget {
   void applyHighlight(bool scroll);
 
   PlanDataPtr m_plan;
-  PlanCodePtr m_code;
-  std::vector<PlanCodePtr> m_cache;  ///< most recent first
-  QFutureWatcher<PlanCodePtr>* m_watcher;
+  QHash<int, KernelCodePtr> m_code;  ///< of m_plan, by partition
+  QList<int> m_requested;
+  QFutureWatcher<KernelCodeText>* m_watcher;
+  int m_pending = -1;  ///< the partition being generated
   QFutureWatcher<PtxText>* m_ptxWatcher;
   int m_ptxPending = -1;
-  QHash<int, PtxText> m_ptx;  ///< of m_code, by partition
+  QHash<int, PtxText> m_ptx;  ///< of m_plan, by partition
   int m_partition = -1;
   QString m_node, m_te;
   bool m_dark = false;

@@ -1,5 +1,8 @@
 #include "views/comparison_model.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QApplication>
 #include <QFont>
 #include <QHash>
@@ -57,9 +60,21 @@ QColor tint(ComparisonModel::Status s) {
   return {};
 }
 
-QString ratio(double a, double b) {
-  if (a <= 0) return QStringLiteral("–");
-  return QStringLiteral("%1×").arg(b / a, 0, 'f', 2);
+/// B against A for a count or bytes: "same", "B −301 (−99.7%)", "B +12 (+4.0%)".
+QString change(double a, double b, const QString& bText = {}) {
+  if (a == b) return QObject::tr("same");
+  const QString sign = b < a ? QStringLiteral("\u2212") : QStringLiteral("+");
+  const QString amount = bText.isEmpty() ? QString::number(std::abs(b - a), 'g', 6) : bText;
+  if (a <= 0) return QObject::tr("B %1%2 (A has none)").arg(sign, amount);
+  return QObject::tr("B %1%2 (%1%3%)").arg(sign, amount).arg(std::abs(b - a) / a * 100, 0, 'f', 1);
+}
+
+/// B against A for a time: "B 2.13× faster", "B 1.20× slower", "same".
+QString speed(double a, double b) {
+  if (a <= 0 || b <= 0) return QStringLiteral("–");
+  if (std::abs(a - b) < 1e-9 * std::max(a, b)) return QObject::tr("same");
+  return b < a ? QObject::tr("B %1× faster").arg(a / b, 0, 'f', 2)
+               : QObject::tr("B %1× slower").arg(b / a, 0, 'f', 2);
 }
 
 }  // namespace
@@ -177,16 +192,16 @@ QString ComparisonModel::totalsHtml() const {
   QString html = QStringLiteral(
                      "<table cellspacing=0 cellpadding=2><tr><th></th><th align=right>A: "
                      "%1&nbsp;&nbsp;</th><th align=right>B: %2&nbsp;&nbsp;</th><th "
-                     "align=right>B / A</th></tr>")
+                     "align=right>B against A</th></tr>")
                      .arg(m_labelA.toHtmlEscaped(), m_labelB.toHtmlEscaped());
   html += row(tr("Kernels"), QString::number(a.kernels), QString::number(b.kernels),
-              ratio(a.kernels, b.kernels));
+              change(a.kernels, b.kernels));
   html += row(tr("Grid syncs"), QString::number(a.gridSyncs), QString::number(b.gridSyncs),
-              ratio(a.gridSyncs, b.gridSyncs));
+              change(a.gridSyncs, b.gridSyncs));
   html += row(tr("DRAM bytes"), compactBytes(a.dramBytes), compactBytes(b.dramBytes),
-              ratio(a.dramBytes, b.dramBytes));
-  html += row(tr("Est. time"), QStringLiteral("%1 µs").arg(a.timeUs, 0, 'f', 1),
-              QStringLiteral("%1 µs").arg(b.timeUs, 0, 'f', 1), ratio(a.timeUs, b.timeUs));
+              change(a.dramBytes, b.dramBytes, compactBytes(std::abs(b.dramBytes - a.dramBytes))));
+  html += row(tr("Est. time (cost model)"), QStringLiteral("%1 µs").arg(a.timeUs, 0, 'f', 1),
+              QStringLiteral("%1 µs").arg(b.timeUs, 0, 'f', 1), speed(a.timeUs, b.timeUs));
   return html + QStringLiteral("</table>");
 }
 

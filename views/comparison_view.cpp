@@ -22,8 +22,8 @@ struct Side {
 
 std::vector<Side> sides() {
   std::vector<Side> out;
-  for (plan::Strategy s : plan::all_strategies()) out.push_back({s, false});
-  for (plan::Strategy s : plan::all_strategies()) out.push_back({s, true});
+  for (plan::Strategy s : plan::every_strategy()) out.push_back({s, false});
+  for (plan::Strategy s : plan::every_strategy()) out.push_back({s, true});
   return out;
 }
 
@@ -88,7 +88,10 @@ ComparisonView::ComparisonView(QWidget* parent)
   body->addWidget(m_totals);
   layout->addLayout(body, 1);
 
-  auto restart = [this] { start(); };
+  auto restart = [this] {
+    m_chosen = true;  // the user's sides stay until they choose others
+    start();
+  };
   connect(m_a, &QComboBox::currentIndexChanged, this, restart);
   connect(m_b, &QComboBox::currentIndexChanged, this, restart);
   connect(m_watcher, &QFutureWatcher<PlanPair>::finished, this, [this] {
@@ -138,6 +141,7 @@ void ComparisonView::setSides(int a, int b) {
   const QSignalBlocker ba(m_a), bb(m_b);
   m_a->setCurrentIndex(a);
   m_b->setCurrentIndex(b);
+  m_chosen = true;
   start();
 }
 
@@ -146,11 +150,26 @@ QString ComparisonView::totalsText() const {
 }
 
 void ComparisonView::setContext(ModelDataPtr model, const QString& gpu,
-                                const plan::Decisions& decisions) {
-  if (model == m_data && gpu == m_gpu && decisions == m_decisions) return;
+                                const plan::Decisions& decisions, const QString& current,
+                                gpu::Precision precision) {
+  if (!m_chosen && !current.isEmpty()) {
+    // Until the user picks sides: the plan on screen before and after its edits, or, without
+    // edits, against the other side of the paper's comparison (souffle against rules).
+    const QSignalBlocker ba(m_a), bb(m_b);
+    const QString other =
+        current == QLatin1String("rules") ? QStringLiteral("souffle") : QStringLiteral("rules");
+    m_a->setCurrentIndex(decisions.edits.empty() ? sideIndex(other, false)
+                                                 : sideIndex(current, false));
+    m_b->setCurrentIndex(sideIndex(current, !decisions.edits.empty()));
+  }
+  if (model == m_data && gpu == m_gpu && decisions == m_decisions && precision == m_precision &&
+      m_a->property("shown").toInt() == m_a->currentIndex() &&
+      m_b->property("shown").toInt() == m_b->currentIndex())
+    return;
   m_data = std::move(model);
   m_gpu = gpu;
   m_decisions = decisions;
+  m_precision = precision;
   start();
 }
 
@@ -165,16 +184,19 @@ void ComparisonView::start() {
   }
   const std::vector<Side> all = sides();
   const Side a = all[size_t(m_a->currentIndex())], b = all[size_t(m_b->currentIndex())];
+  m_a->setProperty("shown", m_a->currentIndex());
+  m_b->setProperty("shown", m_b->currentIndex());
   m_busy = true;
   m_legend->setText(tr("Planning %1 and %2…").arg(m_a->currentText(), m_b->currentText()));
   m_watcher->setProperty("generation", m_generation);
   ModelDataPtr data = m_data;
   const QString gpu = m_gpu;
   const plan::Decisions edits = m_decisions;
-  m_watcher->setFuture(QtConcurrent::run([data, gpu, edits, a, b] {
+  const gpu::Precision precision = m_precision;
+  m_watcher->setFuture(QtConcurrent::run([data, gpu, edits, a, b, precision] {
     auto one = [&](const Side& s) {
       return PlanRunner::runWith(data, s.strategy, gpu, s.withEdits ? edits : plan::Decisions{},
-                                 nullptr);
+                                 nullptr, precision);
     };
     return PlanPair(one(a), one(b));
   }));

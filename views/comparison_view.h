@@ -24,8 +24,11 @@ class ComparisonView : public QWidget {
   explicit ComparisonView(QWidget* parent = nullptr);
   ~ComparisonView() override;
 
-  /// What the sides are planned from; re-compares when anything changed.
-  void setContext(ModelDataPtr model, const QString& gpu, const plan::Decisions& decisions);
+  /// What the sides are planned from; re-compares when anything changed. Until the user picks
+  /// sides, `current` (the strategy on screen) chooses them: before and after the edits, or,
+  /// without edits, against rules (souffle for rules).
+  void setContext(ModelDataPtr model, const QString& gpu, const plan::Decisions& decisions,
+                  const QString& current = {}, gpu::Precision precision = gpu::Precision::FP32);
   /// Side choices: "<strategy>" (no edits) or "<strategy> + edits"; index into the combo boxes.
   void setSides(int a, int b);
   int sideCount() const;
@@ -50,6 +53,8 @@ class ComparisonView : public QWidget {
   ModelDataPtr m_data;
   QString m_gpu;
   plan::Decisions m_decisions;
+  gpu::Precision m_precision = gpu::Precision::FP32;
+  bool m_chosen = false;  ///< the user picked the sides
   ComparisonModel* m_model;
   QSortFilterProxyModel* m_proxy;
   QTableView* m_table;

@@ -4,11 +4,11 @@
 #include <QPromise>
 #include <QtConcurrent>
 #include <algorithm>
-#include <thread>
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/compile.h"
+#include "core/session/kernel_cache.h"
 #include "core/support/error.h"
 
 namespace souffle::views {
@@ -46,16 +46,24 @@ ArchCompile fromResult(const gpu::CompileResult& r, const std::string& function,
 }  // namespace
 
 CompileRunner::CompileRunner(QObject* parent)
-    : QObject(parent), m_watcher(new QFutureWatcher<CompileDataPtr>(this)) {
-  connect(m_watcher, &QFutureWatcher<CompileDataPtr>::progressValueChanged, this, [this](int v) {
-    if (m_watcher->property("generation").toULongLong() == m_generation)
-      emit progress(v, m_watcher->progressMaximum());
+    : QObject(parent),
+      m_watcher(new QFutureWatcher<CompileDataPtr>(this)),
+      m_cachedWatcher(new QFutureWatcher<CompileDataPtr>(this)) {
+  connect(m_cachedWatcher, &QFutureWatcher<CompileDataPtr>::finished, this, [this] {
+    if (m_cachedWatcher->property("generation").toULongLong() != m_generation || m_busy) return;
+    const QFuture<CompileDataPtr> f = m_cachedWatcher->future();
+    if (f.resultCount() > 0 && f.result() && f.result()->reused > 0) emit finished(f.result());
   });
+  connect(m_watcher, &QFutureWatcher<CompileDataPtr>::progressTextChanged, this,
+          [this](const QString& text) {
+            if (m_watcher->property("generation").toULongLong() != m_generation || !m_busy) return;
+            emit progress(m_watcher->progressValue(), m_watcher->progressMaximum(), text);
+          });
   connect(m_watcher, &QFutureWatcher<CompileDataPtr>::finished, this, [this] {
     if (m_watcher->property("generation").toULongLong() != m_generation) return;  // stale
     m_busy = false;
     const QFuture<CompileDataPtr> f = m_watcher->future();
-    if (f.isCanceled() || f.resultCount() == 0 || !f.result()) {
+    if (f.resultCount() == 0 || !f.result()) {
       emit cancelled();
       return;
     }
@@ -64,54 +72,65 @@ CompileRunner::CompileRunner(QObject* parent)
 }
 
 CompileRunner::~CompileRunner() {
-  m_watcher->cancel();
+  if (m_cancel) *m_cancel = true;
   m_watcher->waitForFinished();
+  m_cachedWatcher->waitForFinished();
+}
+
+void CompileRunner::startCachedOnly(PlanDataPtr plan, const QStringList& archs) {
+  if (m_busy) return;  // a compile in flight delivers its own
+  ++m_generation;
+  m_cachedWatcher->setProperty("generation", m_generation);
+  m_cachedWatcher->setFuture(QtConcurrent::run(
+      [plan = std::move(plan), archs] { return run(plan, archs, {}, {}, {}, true); }));
 }
 
 void CompileRunner::start(PlanDataPtr plan, const QStringList& archs) {
-  if (m_busy) m_watcher->cancel();
+  if (m_cancel) *m_cancel = true;  // the one in flight stops at its next kernel
   ++m_generation;
   m_busy = true;
+  m_cancel = std::make_shared<std::atomic<bool>>(false);
   m_watcher->setProperty("generation", m_generation);
   SourceFilter filter = m_filter;
-  m_watcher->setFuture(
-      QtConcurrent::run([plan = std::move(plan), archs, filter](QPromise<CompileDataPtr>& promise) {
+  m_watcher->setFuture(QtConcurrent::run(
+      [plan = std::move(plan), archs, filter, stop = m_cancel](QPromise<CompileDataPtr>& promise) {
         CompileDataPtr data = run(
             plan, archs, filter,
-            [&promise](int done, int total) {
+            [&promise](int done, int total, const QString& current) {
               promise.setProgressRange(0, total);
-              promise.setProgressValue(done);
+              promise.setProgressValueAndText(done, current);
             },
-            [&promise] { return promise.isCanceled(); });
+            [stop] { return stop->load(); });
         if (data) promise.addResult(std::move(data));
       }));
 }
 
 void CompileRunner::cancel() {
   if (!m_busy) return;
-  m_watcher->cancel();
+  // Answered at once: the worker stops before its next kernel (NVRTC cannot be interrupted
+  // inside one), and what it still delivers is dropped as stale.
+  *m_cancel = true;
+  ++m_generation;
+  m_busy = false;
+  QMetaObject::invokeMethod(this, &CompileRunner::cancelled, Qt::QueuedConnection);
 }
 
 CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs,
                                   const SourceFilter& filter,
-                                  const std::function<void(int, int)>& progress,
-                                  const std::function<bool()>& cancelled) {
+                                  const std::function<void(int, int, const QString&)>& progress,
+                                  const std::function<bool()>& cancelled, bool cachedOnly) {
   QElapsedTimer timer;
   timer.start();
   auto data = std::make_shared<CompileData>();
   data->plan = planData;
   data->archs = archs;
+  data->cachedOnly = cachedOnly;
   if (!planData || !planData->plan) return data;
   const plan::FusionPlan& p = *planData->plan;
   data->kernels.resize(p.partitions.size());
-
-  // The session's compile_plan builds and emits the kernels (archs empty: nothing compiled
-  // yet); the compile half then runs in batches so progress shows and cancel takes effect.
   CompileOptions options;
-  std::vector<CompiledKernel> kernels;
+  options.archs.clear();
   try {
-    options.archs.clear();
-    kernels = compile_plan(p, options).kernels;
     for (const QString& arch : archs) options.archs.push_back(arch.toStdString());
     for (const std::string& a : options.archs) check_arch(a);
   } catch (const std::exception& e) {
@@ -120,30 +139,59 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
   }
   gpu::GpuSpec spec;
   try {
-    spec = gpu::gpu_spec(p.gpu);
+    spec = p.gpu_spec.sm_count > 0 ? p.gpu_spec : gpu::gpu_spec(p.gpu);
   } catch (const std::exception&) {
     // Co-residency cannot be judged without the GPU; the compile itself still runs.
   }
-  std::vector<int> partOf(kernels.size(), -1);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    for (size_t j = 0; j < p.partitions.size(); ++j)
-      if (p.partitions[j].id == kernels[i].partition) partOf[i] = static_cast<int>(j);
-    if (filter && partOf[i] >= 0) kernels[i].cuda = filter(partOf[i], kernels[i].cuda);
-  }
-  const int total = static_cast<int>(kernels.size() * options.archs.size());
-  if (progress) progress(0, total);
-  const size_t batch = std::max<size_t>(1, std::thread::hardware_concurrency() / 2);
-  for (size_t first = 0; first < kernels.size(); first += batch) {
+  options.gpu = spec;
+  KernelCache& cache = shared_kernel_cache();
+  const int total = static_cast<int>(p.partitions.size());
+  for (int i = 0; i < total; ++i) {
     if (cancelled && cancelled()) return nullptr;
-    const size_t last = std::min(kernels.size(), first + batch);
-    std::vector<CompiledKernel> chunk(kernels.begin() + static_cast<std::ptrdiff_t>(first),
-                                      kernels.begin() + static_cast<std::ptrdiff_t>(last));
-    compile_kernels(chunk, spec, options);
-    for (size_t i = first; i < last; ++i) {
-      CompiledKernel& ck = kernels[i];
-      ck = std::move(chunk[i - first]);
-      if (partOf[i] < 0) continue;
-      KernelCompile& kc = data->kernels[static_cast<size_t>(partOf[i])];
+    const plan::Partition& part = p.partitions[static_cast<size_t>(i)];
+    if (progress)
+      progress(i, total,
+               QObject::tr("K%1 (%2 stage%3)")
+                   .arg(part.id)
+                   .arg(part.stages.size())
+                   .arg(part.stages.size() == 1 ? QString() : QStringLiteral("s")));
+    PartitionKernelsPtr pk;
+    try {
+      if (cachedOnly && !cache.has_compiled(p, static_cast<size_t>(i), options)) continue;
+      if (filter) {
+        // A planted source is this compile's own: built or found, then compiled here.
+        auto mine = std::make_shared<PartitionKernels>(*cache.kernels(p, static_cast<size_t>(i)));
+        for (CompiledKernel& ck : mine->kernels) ck.cuda = filter(i, ck.cuda);
+        if (mine->error.empty() && !mine->kernels.empty()) {
+          compile_kernels(mine->kernels, spec, options);
+          mine->compiled_here = true;
+        }
+        pk = mine;
+      } else {
+        pk = cache.compiled(p, static_cast<size_t>(i), options);
+      }
+    } catch (const std::exception& e) {
+      auto failed = std::make_shared<PartitionKernels>();
+      failed->error = e.what();
+      pk = failed;
+    }
+    KernelCompile& kc = data->kernels[static_cast<size_t>(i)];
+    kc.compiledNow = pk->compiled_here;
+    if (!pk->error.empty()) {
+      // The partition's kernels could not be built: every arch fails with the build's error.
+      kc.name = QStringLiteral("kernel%1").arg(part.id);
+      for (const std::string& a : options.archs) {
+        ArchCompile r;
+        r.arch = QString::fromStdString(a);
+        r.error = r.log = QString::fromStdString(pk->error);
+        kc.archs.push_back(std::move(r));
+        ++data->failures;
+      }
+      continue;
+    }
+    if (pk->kernels.empty()) continue;  // views only: nothing to launch
+    (pk->compiled_here ? data->compiled : data->reused) += 1;
+    for (const CompiledKernel& ck : pk->kernels) {
       // A partition split into launches (kernelN.0, kernelN.1, ...) shows them as one row:
       // names and sources joined, per arch the most registers and shared memory, the spills
       // summed, failed when any launch failed.
@@ -181,8 +229,8 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
         kc.archs.push_back(std::move(r));
       }
     }
-    if (progress) progress(static_cast<int>(last * options.archs.size()), total);
   }
+  if (progress) progress(total, total, QString());
   data->ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
   return data;
 }

@@ -5,6 +5,7 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <QStringList>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +33,9 @@ struct KernelCompile {
   QString name;    ///< the CUDA function name
   QString source;  ///< the CUDA C that was compiled
   std::vector<ArchCompile> archs;
+  /// Compiled for this compile; false: the same kernel's results were found (compiled before,
+  /// also under another kernel number), or it was not compiled (cancelled).
+  bool compiledNow = false;
   bool ok() const;
 };
 
@@ -43,6 +47,11 @@ struct CompileData {
   /// Set when the kernels could not even be built (names the kernel and the TE).
   QString error;
   int failures = 0;  ///< (kernel, arch) pairs that did not compile
+  int compiled = 0;  ///< partitions compiled by this compile
+  int reused = 0;    ///< partitions whose results were found (unchanged since compiled)
+  /// Only results found in the cache (a new plan shows what was compiled before its edit);
+  /// partitions never compiled have no archs.
+  bool cachedOnly = false;
   double ms = 0;
   const ArchCompile* find(int partition, const QString& arch) const;
 };
@@ -60,23 +69,34 @@ class CompileRunner : public QObject {
   /// Starts compiling `plan`'s kernels; a compile in progress is cancelled and dropped.
   void start(PlanDataPtr plan,
              const QStringList& archs = {QStringLiteral("sm_80"), QStringLiteral("sm_90")});
+  /// Fills the results of `plan`'s partitions whose kernels were compiled before (by content),
+  /// compiling nothing; `finished` only when there are any. Not busy meanwhile; a start()
+  /// makes it stale.
+  void startCachedOnly(PlanDataPtr plan, const QStringList& archs = {QStringLiteral("sm_80"),
+                                                                     QStringLiteral("sm_90")});
   void cancel();
   bool isBusy() const { return m_busy; }
   void setSourceFilter(SourceFilter filter) { m_filter = std::move(filter); }
 
-  /// The synchronous body: builds, emits and compiles; `progress(done, total)` after each batch,
-  /// stops early (returning null) when `cancelled()` turns true. Never throws.
+  /// The synchronous body: each partition's kernels from the session's kernel cache (built and
+  /// emitted there when missing), compiled there unless the same kernels were compiled before;
+  /// `progress(done, total, name)` before each partition, naming it; stops early (returning
+  /// null) when `cancelled()` turns true. With a source filter every kernel is compiled here,
+  /// from its filtered source, bypassing the cache. Never throws.
   static CompileDataPtr run(PlanDataPtr plan, const QStringList& archs, const SourceFilter& filter,
-                            const std::function<void(int, int)>& progress = {},
-                            const std::function<bool()>& cancelled = {});
+                            const std::function<void(int, int, const QString&)>& progress = {},
+                            const std::function<bool()>& cancelled = {}, bool cachedOnly = false);
 
  signals:
-  void progress(int done, int total);
+  /// `done` of `total` partitions; `current` names the one being built or compiled.
+  void progress(int done, int total, const QString& current);
   void finished(souffle::views::CompileDataPtr data);
   void cancelled();
 
  private:
   QFutureWatcher<CompileDataPtr>* m_watcher;
+  QFutureWatcher<CompileDataPtr>* m_cachedWatcher;
+  std::shared_ptr<std::atomic<bool>> m_cancel;
   quint64 m_generation = 0;
   bool m_busy = false;
   SourceFilter m_filter;

@@ -16,13 +16,49 @@ DecisionEditor::DecisionEditor(QObject* parent) : QObject(parent), m_stack(new Q
 
 void DecisionEditor::reset(const plan::Decisions& decisions) {
   m_stack->clear();
+  m_hasProposal = false;
   m_decisions = decisions;
   emit changed();
 }
 
-void DecisionEditor::apply(const plan::Decisions& decisions) {
+void DecisionEditor::apply(const plan::Decisions& decisions, bool quiet) {
+  m_hasProposal = false;  // undo/redo while an edit was being planned: the edit is dropped
   m_decisions = decisions;
-  emit changed();
+  if (!quiet) emit changed();
+}
+
+void DecisionEditor::propose(plan::Decisions after, const QString& text) {
+  if (after == m_decisions) return;
+  m_proposal = std::move(after);
+  m_proposalText = text;
+  m_hasProposal = true;
+  emit proposed();
+}
+
+std::vector<plan::Edit> DecisionEditor::proposedEdits() const {
+  std::vector<plan::Edit> out;
+  if (!m_hasProposal) return out;
+  for (const plan::Edit& e : m_proposal.edits)
+    if (std::find(m_decisions.edits.begin(), m_decisions.edits.end(), e) == m_decisions.edits.end())
+      out.push_back(e);
+  return out;
+}
+
+void DecisionEditor::accept(const QString& text) {
+  if (!m_hasProposal) return;
+  m_hasProposal = false;
+  m_stack->push(new DecisionsCommand(this, m_decisions, m_proposal,
+                                     text.isEmpty() ? m_proposalText : text, true));
+}
+
+void DecisionEditor::reject() {
+  m_hasProposal = false;
+}
+
+void DecisionEditor::pushStep(const plan::Decisions& after, const QString& text) {
+  if (after == m_decisions) return;
+  m_hasProposal = false;
+  m_stack->push(new DecisionsCommand(this, m_decisions, after, text));
 }
 
 void DecisionEditor::push(const std::vector<plan::Edit>& edits, const QString& text) {
@@ -30,8 +66,7 @@ void DecisionEditor::push(const std::vector<plan::Edit>& edits, const QString& t
   for (const plan::Edit& e : edits)
     if (std::find(after.edits.begin(), after.edits.end(), e) == after.edits.end())
       after.edits.push_back(e);
-  if (after == m_decisions) return;
-  m_stack->push(new DecisionsCommand(this, m_decisions, std::move(after), text));
+  propose(std::move(after), text);
 }
 
 void DecisionEditor::setSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear) {
@@ -46,8 +81,7 @@ void DecisionEditor::setSiteDecision(const QString& key, plan::Edit::Kind kind, 
   } else {
     text = tr("heuristic at %1").arg(key);
   }
-  if (after == m_decisions) return;
-  m_stack->push(new DecisionsCommand(this, m_decisions, std::move(after), text));
+  propose(std::move(after), text);
 }
 
 bool DecisionEditor::siteDecision(const QString& key, plan::Edit::Kind* kind) const {
@@ -61,8 +95,11 @@ bool DecisionEditor::siteDecision(const QString& key, plan::Edit::Kind* kind) co
 }
 
 DecisionsCommand::DecisionsCommand(DecisionEditor* editor, plan::Decisions before,
-                                   plan::Decisions after, const QString& text)
-    : m_editor(editor), m_before(std::move(before)), m_after(std::move(after)) {
+                                   plan::Decisions after, const QString& text, bool planned)
+    : m_editor(editor),
+      m_before(std::move(before)),
+      m_after(std::move(after)),
+      m_quietOnce(planned) {
   setText(text);
 }
 
@@ -71,7 +108,8 @@ void DecisionsCommand::undo() {
 }
 
 void DecisionsCommand::redo() {
-  m_editor->apply(m_after);
+  m_editor->apply(m_after, m_quietOnce);
+  m_quietOnce = false;
 }
 
 }  // namespace souffle::views

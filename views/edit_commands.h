@@ -1,5 +1,7 @@
 /// \file The user's decisions as an undoable history: each edit is a QUndoCommand that swaps
-/// the whole Decisions value, so undo and redo are exact and re-planning sees one value.
+/// the whole Decisions value, so undo and redo are exact and re-planning sees one value. A new
+/// edit is first a proposal: planned, then accepted onto the history, or refused (the planner
+/// said why) and dropped, so a refused edit changes nothing and is no undo step.
 #pragma once
 
 #include <QObject>
@@ -22,36 +24,63 @@ class DecisionEditor : public QObject {
 
   /// Replaces the decisions without history (a project was opened or the model closed).
   void reset(const plan::Decisions& decisions = {});
-  /// Adds `edits` as one undoable step named `text`. Edits already present are not repeated.
+  /// Proposes `edits` as one step named `text` (edits already present are not repeated):
+  /// `proposed` asks for a plan under them; accept() makes it an undoable step, reject()
+  /// drops it. A newer proposal replaces one not yet answered.
   void push(const std::vector<plan::Edit>& edits, const QString& text);
-  /// Sets the user's choice for transformation site `key`: Force, Forbid, or (any other kind)
-  /// back to the heuristic. One undoable step.
+  /// Proposes the user's choice for transformation site `key`: Force, Forbid, or (any other
+  /// kind) back to the heuristic.
   void setSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear);
+  /// Pushes a step without a proposal (its plan follows through `changed`).
+  void pushStep(const plan::Decisions& after, const QString& text);
+
+  bool hasProposal() const { return m_hasProposal; }
+  /// The decisions a plan should be made under: the proposal while there is one.
+  const plan::Decisions& planned() const { return m_hasProposal ? m_proposal : m_decisions; }
+  /// The edits of the proposal that the decisions do not hold yet.
+  std::vector<plan::Edit> proposedEdits() const;
+  QString proposalText() const { return m_proposalText; }
+  /// The proposal's plan is on screen: it becomes a step named `text` (the proposal's own
+  /// name when empty); `changed` is not emitted, the plan is already there.
+  void accept(const QString& text = {});
+  /// The proposal was refused: the decisions stay as they were.
+  void reject();
   /// Force or Forbid recorded for `key`, if any.
   bool siteDecision(const QString& key, plan::Edit::Kind* kind) const;
 
-  /// Used by the commands: sets the value and tells the window to re-plan.
-  void apply(const plan::Decisions& decisions);
+  /// Used by the commands: sets the value and tells the window to re-plan (quietly: without
+  /// telling, for a step whose plan is already on screen).
+  void apply(const plan::Decisions& decisions, bool quiet = false);
 
  signals:
+  /// The decisions changed (undo, redo, reset, an accepted step): plan them.
   void changed();
+  /// A new edit wants a plan before it becomes a step.
+  void proposed();
 
  private:
+  void propose(plan::Decisions after, const QString& text);
+
   plan::Decisions m_decisions;
+  plan::Decisions m_proposal;
+  QString m_proposalText;
+  bool m_hasProposal = false;
   QUndoStack* m_stack;
 };
 
 /// One step of the history: the decisions before and after it.
 class DecisionsCommand : public QUndoCommand {
  public:
+  /// `planned`: the plan of `after` is on screen already, so the first redo only records it.
   DecisionsCommand(DecisionEditor* editor, plan::Decisions before, plan::Decisions after,
-                   const QString& text);
+                   const QString& text, bool planned = false);
   void undo() override;
   void redo() override;
 
  private:
   DecisionEditor* m_editor;
   plan::Decisions m_before, m_after;
+  bool m_quietOnce;
 };
 
 }  // namespace souffle::views

@@ -8,8 +8,11 @@
 #include <QtMath>
 #include <algorithm>
 
-#include "views/cluster_items.h"
-#include "views/plan_runner.h"
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrent>
+
+#include "views/heat_map.h"
+#include "views/kernel_identity.h"
 
 namespace souffle::views {
 
@@ -51,8 +54,8 @@ QFont GraphScene::edgeFont() {
 NodeItem::NodeItem(GraphScene* scene, int box, QSizeF size)
     : m_scene(scene), m_box(box), m_size(size) {
   setFlag(ItemIsSelectable);
-  // Boxes are redrawn from a pixmap while panning; zooming re-renders each box once per scale.
-  setCacheMode(DeviceCoordinateCache);
+  // No pixmap cache: a zoom would re-render every visible box into a new pixmap (thousands of
+  // allocations per frame on a big graph), while painting by level of detail is cheap.
   setZValue(1);
 }
 
@@ -81,7 +84,16 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   const double lod = lodOf(option, painter);
   const std::vector<int>* kernels = m_scene->kernelsOf(m_box);
   const bool inKernel = kernels && !kernels->empty();
-  const QColor fill = inKernel ? kernelColor(kernels->front(), c.dark) : c.fill(node.category);
+  const bool kernelBox = node.kind == SceneNode::Kind::Kernel;
+  // Boxes by op type (their kernel is the area around them) or by the heat map's metric; a
+  // collapsed kernel in its kernel's colour.
+  QColor fill =
+      kernelBox && inKernel ? m_scene->kernelFill(kernels->front()) : c.fill(node.category);
+  if (m_scene->heatShown()) {
+    const double h = m_scene->heatOf(m_box);
+    fill = std::isnan(h) ? (c.dark ? QColor(0x3a, 0x3a, 0x3a) : QColor(0xf2, 0xf2, 0xf2))
+                         : heatColor(h, c.dark);
+  }
   if (lod < 0.2) {
     // Far away a box is a coloured rectangle; selection and matches still stand out.
     painter->fillRect(r, isSelected() ? c.accent : m_match ? c.match : fill);
@@ -98,7 +110,6 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setPen(pen);
   painter->setBrush(fill);
   const bool io = node.kind == SceneNode::Kind::Input || node.kind == SceneNode::Kind::Output;
-  const bool kernelBox = node.kind == SceneNode::Kind::Kernel;
   if (kernelBox && !isSelected() && !m_match) {
     // A collapsed kernel reads as a container: a heavier border in the kernel's own shade.
     pen.setColor(c.dark ? fill.lighter(160) : fill.darker(160));
@@ -109,7 +120,11 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->drawRoundedRect(r, radius, radius);
   if (lod < 0.45) return;
   const QRectF text = r.adjusted(kPadX, 3, -kPadX, -3);
-  painter->setPen(c.text);
+  // Text on a heat colour takes the colour's own contrast.
+  const QColor ink = m_scene->heatShown()
+                         ? (fill.lightnessF() < 0.5 ? QColor(Qt::white) : QColor(Qt::black))
+                         : c.text;
+  painter->setPen(ink);
   painter->setFont(GraphScene::titleFont());
   QFontMetricsF tm(GraphScene::titleFont());
   QFontMetricsF sm(GraphScene::subtitleFont());
@@ -119,7 +134,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   const double top = r.center().y() - (th + sh) / 2;
   painter->drawText(QRectF(text.left(), top, text.width(), th), Qt::AlignCenter, title);
   painter->setFont(GraphScene::subtitleFont());
-  painter->setPen(c.subtext);
+  painter->setPen(m_scene->heatShown() ? ink : c.subtext);
   painter->drawText(QRectF(text.left(), top + th, text.width(), sh), Qt::AlignCenter, sub);
   if (!inKernel || kernelBox) return;  // a kernel box names its kernel in its title
   // The kernel badge straddles the top-left corner; a split node names its first kernel and
@@ -130,8 +145,9 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   QFontMetricsF bm(bf);
   const QRectF br(r.left() + 4, r.top() - kBadge + 1, bm.horizontalAdvance(badge) + 8,
                   bm.height() + 1);
+  const QColor kernelFill = m_scene->kernelFill(kernels->front());
   painter->setPen(QPen(c.border, 0.8));
-  painter->setBrush(fill.darker(c.dark ? 70 : 115));
+  painter->setBrush(c.dark ? kernelFill.lighter(130) : kernelFill.darker(115));
   painter->drawRoundedRect(br, 3, 3);
   painter->setFont(bf);
   painter->setPen(c.text);
@@ -251,7 +267,10 @@ void GraphScene::clearGraph() {
   m_graph.reset();
   m_selected = -1;
   m_kernels.clear();
+  m_heat.clear();
   m_clusters.clear();  // clear() deleted the items
+  ++m_clusterGeneration;
+  m_clustersPending = false;
 }
 
 void GraphScene::setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout) {
@@ -305,11 +324,6 @@ void GraphScene::setColors(const GraphColors& colors) {
 }
 
 void GraphScene::refreshItems() {
-  // Cached pixmaps hold the old colours.
-  for (NodeItem* item : m_nodes) {
-    item->setCacheMode(QGraphicsItem::NoCache);
-    item->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
-  }
   update();
 }
 
@@ -322,6 +336,24 @@ void GraphScene::setKernels(std::vector<std::vector<int>> kernelIds) {
 
 void GraphScene::setClusterLabels(QHash<int, QString> labels) {
   m_clusterLabels = std::move(labels);
+}
+
+void GraphScene::setKernelColorKeys(QHash<int, quint32> keys) {
+  m_colorKeys = std::move(keys);
+}
+
+QColor GraphScene::kernelFill(int id) const {
+  auto it = m_colorKeys.constFind(id);
+  return kernelColor(it == m_colorKeys.constEnd() ? qHash(id) : *it, m_colors.dark);
+}
+
+void GraphScene::setHeat(std::vector<double> values) {
+  m_heat = values.size() == m_nodes.size() ? std::move(values) : std::vector<double>();
+  update();
+}
+
+double GraphScene::heatOf(int box) const {
+  return box >= 0 && static_cast<size_t>(box) < m_heat.size() ? m_heat[box] : std::nan("");
 }
 
 void GraphScene::setClustersVisible(bool on) {
@@ -341,7 +373,12 @@ void GraphScene::rebuildClusters() {
     delete c;
   }
   m_clusters.clear();
-  if (m_kernels.empty() || !m_graph) return;
+  const quint64 generation = ++m_clusterGeneration;
+  m_clustersPending = false;
+  if (m_kernels.empty() || !m_graph) {
+    emit clustersReady();
+    return;
+  }
   std::vector<QRectF> rects(m_nodes.size());
   std::vector<std::vector<int>> ids(m_nodes.size());
   for (size_t b = 0; b < m_nodes.size(); ++b) {
@@ -350,7 +387,20 @@ void GraphScene::rebuildClusters() {
     rects[b] = m_nodes[b]->boxRect().translated(m_nodes[b]->pos());
     ids[b] = m_kernels[b];
   }
-  std::vector<ClusterShape> shapes = computeClusters(rects, ids);
+  // The outlines of big kernels take long to make: off the GUI thread, the newest kept.
+  m_clustersPending = true;
+  auto* watcher = new QFutureWatcher<std::vector<ClusterShape>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+    watcher->deleteLater();
+    if (generation != m_clusterGeneration) return;  // kernels or graph changed meanwhile
+    applyClusters(watcher->result());
+  });
+  watcher->setFuture(QtConcurrent::run(
+      [rects = std::move(rects), ids = std::move(ids)] { return computeClusters(rects, ids); }));
+}
+
+void GraphScene::applyClusters(std::vector<ClusterShape> shapes) {
+  m_clustersPending = false;
   m_clusters.reserve(shapes.size());
   for (ClusterShape& s : shapes) {
     const int kernel = s.kernel;
@@ -360,6 +410,7 @@ void GraphScene::rebuildClusters() {
     addItem(item);
     m_clusters.push_back(item);
   }
+  emit clustersReady();
 }
 
 void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
@@ -370,7 +421,8 @@ void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
       event->accept();
       return;
     }
-    if (it->type() == ClusterItem::Type && it->isVisible()) {
+    if (it->type() == ClusterItem::Type && it->isVisible() &&
+        static_cast<ClusterItem*>(it)->cluster().contains(event->scenePos())) {
       emit clusterDoubleClicked(static_cast<ClusterItem*>(it)->kernel());
       event->accept();
       return;

@@ -6,16 +6,17 @@
 #include <QGraphicsScene>
 #include <QHash>
 #include <QSet>
+#include <cmath>
 #include <memory>
 #include <vector>
 
+#include "views/cluster_items.h"
 #include "views/graph_layout.h"
 #include "views/scene_graph.h"
 #include "views/theme.h"
 
 namespace souffle::views {
 
-class ClusterItem;
 class GraphScene;
 
 class NodeItem : public QGraphicsItem {
@@ -97,12 +98,25 @@ class GraphScene : public QGraphicsScene {
 
   /// Labels of the kernel clusters by kernel id (set before setKernels, which draws them).
   void setClusterLabels(QHash<int, QString> labels);
+  /// Colour keys of the kernels by kernel id (kernel_identity.h; set before setKernels).
+  void setKernelColorKeys(QHash<int, quint32> keys);
+  /// The fill of kernel `id` in the current theme.
+  QColor kernelFill(int id) const;
+
+  /// Colours boxes by a metric: per box a value in [0, 1] (NaN: no value, drawn neutral); an
+  /// empty vector, or one that does not match the graph, returns to colours by op type.
+  void setHeat(std::vector<double> values);
+  bool heatShown() const { return !m_heat.empty(); }
+  /// The heat of box `box` (NaN when none or no heat map).
+  double heatOf(int box) const;
   /// Shows or hides the kernel outlines (they are kept, so toggling is instant).
   void setClustersVisible(bool on);
   bool clustersVisible() const { return m_clustersVisible; }
   const std::vector<ClusterItem*>& clusterItems() const { return m_clusters; }
   /// Distinct kernels that have an outline.
   int clusterKernelCount() const;
+  /// Kernel outlines are being computed (off the GUI thread) for the kernels last set.
+  bool clustersPending() const { return m_clustersPending; }
 
   static QFont titleFont();
   static QFont subtitleFont();
@@ -113,6 +127,8 @@ class GraphScene : public QGraphicsScene {
   void boxDoubleClicked(int box);
   /// A double click on a kernel outline, away from its boxes.
   void clusterDoubleClicked(int kernelId);
+  /// The kernel outlines for the kernels last set are on screen.
+  void clustersReady();
 
  protected:
   void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
@@ -124,6 +140,7 @@ class GraphScene : public QGraphicsScene {
   void setCurrent(int box);
   void refreshItems();
   void rebuildClusters();
+  void applyClusters(std::vector<ClusterShape> shapes);
 
   std::shared_ptr<const SceneGraph> m_graph;
   std::vector<NodeItem*> m_nodes;
@@ -135,7 +152,11 @@ class GraphScene : public QGraphicsScene {
   std::vector<std::vector<int>> m_kernels;
   std::vector<ClusterItem*> m_clusters;
   QHash<int, QString> m_clusterLabels;
+  QHash<int, quint32> m_colorKeys;
+  std::vector<double> m_heat;
   bool m_clustersVisible = true;
+  bool m_clustersPending = false;
+  quint64 m_clusterGeneration = 0;
 };
 
 }  // namespace souffle::views

@@ -17,6 +17,9 @@
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrent>
 #include <algorithm>
+#include <cmath>
+
+#include "views/theme.h"
 
 namespace souffle::views {
 
@@ -239,6 +242,24 @@ void Minimap::mouseMoveEvent(QMouseEvent* event) {
   if (event->buttons() & Qt::LeftButton) moveViewTo(event->position());
 }
 
+// ----------------------------------------------------------------------------- HeatLegendWidget
+
+HeatLegendWidget::HeatLegendWidget(QWidget* parent) : QWidget(parent) {
+  setAttribute(Qt::WA_TransparentForMouseEvents);
+  hide();
+}
+
+void HeatLegendWidget::setLegend(const HeatLegend& legend) {
+  m_legend = legend;
+  setFixedSize(300, static_cast<int>(std::ceil(legendHeight(legend))));
+  update();
+}
+
+void HeatLegendWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  paintHeatLegend(p, QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), m_legend, isDark(palette()));
+}
+
 // ----------------------------------------------------------------------------------- GraphPanel
 
 GraphPanel::GraphPanel(QWidget* parent)
@@ -273,6 +294,7 @@ GraphPanel::GraphPanel(QWidget* parent)
   m_view = new GraphView(m_scene, this);
   layout->addWidget(m_view, 1);
   m_minimap = new Minimap(m_view, m_view);
+  m_legend = new HeatLegendWidget(m_view);
 
   connect(m_search, &QLineEdit::textChanged, this, &GraphPanel::updateSearch);
   connect(m_search, &QLineEdit::returnPressed, this,
@@ -289,6 +311,7 @@ GraphPanel::GraphPanel(QWidget* parent)
   connect(m_view, &GraphView::viewportChanged, this, [this] {
     m_minimap->move(m_view->width() - m_minimap->width() - 12,
                     m_view->height() - m_minimap->height() - 12);
+    m_legend->move(m_view->width() - m_legend->width() - 12, 12);
   });
 
   m_quickTimer.setSingleShot(true);
@@ -452,6 +475,36 @@ void GraphPanel::apply(const LayoutResult& layout, bool final, uint64_t key) {
   m_minimap->rebuild();
   updateSearch();
   emit drawn(final);
+}
+
+void GraphPanel::setHeatMap(const HeatMap& heat) {
+  m_heat = heat;
+  m_scene->setHeat(heat.valid() ? heat.values : std::vector<double>());
+  if (heat.valid()) {
+    m_legend->setLegend(heat.legend);
+    m_legend->move(m_view->width() - m_legend->width() - 12, 12);
+    m_legend->show();
+    m_legend->raise();
+  } else {
+    m_legend->hide();
+  }
+  m_minimap->rebuild();
+}
+
+void GraphPanel::renderExport(QPainter& painter, const QRectF& target) {
+  const QRectF r = m_scene->sceneRect();
+  m_scene->render(&painter, target, r);
+  if (!m_heat.valid()) return;
+  // The legend at the top-left, at the size it has on screen relative to the target.
+  const double s = std::max(1.0, target.width() / 1600.0);
+  const QRectF area(target.left() + 12 * s, target.top() + 12 * s, 300 * s,
+                    legendHeight(m_heat.legend) * s);
+  painter.save();
+  painter.translate(area.topLeft());
+  painter.scale(s, s);
+  paintHeatLegend(painter, QRectF(0, 0, 300, legendHeight(m_heat.legend)), m_heat.legend,
+                  m_scene->colors().dark);
+  painter.restore();
 }
 
 void GraphPanel::setColors(const GraphColors& colors) {

@@ -15,6 +15,7 @@
 #include "views/collapse.h"
 #include "views/graph_layout.h"
 #include "views/graph_scene.h"
+#include "views/heat_map.h"
 #include "views/plan_runner.h"
 
 class QLabel;
@@ -69,6 +70,21 @@ class Minimap : public QWidget {
   QRectF m_sceneRect;
 };
 
+/// The heat map's legend over the graph's top-right corner.
+class HeatLegendWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeatLegendWidget(QWidget* parent);
+  void setLegend(const HeatLegend& legend);
+  const HeatLegend& legend() const { return m_legend; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+
+ private:
+  HeatLegend m_legend;
+};
+
 class GraphPanel : public QWidget {
   Q_OBJECT
  public:
@@ -103,6 +119,13 @@ class GraphPanel : public QWidget {
   /// The search box's text (as if typed); matches are highlighted.
   void setSearchText(const QString& text);
   int matchCount() const { return static_cast<int>(m_matches.size()); }
+  /// Colours the boxes by `heat` (computed for the graph on screen) with its legend; an
+  /// invalid one returns to colours by op type.
+  void setHeatMap(const HeatMap& heat);
+  const HeatMap& heatMap() const { return m_heat; }
+  HeatLegendWidget* legend() const { return m_legend; }
+  /// The scene as an image or SVG with what explains it (the heat map's legend).
+  void renderExport(QPainter& painter, const QRectF& target);
   /// Rings the boxes standing for these ONNX nodes (the step-through's "what changed") and
   /// scrolls to the first; an empty list removes the rings. Returns how many boxes were rung.
   int highlightNodes(const QStringList& onnxNodes);
@@ -137,6 +160,8 @@ class GraphPanel : public QWidget {
   GraphScene* m_scene;
   GraphView* m_view;
   Minimap* m_minimap;
+  HeatLegendWidget* m_legend;
+  HeatMap m_heat;
   QWidget* m_searchBar;
   QLineEdit* m_search;
   QLabel* m_searchCount;

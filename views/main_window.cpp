@@ -30,6 +30,7 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
+#include <QToolTip>
 #include <QUndoView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
@@ -39,6 +40,7 @@
 #include "core/session/bundle.h"
 #include "core/session/plan_json.h"
 #include "core/session/profile.h"
+#include "core/support/error.h"
 #include "views/charts_panel.h"
 #include "views/cluster_items.h"
 #include "views/code_panel.h"
@@ -51,6 +53,7 @@
 #include "views/project_controller.h"
 #include "views/step_through.h"
 #include "views/strategy_table_model.h"
+#include "views/table_model.h"
 #include "views/theme.h"
 #include "views/transforms_panel.h"
 
@@ -103,10 +106,24 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_loader, &ModelLoader::failed, this, &MainWindow::onFailed);
   connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
     setBusy(false);
-    statusBar()->showMessage(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
+    say(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
   });
   connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_planner, &PlanRunner::planned, this, &MainWindow::onPlanned);
+  connect(m_planner, &PlanRunner::progress, this, [this](const QString& what) { say(what); });
+  connect(m_planner, &PlanRunner::cancelled, this, [this] {
+    if (m_editor->hasProposal()) m_editor->reject();
+    if (m_plan) {
+      // The selectors show the plan that stays on screen.
+      const QSignalBlocker bs(m_strategyBox), bg(m_gpuBox), bp(m_precisionBox);
+      m_strategyBox->setCurrentText(m_plan->strategy);
+      m_gpuBox->setCurrentText(m_plan->gpu);
+      m_precisionBox->setCurrentText(QLatin1String(gpu::precision_name(m_plan->plan->precision)));
+    }
+    setBusy(false);
+    updateStatus();
+    say(tr("Planning cancelled: the plan on screen stays"), 8000);
+  });
   connect(m_planner, &PlanRunner::failed, this, [this](const QString& reason) {
     setBusy(false);
     LoadError e;
@@ -202,7 +219,7 @@ void MainWindow::createDocks() {
   m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_partTable->horizontalHeader()->setStretchLastSection(true);
   const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 10, 6, 9, 7};
+  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 7, 10, 6, 9, 7};
   for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
     m_partTable->setColumnWidth(c, widths[c] * digit + 12);
   m_partTable->setWordWrap(false);
@@ -245,7 +262,8 @@ void MainWindow::createActions() {
   QAction* png = file->addAction(tr("Export graph as &PNG…"), this, [this] { exportPng(); });
   png->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
   file->addSeparator();
-  m_cancelAction = file->addAction(tr("Cancel &loading"), this, &MainWindow::cancelLoad);
+  m_cancelAction =
+      file->addAction(tr("Cancel (loading, planning, compiling)"), this, &MainWindow::cancelLoad);
   m_cancelAction->setShortcut(QKeySequence(Qt::Key_Escape));
   m_cancelAction->setEnabled(false);
   file->addSeparator();
@@ -285,6 +303,19 @@ void MainWindow::createActions() {
   minimap->setChecked(true);
   minimap->setShortcut(QKeySequence(tr("Ctrl+M")));
   connect(minimap, &QAction::toggled, m_graph, &GraphPanel::setMinimapVisible);
+  QMenu* colour = view->addMenu(tr("&Colour boxes by"));
+  auto* colourGroup = new QActionGroup(this);
+  int colourKey = 0;
+  for (HeatMetric m : heatMetrics()) {
+    QAction* a = colour->addAction(heatMetricName(m));
+    a->setCheckable(true);
+    a->setChecked(m == HeatMetric::None);
+    a->setData(static_cast<int>(m));
+    a->setShortcut(QKeySequence(QStringLiteral("Alt+Shift+%1").arg(colourKey++)));
+    colourGroup->addAction(a);
+    m_colorActions << a;
+    connect(a, &QAction::triggered, this, [this, m] { setHeatMetric(m); });
+  }
   m_modelActions << find << findNext << findPrev << findTe << fit << zin << zout << zreset
                  << m_teLevelAction;
   view->addSeparator();
@@ -347,9 +378,21 @@ void MainWindow::createStatusBar() {
   m_progress->setTextVisible(false);
   m_cancelButton = new QToolButton(this);
   m_cancelButton->setText(tr("Cancel"));
-  m_cancelButton->setToolTip(tr("Cancel loading (Esc)"));
+  m_cancelButton->setToolTip(tr("Cancel what runs: loading, planning, compiling (Esc)"));
   m_cancelButton->setAutoRaise(true);
-  connect(m_cancelButton, &QToolButton::clicked, this, &MainWindow::cancelLoad);
+  connect(m_cancelButton, &QToolButton::clicked, this, [this] {
+    // Whatever runs: a compile, a profile, a load.
+    if (m_compiler && m_compiler->isBusy())
+      cancelCompile();
+    else if (m_profiler && m_profiler->isBusy())
+      m_profiler->cancel();
+    else if (m_loader->isBusy())
+      cancelLoad();
+    else
+      m_planner->cancel();
+  });
+  // A message too long for the bar is elided in the middle; a click shows all of it.
+  statusBar()->installEventFilter(this);
   statusBar()->addWidget(m_statusModel);
   for (QLabel* l : {m_statusNodes, m_statusTes, m_statusPlan, m_statusTime, m_statusLayout})
     statusBar()->addPermanentWidget(l);
@@ -385,7 +428,13 @@ void MainWindow::reload() {
 }
 
 void MainWindow::cancelLoad() {
-  m_loader->cancel();
+  // Esc: whatever long work runs.
+  if (m_loader->isBusy())
+    m_loader->cancel();
+  else if (m_compiler && m_compiler->isBusy())
+    cancelCompile();
+  else if (m_planner->isBusy())
+    m_planner->cancel();
   setBusy(false);
 }
 
@@ -437,7 +486,7 @@ void MainWindow::onFailed(const LoadError& error) {
   m_error->showError(error);
   m_errorDock->show();
   m_errorDock->raise();
-  statusBar()->showMessage(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
+  say(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
   emit loadFailed(error);
 }
 
@@ -529,14 +578,15 @@ void MainWindow::onTableSelection() {
 
 void MainWindow::createPlanToolBar() {
   QToolBar* bar = addToolBar(tr("Plan"));
+  m_planToolBar = bar;
   bar->setObjectName(QStringLiteral("planToolBar"));
   bar->setMovable(false);
   auto* sl = new QLabel(tr(" Strategy "), bar);
   m_strategyBox = new QComboBox(bar);
-  for (plan::Strategy st : plan::all_strategies())
+  for (plan::Strategy st : plan::every_strategy())
     m_strategyBox->addItem(QString::fromLatin1(plan::strategy_name(st)));
   m_strategyBox->setCurrentText(QStringLiteral("souffle"));
-  m_strategyBox->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+3)"));
+  m_strategyBox->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+4)"));
   auto* gl = new QLabel(tr("  GPU "), bar);
   m_gpuBox = new QComboBox(bar);
   for (const gpu::GpuSpec& g : gpu::builtin_gpu_specs())
@@ -544,16 +594,37 @@ void MainWindow::createPlanToolBar() {
   const int a100 = m_gpuBox->findText(QStringLiteral("A100"), Qt::MatchStartsWith);
   if (a100 >= 0) m_gpuBox->setCurrentIndex(a100);
   m_gpuBox->setToolTip(tr("GPU whose specification the cost model uses"));
+  auto* pl = new QLabel(tr("  Precision "), bar);
+  m_precisionBox = new QComboBox(bar);
+  for (gpu::Precision p :
+       {gpu::Precision::FP32, gpu::Precision::TF32, gpu::Precision::FP16, gpu::Precision::BF16})
+    m_precisionBox->addItem(QString::fromLatin1(gpu::precision_name(p)));
+  m_precisionBox->setToolTip(
+      tr("Compute type of the GEMM-like kernels (tf32/fp16/bf16: tensor cores): the plan, its "
+         "prices, the code, compile and the step-through use it; a project saves it"));
+  auto* cl = new QLabel(tr("  Colour by "), bar);
+  m_colorBox = new QComboBox(bar);
+  for (HeatMetric m : heatMetrics()) m_colorBox->addItem(heatMetricName(m), static_cast<int>(m));
+  m_colorBox->setToolTip(
+      tr("Colour the boxes by op type, or as a heat map of a metric (with a legend)"));
   bar->addWidget(sl);
   bar->addWidget(m_strategyBox);
   bar->addWidget(gl);
   bar->addWidget(m_gpuBox);
+  bar->addWidget(pl);
+  bar->addWidget(m_precisionBox);
+  bar->addWidget(cl);
+  bar->addWidget(m_colorBox);
+  connect(m_colorBox, &QComboBox::currentIndexChanged, this, [this](int i) {
+    setHeatMetric(static_cast<HeatMetric>(m_colorBox->itemData(i).toInt()));
+  });
   connect(m_strategyBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   connect(m_gpuBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
+  connect(m_precisionBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
   int key = 1;
-  for (plan::Strategy st : plan::all_strategies()) {
+  for (plan::Strategy st : plan::every_strategy()) {
     const QString name = QString::fromLatin1(plan::strategy_name(st));
     QAction* a = planMenu->addAction(tr("Strategy: %1").arg(name), this,
                                      [this, name] { setStrategy(name); });
@@ -588,16 +659,45 @@ void MainWindow::setGpu(const QString& gpu) {
 void MainWindow::startPlan() {
   if (!m_data) return;
   plan::Strategy st = plan::Strategy::Souffle;
-  for (plan::Strategy s : plan::all_strategies())
+  for (plan::Strategy s : plan::every_strategy())
     if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_data, st, gpu(), m_editor->decisions(), m_plan);
-  if (m_compareDock->isVisible()) m_compare->setContext(m_data, gpu(), m_editor->decisions());
+  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan, precisionValue());
   setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
   updateStatus();
 }
 
 void MainWindow::onPlanned(PlanDataPtr plan) {
   if (!plan || plan->model != m_data) return;  // planned for a model no longer open
+  QString editMessage;
+  if (m_editor->hasProposal()) {
+    // A new edit was planned: refused, it changes nothing (no plan, no undo step); else it
+    // becomes a step named with the change in estimated time it brought.
+    QStringList refusals;
+    for (const plan::Edit& e : m_editor->proposedEdits())
+      for (const plan::RefusedEdit& r : plan->plan->refused)
+        if (r.edit == e)
+          refusals << tr("%1 — %2").arg(QString::fromStdString(plan::describe(r.edit)),
+                                        QString::fromStdString(r.reason));
+    if (!refusals.isEmpty()) {
+      m_editor->reject();
+      setBusy(false);
+      updateStatus();
+      showRefusal(refusals.join(QStringLiteral("; ")));
+      emit planned();
+      return;
+    }
+    QString text = m_editor->proposalText();
+    if (m_plan && m_plan->plan) {
+      const QString delta = estimateDelta(m_plan->plan->est_time_us, plan->plan->est_time_us);
+      text += QStringLiteral(" (%1)").arg(delta);
+      editMessage = tr("%1: est. %2 → %3 µs (%4)")
+                        .arg(m_editor->proposalText())
+                        .arg(m_plan->plan->est_time_us, 0, 'f', 1)
+                        .arg(plan->plan->est_time_us, 0, 'f', 1)
+                        .arg(delta);
+    }
+    m_editor->accept(text);
+  }
   m_plan = std::move(plan);
   m_partModel->setPlan(m_plan);
   m_properties->setPlan(m_plan);
@@ -620,23 +720,39 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
       m_measurements.erase(it);  // a stored entry this build cannot read is dropped
     }
   }
+  refreshCompare();
+  if (m_external) {  // an imported profile follows the plan (kernel numbers, nodes)
+    m_external = mapExternalProfile(m_plan, m_external->profile);
+    m_importedPanel->setData(m_external);
+    m_partModel->setImported(m_external);
+  }
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
   updateStatus();
-  // The newest edit refused: say why (the Transformations panel lists every refused one).
-  const plan::RefusedEdit* newest = nullptr;
-  for (const plan::RefusedEdit& r : m_plan->plan->refused)
-    if (!m_editor->decisions().edits.empty() && r.edit == m_editor->decisions().edits.back())
-      newest = &r;
-  if (newest) {
-    statusBar()->showMessage(tr("Refused: %1 — %2")
-                                 .arg(QString::fromStdString(plan::describe(newest->edit)),
-                                      QString::fromStdString(newest->reason)),
-                             10000);
-  } else {
-    statusBar()->showMessage(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
-  }
+  if (!editMessage.isEmpty())
+    say(editMessage, 15000);
+  else
+    say(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
+  m_compiler->startCachedOnly(m_plan);  // kernels compiled before an edit keep their figures
   emit planned();
+}
+
+void MainWindow::refreshCompare() {
+  if (m_data && m_compareDock->isVisible())
+    m_compare->setContext(m_data, gpu(), m_editor->decisions(), strategy(), precisionValue());
+}
+
+QString MainWindow::precision() const {
+  return m_precisionBox->currentText();
+}
+
+gpu::Precision MainWindow::precisionValue() const {
+  return gpu::parse_precision(precision().toStdString());
+}
+
+void MainWindow::setPrecision(const QString& precision) {
+  const int i = m_precisionBox->findText(precision.toLower());
+  if (i >= 0) m_precisionBox->setCurrentIndex(i);  // re-plans through currentTextChanged
 }
 
 void MainWindow::applyPlanToScene() {
@@ -648,10 +764,83 @@ void MainWindow::applyPlanToScene() {
   }
   // Kernel ids (not partition indices) are what the badges and palette show.
   std::vector<std::vector<int>> ids = m_graph->shownKernels(m_plan->kernelsOf(g->teLevel));
-  scene->setClusterLabels(clusterLabels(*m_plan->plan));
+  std::vector<QString> names;
+  QHash<int, quint32> keys;
+  for (size_t i = 0; i < m_plan->identities.size(); ++i) {
+    names.push_back(m_plan->identities[i].shortName);
+    keys.insert(m_plan->plan->partitions[i].id, m_plan->identities[i].colorKey);
+  }
+  scene->setClusterLabels(clusterLabels(*m_plan->plan, names));
+  scene->setKernelColorKeys(std::move(keys));
   for (auto& ks : ids)
     for (int& k : ks) k = m_plan->plan->partitions[k].id;
   scene->setKernels(std::move(ids));
+  refreshHeat();
+}
+
+bool MainWindow::importProfile(const QString& given) {
+  if (!m_plan) return false;
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getOpenFileName(
+        this, tr("Import a profile"), QFileInfo(m_lastPath).absolutePath(),
+        tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
+           "PyTorch profiler trace (*.json);;All files (*)"));
+  if (path.isEmpty()) return false;
+  std::shared_ptr<const ExternalProfile> profile;
+  try {
+    profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
+  } catch (const UserError& e) {
+    LoadError err;
+    err.file = QString::fromStdString(e.file());
+    err.node = QString::fromStdString(e.node());
+    err.reason = tr("cannot import the profile: %1").arg(QString::fromStdString(e.reason()));
+    showError(err);
+    return false;
+  }
+  m_external = mapExternalProfile(m_plan, profile);
+  m_importedPanel->setData(m_external);
+  m_partModel->setImported(m_external);
+  m_importedDock->show();
+  m_importedDock->raise();
+  setHeatMetric(HeatMetric::MeasuredTime);
+  say(m_importedPanel->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),
+      15000);
+  return true;
+}
+
+void MainWindow::setHeatMetric(HeatMetric metric) {
+  m_heatMetric = metric;
+  const int i = m_colorBox->findData(static_cast<int>(metric));
+  if (i >= 0 && m_colorBox->currentIndex() != i) m_colorBox->setCurrentIndex(i);
+  for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
+  refreshHeat();
+}
+
+MeasuredTimes MainWindow::measuredTimes() const {
+  MeasuredTimes m;
+  if (m_external && m_external->plan == m_plan) {
+    m.nodeUs = m_external->nodeUs;
+    m.partitionUs = m_external->partitionUs;
+    m.source = m_external->source;
+    m.gpu = true;
+  } else if (m_profile && m_profile->plan == m_plan) {
+    m.partitionUs = m_profile->partitionUs;
+    m.source = m_profile->label();
+    m.gpu = m_profile->gpuTime();
+  }
+  return m;
+}
+
+void MainWindow::refreshHeat() {
+  const SceneGraph* g = m_graph->scene()->graph();
+  if (!g || !m_plan || m_plan->model != m_data || m_heatMetric == HeatMetric::None) {
+    m_graph->setHeatMap({});
+    return;
+  }
+  m_graph->setHeatMap(computeHeat(m_heatMetric, *g,
+                                  m_graph->shownKernels(m_plan->kernelsOf(g->teLevel)), *m_plan,
+                                  measuredTimes()));
 }
 
 void MainWindow::onPartitionSelection() {
@@ -669,12 +858,41 @@ void MainWindow::onPartitionSelection() {
   m_properties->showBox(g, boxes.front());
 }
 
+void MainWindow::say(const QString& text, int ms) {
+  m_message = text;
+  int room = statusBar()->width() - 40;
+  for (QWidget* w : statusBar()->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
+    if (w->isVisible() && w != statusBar()) room -= w->width();
+  room = std::max(room, 160);
+  const QString shown = statusBar()->fontMetrics().elidedText(text, Qt::ElideMiddle, room);
+  statusBar()->setToolTip(shown == text ? QString() : text);
+  statusBar()->showMessage(shown, ms);
+}
+
+void MainWindow::showRefusal(const QString& why) {
+  say(tr("Refused, nothing changed: %1").arg(why), 20000);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == statusBar() && event->type() == QEvent::MouseButtonRelease &&
+      !statusBar()->currentMessage().isEmpty() && !statusBar()->toolTip().isEmpty()) {
+    QMessageBox box(QMessageBox::Information, windowTitle(), m_message, QMessageBox::Ok, this);
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box.exec();
+    return true;
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
 void MainWindow::setBusy(bool busy, const QString& what) {
-  m_progress->setVisible(busy || m_planner->isBusy());
-  m_cancelButton->setVisible(busy && m_loader->isBusy());
-  m_cancelAction->setEnabled(m_loader->isBusy());
+  const bool compiling = m_compiler && m_compiler->isBusy();
+  m_progress->setVisible(busy || m_planner->isBusy() || compiling);
+  if (!compiling) m_progress->setRange(0, 0);
+  m_cancelButton->setVisible((busy && m_loader->isBusy()) || compiling || m_planner->isBusy() ||
+                             (m_profiler && m_profiler->isBusy()));
+  m_cancelAction->setEnabled(m_loader->isBusy() || m_planner->isBusy() || compiling);
   if (busy && !what.isEmpty())
-    statusBar()->showMessage(what);
+    say(what);
   else if (!busy)
     statusBar()->clearMessage();
 }
@@ -695,11 +913,12 @@ void MainWindow::updateStatus() {
   if (isPlanning())
     m_statusPlan->setText(tr("%1 · %2 · planning…").arg(strategy(), gpu()));
   else if (m_plan)
-    m_statusPlan->setText(tr("<b>%1</b> · %2 · <b>%3 kernel%4</b> · est. %5 µs")
+    m_statusPlan->setText(tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs")
                               .arg(m_plan->strategy, m_plan->gpu)
                               .arg(m_plan->plan->kernels())
                               .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-                              .arg(m_plan->plan->est_time_us, 0, 'f', 1));
+                              .arg(m_plan->plan->est_time_us, 0, 'f', 1)
+                              .arg(QLatin1String(gpu::precision_name(m_plan->plan->precision))));
   else
     m_statusPlan->clear();
 }
@@ -808,7 +1027,7 @@ void MainWindow::exportSvg(const QString& given) {
   gen.setViewBox(QRectF(QPointF(), r.size()));
   gen.setTitle(windowTitle());
   QPainter p(&gen);
-  scene->render(&p, QRectF(QPointF(), r.size()), r);
+  m_graph->renderExport(p, QRectF(QPointF(), r.size()));
 }
 
 void MainWindow::exportPng(const QString& given) {
@@ -825,9 +1044,9 @@ void MainWindow::exportPng(const QString& given) {
   img.fill(m_graph->scene()->colors().background);
   QPainter p(&img);
   p.setRenderHint(QPainter::Antialiasing);
-  scene->render(&p, QRectF(QPointF(), QSizeF(img.size())), r);
+  m_graph->renderExport(p, QRectF(QPointF(), QSizeF(img.size())));
   p.end();
-  if (!img.save(path)) statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+  if (!img.save(path)) say(tr("Could not write %1").arg(path), 8000);
 }
 
 // ---- Editing decisions, projects, comparison and plan export --------------------------------
@@ -861,11 +1080,13 @@ void MainWindow::createEditing() {
   tabifyDockWidget(m_partDock, m_compareDock);
   m_partDock->raise();
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    if (visible && m_data) m_compare->setContext(m_data, gpu(), m_editor->decisions());
+    if (visible) refreshCompare();
   });
 
-  // Every change of the decisions re-plans at once (off the GUI thread).
+  // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
+  // before it becomes a step.
   connect(m_editor, &DecisionEditor::changed, this, [this] { startPlan(); });
+  connect(m_editor, &DecisionEditor::proposed, this, [this] { startPlan(); });
 
   QMenu* edit = new QMenu(tr("&Edit"), menuBar());             // under the menu bar: listed in Help
   menuBar()->insertMenu(menuBar()->actions().value(1), edit);  // after File
@@ -902,11 +1123,8 @@ void MainWindow::createEditing() {
     m_transforms->chooseForSelected(plan::Edit::Kind::Force, true);
   });
   edit->addSeparator();
-  QAction* clearEdits = edit->addAction(tr("&Discard all edits"), this, [this] {
-    if (!m_editor->decisions().edits.empty())
-      m_editor->undoStack()->push(
-          new DecisionsCommand(m_editor, m_editor->decisions(), {}, tr("discard all edits")));
-  });
+  QAction* clearEdits = edit->addAction(
+      tr("&Discard all edits"), this, [this] { m_editor->pushStep({}, tr("discard all edits")); });
   m_modelActions << merge << split << pin << force << forbid << heuristic << clearEdits;
 
   // File: projects and the plan export.
@@ -959,6 +1177,14 @@ void MainWindow::createEditing() {
   for (QAction* a : {merge, split, pin}) bar->addAction(a);
   m_partTable->setContextMenuPolicy(Qt::ActionsContextMenu);
   m_partTable->addActions({merge, split, pin});
+  auto* sep = new QAction(this);
+  sep->setSeparator(true);
+  m_partTable->addAction(sep);
+  QAction* kernelsCsv = addCsvExport(m_partTable, tr("kernels"));
+  exportMenu->addAction(kernelsCsv);
+  kernelsCsv->setText(tr("&Kernel table as CSV…"));
+  addCsvExport(m_nodeTable, tr("nodes"));
+  addCsvExport(m_compare->table(), tr("comparison"));
   GraphView* view = m_graph->view();
   view->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(view, &QWidget::customContextMenuRequested, this,
@@ -984,7 +1210,7 @@ void MainWindow::showError(const LoadError& error) {
   m_error->showError(error);
   m_errorDock->show();
   m_errorDock->raise();
-  statusBar()->showMessage(error.message(), 8000);
+  say(error.message(), 8000);
 }
 
 void MainWindow::openFile(const QString& path) {
@@ -1033,8 +1259,7 @@ QString MainWindow::selectedAnchor() const {
 void MainWindow::mergeSelected() {
   const std::vector<int> ks = selectedKernels();
   if (!m_plan || ks.size() < 2) {
-    statusBar()->showMessage(
-        tr("Select two or more kernels to merge (rows of the kernel table, or nodes of "
+    say(tr("Select two or more kernels to merge (rows of the kernel table, or nodes of "
            "different kernels with Ctrl+click)"),
         6000);
     return;
@@ -1055,7 +1280,7 @@ void MainWindow::mergeSelected() {
 void MainWindow::splitAtSelected() {
   const QString at = selectedAnchor();
   if (at.isEmpty()) {
-    statusBar()->showMessage(tr("Select a node in the graph to split at"), 6000);
+    say(tr("Select a node in the graph to split at"), 6000);
     return;
   }
   m_editor->push({{plan::Edit::Kind::Split, at.toStdString(), ""}}, tr("split before %1").arg(at));
@@ -1064,7 +1289,7 @@ void MainWindow::splitAtSelected() {
 void MainWindow::pinSelected() {
   const QString at = selectedAnchor();
   if (at.isEmpty()) {
-    statusBar()->showMessage(tr("Select a node in the graph to pin"), 6000);
+    say(tr("Select a node in the graph to pin"), 6000);
     return;
   }
   m_editor->push({{plan::Edit::Kind::Pin, at.toStdString(), ""}}, tr("pin %1").arg(at));
@@ -1084,10 +1309,10 @@ bool MainWindow::exportPlanJson(const QString& given) {
   QSaveFile f(path);
   if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
       !f.commit()) {
-    statusBar()->showMessage(tr("Could not write %1").arg(path), 8000);
+    say(tr("Could not write %1").arg(path), 8000);
     return false;
   }
-  statusBar()->showMessage(tr("Exported the plan to %1").arg(QFileInfo(path).fileName()), 4000);
+  say(tr("Exported the plan to %1").arg(QFileInfo(path).fileName()), 4000);
   return true;
 }
 
@@ -1100,12 +1325,12 @@ bool MainWindow::exportBundle(const QString& given) {
   if (dir.isEmpty()) return false;
   std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
   const std::string model = m_lastPath.toStdString(), out = dir.toStdString();
-  statusBar()->showMessage(tr("Exporting the kernel bundle to %1…").arg(dir));
+  say(tr("Exporting the kernel bundle to %1…").arg(dir));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     const auto [ok, message] = watcher->result();
     watcher->deleteLater();
-    statusBar()->showMessage(message, ok ? 8000 : 0);
+    say(message, ok ? 8000 : 0);
     emit bundleExported(ok, message);
   });
   watcher->setFuture(QtConcurrent::run([plan, model, out]() -> std::pair<bool, QString> {
@@ -1146,12 +1371,12 @@ bool MainWindow::exportReport(const QString& given) {
   options.precision = plan->precision;
   options.edits = m_editor->decisions();
   const std::string model = m_lastPath.toStdString(), out = path.toStdString();
-  statusBar()->showMessage(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
+  say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     const auto [ok, message] = watcher->result();
     watcher->deleteLater();
-    statusBar()->showMessage(message, ok ? 8000 : 0);
+    say(message, ok ? 8000 : 0);
     emit reportExported(ok, message);
   });
   watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
@@ -1184,12 +1409,12 @@ bool MainWindow::exportWalkthrough(const QString& given) {
   options.strategy = plan->strategy;
   options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
   const std::string model = m_lastPath.toStdString(), out = path.toStdString();
-  statusBar()->showMessage(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
+  say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     const auto [ok, message] = watcher->result();
     watcher->deleteLater();
-    statusBar()->showMessage(message, ok ? 8000 : 0);
+    say(message, ok ? 8000 : 0);
     emit reportExported(ok, message);
   });
   watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
@@ -1223,6 +1448,15 @@ void MainWindow::createKernelViews() {
   m_chartsDock->setWidget(m_charts);
   addDockWidget(Qt::RightDockWidgetArea, m_chartsDock);
   splitDockWidget(m_propertiesDock, m_chartsDock, Qt::Vertical);
+
+  m_importedPanel = new ImportedProfilePanel(this);
+  m_importedDock = new QDockWidget(tr("Imported profile"), this);
+  m_importedDock->setObjectName(QStringLiteral("importedProfileDock"));
+  m_importedDock->setWidget(m_importedPanel);
+  addDockWidget(Qt::BottomDockWidgetArea, m_importedDock);
+  tabifyDockWidget(m_partDock, m_importedDock);
+  m_partDock->raise();
+  m_importedDock->hide();
 
   m_compiler = new CompileRunner(this);
   m_profiler = new ProfileRunner(this);
@@ -1265,14 +1499,21 @@ void MainWindow::createKernelViews() {
   m_cancelProfileAction->setEnabled(false);
   m_modelActions << m_profileEmuAction;
   connect(m_profiler, &ProfileRunner::progress, this,
-          [this](const QString& what) { statusBar()->showMessage(tr("Profiling: %1").arg(what)); });
+          [this](const QString& what) { say(tr("Profiling: %1").arg(what)); });
   connect(m_profiler, &ProfileRunner::finished, this, &MainWindow::onProfiled);
   connect(m_profiler, &ProfileRunner::cancelled, this, [this] {
     m_cancelProfileAction->setEnabled(false);
-    statusBar()->showMessage(tr("Profile cancelled"), 5000);
+    say(tr("Profile cancelled"), 5000);
   });
+  QAction* import = kernels->addAction(tr("&Import a profile…"), this, [this] { importProfile(); });
+  import->setShortcut(QKeySequence(tr("Ctrl+I")));
+  import->setStatusTip(
+      tr("Measured times from another tool on the graph: a CSV of name and time, "
+         "Nsight Compute's CSV export, or a PyTorch profiler trace"));
+  m_modelActions << import;
   kernels->addSeparator();
   kernels->addAction(m_codeDock->toggleViewAction());
+  kernels->addAction(m_importedDock->toggleViewAction());
   kernels->addAction(m_chartsDock->toggleViewAction());
   m_codeDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+C")));
   m_chartsDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+G")));
@@ -1285,16 +1526,25 @@ void MainWindow::createKernelViews() {
     bar->addAction(m_cancelCompileAction);
     bar->addAction(m_profileAction);
   }
-  if (!gpu) statusBar()->showMessage(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
+  if (!gpu) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
 
-  connect(m_compiler, &CompileRunner::progress, this, [this](int done, int total) {
-    statusBar()->showMessage(tr("Compiling kernels with NVRTC… %1 of %2").arg(done).arg(total));
-  });
+  connect(m_compiler, &CompileRunner::progress, this,
+          [this](int done, int total, const QString& current) {
+            m_progress->setRange(0, std::max(1, total));
+            m_progress->setValue(done);
+            m_progress->setVisible(true);
+            say(current.isEmpty()
+                    ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
+                    : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
+                          .arg(current)
+                          .arg(done)
+                          .arg(total));
+          });
   connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
   connect(m_compiler, &CompileRunner::cancelled, this, [this] {
     m_cancelCompileAction->setEnabled(false);
     setBusy(false);
-    statusBar()->showMessage(tr("Compile cancelled"), 5000);
+    say(tr("Compile cancelled; the kernels compiled so far are kept for the next compile"), 8000);
     emit compiled();
   });
 
@@ -1353,9 +1603,12 @@ void MainWindow::compileKernels() {
   if (!m_plan) return;
   m_compiler->start(m_plan);
   m_cancelCompileAction->setEnabled(true);
-  setBusy(true,
-          tr("Compiling %1 kernels with NVRTC for sm_80 and sm_90…").arg(m_plan->plan->kernels()));
-  m_progress->setVisible(true);
+  const int n = static_cast<int>(m_plan->plan->partitions.size());
+  m_progress->setRange(0, n);
+  m_progress->setValue(0);
+  setBusy(true, tr("Compiling %1 kernel%2 with NVRTC for sm_80 and sm_90…")
+                    .arg(n)
+                    .arg(n == 1 ? QString() : QStringLiteral("s")));
 }
 
 void MainWindow::cancelCompile() {
@@ -1363,15 +1616,19 @@ void MainWindow::cancelCompile() {
 }
 
 void MainWindow::onCompiled(CompileDataPtr data) {
-  m_cancelCompileAction->setEnabled(false);
-  setBusy(false);
+  const bool quiet = data && data->cachedOnly;  // figures carried over a new plan, unasked
+  if (!quiet) {
+    m_cancelCompileAction->setEnabled(false);
+    setBusy(false);
+  }
   if (!data || data->plan != m_plan) {  // compiled a plan no longer on screen
-    emit compiled();
+    if (!quiet) emit compiled();
     return;
   }
   m_compile = data;
   m_partModel->setCompile(data);
   m_charts->setCompile(data);
+  if (quiet) return;
   m_chartsDock->show();
   // The first failure, with the NVRTC log and the kernel, in the problems panel.
   LoadError e;
@@ -1397,19 +1654,40 @@ void MainWindow::onCompiled(CompileDataPtr data) {
         break;
       }
   }
+  // The summary, where the user pressed the button and in the status bar.
+  int maxRegs = 0;
+  qint64 spills = 0;
+  for (const KernelCompile& k : data->kernels)
+    for (const ArchCompile& a : k.archs) {
+      maxRegs = std::max(maxRegs, a.registers);
+      spills += a.spillBytes;
+    }
+  QString summary =
+      data->failures > 0
+          ? tr("Compile: %1 of %2 compiles failed (Problems panel)")
+                .arg(data->failures)
+                .arg(data->kernels.size() * static_cast<size_t>(data->archs.size()))
+          : tr("Compiled %1 kernel%2 for %3 in %4 s: up to %5 registers, %6 spilled")
+                .arg(data->compiled + data->reused)
+                .arg(data->compiled + data->reused == 1 ? QString() : QStringLiteral("s"))
+                .arg(data->archs.join(QStringLiteral(" and ")))
+                .arg(data->ms / 1000, 0, 'f', 1)
+                .arg(maxRegs)
+                .arg(compactBytes(static_cast<double>(spills)));
+  if (data->reused > 0)
+    summary += tr(" (%1 compiled now, %2 unchanged since their last compile)")
+                   .arg(data->compiled)
+                   .arg(data->reused);
+  m_lastCompileSummary = summary;
   if (!e.reason.isEmpty()) {
     m_error->showError(e);
     m_errorDock->show();
     m_errorDock->raise();
-  } else {
-    statusBar()->showMessage(
-        tr("Compiled %1 kernel%2 for %3 in %4 s")
-            .arg(m_plan->plan->kernels())
-            .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-            .arg(data->archs.join(QStringLiteral(" and ")))
-            .arg(data->ms / 1000, 0, 'f', 1),
-        8000);
   }
+  say(summary, 15000);
+  if (QWidget* button = m_planToolBar ? m_planToolBar->widgetForAction(m_compileAction) : nullptr;
+      button && button->isVisible())
+    QToolTip::showText(button->mapToGlobal(QPoint(0, button->height())), summary, button);
   emit compiled();
 }
 
@@ -1437,9 +1715,9 @@ void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
 void MainWindow::startProfile(const QString& backend) {
   if (!m_plan) return;
   m_cancelProfileAction->setEnabled(true);
-  statusBar()->showMessage(tr("Profiling %1 kernels on the %2…")
-                               .arg(m_plan->plan->kernels())
-                               .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
+  say(tr("Profiling %1 kernels on the %2…")
+          .arg(m_plan->plan->kernels())
+          .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
   m_profiler->start(m_plan, backend);
 }
 
@@ -1468,12 +1746,12 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
   const QString measured = r.gpu_time()
                                ? tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
                                : tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
-  statusBar()->showMessage(tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
-                               .arg(r.kernels.size())
-                               .arg(data->label(), measured)
-                               .arg(r.est_total_us, 0, 'f', 1)
-                               .arg(r.verified ? tr(", outputs verified") : QString()),
-                           15000);
+  say(tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
+          .arg(r.kernels.size())
+          .arg(data->label(), measured)
+          .arg(r.est_total_us, 0, 'f', 1)
+          .arg(r.verified ? tr(", outputs verified") : QString()),
+      15000);
 }
 
 void MainWindow::createExplorerViews() {
@@ -1491,6 +1769,7 @@ void MainWindow::createExplorerViews() {
   const int widths[] = {10, 8, 10, 9, 10, 11, 10};
   for (int c = 0; c < StrategyTableModel::ColumnCount; ++c)
     m_strategyTable->setColumnWidth(c, widths[c] * digit + 12);
+  addCsvExport(m_strategyTable, tr("strategies"));
   m_strategyDock = new QDockWidget(tr("Strategies"), this);
   m_strategyDock->setObjectName(QStringLiteral("strategiesDock"));
   m_strategyDock->setWidget(m_strategyTable);
@@ -1570,10 +1849,11 @@ void MainWindow::refreshExplorerViews() {
   }
   m_strategyModel->setCurrentStrategy(strategy());
   // Only what is on screen is planned: three plans of a big model are not free.
-  const QString key = QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu();
+  const QString key =
+      QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu() + precision();
   if (m_strategyDock->isVisible() && key != m_strategyKey) {
     m_strategyKey = key;
-    m_strategyModel->start(m_data, gpu());
+    m_strategyModel->start(m_data, gpu(), precisionValue());
   }
   const QString path = QString::fromStdString(m_data->model->path);
   if (m_stepsDock->isVisible() &&

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "views/compile_runner.h"
+#include "views/heat_map.h"
+#include "views/imported_profile.h"
 #include "views/model_loader.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
@@ -22,6 +24,7 @@ class QProgressBar;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QTableView;
+class QToolBar;
 class QToolButton;
 
 namespace souffle::views {
@@ -62,6 +65,9 @@ class MainWindow : public QMainWindow {
   bool isPlanning() const;
   QString strategy() const;
   QString gpu() const;
+  /// "fp32", "tf32", "fp16" or "bf16": the compute type plans are made for.
+  QString precision() const;
+  gpu::Precision precisionValue() const;
 
   GraphPanel* graphPanel() const { return m_graph; }
   ErrorPanel* errorPanel() const { return m_error; }
@@ -97,8 +103,16 @@ class MainWindow : public QMainWindow {
   void setMeasurements(const std::vector<std::string>& reports);
   /// The last compile of the plan on screen (null before one, or after the plan changed).
   CompileDataPtr compileData() const { return m_compile; }
+  /// The summary of the last compile the user asked for.
+  QString lastCompileSummary() const { return m_lastCompileSummary; }
+  /// The status bar's message, whole (it may be shown elided).
+  QString message() const { return m_message; }
   QAction* compileAction() const { return m_compileAction; }
   QAction* profileAction() const { return m_profileAction; }
+  HeatMetric heatMetric() const { return m_heatMetric; }
+  /// The imported profile mapped onto the plan on screen (null: none).
+  ExternalProfileDataPtr importedProfile() const { return m_external; }
+  ImportedProfilePanel* importedProfilePanel() const { return m_importedPanel; }
 
  public slots:
   void openDialog();
@@ -114,6 +128,8 @@ class MainWindow : public QMainWindow {
   void setStrategy(const QString& strategy);
   /// A GPU by name (see the GPU box); re-plans the open model.
   void setGpu(const QString& gpu);
+  /// "fp32", "tf32", "fp16" or "bf16"; re-plans the open model.
+  void setPrecision(const QString& precision);
   /// Opens a model (.onnx) or a project (.souffle).
   void openFile(const QString& path);
   /// Merges the kernels of the selected kernel-table rows (or of the selected graph nodes).
@@ -139,6 +155,12 @@ class MainWindow : public QMainWindow {
   void cancelCompile();
   /// Profiles the plan's kernels on the GPU (only enabled when the profiler says it can).
   void profileKernels();
+  /// Colours the graph's boxes by op type (None) or as a heat map of `metric`.
+  void setHeatMetric(HeatMetric metric);
+  /// Reads a timing file (CSV of name and time, Nsight Compute CSV, PyTorch profiler trace),
+  /// asked for when `path` is empty, maps it onto the plan and colours by measured time; false
+  /// (with the reason in the problems panel) when it cannot be read.
+  bool importProfile(const QString& path = {});
 
  signals:
   void modelLoaded();
@@ -160,6 +182,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
   void changeEvent(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void createActions();
@@ -176,6 +199,10 @@ class MainWindow : public QMainWindow {
   void onTableSelection();
   void showCurrentGraph();
   void setBusy(bool busy, const QString& what = {});
+  /// A status-bar message, elided in the middle when long (a click on it shows all of it).
+  void say(const QString& text, int ms = 0);
+  /// A refused edit: nothing changed, and why.
+  void showRefusal(const QString& why);
   void updateStatus();
   void updateColors();
   void addRecent(const QString& path);
@@ -197,6 +224,12 @@ class MainWindow : public QMainWindow {
   void onProfiled(ProfileDataPtr data);
   /// Selects the graph boxes of ONNX nodes `nodes` (TEs `tes` at TE level) from a code line.
   void selectNodesFromCode(const QStringList& nodes, const QStringList& tes);
+  /// Recomputes the heat map for the graph and plan on screen.
+  void refreshHeat();
+  /// The comparison view, when shown, compares plans of the model, GPU, edits and precision.
+  void refreshCompare();
+  /// The measured times of the plan on screen: an imported profile, else a profile run.
+  MeasuredTimes measuredTimes() const;
 
   ModelLoader* m_loader;
   PlanRunner* m_planner;
@@ -242,6 +275,16 @@ class MainWindow : public QMainWindow {
   bool m_codeSyncing = false;                         ///< a code line is selecting graph nodes
   QComboBox* m_strategyBox;
   QComboBox* m_gpuBox;
+  QComboBox* m_colorBox = nullptr;
+  QComboBox* m_precisionBox = nullptr;
+  QList<QAction*> m_colorActions;
+  HeatMetric m_heatMetric = HeatMetric::None;
+  ExternalProfileDataPtr m_external;  ///< an imported profile, mapped onto the plan
+  ImportedProfilePanel* m_importedPanel = nullptr;
+  QDockWidget* m_importedDock = nullptr;
+  QToolBar* m_planToolBar = nullptr;
+  QString m_message;             ///< the status bar's message, whole
+  QString m_lastCompileSummary;  ///< what the last compile said
 
   QLabel* m_statusModel;
   QLabel* m_statusNodes;

@@ -2,6 +2,7 @@
 
 #include <QColor>
 #include <QGuiApplication>
+#include <cmath>
 
 #include "views/theme.h"
 
@@ -27,6 +28,17 @@ QString compactBytes(double v) {
   return QString::number(v, 'f', u == 0 || v >= 100 ? 0 : 1) + QLatin1String(units[u]);
 }
 
+QString estimateDelta(double beforeUs, double afterUs) {
+  const double d = afterUs - beforeUs;
+  if (std::abs(d) < 0.05) return QObject::tr("no change in est. time");
+  const QString sign = d < 0 ? QStringLiteral("\u2212") : QStringLiteral("+");
+  QString out = sign + QString::number(std::abs(d), 'f', 1) + QStringLiteral(" µs");
+  if (beforeUs > 0)
+    out += QStringLiteral(", ") + sign + QString::number(std::abs(d) / beforeUs * 100, 'f', 1) +
+           QStringLiteral("%");
+  return out;
+}
+
 PartitionTableModel::PartitionTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void PartitionTableModel::setPlan(PlanDataPtr plan) {
@@ -34,11 +46,19 @@ void PartitionTableModel::setPlan(PlanDataPtr plan) {
   m_plan = std::move(plan);
   if (m_compile && m_compile->plan != m_plan) m_compile.reset();
   if (m_profile && m_profile->plan != m_plan) m_profile.reset();
+  if (m_imported && m_imported->plan != m_plan) m_imported.reset();
   endResetModel();
 }
 
 void PartitionTableModel::setProfile(ProfileDataPtr profile) {
   m_profile = profile && profile->plan == m_plan ? std::move(profile) : nullptr;
+  if (rowCount() > 0)
+    emit dataChanged(index(0, MeasuredColumn), index(rowCount() - 1, MeasuredColumn));
+  emit headerDataChanged(Qt::Horizontal, MeasuredColumn, MeasuredColumn);
+}
+
+void PartitionTableModel::setImported(ExternalProfileDataPtr imported) {
+  m_imported = imported && imported->plan == m_plan ? std::move(imported) : nullptr;
   if (rowCount() > 0)
     emit dataChanged(index(0, MeasuredColumn), index(rowCount() - 1, MeasuredColumn));
   emit headerDataChanged(Qt::Horizontal, MeasuredColumn, MeasuredColumn);
@@ -101,7 +121,10 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
     return role == Qt::TextAlignmentRole ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                                          : compileData(k, index.row(), index.column(), role);
   if (role == Qt::DecorationRole && index.column() == KernelColumn)  // as the graph draws it
-    return kernelColor(k.id, isDark(QGuiApplication::palette()));
+    return index.row() < int(m_plan->identities.size())
+               ? kernelColor(m_plan->identities[size_t(index.row())].colorKey,
+                             isDark(QGuiApplication::palette()))
+               : QVariant();
   if (role == Qt::TextAlignmentRole)
     return index.column() == KindColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                         : QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -132,7 +155,18 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
                   : QVariant(compactBytes(static_cast<double>(k.dram_bytes)));
     case TimeColumn:
       return sort ? QVariant(k.est_time_us) : QVariant(QString::number(k.est_time_us, 'f', 2));
+    case ShareColumn: {
+      const double total = m_plan->plan->est_time_us;
+      const double share = total > 0 ? k.est_time_us / total * 100 : 0;
+      return sort ? QVariant(share) : QVariant(QString::number(share, 'f', 1) + QLatin1Char('%'));
+    }
     case MeasuredColumn: {
+      if (!m_profile && m_imported &&
+          static_cast<size_t>(index.row()) < m_imported->partitionUs.size()) {
+        const double us = m_imported->partitionUs[static_cast<size_t>(index.row())];
+        if (us < 0) return {};
+        return sort ? QVariant(us) : QVariant(QString::number(us, 'f', 2));
+      }
       if (!m_profile || static_cast<size_t>(index.row()) >= m_profile->partitionUs.size())
         return {};
       const double us = m_profile->partitionUs[static_cast<size_t>(index.row())];
@@ -157,12 +191,15 @@ QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("Bytes read from and written to DRAM");
       case TimeColumn:
         return tr("Estimated time in microseconds (cost model)");
+      case ShareColumn:
+        return tr("The kernel's share of the plan's estimated time");
       case MeasuredColumn:
         return m_profile
                    ? tr("Median of %1 timed runs, µs — %2 (%3)")
                          .arg(m_profile->report.runs)
                          .arg(m_profile->label(), QString::fromStdString(m_profile->report.date))
-                   : tr("Measured time (Kernels › Profile)");
+               : m_imported ? tr("µs per call, %1").arg(m_imported->source)
+                            : tr("Measured time (Kernels › Profile, or Import a profile)");
       case RegisterColumn:
         return tr("Registers per thread, per compiled architecture (Kernels › Compile)");
       case SharedColumn:
@@ -191,6 +228,8 @@ QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientatio
       return tr("DRAM");
     case TimeColumn:
       return tr("Est. µs");
+    case ShareColumn:
+      return tr("Share");
     case MeasuredColumn:
       return m_profile && !m_profile->gpuTime() ? tr("Emul. µs") : tr("Meas. µs");
     case RegisterColumn:

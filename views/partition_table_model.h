@@ -5,6 +5,7 @@
 #include <QAbstractTableModel>
 
 #include "views/compile_runner.h"
+#include "views/imported_profile.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
 
@@ -22,6 +23,7 @@ class PartitionTableModel : public QAbstractTableModel {
     FlopColumn,
     DramColumn,
     TimeColumn,
+    ShareColumn,     ///< the kernel's share of the plan's estimated time
     MeasuredColumn,  ///< after a profile: median µs (GPU, or the emulator's CPU time)
     RegisterColumn,  ///< after a compile: registers per thread, sm_80 / sm_90
     SharedColumn,    ///< after a compile: shared memory per block
@@ -42,6 +44,8 @@ class PartitionTableModel : public QAbstractTableModel {
   /// Measurements of the plan shown (ignored when they belong to another plan).
   void setProfile(ProfileDataPtr profile);
   ProfileDataPtr profile() const { return m_profile; }
+  /// Kernel times of an imported profile (shown when no profile run of the plan is).
+  void setImported(ExternalProfileDataPtr imported);
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -54,10 +58,13 @@ class PartitionTableModel : public QAbstractTableModel {
   PlanDataPtr m_plan;
   CompileDataPtr m_compile;
   ProfileDataPtr m_profile;
+  ExternalProfileDataPtr m_imported;
 };
 
 /// "1.2 G", "340 M", "12 k" (base 1000, FLOPs) or "1.5 MiB" (bytes).
 QString compactCount(double v);
 QString compactBytes(double v);
+/// The change from `beforeUs` to `afterUs`: "−5.1 µs, −2.9%", "+0.4 µs, +0.2%", "no change".
+QString estimateDelta(double beforeUs, double afterUs);
 
 }  // namespace souffle::views

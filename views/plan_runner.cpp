@@ -1,17 +1,47 @@
 #include "views/plan_runner.h"
 
-#include <QColor>
 #include <QHash>
 #include <QtConcurrent/QtConcurrent>
 #include <algorithm>
-#include <cmath>
 #include <exception>
 
 #include "core/schedule/plan_pricer.h"
+#include "core/session/kernel_cache.h"
+#include "core/session/pipeline.h"
 
 namespace souffle::views {
 
 namespace {
+
+struct PlanCancelled : std::exception {
+  const char* what() const noexcept override { return "planning cancelled"; }
+};
+
+/// The plan's pricer, counted: each price is one step of the pricing the GUI reports, and a
+/// cancelled plan stops at its next one.
+class WatchedPricer : public plan::KernelPricer {
+ public:
+  WatchedPricer(std::shared_ptr<const plan::KernelPricer> inner,
+                std::shared_ptr<PlanProgress> progress)
+      : m_inner(std::move(inner)),
+        m_builds(dynamic_cast<const schedule::PlanPricer*>(m_inner.get())),
+        m_progress(std::move(progress)) {}
+  plan::PartitionPrice price(const plan::FusionPlan& context,
+                             const plan::Partition& p) const override {
+    if (m_progress->cancel) throw PlanCancelled();
+    const size_t before = m_builds ? m_builds->builds() : 0;
+    plan::PartitionPrice out = m_inner->price(context, p);
+    ++m_progress->priced;
+    if (m_builds && m_builds->builds() > before) ++m_progress->built;
+    return out;
+  }
+  std::string constants() const override { return m_inner->constants(); }
+
+ private:
+  std::shared_ptr<const plan::KernelPricer> m_inner;
+  const schedule::PlanPricer* m_builds;
+  std::shared_ptr<PlanProgress> m_progress;
+};
 
 void addUnique(std::vector<int>& v, int k) {
   auto it = std::lower_bound(v.begin(), v.end(), k);
@@ -34,6 +64,7 @@ PlanDataPtr buildPlanData(ModelDataPtr model, std::shared_ptr<const plan::Fusion
   d->plan = p;
   d->strategy = QString::fromLatin1(plan::strategy_name(p->strategy));
   d->gpu = QString::fromStdString(p->gpu);
+  d->identities = kernelIdentities(*p);
   // Partitions name TEs of the transformed program; boxes stand for ONNX nodes (op level) or
   // TEs of the input program (TE level). A TE that a horizontal or vertical transformation
   // replaced takes the kernels of the TE that replaced it (followed through chained sites).
@@ -78,11 +109,26 @@ PlanDataPtr buildPlanData(ModelDataPtr model, std::shared_ptr<const plan::Fusion
 }
 
 PlanRunner::PlanRunner(QObject* parent)
-    : QObject(parent), m_watcher(new QFutureWatcher<PlanOutcome>(this)) {
+    : QObject(parent),
+      m_watcher(new QFutureWatcher<PlanOutcome>(this)),
+      m_ticker(new QTimer(this)) {
+  m_ticker->setInterval(300);
+  connect(m_ticker, &QTimer::timeout, this, [this] {
+    if (!m_busy || !m_progress) return;
+    const int priced = m_progress->priced, built = m_progress->built;
+    emit progress(tr("%1: %2 partition%3 priced (%4 built), %5 s")
+                      .arg(m_what)
+                      .arg(priced)
+                      .arg(priced == 1 ? QString() : QStringLiteral("s"))
+                      .arg(built)
+                      .arg(static_cast<double>(m_timer.elapsed()) / 1000, 0, 'f', 0));
+  });
   connect(m_watcher, &QFutureWatcher<PlanOutcome>::finished, this, [this] {
     if (m_watcher->property("generation").toULongLong() != m_generation || !m_busy) return;
     m_busy = false;
+    m_ticker->stop();
     PlanOutcome out = m_watcher->result();
+    if (out.cancelled) return;
     if (out.ok()) {
       auto d = std::make_shared<PlanData>(*out.data);
       d->ms = static_cast<double>(m_timer.nsecsElapsed()) / 1e6;
@@ -94,16 +140,28 @@ PlanRunner::PlanRunner(QObject* parent)
 }
 
 PlanRunner::~PlanRunner() {
+  if (m_progress) m_progress->cancel = true;
   m_watcher->waitForFinished();
 }
 
-PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu) {
+plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gpu,
+                                      const plan::Decisions& decisions, gpu::Precision precision) {
+  PipelineOptions po;
+  po.strategy = strategy;
+  po.gpu = gpu::gpu_spec(gpu.toStdString());
+  po.precision = precision;
+  po.decisions = decisions;
+  // What the pricing builds stays in the session's kernel cache: the code panel and compile
+  // then build nothing for a planned partition.
+  shared_kernel_cache().attach(po.gpu, po.precision);
+  return plan_options(po);
+}
+
+PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
+                            gpu::Precision precision) {
   PlanOutcome out;
   try {
-    plan::PlanOptions o;
-    o.strategy = strategy;
-    o.gpu = gpu::gpu_spec(gpu.toStdString());
-    o.pricer = schedule::shared_pricer(o.gpu, o.precision);
+    const plan::PlanOptions o = options(strategy, gpu, {}, precision);
     auto p = std::make_shared<plan::FusionPlan>(plan::plan(model->model->program, o));
     out.data = buildPlanData(model, std::move(p));
   } catch (const UserError& e) {
@@ -115,26 +173,22 @@ PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const Q
 }
 
 void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu) {
-  ++m_generation;
-  m_busy = true;
-  m_timer.start();
-  m_watcher->setProperty("generation", m_generation);
-  m_watcher->setFuture(QtConcurrent::run(&PlanRunner::run, std::move(model), strategy, gpu));
+  start(std::move(model), strategy, gpu, {}, {});
 }
 
 PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-                                const plan::Decisions& decisions, PlanDataPtr previous) {
+                                const plan::Decisions& decisions, PlanDataPtr previous,
+                                gpu::Precision precision, std::shared_ptr<PlanProgress> progress) {
   PlanOutcome out;
   try {
-    plan::PlanOptions o;
-    o.strategy = strategy;
-    o.gpu = gpu::gpu_spec(gpu.toStdString());
-    o.decisions = decisions;
-    o.pricer = schedule::shared_pricer(o.gpu, o.precision);
+    plan::PlanOptions o = options(strategy, gpu, decisions, precision);
+    if (progress && o.pricer) o.pricer = std::make_shared<WatchedPricer>(o.pricer, progress);
     const bool reuse = previous && previous->model == model && previous->plan;
     auto p = std::make_shared<plan::FusionPlan>(reuse ? plan::replan(*previous->plan, o)
                                                       : plan::plan(model->model->program, o));
     out.data = buildPlanData(model, std::move(p));
+  } catch (const PlanCancelled&) {
+    out.cancelled = true;
   } catch (const UserError& e) {
     out.error = QString::fromStdString(e.reason());
   } catch (const std::exception& e) {
@@ -144,27 +198,28 @@ PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, con
 }
 
 void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-                       const plan::Decisions& decisions, PlanDataPtr previous) {
+                       const plan::Decisions& decisions, PlanDataPtr previous,
+                       gpu::Precision precision) {
+  // One plan at a time: the one in flight stops at its next price.
+  if (m_progress) m_progress->cancel = true;
+  m_progress = std::make_shared<PlanProgress>();
   ++m_generation;
   m_busy = true;
+  m_what = tr("Planning %1 on %2").arg(QString::fromLatin1(plan::strategy_name(strategy)), gpu);
   m_timer.start();
+  m_ticker->start();
   m_watcher->setProperty("generation", m_generation);
   m_watcher->setFuture(QtConcurrent::run(&PlanRunner::runWith, std::move(model), strategy, gpu,
-                                         decisions, std::move(previous)));
+                                         decisions, std::move(previous), precision, m_progress));
 }
 
 void PlanRunner::cancel() {
   if (!m_busy) return;
+  if (m_progress) m_progress->cancel = true;
   ++m_generation;
   m_busy = false;
-}
-
-QColor kernelColor(int id, bool dark) {
-  double h = std::fmod(0.11 + id * 0.6180339887, 1.0);
-  // Alternate lightness a little so adjacent hues that come close still part.
-  const double shade = (id % 3) * 0.04;
-  return dark ? QColor::fromHslF(float(h), 0.42f, float(0.30 + shade))
-              : QColor::fromHslF(float(h), 0.62f, float(0.80 + shade / 2));
+  m_ticker->stop();
+  QMetaObject::invokeMethod(this, &PlanRunner::cancelled, Qt::QueuedConnection);
 }
 
 }  // namespace souffle::views

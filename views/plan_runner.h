@@ -6,10 +6,13 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
+#include <QTimer>
+#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "core/plan/plan.h"
+#include "views/kernel_identity.h"
 #include "views/scene_graph.h"
 
 namespace souffle::views {
@@ -23,6 +26,8 @@ struct PlanData {
   /// ascending order; empty for inputs, outputs and nodes without TEs. More than one entry
   /// means the node's TEs were split over several kernels.
   std::vector<std::vector<int>> opKernels, teKernels;
+  /// Per partition: its name and colour, kept by a kernel an edit does not touch.
+  std::vector<KernelIdentity> identities;
   double ms = 0;
 
   const std::vector<std::vector<int>>& kernelsOf(bool teLevel) const {
@@ -36,7 +41,15 @@ using PlanDataPtr = std::shared_ptr<const PlanData>;
 struct PlanOutcome {
   PlanDataPtr data;
   QString error;
+  bool cancelled = false;
   bool ok() const { return data != nullptr; }
+};
+
+/// What a plan in flight has done, read by the GUI thread; `cancel` stops it at its next price.
+struct PlanProgress {
+  std::atomic<bool> cancel{false};
+  std::atomic<int> priced{0};  ///< partitions (and candidates) priced
+  std::atomic<int> built{0};   ///< of them, built for it (not found priced)
 };
 
 /// Maps a plan's partitions onto the boxes of `model`'s graphs. Pure.
@@ -54,29 +67,43 @@ class PlanRunner : public QObject {
   bool isBusy() const { return m_busy; }
 
   /// The synchronous body of a plan, for tests and tools: never throws.
-  static PlanOutcome run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu);
+  static PlanOutcome run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
+                         gpu::Precision precision = gpu::Precision::FP32);
 
   /// Starts planning under the user's decisions; when `previous` planned the same model, it is
   /// re-planned (its transformed program and analysis reused when the options allow).
   void start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-             const plan::Decisions& decisions, PlanDataPtr previous = {});
-  /// The synchronous body of a plan with decisions (refused ones are in plan->refused).
+             const plan::Decisions& decisions, PlanDataPtr previous = {},
+             gpu::Precision precision = gpu::Precision::FP32);
+  /// The synchronous body of a plan with decisions (refused ones are in plan->refused); with
+  /// `progress`, its pricing is counted there and stops (cancelled) once progress->cancel is set.
   static PlanOutcome runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
-                             const plan::Decisions& decisions, PlanDataPtr previous);
+                             const plan::Decisions& decisions, PlanDataPtr previous,
+                             gpu::Precision precision = gpu::Precision::FP32,
+                             std::shared_ptr<PlanProgress> progress = {});
+  /// The plan options every view plans with (the pipeline's, priced from built kernels whose
+  /// builds the session's kernel cache keeps). Throws UserError for an unknown GPU.
+  static plan::PlanOptions options(plan::Strategy strategy, const QString& gpu,
+                                   const plan::Decisions& decisions,
+                                   gpu::Precision precision = gpu::Precision::FP32);
 
  signals:
   void planned(souffle::views::PlanDataPtr data);
   void failed(const QString& reason);
+  /// While planning, about three times a second: what it has done ("… 120 partitions priced
+  /// (31 built), 12 s").
+  void progress(const QString& what);
+  /// A cancel() took effect (at once; the worker stops at its next price).
+  void cancelled();
 
  private:
   QFutureWatcher<PlanOutcome>* m_watcher;
+  QTimer* m_ticker;
+  std::shared_ptr<PlanProgress> m_progress;
   quint64 m_generation = 0;
   bool m_busy = false;
+  QString m_what;
   QElapsedTimer m_timer;
 };
-
-/// The fill colour of kernel `id`: a stable hue per id (golden-ratio steps, so neighbours
-/// differ), light pastels or dark mid-tones.
-QColor kernelColor(int id, bool dark);
 
 }  // namespace souffle::views

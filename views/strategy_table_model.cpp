@@ -17,7 +17,7 @@ const plan::FusionPlan* planOf(const PlanDataPtr& p) {
 
 StrategyTableModel::StrategyTableModel(QObject* parent)
     : QAbstractTableModel(parent), m_watcher(new QFutureWatcher<Outcome>(this)) {
-  m_plans.resize(plan::all_strategies().size());
+  m_plans.resize(plan::every_strategy().size());
   connect(m_watcher, &QFutureWatcher<Outcome>::finished, this, [this] {
     if (m_watcher->property("generation").toULongLong() != m_generation) return;  // stale
     m_busy = false;
@@ -31,7 +31,7 @@ StrategyTableModel::~StrategyTableModel() {
   m_watcher->waitForFinished();
 }
 
-void StrategyTableModel::start(ModelDataPtr model, const QString& gpu) {
+void StrategyTableModel::start(ModelDataPtr model, const QString& gpu, gpu::Precision precision) {
   ++m_generation;
   beginResetModel();
   for (PlanDataPtr& p : m_plans) p.reset();
@@ -40,10 +40,10 @@ void StrategyTableModel::start(ModelDataPtr model, const QString& gpu) {
   endResetModel();
   if (!model) return;
   m_watcher->setProperty("generation", m_generation);
-  m_watcher->setFuture(QtConcurrent::run([model, gpu] {
+  m_watcher->setFuture(QtConcurrent::run([model, gpu, precision] {
     Outcome o;
-    for (plan::Strategy s : plan::all_strategies()) {
-      PlanOutcome r = PlanRunner::run(model, s, gpu);
+    for (plan::Strategy s : plan::every_strategy()) {
+      PlanOutcome r = PlanRunner::run(model, s, gpu, precision);
       if (!r.ok() && o.error.isEmpty())
         o.error =
             QStringLiteral("%1: %2").arg(QString::fromLatin1(plan::strategy_name(s)), r.error);
@@ -55,7 +55,7 @@ void StrategyTableModel::start(ModelDataPtr model, const QString& gpu) {
 
 void StrategyTableModel::setPlans(std::vector<PlanDataPtr> plans, const QString& error) {
   beginResetModel();
-  plans.resize(plan::all_strategies().size());
+  plans.resize(plan::every_strategy().size());
   m_plans = std::move(plans);
   m_error = error;
   endResetModel();
@@ -74,14 +74,14 @@ void StrategyTableModel::setCurrentStrategy(const QString& name) {
 }
 
 int StrategyTableModel::rowOf(const QString& strategy) const {
-  const auto& all = plan::all_strategies();
+  const auto& all = plan::every_strategy();
   for (size_t i = 0; i < all.size(); ++i)
     if (strategy == QLatin1String(plan::strategy_name(all[i]))) return static_cast<int>(i);
   return -1;
 }
 
 QString StrategyTableModel::strategyAt(int row) const {
-  const auto& all = plan::all_strategies();
+  const auto& all = plan::every_strategy();
   if (row < 0 || static_cast<size_t>(row) >= all.size()) return {};
   return QString::fromLatin1(plan::strategy_name(all[static_cast<size_t>(row)]));
 }
@@ -92,7 +92,7 @@ PlanDataPtr StrategyTableModel::planAt(int row) const {
 }
 
 int StrategyTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(plan::all_strategies().size());
+  return parent.isValid() ? 0 : static_cast<int>(plan::every_strategy().size());
 }
 
 int StrategyTableModel::columnCount(const QModelIndex& parent) const {

@@ -1,6 +1,6 @@
 /// \file Item model comparing the strategies side by side: one row per strategy (unfused,
-/// rules, souffle) with kernels, grid syncs, FLOPs, DRAM bytes, estimated time and the ratio to
-/// unfused; all three are planned off the GUI thread for the chosen GPU.
+/// rules, souffle, souffle-paper) with kernels, grid syncs, FLOPs, DRAM bytes, estimated time and
+/// the ratio to unfused; all three are planned off the GUI thread for the chosen GPU.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -34,8 +34,9 @@ class StrategyTableModel : public QAbstractTableModel {
 
   /// Plans every strategy of `model` for `gpu` on a worker thread; rows show "planning…" until
   /// the results arrive. A run in progress becomes stale.
-  void start(ModelDataPtr model, const QString& gpu);
-  /// Sets the results directly (one per strategy in plan::all_strategies() order; null: none).
+  void start(ModelDataPtr model, const QString& gpu,
+             gpu::Precision precision = gpu::Precision::FP32);
+  /// Sets the results directly (one per strategy in plan::every_strategy() order; null: none).
   void setPlans(std::vector<PlanDataPtr> plans, const QString& error = {});
   void clear();
   bool isBusy() const { return m_busy; }

@@ -8,6 +8,9 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "core/gpu/cost.h"
+#include "core/gpu/spec.h"
+#include "core/plan/plan.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/graph_view.h"
@@ -37,9 +40,22 @@ int main(int argc, char** argv) {
                            QStringLiteral("THEME"), QStringLiteral("system"));
   QCommandLineOption teLevel(QStringLiteral("te-level"),
                              QStringLiteral("Show the TE-level graph."));
-  QCommandLineOption strategy(QStringLiteral("strategy"),
-                              QStringLiteral("Fusion strategy: unfused, rules or souffle."),
-                              QStringLiteral("S"), QStringLiteral("souffle"));
+  QCommandLineOption strategy(
+      QStringLiteral("strategy"),
+      QStringLiteral("Fusion strategy: unfused, rules, souffle or souffle-paper."),
+      QStringLiteral("S"), QStringLiteral("souffle"));
+  QCommandLineOption precisionOpt(QStringLiteral("precision"),
+                                  QStringLiteral("Compute type: fp32, tf32, fp16 or bf16."),
+                                  QStringLiteral("P"), QStringLiteral("fp32"));
+  QCommandLineOption colour(
+      QStringLiteral("colour"),
+      QStringLiteral("Colour the boxes by: op (type), time (estimated), measured, dram, flops "
+                     "or intensity."),
+      QStringLiteral("METRIC"), QStringLiteral("op"));
+  QCommandLineOption importOpt(QStringLiteral("import-profile"),
+                               QStringLiteral("Once planned, import a timing file (CSV of name "
+                                              "and time, Nsight Compute CSV, PyTorch trace)."),
+                               QStringLiteral("FILE"));
   QCommandLineOption gpuOpt(QStringLiteral("gpu"), QStringLiteral("GPU of the cost model."),
                             QStringLiteral("GPU"), QStringLiteral("A100"));
   QCommandLineOption select(QStringLiteral("select"),
@@ -64,8 +80,62 @@ int main(int argc, char** argv) {
       QStringLiteral("Once planned, profile the kernels through souffle-runner on BACKEND: cuda "
                      "(a GPU) or emulator (CPU times, not GPU times)."),
       QStringLiteral("BACKEND"));
-  parser.addOptions({restore, panel, profile});
-  parser.process(app);
+  parser.addOptions({restore, panel, profile, precisionOpt, colour, importOpt});
+  // Bad usage exits with 2, as the command-line tool does (QCommandLineParser::process would
+  // exit with 1): an unknown option, or a value the explorer cannot take.
+  auto usage = [](const QString& why) {
+    std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(why));
+    return 2;
+  };
+  if (!parser.parse(QCoreApplication::arguments())) return usage(parser.errorText());
+  if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
+  if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
+  {
+    QStringList names;
+    bool known = false;
+    for (souffle::plan::Strategy s : souffle::plan::every_strategy()) {
+      names << QString::fromLatin1(souffle::plan::strategy_name(s));
+      known |= names.back() == parser.value(strategy);
+    }
+    if (!known)
+      return usage(QStringLiteral("--strategy %1: not a strategy (%2)")
+                       .arg(parser.value(strategy), names.join(QStringLiteral(", "))));
+    try {
+      souffle::gpu::gpu_spec(parser.value(gpuOpt).toStdString());
+    } catch (const std::exception& e) {
+      return usage(
+          QStringLiteral("--gpu %1: %2").arg(parser.value(gpuOpt), QString::fromUtf8(e.what())));
+    }
+    try {
+      souffle::gpu::parse_precision(parser.value(precisionOpt).toStdString());
+    } catch (const std::exception& e) {
+      return usage(QStringLiteral("--precision %1: %2")
+                       .arg(parser.value(precisionOpt), QString::fromUtf8(e.what())));
+    }
+    const QStringList metrics = {QStringLiteral("op"),       QStringLiteral("time"),
+                                 QStringLiteral("measured"), QStringLiteral("dram"),
+                                 QStringLiteral("flops"),    QStringLiteral("intensity")};
+    if (!metrics.contains(parser.value(colour)))
+      return usage(QStringLiteral("--colour %1: one of %2")
+                       .arg(parser.value(colour), metrics.join(QStringLiteral(", "))));
+    const QStringList restores = {QStringLiteral("yes"), QStringLiteral("no"),
+                                  QStringLiteral("ask"), QStringLiteral("skip")};
+    if (!restores.contains(parser.value(restore)))
+      return usage(QStringLiteral("--restore %1: yes, no, ask or skip").arg(parser.value(restore)));
+    bool ok = false;
+    if (parser.value(timeout).toInt(&ok) <= 0 || !ok)
+      return usage(
+          QStringLiteral("--timeout %1: seconds, a positive number").arg(parser.value(timeout)));
+    if (parser.positionalArguments().size() > 1)
+      return usage(QStringLiteral("one MODEL or PROJECT at most (got %1)")
+                       .arg(parser.positionalArguments().join(QLatin1Char(' '))));
+    if (!parser.positionalArguments().isEmpty() &&
+        !QFileInfo::exists(parser.positionalArguments().front()))
+      return usage(QStringLiteral("%1: no such file").arg(parser.positionalArguments().front()));
+    if (parser.isSet(importOpt) && !QFileInfo::exists(parser.value(importOpt)))
+      return usage(
+          QStringLiteral("--import-profile %1: no such file").arg(parser.value(importOpt)));
+  }
 
   const QStringList args = parser.positionalArguments();
   const QString shotPath = parser.value(screenshot);
@@ -88,6 +158,29 @@ int main(int argc, char** argv) {
   if (parser.isSet(teLevel)) window.setTeLevel(true);
   window.setStrategy(parser.value(strategy));
   window.setGpu(parser.value(gpuOpt));
+  window.setPrecision(parser.value(precisionOpt));
+  {
+    const QString c = parser.value(colour);
+    using souffle::views::HeatMetric;
+    window.setHeatMetric(c == QLatin1String("time")        ? HeatMetric::EstimatedTime
+                         : c == QLatin1String("measured")  ? HeatMetric::MeasuredTime
+                         : c == QLatin1String("dram")      ? HeatMetric::DramBytes
+                         : c == QLatin1String("flops")     ? HeatMetric::Flops
+                         : c == QLatin1String("intensity") ? HeatMetric::Intensity
+                                                           : HeatMetric::None);
+  }
+  if (parser.isSet(importOpt)) {
+    // Import once the first plan is there (it maps onto that plan's kernels).
+    auto imported = std::make_shared<bool>(false);
+    const QString file = parser.value(importOpt);
+    QObject::connect(&window, &MainWindow::planned, &window, [&window, imported, file] {
+      if (*imported || !window.planData()) return;
+      *imported = true;
+      if (!window.importProfile(file))
+        std::fprintf(stderr, "souffle-explorer: cannot import %s (Problems panel)\n",
+                     qPrintable(file));
+    });
+  }
   window.show();
 
   const QString profileBackend = parser.value(profile);
@@ -168,7 +261,7 @@ int main(int argc, char** argv) {
                      });
     QObject::connect(&window, &MainWindow::loadFailed, &window, [&, save](const LoadError& e) {
       std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(e.message()));
-      QTimer::singleShot(300, &window, [save] { save(1); });
+      QTimer::singleShot(300, &window, [save] { save(2); });
     });
     QObject::connect(window.project(), &souffle::views::ProjectController::openFailed, &window,
                      [&, save](const LoadError& e) {

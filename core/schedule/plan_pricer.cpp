@@ -126,14 +126,29 @@ void rename_kernels(loop::KernelSet& ks, int id) {
 
 }  // namespace
 
-std::string PlanPricer::key(const plan::FusionPlan& context, const plan::Partition& p) const {
+std::string PlanPricer::partition_key(const plan::FusionPlan& context,
+                                      const plan::Partition& p) const {
   return content_key(context, p,
                      [&](const te::Op& op) -> const std::string& { return content(op); });
 }
 
+void PlanPricer::set_build_observer(BuildObserver observer) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_observer = std::move(observer);
+}
+
+void PlanPricer::observe(const std::string& key, const loop::KernelSet& ks) const {
+  BuildObserver observer;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    observer = m_observer;
+  }
+  if (observer) observer(key, ks);
+}
+
 plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
                                        const plan::Partition& p) const {
-  const std::string k = key(context, p);
+  const std::string k = partition_key(context, p);
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_cache.find(k);
@@ -147,7 +162,7 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
 
 loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,
                                     const plan::Partition& p) const {
-  const std::string k = key(context, p);
+  const std::string k = partition_key(context, p);
   loop::KernelSet ks;
   bool found = false;
   {
@@ -163,6 +178,7 @@ loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,
   if (!found) {
     const PlanBuild b = plan_build(context);
     ks = build_partition_kernels(context, p, b.config, b.options);  // throws KernelBuildError
+    observe(k, ks);
     keep(k, ks);
     plan::PartitionPrice pr = price_built(context, p, ks);
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -195,6 +211,7 @@ plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::Fusio
     const PlanBuild b = plan_build(context);
     loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
     out = price_built(context, p, ks);
+    observe(key, ks);
     keep(key, std::move(ks));
   } catch (const std::exception& e) {
     out = plan::PartitionPrice{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -45,6 +46,13 @@ class PlanPricer : public plan::KernelPricer {
   /// Kernel sets kept after their price (the most recently built or used); older ones are
   /// dropped, their prices stay.
   static constexpr size_t kKeptKernels = 256;
+  /// The content `p` of `context` is priced by: its cache key (see the class comment).
+  std::string partition_key(const plan::FusionPlan& context, const plan::Partition& p) const;
+  /// Called with a partition's key and kernels each time they are built for a price, so that a
+  /// session can keep them instead of building them again to show or compile them (one
+  /// observer; null removes it). Called on the pricing thread, outside the pricer's lock.
+  using BuildObserver = std::function<void(const std::string& key, const loop::KernelSet& kernels)>;
+  void set_build_observer(BuildObserver observer);
 
  private:
   /// The content of one TE, printed once per live op. The memo holds its ops weakly: a
@@ -53,13 +61,14 @@ class PlanPricer : public plan::KernelPricer {
   /// counts only while its op is alive, so a freed op's address reused by another op is never
   /// mistaken for it.
   const std::string& content(const te::Op& op) const;
-  std::string key(const plan::FusionPlan& context, const plan::Partition& p) const;
   /// Builds and prices `p`, both kept under `key` (the price holds the error of a failed build).
   plan::PartitionPrice build(const std::string& key, const plan::FusionPlan& context,
                              const plan::Partition& p) const;
   /// The price of `ks`, the kernels built for `p`.
   plan::PartitionPrice price_built(const plan::FusionPlan& context, const plan::Partition& p,
                                    const loop::KernelSet& ks) const;
+  /// Hands kernels just built to the build observer, if there is one.
+  void observe(const std::string& key, const loop::KernelSet& ks) const;
   /// Keeps `ks` under `key` (most recent first), dropping the oldest beyond kKeptKernels.
   void keep(const std::string& key, loop::KernelSet ks) const;
   struct Printed {
@@ -78,6 +87,7 @@ class PlanPricer : public plan::KernelPricer {
   mutable std::map<const te::ComputeOp*, Printed> m_printed;
   mutable size_t m_builds = 0, m_hits = 0, m_kernel_hits = 0, m_kernel_builds = 0;
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
+  BuildObserver m_observer;
 };
 
 /// The pricer a plan on `spec` at `precision` is priced with; `calibration_file` (empty: none)

@@ -21,9 +21,11 @@
 
 #include "core/gpu/device.h"
 #include "core/gpu/nvrtc.h"
+#include "core/session/kernel_cache.h"
 #include "views/charts_panel.h"
 #include "views/code_highlighter.h"
 #include "views/code_panel.h"
+#include "views/edit_commands.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
 #include "views/panels.h"
@@ -78,6 +80,7 @@ class TestCodeCharts : public QObject {
   void nodeHighlightsLinesAndLineSelectsNode();
   void rooflinePointsAreKernelsAndClickSelects();
   void compileFillsTheTableAndShowsErrors();
+  void kernelsAreBuiltOnDemandAndSurviveAnEdit();
   void profileIsOffWithoutAGpu();
   void profileOnTheEmulatorFillsTheTable();
   void screenshots();
@@ -123,7 +126,7 @@ void TestCodeCharts::nodeHighlightsLinesAndLineSelectsNode() {
   w.show();
   QVERIFY(openAndPlan(w, "mmoe"));
   CodePanel* code = w.codePanel();
-  QTRY_VERIFY_WITH_TIMEOUT(code->isReady(), 60000);
+  QVERIFY(code->requestedPartitions().isEmpty());  // nothing is built before it is shown
 
   GraphScene* scene = w.graphPanel()->scene();
   const int box = pickBox(w);
@@ -132,6 +135,7 @@ void TestCodeCharts::nodeHighlightsLinesAndLineSelectsNode() {
   const int kernel = w.planData()->opKernels[box].front();
   scene->selectBox(box);
   QCOMPARE(code->partition(), kernel);
+  QTRY_VERIFY_WITH_TIMEOUT(code->isReady(), 60000);
 
   // The CUDA lines of the node are highlighted, and they are its lines by the source map.
   CodeEditor* cuda = code->editor(CodePanel::CudaTab);
@@ -213,7 +217,9 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
   if (!boxes.empty()) QCOMPARE(w.graphPanel()->scene()->selectedCount(), int(boxes.size()));
   QCOMPARE(w.codePanel()->partition(), part);
 
-  // Strategy totals: all three, the current one agreeing with the plan.
+  // Strategy totals (planned once the chart is shown): all four, the current one agreeing.
+  QVERIFY(!charts->strategiesReady());
+  charts->tabs()->setCurrentIndex(ChartsPanel::StrategiesTab);
   QTRY_VERIFY_WITH_TIMEOUT(charts->strategiesReady(), 120000);
   for (const StrategyTotals& t : charts->strategyTotals()) {
     QVERIFY2(t.ok, qPrintable(t.error));
@@ -298,6 +304,86 @@ void TestCodeCharts::compileFillsTheTableAndShowsErrors() {
   w.cancelCompile();
   QVERIFY(compiled.wait(300000));
   QVERIFY(!w.compileRunner()->isBusy());
+}
+
+void TestCodeCharts::kernelsAreBuiltOnDemandAndSurviveAnEdit() {
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  w.setStrategy(QStringLiteral("rules"));
+  QVERIFY(openAndPlan(w, "mmoe"));
+  const PlanDataPtr before = w.planData();
+  const plan::FusionPlan& p = *before->plan;
+  QVERIFY(p.partitions.size() > 4);
+  // What the planner's pricing built is dropped, so that every build shows.
+  KernelCache& cache = shared_kernel_cache();
+  cache.clear();
+  auto* proxy = static_cast<QSortFilterProxyModel*>(w.partitionTable()->model());
+  auto selectRow = [&](int partition) {
+    w.partitionTable()->selectionModel()->select(
+        proxy->mapFromSource(w.partitionModel()->index(partition, 0)),
+        QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  };
+  // Selecting a kernel builds that one only.
+  selectRow(3);
+  QTRY_VERIFY_WITH_TIMEOUT(w.codePanel()->isReady(), 60000);
+  QCOMPARE(w.codePanel()->requestedPartitions(), QList<int>{3});
+  QCOMPARE(cache.stats().builds, size_t(1));
+  for (size_t i = 0; i < p.partitions.size(); ++i) QCOMPARE(cache.has_kernels(p, i), i == 3);
+  QVERIFY(w.codePanel()->editor(CodePanel::CudaTab)->toPlainText().contains("__global__"));
+  if (!gpu::nvrtc_available()) return;
+
+  // Compile: the shown kernel is not built again.
+  QSignalSpy compiled(&w, &MainWindow::compiled);
+  w.compileAction()->trigger();
+  QVERIFY(compiled.wait(300000));
+  QCOMPARE(cache.stats().builds, p.partitions.size());
+  QCOMPARE(w.compileData()->compiled, int(p.partitions.size()));
+  QVERIFY2(w.lastCompileSummary().startsWith(QStringLiteral("Compiled")),
+           qPrintable(w.lastCompileSummary()));
+
+  // An edit (the first neighbours the plan merges): the kernels it did not change keep their
+  // figures at once, renumbered, and a compile compiles the merged kernel only.
+  int pick = -1;
+  for (int k = 0; k + 1 < int(p.partitions.size()) && pick < 0; ++k) {
+    plan::Decisions d;
+    d.edits.push_back({plan::Edit::Kind::Merge,
+                       p.program.ops[size_t(p.partitions[size_t(k)].tes.front())]->name,
+                       p.program.ops[size_t(p.partitions[size_t(k + 1)].tes.front())]->name});
+    const PlanOutcome o =
+        PlanRunner::runWith(w.modelData(), plan::Strategy::Rules, w.gpu(), d, before);
+    if (o.ok() && o.data->plan->refused.empty() &&
+        o.data->plan->kernels() + 1 == p.partitions.size())
+      pick = k;
+  }
+  QVERIFY(pick >= 0);
+  w.decisionEditor()->push(
+      {{plan::Edit::Kind::Merge,
+        p.program.ops[size_t(p.partitions[size_t(pick)].tes.front())]->name,
+        p.program.ops[size_t(p.partitions[size_t(pick + 1)].tes.front())]->name}},
+      QStringLiteral("merge"));
+  QTRY_VERIFY_WITH_TIMEOUT(w.planData() != before && !w.isPlanning(), 60000);
+  const int n = int(w.planData()->plan->partitions.size());
+  QTRY_VERIFY_WITH_TIMEOUT(w.compileData() && w.compileData()->plan == w.planData(), 30000);
+  QCOMPARE(w.compileData()->reused, n - 1);
+  const int last = n - 1;  // renumbered by the merge
+  QVERIFY(!w.partitionModel()
+               ->data(w.partitionModel()->index(last, PartitionTableModel::RegisterColumn))
+               .toString()
+               .isEmpty());
+  QVERIFY(w.partitionModel()
+              ->data(w.partitionModel()->index(pick, PartitionTableModel::RegisterColumn))
+              .toString()
+              .isEmpty());
+  compiled.clear();
+  const size_t builds = cache.stats().builds;
+  w.compileAction()->trigger();
+  QVERIFY(compiled.wait(300000));
+  QCOMPARE(w.compileData()->compiled, 1);
+  QCOMPARE(w.compileData()->reused, n - 1);
+  QVERIFY(cache.stats().builds <= builds + 1);  // the merged kernel, unless pricing built it
+  QVERIFY2(w.lastCompileSummary().contains(QStringLiteral("1 compiled now")),
+           qPrintable(w.lastCompileSummary()));
 }
 
 void TestCodeCharts::profileIsOffWithoutAGpu() {
@@ -412,6 +498,7 @@ void TestCodeCharts::screenshots() {
   // The rules strategy has many kernels: a fuller roofline than souffle's one kernel.
   w.setStrategy(QStringLiteral("rules"));
   QTRY_VERIFY_WITH_TIMEOUT(!w.isPlanning() && w.planData()->strategy == "rules", 60000);
+  charts->tabs()->setCurrentIndex(ChartsPanel::StrategiesTab);
   QTRY_VERIFY_WITH_TIMEOUT(charts->strategiesReady(), 120000);
   charts->tabs()->setCurrentIndex(ChartsPanel::RooflineTab);
   saveShot(&w, QStringLiteral("charts-roofline-dark.png"));

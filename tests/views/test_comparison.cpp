@@ -55,7 +55,8 @@ void TestComparison::samePlanHasNoDifferences() {
   QVERIFY(model.rowCount() > 0);
   QCOMPARE(model.differingRows(), 0);
   QCOMPARE(model.totalsA().kernels, model.totalsB().kernels);
-  QVERIFY(model.totalsHtml().contains(QStringLiteral("1.00×")));
+  QVERIFY(model.totalsHtml().contains(QStringLiteral("same")));
+  QVERIFY(!model.totalsHtml().contains(QStringLiteral("0.00×")));
   model.setPlans(nullptr, nullptr, {}, {});
   QCOMPARE(model.rowCount(), 0);
 }
@@ -174,15 +175,37 @@ void TestComparison::transformAndEditModels() {
 void TestComparison::editorUndoRedo() {
   DecisionEditor editor;
   QSignalSpy changed(&editor, &DecisionEditor::changed);
+  QSignalSpy proposed(&editor, &DecisionEditor::proposed);
+  // An edit is proposed, planned, then accepted as a step (its plan is on screen: no re-plan).
   editor.push({{plan::Edit::Kind::Merge, "a", "b"}}, QStringLiteral("merge"));
-  editor.push({{plan::Edit::Kind::Merge, "a", "b"}}, QStringLiteral("again"));  // no-op
+  QCOMPARE(proposed.count(), 1);
+  QVERIFY(editor.hasProposal());
+  QCOMPARE(editor.planned().edits.size(), size_t(1));
+  QVERIFY(editor.decisions().edits.empty());
+  QCOMPARE(editor.proposedEdits().size(), size_t(1));
+  editor.accept();
+  QVERIFY(!editor.hasProposal());
   QCOMPARE(editor.undoStack()->count(), 1);
+  QCOMPARE(editor.undoStack()->text(0), QStringLiteral("merge"));
+  QCOMPARE(changed.count(), 0);
+  editor.push({{plan::Edit::Kind::Merge, "a", "b"}}, QStringLiteral("again"));  // no-op
+  QCOMPARE(proposed.count(), 1);
+  // A refused proposal changes nothing and is no step.
+  editor.push({{plan::Edit::Kind::Pin, "c", ""}}, QStringLiteral("pin"));
+  QCOMPARE(proposed.count(), 2);
+  editor.reject();
+  QVERIFY(!editor.hasProposal());
+  QCOMPARE(editor.undoStack()->count(), 1);
+  QCOMPARE(editor.decisions().edits.size(), size_t(1));
   editor.setSiteDecision(QStringLiteral("h0"), plan::Edit::Kind::Force, false);
+  editor.accept(QStringLiteral("force h0 (−1.0 µs)"));
   editor.setSiteDecision(QStringLiteral("h0"), plan::Edit::Kind::Forbid, false);
+  editor.accept();
   plan::Edit::Kind k{};
   QVERIFY(editor.siteDecision(QStringLiteral("h0"), &k));
   QCOMPARE(k, plan::Edit::Kind::Forbid);
   QCOMPARE(editor.decisions().edits.size(), size_t(2));  // one choice per site
+  QCOMPARE(editor.undoStack()->text(1), QStringLiteral("force h0 (−1.0 µs)"));
   editor.undoStack()->undo();
   QVERIFY(editor.siteDecision(QStringLiteral("h0"), &k));
   QCOMPARE(k, plan::Edit::Kind::Force);
@@ -191,9 +214,14 @@ void TestComparison::editorUndoRedo() {
   QVERIFY(editor.decisions().edits.empty());
   editor.undoStack()->redo();
   QCOMPARE(editor.decisions().edits.size(), size_t(1));
+  // Undo while an edit is being planned drops the edit.
+  editor.push({{plan::Edit::Kind::Pin, "c", ""}}, QStringLiteral("pin"));
+  editor.undoStack()->undo();
+  QVERIFY(!editor.hasProposal());
+  QVERIFY(editor.decisions().edits.empty());
   editor.reset();
   QCOMPARE(editor.undoStack()->count(), 0);
-  QVERIFY(changed.count() >= 7);
+  QCOMPARE(changed.count(), 6);  // 4 undos, 1 redo, the reset
 }
 
 int main(int argc, char** argv) {

@@ -106,9 +106,15 @@ void TestEndToEnd::editSaveReopenExport() {
     selectKernelRows(w, pick, pick + 1);
     QCOMPARE(w.partitionTable()->selectionModel()->selectedRows().size(), 2);
     w.mergeSelected();
-    QCOMPARE(w.decisionEditor()->decisions().edits.size(), size_t(1));
+    // Planned first, a step once the plan accepts it.
+    QCOMPARE(w.decisionEditor()->planned().edits.size(), size_t(1));
+    QVERIFY(w.decisionEditor()->decisions().edits.empty());
     QVERIFY(w.isPlanning());
     QTRY_VERIFY_WITH_TIMEOUT(settled(w) && kernels(w) == before - 1, 60000);
+    QCOMPARE(w.decisionEditor()->decisions().edits.size(), size_t(1));
+    // The step names the change in estimated time it brought.
+    QVERIFY2(w.decisionEditor()->undoStack()->text(0).contains(QStringLiteral("µs")),
+             qPrintable(w.decisionEditor()->undoStack()->text(0)));
     QCOMPARE(w.partitionModel()->rowCount(), before - 1);
     QCOMPARE(w.planData()->plan->applied.size(), size_t(1));
     QVERIFY(w.isWindowModified());
@@ -125,20 +131,19 @@ void TestEndToEnd::editSaveReopenExport() {
     stack->redo();
     QTRY_VERIFY_WITH_TIMEOUT(settled(w) && kernels(w) == before - 1, 60000);
 
-    // A refused edit stays in the list with its reason: merging a kernel with itself.
+    // A refused edit (merging a kernel with itself) changes nothing and is no undo step; the
+    // window says why.
+    const PlanDataPtr merged = w.planData();
     const std::string te = p.program.ops[size_t(p.partitions[0].tes.front())]->name;
+    QSignalSpy planned(&w, &MainWindow::planned);
     w.decisionEditor()->push({{plan::Edit::Kind::Merge, te, te}}, QStringLiteral("self"));
-    QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData()->plan->refused.size() == 1, 60000);
-    QCOMPARE(kernels(w), before - 1);
-    QCOMPARE(w.transformsPanel()->editsModel()->refusedCount(), 1);
-    QVERIFY(!w.transformsPanel()
-                 ->editsModel()
-                 ->index(1, EditsModel::ReasonColumn)
-                 .data()
-                 .toString()
-                 .isEmpty());
-    stack->undo();
-    QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData()->plan->refused.empty(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(planned.count() == 1 && !w.isPlanning(), 60000);
+    QVERIFY(w.planData() == merged);
+    QCOMPARE(stack->count(), 1);
+    QCOMPARE(w.decisionEditor()->decisions().edits.size(), size_t(1));
+    QVERIFY(!w.decisionEditor()->hasProposal());
+    QVERIFY2(w.message().startsWith(QStringLiteral("Refused")), qPrintable(w.message()));
+    QCOMPARE(w.transformsPanel()->editsModel()->refusedCount(), 0);
 
     // Save the project; the modified mark goes.
     projectPath = dir.filePath(QStringLiteral("bert.souffle"));
@@ -239,7 +244,7 @@ void TestEndToEnd::autosaveRestoresAfterACrash() {
     const plan::FusionPlan& p = *w->planData()->plan;
     const std::string te = p.program.ops[size_t(p.partitions[1].tes.back())]->name;
     w->decisionEditor()->push({{plan::Edit::Kind::Pin, te, ""}}, QStringLiteral("pin"));
-    made = w->decisionEditor()->decisions();
+    made = w->decisionEditor()->planned();  // a step once its plan accepts it
     // Wait for the autosave that holds the edit (an earlier one, written when the model
     // opened, may land first on a loaded machine).
     auto holdsEdit = [&made] {

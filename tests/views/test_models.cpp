@@ -264,9 +264,9 @@ void TestViewsModels::planCoversEveryBoxWithTes() {
   QCOMPARE(kernels.size(), size_t(3));
   QVERIFY(kernels[0] > kernels[1] && kernels[1] > kernels[2]);
   // The palette is stable and tells neighbours apart.
-  QCOMPARE(kernelColor(3, false), kernelColor(3, false));
-  QVERIFY(kernelColor(3, false) != kernelColor(4, false));
-  QVERIFY(kernelColor(3, true).lightnessF() < kernelColor(3, false).lightnessF());
+  QCOMPARE(kernelColor(3u, false), kernelColor(3u, false));
+  QVERIFY(kernelColor(3u, false) != kernelColor(4u, false));
+  QVERIFY(kernelColor(3u, true).lightnessF() < kernelColor(3u, false).lightnessF());
 }
 
 void TestViewsModels::planRunnerReportsErrors() {

@@ -1,0 +1,132 @@
+// The session's kernel cache: what the planner's pricing built is there without building again;
+// the kernels it gives are compile_plan's; an edit that renumbers kernels keeps them (renamed) and
+// their compile results; only a changed partition is built and compiled; old entries go first.
+#include <gtest/gtest.h>
+
+#include "core/gpu/nvrtc.h"
+#include "core/schedule/plan_pricer.h"
+#include "core/session/compile.h"
+#include "core/session/kernel_cache.h"
+#include "tests/sample_model.h"
+
+namespace souffle {
+namespace {
+
+plan::FusionPlan rules_plan(const plan::Decisions& decisions = {}) {
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Rules;
+  po.gpu = gpu::gpu_spec("a100");
+  po.decisions = decisions;
+  po.pricer = schedule::shared_pricer(po.gpu, po.precision);
+  shared_kernel_cache().attach(po.gpu, po.precision);
+  return plan::plan(test::sample_model("mmoe").program, po);
+}
+
+/// Merges partitions 2 and 3: every later kernel's id goes down by one.
+plan::Decisions merge_2_3(const plan::FusionPlan& p) {
+  plan::Decisions d;
+  d.edits.push_back({plan::Edit::Kind::Merge, p.program.ops[p.partitions[2].tes.front()]->name,
+                     p.program.ops[p.partitions[3].tes.front()]->name});
+  return d;
+}
+
+TEST(KernelCache, PricedPartitionsAreThereAndMatchCompile) {
+  KernelCache& cache = shared_kernel_cache();
+  const plan::FusionPlan p = rules_plan();
+  ASSERT_GT(p.partitions.size(), 6u);
+  const KernelCache::Stats before = cache.stats();
+  EXPECT_GT(before.received, 0u);
+  for (size_t i = 0; i < p.partitions.size(); ++i) EXPECT_TRUE(cache.has_kernels(p, i)) << i;
+  // The kernels a compile builds, emitted: the cache's are the same text.
+  std::vector<CompiledKernel> all = build_compiled_kernels(p, {});
+  emit_compiled_kernels(all);
+  for (size_t i = 0; i < p.partitions.size(); ++i) {
+    PartitionKernelsPtr k = cache.kernels(p, i);
+    ASSERT_TRUE(k);
+    ASSERT_TRUE(k->error.empty()) << k->error;
+    EXPECT_FALSE(k->built_here);
+    EXPECT_EQ(k->partition, p.partitions[i].id);
+    std::vector<const CompiledKernel*> expected;
+    for (const CompiledKernel& c : all)
+      if (c.partition == p.partitions[i].id) expected.push_back(&c);
+    ASSERT_EQ(k->kernels.size(), expected.size()) << i;
+    for (size_t j = 0; j < expected.size(); ++j) {
+      EXPECT_EQ(k->kernels[j].name, expected[j]->name);
+      EXPECT_EQ(k->kernels[j].cuda, expected[j]->cuda) << expected[j]->name;
+    }
+  }
+  EXPECT_EQ(cache.stats().builds, before.builds);  // nothing was built for the views
+}
+
+TEST(KernelCache, AnEditBuildsOnlyWhatItChanged) {
+  KernelCache& cache = shared_kernel_cache();
+  const plan::FusionPlan p = rules_plan();
+  const plan::FusionPlan q = rules_plan(merge_2_3(p));
+  ASSERT_TRUE(q.refused.empty());
+  ASSERT_EQ(q.partitions.size() + 1, p.partitions.size());
+  // Kernels after the merge are the same kernels under ids one lower.
+  const size_t last = q.partitions.size() - 1;
+  EXPECT_EQ(cache.key(q, last), cache.key(p, last + 1));
+  EXPECT_NE(cache.key(q, 2), cache.key(p, 2));
+  const KernelCache::Stats before = cache.stats();
+  PartitionKernelsPtr moved = cache.kernels(q, last);
+  ASSERT_TRUE(moved && moved->error.empty());
+  EXPECT_FALSE(moved->built_here);
+  EXPECT_EQ(moved->partition, q.partitions[last].id);
+  ASSERT_FALSE(moved->kernels.empty());
+  EXPECT_EQ(moved->kernels.front().name.rfind("kernel" + std::to_string(q.partitions[last].id), 0),
+            0u)
+      << moved->kernels.front().name;
+  EXPECT_NE(moved->kernels.front().cuda.find(moved->kernels.front().name + "("), std::string::npos);
+  EXPECT_EQ(cache.stats().builds, before.builds);
+}
+
+TEST(KernelCache, CompileResultsSurviveARenumbering) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  KernelCache& cache = shared_kernel_cache();
+  const plan::FusionPlan p = rules_plan();
+  const plan::FusionPlan q = rules_plan(merge_2_3(p));
+  const size_t last = q.partitions.size() - 1;
+  CompileOptions o;
+  o.archs = {"sm_80"};
+  PartitionKernelsPtr first = cache.compiled(p, last + 1, o);
+  ASSERT_TRUE(first->compiled);
+  ASSERT_TRUE(first->ok()) << first->kernels.front().error;
+  const KernelCache::Stats before = cache.stats();
+  EXPECT_TRUE(cache.has_compiled(q, last, o));
+  PartitionKernelsPtr again = cache.compiled(q, last, o);
+  const KernelCache::Stats after = cache.stats();
+  EXPECT_EQ(after.compiles, before.compiles);  // nothing compiled
+  EXPECT_EQ(after.compile_hits, before.compile_hits + 1);
+  EXPECT_FALSE(again->compiled_here);
+  ASSERT_EQ(again->kernels.size(), first->kernels.size());
+  const CompiledKernel& now = again->kernels.front();
+  const CompiledKernel& was = first->kernels.front();
+  EXPECT_NE(now.name, was.name);
+  EXPECT_EQ(now.max_registers(), was.max_registers());
+  EXPECT_GT(now.max_registers(), 0);
+  ASSERT_EQ(now.per_arch.size(), 1u);
+  EXPECT_NE(now.per_arch.front().find_kernel(now.name), nullptr);
+  // The merged partition is new content: it is compiled.
+  EXPECT_FALSE(cache.has_compiled(q, 2, o));
+  PartitionKernelsPtr merged = cache.compiled(q, 2, o);
+  EXPECT_TRUE(merged->compiled_here);
+  EXPECT_EQ(cache.stats().compiles, after.compiles + 1);
+}
+
+TEST(KernelCache, LeastRecentlyUsedGoesFirst) {
+  KernelCache cache(2);
+  const plan::FusionPlan p = rules_plan();
+  cache.kernels(p, 0);
+  cache.kernels(p, 1);
+  cache.kernels(p, 0);  // 0 is now the most recent
+  cache.kernels(p, 2);  // evicts 1
+  EXPECT_TRUE(cache.has_kernels(p, 0));
+  EXPECT_FALSE(cache.has_kernels(p, 1));
+  EXPECT_TRUE(cache.has_kernels(p, 2));
+  EXPECT_EQ(cache.stats().builds, 3u);
+  EXPECT_THROW(cache.kernels(p, p.partitions.size()), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace souffle

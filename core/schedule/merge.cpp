@@ -6,6 +6,7 @@
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
 #include "core/loop/verify.h"
+#include "core/schedule/dependence.h"
 #include "core/schedule/ownership.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
@@ -277,13 +278,13 @@ void touched_tensors(const Stmt& s, std::vector<Tensor>& out,
   });
 }
 
-/// The ownership proofs of one kernel. A query whose statements run the same code as an earlier
-/// one's on other tensors (one LSTM step's stages and the next step's, one BERT layer's and the
-/// next's), the queried tensor in the same place, gets the earlier answer: the enumeration would
-/// visit the same indices to the same result. Reused answers spend no steps.
+/// The dependence proofs of one kernel. A query whose statements run the same code as an
+/// earlier one's on other tensors (one LSTM step's stages and the next step's, one BERT layer's
+/// and the next's), the queried tensor in the same place, gets the earlier answer: the proof
+/// would evaluate the same index maps to the same result. Reused answers spend no steps.
 class ProofCache {
  public:
-  OwnershipProof prove(const OwnershipQuery& q) {
+  DependenceProof prove(const OwnershipQuery& q) {
     std::vector<Stmt> all = q.writers;
     all.push_back(q.reader);
     std::vector<Tensor> params = {q.tensor};
@@ -304,7 +305,7 @@ class ProofCache {
     for (const Entry& e : same)
       if (e.writers == q.writers.size() &&
           loop::equal_up_to_params(e.stmts, together, e.params, params)) {
-        OwnershipProof p = e.proof;
+        DependenceProof p = e.proof;
         p.steps = 0;
         // The reason names the tensor of the earlier query.
         const std::string& was = e.params.front()->name;
@@ -313,7 +314,7 @@ class ProofCache {
           p.reason.replace(at, was.size(), q.tensor->name);
         return p;
       }
-    OwnershipProof p = prove_ownership(q);
+    DependenceProof p = prove_dependence(q);
     same.push_back({together, params, q.writers.size(), p});
     return p;
   }
@@ -323,7 +324,7 @@ class ProofCache {
     Stmt stmts;
     std::vector<Tensor> params;
     size_t writers;
-    OwnershipProof proof;
+    DependenceProof proof;
   };
   std::map<std::string, std::vector<Entry>> m_entries;
 };
@@ -410,7 +411,8 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       }
       OwnershipQuery q{t, it->second, inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
       q.max_steps = std::min(options.max_proof_steps, proof_budget);
-      OwnershipProof p = proofs.prove(q);
+      DependenceProof p = proofs.prove(q);
+      if (options.on_proof) options.on_proof(q, p);
       proof_budget -= p.steps;
       if (p.level == Ownership::None) {
         grid = true;
@@ -491,7 +493,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     if (writers.empty() || readers.empty()) continue;
     OwnershipQuery q{t, writers, loop::seq(readers), f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
     q.max_steps = std::min(options.max_proof_steps, proof_budget);
-    OwnershipProof p = proofs.prove(q);
+    const OwnershipProof p = proofs.prove(q).as_ownership();
     proof_budget -= p.steps;
     int64_t base = 0, step = 0, extent = 0;
     if (p.level == Ownership::None || p.writers_read || !affine_origin(p, base, step, extent))

@@ -86,6 +86,10 @@ class Prover {
     m_certain.assign(static_cast<size_t>(n), 0);
     m_lo.assign(static_cast<size_t>(q.grid), std::numeric_limits<int64_t>::max());
     m_hi.assign(static_cast<size_t>(q.grid), -1);
+    if (q.collect_producers) {
+      m_writer_code.assign(static_cast<size_t>(n), -1);
+      m_producers.resize(static_cast<size_t>(q.grid));
+    }
   }
 
   OwnershipProof run() {
@@ -97,12 +101,24 @@ class Prover {
     } count{p, m_steps};
     try {
       m_mode = Mode::Write;
-      for (const Stmt& w : m_q.writers) each_thread(w);
+      for (size_t w = 0; w < m_q.writers.size(); ++w) {
+        m_writer = static_cast<int64_t>(w);
+        each_thread(m_q.writers[w]);
+      }
       m_mode = Mode::Read;
       each_thread(m_q.reader);
     } catch (const Unproven& u) {
       p.reason = u.why;
       return p;
+    }
+    if (m_q.collect_producers) {
+      p.producers.resize(m_producers.size());
+      for (size_t b = 0; b < m_producers.size(); ++b)
+        for (int64_t code : m_producers[b])
+          p.producers[b].push_back(
+              {static_cast<int32_t>(code / m_q.grid), static_cast<int32_t>(code % m_q.grid)});
+      p.lo = m_lo;
+      p.hi = m_hi;
     }
     if (!m_block_ok) {
       p.reason = m_why;
@@ -127,6 +143,12 @@ class Prover {
   std::vector<int64_t> m_block_owner, m_thread_owner;
   std::vector<uint8_t> m_certain;  ///< written on a path whose conditions all held
   std::vector<int64_t> m_lo, m_hi;
+  /// collect_producers: per element the first writer's code (writer * grid + block), others
+  /// beside it; per reading block the codes it read.
+  int64_t m_writer = 0;
+  std::vector<int64_t> m_writer_code;
+  std::unordered_map<int64_t, std::vector<int64_t>> m_more_writers;
+  std::vector<std::vector<int64_t>> m_producers;
   bool m_block_ok = true, m_thread_ok = true, m_writer_reads = false;
   std::string m_why;
 
@@ -283,6 +305,16 @@ class Prover {
     int64_t& to = m_thread_owner[e];
     to = (to == -1 || to == m_lane) ? m_lane : -2;
     if (certain) m_certain[e] = 1;
+    if (m_q.collect_producers) {
+      const int64_t code = m_writer * m_q.grid + m_b;
+      int64_t& first = m_writer_code[e];
+      if (first == -1) {
+        first = code;
+      } else if (first != code) {
+        std::vector<int64_t>& more = m_more_writers[flat];
+        if (std::find(more.begin(), more.end(), code) == more.end()) more.push_back(code);
+      }
+    }
   }
 
   void record_read(const std::vector<Expr>& indices) {
@@ -295,6 +327,29 @@ class Prover {
       return;
     }
     auto e = static_cast<size_t>(flat);
+    if (m_q.collect_producers) {
+      // Every block that may have written the element, exactly; the walk goes on.
+      std::vector<int64_t>& mine = m_producers[static_cast<size_t>(m_b)];
+      if (m_writer_code[e] >= 0) mine.push_back(m_writer_code[e]);
+      auto more = m_more_writers.find(flat);
+      if (more != m_more_writers.end())
+        mine.insert(mine.end(), more->second.begin(), more->second.end());
+      if (m_block_owner[e] != m_b && m_block_owner[e] != -1 && m_block_ok) {
+        m_why = "block " + std::to_string(m_b) + " reads " + m_t->name + " element " +
+                std::to_string(flat) + ", which block " +
+                std::to_string(m_block_owner[e] == -2 ? m_writer_code[e] % m_q.grid
+                                                      : m_block_owner[e]) +
+                " writes";
+        m_block_ok = false;
+      }
+      if (m_block_ok && !m_certain[e]) {
+        m_why = "block " + std::to_string(m_b) + " reads " + m_t->name + " element " +
+                std::to_string(flat) + ", which no earlier stage of the kernel surely wrote";
+        m_block_ok = false;
+      }
+      if (m_thread_owner[e] != m_lane) m_thread_ok = false;
+      return;
+    }
     if (!m_certain[e] || m_block_owner[e] != m_b) {
       if (m_block_ok)
         m_why = "block " + std::to_string(m_b) + " reads " + m_t->name + " element " +

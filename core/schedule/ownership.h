@@ -17,6 +17,17 @@ namespace souffle::schedule {
 enum class Ownership : uint8_t { None, Block, Thread };
 const char* ownership_name(Ownership o);  ///< "none", "block", "thread"
 
+/// A producer a consumer block depends on: a writer statement (index into
+/// OwnershipQuery::writers) and the block of it that writes what the consumer reads.
+struct ProducerBlock {
+  int32_t writer = 0;
+  int32_t block = 0;
+  bool operator==(const ProducerBlock& o) const { return writer == o.writer && block == o.block; }
+  bool operator<(const ProducerBlock& o) const {
+    return writer != o.writer ? writer < o.writer : block < o.block;
+  }
+};
+
 struct OwnershipQuery {
   te::Tensor tensor;                ///< a global tensor
   std::vector<loop::Stmt> writers;  ///< statements (earlier stages) that write it
@@ -25,6 +36,10 @@ struct OwnershipQuery {
   int64_t grid = 1, block = 1;      ///< the launch both run under
   /// Statements and accesses the proof may visit before it gives up (unproven = None).
   int64_t max_steps = int64_t{1} << 24;
+  /// Keep walking past a cross-block read and record, per reading block, the producer blocks
+  /// whose writes it reads (OwnershipProof::producers): the exact answer symbolic proofs are
+  /// checked against in tests.
+  bool collect_producers = false;
 };
 
 struct OwnershipProof {
@@ -35,6 +50,9 @@ struct OwnershipProof {
   std::vector<int64_t> lo, hi;
   bool writers_read = false;  ///< a writer statement also reads the tensor
   int64_t steps = 0;          ///< statements and accesses visited (0 when refused up front)
+  /// With OwnershipQuery::collect_producers and a walk that finished: per block of the grid,
+  /// the writers' blocks whose writes it reads (unsorted, repeats allowed).
+  std::vector<std::vector<ProducerBlock>> producers;
 };
 
 /// An upper bound of the steps prove_ownership would take on `q`: every block and thread that a

@@ -2,6 +2,7 @@
 /// merging several single-stage kernels into one grid-synchronized multi-stage kernel.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@
 #include "core/te/expr.h"
 
 namespace souffle::schedule {
+
+struct OwnershipQuery;   // ownership.h
+struct DependenceProof;  // dependence.h
 
 struct ScheduleConfig {
   int64_t block = 256;  ///< threads per block of injective and reduction kernels
@@ -126,6 +130,9 @@ struct MergeOptions {
   /// memory instead of global scratch.
   std::vector<te::Tensor> local;
   int64_t shared_budget = 48 * 1024;
+  /// Tests: called with each dependence query between stages and its symbolic proof (the
+  /// enumerating prover checks it on small shapes).
+  std::function<void(const OwnershipQuery&, const DependenceProof&)> on_proof;
 };
 /// merge_stages with barriers chosen by ownership proofs and resident intermediates (above);
 /// the two-argument form uses the default options (proofs on, nothing resident).

@@ -164,10 +164,10 @@ TEST(Dependence, GemmThenTransposeAgreesWithEnumeration) {
                           return te::read(y->output, {i[0], r[0]});
                         });
   schedule::ScheduleConfig c;
-  c.gemm_bm = 16;
-  c.gemm_bn = 16;
-  c.gemm_tm = 2;
-  c.gemm_tn = 2;
+  c.gemm_tile.bm = 16;
+  c.gemm_tile.bn = 16;
+  c.gemm_tile.tm = 2;
+  c.gemm_tile.tn = 2;
   c.block = 64;
   c.max_grid = 8;
   expect_scheduled_agree({y, z, s}, c, 1);

@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
     QObject::connect(window.project(), &souffle::views::ProjectController::openFailed, &window,
                      [&, save](const LoadError& e) {
                        std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(e.message()));
-                       QTimer::singleShot(300, &window, [save] { save(1); });
+                       QTimer::singleShot(300, &window, [save] { save(2); });
                      });
     QTimer::singleShot(parser.value(timeout).toInt() * 1000, &window, [] {
       std::fprintf(stderr, "souffle-explorer: timed out waiting for the graph\n");

@@ -666,7 +666,9 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
       throw UserError("model file is larger than 2 GiB; keep large weights as external data");
     onnx::ModelProto model;
     if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-      throw UserError("not a valid ONNX model (protobuf parse failed)");
+      throw UserError(
+          "not a valid ONNX model (protobuf parse failed: the file is truncated or not ONNX, or "
+          "its subgraphs nest deeper than the parser's limit of 100 messages)");
     if (!model.has_graph()) throw UserError("not a valid ONNX model (it has no graph)");
     int64_t opset = default_opset(model, ctx);
     result.graph = convert_graph(model.graph(), ctx, opset, false);

@@ -289,7 +289,8 @@ TEST(ImportBad, TruncatedAndGarbageBytes) {
     FAIL();
   } catch (const UserError& e) {
     EXPECT_EQ(e.file(), "cut.onnx");
-    EXPECT_EQ(e.reason(), "not a valid ONNX model (protobuf parse failed)");
+    EXPECT_EQ(e.reason().rfind("not a valid ONNX model (protobuf parse failed", 0), 0u)
+        << e.reason();
   }
   // Every other cut point is a clean UserError too (or a smaller valid model), never a crash.
   for (size_t cut = 0; cut < bytes.size(); cut += 7) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every case of cases.txt (the hostile corpus) and checks each fails cleanly: souffle-cli
-# exits 2 and the explorer 1, the message names the file and holds the expected words, no
-# internal error, no crash, no hang, and nothing appears in the (empty) folder an --out names.
+# and the explorer (--screenshot) exit 2, the message names the file and holds the expected
+# words, no internal error, no crash, no hang, and nothing appears in the (empty) folder an --out
+# names.
 # Usage: check_hostile.sh SOUFFLE_CLI [SOUFFLE_EXPLORER]   (no explorer: its cases are skipped)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +26,7 @@ while IFS='|' read -r file command expected; do
   mkdir -p "$out"
   if [ "$command" = explorer ]; then
     [ -n "$explorer" ] || continue
-    want=1
+    want=2
     log=$(timeout 60 "$explorer" "$path" --screenshot "$scratch/shot$cases.png" --timeout 50 2>&1)
     code=$?
   else

@@ -81,25 +81,57 @@ out("external_escape.onnx", external("../../../../../../etc/passwd"))
 out("external_absolute.onnx", external("/etc/passwd"))
 out("external_device.onnx", external("/dev/zero"))
 
-# If nested 30 deep (about what protobuf parsers accept): subgraphs within subgraphs.
+# If nested DEPTH deep: subgraphs within subgraphs. 30 deep (90 levels of protobuf messages) is
+# about what protobuf parsers accept and must plan (a CTest test); 60 deep must be refused.
 cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
 def leaf(name):
     return helper.make_graph([helper.make_node("Identity", ["x"], [name], name="leaf")], "leaf",
                              [], [helper.make_tensor_value_info(name, f32, [4])])
 
 
-inner = leaf("y0")
-for depth in range(30):
-    # Nested in the then branch only (nesting both would double the file at every level).
-    node = helper.make_node("If", ["c"], [f"y{depth + 1}"], name=f"if{depth}", then_branch=inner,
-                            else_branch=leaf(f"e{depth}"))
-    inner = helper.make_graph([node], f"level{depth}", [],
-                              [helper.make_tensor_value_info(f"y{depth + 1}", f32, [4])])
-top = helper.make_graph(list(inner.node), "nested", [x, cond],
-                        [helper.make_tensor_value_info("y30", f32, [4])])
-m = helper.make_model(top, opset_imports=[helper.make_opsetid("", 17)])
-m.ir_version = 8
-out("nested.onnx", m.SerializeToString())
+def varint(n):
+    b = bytearray()
+    while True:
+        b.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(b)
+
+
+def field(number, payload):
+    """A length-delimited protobuf field (strings and messages)."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def nested(depth):
+    """A model of `depth` If nodes, each in the then branch of the next, encoded by hand: the
+    onnx package refuses to build messages nested deeper than its parser accepts."""
+    def graph(node, name, inputs, outputs):  # GraphProto: node 1, name 2, input 11, output 12
+        return (field(1, node) + field(2, name.encode()) +
+                b"".join(field(11, v.SerializeToString()) for v in inputs) +
+                b"".join(field(12, v.SerializeToString()) for v in outputs))
+
+    def attr(name, g):  # AttributeProto: name 1, g 6, type 20 = GRAPH (5)
+        return field(1, name.encode()) + field(6, g) + varint(20 << 3) + varint(5)
+
+    def if_node(d, then_branch):  # NodeProto: input 1, output 2, name 3, op_type 4, attribute 5
+        return (field(1, b"c") + field(2, f"y{d + 1}".encode()) + field(3, f"if{d}".encode()) +
+                field(4, b"If") + field(5, attr("then_branch", then_branch)) +
+                field(5, attr("else_branch", leaf(f"e{d}").SerializeToString())))
+
+    def out_of(d):
+        return helper.make_tensor_value_info(f"y{d}", f32, [4])
+
+    inner = leaf("y0").SerializeToString()
+    for d in range(depth - 1):
+        inner = graph(if_node(d, inner), f"level{d}", [], [out_of(d + 1)])
+    top = graph(if_node(depth - 1, inner), "nested", [x, cond], [out_of(depth)])
+    opset = field(1, b"") + varint(2 << 3) + varint(17)  # OperatorSetIdProto: domain 1, version 2
+    return varint(1 << 3) + varint(8) + field(7, top) + field(8, opset)  # ModelProto
+
+
+out("nested.onnx", nested(30))
+out("nested_deep.onnx", nested(60))
 
 # Projects.
 def project(**kw):

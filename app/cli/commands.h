@@ -73,6 +73,9 @@ struct ConformanceOptions {
   bool quiet = false;
   std::string expect;           ///< expected-status file: exit 1 when any test's status differs
   std::string update_expected;  ///< write this run's statuses to this file
+  std::string level = "te";     ///< te, or kernels: every TE pass also as emulated kernels
+  std::vector<std::string> archs = {"sm_80"};  ///< NVRTC targets at kernel level ("" = none)
+  int sample = 1;                              ///< run every sample-th test only
 };
 
 struct ProfileCliOptions {

@@ -153,6 +153,13 @@ int main(int argc, char** argv) {
                      "expected status per test (NAME STATUS lines): exit 1 on any change");
   c_conf->add_option("--update-expected", conf.update_expected,
                      "write this run's status per test to FILE");
+  c_conf->add_option("--level", conf.level,
+                     "te (default), or kernels: each TE pass also planned under every strategy, "
+                     "its kernels emulated and compiled with NVRTC");
+  std::string conf_archs = "sm_80";
+  c_conf->add_option("--arch", conf_archs,
+                     "NVRTC targets at kernel level, comma-separated (default sm_80; none: off)");
+  c_conf->add_option("--sample", conf.sample, "run every Nth test only (name order)");
 
   try {
     app.parse(argc, argv);
@@ -164,7 +171,16 @@ int main(int argc, char** argv) {
     if (*c_inspect) return run_inspect(inspect);
     if (*c_verify) return run_verify(verify);
     if (*c_plan) return run_plan(plan);
-    if (*c_conf) return run_conformance(conf);
+    if (*c_conf) {
+      conf.archs.clear();
+      for (size_t at = 0; at < conf_archs.size() && conf_archs != "none";) {
+        size_t end = conf_archs.find(',', at);
+        if (end == std::string::npos) end = conf_archs.size();
+        if (end > at) conf.archs.push_back(conf_archs.substr(at, end - at));
+        at = end + 1;
+      }
+      return run_conformance(conf);
+    }
     if (*c_compile) return run_compile(compile);
     if (*c_prof) return run_profile(prof);
     if (*c_cal) return run_calibrate(cal);

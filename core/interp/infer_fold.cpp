@@ -7,6 +7,7 @@
 #include "core/interp/interpreter.h"
 #include "core/lower/control_flow.h"
 #include "core/lower/lower.h"
+#include "core/lower/qdq.h"
 
 namespace souffle::interp {
 
@@ -130,8 +131,22 @@ InferFoldStats infer_and_fold(graph::Graph& g, const InferFoldOptions& options) 
     std::unordered_set<std::string>& m_used;
   } scope(g, tensors, composites, used_names);
 
-  std::deque<graph::Node> work(std::make_move_iterator(g.nodes.begin()),
-                               std::make_move_iterator(g.nodes.end()));
+  std::map<std::string, lower::Dequantized> dequantized;
+  std::deque<graph::Node> work;
+  // Runs an expansion's nodes next, with the values it defines.
+  auto expand = [&](lower::Expansion& ex) {
+    for (auto& [name, data] : ex.constants) {
+      graph::Value& v = g.values[name];
+      v.name = name;
+      v.constant = data;
+      v.type = {data->dtype(), data->shape()};
+      v.type_known = true;
+      tensors[name] = te::make_constant(name, data);
+    }
+    for (auto& [name, c] : ex.composites) composites[name] = std::move(c);
+    for (size_t i = ex.nodes.size(); i-- > 0;) work.push_front(std::move(ex.nodes[i]));
+  };
+  work.assign(std::make_move_iterator(g.nodes.begin()), std::make_move_iterator(g.nodes.end()));
   g.nodes.clear();
   std::vector<graph::Node> kept;
   kept.reserve(work.size());
@@ -147,19 +162,20 @@ InferFoldStats infer_and_fold(graph::Graph& g, const InferFoldOptions& options) 
       } catch (const UserError& e) {
         throw e.with_file(g.source_file);
       }
-      for (auto& [name, data] : ex.constants) {
-        graph::Value& v = g.values[name];
-        v.name = name;
-        v.constant = data;
-        v.type = {data->dtype(), data->shape()};
-        v.type_known = true;
-        tensors[name] = te::make_constant(name, data);
-      }
-      for (auto& [name, c] : ex.composites) composites[name] = std::move(c);
-      for (size_t i = ex.nodes.size(); i-- > 0;) work.push_front(std::move(ex.nodes[i]));
+      expand(ex);
       ++stats.nodes_folded;
       continue;
     }
+    // A float product of two dequantized int8 tensors becomes the integer op (qdq.h).
+    if (auto ex = lower::fuse_dequantized(node, dequantized, scope)) {
+      expand(*ex);
+      ++stats.nodes_folded;
+      continue;
+    }
+    if (node.op_type == "DequantizeLinear" && node.inputs.size() >= 2 && node.domain.empty())
+      dequantized[node.outputs.at(0)] = {node.inputs[0], node.inputs[1],
+                                         node.inputs.size() > 2 ? node.inputs[2] : "",
+                                         node.attr_int("axis", 1)};
     for (const std::string& in : node.inputs)
       if (composites.count(in))
         throw UserError(g.source_file, node.name + " (" + node.op_type + ")",

@@ -78,6 +78,7 @@ const Registry& Registry::instance() {
     register_sampling(reg);
     register_optimizer(reg);
     register_linalg(reg);
+    register_text(reg);
     return reg;
   }();
   return r;

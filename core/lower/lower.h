@@ -91,6 +91,7 @@ void register_sort_select(Registry& r);
 void register_sampling(Registry& r);
 void register_optimizer(Registry& r);
 void register_linalg(Registry& r);
+void register_text(Registry& r);
 
 /// The registry key of a node's op: its op type in the default domain ("" or "ai.onnx"), else
 /// "domain.OpType" (e.g. "ai.onnx.preview.training.Adam").

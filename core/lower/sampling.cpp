@@ -99,27 +99,45 @@ std::vector<te::Tensor> lower_grid_sample(LowerCtx& ctx) {
   Shape out{x->shape[0], x->shape[1]};
   for (size_t d = 0; d < dims; ++d) out.push_back(grid->shape[1 + d]);
   DType od = x->dtype;
-  return {ctx.compute("", out, od, [&](const Idx& i) {
-    // Source coordinate along each spatial dim (the grid lists them last dim first: x, y, ...).
-    std::vector<Expr> coord(dims);
-    std::vector<double> lo(dims), hi(dims);
+  // Source coordinates first, one TE: [N, out spatial..., dims] (the grid lists them last dim
+  // first: x, y, ...). Computing them once keeps the sampling TE's body small (a reflection
+  // folds its argument several times over).
+  std::vector<double> lo(dims), hi(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    double len = static_cast<double>(x->shape[2 + d]);
+    lo[d] = align ? 0.0 : -0.5;
+    hi[d] = align ? len - 1 : len - 0.5;
+  }
+  Shape coord_shape(grid->shape.begin(), grid->shape.end() - 1);
+  coord_shape.push_back(static_cast<int64_t>(dims));
+  te::Tensor coords = ctx.compute("coords", coord_shape, kF, [&](const Idx& i) {
+    Expr sum;
     for (size_t d = 0; d < dims; ++d) {
       double len = static_cast<double>(x->shape[2 + d]);
-      Idx gi{i[0]};
-      for (size_t e = 0; e < dims; ++e) gi.push_back(i[2 + e]);
+      Idx gi(i.begin(), i.end() - 1);
       gi.push_back(te::int_imm(static_cast<int64_t>(dims - 1 - d)));
       Expr g = te::cast(kF, te::read(grid, gi));
       Expr c = align ? (g + fimm(1)) / fimm(2) * fimm(len - 1)
                      : ((g + fimm(1)) * fimm(len) - fimm(1)) / fimm(2);
-      lo[d] = align ? 0.0 : -0.5;
-      hi[d] = align ? len - 1 : len - 0.5;
       // Nearest rounds (half to even) before the border rule applies, as the reference does.
       if (interp == Interp::Nearest) c = te::call(te::CallFn::Round, {c});
       if (pad == Pad::Border)
         c = te::min(te::max(c, fimm(0)), fimm(len - 1));
       else if (pad == Pad::Reflection)
         c = reflect(c, lo[d], hi[d]);
-      coord[d] = c;
+      sum = sum.defined()
+                ? te::select(te::eq(i.back(), te::int_imm(static_cast<int64_t>(d))), c, sum)
+                : c;
+    }
+    return sum;
+  });
+  return {ctx.compute("", out, od, [&](const Idx& i) {
+    std::vector<Expr> coord(dims);
+    for (size_t d = 0; d < dims; ++d) {
+      Idx ci{i[0]};
+      for (size_t e = 0; e < dims; ++e) ci.push_back(i[2 + e]);
+      ci.push_back(te::int_imm(static_cast<int64_t>(d)));
+      coord[d] = te::read(coords, ci);
     }
     // The input at integer tap positions, with the padding rule for positions outside it.
     auto pixel = [&](const std::vector<Expr>& pos) {

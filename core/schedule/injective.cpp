@@ -22,7 +22,7 @@ struct Stride {
   int64_t block, grid, iters;
   Stride(int64_t n, const ScheduleConfig& c)
       : block(std::min(c.block, std::max<int64_t>(32, ceil_div(n, 32) * 32))),
-        grid(std::min(strided_grid(c), ceil_div(n, block))),
+        grid(std::max<int64_t>(1, std::min(strided_grid(c), ceil_div(n, block)))),  // n may be 0
         iters(ceil_div(n, grid * block)) {}
 };
 

@@ -96,6 +96,7 @@ class Rebase : public loop::StmtMutator {
   Tensor m_t, m_smem;
   Expr m_origin;
   Expr local(const std::vector<Expr>& idx) const {
+    if (idx.empty()) return te::int_imm(0) - m_origin;  // a 0-d tensor (a loss, a scale)
     Expr flat = idx[0];
     for (size_t d = 1; d < idx.size(); ++d) flat = flat * ic(m_t->shape[d]) + idx[d];
     return flat - m_origin;

@@ -38,6 +38,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   }
   rep.build_ms = ms_since(t0);
   rep.kernels = ks.kernels.size();
+  rep.built = ks;
   for (const loop::Kernel& k : ks.kernels)
     loop::for_each_stmt(k.body, [&](const loop::Stmt& s) {
       if (s.as<loop::GridBarrier>()) ++rep.grid_barriers;

@@ -31,6 +31,7 @@ struct KernelVerifyReport {
   double plan_ms = 0, build_ms = 0;
   /// Non-empty when building or emulating failed (names the kernel and stage); ok is false then.
   std::string error;
+  loop::KernelSet built;  ///< the kernels that ran (empty when building failed)
   bool ok() const { return error.empty() && outputs.ok; }
 };
 

@@ -144,6 +144,25 @@ TEST(Cli, ConformanceCountsAndJson) {
   EXPECT_EQ(j["passed"].get<int>(), 2);
 }
 
+TEST(Cli, ConformanceAtKernelLevel) {
+  const std::string node = "/usr/share/libonnx-testdata/data/node";
+  if (!fs::exists(node)) GTEST_SKIP() << "libonnx-testdata not installed";
+  // A TE-level pass is planned under every strategy, emulated and compiled (no NVRTC here, to
+  // stay fast); a test that does not pass at TE level is not run at kernel level.
+  CliRun r = run_cli("conformance --json --level kernels --arch none " + node + "/test_abs " +
+                     node + "/test_bernoulli");
+  ASSERT_EQ(r.code, 0) << r.out;
+  size_t b = r.out.find('{'), e = r.out.rfind('}');
+  ASSERT_NE(b, std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(r.out.substr(b, e - b + 1));
+  EXPECT_EQ(j["kernels_passed"].get<int>(), 1);
+  for (const auto& t : j["tests"]) {
+    std::string want = t["name"] == "test_abs" ? "pass" : "not-run";
+    EXPECT_EQ(t["kernel_status"], want) << t;
+  }
+  EXPECT_EQ(run_cli("conformance --level gpu " + node + "/test_abs").code, 2);
+}
+
 TEST(Cli, ConformanceExpectedStatusNamesEachChange) {
   const std::string node = "/usr/share/libonnx-testdata/data/node";
   if (!fs::exists(node)) GTEST_SKIP() << "libonnx-testdata not installed";

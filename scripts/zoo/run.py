@@ -303,6 +303,12 @@ def fmt_s(s):
     return "%.0f s" % s if s >= 10 else "%.1f s" % s
 
 
+def fmt_long(s):
+    if s >= 3600:
+        return "%.1f hours" % (s / 3600)
+    return "%.0f minutes" % (s / 60) if s >= 120 else "%.0f seconds" % s
+
+
 def render_md(results, a, wall_s):
     lines = []
     add = lines.append
@@ -330,8 +336,8 @@ def render_md(results, a, wall_s):
     all_ok = [r for r in results if all(s["status"] == "ok" for s in r["steps"])]
     cpu = sum(step_time(s) or 0 for r in results for s in r["steps"])
     add("%d architectures, %d exported variants; %d variants pass every step they ran. The run: "
-        "%.1f CPU hours (%.1f hours of wall time on the shared machine)." % (
-            n_models, n_var, len(all_ok), cpu / 3600, wall_s / 3600))
+        "%s of CPU time (%s of wall time on the shared machine)." % (
+            n_models, n_var, len(all_ok), fmt_long(cpu), fmt_long(wall_s)))
     add("")
     add("| model | variant | nodes → TEs | import | TE (rel. L2) | plans | kernels | NVRTC |")
     add("|---|---|---|---|---|---|---|---|")

@@ -207,7 +207,7 @@ def build_model(spec, out, variants, log):
         os.makedirs(vdir, exist_ok=True)
         path = os.path.join(vdir, "model.onnx")
         meta = dict(model=spec.name, variant=variant, family=spec.family, source=spec.source,
-                    params=params, tolerance=TOLERANCE[variant], note=spec.note)
+                    params=params, tolerance=TOLERANCE[variant], note=spec.note, versions=versions())
         t1 = time.time()
         try:
             if variant in ("ts", "dynamo"):
@@ -293,6 +293,24 @@ def build_int8(spec, out, input_names, output_names, feeds, vdir, path, meta, se
     ref = run_ort(path, feeds)
     meta["reference"] = "ONNX Runtime int8"
     finish_variant(vdir, path, input_names, feeds, output_names, ref, meta)
+
+
+def versions():
+    """The versions of the packages that built this variant."""
+    import onnxruntime
+    import torchvision
+    import transformers
+
+    out = dict(torch=torch.__version__, torchvision=torchvision.__version__,
+               transformers=transformers.__version__, onnx=onnx.__version__,
+               onnxruntime=onnxruntime.__version__)
+    try:
+        import onnxscript
+
+        out["onnxscript"] = onnxscript.__version__
+    except ImportError:
+        pass
+    return out
 
 
 def describe(meta):

@@ -303,6 +303,12 @@ def fmt_s(s):
     return "%.0f s" % s if s >= 10 else "%.1f s" % s
 
 
+def fmt_long(s):
+    if s >= 3600:
+        return "%.1f hours" % (s / 3600)
+    return "%.0f minutes" % (s / 60) if s >= 120 else "%.0f seconds" % s
+
+
 def render_md(results, a, wall_s):
     lines = []
     add = lines.append
@@ -328,18 +334,25 @@ def render_md(results, a, wall_s):
     n_models = len({r["model"] for r in results})
     n_var = len(results)
     all_ok = [r for r in results if all(s["status"] == "ok" for s in r["steps"])]
-    add("%d architectures, %d exported variants; %d variants pass every step. Whole run: %s." % (
-        n_models, n_var, len(all_ok), fmt_s(wall_s)))
+    cpu = sum(step_time(s) or 0 for r in results for s in r["steps"])
+    add("%d architectures, %d exported variants; %d variants pass every step they ran. The run: "
+        "%s of CPU time (%s of wall time on the shared machine)." % (
+            n_models, n_var, len(all_ok), fmt_long(cpu), fmt_long(wall_s)))
     add("")
-    add("| model | variant | source | nodes → TEs | import | TE (rel. L2) | plans | kernels | NVRTC |")
-    add("|---|---|---|---|---|---|---|---|---|")
+    add("| model | variant | nodes → TEs | import | TE (rel. L2) | plans | kernels | NVRTC |")
+    add("|---|---|---|---|---|---|---|---|")
+    results = sorted(results, key=lambda r: (family_rank(r.get("family", "")), r["model"],
+                                             VARIANT_ORDER.index(r["variant"])))
+    shown = set()
     for r in results:
         steps = {s["step"]: s for s in r["steps"]}
         st = lambda n: steps.get(n)
         exp = steps.get("export")
-        src = r.get("source", "")
+        first = r["model"] not in shown
+        shown.add(r["model"])
+        name = "**%s**<br>%s: %s" % (r["model"], r.get("family", ""), r.get("source", "")) if first else ""
         if exp:
-            add("| %s | %s | %s | | **export failed** | | | | |" % (r["model"], r["variant"], src))
+            add("| %s | %s | | **export failed** | | | | |" % (name, r["variant"]))
             continue
         imp = steps.get("import", {})
         size = "%s → %s" % (imp.get("onnx_nodes", "?"), imp.get("tes", "?")) if imp.get("status") == "ok" else ""
@@ -347,8 +360,11 @@ def render_md(results, a, wall_s):
         te_cell = cell(st("te")) if te else ""
         if te and te["status"] in ("ok", "fail") and te.get("max_rel_l2") is not None:
             te_cell += " (%.0e)" % te["max_rel_l2"]
-        add("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["model"], r["variant"], src, size, cell(st("import")), te_cell,
+        imp_cell = cell(st("import"))
+        if imp.get("unsupported"):
+            imp_cell += ": needs " + ", ".join(sorted(imp["unsupported"]))
+        add("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            name, r["variant"], size, imp_cell, te_cell,
             group_cell(r["steps"], "plan "), group_cell(r["steps"], "kernels "),
             group_cell(r["steps"], "nvrtc ")))
     add("")
@@ -386,6 +402,14 @@ def render_md(results, a, wall_s):
             add("- `%s/%s` %s: %s" % (r["model"], r["variant"], s["step"], s["detail"]))
         add("")
     return "\n".join(lines) + "\n"
+
+
+FAMILIES = ["classification", "detection", "segmentation", "video", "vision", "vision transformer",
+            "text encoder", "text decoder", "text encoder-decoder", "speech encoder", "sequence", "other"]
+
+
+def family_rank(family):
+    return FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
 
 
 def group_cell(steps, prefix):

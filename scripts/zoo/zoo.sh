@@ -3,6 +3,7 @@
 #   PYTHON=VENV/bin/python scripts/zoo/zoo.sh OUT_DIR [run.py arguments...]
 # PYTHON: the interpreter with torch, torchvision, transformers, onnx, onnxruntime, onnxscript
 # (default python3). BUILD_DIR: the build folder holding app/cli/souffle-cli (default build).
+# ONLY=a,b: those models only (build and run).
 set -eu
 if [ $# -lt 1 ]; then
   echo "usage: PYTHON=... $0 OUT_DIR [run.py arguments...]" >&2
@@ -19,6 +20,7 @@ if [ ! -x "$cli" ]; then
   exit 2
 fi
 mkdir -p "$out"
-"$python" "$here/build.py" --out "$out/models"
+only=${ONLY:+--only $ONLY}
+"$python" "$here/build.py" --out "$out/models" $only
 python3 "$here/run.py" --zoo "$out/models" --cli "$cli" --md "$root/docs/zoo.md" \
-  --json "$out/results.json" "$@"
+  --json "$out/results.json" $only "$@"

@@ -6,14 +6,15 @@
 # land in BUILD/fuzz/artifacts/NAME. A found crash should become a file in tests/fuzz/corpus/NAME
 # (the regression corpus each target runs as a CTest test in the sanitizer tree).
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: import model decisions project gpu_spec
-#        calibration manifest runner measurements; default all)
+#        calibration manifest runner measurements external_profile; default all)
 set -euo pipefail
 seconds=${1:-60}
 shift || true
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SAN_BUILD_DIR:-$root/build-fuzz}
 export SAN_BUILD_DIR=$build FUZZ=1
-all=(import model decisions project gpu_spec calibration manifest runner measurements)
+all=(import model decisions project gpu_spec calibration manifest runner measurements
+  external_profile)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 "$root/scripts/sanitize_build.sh" "${targets[@]/#/fuzz_}" >/dev/null
@@ -26,7 +27,7 @@ onnx_seeds=(node/test_add node/test_conv_with_strides_padding node/test_matmul_2
   node/test_resize_downsample_scales_linear simple/test_expand_shape_model1 pytorch-converted/test_Conv2d
   pytorch-operator/test_operator_add_broadcast)
 status=0
-printf '%-13s %10s %8s %8s %8s %s\n' target runs exec/s corpus crashes seconds
+printf '%-17s %10s %8s %8s %8s %s\n' target runs exec/s corpus crashes seconds
 for t in "${targets[@]}"; do
   corpus=$build/fuzz/corpus/$t
   artifacts=$build/fuzz/artifacts/$t
@@ -50,7 +51,7 @@ for t in "${targets[@]}"; do
   speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo ?)
   size=$(find "$corpus" -type f | wc -l)
   crashes=$(find "$artifacts" -type f | wc -l)
-  printf '%-13s %10s %8s %8s %8s %s\n' "$t" "$runs" "$speed" "$size" "$crashes" "$seconds"
+  printf '%-17s %10s %8s %8s %8s %s\n' "$t" "$runs" "$speed" "$size" "$crashes" "$seconds"
   if [ $rc -ne 0 ]; then
     status=1
     echo "fuzz_$t stopped with $rc: $log" >&2

@@ -25,7 +25,8 @@ quick_tests=(test_support test_graph test_importer test_te_passes test_lower_mat
   test_lower_reduce test_lower_recurrent test_interp test_loop test_schedule test_ownership
   test_price test_emulate test_analysis test_gpu_spec test_device test_calibration test_cupti
   test_project test_runner test_report)
-fuzzers=(import model decisions project gpu_spec calibration manifest runner measurements)
+fuzzers=(import model decisions project gpu_spec calibration manifest runner measurements
+  external_profile)
 if [ $all -eq 1 ]; then
   "$root/scripts/sanitize_build.sh"
 else

@@ -387,7 +387,10 @@ ExternalProfile read_external_profile(const std::string& path) {
   if (!in) throw UserError(path, "", "cannot open the file");
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  return parse_external_profile(buf.str(), path);
+}
+
+ExternalProfile parse_external_profile(const std::string& text, const std::string& path) {
   ExternalProfile out;
   out.path = path;
   const size_t first = text.find_first_not_of(" \t\r\n");

@@ -40,6 +40,8 @@ struct ExternalProfile {
 /// time_ms, time_ns, "time (ms)"; microseconds otherwise). UserError naming the file, the line
 /// and the reason for anything else.
 ExternalProfile read_external_profile(const std::string& path);
+/// The same for the file's contents `text`; `path` names it in errors.
+ExternalProfile parse_external_profile(const std::string& text, const std::string& path);
 
 /// An entry matched to what it stands for.
 struct MatchedEntry {

@@ -69,13 +69,20 @@ bool spinUntil(F until, int ms) {
   return true;
 }
 
-/// Two pins, on the last TE of the second and third partitions: edits the plan keeps.
+/// Two pins, on the last TE of the second and third partitions: edits the plan keeps. An edit
+/// becomes part of the session once its plan accepts it, so each is waited for in turn.
 plan::Decisions makeEdits(MainWindow& w) {
   const plan::FusionPlan& p = *w.planData()->plan;
   const std::string a = p.program.ops[size_t(p.partitions[1].tes.back())]->name;
   const std::string b = p.program.ops[size_t(p.partitions[2].tes.back())]->name;
-  w.decisionEditor()->push({{plan::Edit::Kind::Pin, a, ""}}, QStringLiteral("pin"));
-  w.decisionEditor()->push({{plan::Edit::Kind::Pin, b, ""}}, QStringLiteral("pin"));
+  for (const std::string& te : {a, b}) {
+    const size_t before = w.decisionEditor()->decisions().edits.size();
+    w.decisionEditor()->push({{plan::Edit::Kind::Pin, te, ""}}, QStringLiteral("pin"));
+    if (!spinUntil(
+            [&] { return settled(w) && w.decisionEditor()->decisions().edits.size() > before; },
+            120000))
+      break;
+  }
   return w.decisionEditor()->decisions();
 }
 

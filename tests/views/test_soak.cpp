@@ -65,6 +65,7 @@ void TestSoak::openPlanEditCloseManyTimes() {
   const char* strategies[] = {"souffle", "rules", "unfused"};
   const bool verbose = qEnvironmentVariableIsSet("SOUFFLE_SOAK_VERBOSE");
   double base = 0, peak = 0;
+  int accepted = 0;  // rounds whose edit the plan accepted (and that undid it)
   QElapsedTimer clock;
   clock.start();
   for (int i = 0; i < rounds; ++i) {
@@ -78,15 +79,21 @@ void TestSoak::openPlanEditCloseManyTimes() {
     w->openModel(QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/%1/model.onnx").arg(model));
     QTRY_VERIFY_WITH_TIMEOUT(settled(*w), 120000);
     QVERIFY2(!w->isErrorShown(), qPrintable(model));
-    // An edit the plan keeps, then undo: a re-plan each way.
+    // An edit, planned first: the plan accepts it (then undo: a re-plan each way) or refuses
+    // it (a plan made and dropped).
     const plan::FusionPlan& p = *w->planData()->plan;
     const std::string te = p.program.ops[size_t(p.partitions.back().tes.back())]->name;
     const auto before = w->planData();
+    const size_t edits = w->decisionEditor()->decisions().edits.size();
     w->decisionEditor()->push({{plan::Edit::Kind::Pin, te, ""}}, QStringLiteral("pin"));
-    QTRY_VERIFY_WITH_TIMEOUT(settled(*w) && w->planData() != before, 120000);
-    const auto edited = w->planData();
-    w->decisionEditor()->undoStack()->undo();
-    QTRY_VERIFY_WITH_TIMEOUT(settled(*w) && w->planData() != edited, 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(*w) && !w->decisionEditor()->hasProposal(), 120000);
+    if (w->decisionEditor()->decisions().edits.size() > edits) {
+      ++accepted;
+      QTRY_VERIFY_WITH_TIMEOUT(settled(*w) && w->planData() != before, 120000);
+      const auto edited = w->planData();
+      w->decisionEditor()->undoStack()->undo();
+      QTRY_VERIFY_WITH_TIMEOUT(settled(*w) && w->planData() != edited, 120000);
+    }
     QVERIFY(w->close());
     delete w;
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
@@ -102,9 +109,11 @@ void TestSoak::openPlanEditCloseManyTimes() {
   }
   const double end = residentMiB();
   std::printf(
-      "soak: %d rounds in %.1f s; resident after warm-up (%d rounds) %.1f MiB, at the end "
-      "%.1f MiB (growth %.1f MiB, bound %.0f), peak %.1f MiB\n",
-      rounds, clock.elapsed() / 1000.0, warmup, base, end, end - base, kBoundMiB, peak);
+      "soak: %d rounds in %.1f s (%d edits accepted and undone); resident after warm-up (%d "
+      "rounds) %.1f MiB, at the end %.1f MiB (growth %.1f MiB, bound %.0f), peak %.1f MiB\n",
+      rounds, clock.elapsed() / 1000.0, accepted, warmup, base, end, end - base, kBoundMiB, peak);
+  // Most rounds' edits are kept (souffle may refuse a pin that would break its one kernel).
+  QVERIFY2(accepted * 3 >= rounds, qPrintable(QStringLiteral("%1 edits accepted").arg(accepted)));
   QVERIFY2(end - base <= kBoundMiB,
            qPrintable(QStringLiteral("resident memory grew by %1 MiB").arg(end - base)));
 }

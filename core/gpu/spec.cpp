@@ -142,7 +142,7 @@ std::vector<GpuSpec> parse_gpu_specs(const std::string& json_text, const std::st
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw UserError(file, "", std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) throw UserError(file, "", "the top level must be an object");

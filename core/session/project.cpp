@@ -71,7 +71,7 @@ Project parse_project(const std::string& text, const std::string& project_path) 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw UserError(file, "", std::string("not a project (invalid JSON: ") + e.what() + ")");
   }
   if (!j.is_object()) throw UserError(file, "", "not a project (expected a JSON object)");

@@ -25,6 +25,14 @@ double number(const json& j, const std::string& key, const std::string& file,
   return v;
 }
 
+/// A count field: a number as above that fits an int.
+int count(const json& j, const std::string& key, const std::string& file,
+          const std::string& where = "") {
+  const double v = number(j, key, file, where);
+  if (v > 2147483647.0) throw UserError(file, where, "field '" + key + "' is too large");
+  return static_cast<int>(v);
+}
+
 std::string text(const json& j, const std::string& key, const std::string& file) {
   auto it = j.find(key);
   if (it == j.end()) return "";
@@ -92,8 +100,8 @@ Calibration parse_calibration(const std::string& json_text, const std::string& f
   c.compute_capability = text(j, "compute_capability", file);
   c.date = text(j, "date", file);
   c.clocks = text(j, "clocks", file);
-  c.sm_count = static_cast<int>(number(j, "sm_count", file, ""));
-  c.driver_version = static_cast<int>(number(j, "driver_version", file, ""));
+  c.sm_count = count(j, "sm_count", file);
+  c.driver_version = count(j, "driver_version", file);
   c.launch_overhead_us = number(j, "launch_overhead_us", file, "");
   c.graph_launch_us = number(j, "graph_launch_us", file, "");
   c.dram_bandwidth_gbps = number(j, "dram_bandwidth_gbps", file, "");
@@ -106,9 +114,9 @@ Calibration parse_calibration(const std::string& json_text, const std::string& f
       std::string where = "grid_barrier[" + std::to_string(i) + "]";
       if (!e.is_object()) throw UserError(file, where, "must be an object");
       BarrierSample s;
-      s.blocks = static_cast<int>(number(e, "blocks", file, where));
-      s.blocks_per_sm = static_cast<int>(number(e, "blocks_per_sm", file, where));
-      s.threads = static_cast<int>(number(e, "threads", file, where));
+      s.blocks = count(e, "blocks", file, where);
+      s.blocks_per_sm = count(e, "blocks_per_sm", file, where);
+      s.threads = count(e, "threads", file, where);
       s.us = number(e, "us", file, where);
       if (s.blocks < 1) throw UserError(file, where, "field 'blocks' must be at least 1");
       if (!c.grid_barrier.empty() && s.blocks <= c.grid_barrier.back().blocks)

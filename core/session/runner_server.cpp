@@ -77,10 +77,12 @@ class Server {
 
   void answer(const json& id, json r) {
     r["id"] = id;
-    m_out << r.dump() << "\n" << std::flush;
+    m_out << r.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
   }
 
-  void event(const json& e) { m_out << e.dump() << "\n" << std::flush; }
+  void event(const json& e) {
+    m_out << e.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+  }
 
   const BundleManifest& manifest() const {
     if (!m_loaded) throw RunnerError("bad_request", "no bundle is loaded (send load first)");
@@ -117,7 +119,7 @@ class Server {
           (!req["protocol"].is_number_integer() || req["protocol"].get<int>() != kProtocolVersion))
         throw RunnerError("bad_protocol", "this runner speaks protocol " +
                                               std::to_string(kProtocolVersion) + ", asked for " +
-                                              req["protocol"].dump());
+                                              req["protocol"].dump(-1, ' ', false, json::error_handler_t::replace));
       json h = m_backend.hello();
       h["protocol"] = kProtocolVersion;
       h["runner"] = "souffle-runner";

@@ -117,9 +117,10 @@ class Server {
     if (op == "hello") {
       if (req.contains("protocol") &&
           (!req["protocol"].is_number_integer() || req["protocol"].get<int>() != kProtocolVersion))
-        throw RunnerError("bad_protocol", "this runner speaks protocol " +
-                                              std::to_string(kProtocolVersion) + ", asked for " +
-                                              req["protocol"].dump(-1, ' ', false, json::error_handler_t::replace));
+        throw RunnerError("bad_protocol",
+                          "this runner speaks protocol " + std::to_string(kProtocolVersion) +
+                              ", asked for " +
+                              req["protocol"].dump(-1, ' ', false, json::error_handler_t::replace));
       json h = m_backend.hello();
       h["protocol"] = kProtocolVersion;
       h["runner"] = "souffle-runner";

@@ -716,8 +716,15 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
           makeProfileData(m_plan, profile_report_from_json(nlohmann::json::parse(it->second)));
       m_partModel->setProfile(m_profile);
       m_charts->setProfile(m_profile);
-    } catch (const std::exception&) {
-      m_measurements.erase(it);  // a stored entry this build cannot read is dropped
+    } catch (const std::exception& ex) {
+      // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
+      // problems panel and dropped; the plan and the user's edits stay.
+      LoadError e;
+      e.file = m_lastPath;
+      e.reason = tr("a kept profile run of this plan cannot be read and is dropped: %1")
+                     .arg(QString::fromUtf8(ex.what()));
+      m_measurements.erase(it);
+      showError(e);
     }
   }
   refreshCompare();

@@ -318,12 +318,13 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
                                why.empty() ? "" : "; " + why);
     } else if (s.name == "decisions") {
       const int64_t applied = count(r, "applied"), refused = count(r, "refused");
-      s.sentence = applied + refused == 0
-                       ? fmt::format("No decisions to apply; the {} stand as partitioned.",
-                                     plural(count(r, "kernels"), "kernel", "kernels"))
-                       : fmt::format("Applied {} and refused {}; {} remain.",
-                                     plural(applied, "edit", "edits"), refused,
-                                     plural(count(r, "kernels"), "kernel", "kernels"));
+      s.sentence =
+          applied + refused == 0
+              ? fmt::format("No decisions to apply; the plan's {} as partitioned.",
+                            plural(count(r, "kernels"), "kernel stays", "kernels stay"))
+              : fmt::format("Applied {} and refused {}; {}.", plural(applied, "edit", "edits"),
+                            refused,
+                            plural(count(r, "kernels"), "kernel remains", "kernels remain"));
     } else if (s.name == "price" || s.name == "cost") {
       s.sentence = fmt::format("Priced {} with {} in all: est. {:.1f} µs on {} (cost model {}).",
                                plural(count(r, "kernels"), "kernel", "kernels"),

@@ -66,7 +66,7 @@ void TestStepThrough::visitsEveryStep() {
   QCOMPARE(seen, expected);
   panel.previous();
   QCOMPARE(panel.currentStep(), panel.stepCount() - 2);
-  QVERIFY(panel.afterText().contains(QStringLiteral("for")));  // loop IR of the schedule step
+  QVERIFY(panel.afterText().contains(QStringLiteral("for")));  // loop IR of the build kernels step
 }
 
 void TestStepThrough::aBadModelSaysWhy() {

@@ -24,11 +24,14 @@ std::pair<QString, QString> paneTitles(const std::string& step) {
       {"import", {"Input: the file", "After: the imported graph"}},
       {"fold", {"Before: the imported graph", "After: the folded graph"}},
       {"lower", {"Before: the folded graph", "After: the TE program"}},
-      {"characterize", {"Before: the TE program", "After: the analysis"}},
-      {"horizontal", {"Before: the TE program", "After: sites and the transformed program"}},
+      {"analyze", {"Before: the TE program", "After: the analysis"}},
+      {"horizontal", {"Before: the analysis", "After: sites and the transformed program"}},
       {"vertical", {"Before: after horizontal", "After: sites and the transformed program"}},
-      {"partition", {"Before: the transformed program", "After: the plan"}},
-      {"schedule", {"Before: the kernel's TEs", "After: the kernel's loop IR"}},
+      {"re-analyze", {"Before: after vertical", "After: the analysis of the result"}},
+      {"partition", {"Before: the analysis", "After: the kernels and their reasons"}},
+      {"decisions", {"Before: the kernels", "After: edits applied and refused, the kernels"}},
+      {"price", {"Before: the kernels", "After: the priced plan"}},
+      {"build kernels", {"Before: the priced plan", "After: the kernel's loop IR"}},
       {"emit", {"Before: the loop IR", "After: CUDA C"}}};
   auto it = titles.find(step);
   if (it == titles.end()) return {QObject::tr("Before"), QObject::tr("After")};

@@ -128,22 +128,35 @@ StepThroughPanel::~StepThroughPanel() {
   m_watcher->waitForFinished();
 }
 
-void StepThroughPanel::start(const QString& modelPath, const QString& strategy,
-                             const QString& gpu) {
+QString StepThroughPanel::keyOf(const QString& modelPath, const QString& strategy,
+                                const QString& gpu, const QString& precision,
+                                const plan::Decisions& decisions) {
+  QString key = modelPath + QLatin1Char('|') + strategy + QLatin1Char('|') + gpu +
+                QLatin1Char('|') + precision;
+  for (const plan::Edit& e : decisions.edits)
+    key += QLatin1Char('|') + QString::fromStdString(plan::describe(e));
+  return key;
+}
+
+void StepThroughPanel::start(const QString& modelPath, const QString& strategy, const QString& gpu,
+                             const QString& precision, const plan::Decisions& decisions) {
   ++m_generation;
   clear();
-  m_key = modelPath + QLatin1Char('|') + strategy + QLatin1Char('|') + gpu;
+  m_key = keyOf(modelPath, strategy, gpu, precision, decisions);
   m_busy = true;
   m_sentence->setText(tr("Running the pipeline step by step…"));
   m_watcher->setProperty("generation", m_generation);
   const std::string path = modelPath.toStdString();
-  const std::string st = strategy.toStdString(), g = gpu.toStdString();
-  m_watcher->setFuture(QtConcurrent::run([path, st, g] {
+  const std::string st = strategy.toStdString(), g = gpu.toStdString(),
+                    pr = precision.toStdString();
+  m_watcher->setFuture(QtConcurrent::run([path, st, g, pr, decisions] {
     Outcome o;
     try {
       PipelineStepOptions opt;
       opt.strategy = plan::parse_strategy(st);
       opt.gpu = gpu::gpu_spec(g);
+      opt.precision = gpu::parse_precision(pr);
+      opt.decisions = decisions;
       o.steps = pipeline_steps(path, opt);
     } catch (const std::exception& e) {
       o.error = QString::fromUtf8(e.what());

@@ -204,6 +204,8 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   PipelineStepOptions so;
   so.strategy = o.strategy;
   so.gpu = o.gpu;
+  so.precision = o.precision;
+  so.decisions = o.decisions;
   so.max_text = 200000;
   // The kernel the build kernels and emit steps show: one of the layer's when a layer is chosen.
   so.choose = [&](const plan::FusionPlan& p) {
@@ -246,7 +248,12 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   te::TeProgram after_h = m.program;
   std::vector<plan::TransformSite> h_sites;
   if (plan::is_souffle(o.strategy)) {
-    plan::TransformResult h = plan::horizontal_transform(m.program, a0);
+    plan::TransformOptions topt;  // the sites the decisions force or forbid, as planning has them
+    for (const plan::Edit& e : o.decisions.edits) {
+      if (e.kind == plan::Edit::Kind::Force) topt.force.insert(e.a);
+      if (e.kind == plan::Edit::Kind::Forbid) topt.forbid.insert(e.a);
+    }
+    plan::TransformResult h = plan::horizontal_transform(m.program, a0, topt);
     after_h = h.program;
     h_sites = h.sites;
   }

@@ -241,6 +241,7 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
   po.strategy = o.strategy;
   po.gpu = o.gpu;
   po.precision = o.precision;
+  po.decisions = o.decisions;
   po.until = "emit";
   po.snapshots = true;
   // The instrument: each record becomes a step, reading what the step before produced.

@@ -32,6 +32,8 @@ struct PipelineStepOptions {
   /// The compute type of GEMM-like kernels: the plan, its pricing and the kernels use it, as
   /// compile does.
   gpu::Precision precision = gpu::Precision::FP32;
+  /// The user's edits (merge, split, pin, force/forbid), applied as compile's plan applies them.
+  plan::Decisions decisions;
   /// The partition whose kernels the build kernels and emit steps show; -1 lets `choose` pick.
   int partition = -1;
   /// Picks the partition (an index into the plan's) when `partition` is -1, from the plan the

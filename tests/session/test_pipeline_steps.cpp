@@ -205,5 +205,48 @@ TEST(PipelineSteps, EmittedCudaIsWhatCompileEmits) {
   }
 }
 
+TEST(PipelineSteps, TheUsersDecisionsAreThePlansCompileBuilds) {
+  // Forbidding one of BERT's horizontal sites: the horizontal step applies one site fewer, the
+  // decisions step says it applied the edit, and the CUDA shown is compile's for that plan.
+  PipelineWalk plain = walk_pipeline(model("bert"), options(plan::Strategy::Souffle));
+  const plan::TransformSite* site = nullptr;
+  for (const plan::TransformSite& s : plain.result.plan.transforms)
+    if (s.kind == "horizontal" && s.applied) {
+      site = &s;
+      break;
+    }
+  ASSERT_NE(site, nullptr);
+  PipelineStepOptions so = options(plan::Strategy::Souffle);
+  so.decisions.edits.push_back({plan::Edit::Kind::Forbid, site->key, ""});
+  PipelineWalk edited = walk_pipeline(model("bert"), so);
+  EXPECT_NE(step(edited.steps, "decisions").sentence.find("Applied 1 edit and refused 0"),
+            std::string::npos)
+      << step(edited.steps, "decisions").sentence;
+  EXPECT_NE(step(plain.steps, "horizontal").sentence.find("applied 2 of 2 sites"),
+            std::string::npos)
+      << step(plain.steps, "horizontal").sentence;
+  EXPECT_NE(step(edited.steps, "horizontal").sentence.find("applied 1 of 2 sites"),
+            std::string::npos)
+      << step(edited.steps, "horizontal").sentence;
+
+  PipelineOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = gpu::gpu_spec("a100");
+  po.decisions = so.decisions;
+  PipelineResult planned = run_pipeline(model("bert"), po);
+  CompileOptions co;
+  co.pricer = kernel_pricer(plan_options(po));
+  co.archs.clear();
+  const CompileReport compiled = compile_plan(planned.plan, co);
+  const int k = edited.partition;
+  ASSERT_GE(k, 0);
+  std::string expected;
+  for (const CompiledKernel& ck : compiled.kernels)
+    if (ck.partition == planned.plan.partitions[static_cast<size_t>(k)].id)
+      expected += (expected.empty() ? "" : "\n") + ck.cuda;
+  EXPECT_EQ(step(edited.steps, "emit").after, expected);
+  EXPECT_NE(step(edited.steps, "emit").after, step(plain.steps, "emit").after);
+}
+
 }  // namespace
 }  // namespace souffle

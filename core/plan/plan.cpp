@@ -253,6 +253,22 @@ void flag_user_merge(const detail::ProgramFacts& f, const KernelPricer& pricer,
   p.reasons.push_back(d.reason);
 }
 
+/// The plan's totals over its partitions.
+void sum_partitions(FusionPlan& out) {
+  out.flops = out.dram_bytes = 0;
+  out.grid_syncs = 0;
+  out.est_time_us = 0;
+  out.launches = out.block_barriers = 0;
+  for (const Partition& p : out.partitions) {
+    out.flops += p.flops;
+    out.dram_bytes += p.dram_bytes;
+    out.grid_syncs += p.grid_syncs;
+    out.est_time_us += p.est_time_us;
+    out.launches += p.launches;
+    out.block_barriers += p.block_barriers;
+  }
+}
+
 /// The back half of the pipeline: partition -> decisions -> cost, on an analyzed program.
 void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
   detail::ProgramFacts facts(out.analysis, o.gpu);
@@ -315,6 +331,8 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
         tmp.partitions = parts;
         tmp.program.name = out.program.name;
         tmp.analysis.tes = out.analysis.tes;
+        tmp.input_tes = out.input_tes;
+        sum_partitions(tmp);  // the heading's totals
         return print(tmp);
       },
       [](const std::vector<Partition>& parts, PassRecord& r) {
@@ -324,20 +342,9 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
         r.counts["grid_syncs"] = syncs;
         r.counts["launches"] = launches;
       });
-  out.flops = out.dram_bytes = 0;
-  out.grid_syncs = 0;
-  out.est_time_us = 0;
-  out.launches = out.block_barriers = 0;
+  sum_partitions(out);
   bool all_priced = !out.partitions.empty();
-  for (const Partition& p : out.partitions) {
-    out.flops += p.flops;
-    out.dram_bytes += p.dram_bytes;
-    out.grid_syncs += p.grid_syncs;
-    out.est_time_us += p.est_time_us;
-    out.launches += p.launches;
-    out.block_barriers += p.block_barriers;
-    all_priced &= p.priced;
-  }
+  for (const Partition& p : out.partitions) all_priced &= p.priced;
   if (o.pricer) {
     out.cost_model =
         all_priced ? "v2: built kernels" : "v2: built kernels (v1 where a build failed)";

@@ -1415,6 +1415,8 @@ bool MainWindow::exportWalkthrough(const QString& given) {
   report::StepsOptions options;
   options.strategy = plan->strategy;
   options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
+  options.precision = plan->precision;
+  options.decisions = m_editor->decisions();
   const std::string model = m_lastPath.toStdString(), out = path.toStdString();
   say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
@@ -1863,9 +1865,11 @@ void MainWindow::refreshExplorerViews() {
     m_strategyModel->start(m_data, gpu(), precisionValue());
   }
   const QString path = QString::fromStdString(m_data->model->path);
+  // The step-through follows the plan on screen: its precision and decisions, as compile.
+  const plan::Decisions& decisions = m_editor->decisions();
   if (m_stepsDock->isVisible() &&
-      m_steps->runKey() != path + QLatin1Char('|') + strategy() + QLatin1Char('|') + gpu())
-    m_steps->start(path, strategy(), gpu());
+      m_steps->runKey() != StepThroughPanel::keyOf(path, strategy(), gpu(), precision(), decisions))
+    m_steps->start(path, strategy(), gpu(), precision(), decisions);
 }
 
 }  // namespace souffle::views

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in the fuzzing tree (FUZZ=1 scripts/sanitize_build.sh: clang, ASan +
 # UBSan, every library instrumented for coverage) and runs each for SECONDS (default 60), one after the other, printing a line per target:
-# runs, executions per second, corpus size, crashes. Corpora grow in BUILD/fuzz/corpus/NAME,
+# runs, executions per second, corpus size, crashes, slow units. Corpora grow in BUILD/fuzz/corpus/NAME,
 # seeded from tests/fuzz/corpus/NAME (and, for ONNX, the ONNX backend-test models); reproducers
 # land in BUILD/fuzz/artifacts/NAME. A found crash should become a file in tests/fuzz/corpus/NAME
 # (the regression corpus each target runs as a CTest test in the sanitizer tree).
@@ -27,7 +27,7 @@ onnx_seeds=(node/test_add node/test_conv_with_strides_padding node/test_matmul_2
   node/test_resize_downsample_scales_linear simple/test_expand_shape_model1 pytorch-converted/test_Conv2d
   pytorch-operator/test_operator_add_broadcast)
 status=0
-printf '%-17s %10s %8s %8s %8s %s\n' target runs exec/s corpus crashes seconds
+printf '%-17s %10s %8s %8s %8s %5s %s\n' target runs exec/s corpus crashes slow seconds
 for t in "${targets[@]}"; do
   corpus=$build/fuzz/corpus/$t
   artifacts=$build/fuzz/artifacts/$t
@@ -50,8 +50,11 @@ for t in "${targets[@]}"; do
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo ?)
   speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo ?)
   size=$(find "$corpus" -type f | wc -l)
-  crashes=$(find "$artifacts" -type f | wc -l)
-  printf '%-17s %10s %8s %8s %8s %s\n' "$t" "$runs" "$speed" "$size" "$crashes" "$seconds"
+  # crash-, timeout-, oom- and leak- files are failures; slow-unit- files are inputs that took
+  # longer than any before (libFuzzer keeps them for inspection), not failures.
+  crashes=$(find "$artifacts" -type f ! -name 'slow-unit-*' | wc -l)
+  slow=$(find "$artifacts" -type f -name 'slow-unit-*' | wc -l)
+  printf '%-17s %10s %8s %8s %8s %5s %s\n' "$t" "$runs" "$speed" "$size" "$crashes" "$slow" "$seconds"
   if [ $rc -ne 0 ]; then
     status=1
     echo "fuzz_$t stopped with $rc: $log" >&2

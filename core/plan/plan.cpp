@@ -49,6 +49,12 @@ Strategy parse_strategy(const std::string& name) {
   throw UserError("unknown strategy '" + name + "' (unfused, rules, souffle, souffle-paper)");
 }
 
+const std::string& BuiltStage::anchor() const {
+  if (!nodes.empty()) return nodes.front();
+  if (!tes.empty()) return tes.front();
+  return name;
+}
+
 const char* decision_kind_name(DecisionKind k) {
   switch (k) {
     case DecisionKind::Start:
@@ -186,6 +192,8 @@ void price_partition(const KernelPricer& pricer, const FusionPlan& context, Part
   p.est_time_us = pr.est_time_us;
   p.launch_us = pr.launch_us;
   p.barrier_us = pr.barrier_us;
+  p.built_stages = std::move(pr.stages);
+  p.boundaries = std::move(pr.boundaries);
 }
 
 /// A user's merge the model prices above its parts is kept, with a decision saying by how much.

@@ -81,7 +81,7 @@ QPen boundaryPen(BoundaryKind kind, bool dark, bool highlighted) {
 QString boundaryLabel(BoundaryKind kind) {
   switch (kind) {
     case BoundaryKind::None:
-      return QObject::tr("no barrier (thread-owned)");
+      return QObject::tr("no barrier needed");
     case BoundaryKind::Block:
       return QObject::tr("block barrier (__syncthreads)");
     case BoundaryKind::Grid:

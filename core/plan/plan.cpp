@@ -484,6 +484,24 @@ void verify(const FusionPlan& p) {
                               counted_syncs, q.grid_syncs));
     SOUFFLE_CHECK(q.grid_syncs == 0 || q.cooperative,
                   fmt::format("plan: kernel {} synchronizes without a cooperative launch", k));
+    // Built stages and their boundaries: one boundary per stage after the first, besides those
+    // between the phases of one stage, each between stages that exist, in order.
+    size_t between = 0;
+    int grid_bounds = 0;
+    for (const Boundary& b : q.boundaries) {
+      SOUFFLE_CHECK(
+          b.to >= 0 && size_t(b.to) < q.built_stages.size() && b.from <= b.to && b.from >= 0,
+          fmt::format("plan: kernel {}: a boundary between stages {} and {} of {}", k, b.from, b.to,
+                      q.built_stages.size()));
+      between += b.from != b.to;
+      grid_bounds += b.order.kind == BoundaryKind::Grid;
+    }
+    SOUFFLE_CHECK(q.built_stages.empty() || between + 1 == q.built_stages.size(),
+                  fmt::format("plan: kernel {}: {} boundaries between {} built stages", k, between,
+                              q.built_stages.size()));
+    SOUFFLE_CHECK(grid_bounds <= q.grid_syncs,
+                  fmt::format("plan: kernel {}: {} grid boundaries, {} grid barriers", k,
+                              grid_bounds, q.grid_syncs));
     flops += q.flops;
     bytes += q.dram_bytes;
     syncs += q.grid_syncs;

@@ -3,12 +3,14 @@
 #include <QLabel>
 #include <QStandardPaths>
 #include <QTextBlock>
+#include <QTextDocument>
 #include <QtTest>
 
 #include "views/boundary_edges.h"
 #include "views/code_panel.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
+#include "views/panels.h"
 
 using namespace souffle;
 using namespace souffle::views;
@@ -135,6 +137,19 @@ void TestBoundaries::graphAndCodeShowTheKinds() {
     QVERIFY(n.text.startsWith(QStringLiteral("grid: ")) ||
             n.text.startsWith(QStringLiteral("block: ")));
   }
+  // The properties of a node whose stage follows a grid barrier say so, with the reason.
+  int softmax = -1;
+  for (size_t b = 0; b < g->nodes.size(); ++b)
+    if (g->nodes[b].onnxNode == QStringLiteral("/Softmax_1")) softmax = static_cast<int>(b);
+  QVERIFY(softmax >= 0);
+  scene->selectBox(softmax);
+  QTextDocument doc;
+  doc.setHtml(w.propertiesPanel()->html());
+  const QString props = doc.toPlainText();
+  QVERIFY2(props.contains(QStringLiteral("What orders its stages")), qPrintable(props));
+  QVERIFY2(props.contains(QStringLiteral("grid before stage /Softmax_1")), qPrintable(props));
+  QVERIFY(props.contains(QStringLiteral("read across blocks")));
+
   // The header counts the kernel's boundaries by kind.
   bool counted = false;
   for (QLabel* l : code->findChildren<QLabel*>())

@@ -716,8 +716,15 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
           makeProfileData(m_plan, profile_report_from_json(nlohmann::json::parse(it->second)));
       m_partModel->setProfile(m_profile);
       m_charts->setProfile(m_profile);
-    } catch (const std::exception&) {
-      m_measurements.erase(it);  // a stored entry this build cannot read is dropped
+    } catch (const std::exception& ex) {
+      // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
+      // problems panel and dropped; the plan and the user's edits stay.
+      LoadError e;
+      e.file = m_lastPath;
+      e.reason = tr("a kept profile run of this plan cannot be read and is dropped: %1")
+                     .arg(QString::fromUtf8(ex.what()));
+      m_measurements.erase(it);
+      showError(e);
     }
   }
   refreshCompare();
@@ -1420,6 +1427,8 @@ bool MainWindow::exportWalkthrough(const QString& given) {
   report::StepsOptions options;
   options.strategy = plan->strategy;
   options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
+  options.precision = plan->precision;
+  options.decisions = m_editor->decisions();
   const std::string model = m_lastPath.toStdString(), out = path.toStdString();
   say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
   auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
@@ -1868,9 +1877,11 @@ void MainWindow::refreshExplorerViews() {
     m_strategyModel->start(m_data, gpu(), precisionValue());
   }
   const QString path = QString::fromStdString(m_data->model->path);
+  // The step-through follows the plan on screen: its precision and decisions, as compile.
+  const plan::Decisions& decisions = m_editor->decisions();
   if (m_stepsDock->isVisible() &&
-      m_steps->runKey() != path + QLatin1Char('|') + strategy() + QLatin1Char('|') + gpu())
-    m_steps->start(path, strategy(), gpu());
+      m_steps->runKey() != StepThroughPanel::keyOf(path, strategy(), gpu(), precision(), decisions))
+    m_steps->start(path, strategy(), gpu(), precision(), decisions);
 }
 
 }  // namespace souffle::views

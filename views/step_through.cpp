@@ -24,11 +24,14 @@ std::pair<QString, QString> paneTitles(const std::string& step) {
       {"import", {"Input: the file", "After: the imported graph"}},
       {"fold", {"Before: the imported graph", "After: the folded graph"}},
       {"lower", {"Before: the folded graph", "After: the TE program"}},
-      {"characterize", {"Before: the TE program", "After: the analysis"}},
-      {"horizontal", {"Before: the TE program", "After: sites and the transformed program"}},
+      {"analyze", {"Before: the TE program", "After: the analysis"}},
+      {"horizontal", {"Before: the analysis", "After: sites and the transformed program"}},
       {"vertical", {"Before: after horizontal", "After: sites and the transformed program"}},
-      {"partition", {"Before: the transformed program", "After: the plan"}},
-      {"schedule", {"Before: the kernel's TEs", "After: the kernel's loop IR"}},
+      {"re-analyze", {"Before: after vertical", "After: the analysis of the result"}},
+      {"partition", {"Before: the analysis", "After: the kernels and their reasons"}},
+      {"decisions", {"Before: the kernels", "After: edits applied and refused, the kernels"}},
+      {"price", {"Before: the kernels", "After: the priced plan"}},
+      {"build kernels", {"Before: the priced plan", "After: the kernel's loop IR"}},
       {"emit", {"Before: the loop IR", "After: CUDA C"}}};
   auto it = titles.find(step);
   if (it == titles.end()) return {QObject::tr("Before"), QObject::tr("After")};
@@ -125,22 +128,35 @@ StepThroughPanel::~StepThroughPanel() {
   m_watcher->waitForFinished();
 }
 
-void StepThroughPanel::start(const QString& modelPath, const QString& strategy,
-                             const QString& gpu) {
+QString StepThroughPanel::keyOf(const QString& modelPath, const QString& strategy,
+                                const QString& gpu, const QString& precision,
+                                const plan::Decisions& decisions) {
+  QString key = modelPath + QLatin1Char('|') + strategy + QLatin1Char('|') + gpu +
+                QLatin1Char('|') + precision;
+  for (const plan::Edit& e : decisions.edits)
+    key += QLatin1Char('|') + QString::fromStdString(plan::describe(e));
+  return key;
+}
+
+void StepThroughPanel::start(const QString& modelPath, const QString& strategy, const QString& gpu,
+                             const QString& precision, const plan::Decisions& decisions) {
   ++m_generation;
   clear();
-  m_key = modelPath + QLatin1Char('|') + strategy + QLatin1Char('|') + gpu;
+  m_key = keyOf(modelPath, strategy, gpu, precision, decisions);
   m_busy = true;
   m_sentence->setText(tr("Running the pipeline step by step…"));
   m_watcher->setProperty("generation", m_generation);
   const std::string path = modelPath.toStdString();
-  const std::string st = strategy.toStdString(), g = gpu.toStdString();
-  m_watcher->setFuture(QtConcurrent::run([path, st, g] {
+  const std::string st = strategy.toStdString(), g = gpu.toStdString(),
+                    pr = precision.toStdString();
+  m_watcher->setFuture(QtConcurrent::run([path, st, g, pr, decisions] {
     Outcome o;
     try {
       PipelineStepOptions opt;
       opt.strategy = plan::parse_strategy(st);
       opt.gpu = gpu::gpu_spec(g);
+      opt.precision = gpu::parse_precision(pr);
+      opt.decisions = decisions;
       o.steps = pipeline_steps(path, opt);
     } catch (const std::exception& e) {
       o.error = QString::fromUtf8(e.what());

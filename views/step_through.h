@@ -24,8 +24,14 @@ class StepThroughPanel : public QWidget {
   ~StepThroughPanel() override;
 
   /// Runs the pipeline on `modelPath` step by step, off the GUI thread (a run in progress
-  /// becomes stale). `gpu` names a built-in GPU.
-  void start(const QString& modelPath, const QString& strategy, const QString& gpu);
+  /// becomes stale). `gpu` names a built-in GPU; the precision and decisions are the plan's, so
+  /// that the steps show the kernels compile builds.
+  void start(const QString& modelPath, const QString& strategy, const QString& gpu,
+             const QString& precision = QStringLiteral("fp32"),
+             const plan::Decisions& decisions = {});
+  /// The run key of start()'s arguments (what runKey() holds after such a start).
+  static QString keyOf(const QString& modelPath, const QString& strategy, const QString& gpu,
+                       const QString& precision, const plan::Decisions& decisions);
   /// Shows the given steps (what a run delivers), at the first step.
   void setSteps(std::vector<PipelineStep> steps);
   void clear();

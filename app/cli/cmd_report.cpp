@@ -32,6 +32,7 @@ int run_report(const ReportCliOptions& o) {
     report::StepsOptions so;
     so.strategy = plan::parse_strategy(o.strategy);
     so.gpu = spec;
+    so.precision = gpu::parse_precision(o.precision);
     so.layer = o.layer;
     so.partition = o.kernel;
     std::vector<std::string> pages = report::write_walkthrough(o.common.model, so, o.out);

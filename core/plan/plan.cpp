@@ -87,14 +87,16 @@ using Clock = std::chrono::steady_clock;
 class Pipeline {
  public:
   Pipeline(const PlanOptions& o, std::vector<PassRecord>& records) : m_o(o), m_records(records) {}
-  template <typename F, typename P>
-  auto step(const std::string& name, F&& run, P&& snapshot) {
+  /// `facts(result, record)` fills the record's counts and nodes.
+  template <typename F, typename P, typename N>
+  auto step(const std::string& name, F&& run, P&& snapshot, N&& facts) {
     auto t0 = Clock::now();
     auto result = run();
     PassRecord r;
     r.name = name;
     r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (m_o.snapshots) r.snapshot = snapshot(result);
+    facts(result, r);
     if (m_o.instrument) m_o.instrument(r);
     m_records.push_back(std::move(r));
     return result;
@@ -125,6 +127,41 @@ std::string print_sites(const TransformResult& r) {
        << (s.result.empty() ? "" : " -> " + s.result) << ": " << s.reason << "\n";
   os << te::print(r.program);
   return os.str();
+}
+
+void add_node(const std::string& node, std::vector<std::string>& nodes) {
+  if (!node.empty() && std::find(nodes.begin(), nodes.end(), node) == nodes.end())
+    nodes.push_back(node);
+}
+
+/// An analysis' counts, and the ONNX nodes of its compute-intensive TEs.
+void analysis_facts(const analysis::Analysis& a, PassRecord& r) {
+  r.counts["tes"] = static_cast<int64_t>(a.tes.size());
+  r.counts["compute"] = a.compute_intensive;
+  r.counts["memory"] = a.memory_intensive;
+  r.counts["views"] = a.pure_views;
+  r.counts["reused"] = static_cast<int64_t>(a.reuse.size());
+  for (const analysis::TeInfo& t : a.tes)
+    if (t.kind == analysis::Intensity::Compute) add_node(t.origin_node, r.nodes);
+}
+
+/// A transformation's counts (sites, applied, TEs before and after), and the ONNX nodes of the
+/// TEs its applied sites merged (named in `before`).
+void transform_facts(const te::TeProgram& before, const TransformResult& t, PassRecord& r) {
+  std::map<std::string, const te::ComputeOp*> by_name;
+  for (const te::Op& op : before.ops) by_name[op->name] = op.get();
+  int64_t applied = 0;
+  for (const TransformSite& s : t.sites) {
+    if (!s.applied) continue;
+    ++applied;
+    for (const std::string& te : s.ops)
+      if (auto it = by_name.find(te); it != by_name.end())
+        add_node(it->second->origin.node, r.nodes);
+  }
+  r.counts["sites"] = static_cast<int64_t>(t.sites.size());
+  r.counts["applied"] = applied;
+  r.counts["tes_before"] = static_cast<int64_t>(before.ops.size());
+  r.counts["tes"] = static_cast<int64_t>(t.program.ops.size());
 }
 
 std::string print_groups(const analysis::Analysis& a, const std::vector<detail::Group>& groups) {
@@ -224,6 +261,22 @@ void flag_user_merge(const detail::ProgramFacts& f, const KernelPricer& pricer,
   p.reasons.push_back(d.reason);
 }
 
+/// The plan's totals over its partitions.
+void sum_partitions(FusionPlan& out) {
+  out.flops = out.dram_bytes = 0;
+  out.grid_syncs = 0;
+  out.est_time_us = 0;
+  out.launches = out.block_barriers = 0;
+  for (const Partition& p : out.partitions) {
+    out.flops += p.flops;
+    out.dram_bytes += p.dram_bytes;
+    out.grid_syncs += p.grid_syncs;
+    out.est_time_us += p.est_time_us;
+    out.launches += p.launches;
+    out.block_barriers += p.block_barriers;
+  }
+}
+
 /// The back half of the pipeline: partition -> decisions -> cost, on an analyzed program.
 void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
   detail::ProgramFacts facts(out.analysis, o.gpu);
@@ -244,7 +297,10 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
         if (o.pricer) g = detail::cut_by_price(facts, out, *o.pricer, o.precision, std::move(g));
         return g;
       },
-      [&](const std::vector<detail::Group>& g) { return print_groups(out.analysis, g); });
+      [&](const std::vector<detail::Group>& g) { return print_groups(out.analysis, g); },
+      [](const std::vector<detail::Group>& g, PassRecord& r) {
+        r.counts["kernels"] = static_cast<int64_t>(g.size());
+      });
   groups = pl.step(
       "decisions",
       [&]() {
@@ -258,6 +314,11 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
         for (const RefusedEdit& r : out.refused)
           os << "refused " << describe(r.edit) << ": " << r.reason << "\n";
         return os.str() + print_groups(out.analysis, g);
+      },
+      [&](const std::vector<detail::Group>& g, PassRecord& r) {
+        r.counts["kernels"] = static_cast<int64_t>(g.size());
+        r.counts["applied"] = static_cast<int64_t>(out.applied.size());
+        r.counts["refused"] = static_cast<int64_t>(out.refused.size());
       });
   out.partitions = pl.step(
       o.pricer ? "price" : "cost",
@@ -278,22 +339,20 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
         tmp.partitions = parts;
         tmp.program.name = out.program.name;
         tmp.analysis.tes = out.analysis.tes;
+        tmp.input_tes = out.input_tes;
+        sum_partitions(tmp);  // the heading's totals
         return print(tmp);
+      },
+      [](const std::vector<Partition>& parts, PassRecord& r) {
+        int64_t syncs = 0, launches = 0;
+        for (const Partition& p : parts) syncs += p.grid_syncs, launches += p.launches;
+        r.counts["kernels"] = static_cast<int64_t>(parts.size());
+        r.counts["grid_syncs"] = syncs;
+        r.counts["launches"] = launches;
       });
-  out.flops = out.dram_bytes = 0;
-  out.grid_syncs = 0;
-  out.est_time_us = 0;
-  out.launches = out.block_barriers = 0;
+  sum_partitions(out);
   bool all_priced = !out.partitions.empty();
-  for (const Partition& p : out.partitions) {
-    out.flops += p.flops;
-    out.dram_bytes += p.dram_bytes;
-    out.grid_syncs += p.grid_syncs;
-    out.est_time_us += p.est_time_us;
-    out.launches += p.launches;
-    out.block_barriers += p.block_barriers;
-    all_priced &= p.priced;
-  }
+  for (const Partition& p : out.partitions) all_priced &= p.priced;
   if (o.pricer) {
     out.cost_model =
         all_priced ? "v2: built kernels" : "v2: built kernels (v1 where a build failed)";
@@ -319,21 +378,24 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   if (is_souffle(o.strategy)) {
     TransformOptions topt = transform_options(o.decisions);
     analysis::Analysis a0 = pl.step(
-        "analyze", [&]() { return analysis::analyze(program); }, print_analysis);
+        "analyze", [&]() { return analysis::analyze(program); }, print_analysis, analysis_facts);
     TransformResult h = pl.step(
-        "horizontal", [&]() { return horizontal_transform(program, a0, topt); }, print_sites);
+        "horizontal", [&]() { return horizontal_transform(program, a0, topt); }, print_sites,
+        [&](const TransformResult& t, PassRecord& r) { transform_facts(program, t, r); });
     analysis::Analysis a1 = analysis::analyze(h.program);
     TransformResult v = pl.step(
-        "vertical", [&]() { return vertical_transform(h.program, a1, topt); }, print_sites);
+        "vertical", [&]() { return vertical_transform(h.program, a1, topt); }, print_sites,
+        [&](const TransformResult& t, PassRecord& r) { transform_facts(h.program, t, r); });
     out.analysis = pl.step(
-        "re-analyze", [&]() { return analysis::analyze(v.program); }, print_analysis);
+        "re-analyze", [&]() { return analysis::analyze(v.program); }, print_analysis,
+        analysis_facts);
     out.program = std::move(v.program);
     out.transforms = std::move(h.sites);
     out.transforms.insert(out.transforms.end(), v.sites.begin(), v.sites.end());
   } else {
     out.program = program;
     out.analysis = pl.step(
-        "analyze", [&]() { return analysis::analyze(program); }, print_analysis);
+        "analyze", [&]() { return analysis::analyze(program); }, print_analysis, analysis_facts);
   }
   check_transform_edits(o.decisions, o.strategy, out.transforms, out);
   partition_and_cost(o, pl, out);

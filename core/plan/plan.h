@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -190,6 +191,13 @@ struct PassRecord {
   std::string name;  ///< "analyze", "horizontal", "vertical", "partition", "cost", ...
   double ms = 0;
   std::string snapshot;
+  /// What the step counted, by name ("tes", "sites", "applied", "compute", "kernels", ...):
+  /// what an observer says about the step (the step-through's sentences) without running it
+  /// again. Filled whether or not snapshots are on.
+  std::map<std::string, int64_t> counts;
+  /// The ONNX nodes the step changed or decided about (origins of applied sites, of
+  /// compute-intensive TEs, ...), in first-met order.
+  std::vector<std::string> nodes;
 };
 /// Called after each step; `--dump-after STEP` prints the snapshot of STEP.
 using PassInstrument = std::function<void(const PassRecord&)>;

@@ -157,6 +157,21 @@ std::string layer_text(const te::TeProgram& p, const std::string& layer, size_t 
   return out;
 }
 
+/// A printed graph's headings and the lines that name the layer (its nodes, constants and
+/// values).
+std::string layer_graph_text(const std::string& printed, const std::string& layer) {
+  std::string out = fmt::format("the lines naming \"{}\":\n\n", layer);
+  size_t at = 0;
+  while (at < printed.size()) {
+    size_t end = printed.find('\n', at);
+    if (end == std::string::npos) end = printed.size();
+    const std::string line = printed.substr(at, end - at);
+    if (line.rfind("  ", 0) != 0 || line.find(layer) != std::string::npos) out += line + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string page_head(const std::string& title) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
          esc(title) + "</title>\n<style>" + report_css() + "</style>\n</head>\n<body>\n";
@@ -185,8 +200,36 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
                                   const std::string& base) {
   if (o.gpu.sm_count == 0) throw UserError("no GPU spec given for the walk-through");
   const std::string& layer = o.layer;
-  onnx_import::ImportResult imported = onnx_import::import_model(path);
-  LoadedModel m = load_model(path);
+  // The steps, and the model and plan they describe: one run of the pipeline.
+  PipelineStepOptions so;
+  so.strategy = o.strategy;
+  so.gpu = o.gpu;
+  so.precision = o.precision;
+  so.decisions = o.decisions;
+  so.max_text = 200000;
+  // The kernel the build kernels and emit steps show: one of the layer's when a layer is chosen.
+  so.choose = [&](const plan::FusionPlan& p) {
+    if (o.partition >= static_cast<int>(p.partitions.size()))
+      throw UserError(fmt::format("--kernel {}: the {} plan has {} kernels", o.partition,
+                                  plan::strategy_name(o.strategy), p.partitions.size()));
+    if (o.partition >= 0) return o.partition;
+    int partition = -1;
+    if (!layer.empty()) {
+      for (const plan::Partition& k : p.partitions) {
+        bool mine = std::any_of(k.ops.begin(), k.ops.end(),
+                                [&](const std::string& n) { return in_layer(n, layer); });
+        if (!mine) continue;
+        if (partition < 0) partition = k.id;
+        if (k.kind == "compute" && k.tes.size() > 1) return k.id;
+      }
+    }
+    return partition < 0 ? default_step_partition(p) : partition;
+  };
+  PipelineWalk walk = walk_pipeline(path, so);
+  const LoadedModel& m = walk.result.model;
+  const plan::FusionPlan& p = walk.result.plan;
+  const int partition = walk.partition;
+  std::vector<PipelineStep>& steps = walk.steps;
   if (!layer.empty()) {
     bool any = false;
     for (const graph::Node& n : m.graph.nodes) any |= in_layer(n.name, layer);
@@ -194,43 +237,23 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
       throw UserError(path, "",
                       "--layer " + layer + ": no ONNX node of the model has this in its name");
   }
-  plan::PlanOptions po;
-  po.strategy = o.strategy;
-  po.gpu = o.gpu;
-  plan::FusionPlan p = plan::plan(m.program, po);
+  // The graph as imported, before folding, for the import and fold drawings (the pipeline
+  // keeps only the folded graph).
+  onnx_import::ImportResult imported = onnx_import::import_model(path);
 
-  // The kernel the schedule and emit steps show: one of the layer's when a layer is chosen.
-  int partition = o.partition;
-  if (partition >= static_cast<int>(p.partitions.size()))
-    throw UserError(fmt::format("--kernel {}: the {} plan has {} kernels", partition,
-                                plan::strategy_name(o.strategy), p.partitions.size()));
-  if (partition < 0 && !layer.empty()) {
-    for (const plan::Partition& k : p.partitions) {
-      bool mine = std::any_of(k.ops.begin(), k.ops.end(),
-                              [&](const std::string& n) { return in_layer(n, layer); });
-      if (!mine) continue;
-      if (partition < 0) partition = k.id;
-      if (k.kind == "compute" && k.tes.size() > 1) {
-        partition = k.id;
-        break;
-      }
-    }
-  }
-  if (partition < 0) partition = default_step_partition(p);
-
-  PipelineStepOptions so;
-  so.strategy = o.strategy;
-  so.gpu = o.gpu;
-  so.partition = partition;
-  so.max_text = 200000;
-  std::vector<PipelineStep> steps = pipeline_steps(path, so);
-
-  // The programs between the steps, for their graphs.
+  // The programs between the steps, for their graphs (the pipeline keeps the input and the
+  // transformed program; the analysis of the input and the program after horizontal fusion
+  // are made again here, for drawing only).
   analysis::Analysis a0 = analysis::analyze(m.program);
   te::TeProgram after_h = m.program;
   std::vector<plan::TransformSite> h_sites;
-  if (o.strategy == plan::Strategy::Souffle) {
-    plan::TransformResult h = plan::horizontal_transform(m.program, a0);
+  if (plan::is_souffle(o.strategy)) {
+    plan::TransformOptions topt;  // the sites the decisions force or forbid, as planning has them
+    for (const plan::Edit& e : o.decisions.edits) {
+      if (e.kind == plan::Edit::Kind::Force) topt.force.insert(e.a);
+      if (e.kind == plan::Edit::Kind::Forbid) topt.forbid.insert(e.a);
+    }
+    plan::TransformResult h = plan::horizontal_transform(m.program, a0, topt);
     after_h = h.program;
     h_sites = h.sites;
   }
@@ -293,10 +316,18 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
                        graph_block(te_draw(m.program, layer, plain), maxn, "TE graph")};
     TeStyle by_kind;
     by_kind.fill = [&](size_t i) { return intensity_fill(a0.tes[i].kind, a0.tes[i].is_pure_view); };
-    graphs["characterize"] = {graph_block(te_draw(m.program, layer, plain), maxn, "TE graph"),
-                              graph_block(te_draw(m.program, layer, by_kind), maxn,
-                                          "TE graph (red: compute-intensive, blue: "
-                                          "memory-intensive, grey: views)")};
+    graphs["analyze"] = {graph_block(te_draw(m.program, layer, plain), maxn, "TE graph"),
+                         graph_block(te_draw(m.program, layer, by_kind), maxn,
+                                     "TE graph (red: compute-intensive, blue: "
+                                     "memory-intensive, grey: views)")};
+    TeStyle by_kind_after;
+    by_kind_after.fill = [&](size_t i) {
+      return intensity_fill(p.analysis.tes[i].kind, p.analysis.tes[i].is_pure_view);
+    };
+    graphs["re-analyze"] = {graph_block(te_draw(p.program, layer, plain), maxn, "TE graph"),
+                            graph_block(te_draw(p.program, layer, by_kind_after), maxn,
+                                        "TE graph (red: compute-intensive, blue: "
+                                        "memory-intensive, grey: views)")};
     TeStyle hl_h;
     hl_h.highlight = h_results;
     TeStyle hl_v;
@@ -313,9 +344,10 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
     if (shown) {
       std::string k = fmt::format("kernel {}", shown->id);
       if (!layer.empty()) k += " (the layer's part)";
-      graphs["schedule"] = {graph_block(te_draw(p.program, layer, kernel_only), maxn, k + "'s TEs"),
-                            graph_block(te_draw(p.program, layer, stages), maxn,
-                                        k + "'s stages (clusters) between grid syncs")};
+      graphs["build kernels"] = {
+          graph_block(te_draw(p.program, layer, kernel_only), maxn, k + "'s TEs"),
+          graph_block(te_draw(p.program, layer, stages), maxn,
+                      k + "'s stages (clusters) between grid syncs")};
       graphs["emit"] = {graph_block(te_draw(p.program, layer, stages), maxn, k + "'s stages"), ""};
     }
   }
@@ -324,17 +356,26 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   if (!layer.empty()) {
     const size_t max = 200000;
     for (PipelineStep& s : steps) {
-      if (s.name == "lower") s.after = layer_text(m.program, layer, max);
-      if (s.name == "characterize") s.before = layer_text(m.program, layer, max);
-      if (s.name == "horizontal" && o.strategy == plan::Strategy::Souffle) {
+      if (s.name == "import") s.after = layer_graph_text(s.after, layer);
+      if (s.name == "fold") {
+        s.before = layer_graph_text(s.before, layer);
+        s.after = layer_graph_text(s.after, layer);
+      }
+      if (s.name == "lower") {
+        s.before = layer_graph_text(s.before, layer);
+        s.after = layer_text(m.program, layer, max);
+      }
+      if (s.name == "analyze") s.before = layer_text(m.program, layer, max);
+      if (s.name == "horizontal") {
         s.before = layer_text(m.program, layer, max);
         s.after = layer_text(after_h, layer, max);
       }
-      if (s.name == "vertical" && o.strategy == plan::Strategy::Souffle) {
+      if (s.name == "vertical") {
         s.before = layer_text(after_h, layer, max);
         s.after = layer_text(p.program, layer, max);
       }
-      if (s.name == "partition") s.before = layer_text(p.program, layer, max);
+      if (s.name == "re-analyze" || s.name == "partition")
+        s.before = layer_text(p.program, layer, max);
     }
   }
 
@@ -342,8 +383,11 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   std::string scope = layer.empty() ? std::string("the whole model") : "layer \"" + layer + "\"";
   std::vector<StepPage> pages;
   pages.push_back({"index", base + ".html", ""});
-  for (size_t i = 0; i < steps.size(); ++i)
-    pages.push_back({steps[i].name, fmt::format("{}-{}-{}.html", base, i + 1, steps[i].name), ""});
+  for (size_t i = 0; i < steps.size(); ++i) {
+    std::string slug = steps[i].name;  // "build kernels" -> "build-kernels"
+    std::replace(slug.begin(), slug.end(), ' ', '-');
+    pages.push_back({steps[i].name, fmt::format("{}-{}-{}.html", base, i + 1, slug), ""});
+  }
 
   const std::string context =
       fmt::format("{} · {} strategy · GPU spec {} · {}", esc(model.empty() ? path : model),
@@ -364,7 +408,7 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
     s += "</ol>\n";
     if (shown)
       s += fmt::format(
-          "<p class=\"note\">The schedule and emit steps show kernel {} ({} TEs, "
+          "<p class=\"note\">The build kernels and emit steps show kernel {} ({} TEs, "
           "{} stages, ONNX nodes {}{}).</p>\n",
           shown->id, shown->tes.size(), shown->stages.size(),
           esc(shown->ops.empty() ? std::string() : shown->ops.front()),

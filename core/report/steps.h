@@ -13,11 +13,13 @@ namespace souffle::report {
 
 struct StepsOptions {
   plan::Strategy strategy = plan::Strategy::Souffle;
-  gpu::GpuSpec gpu;  ///< must be filled (gpu::gpu_spec("a100"))
+  gpu::GpuSpec gpu;                                 ///< must be filled (gpu::gpu_spec("a100"))
+  gpu::Precision precision = gpu::Precision::FP32;  ///< of the plan and its kernels
+  plan::Decisions decisions;                        ///< the user's edits, applied as compile does
   /// Only ONNX nodes whose name contains this (and their TEs) are drawn and listed; the kernel
-  /// the schedule and emit steps show is one of theirs. Empty: the whole model.
+  /// the build kernels and emit steps show is one of theirs. Empty: the whole model.
   std::string layer;
-  /// The kernel the schedule and emit steps show; -1 picks one (see default_step_partition).
+  /// The kernel the build kernels and emit steps show; -1 picks one (see default_step_partition).
   int partition = -1;
   /// Graphs with more boxes than this are not drawn (the page says to choose a layer).
   size_t max_graph_nodes = 1500;

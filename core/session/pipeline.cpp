@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <sstream>
 
 #include "core/graph/graph.h"
@@ -49,14 +50,16 @@ class Steps {
  public:
   Steps(const PipelineOptions& o, std::vector<plan::PassRecord>& records)
       : m_o(o), m_records(records) {}
-  template <typename F, typename P>
-  void step(const std::string& name, F&& run, P&& snapshot) {
+  /// `facts(record)` fills the record's counts and nodes.
+  template <typename F, typename P, typename N>
+  void step(const std::string& name, F&& run, P&& snapshot, N&& facts) {
     auto t0 = Clock::now();
     run();
     plan::PassRecord r;
     r.name = name;
     r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (m_o.snapshots) r.snapshot = snapshot();
+    facts(r);
     if (m_o.instrument) m_o.instrument(r);
     m_records.push_back(std::move(r));
   }
@@ -73,6 +76,24 @@ bool reaches(const PipelineOptions& o, const std::string& step) {
   auto until = std::find(order.begin(), order.end(), o.until);
   auto at = std::find(order.begin(), order.end(), step);
   return until != order.end() && at <= until;
+}
+
+/// A graph's node, input, output and constant-tensor counts.
+void graph_facts(const graph::Graph& g, plan::PassRecord& r) {
+  int64_t constants = 0;
+  for (const auto& [name, v] : g.values) constants += v.constant != nullptr;
+  r.counts["nodes"] = static_cast<int64_t>(g.nodes.size());
+  r.counts["inputs"] = static_cast<int64_t>(g.inputs.size());
+  r.counts["outputs"] = static_cast<int64_t>(g.outputs.size());
+  r.counts["constants"] = constants;
+}
+
+/// Launches built and those with an error.
+void kernel_facts(const CompileReport& rep, plan::PassRecord& r) {
+  int64_t errors = 0;
+  for (const CompiledKernel& k : rep.kernels) errors += k.ok() ? 0 : 1;
+  r.counts["launches"] = static_cast<int64_t>(rep.kernels.size());
+  r.counts["errors"] = errors;
 }
 
 std::string kernels_text(const CompileReport& rep, bool cuda) {
@@ -106,14 +127,23 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
         m.warnings = std::move(r.warnings);
         m.graph = std::move(r.graph);
       },
-      [&] { return graph::print(m.graph); });
+      [&] { return graph::print(m.graph); },
+      [&](plan::PassRecord& r) {
+        graph_facts(m.graph, r);
+        r.counts["warnings"] = static_cast<int64_t>(m.warnings.size());
+      });
   steps.step(
       "fold",
       [&] {
         m.stats = interp::infer_and_fold(m.graph);
         graph::verify(m.graph);
       },
-      [&] { return graph::print(m.graph); });
+      [&] { return graph::print(m.graph); },
+      [&](plan::PassRecord& r) {
+        graph_facts(m.graph, r);
+        r.counts["folded"] = static_cast<int64_t>(m.stats.nodes_folded);
+        r.counts["dead"] = static_cast<int64_t>(m.stats.nodes_dead);
+      });
   steps.step(
       "lower",
       [&] {
@@ -124,7 +154,20 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
         }
         te::verify(m.program);
       },
-      [&] { return te::print(m.program); });
+      [&] { return te::print(m.program); },
+      [&](plan::PassRecord& r) {
+        // The node that became the most TEs.
+        std::map<std::string, int64_t> per_node;
+        for (const te::Op& op : m.program.ops) ++per_node[op->origin.node];
+        int64_t most = 0;
+        std::string widest;
+        for (const auto& [node, c] : per_node)
+          if (c > most) most = c, widest = node;
+        r.counts["nodes"] = static_cast<int64_t>(m.graph.nodes.size());
+        r.counts["tes"] = static_cast<int64_t>(m.program.ops.size());
+        r.counts["widest"] = most;
+        if (!widest.empty()) r.nodes.push_back(widest);
+      });
   m.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 
   // analyze, horizontal, vertical, re-analyze, partition, decisions, price (plan.cpp).
@@ -146,7 +189,8 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
         out.kernels.kernels = build_compiled_kernels(out.plan, kernel_pricer(po).get());
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
-      [&] { return kernels_text(out.kernels, false); });
+      [&] { return kernels_text(out.kernels, false); },
+      [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
   if (!reaches(o, "emit")) return out;
   steps.step(
       "emit",
@@ -155,7 +199,8 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
         emit_compiled_kernels(out.kernels.kernels, o.compile.outlining);
         out.kernels.build_ms += std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
-      [&] { return kernels_text(out.kernels, true); });
+      [&] { return kernels_text(out.kernels, true); },
+      [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
   if (!reaches(o, "compile")) return out;
   steps.step(
       "compile",
@@ -172,7 +217,8 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
           os << fmt::format("{}: {}, {} registers, {} spilled bytes\n", k.name,
                             k.ok() ? "ok" : k.error, k.max_registers(), k.spill_bytes());
         return os.str();
-      });
+      },
+      [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
   return out;
 }
 

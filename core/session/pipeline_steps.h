@@ -1,21 +1,24 @@
-/// \file The whole pipeline as teaching steps (import … emit), each with text before and after
-/// and one sentence on what it decided, built from the load steps and the plan's PassRecords.
+/// \file The pipeline as teaching steps: run_pipeline (import … emit) observed through its pass
+/// instrument, each record a step with text before and after and one generated sentence.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
+#include "core/session/pipeline.h"
 
 namespace souffle {
 
 /// One step of the pipeline as the step-through mode shows it.
 struct PipelineStep {
-  std::string name;    ///< "import", "fold", "lower", "characterize", "horizontal", ...
+  std::string name;    ///< the PassRecord's name: "import", "fold", "lower", "analyze", ...
   std::string title;   ///< "Import the ONNX file"
-  std::string before;  ///< what the step reads, as text (graph summary, TE program, …)
-  std::string after;   ///< what it produced
+  std::string before;  ///< what the step reads, as text: the previous step's snapshot
+  std::string after;   ///< what it produced: its snapshot (for build kernels and emit, the
+                       ///< shown partition's kernels)
   /// One sentence generated from what the step decided ("Folded 212 constant nodes; 605 remain").
   std::string sentence;
   /// ONNX nodes the step changed or decided about (for highlighting in the graph).
@@ -26,26 +29,43 @@ struct PipelineStep {
 struct PipelineStepOptions {
   plan::Strategy strategy = plan::Strategy::Souffle;
   gpu::GpuSpec gpu;  ///< filled by the caller (gpu::gpu_spec("a100"))
-  /// The compute type of GEMM-like kernels: the plan, its pricing and the schedule step's kernel
-  /// use it, as compile does.
+  /// The compute type of GEMM-like kernels: the plan, its pricing and the kernels use it, as
+  /// compile does.
   gpu::Precision precision = gpu::Precision::FP32;
-  /// The partition whose kernel the schedule and emit steps show; -1 picks the first kernel
-  /// with a compute-intensive stage (the most instructive), else the first one.
+  /// The user's edits (merge, split, pin, force/forbid), applied as compile's plan applies them.
+  plan::Decisions decisions;
+  /// The partition whose kernels the build kernels and emit steps show; -1 lets `choose` pick.
   int partition = -1;
+  /// Picks the partition (an index into the plan's) when `partition` is -1, from the plan the
+  /// pipeline made; null: default_step_partition.
+  std::function<int(const plan::FusionPlan&)> choose;
   /// Text longer than this is cut (with a note) so that big models stay displayable.
   size_t max_text = 300000;
 };
 
-/// The canonical step names, in pipeline order.
+/// The steps and what the pipeline produced for them (the report draws its graphs from it).
+struct PipelineWalk {
+  std::vector<PipelineStep> steps;
+  PipelineResult result;  ///< the model, plan and emitted kernels the steps describe
+  int partition = -1;     ///< the partition the build kernels and emit steps show; -1: none
+};
+
+/// The step names of the souffle strategy, in pipeline order: pipeline_order() up to "emit".
+/// Other strategies run no transformation, so their steps lack horizontal, vertical and
+/// re-analyze.
 const std::vector<std::string>& pipeline_step_names();
 
-/// Runs the pipeline on the model at `path` step by step. Throws UserError for a model that
-/// cannot be loaded (as load_model does); a kernel that cannot be scheduled or emitted is
-/// reported in that step's text and sentence instead.
+/// Runs run_pipeline on the model at `path` up to "emit", one step per PassRecord. Throws
+/// UserError for a model that cannot be loaded (as load_model does); a kernel that cannot be
+/// built or emitted is reported in that step's text and sentence instead.
+PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& options);
+
+/// walk_pipeline's steps.
 std::vector<PipelineStep> pipeline_steps(const std::string& path,
                                          const PipelineStepOptions& options);
 
-/// The partition pipeline_steps shows for `options.partition == -1`.
+/// The partition pipeline_steps shows by default: the first compute kernel of more than one TE,
+/// else the first compute kernel, else the first; -1 for a plan without partitions.
 int default_step_partition(const plan::FusionPlan& plan);
 
 }  // namespace souffle

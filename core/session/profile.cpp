@@ -103,9 +103,27 @@ json profile_report_json(const ProfileReport& r) {
   return j;
 }
 
-ProfileReport profile_report_from_json(const json& j) {
+namespace {
+
+/// The value of `key` in `o` as a T, `def` when absent or null; a value of another type is a
+/// UserError naming the field (`where` + key) and both types.
+template <typename T>
+T field(const json& o, const char* key, const char* where, T def) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return def;
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw UserError(std::string("a profile run's field '") + where + key + "' is " +
+                    it->type_name() + ", not " + json(def).type_name());
+  }
+}
+
+ProfileReport read_profile_report(const json& j) {
+  if (!j.is_object())
+    throw UserError("a profile run must be a JSON object, not " + std::string(j.type_name()));
   ProfileReport r;
-  auto s = [&](const char* k) { return j.value(k, std::string()); };
+  auto s = [&](const char* k) { return field(j, k, "", std::string()); };
   r.model = s("model");
   r.plan_key = s("plan_key");
   r.strategy = s("strategy");
@@ -117,43 +135,58 @@ ProfileReport profile_report_from_json(const json& j) {
   r.device = s("device");
   r.compute_capability = s("compute_capability");
   r.arch = s("arch");
-  r.driver_version = j.value("driver_version", 0);
+  r.driver_version = field(j, "driver_version", "", 0);
   r.clocks = s("clocks");
   r.date = s("date");
   r.runner = s("runner");
-  r.runs = j.value("runs", 0);
-  r.warmup = j.value("warmup", 0);
+  r.runs = field(j, "runs", "", 0);
+  r.warmup = field(j, "warmup", "", 0);
   if (auto k = j.find("kernels"); k != j.end() && k->is_array())
     for (const json& x : *k) {
       KernelMeasurement m;
-      m.name = x.value("name", "");
-      m.partition = x.value("partition", 0);
-      m.time_us = stats_from(x.value("time_us", json::object()));
-      m.gap_us = stats_from(x.value("gap_us", json::object()));
-      m.est_us = x.value("est_us", 0.0);
-      m.grid = x.value("grid", int64_t{0});
-      m.block = x.value("block", 0);
-      m.cooperative = x.value("cooperative", false);
-      m.registers = x.value("registers", 0);
-      m.image = x.value("image", "");
+      m.name = field(x, "name", "kernels[].", std::string());
+      m.partition = field(x, "partition", "kernels[].", 0);
+      m.time_us = stats_from(field(x, "time_us", "kernels[].", json::object()));
+      m.gap_us = stats_from(field(x, "gap_us", "kernels[].", json::object()));
+      m.est_us = field(x, "est_us", "kernels[].", 0.0);
+      m.grid = field(x, "grid", "kernels[].", int64_t{0});
+      m.block = field(x, "block", "kernels[].", 0);
+      m.cooperative = field(x, "cooperative", "kernels[].", false);
+      m.registers = field(x, "registers", "kernels[].", 0);
+      m.image = field(x, "image", "kernels[].", std::string());
       r.kernels.push_back(m);
     }
-  r.kernels_us = j.value("kernels_us", 0.0);
-  r.end_to_end_us = j.value("end_to_end_us", 0.0);
-  r.zeroing_us = j.value("zeroing_us", 0.0);
-  r.graph_us = j.value("graph_us", 0.0);
+  r.kernels_us = field(j, "kernels_us", "", 0.0);
+  r.end_to_end_us = field(j, "end_to_end_us", "", 0.0);
+  r.zeroing_us = field(j, "zeroing_us", "", 0.0);
+  r.graph_us = field(j, "graph_us", "", 0.0);
   r.graph_note = s("graph_note");
-  r.est_total_us = j.value("est_total_us", 0.0);
+  r.est_total_us = field(j, "est_total_us", "", 0.0);
   if (auto o = j.find("outputs"); o != j.end() && o->is_array())
     for (const json& x : *o)
-      r.outputs.push_back({x.value("name", ""), x.value("rel_l2", 0.0), x.value("ok", false)});
-  r.verified = j.value("verified", false);
+      r.outputs.push_back({field(x, "name", "outputs[].", std::string()),
+                           field(x, "rel_l2", "outputs[].", 0.0),
+                           field(x, "ok", "outputs[].", false)});
+  r.verified = field(j, "verified", "", false);
   r.verify_note = s("verify_note");
-  r.compile_ms = j.value("compile_ms", 0.0);
-  r.load_ms = j.value("load_ms", 0.0);
+  r.compile_ms = field(j, "compile_ms", "", 0.0);
+  r.load_ms = field(j, "load_ms", "", 0.0);
   r.error = s("error");
   r.error_kernel = s("error_kernel");
   return r;
+}
+
+}  // namespace
+
+ProfileReport profile_report_from_json(const json& j) {
+  // A kept run comes from a file someone else may have written: a field of the wrong type
+  // (a boolean where a time belongs) is a refusal naming it, not an exception from the JSON
+  // library escaping to the caller.
+  try {
+    return read_profile_report(j);
+  } catch (const json::exception& e) {
+    throw UserError("a profile run has a field of the wrong type: " + std::string(e.what()));
+  }
 }
 
 std::string profile_unavailable_reason(const ProfileOptions& o) {

@@ -83,8 +83,9 @@ TEST(CliReport, StepsWritesOnePagePerStep) {
   CliRun r = run_cli("report " + sample("mmoe") + " --steps --out " + (d / "walk.html").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(fs::exists(d / "walk.html"));
-  for (const char* step : {"1-import", "2-fold", "3-lower", "4-characterize", "5-horizontal",
-                           "6-vertical", "7-partition", "8-schedule", "9-emit"})
+  for (const char* step :
+       {"1-import", "2-fold", "3-lower", "4-analyze", "5-horizontal", "6-vertical", "7-re-analyze",
+        "8-partition", "9-decisions", "10-price", "11-build-kernels", "12-emit"})
     EXPECT_TRUE(fs::exists(d / ("walk-" + std::string(step) + ".html"))) << step;
   r = run_cli("report " + sample("bert") + " --steps --layer layers.1 --strategy rules --out " +
               (d / "l.html").string());

@@ -129,8 +129,8 @@ def main():
         subprocess.run([a.cli, "report", model, "--steps", "--layer", "layers.0", "--out", steps],
                        check=True, capture_output=True)
         pages.append(("walk-through index", steps))
-        pages.append(("walk-through partition", os.path.join(tmp, "steps-7-partition.html")))
-        pages.append(("walk-through emit", os.path.join(tmp, "steps-9-emit.html")))
+        pages.append(("walk-through partition", os.path.join(tmp, "steps-8-partition.html")))
+        pages.append(("walk-through emit", os.path.join(tmp, "steps-12-emit.html")))
         swin = os.path.join(a.source, "sample_models", "swin", "model.onnx")
         big = os.path.join(tmp, "swin.html")
         subprocess.run([a.cli, "report", swin, "--strategy", "all", "--out", big], check=True,

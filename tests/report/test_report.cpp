@@ -330,10 +330,12 @@ TEST(ReportSteps, OnePagePerStepLinkedByName) {
   StepsOptions o;
   o.gpu = gpu::gpu_spec("a100");
   std::vector<StepPage> pages = walkthrough(test::sample_model_path("bert"), o, "walk");
-  ASSERT_EQ(pages.size(), 10u);
+  // The index, then one page per step run_pipeline runs (import ... emit).
+  ASSERT_EQ(pages.size(), 13u);
   EXPECT_EQ(pages[0].file, "walk.html");
   EXPECT_EQ(pages[1].file, "walk-1-import.html");
-  EXPECT_EQ(pages[9].file, "walk-9-emit.html");
+  EXPECT_EQ(pages[11].file, "walk-11-build-kernels.html");
+  EXPECT_EQ(pages[12].file, "walk-12-emit.html");
   for (const StepPage& p : pages) {
     EXPECT_EQ(p.html.rfind("<!DOCTYPE html>", 0), 0u) << p.file;
     for (const StepPage& q : pages)
@@ -342,8 +344,9 @@ TEST(ReportSteps, OnePagePerStepLinkedByName) {
       }
   }
   EXPECT_NE(pages[5].html.find("class=\"sentence\""), std::string::npos);
-  EXPECT_NE(pages[5].html.find("<svg"), std::string::npos);  // horizontal: graphs
-  EXPECT_NE(pages[9].html.find("__global__"), std::string::npos);
+  EXPECT_NE(pages[5].html.find("<svg"), std::string::npos);   // horizontal: graphs
+  EXPECT_NE(pages[11].html.find("<svg"), std::string::npos);  // the kernel's stages
+  EXPECT_NE(pages[12].html.find("__global__"), std::string::npos);
 }
 
 TEST(ReportSteps, OneLayer) {
@@ -351,7 +354,7 @@ TEST(ReportSteps, OneLayer) {
   o.gpu = gpu::gpu_spec("a100");
   o.layer = "layers.1";
   std::vector<StepPage> pages = walkthrough(test::sample_model_path("bert"), o, "w");
-  ASSERT_EQ(pages.size(), 10u);
+  ASSERT_EQ(pages.size(), 13u);
   // The lowered text lists the layer's TEs only.
   EXPECT_NE(pages[3].html.find("/layers.1/"), std::string::npos);
   EXPECT_EQ(pages[3].html.find("/layers.0/query"), std::string::npos);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/session/profile.h"
 #include "core/session/project.h"
 #include "core/support/error.h"
 
@@ -63,6 +64,24 @@ TEST_F(ProjectTest, MeasurementsMustBeKeyedObjects) {
   const std::string head = R"({"version": 1, "model": "m.onnx", "measurements": )";
   EXPECT_NE(error_of(head + R"("fast"})").find("must be an array"), std::string::npos);
   EXPECT_NE(error_of(head + R"([{"device": "x"}]})").find("measurements[0]"), std::string::npos);
+}
+
+// A kept profile run is read back when its plan is on screen: a field of the wrong type is a
+// refusal naming it, never the JSON library's exception (found by fuzz_project: a boolean
+// "graph_us" ended the process).
+TEST(ProfileRun, WrongFieldTypesAreUserErrors) {
+  const auto reason = [](const char* text) {
+    try {
+      (void)profile_report_from_json(nlohmann::json::parse(text));
+    } catch (const UserError& e) {
+      return e.reason();
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(reason(R"({"plan_key": "k", "graph_us": false})").find("graph_us"), std::string::npos);
+  EXPECT_NE(reason(R"({"kernels": [{"name": 3}]})").find("kernels[].name"), std::string::npos);
+  EXPECT_NE(reason(R"([1, 2])").find("JSON object"), std::string::npos);
+  EXPECT_EQ(profile_report_from_json(nlohmann::json::parse(R"({"graph_us": 2.5})")).graph_us, 2.5);
 }
 
 TEST_F(ProjectTest, ModelBelowTheProjectIsStoredRelative) {

@@ -1,5 +1,6 @@
 // The step-through mode: a run over a sample model visits every pipeline step, each with text
-// before and after and a sentence, and the window rings the nodes a step changed.
+// before and after and a sentence, it shows the kernel of the plan's precision, and the window
+// rings the nodes a step changed.
 #include <QDockWidget>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -26,6 +27,7 @@ class TestStepThrough : public QObject {
   void initTestCase();
   void visitsEveryStep();
   void aBadModelSaysWhy();
+  void followsThePlansPrecision();
   void windowHighlightsWhatAStepChanged();
 };
 
@@ -66,7 +68,7 @@ void TestStepThrough::visitsEveryStep() {
   QCOMPARE(seen, expected);
   panel.previous();
   QCOMPARE(panel.currentStep(), panel.stepCount() - 2);
-  QVERIFY(panel.afterText().contains(QStringLiteral("for")));  // loop IR of the schedule step
+  QVERIFY(panel.afterText().contains(QStringLiteral("for")));  // loop IR of the build kernels step
 }
 
 void TestStepThrough::aBadModelSaysWhy() {
@@ -77,6 +79,28 @@ void TestStepThrough::aBadModelSaysWhy() {
   QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
   QCOMPARE(panel.stepCount(), 0);
   QVERIFY(panel.sentence().contains(QStringLiteral("stopped")));
+}
+
+void TestStepThrough::followsThePlansPrecision() {
+  // Under fp16 the kernel compile builds keeps its GEMMs in tensor-core fragments: the
+  // step-through shows that kernel, not the fp32 one.
+  StepThroughPanel panel;
+  QSignalSpy ready(&panel, &StepThroughPanel::ready);
+  const plan::Decisions none;
+  panel.start(bertPath(), QStringLiteral("souffle"), QStringLiteral("A100"), QStringLiteral("fp16"),
+              none);
+  QCOMPARE(panel.runKey(),
+           StepThroughPanel::keyOf(bertPath(), QStringLiteral("souffle"), QStringLiteral("A100"),
+                                   QStringLiteral("fp16"), none));
+  QVERIFY(panel.runKey() != StepThroughPanel::keyOf(bertPath(), QStringLiteral("souffle"),
+                                                    QStringLiteral("A100"), QStringLiteral("fp32"),
+                                                    none));
+  QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 120000);
+  const PipelineStep* build = nullptr;
+  for (int i = 0; i < panel.stepCount(); ++i)
+    if (panel.step(i)->name == "build kernels") build = panel.step(i);
+  QVERIFY(build);
+  QVERIFY2(build->after.find("fragment") != std::string::npos, build->sentence.c_str());
 }
 
 void TestStepThrough::windowHighlightsWhatAStepChanged() {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/support/boundary.h"
 #include "core/te/expr.h"
 
 namespace souffle::loop {
@@ -366,6 +367,11 @@ struct Kernel {
   LaunchConfig launch;
   std::vector<StageInfo> stages;
   std::vector<SharedSlot> shared;  ///< filled by plan_shared_arena
+  /// What orders each stage after the ones before, in body order: one entry per stage after the
+  /// first, one per barrier between phases of a stage, and a Launch entry first for a launch
+  /// that follows another of its partition. Every barrier statement outside the Stage nodes
+  /// has its entry (has_statement), in the same order.
+  std::vector<StageBoundary> boundaries;
 };
 
 /// A model's kernels in launch order over global tensors.

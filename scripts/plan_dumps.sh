@@ -20,7 +20,9 @@ models=("$@")
 if [ ${#models[@]} -eq 0 ]; then models=("$root"/sample_models/*/model.onnx); fi
 mkdir -p "$out"
 for m in "${models[@]}"; do
-  name=$(basename "$(dirname "$m")")
+  # sample_models/bert/model.onnx is "bert"; big.onnx is "big"
+  name=$(basename "$m" .onnx)
+  if [ "$name" = model ]; then name=$(basename "$(dirname "$m")"); fi
   for s in unfused rules souffle-paper souffle; do
     "$cli" plan "$m" --strategy "$s" --json |
       jq 'del(.load_ms) | walk(if type == "object" then del(.ms) else . end)' \

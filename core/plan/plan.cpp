@@ -397,9 +397,15 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
     out.analysis = pl.step(
         "analyze", [&]() { return analysis::analyze(program); }, print_analysis, analysis_facts);
   }
+  out.index = std::make_shared<const te::ProgramIndex>(out.program);
   check_transform_edits(o.decisions, o.strategy, out.transforms, out);
   partition_and_cost(o, pl, out);
   return out;
+}
+
+std::shared_ptr<const te::ProgramIndex> index_of(const FusionPlan& p) {
+  if (p.index && p.index->indexes(p.program)) return p.index;
+  return std::make_shared<const te::ProgramIndex>(p.program);
 }
 
 FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
@@ -422,6 +428,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.program = previous.program;
   out.analysis = previous.analysis;
   out.transforms = previous.transforms;
+  out.index = index_of(previous);
   Pipeline pl(o, out.passes);
   check_transform_edits(o.decisions, o.strategy, out.transforms, out);
   partition_and_cost(o, pl, out);

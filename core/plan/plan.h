@@ -18,6 +18,7 @@
 #include "core/plan/horizontal.h"
 #include "core/support/boundary.h"
 #include "core/te/expr.h"
+#include "core/te/program_index.h"
 
 namespace souffle::plan {
 
@@ -228,6 +229,10 @@ struct FusionPlan {
   te::TeProgram input;          ///< the program given to plan()
   te::TeProgram program;        ///< the (transformed) program the partitions refer to
   analysis::Analysis analysis;  ///< of `program`
+  /// The producer and readers of each tensor of `program`, built once by plan() and shared by
+  /// every partition it (and a re-plan of the same program) builds and prices; may be null or
+  /// stale in a plan made otherwise (read from a file, edited): see index_of().
+  std::shared_ptr<const te::ProgramIndex> index;
   std::vector<Partition> partitions;
   std::vector<TransformSite> transforms;
   std::vector<RefusedEdit> refused;  ///< decisions that could not be applied, with reasons
@@ -243,6 +248,9 @@ struct FusionPlan {
   std::string cost_constants;  ///< KernelPricer::constants(), or "spec NAME" under v1
   size_t kernels() const { return partitions.size(); }
 };
+
+/// The index of `p.program`: `p.index` when it is that program's, else one built now.
+std::shared_ptr<const te::ProgramIndex> index_of(const FusionPlan& p);
 
 /// The pipeline for the chosen strategy (see plan.cpp for its steps in order).
 FusionPlan plan(const te::TeProgram& program, const PlanOptions& options);

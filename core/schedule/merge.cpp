@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "core/loop/arena.h"
 #include "core/loop/equal.h"
@@ -71,35 +72,45 @@ Stmt guard_phases(const Stmt& inner, const Expr& guard) {
   return loop::seq(std::move(out));
 }
 
-/// Rewrites every access of `t` into `smem[flat - (base + bx * step)]`: the block's own range
-/// of the tensor, rebased to the start of a per-block buffer.
+/// A tensor kept in shared memory: its per-block buffer and the origin of the block's range.
+struct Resident {
+  Tensor t, smem;
+  Expr origin;
+};
+
+/// Rewrites every access of each resident tensor `t` into `smem[flat - (base + bx * step)]`:
+/// the block's own range of the tensor, rebased to the start of a per-block buffer. All the
+/// residents in one walk of the kernel body (a walk per resident would cost the body's size
+/// times their number: quadratic in a kernel of many stages).
 class Rebase : public loop::StmtMutator {
  public:
-  Rebase(Tensor t, Tensor smem, Expr origin)
-      : m_t(std::move(t)), m_smem(std::move(smem)), m_origin(std::move(origin)) {}
+  explicit Rebase(const std::vector<Resident>& residents) {
+    for (const Resident& r : residents) m_residents.emplace(r.t.get(), &r);
+  }
   Expr mutate_expr(const Expr& e) override {
     return te::rewrite_reads(e, [&](const te::Read& r, const std::vector<Expr>& idx) -> Expr {
-      if (r.tensor.get() != m_t.get()) return Expr();
-      return te::read(m_smem, {local(idx)});
+      auto it = m_residents.find(r.tensor.get());
+      if (it == m_residents.end()) return Expr();
+      return te::read(it->second->smem, {local(*it->second, idx)});
     });
   }
 
  protected:
   Stmt mutate_Store(const loop::Store& n, const Stmt& s) override {
-    if (n.buffer.get() != m_t.get()) return loop::StmtMutator::mutate_Store(n, s);
+    auto it = m_residents.find(n.buffer.get());
+    if (it == m_residents.end()) return loop::StmtMutator::mutate_Store(n, s);
     std::vector<Expr> idx;
     for (const Expr& i : n.indices) idx.push_back(mutate_expr(i));
-    return loop::store(m_smem, {local(idx)}, mutate_expr(n.value));
+    return loop::store(it->second->smem, {local(*it->second, idx)}, mutate_expr(n.value));
   }
 
  private:
-  Tensor m_t, m_smem;
-  Expr m_origin;
-  Expr local(const std::vector<Expr>& idx) const {
-    if (idx.empty()) return te::int_imm(0) - m_origin;  // a 0-d tensor (a loss, a scale)
+  std::unordered_map<const te::TensorNode*, const Resident*> m_residents;
+  static Expr local(const Resident& r, const std::vector<Expr>& idx) {
+    if (idx.empty()) return te::int_imm(0) - r.origin;  // a 0-d tensor (a loss, a scale)
     Expr flat = idx[0];
-    for (size_t d = 1; d < idx.size(); ++d) flat = flat * ic(m_t->shape[d]) + idx[d];
-    return flat - m_origin;
+    for (size_t d = 1; d < idx.size(); ++d) flat = flat * ic(r.t->shape[d]) + idx[d];
+    return flat - r.origin;
   }
 };
 
@@ -545,19 +556,29 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
                                 loop::make_for(f.tx, k.launch.block_x, ForKind::ThreadIdxX, all));
     arena = loop::plan_shared_arena(probe).launch.dynamic_shared_bytes;
   }
+  // The stages writing and reading each tensor, in order (found once, not per local).
+  std::unordered_map<const te::TensorNode*, std::vector<size_t>> writes, reads;
+  for (size_t i = 0; i < placed.size(); ++i) {
+    for (const Tensor& t : placed[i].outputs) {
+      std::vector<size_t>& w = writes[t.get()];
+      if (w.empty() || w.back() != i) w.push_back(i);
+    }
+    for (const Tensor& t : placed[i].inputs) {
+      std::vector<size_t>& r = reads[t.get()];
+      if (r.empty() || r.back() != i) r.push_back(i);
+    }
+  }
+  std::vector<Resident> rebased;
   for (const Tensor& t : options.local) {
     if (!produced.count(t.get())) continue;
     std::vector<Stmt> writers, readers;
     size_t writer_info = 0;
-    for (const Placed& p : placed) {
-      bool w = std::find(p.outputs.begin(), p.outputs.end(), t) != p.outputs.end();
-      bool r = std::find(p.inputs.begin(), p.inputs.end(), t) != p.inputs.end();
-      if (w) {
-        if (writers.empty()) writer_info = p.first_info;
-        writers.push_back(p.inner);
-      }
-      if (r) readers.push_back(p.inner);
+    if (auto w = writes.find(t.get()); w != writes.end()) {
+      writer_info = placed[w->second.front()].first_info;
+      for (size_t i : w->second) writers.push_back(placed[i].inner);
     }
+    if (auto r = reads.find(t.get()); r != reads.end())
+      for (size_t i : r->second) readers.push_back(placed[i].inner);
     if (writers.empty() || readers.empty()) continue;
     OwnershipQuery q{t, writers, loop::seq(readers), f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
     q.max_steps = std::min(options.max_proof_steps, proof_budget);
@@ -573,8 +594,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     Tensor smem = loop::make_buffer(t->name + "_smem", {extent}, t->dtype);
     Expr origin = ic(base);
     if (step != 0) origin = origin + f.bx * ic(step);
-    all = Rebase(t, smem, origin).mutate(all);
-    all = loop::allocate(smem, MemScope::Shared, all);
+    rebased.push_back({t, smem, origin});
     resident.push_back(t);
     // Written once and read back once per reading stage, had it stayed in DRAM.
     const int64_t avoided =
@@ -582,6 +602,11 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     note(writer_info, t->name + " kept in shared memory (" + std::to_string(extent) +
                           " elements per block; " + std::to_string(avoided) +
                           " DRAM bytes avoided)");
+  }
+  if (!rebased.empty()) {
+    all = Rebase(rebased).mutate(all);
+    // The first resident's allocation innermost, as when each was rebased in turn.
+    for (const Resident& r : rebased) all = loop::allocate(r.smem, MemScope::Shared, all);
   }
   if (!resident.empty())
     k.outputs.erase(std::remove_if(k.outputs.begin(), k.outputs.end(),

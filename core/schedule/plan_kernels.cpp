@@ -40,31 +40,45 @@ bool fit_threads(gpu::Tile& t, int64_t threads) {
   return false;
 }
 
-/// Which ops read each tensor, and the model's outputs: a GEMM's output may stay in registers
-/// only when no op outside its epilogue group reads it.
-struct Readers {
-  std::unordered_map<const te::TensorNode*, std::set<int>> by_tensor;
-  std::set<const te::TensorNode*> outputs;
-};
-
-Readers readers_of(const KernelProgram& kp) {
-  const te::TeProgram& prog = kp.program;
-  Readers r;
-  for (size_t i = 0; i < prog.ops.size(); ++i) {
-    if (kp.dropped[i]) continue;
-    auto add = [&](const te::Expr& e) {
-      if (!e.defined()) return;
-      te::for_each_node(e, [&](const te::Expr& n) {
-        if (const te::Read* rd = n.as<te::Read>())
-          r.by_tensor[rd->tensor.get()].insert(static_cast<int>(i));
-      });
-    };
-    add(prog.ops[i]->body);
-    add(prog.ops[i]->init);
+/// Which ops read the outputs of the partitions' TEs as their kernels compute them (views
+/// folded), and the model's outputs: a GEMM's output may stay in registers only when no op
+/// outside its epilogue group reads it. The partitions' ops are walked; readers elsewhere in the
+/// program come from its index, since their bodies are the program's own.
+class Readers {
+ public:
+  Readers(const KernelProgram& kp, const te::ProgramIndex& index) : m_kp(kp), m_index(index) {
+    for (int i : kp.partition_ops()) {
+      if (kp.dropped(static_cast<size_t>(i))) continue;
+      auto add = [&](const te::Expr& e) {
+        if (!e.defined()) return;
+        te::for_each_node(e, [&](const te::Expr& n) {
+          if (const te::Read* rd = n.as<te::Read>()) m_inside[rd->tensor.get()].insert(i);
+        });
+      };
+      add(kp.op(static_cast<size_t>(i))->body);
+      add(kp.op(static_cast<size_t>(i))->init);
+    }
   }
-  for (const te::Tensor& t : prog.outputs) r.outputs.insert(t.get());
-  return r;
-}
+  /// Whether `t` is a model output or an op not in `mine` reads it.
+  bool read_outside(const te::Tensor& t, const std::set<int>& mine) const {
+    if (m_index.is_output(t.get())) return true;
+    auto it = m_inside.find(t.get());
+    if (it != m_inside.end())
+      for (int r : it->second)
+        if (!mine.count(r)) return true;
+    const int producer = m_index.producer(t.get());
+    if (producer >= 0)
+      for (int r : m_index.readers(static_cast<size_t>(producer)))
+        if (!m_kp.in_partitions(static_cast<size_t>(r)) && !mine.count(r)) return true;
+    return false;
+  }
+
+ private:
+  const KernelProgram& m_kp;
+  const te::ProgramIndex& m_index;
+  /// Readers among the partitions' ops (folded views not computed are none).
+  std::unordered_map<const te::TensorNode*, std::set<int>> m_inside;
+};
 
 /// TEs of a partition computed by one schedule: one TE, or a GEMM or a reduction and its
 /// epilogue TEs.
@@ -77,13 +91,13 @@ struct Unit {
   std::string why;  ///< the tuner's reason, when it chose the tile
 };
 
-std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& tes,
+std::vector<Unit> units_of(const KernelProgram& kp, const std::vector<int>& tes,
                            const Readers& readers, const schedule::ScheduleConfig& config,
                            const KernelBuildOptions& options) {
   std::vector<Unit> units;
   for (size_t i = 0; i < tes.size();) {
     Unit u;
-    const te::ComputeOp& op = *prog.ops[static_cast<size_t>(tes[i])];
+    const te::ComputeOp& op = *kp.op(static_cast<size_t>(tes[i]));
     u.tes.push_back(tes[i++]);
     // The tuner and the epilogues serve the FP32 and the tensor-core GEMM templates alike.
     u.gemm = schedule::classify(op) == schedule::ScheduleKind::Gemm;
@@ -96,18 +110,14 @@ std::vector<Unit> units_of(const te::TeProgram& prog, const std::vector<int>& te
         return u.gemm ? schedule::is_epilogue(op, group, next)
                       : schedule::is_reduction_epilogue(op, group, next);
       };
-      while (i < tes.size() && takes(*prog.ops[static_cast<size_t>(tes[i])])) {
-        group.push_back(prog.ops[static_cast<size_t>(tes[i])].get());
+      while (i < tes.size() && takes(*kp.op(static_cast<size_t>(tes[i])))) {
+        group.push_back(kp.op(static_cast<size_t>(tes[i])).get());
         u.tes.push_back(tes[i++]);
       }
       std::set<int> mine(u.tes.begin(), u.tes.end());
       for (int te : u.tes) {
-        const te::Tensor& t = prog.ops[static_cast<size_t>(te)]->output;
-        auto it = readers.by_tensor.find(t.get());
-        bool outside = readers.outputs.count(t.get()) > 0;
-        if (it != readers.by_tensor.end())
-          for (int r : it->second) outside |= !mine.count(r);
-        if (!outside && te != u.tes.back()) u.on_chip.push_back(t);
+        const te::Tensor& t = kp.op(static_cast<size_t>(te))->output;
+        if (!readers.read_outside(t, mine) && te != u.tes.back()) u.on_chip.push_back(t);
       }
     }
     units.push_back(std::move(u));
@@ -121,9 +131,9 @@ void describe_views(const KernelProgram& kp, const Unit& u, loop::Kernel& k) {
   std::string& text = k.stages.front().schedule;
   std::vector<std::string> folded;
   for (int te : u.tes)
-    for (const std::string& v : kp.folds[static_cast<size_t>(te)])
+    for (const std::string& v : kp.folds(static_cast<size_t>(te)))
       if (std::find(folded.begin(), folded.end(), v) == folded.end()) folded.push_back(v);
-  const std::string& why = kp.copy_why[static_cast<size_t>(u.tes.front())];
+  const std::string& why = kp.copy_why(static_cast<size_t>(u.tes.front()));
   if (!why.empty()) text += "; view written as a copy: " + why;
   if (folded.empty()) return;
   text +=
@@ -142,27 +152,26 @@ PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partit
                                      const gpu::GpuSpec* gpu,
                                      const schedule::ScheduleConfig& config,
                                      const KernelBuildOptions& options) {
-  const te::TeProgram& prog = kp.program;
   // Stages list the partition's TEs in execution order; merge_stages places the grid
   // barriers itself from what each stage reads and writes.
   std::vector<int> tes;
   std::map<int, const plan::TileChoice*> recorded;
   for (const plan::Stage& st : p.stages) {
     for (int te : st.tes) {
-      if (te < 0 || static_cast<size_t>(te) >= prog.ops.size())
+      if (te < 0 || static_cast<size_t>(te) >= kp.size())
         throw KernelBuildError(name, "", "TE index " + std::to_string(te) + " out of range");
-      if (!kp.dropped[static_cast<size_t>(te)]) tes.push_back(te);
+      if (!kp.dropped(static_cast<size_t>(te))) tes.push_back(te);
     }
     for (const plan::TileChoice& t : st.tiles) recorded[t.te] = &t;
   }
   PartitionSchedule ps;
-  ps.units = units_of(prog, tes, readers, config, options);
+  ps.units = units_of(kp, tes, readers, config, options);
   // A kernel of several stages may get grid barriers: all its blocks must be co-resident.
   const bool multi = ps.units.size() > 1;
   auto pick_tiles = [&](int64_t threads) {
     for (Unit& u : ps.units) {
       if (!u.gemm) continue;
-      const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
+      const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
       auto rec = recorded.find(u.tes[0]);
       if (options.tune && rec != recorded.end()) {
         const plan::TileChoice& t = *rec->second;
@@ -197,11 +206,11 @@ PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partit
   auto schedule_all = [&](const schedule::ScheduleConfig& c) {
     std::vector<loop::Kernel> stages;
     for (const Unit& u : ps.units) {
-      const te::ComputeOp& op = *prog.ops[static_cast<size_t>(u.tes[0])];
+      const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
       try {
         std::vector<const te::ComputeOp*> epilogue;
         for (size_t i = 1; i < u.tes.size(); ++i)
-          epilogue.push_back(prog.ops[static_cast<size_t>(u.tes[i])].get());
+          epilogue.push_back(kp.op(static_cast<size_t>(u.tes[i])).get());
         loop::Kernel k;
         if (u.gemm) {
           k = schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
@@ -287,14 +296,9 @@ std::vector<te::Tensor> partition_locals(const KernelProgram& kp, const plan::Pa
   const std::set<int> mine(p.tes.begin(), p.tes.end());
   std::vector<te::Tensor> out;
   for (int te : p.tes) {
-    if (te < 0 || static_cast<size_t>(te) >= kp.program.ops.size()) continue;
-    const te::Tensor& t = kp.program.ops[static_cast<size_t>(te)]->output;
-    if (readers.outputs.count(t.get())) continue;
-    auto it = readers.by_tensor.find(t.get());
-    bool inside = true;
-    if (it != readers.by_tensor.end())
-      for (int r : it->second) inside &= mine.count(r) > 0;
-    if (inside) out.push_back(t);
+    if (te < 0 || static_cast<size_t>(te) >= kp.size()) continue;
+    const te::Tensor& t = kp.op(static_cast<size_t>(te))->output;
+    if (!readers.read_outside(t, mine)) out.push_back(t);
   }
   return out;
 }
@@ -438,8 +442,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
   ks.name = prog.name;
   ks.inputs = prog.inputs;
   ks.outputs = prog.outputs;
-  const KernelProgram kp = fold_views(prog, parts);
-  const Readers readers = readers_of(kp);
+  const std::shared_ptr<const te::ProgramIndex> index = plan::index_of(plan);
+  const KernelProgram kp = fold_views(prog, *index, parts);
+  const Readers readers(kp, *index);
   const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
   const std::optional<gpu::GpuSpec> spec_for_budget = plan_gpu(plan);
   for (const plan::Partition& p : parts) {
@@ -528,8 +533,9 @@ void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_inde
   const schedule::ScheduleConfig shared_config = plan_config(plan, plan_independent);
   const std::optional<gpu::GpuSpec> gpu = plan_gpu(plan);
   if (!gpu) return;
-  const KernelProgram kp = fold_views(plan);
-  const Readers readers = readers_of(kp);
+  const std::shared_ptr<const te::ProgramIndex> index = plan::index_of(plan);
+  const KernelProgram kp = fold_views(plan.program, *index, plan.partitions);
+  const Readers readers(kp, *index);
   KernelBuildOptions o = options;
   o.tune = true;
   for (plan::Partition& p : plan.partitions) {

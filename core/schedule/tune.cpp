@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/schedule/template_util.h"
 
@@ -173,8 +175,61 @@ std::string TileEstimate::why() const {
   return s;
 }
 
+namespace {
+
+/// Everything rank_tiles reads: the problem, the GPU's name and figures (doubles exactly, in
+/// hexadecimal), the precision and the limits.
+std::string rank_key(const GemmProblem& p, const TuneOptions& o) {
+  const gpu::GpuSpec& g = o.gpu;
+  std::string key = g.name + "|" + g.compute_capability;
+  for (int64_t v : {p.batch,
+                    p.m,
+                    p.n,
+                    p.k,
+                    p.in_bytes,
+                    p.out_bytes,
+                    static_cast<int64_t>(o.precision),
+                    o.limits.threads,
+                    static_cast<int64_t>(o.limits.fit_co_resident),
+                    int64_t{g.sm_count},
+                    int64_t{g.max_threads_per_sm},
+                    int64_t{g.max_threads_per_block},
+                    int64_t{g.max_blocks_per_sm},
+                    int64_t{g.registers_per_sm},
+                    int64_t{g.max_registers_per_block},
+                    int64_t{g.max_registers_per_thread},
+                    g.shared_memory_per_sm,
+                    g.max_shared_memory_per_block,
+                    g.reserved_shared_memory_per_block,
+                    int64_t{g.warp_size},
+                    g.l2_bytes,
+                    g.dram_bytes})
+    key += "|" + std::to_string(v);
+  for (double v : {g.dram_bandwidth_gbps, g.peak_fp32_tflops, g.peak_tf32_tflops,
+                   g.peak_fp16_tflops, g.launch_overhead_us, g.grid_sync_overhead_us}) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "|%a", v);
+    key += buf;
+  }
+  return key;
+}
+
+}  // namespace
+
 std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o) {
   SOUFFLE_CHECK(o.gpu.sm_count > 0, "rank_tiles: no GPU spec");
+  // A pure function of its key that a plan asks again for every candidate kernel holding a
+  // GEMM, and for every GEMM of the same shape: its answers are kept (up to kKept keys; then
+  // they start over).
+  constexpr size_t kKept = 1024;
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::vector<TileEstimate>> kept;
+  const std::string key = rank_key(p, o);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kept.find(key);
+    if (it != kept.end()) return it->second;
+  }
   std::vector<TileEstimate> out;
   const bool tc = o.precision != gpu::Precision::FP32;
   for (const gpu::Tile& t : tc ? tensor_core_tile_space() : tile_space()) {
@@ -182,6 +237,9 @@ std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o)
     if (estimate(p, t, o, e)) out.push_back(std::move(e));
   }
   std::sort(out.begin(), out.end(), better);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (kept.size() >= kKept) kept.clear();
+  kept.emplace(key, out);
   return out;
 }
 

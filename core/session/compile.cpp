@@ -125,6 +125,7 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
     out.clear();
     plan::FusionPlan one;
     one.program = plan.program;
+    one.index = plan::index_of(plan);  // indexed once, not per partition
     one.strategy = plan.strategy;
     one.gpu = plan.gpu;
     one.gpu_spec = plan.gpu_spec;

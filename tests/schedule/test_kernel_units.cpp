@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "core/emulate/emulate.h"
 #include "core/interp/interpreter.h"
@@ -75,7 +76,7 @@ TEST(KernelUnits, BertViewsFoldIntoTheAttentionGemm) {
     ASSERT_NE(op, nullptr) << v;
     size_t i = 0;
     while (p.program.ops[i].get() != op) ++i;
-    EXPECT_TRUE(kp.dropped[i]) << v;
+    EXPECT_TRUE(kp.dropped(i)) << v;
   }
   loop::KernelSet ks = build_plan_kernels(p, {}, split());
   const loop::Kernel* k = kernel_of(ks, "/layers.0/MatMul/matmul");
@@ -178,6 +179,45 @@ TEST(KernelUnits, RulesAndUnfusedKernelsHaveNoGridBarrier) {
         EXPECT_EQ(grid_barriers(k), 0) << name << " " << plan::strategy_name(s) << " " << k.name;
         EXPECT_FALSE(k.launch.cooperative) << name << " " << k.name;
       }
+    }
+  }
+}
+
+/// A partition's kernels built alone (what the planner prices: views folded and readers found
+/// through the program's index, only the partition walked) are those the whole plan's build
+/// gives it (BERT's rules kernels fold views); a plan whose index is missing or of another
+/// program builds the same.
+TEST(KernelUnits, PartitionBuiltAloneIsItsKernelInThePlan) {
+  for (const char* name : {"bert", "mmoe"}) {
+    for (plan::Strategy s : {plan::Strategy::Rules, plan::Strategy::SoufflePaper}) {
+      const std::string what = std::string(name) + " " + plan::strategy_name(s);
+      plan::FusionPlan p = plan_of(model(name).program, s);
+      ASSERT_TRUE(p.index && p.index->indexes(p.program)) << what;
+      const PlanBuild b = plan_build(p);
+      const loop::KernelSet whole = build_plan_kernels(p, b.config, b.options);
+      std::map<int, std::string> by_partition;
+      for (const loop::Kernel& k : whole.kernels)
+        by_partition[kernel_partition(k.name)] += loop::print(k);
+      size_t folded = 0;
+      for (const plan::Partition& part : p.partitions) {
+        loop::KernelSet alone = build_partition_kernels(p, part, b.config, b.options);
+        std::string text;
+        for (const loop::Kernel& k : alone.kernels) text += loop::print(k);
+        EXPECT_EQ(text, by_partition[part.id]) << what << " kernel" << part.id;
+        for (const loop::Kernel& k : alone.kernels)
+          for (const loop::StageInfo& st : k.stages)
+            folded += st.schedule.find("folded into its indexing") != std::string::npos;
+      }
+      if (std::string(name) == "bert" && s == plan::Strategy::Rules) {
+        EXPECT_GT(folded, 0u) << what;
+      }
+      plan::FusionPlan stale = p;
+      stale.index = std::make_shared<const te::ProgramIndex>(model("lstm").program);
+      EXPECT_EQ(loop::print(build_plan_kernels(stale, b.config, b.options)), loop::print(whole))
+          << what;
+      stale.index = nullptr;
+      EXPECT_EQ(loop::print(build_plan_kernels(stale, b.config, b.options)), loop::print(whole))
+          << what;
     }
   }
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <tuple>
 
 #include "core/gpu/spec.h"
 #include "core/loop/verify.h"
@@ -150,6 +152,37 @@ TEST(Tune, LimitsHold) {
   for (const TileEstimate& e : r.ranked) EXPECT_LE(e.blocks, e.co_resident);
   o.limits.threads = 3;  // no tile has 3 threads
   EXPECT_FALSE(schedule::tune_gemm(*op, o).ok());
+}
+
+/// rank_tiles keeps its answers by everything it reads: asked again it gives the same ranking,
+/// and any other figure of the GPU, precision or limit gives that one's ranking, not a kept one.
+TEST(Tune, KeptRankingsFollowEveryInput) {
+  auto text = [](const std::vector<TileEstimate>& r) {
+    std::string s;
+    for (const TileEstimate& e : r) s += e.why() + "\n";
+    return s;
+  };
+  const GemmProblem p{1, 512, 512, 256};
+  schedule::TuneOptions o = on("a100");
+  const std::string first = text(schedule::rank_tiles(p, o));
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(text(schedule::rank_tiles(p, o)), first);
+  schedule::TuneOptions slower = o;
+  slower.gpu.dram_bandwidth_gbps /= 4;
+  schedule::TuneOptions fewer_sms = o;
+  fewer_sms.gpu.sm_count /= 2;
+  schedule::TuneOptions threads = o;
+  threads.limits.threads = 128;
+  schedule::TuneOptions fp16 = o;
+  fp16.precision = gpu::Precision::FP16;
+  GemmProblem wider = p;
+  wider.in_bytes = 2;
+  for (const auto& [what, other, problem] :
+       {std::tuple{"bandwidth", slower, p}, std::tuple{"SMs", fewer_sms, p},
+        std::tuple{"threads", threads, p}, std::tuple{"precision", fp16, p},
+        std::tuple{"operand bytes", o, wider}})
+    EXPECT_NE(text(schedule::rank_tiles(problem, other)), first) << what;
+  EXPECT_EQ(text(schedule::rank_tiles(p, o)), first);
 }
 
 TEST(Tune, MeasurementReranksTheModelsBest) {

@@ -417,14 +417,10 @@ void load_measurements(const std::string& path, std::vector<ReportPlan>& plans) 
   parse_measurements(text.str(), path, plans);
 }
 
-void parse_measurements(const std::string& json_text, const std::string& path,
-                        std::vector<ReportPlan>& plans) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(path, "", std::string("not JSON: ") + e.what());
-  }
+namespace {
+
+void read_measurements(const nlohmann::json& j, const std::string& path,
+                       std::vector<ReportPlan>& plans) {
   auto text = [&](const char* key) -> std::string {
     if (!j.contains(key)) return "";
     if (!j[key].is_string()) throw UserError(path, "", std::string("\"") + key + "\": not text");
@@ -497,6 +493,25 @@ void parse_measurements(const std::string& json_text, const std::string& path,
     m.total_us += us;
   }
   target->measurement = m;
+}
+
+}  // namespace
+
+void parse_measurements(const std::string& json_text, const std::string& path,
+                        std::vector<ReportPlan>& plans) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(path, "", std::string("not JSON: ") + e.what());
+  }
+  // A profile run written by someone else may hold a field of the wrong type (a boolean device
+  // name): a refusal naming the file, not the JSON library's exception escaping the report.
+  try {
+    read_measurements(j, path, plans);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(path, "", std::string("a field of the wrong type: ") + e.what());
+  }
 }
 
 Report gather_report(const std::string& path, const ReportOptions& o) {

@@ -158,6 +158,22 @@ TEST(ReportModel, MeasurementsFillOnlyTheirPlan) {
   EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
 }
 
+// A profile run's field of the wrong type (found by fuzz_measurements: a boolean device) is a
+// refusal naming the file, not an exception from the JSON library ending the process.
+TEST(ReportModel, MeasurementsWithAWrongFieldTypeAreRefused) {
+  std::vector<ReportPlan> plans(1);
+  plans[0].strategy = plan::Strategy::Souffle;
+  try {
+    parse_measurements(R"({"strategies": [{"strategy": "souffle", "device": false,
+      "kernels": [{"partition": 0, "time_us": {"median": 2}}]}]})",
+                       "runs/profile.json", plans);
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.file(), "runs/profile.json");
+    EXPECT_NE(e.reason().find("wrong type"), std::string::npos) << e.reason();
+  }
+}
+
 TEST(ReportModel, CalibrationIsRecorded) {
   fs::path d = scratch("calibration");
   gpu::Calibration c;

@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh), builds and runs every test with CTest.
+# Sets up (scripts/setup.sh), builds and runs every test with CTest, then builds the sanitizer tree
+# (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs its subset of the suite there
+# (scripts/sanitize.sh). Both steps always run; the command fails if either fails.
+#   SANITIZE=0 scripts/test.sh   skips the sanitizer step (the Release suite only)
+# Extra arguments go to the Release CTest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 BUILD_DIR=${BUILD_DIR:-build}
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" "$@"
+status=0
+start=$(date +%s)
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" "$@" || status=$?
+echo "test: Release suite finished in $(($(date +%s) - start)) s (exit $status)"
+if [ "${SANITIZE:-1}" != 0 ]; then
+  start=$(date +%s)
+  san=0
+  scripts/sanitize.sh || san=$?
+  echo "test: sanitizer subset finished in $(($(date +%s) - start)) s (exit $san)"
+  [ $san -eq 0 ] || status=$san
+fi
+exit $status

@@ -335,6 +335,12 @@ std::string CodeGenC::block_barrier_stmt() {
 std::string CodeGenC::grid_barrier_stmt() {
   throw InternalError("codegen: C has no grid barrier");
 }
+void CodeGenC::emit_flag_release(const loop::FlagRelease&) {
+  throw InternalError("codegen: C has no flags (blocks do not run concurrently)");
+}
+void CodeGenC::emit_flag_wait(const loop::FlagWait&) {
+  throw InternalError("codegen: C has no flags (blocks do not run concurrently)");
+}
 std::string CodeGenC::atomic_add_stmt(DType, const std::string& address, const std::string& value) {
   return "*" + address + " += " + value + ";";
 }
@@ -766,6 +772,12 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       break;
     case loop::StmtKind::GridBarrier:
       line(grid_barrier_stmt());
+      break;
+    case loop::StmtKind::FlagRelease:
+      emit_flag_release(*s.as<loop::FlagRelease>());
+      break;
+    case loop::StmtKind::FlagWait:
+      emit_flag_wait(*s.as<loop::FlagWait>());
       break;
     case loop::StmtKind::Stage: {
       const loop::Stage& st = *s.as<loop::Stage>();

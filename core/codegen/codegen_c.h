@@ -67,6 +67,9 @@ class CodeGenC {
   virtual void emit_shared_alloc(const loop::Allocate& a, const std::string& name);
   virtual std::string block_barrier_stmt();
   virtual std::string grid_barrier_stmt();
+  /// Per-tile flags (loop::FlagRelease / FlagWait); C, a single thread of control, refuses them.
+  virtual void emit_flag_release(const loop::FlagRelease& r);
+  virtual void emit_flag_wait(const loop::FlagWait& w);
   virtual std::string atomic_add_stmt(DType t, const std::string& address,
                                       const std::string& value);
   /// The value lane `arg` (by `kind`) of the warp holds; plain C runs threads one after another

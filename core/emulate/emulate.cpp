@@ -582,6 +582,9 @@ class Machine {
         ++m_grid_epoch;
         for (auto& e : m_block_epoch) ++e;
         return;
+      case StmtKind::FlagRelease:
+      case StmtKind::FlagWait:
+        fail("per-tile flags are not emulated yet");
       case StmtKind::Stage: {
         const Stage* g = s.as<Stage>();
         std::string saved = m_stage;

@@ -143,6 +143,8 @@ const char* param_role_name(KernelParam::Role r) {
       return "output";
     case KernelParam::Role::Scratch:
       return "scratch";
+    case KernelParam::Role::Flags:
+      return "flags";
   }
   return "?";
 }
@@ -194,6 +196,7 @@ std::vector<KernelParam> CodeGenC::params(const loop::Kernel& k) const {
   for (const te::Tensor& t : k.inputs)
     if (!written.count(t.get())) add(t, KernelParam::Role::Input);
   for (const te::Tensor& t : k.outputs) add(t, KernelParam::Role::Output);
+  for (const te::Tensor& t : k.flags) add(t, KernelParam::Role::Flags);
   loop::for_each_stmt(k.body, [&](const Stmt& s) {
     if (const loop::Allocate* a = s.as<loop::Allocate>())
       if (a->scope == MemScope::Global) add(a->buffer, KernelParam::Role::Scratch);
@@ -857,6 +860,11 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
                     restrict_qualifier() + " " + p.name);
     summary += (summary.empty() ? "" : ", ") + p.name + " (" + param_role_name(p.role) + " " +
                dtype_name(p.tensor->dtype) + shape_str(p.tensor->shape) + ")";
+  }
+  if (!k.flags.empty()) {
+    m_used_names.insert(kFlagEpoch);
+    decls.push_back(std::string("long long ") + kFlagEpoch);
+    summary += std::string(", ") + kFlagEpoch + " (this launch's epoch of the flags)";
   }
 
   line(comment_text(function_comment(k)));

@@ -2,12 +2,14 @@
 
 #include <QElapsedTimer>
 #include <QFontDatabase>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
 #include <QTabWidget>
 #include <QTextBlock>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/kernel_cache.h"
+#include "views/boundary_edges.h"
 #include "views/code_highlighter.h"
 
 namespace souffle::views {
@@ -89,20 +92,49 @@ void CodeEditor::paintLineNumbers(QPaintEvent* event) {
   }
 }
 
-void CodeEditor::setHighlightedLines(const std::vector<int>& lines, const QColor& color,
-                                     bool scroll) {
-  m_highlighted = lines;
+void CodeEditor::applySelections() {
   QList<QTextEdit::ExtraSelection> sels;
-  for (int line : lines) {
+  auto add = [&](int line, const QColor& color) {
     const QTextBlock b = document()->findBlockByNumber(line - 1);
-    if (!b.isValid()) continue;
+    if (!b.isValid()) return;
     QTextEdit::ExtraSelection s;
     s.format.setBackground(color);
     s.format.setProperty(QTextFormat::FullWidthSelection, true);
     s.cursor = QTextCursor(b);
     sels << s;
-  }
+  };
+  for (const LineNote& n : m_notes) add(n.line, n.color);
+  for (int line : m_highlighted) add(line, m_highlightColor);
   setExtraSelections(sels);
+}
+
+void CodeEditor::setLineNotes(std::vector<LineNote> notes) {
+  m_notes = std::move(notes);
+  applySelections();
+}
+
+bool CodeEditor::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QPoint at = viewport()->mapFrom(this, help->pos());
+    const int line = cursorForPosition(at).blockNumber() + 1;
+    for (const LineNote& n : m_notes)
+      if (n.line == line) {
+        QToolTip::showText(help->globalPos(), n.text, this);
+        return true;
+      }
+    QToolTip::hideText();
+    event->ignore();
+    return true;
+  }
+  return QPlainTextEdit::event(event);
+}
+
+void CodeEditor::setHighlightedLines(const std::vector<int>& lines, const QColor& color,
+                                     bool scroll) {
+  m_highlighted = lines;
+  m_highlightColor = color;
+  applySelections();
   m_gutter->update();
   if (scroll && !lines.empty()) {
     const QTextBlock b = document()->findBlockByNumber(lines.front() - 1);
@@ -188,8 +220,16 @@ KernelCodeText CodePanel::generate(PlanDataPtr planData, int partition) {
     // line to the next kernel's mapped with that kernel's stages.
     const std::string cuda =
         set.kernels.size() == 1 ? built->kernels.front().cuda : codegen::emit_cuda(set);
+    auto addBoundaries = [&c](const codegen::SourceMap& map, const loop::Kernel& k, int shift) {
+      for (const codegen::SourceMap::BoundaryLine& b : map.boundaries) {
+        if (b.boundary < 0 || static_cast<size_t>(b.boundary) >= k.boundaries.size()) continue;
+        const StageBoundary& sb = k.boundaries[static_cast<size_t>(b.boundary)];
+        c.cudaBoundaries.push_back({b.line + shift, sb.kind, QString::fromStdString(describe(sb))});
+      }
+    };
     if (set.kernels.size() == 1) {
       c.cudaMap = codegen::map_cuda_source(cuda, set.kernels.front());
+      addBoundaries(c.cudaMap, set.kernels.front(), 0);
     } else {
       const std::vector<std::string> names = codegen::cuda_kernel_names(set);
       std::vector<std::string> lines;
@@ -211,12 +251,19 @@ KernelCodeText CodePanel::generate(PlanDataPtr planData, int partition) {
         const size_t from = starts[j], to = j + 1 < starts.size() ? starts[j + 1] : lines.size();
         std::string region;
         for (size_t i = from; i < to; ++i) region += lines[i] + '\n';
-        for (codegen::SourceSpan sp : codegen::map_cuda_source(region, set.kernels[j]).spans) {
+        const codegen::SourceMap regionMap = codegen::map_cuda_source(region, set.kernels[j]);
+        for (codegen::SourceSpan sp : regionMap.spans) {
           sp.first_line += static_cast<int>(from);
           sp.last_line += static_cast<int>(from);
           sp.stage += stageBase;
           c.cudaMap.spans.push_back(std::move(sp));
         }
+        // A later launch: its __global__ line stands for the boundary that started it.
+        const std::vector<StageBoundary>& kb = set.kernels[j].boundaries;
+        if (!kb.empty() && kb.front().kind == BoundaryKind::Launch)
+          c.cudaBoundaries.push_back({static_cast<int>(from) + 1, BoundaryKind::Launch,
+                                      QString::fromStdString(describe(kb.front()))});
+        addBoundaries(regionMap, set.kernels[j], static_cast<int>(from));
         stageBase += static_cast<int>(set.kernels[j].stages.size());
       }
     }
@@ -306,6 +353,7 @@ CodePanel::~CodePanel() {
 void CodePanel::setDark(bool dark) {
   m_dark = dark;
   for (CodeHighlighter* h : m_highlighters) h->setDark(dark);
+  applyBoundaryNotes();
   applyHighlight(false);
 }
 
@@ -414,21 +462,40 @@ void CodePanel::refresh() {
   if (!m_plan) {
     m_header->setText(tr("Open a model to see its kernels' code."));
     for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    applyBoundaryNotes();
     return;
   }
   if (m_partition < 0) {
     m_header->setText(tr("Select a kernel (table, graph or chart) to see its code."));
     for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    applyBoundaryNotes();
     return;
   }
   const plan::Partition& p = m_plan->plan->partitions[static_cast<size_t>(m_partition)];
   if (!current()) {
     m_header->setText(tr("Building the code of K%1 (%2 stages)…").arg(p.id).arg(p.stages.size()));
     for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
+    applyBoundaryNotes();
     return;
   }
   const KernelCodeText& k = *current();
-  m_header->setText(tr("<b>K%1</b> · %2 · %3 TE%4 · %5 stage%6 · %7 grid sync%8%9")
+  // Every stage boundary of the partition by kind (none have no line in the code).
+  BoundaryCounts bc{};
+  for (const plan::Boundary& b : p.boundaries) ++bc[static_cast<size_t>(b.order.kind)];
+  QString bounds;
+  if (!p.boundaries.empty()) {
+    QStringList parts;
+    const BoundaryKind order[] = {BoundaryKind::None, BoundaryKind::Block, BoundaryKind::Grid,
+                                  BoundaryKind::Launch};
+    for (BoundaryKind kind : order)
+      if (bc[static_cast<size_t>(kind)] > 0)
+        parts << QStringLiteral("<span style=\"color:%1\">%2 %3</span>")
+                     .arg(boundaryColor(kind, m_dark).name())
+                     .arg(bc[static_cast<size_t>(kind)])
+                     .arg(QString::fromLatin1(boundary_kind_name(kind)));
+    bounds = tr(" · boundaries: %1").arg(parts.join(QStringLiteral(", ")));
+  }
+  m_header->setText(tr("<b>K%1</b> · %2 · %3 TE%4 · %5 stage%6 · %7 grid sync%8%9%10")
                         .arg(p.id)
                         .arg(QString::fromStdString(p.kind))
                         .arg(p.tes.size())
@@ -439,17 +506,30 @@ void CodePanel::refresh() {
                         .arg(p.grid_syncs == 1 ? QString() : QStringLiteral("s"))
                         .arg(k.kernelName.isEmpty()
                                  ? QString()
-                                 : QStringLiteral(" · <tt>%1</tt>").arg(k.kernelName)));
+                                 : QStringLiteral(" · <tt>%1</tt>").arg(k.kernelName))
+                        .arg(bounds));
   const QString missing = k.error.isEmpty() ? QString() : tr("// no kernel: %1").arg(k.error);
   setText(TeTab, k.te);
   setText(LoopTab, k.loop.isEmpty() ? missing : k.loop);
   setText(CudaTab, k.cuda.isEmpty() ? missing : k.cuda);
+  applyBoundaryNotes();
   auto ptx = m_ptx.constFind(m_partition);
   if (ptx != m_ptx.constEnd())
     setText(PtxTab, ptx->error.isEmpty() ? ptx->ptx : QStringLiteral("// ") + ptx->error);
   else if (m_ptxPending != m_partition)
     setText(PtxTab, tr("// PTX is compiled when this tab is shown"));
   applyHighlight(true);
+}
+
+void CodePanel::applyBoundaryNotes() {
+  std::vector<CodeEditor::LineNote> notes;
+  if (const KernelCodeText* k = current())
+    for (const BoundaryLine& b : k->cudaBoundaries) {
+      QColor bg = boundaryColor(b.kind, m_dark);
+      bg.setAlphaF(m_dark ? 0.30 : 0.18);
+      notes.push_back({b.line, bg, b.text});
+    }
+  m_editors[CudaTab]->setLineNotes(std::move(notes));
 }
 
 void CodePanel::highlightNode(const QString& node, const QString& te) {

@@ -30,6 +30,15 @@ class CodeEditor : public QPlainTextEdit {
   /// Paints `lines` (1-based) with `color` behind the text; scrolls to the first when asked.
   void setHighlightedLines(const std::vector<int>& lines, const QColor& color, bool scroll);
   const std::vector<int>& highlightedLines() const { return m_highlighted; }
+  /// A line painted on its own (a barrier between stages, by its boundary kind) with a tooltip.
+  struct LineNote {
+    int line = 0;
+    QColor color;
+    QString text;
+  };
+  /// Notes kept under the highlighted lines until replaced (an empty vector removes them).
+  void setLineNotes(std::vector<LineNote> notes);
+  const std::vector<LineNote>& lineNotes() const { return m_notes; }
   int lineNumberAreaWidth() const;
   /// The top of line `line` (1-based) in viewport coordinates (for tests clicking a line).
   QPoint linePosition(int line) const;
@@ -40,20 +49,34 @@ class CodeEditor : public QPlainTextEdit {
  protected:
   void resizeEvent(QResizeEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  bool event(QEvent* event) override;
 
  private:
   friend class LineNumberArea;
   void paintLineNumbers(QPaintEvent* event);
   void updateGutter(const QRect& rect, int dy);
+  void applySelections();
 
   QWidget* m_gutter;
   std::vector<int> m_highlighted;
+  QColor m_highlightColor;
+  std::vector<LineNote> m_notes;
+};
+
+/// A stage boundary's barrier line in a kernel's CUDA C (1-based), with its kind and reason.
+struct BoundaryLine {
+  int line = 0;
+  BoundaryKind kind = BoundaryKind::None;
+  QString text;  ///< describe(): kind and reason
 };
 
 /// Texts and source maps of one kernel, built off the GUI thread.
 struct KernelCodeText {
   QString te, loop, cuda;
   codegen::SourceMap teMap, loopMap, cudaMap;
+  /// The CUDA C lines of the partition's stage boundaries that have one (grid and block
+  /// barriers between stages, the first line of a later launch).
+  std::vector<BoundaryLine> cudaBoundaries;
   QString kernelName;      ///< the CUDA function
   QString error;           ///< why there is no loop IR / CUDA (the kernel could not be built)
   bool builtHere = false;  ///< the kernel was built for this view (not found in the cache)
@@ -118,6 +141,8 @@ class CodePanel : public QWidget {
   const codegen::SourceMap* mapOf(Tab tab) const;
   void onLineClicked(Tab tab, int line);
   void applyHighlight(bool scroll);
+  /// Paints the CUDA C barrier lines of the kernel shown by their boundary kind.
+  void applyBoundaryNotes();
 
   PlanDataPtr m_plan;
   QHash<int, KernelCodePtr> m_code;  ///< of m_plan, by partition

@@ -197,6 +197,12 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   const double lod = lodOf(option, painter);
   QPen pen(m_highlighted ? c.accent : c.edge);
   pen.setWidthF(m_highlighted ? 2.2 : 1.1);
+  const int boundary = m_scene->edgeBoundary(m_edge);
+  if (boundary >= 0) {
+    // An edge inside a kernel: drawn by what orders its consumer's stage after its producer's.
+    pen = boundaryPen(static_cast<BoundaryKind>(boundary), c.dark, m_highlighted);
+    if (m_highlighted) pen.setColor(c.accent);
+  }
   if (lod < 0.2) {
     pen.setCosmetic(true);
     pen.setWidthF(m_highlighted ? 2 : 1);
@@ -268,6 +274,7 @@ void GraphScene::clearGraph() {
   m_selected = -1;
   m_kernels.clear();
   m_heat.clear();
+  m_edgeBoundaries.clear();
   m_clusters.clear();  // clear() deleted the items
   ++m_clusterGeneration;
   m_clustersPending = false;
@@ -350,6 +357,26 @@ QColor GraphScene::kernelFill(int id) const {
 void GraphScene::setHeat(std::vector<double> values) {
   m_heat = values.size() == m_nodes.size() ? std::move(values) : std::vector<double>();
   update();
+}
+
+void GraphScene::setEdgeBoundaries(std::vector<int> kinds) {
+  m_edgeBoundaries = kinds.size() == m_edges.size() ? std::move(kinds) : std::vector<int>();
+  for (EdgeItem* e : m_edges) e->update();
+}
+
+int GraphScene::edgeBoundary(int edge) const {
+  return edge >= 0 && static_cast<size_t>(edge) < m_edgeBoundaries.size() &&
+                 m_edgeBoundaries.size() == m_edges.size()
+             ? m_edgeBoundaries[static_cast<size_t>(edge)]
+             : -1;
+}
+
+BoundaryCounts GraphScene::boundaryCounts() const {
+  BoundaryCounts n{};
+  if (m_edgeBoundaries.size() != m_edges.size()) return n;
+  for (int k : m_edgeBoundaries)
+    if (k >= 0 && static_cast<size_t>(k) < n.size()) ++n[static_cast<size_t>(k)];
+  return n;
 }
 
 double GraphScene::heatOf(int box) const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "views/boundary_edges.h"
 #include "views/cluster_items.h"
 #include "views/graph_layout.h"
 #include "views/scene_graph.h"
@@ -109,6 +110,14 @@ class GraphScene : public QGraphicsScene {
   bool heatShown() const { return !m_heat.empty(); }
   /// The heat of box `box` (NaN when none or no heat map).
   double heatOf(int box) const;
+  /// Draws edges inside kernels by the stage boundary they cross: per edge of the graph its
+  /// kind (static_cast<int>(BoundaryKind)), -1 for an edge drawn plainly. An empty vector, or
+  /// one that does not match the graph, draws every edge plainly.
+  void setEdgeBoundaries(std::vector<int> kinds);
+  /// The boundary kind edge `edge` is drawn with, -1 when plain.
+  int edgeBoundary(int edge) const;
+  /// Edges drawn per boundary kind.
+  BoundaryCounts boundaryCounts() const;
   /// Shows or hides the kernel outlines (they are kept, so toggling is instant).
   void setClustersVisible(bool on);
   bool clustersVisible() const { return m_clustersVisible; }
@@ -154,6 +163,7 @@ class GraphScene : public QGraphicsScene {
   QHash<int, QString> m_clusterLabels;
   QHash<int, quint32> m_colorKeys;
   std::vector<double> m_heat;
+  std::vector<int> m_edgeBoundaries;
   bool m_clustersVisible = true;
   bool m_clustersPending = false;
   quint64 m_clusterGeneration = 0;

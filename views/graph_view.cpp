@@ -295,6 +295,7 @@ GraphPanel::GraphPanel(QWidget* parent)
   layout->addWidget(m_view, 1);
   m_minimap = new Minimap(m_view, m_view);
   m_legend = new HeatLegendWidget(m_view);
+  m_boundaryLegend = new BoundaryLegendWidget(m_view);
 
   connect(m_search, &QLineEdit::textChanged, this, &GraphPanel::updateSearch);
   connect(m_search, &QLineEdit::returnPressed, this,
@@ -312,6 +313,7 @@ GraphPanel::GraphPanel(QWidget* parent)
     m_minimap->move(m_view->width() - m_minimap->width() - 12,
                     m_view->height() - m_minimap->height() - 12);
     m_legend->move(m_view->width() - m_legend->width() - 12, 12);
+    m_boundaryLegend->move(12, m_view->height() - m_boundaryLegend->height() - 12);
   });
 
   m_quickTimer.setSingleShot(true);
@@ -491,9 +493,32 @@ void GraphPanel::setHeatMap(const HeatMap& heat) {
   m_minimap->rebuild();
 }
 
+void GraphPanel::setEdgeBoundaries(std::vector<int> kinds) {
+  m_scene->setEdgeBoundaries(std::move(kinds));
+  const BoundaryCounts n = m_scene->boundaryCounts();
+  const bool any = std::any_of(n.begin(), n.end(), [](int c) { return c > 0; });
+  m_boundaryLegend->setCounts(n);
+  m_boundaryLegend->setVisible(any);
+  if (any) {
+    m_boundaryLegend->move(12, m_view->height() - m_boundaryLegend->height() - 12);
+    m_boundaryLegend->raise();
+  }
+}
+
 void GraphPanel::renderExport(QPainter& painter, const QRectF& target) {
   const QRectF r = m_scene->sceneRect();
   m_scene->render(&painter, target, r);
+  if (m_boundaryLegend->isVisibleTo(this)) {
+    // The boundary legend at the bottom-left, scaled as the heat legend is.
+    const double s = std::max(1.0, target.width() / 1600.0);
+    const double h = boundaryLegendHeight();
+    painter.save();
+    painter.translate(target.left() + 12 * s, target.bottom() - (h + 12) * s);
+    painter.scale(s, s);
+    paintBoundaryLegend(painter, QRectF(0, 0, 290, h), m_boundaryLegend->counts(),
+                        m_scene->colors().dark);
+    painter.restore();
+  }
   if (!m_heat.valid()) return;
   // The legend at the top-left, at the size it has on screen relative to the target.
   const double s = std::max(1.0, target.width() / 1600.0);

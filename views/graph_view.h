@@ -124,6 +124,10 @@ class GraphPanel : public QWidget {
   void setHeatMap(const HeatMap& heat);
   const HeatMap& heatMap() const { return m_heat; }
   HeatLegendWidget* legend() const { return m_legend; }
+  /// Draws the edges inside kernels by their stage boundary (GraphScene::setEdgeBoundaries,
+  /// for the graph on screen) with the legend at the bottom-left; an empty vector removes both.
+  void setEdgeBoundaries(std::vector<int> kinds);
+  BoundaryLegendWidget* boundaryLegend() const { return m_boundaryLegend; }
   /// The scene as an image or SVG with what explains it (the heat map's legend).
   void renderExport(QPainter& painter, const QRectF& target);
   /// Rings the boxes standing for these ONNX nodes (the step-through's "what changed") and
@@ -161,6 +165,7 @@ class GraphPanel : public QWidget {
   GraphView* m_view;
   Minimap* m_minimap;
   HeatLegendWidget* m_legend;
+  BoundaryLegendWidget* m_boundaryLegend;
   HeatMap m_heat;
   QWidget* m_searchBar;
   QLineEdit* m_search;

@@ -767,6 +767,7 @@ void MainWindow::applyPlanToScene() {
   const SceneGraph* g = scene->graph();
   if (!g || !m_plan || m_plan->model != m_data) {
     scene->setKernels({});
+    m_graph->setEdgeBoundaries({});
     return;
   }
   // Kernel ids (not partition indices) are what the badges and palette show.
@@ -782,6 +783,17 @@ void MainWindow::applyPlanToScene() {
   for (auto& ks : ids)
     for (int& k : ks) k = m_plan->plan->partitions[k].id;
   scene->setKernels(std::move(ids));
+  // Edges inside a kernel drawn by the stage boundary between their ends (edges of a collapsed
+  // graph through the boxes they stand for).
+  const EdgeKinds& kinds = m_plan->edgeKindsOf(g->teLevel);
+  std::vector<int> edgeKinds(g->edges.size(), -1);
+  for (size_t e = 0; e < g->edges.size(); ++e) {
+    const int from = g->baseBox(g->edges[e].from), to = g->baseBox(g->edges[e].to);
+    if (from < 0 || to < 0) continue;
+    auto it = kinds.constFind(edgeKey(from, to));
+    if (it != kinds.constEnd()) edgeKinds[e] = static_cast<int>(*it);
+  }
+  m_graph->setEdgeBoundaries(std::move(edgeKinds));
   refreshHeat();
 }
 

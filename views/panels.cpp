@@ -1,6 +1,7 @@
 #include "views/panels.h"
 
 #include <algorithm>
+#include <set>
 
 #include <QFontDatabase>
 #include <QGuiApplication>
@@ -14,6 +15,8 @@
 #include <QVBoxLayout>
 
 #include "core/te/printer.h"
+#include "views/boundary_edges.h"
+#include "views/theme.h"
 
 namespace souffle::views {
 
@@ -109,6 +112,9 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
                                        sg.nodes[box].kind == SceneNode::Kind::Kernel
                                    ? std::vector<int>{sg.nodes[box].index}
                                    : std::vector<int>();
+  const SceneNode* node = own.empty() && box >= 0 && static_cast<size_t>(box) < sg.nodes.size()
+                              ? &sg.nodes[static_cast<size_t>(box)]
+                              : nullptr;
   box = sg.baseBox(box);
   if (own.empty() && (box < 0 || static_cast<size_t>(box) >= all.size())) return {};
   const std::vector<int>& ks = own.empty() ? all[box] : own;
@@ -131,8 +137,46 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
       for (const std::string& r : part.reasons) h += QStringLiteral("<li>%1</li>").arg(esc(r));
       h += QStringLiteral("</ul>");
     }
+    h += boundariesHtml(part, node);
   }
   return h;
+}
+
+QString PropertiesPanel::boundariesHtml(const plan::Partition& part, const SceneNode* node) const {
+  if (part.boundaries.empty()) return {};
+  const bool dark = isDark(palette());
+  auto kindHtml = [&](BoundaryKind k) {
+    return QStringLiteral("<b style='color:%1'>%2</b>")
+        .arg(boundaryColor(k, dark).name(), QString::fromLatin1(boundary_kind_name(k)));
+  };
+  if (!node) {
+    // A whole kernel: its boundaries by kind.
+    BoundaryCounts n{};
+    for (const plan::Boundary& b : part.boundaries) ++n[static_cast<size_t>(b.order.kind)];
+    QStringList parts;
+    for (size_t k = 0; k < n.size(); ++k)
+      if (n[k] > 0)
+        parts << QStringLiteral("%1 %2").arg(n[k]).arg(kindHtml(static_cast<BoundaryKind>(k)));
+    return tr("<p>Stage boundaries: %1</p>").arg(parts.join(QStringLiteral(", ")));
+  }
+  // The node's stages in this kernel, and what orders each after the stages before it.
+  const std::string name =
+      (node->kind == SceneNode::Kind::TeOp ? node->subtitle : node->onnxNode).toStdString();
+  std::set<int> mine;
+  for (size_t s = 0; s < part.built_stages.size(); ++s) {
+    const plan::BuiltStage& st = part.built_stages[s];
+    const std::vector<std::string>& names = node->kind == SceneNode::Kind::TeOp ? st.tes : st.nodes;
+    if (std::find(names.begin(), names.end(), name) != names.end()) mine.insert(int(s));
+  }
+  QString rows;
+  for (const plan::Boundary& b : part.boundaries) {
+    if (!mine.count(b.to) || (mine.count(b.from) && b.from != b.to)) continue;
+    const plan::BuiltStage& to = part.built_stages[static_cast<size_t>(b.to)];
+    rows += QStringLiteral("<li>%1 before stage <tt>%2</tt>: %3</li>")
+                .arg(kindHtml(b.order.kind), esc(to.name), esc(describe(b.order)));
+  }
+  if (rows.isEmpty()) return {};
+  return tr("<p>What orders its stages after the ones before:</p><ul>%1</ul>").arg(rows);
 }
 
 QString PropertiesPanel::characterizationHtml(const std::string& origin) const {

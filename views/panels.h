@@ -29,6 +29,9 @@ class PropertiesPanel : public QWidget {
 
  private:
   QString partitionHtml(const SceneGraph& graph, int box) const;
+  /// The kernel's stage boundaries: by kind for a whole kernel (`node` null), else those that
+  /// order the node's stages after the stages before them, with their reasons.
+  QString boundariesHtml(const plan::Partition& part, const SceneNode* node) const;
   /// How the plan's analysis characterizes the TEs that come from ONNX node `origin`:
   /// intensity and why, each input's access kind, and the reuse sites they take part in.
   QString characterizationHtml(const std::string& origin) const;

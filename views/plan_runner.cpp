@@ -78,16 +78,50 @@ PlanDataPtr buildPlanData(ModelDataPtr model, std::shared_ptr<const plan::Fusion
       for (const std::string& op : site.ops)
         if (op != site.result)
           replacedBy.insert(QString::fromStdString(op), QString::fromStdString(site.result));
-  auto kernelsOfTe = [&](QString name) {
+  // The built stages each TE of the transformed program computes in.
+  QHash<QString, std::vector<BoxStages>> stagesOfTe;
+  for (size_t k = 0; k < p->partitions.size(); ++k) {
+    const plan::Partition& part = p->partitions[k];
+    for (size_t s = 0; s < part.built_stages.size(); ++s)
+      for (const std::string& te : part.built_stages[s].tes) {
+        std::vector<BoxStages>& v = stagesOfTe[QString::fromStdString(te)];
+        auto it = std::find_if(v.begin(), v.end(),
+                               [&](const BoxStages& b) { return b.partition == int(k); });
+        if (it == v.end())
+          v.push_back({int(k), int(s), int(s)});
+        else
+          it->last = std::max(it->last, int(s));
+      }
+  }
+  auto resolved = [&](QString name) {
     for (int hops = 0; hops < 64; ++hops) {  // bounded: a cycle would be a bug, not a hang
-      auto it = byTe.constFind(name);
-      if (it != byTe.constEnd()) return *it;
+      if (byTe.contains(name)) return name;
       auto r = replacedBy.constFind(name);
       if (r == replacedBy.constEnd()) break;
       name = *r;
     }
-    return std::vector<int>();
+    return QString();
   };
+  auto kernelsOfTe = [&](const QString& name) { return byTe.value(resolved(name)); };
+  auto addStages = [](std::vector<BoxStages>& into, const std::vector<BoxStages>& from) {
+    for (const BoxStages& s : from) {
+      auto it = std::find_if(into.begin(), into.end(),
+                             [&](const BoxStages& b) { return b.partition == s.partition; });
+      if (it == into.end()) {
+        into.push_back(s);
+      } else {
+        it->first = std::min(it->first, s.first);
+        it->last = std::max(it->last, s.last);
+      }
+    }
+  };
+  QHash<QString, std::vector<BoxStages>> stagesOfNode, stagesOfInputTe;
+  for (const te::Op& op : model->model->program.ops) {
+    const QString name = QString::fromStdString(op->name);
+    const std::vector<BoxStages> st = stagesOfTe.value(resolved(name));
+    stagesOfInputTe.insert(name, st);
+    addStages(stagesOfNode[QString::fromStdString(op->origin.node)], st);
+  }
   QHash<QString, std::vector<int>> byNode, ofInputTe;
   for (const te::Op& op : model->model->program.ops) {
     const std::vector<int> ks = kernelsOfTe(QString::fromStdString(op->name));
@@ -105,6 +139,16 @@ PlanDataPtr buildPlanData(ModelDataPtr model, std::shared_ptr<const plan::Fusion
   for (size_t b = 0; b < tg.nodes.size(); ++b)
     if (tg.nodes[b].kind == SceneNode::Kind::TeOp)
       d->teKernels[b] = ofInputTe.value(tg.nodes[b].subtitle);
+  // Stage boundaries on the edges inside kernels.
+  std::vector<std::vector<BoxStages>> opStages(og.nodes.size()), teStages(tg.nodes.size());
+  for (size_t b = 0; b < og.nodes.size(); ++b)
+    if (og.nodes[b].kind == SceneNode::Kind::Op)
+      opStages[b] = stagesOfNode.value(og.nodes[b].onnxNode);
+  for (size_t b = 0; b < tg.nodes.size(); ++b)
+    if (tg.nodes[b].kind == SceneNode::Kind::TeOp)
+      teStages[b] = stagesOfInputTe.value(tg.nodes[b].subtitle);
+  d->opEdgeKinds = boundaryEdgeKinds(og, *p, opStages);
+  d->teEdgeKinds = boundaryEdgeKinds(tg, *p, teStages);
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/plan/plan.h"
+#include "views/boundary_edges.h"
 #include "views/kernel_identity.h"
 #include "views/scene_graph.h"
 
@@ -26,6 +27,9 @@ struct PlanData {
   /// ascending order; empty for inputs, outputs and nodes without TEs. More than one entry
   /// means the node's TEs were split over several kernels.
   std::vector<std::vector<int>> opKernels, teKernels;
+  /// Per edge (from box, to box) of the op-level / TE-level SceneGraph inside one kernel: the
+  /// strongest stage boundary between its producer's and its consumer's stages.
+  EdgeKinds opEdgeKinds, teEdgeKinds;
   /// Per partition: its name and colour, kept by a kernel an edit does not touch.
   std::vector<KernelIdentity> identities;
   double ms = 0;
@@ -33,6 +37,7 @@ struct PlanData {
   const std::vector<std::vector<int>>& kernelsOf(bool teLevel) const {
     return teLevel ? teKernels : opKernels;
   }
+  const EdgeKinds& edgeKindsOf(bool teLevel) const { return teLevel ? teEdgeKinds : opEdgeKinds; }
   /// Boxes of `graph` (op or TE level) that hold a TE of partition `kernel`.
   std::vector<int> boxesOf(bool teLevel, int kernel) const;
 };

@@ -33,6 +33,40 @@ std::vector<std::string> split_archs(const std::string& list) {
   return out;
 }
 
+/// Barrier statements between stages (outside every Stage node, read from the body itself):
+/// what orders one stage, or one phase of a stage, after another.
+void count_stage_barriers(const loop::Stmt& s, int& grid, int& block) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+    case loop::StmtKind::GridBarrier:
+      ++grid;
+      break;
+    case loop::StmtKind::BlockBarrier:
+      ++block;
+      break;
+    case loop::StmtKind::Stage:
+      break;
+    case loop::StmtKind::For:
+      count_stage_barriers(s.as<loop::For>()->body, grid, block);
+      break;
+    case loop::StmtKind::LetStmt:
+      count_stage_barriers(s.as<loop::LetStmt>()->body, grid, block);
+      break;
+    case loop::StmtKind::Allocate:
+      count_stage_barriers(s.as<loop::Allocate>()->body, grid, block);
+      break;
+    case loop::StmtKind::IfThenElse:
+      count_stage_barriers(s.as<loop::IfThenElse>()->then_case, grid, block);
+      count_stage_barriers(s.as<loop::IfThenElse>()->else_case, grid, block);
+      break;
+    case loop::StmtKind::Seq:
+      for (const loop::Stmt& x : s.as<loop::Seq>()->stmts) count_stage_barriers(x, grid, block);
+      break;
+    default:
+      break;
+  }
+}
+
 /// "80" for "sm_80" / "compute_80" (what CMAKE_CUDA_ARCHITECTURES takes).
 nlohmann::json kernel_json(const CompiledKernel& k) {
   nlohmann::json per_arch = nlohmann::json::array();
@@ -57,6 +91,12 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
     grid_barriers += s.kind() == loop::StmtKind::GridBarrier;
     block_barriers += s.kind() == loop::StmtKind::BlockBarrier;
   });
+  // The same split from the kernel's own record of its boundaries, by kind.
+  int stage_grid = 0, stage_block = 0;
+  count_stage_barriers(k.kernel.body, stage_grid, stage_block);
+  nlohmann::json boundaries = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}};
+  for (const StageBoundary& b : k.kernel.boundaries)
+    boundaries[boundary_kind_name(b.kind)] = boundaries[boundary_kind_name(b.kind)].get<int>() + 1;
   nlohmann::json j = {{"name", k.name},
                       {"partition", k.partition},
                       {"grid", k.launch.grid_x},
@@ -66,6 +106,9 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
                       {"stages", k.kernel.stages.size()},
                       {"grid_barriers", grid_barriers},
                       {"block_barriers", block_barriers},
+                      {"stage_grid_barriers", stage_grid},
+                      {"stage_block_barriers", stage_block},
+                      {"boundaries", boundaries},
                       {"co_resident", k.co_resident},
                       {"register_cap", k.register_cap},
                       {"per_arch", per_arch}};

@@ -771,10 +771,10 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       break;
     }
     case loop::StmtKind::BlockBarrier:
-      line(block_barrier_stmt());
+      line(barrier_line(block_barrier_stmt(), BoundaryKind::Block));
       break;
     case loop::StmtKind::GridBarrier:
-      line(grid_barrier_stmt());
+      line(barrier_line(grid_barrier_stmt(), BoundaryKind::Grid));
       break;
     case loop::StmtKind::FlagRelease:
       emit_flag_release(*s.as<loop::FlagRelease>());
@@ -802,7 +802,9 @@ void CodeGenC::emit_stmt(const Stmt& s) {
         line("// stage " + std::to_string(st.index));
       }
       open("");
+      ++m_stage_depth;
       emit_stmt(st.body);
+      --m_stage_depth;
       close();
       break;
     }
@@ -838,8 +840,18 @@ std::string CodeGenC::function_comment(const loop::Kernel& k) {
          (k.launch.cooperative ? ", cooperative launch" : "");
 }
 
+std::string CodeGenC::barrier_line(const std::string& stmt, BoundaryKind kind) {
+  if (!m_kernel || m_stage_depth > 0) return stmt;
+  const std::vector<StageBoundary>& bs = m_kernel->boundaries;
+  while (m_next_boundary < bs.size() && !bs[m_next_boundary].has_statement()) ++m_next_boundary;
+  if (m_next_boundary >= bs.size() || bs[m_next_boundary].kind != kind) return stmt;
+  return stmt + "  " + comment_text("// " + describe(bs[m_next_boundary++]));
+}
+
 void CodeGenC::add_kernel(const loop::Kernel& k) {
   m_kernel = &k;
+  m_stage_depth = 0;
+  m_next_boundary = 0;
   m_vars.clear();
   m_buffers.clear();
   m_used_names.clear();

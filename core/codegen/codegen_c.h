@@ -142,10 +142,14 @@ class CodeGenC {
   Code emit_call(const te::Call& c, DType t);
   Code emit_cast(const te::Cast& c);
   void emit_seq_child(const loop::Stmt& s, bool last);
+  /// `stmt` with, for a barrier between stages, its boundary's kind and reason as a comment.
+  std::string barrier_line(const std::string& stmt, BoundaryKind kind);
 
   std::ostringstream m_body;  // the kernels' text
   int m_depth = 0;
   const loop::Kernel* m_kernel = nullptr;
+  int m_stage_depth = 0;       ///< Stage nodes open around the statement being emitted
+  size_t m_next_boundary = 0;  ///< the kernel's next boundary with a barrier statement
   std::unordered_map<const te::ExprNode*, std::string> m_vars;
   std::unordered_map<const te::TensorNode*, std::string> m_buffers;
   std::unordered_set<std::string> m_used_names;

@@ -114,11 +114,29 @@ std::vector<int> SourceMap::lines_of_node(const std::string& node) const {
   return out;
 }
 
+int SourceMap::boundary_at(int line) const {
+  for (const BoundaryLine& b : boundaries)
+    if (b.line == line) return b.boundary;
+  return -1;
+}
+
 SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k) {
   const std::vector<std::string> lines = split_lines(text);
   SourceMap m;
+  size_t next_boundary = 0;
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
     const std::string t = trim_left(lines[i]);
+    // A barrier between stages: the emitter writes them in the order of the kernel's
+    // boundaries that have a statement.
+    const bool grid = starts_with(t, "grid.sync();"), block = starts_with(t, "__syncthreads();");
+    if (grid || block) {
+      while (next_boundary < k.boundaries.size() && !k.boundaries[next_boundary].has_statement())
+        ++next_boundary;
+      if (next_boundary < k.boundaries.size() &&
+          k.boundaries[next_boundary].kind == (grid ? BoundaryKind::Grid : BoundaryKind::Block))
+        m.boundaries.push_back({i + 1, static_cast<int>(next_boundary++)});
+      continue;
+    }
     // A call of an outlined stage's function: "fn(args);  // runs stage N `name`", its
     // arguments on the lines below when they do not fit. A function several stages share
     // holds the lines of the first; every other stage is found at its call.

@@ -23,6 +23,15 @@ struct SourceSpan {
 /// (includes, helpers, the kernel's signature, grid barriers between stages) belong to no node.
 struct SourceMap {
   std::vector<SourceSpan> spans;
+  /// A barrier line between stages (outside every span) and the kernel boundary it stands for
+  /// (an index into Kernel::boundaries); CUDA C only.
+  struct BoundaryLine {
+    int line = 0;
+    int boundary = -1;
+  };
+  std::vector<BoundaryLine> boundaries;
+  /// The boundary whose barrier is on `line`, or -1.
+  int boundary_at(int line) const;
 
   /// The span holding `line`, or nullptr.
   const SourceSpan* at_line(int line) const;
@@ -35,7 +44,7 @@ struct SourceMap {
 
 /// Maps the text emit_cuda(k) wrote for `k`: each stage's comment header and its block, and,
 /// for an outlined stage, the call of its function (a function shared by several stages holds
-/// the lines of the first of them).
+/// the lines of the first of them); each barrier line between stages to its boundary.
 SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k);
 /// Maps the text loop::print(k) wrote: a stage's line in the kernel header and its
 /// `stage N { ... }` block.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/support/boundary.h"
 #include "core/te/expr.h"
 
 namespace souffle::loop {
@@ -416,6 +417,11 @@ struct Kernel {
   /// Per-tile counters the kernel's FlagRelease / FlagWait use (Int32, rank 1): owned by the
   /// kernel, zeroed once, never reset; each launch passes `flag_epoch` (see FlagRelease).
   std::vector<Tensor> flags;
+  /// What orders each stage after the ones before, in body order: one entry per stage after the
+  /// first, one per barrier between phases of a stage, and a Launch entry first for a launch
+  /// that follows another of its partition. Every barrier statement outside the Stage nodes
+  /// has its entry (has_statement), in the same order.
+  std::vector<StageBoundary> boundaries;
 };
 
 /// A model's kernels in launch order over global tensors.

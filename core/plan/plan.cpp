@@ -49,6 +49,12 @@ Strategy parse_strategy(const std::string& name) {
   throw UserError("unknown strategy '" + name + "' (unfused, rules, souffle, souffle-paper)");
 }
 
+const std::string& BuiltStage::anchor() const {
+  if (!nodes.empty()) return nodes.front();
+  if (!tes.empty()) return tes.front();
+  return name;
+}
+
 const char* decision_kind_name(DecisionKind k) {
   switch (k) {
     case DecisionKind::Start:
@@ -223,6 +229,8 @@ void price_partition(const KernelPricer& pricer, const FusionPlan& context, Part
   p.est_time_us = pr.est_time_us;
   p.launch_us = pr.launch_us;
   p.barrier_us = pr.barrier_us;
+  p.built_stages = std::move(pr.stages);
+  p.boundaries = std::move(pr.boundaries);
 }
 
 /// A user's merge the model prices above its parts is kept, with a decision saying by how much.
@@ -538,6 +546,24 @@ void verify(const FusionPlan& p) {
                               counted_syncs, q.grid_syncs));
     SOUFFLE_CHECK(q.grid_syncs == 0 || q.cooperative,
                   fmt::format("plan: kernel {} synchronizes without a cooperative launch", k));
+    // Built stages and their boundaries: one boundary per stage after the first, besides those
+    // between the phases of one stage, each between stages that exist, in order.
+    size_t between = 0;
+    int grid_bounds = 0;
+    for (const Boundary& b : q.boundaries) {
+      SOUFFLE_CHECK(
+          b.to >= 0 && size_t(b.to) < q.built_stages.size() && b.from <= b.to && b.from >= 0,
+          fmt::format("plan: kernel {}: a boundary between stages {} and {} of {}", k, b.from, b.to,
+                      q.built_stages.size()));
+      between += b.from != b.to;
+      grid_bounds += b.order.kind == BoundaryKind::Grid;
+    }
+    SOUFFLE_CHECK(q.built_stages.empty() || between + 1 == q.built_stages.size(),
+                  fmt::format("plan: kernel {}: {} boundaries between {} built stages", k, between,
+                              q.built_stages.size()));
+    SOUFFLE_CHECK(grid_bounds <= q.grid_syncs,
+                  fmt::format("plan: kernel {}: {} grid boundaries, {} grid barriers", k,
+                              grid_bounds, q.grid_syncs));
     flops += q.flops;
     bytes += q.dram_bytes;
     syncs += q.grid_syncs;

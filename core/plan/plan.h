@@ -16,6 +16,7 @@
 #include "core/gpu/tile.h"
 #include "core/plan/decisions.h"
 #include "core/plan/horizontal.h"
+#include "core/support/boundary.h"
 #include "core/te/expr.h"
 
 namespace souffle::plan {
@@ -83,6 +84,29 @@ struct Decision {
   std::vector<std::string> tensors;
 };
 
+/// A stage of the kernels built for a partition, as their boundaries name it.
+struct BuiltStage {
+  int launch = 0;                  ///< which of the partition's launches (kernels) runs it
+  std::string name;                ///< the kernel's stage name
+  std::vector<std::string> tes;    ///< TE names, in order
+  std::vector<std::string> nodes;  ///< the ONNX nodes of its TEs, first appearance order
+  /// The node that names the stage: its first ONNX node, else its first TE, else its name.
+  const std::string& anchor() const;
+};
+
+/// What orders one built stage after the ones before it (core/support/boundary.h), placed in
+/// the partition: stage indices into Partition::built_stages.
+struct Boundary {
+  StageBoundary order;    ///< kind and reason; its stage indices are the kernel's own
+  int launch = 0;         ///< the launch (kernel) it is in
+  int from = -1, to = 0;  ///< the stages it separates (from == to: phases of one stage)
+  int producer = -1;      ///< the stage that wrote order.tensor, where known
+  int te = -1;            ///< op index of the first TE of stage `to` (where decisions apply)
+  /// The cost model's price of what it adds (µs): a grid barrier over the kernel's grid, or a
+  /// launch; 0 for none and block.
+  double cost_us = 0;
+};
+
 /// One kernel.
 struct Partition {
   int id = 0;
@@ -119,6 +143,11 @@ struct Partition {
   /// partition reads them) but keeps in global scratch, where the souffle strategy priced that
   /// cheaper (schedule::KernelBuildOptions::shared_residents for the rest).
   std::vector<std::string> global_scratch;
+  /// Filled with `priced`: the stages of its built kernels in launch order, and every boundary
+  /// between them (one per stage after the first, one per barrier between the phases of a
+  /// stage, a launch boundary where rules/unfused start another kernel).
+  std::vector<BuiltStage> built_stages;
+  std::vector<Boundary> boundaries;
 };
 
 /// The figures of the kernels built for one partition, priced by cost model v2.
@@ -138,6 +167,8 @@ struct PartitionPrice {
   /// The TEs (op indices) that start a stage after a grid barrier between stages: the sites
   /// where the partition could be cut.
   std::vector<int> barrier_sites;
+  std::vector<BuiltStage> stages;    ///< Partition::built_stages
+  std::vector<Boundary> boundaries;  ///< Partition::boundaries
   bool ok() const { return error.empty(); }
 };
 

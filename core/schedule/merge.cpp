@@ -330,6 +330,18 @@ class ProofCache {
   std::map<std::string, std::vector<Entry>> m_entries;
 };
 
+/// The first cross-block read of a mapped proof: the lowest consumer block that reads what
+/// another block wrote, and that block.
+void cross_block_example(const DependenceProof& p, int64_t grid, StageBoundary& b) {
+  for (int64_t c = 0; c < grid && c + 1 < static_cast<int64_t>(p.offsets.size()); ++c)
+    for (const ProducerBlock& w : p.producers_of(c))
+      if (w.block != c) {
+        b.consumer_block = c;
+        b.producer_block = w.block;
+        return;
+      }
+}
+
 }  // namespace
 
 Kernel merge_stages(std::vector<Kernel> stages, const std::string& name) {
@@ -351,6 +363,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
   std::set<const te::TensorNode*> produced;
   // Tensors written since the last grid barrier, with the statements that wrote them.
   std::map<const te::TensorNode*, std::vector<Stmt>> dirty;
+  std::map<const te::TensorNode*, int> writer_stage;  // the stage that last wrote each tensor
   std::vector<Stmt> body;
   struct Placed {
     Stmt inner;
@@ -392,10 +405,20 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     bool grid = false, any = false;
     Ownership level = Ownership::Thread;
     std::string why, owned;
+    StageBoundary bound;
+    bound.before = first_info > 0 ? static_cast<int>(first_info) - 1 : -1;
+    bound.after = static_cast<int>(first_info);
+    auto writer_of = [&](const Tensor& t) {
+      auto w = writer_stage.find(t.get());
+      return w == writer_stage.end() ? -1 : w->second;
+    };
     for (const Tensor& t : s.outputs)
-      if (dirty.count(t.get())) {
+      if (!grid && dirty.count(t.get())) {
         grid = true;
         why = "rewrites " + t->name;
+        bound.reason = BoundaryReason::Rewrite;
+        bound.tensor = t->name;
+        bound.producer = writer_of(t);
       }
     for (const Tensor& t : s.inputs) {
       auto it = dirty.find(t.get());
@@ -403,11 +426,19 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       any = true;
       if (options.force_ownership) {
         level = Ownership::Block;
+        if (bound.reason != BoundaryReason::BlockOwned) {
+          bound.reason = BoundaryReason::BlockOwned;
+          bound.tensor = t->name;
+          bound.producer = writer_of(t);
+        }
         continue;
       }
       if (!options.prove_ownership) {
         grid = true;
         why = "reads " + t->name;
+        bound.reason = BoundaryReason::NoProofs;
+        bound.tensor = t->name;
+        bound.producer = writer_of(t);
         continue;
       }
       OwnershipQuery q{t, it->second, inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
@@ -418,7 +449,26 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       if (p.level == Ownership::None) {
         grid = true;
         why = t->name + ": " + p.reason;
+        bound.tensor = t->name;
+        bound.producer = writer_of(t);
+        bound.detail = p.reason;
+        if (p.mapped) {
+          bound.reason = BoundaryReason::CrossBlock;
+          bound.awaited_tiles = p.max_producers();
+          cross_block_example(p, k.launch.grid_x, bound);
+        } else {
+          bound.reason = BoundaryReason::Unproven;
+        }
       } else {
+        // The tensor that sets the order: the first one owned only by its block, else the
+        // first one owned by its thread.
+        if (bound.tensor.empty() ||
+            (p.level == Ownership::Block && bound.reason != BoundaryReason::BlockOwned)) {
+          bound.reason = p.level == Ownership::Block ? BoundaryReason::BlockOwned
+                                                     : BoundaryReason::ThreadOwned;
+          bound.tensor = t->name;
+          bound.producer = writer_of(t);
+        }
         level = std::min(level, p.level);
         owned += (owned.empty() ? "" : ", ") + t->name;
       }
@@ -432,10 +482,13 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       Stmt split =
           options.prefetch_weights && room ? hoist_weight_tiles(inner, produced, tags) : Stmt();
       stacked = 0;
+      bound.kind = BoundaryKind::Grid;
+      bound.grid = k.launch.grid_x;
       if (split.defined()) {
         // The hoisted tiles sit above what is stacked; the rest starts after the barrier.
         stacked = largest_arena;
         inner = split;
+        bound.prefetched = true;
         std::string which;
         for (const std::string& t : tags) which += (which.empty() ? "" : " and ") + t;
         note(first_info, "first K tile of " + which + " prefetched before the grid barrier");
@@ -445,15 +498,28 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     } else if (any && level == Ownership::Block) {
       body.push_back(loop::block_barrier());
       stacked = 0;
+      bound.kind = BoundaryKind::Block;
       note(first_info, "after a block barrier: each block reads only what it wrote of " + owned);
     } else if (any && stacked > 0 && s.launch.dynamic_shared_bytes > 0 &&
                stacked + aligned(s.launch.dynamic_shared_bytes) > largest_arena) {
       body.push_back(loop::block_barrier());
       stacked = 0;
+      bound.kind = BoundaryKind::Block;
+      bound.reason = BoundaryReason::SharedArena;
       note(first_info, "after a block barrier (each thread reads only what it wrote of " + owned +
                            "; the barrier lets the stages share the shared arena)");
     } else if (any) {
       note(first_info, "no barrier: each thread reads only what it wrote of " + owned);
+    }
+    if (first_info > 0) k.boundaries.push_back(bound);
+    // The stage's own boundaries (between the phases of a reduction split over blocks).
+    for (StageBoundary b : s.boundaries) {
+      if (b.kind == BoundaryKind::Launch) continue;
+      b.before += b.before >= 0 ? static_cast<int>(first_info) : 0;
+      b.after += static_cast<int>(first_info);
+      if (b.producer >= 0) b.producer += static_cast<int>(first_info);
+      if (b.kind == BoundaryKind::Grid) b.grid = k.launch.grid_x;
+      k.boundaries.push_back(b);
     }
     stacked += aligned(s.launch.dynamic_shared_bytes);
     body.push_back(inner);
@@ -464,6 +530,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     for (const Tensor& t : s.outputs) {
       if (produced.insert(t.get()).second) k.outputs.push_back(t);
       dirty[t.get()].push_back(inner);
+      writer_stage[t.get()] = static_cast<int>(first_info);
     }
     placed.push_back({inner, first_info, s.inputs, s.outputs});
   }

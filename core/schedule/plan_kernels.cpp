@@ -320,13 +320,27 @@ std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages, const
                                          const std::vector<te::Tensor>& locals,
                                          const gpu::GpuSpec* gpu) {
   std::vector<std::vector<loop::Kernel>> launches;
-  std::set<const te::TensorNode*> written;  // by the stages of the current launch
+  std::vector<StageBoundary> launch_bounds;  // per launch after the first: why it starts
+  std::set<const te::TensorNode*> written;   // by the stages of the current launch
   for (loop::Kernel& s : stages) {
     if (!launches.empty()) {
       std::vector<loop::Kernel> trial = launches.back();
       trial.push_back(s);
       loop::Kernel k = merged(std::move(trial), name);
       if (has_grid_barrier(k) || k.launch.cooperative) {
+        // The boundary merging placed before this stage is why it starts a launch.
+        const int at = static_cast<int>(k.stages.size() - s.stages.size());
+        StageBoundary why;
+        for (const StageBoundary& b : k.boundaries)
+          if (b.after == at && b.before == at - 1) why = b;
+        why.before = -1;
+        why.after = 0;
+        why.producer = -1;
+        why.kind = BoundaryKind::Launch;
+        why.prefetched = false;
+        why.grid = 0;
+        launch_bounds.resize(launches.size() + 1);
+        launch_bounds.back() = why;
         std::string dep;
         for (const te::Tensor& t : s.inputs)
           if (dep.empty() && written.count(t.get())) dep = t->name;
@@ -359,6 +373,8 @@ std::vector<loop::Kernel> split_launches(std::vector<loop::Kernel> stages, const
     schedule::MergeOptions mo = merge_options(launches[i], std::move(mine), gpu, false);
     out.push_back(merged(std::move(launches[i]),
                          launches.size() == 1 ? name : name + "." + std::to_string(i), mo));
+    if (i > 0 && i < launch_bounds.size())
+      out.back().boundaries.insert(out.back().boundaries.begin(), launch_bounds[i]);
   }
   return out;
 }

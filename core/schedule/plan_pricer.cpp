@@ -268,6 +268,38 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       auto it = index.find(k.stages[st].tes.front());
       if (it != index.end()) out.barrier_sites.push_back(it->second);
     }
+    // The built stages and what orders each after the ones before, in the partition's terms.
+    const int launch = out.launches - 1;
+    const int base = static_cast<int>(out.stages.size());
+    for (const loop::StageInfo& info : k.stages) {
+      plan::BuiltStage bs;
+      bs.launch = launch;
+      bs.name = info.name;
+      bs.tes = info.tes;
+      for (const te::Origin& o : info.origins)
+        if (!o.node.empty() &&
+            std::find(bs.nodes.begin(), bs.nodes.end(), o.node) == bs.nodes.end())
+          bs.nodes.push_back(o.node);
+      out.stages.push_back(std::move(bs));
+    }
+    for (const StageBoundary& sb : k.boundaries) {
+      plan::Boundary b;
+      b.order = sb;
+      b.launch = launch;
+      b.from = sb.before >= 0 ? base + sb.before : base - 1;
+      b.to = base + sb.after;
+      b.producer = sb.producer >= 0 ? base + sb.producer : -1;
+      if (sb.after >= 0 && static_cast<size_t>(sb.after) < k.stages.size() &&
+          !k.stages[static_cast<size_t>(sb.after)].tes.empty()) {
+        auto it = index.find(k.stages[static_cast<size_t>(sb.after)].tes.front());
+        if (it != index.end()) b.te = it->second;
+      }
+      if (sb.kind == BoundaryKind::Grid)
+        b.cost_us = gpu::grid_barrier_cost_us(spec, c, k.launch.grid_x);
+      else if (sb.kind == BoundaryKind::Launch)
+        b.cost_us = c.launch_us;
+      out.boundaries.push_back(std::move(b));
+    }
   }
   return out;
 }

@@ -177,7 +177,17 @@ Kernel finish_phases(const te::ComputeOp& op, const Frame& f, std::vector<Stmt> 
   k.stages.push_back({op.name, std::move(schedule), {op.name}, {op.origin}, grid, block});
   std::vector<Stmt> body;
   for (size_t i = 0; i < phases.size(); ++i) {
-    if (i) body.push_back(loop::grid_barrier());
+    if (i) {
+      body.push_back(loop::grid_barrier());
+      StageBoundary b;
+      b.before = b.after = 0;
+      b.kind = BoundaryKind::Grid;
+      b.reason = BoundaryReason::SplitRows;
+      b.tensor = op.output->name;
+      b.producer = 0;
+      b.grid = grid;
+      k.boundaries.push_back(b);
+    }
     body.push_back(loop::stage(0, loop::simplify(phases[i])));
   }
   for (Tensor& t : scratch) k.outputs.push_back(std::move(t));

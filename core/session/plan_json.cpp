@@ -19,6 +19,50 @@ nlohmann::json names_of(const plan::FusionPlan& p, const std::vector<int>& tes) 
   return names;
 }
 
+/// Every boundary of a priced partition: the stages it separates (by anchor node), its kind,
+/// its reason as a typed value with what it names, and the prices compared where the cost model
+/// chose (a souffle decision at the TE the later stage starts with).
+nlohmann::json boundaries_json(const plan::FusionPlan& p, const plan::Partition& k) {
+  nlohmann::json out = nlohmann::json::array();
+  auto anchor = [&](int stage) -> nlohmann::json {
+    if (stage < 0 || static_cast<size_t>(stage) >= k.built_stages.size()) return nullptr;
+    return k.built_stages[static_cast<size_t>(stage)].anchor();
+  };
+  for (const plan::Boundary& b : k.boundaries) {
+    const StageBoundary& o = b.order;
+    nlohmann::json reason = {{"kind", boundary_reason_name(o.reason)}};
+    if (!o.tensor.empty()) reason["tensor"] = o.tensor;
+    if (b.producer >= 0) reason["producer"] = anchor(b.producer);
+    if (o.reason == BoundaryReason::CrossBlock || o.reason == BoundaryReason::Unproven ||
+        o.reason == BoundaryReason::Rewrite || o.reason == BoundaryReason::NoProofs)
+      reason["consumer"] = anchor(b.to);
+    if (o.consumer_block >= 0) reason["consumer_block"] = o.consumer_block;
+    if (o.producer_block >= 0) reason["producer_block"] = o.producer_block;
+    if (o.awaited_tiles > 0) reason["awaited_tiles"] = o.awaited_tiles;
+    if (!o.detail.empty()) reason["detail"] = o.detail;
+    nlohmann::json j = {{"launch", b.launch},
+                        {"from", b.from},
+                        {"to", b.to},
+                        {"from_anchor", anchor(b.from)},
+                        {"to_anchor", anchor(b.to)},
+                        {"kind", boundary_kind_name(o.kind)},
+                        {"reason", reason},
+                        {"text", describe(o)},
+                        {"cost_us", b.cost_us}};
+    if (o.kind == BoundaryKind::Grid) j["grid"] = o.grid;
+    if (o.prefetched) j["prefetched"] = true;
+    for (const plan::Decision& d : k.decisions)
+      if (b.te >= 0 && d.te == b.te && d.merged_us + d.split_us > 0) {
+        j["priced"] = {{"decision", plan::decision_kind_name(d.kind)},
+                       {"merged_us", d.merged_us},
+                       {"split_us", d.split_us}};
+        break;
+      }
+    out.push_back(j);
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
@@ -85,6 +129,22 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
       if (!k.decisions[i].tensors.empty()) decisions[i]["tensors"] = k.decisions[i].tensors;
     q["decisions"] = decisions;
     if (!k.global_scratch.empty()) q["global_scratch"] = k.global_scratch;
+    if (k.priced) {
+      nlohmann::json built = nlohmann::json::array();
+      for (const plan::BuiltStage& st : k.built_stages)
+        built.push_back({{"launch", st.launch},
+                         {"name", st.name},
+                         {"anchor", st.anchor()},
+                         {"tes", st.tes},
+                         {"nodes", st.nodes}});
+      q["built_stages"] = built;
+      q["boundaries"] = boundaries_json(p, k);
+      nlohmann::json counts = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}};
+      for (const plan::Boundary& b : k.boundaries)
+        counts[boundary_kind_name(b.order.kind)] =
+            counts[boundary_kind_name(b.order.kind)].get<int>() + 1;
+      q["boundary_kinds"] = counts;
+    }
   }
   j["partitions"] = parts;
   nlohmann::json tr = nlohmann::json::array();

@@ -246,3 +246,34 @@ TEST(Cli, PlanAndCompileJsonAgreeOnKernelsAndBarriers) {
     EXPECT_EQ(steps.back(), "price");
   }
 }
+
+namespace {
+
+TEST(Cli, RulesLaunchBoundariesExplainEachExtraLaunch) {
+  // Sample Swin under rules: some partitions are cut into several launches where merging their
+  // stages would need a grid barrier; each later launch has a launch boundary naming the
+  // cross-block read that forced it.
+  CliRun r = run_cli("plan " + sample("swin") + " --json --strategy rules");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  int split = 0;
+  for (const nlohmann::json& p : j["partitions"]) {
+    int launch_bounds = 0;
+    for (const nlohmann::json& b : p["boundaries"]) {
+      EXPECT_NE(b["kind"], "grid") << b;  // rules launch without grid synchronization
+      if (b["kind"] != "launch") continue;
+      ++launch_bounds;
+      EXPECT_EQ(b["reason"]["kind"], "cross-block") << b;
+      EXPECT_TRUE(b["reason"]["tensor"].is_string()) << b;
+      EXPECT_TRUE(b["reason"]["consumer"].is_string()) << b;
+      const nlohmann::json& to = p["built_stages"][b["to"].get<size_t>()];
+      const nlohmann::json& from = p["built_stages"][b["from"].get<size_t>()];
+      EXPECT_EQ(to["launch"].get<int>(), from["launch"].get<int>() + 1) << b;
+    }
+    EXPECT_EQ(launch_bounds + 1, p["launches"].get<int>()) << p["id"];
+    split += p["launches"].get<int>() > 1;
+  }
+  EXPECT_GT(split, 0);
+}
+
+}  // namespace

@@ -5,6 +5,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -59,6 +62,109 @@ TEST(CliCompile, SouffleKernelJson) {
   EXPECT_GE(k["block_barriers"].get<int>(), 0);
   EXPECT_TRUE(fs::exists(out / "kernel0.sm_80.ptx"));
   EXPECT_TRUE(fs::exists(out / "main.cu"));
+}
+
+}  // namespace
+
+namespace {
+
+/// Per partition id: the plan's boundaries by kind ("none", "block", "grid", "launch").
+std::map<int, std::map<std::string, int>> plan_boundaries(const nlohmann::json& plan) {
+  std::map<int, std::map<std::string, int>> out;
+  for (const nlohmann::json& p : plan["partitions"]) {
+    std::map<std::string, int>& m = out[p["id"].get<int>()];
+    for (const nlohmann::json& b : p["boundaries"]) ++m[b["kind"].get<std::string>()];
+  }
+  return out;
+}
+
+void check_plan_and_compile_agree(const std::string& strategy) {
+  SCOPED_TRACE(strategy);
+  CliRun pr = run_cli("plan " + mmoe() + " --strategy " + strategy + " --json");
+  ASSERT_EQ(pr.code, 0) << pr.out;
+  const nlohmann::json plan = nlohmann::json::parse(pr.out);
+  fs::path out = fs::path(SOUFFLE_BINARY_DIR) / ("test_cli_boundaries_" + strategy);
+  fs::remove_all(out);
+  CliRun cr = run_cli("compile " + mmoe() + " --strategy " + strategy +
+                      " --arch sm_80 --json --out " + out.string());
+  ASSERT_EQ(cr.code, 0) << cr.out;
+  const nlohmann::json compiled = nlohmann::json::parse(cr.out);
+
+  // Every boundary names its two stages, a kind and a typed reason; a grid barrier forced by a
+  // cross-block read names the tensor, the stage that wrote it and the one that reads it.
+  int grid_total = 0;
+  for (const nlohmann::json& p : plan["partitions"]) {
+    ASSERT_TRUE(p.contains("boundaries")) << p["id"];
+    const size_t stages = p["built_stages"].size();
+    size_t between = 0;
+    for (const nlohmann::json& b : p["boundaries"]) {
+      const std::string kind = b["kind"];
+      EXPECT_TRUE(kind == "none" || kind == "block" || kind == "grid" || kind == "launch") << b;
+      EXPECT_TRUE(b["to_anchor"].is_string()) << b;
+      EXPECT_TRUE(b["from_anchor"].is_string()) << b;
+      EXPECT_TRUE(b["reason"]["kind"].is_string()) << b;
+      EXPECT_FALSE(b["text"].get<std::string>().empty()) << b;
+      if (b["from"] != b["to"]) ++between;
+      if (b["reason"]["kind"] == "cross-block") {
+        EXPECT_EQ(kind == "grid" || kind == "launch", true) << b;
+        EXPECT_TRUE(b["reason"]["tensor"].is_string()) << b;
+        EXPECT_TRUE(b["reason"]["producer"].is_string()) << b;
+        EXPECT_TRUE(b["reason"]["consumer"].is_string()) << b;
+        EXPECT_GE(b["reason"]["awaited_tiles"].get<int64_t>(), 1) << b;
+      }
+      if (kind == "grid") {
+        ++grid_total;
+        EXPECT_GT(b["cost_us"].get<double>(), 0) << b;
+      }
+    }
+    // One boundary per stage after the first, besides those between phases of one stage.
+    EXPECT_EQ(between + 1, stages) << p["id"];
+  }
+
+  // The plan's boundaries agree with the barrier statements compile finds between the stages
+  // of each kernel, partition by partition.
+  std::map<int, std::map<std::string, int>> from_plan = plan_boundaries(plan);
+  std::map<int, std::map<std::string, int>> from_kernels;
+  for (const nlohmann::json& k : compiled["kernels"]) {
+    std::map<std::string, int>& m = from_kernels[k["partition"].get<int>()];
+    m["grid"] += k["stage_grid_barriers"].get<int>();
+    m["block"] += k["stage_block_barriers"].get<int>();
+    m["kernels"] += 1;
+    EXPECT_EQ(k["boundaries"]["grid"], k["stage_grid_barriers"]) << k["name"];
+    EXPECT_EQ(k["boundaries"]["block"], k["stage_block_barriers"]) << k["name"];
+    EXPECT_LE(k["stage_grid_barriers"].get<int>(), k["grid_barriers"].get<int>());
+  }
+  for (auto& [id, kinds] : from_plan)
+    if (!from_kernels.count(id)) {
+      // A partition of views only launches nothing and has no boundary.
+      for (auto& [kind, n] : kinds) EXPECT_EQ(n, 0) << "partition " << id << " " << kind;
+    }
+  for (auto& [id, kinds] : from_kernels) {
+    SCOPED_TRACE("partition " + std::to_string(id));
+    EXPECT_EQ(from_plan[id]["grid"], kinds["grid"]);
+    EXPECT_EQ(from_plan[id]["block"], kinds["block"]);
+    EXPECT_EQ(from_plan[id]["launch"] + 1, kinds["kernels"]);
+  }
+  EXPECT_EQ(compiled["grid_barriers"].get<int>() >= grid_total, true);
+
+  // The CUDA C annotates each grid barrier between stages with its kind and reason.
+  if (grid_total > 0) {
+    std::string cu;
+    for (const auto& e : fs::directory_iterator(out))
+      if (e.path().extension() == ".cu" && e.path().filename() != "main.cu") {
+        std::ifstream in(e.path());
+        cu += std::string(std::istreambuf_iterator<char>(in), {});
+      }
+    EXPECT_NE(cu.find("grid.sync();  // grid: "), std::string::npos);
+  }
+}
+
+TEST(CliCompile, BoundariesAgreeBetweenPlanAndCompileSouffle) {
+  check_plan_and_compile_agree("souffle");
+}
+
+TEST(CliCompile, BoundariesAgreeBetweenPlanAndCompileRules) {
+  check_plan_and_compile_agree("rules");
 }
 
 }  // namespace

@@ -21,6 +21,11 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(' ');
+  return a == std::string::npos ? std::string() : s.substr(a);
+}
+
 /// The 1-based number of the first line containing `needle`, 0 when none does.
 int line_with(const std::string& text, const std::string& needle) {
   const std::vector<std::string> ls = lines_of(text);
@@ -66,6 +71,42 @@ TEST(SourceMap, CudaStagesCoverTheirCommentsAndBlocks) {
   EXPECT_TRUE(std::find(mul.begin(), mul.end(), atomic) != mul.end());
   EXPECT_TRUE(m.lines_of_node("NoSuchNode").empty());
   EXPECT_EQ(m.spans_of_te("Add_0").size(), 1u);
+}
+
+TEST(SourceMap, BarrierBetweenStagesCarriesItsBoundary) {
+  loop::Kernel k = two_stage_kernel();
+  StageBoundary b;
+  b.before = 0;
+  b.after = 1;
+  b.kind = BoundaryKind::Grid;
+  b.reason = BoundaryReason::CrossBlock;
+  b.tensor = "t";
+  b.producer = 0;
+  b.consumer_block = 0;
+  b.producer_block = 1;
+  b.awaited_tiles = 2;
+  b.grid = 4;
+  k.boundaries = {b};
+  const std::string src = emit_cuda(k);
+  const SourceMap m = map_cuda_source(src, k);
+  const int sync = line_with(src, "grid.sync();");
+  ASSERT_GT(sync, 0);
+  // The emitter writes the kind and the reason on the barrier's line; the map finds it.
+  EXPECT_EQ(trim(lines_of(src)[static_cast<size_t>(sync) - 1]),
+            "grid.sync();  // grid: t of stage 0 read across blocks (block 0 reads what block 1 "
+            "wrote; per-tile flags would wait for 2 tiles of 4)");
+  ASSERT_EQ(m.boundaries.size(), 1u);
+  EXPECT_EQ(m.boundaries[0].line, sync);
+  EXPECT_EQ(m.boundary_at(sync), 0);
+  EXPECT_EQ(m.boundary_at(sync + 1), -1);
+  EXPECT_EQ(m.at_line(sync), nullptr);
+
+  // A record that does not match the barrier (a block boundary) annotates nothing.
+  k.boundaries[0].kind = BoundaryKind::Block;
+  const std::string plain = emit_cuda(k);
+  EXPECT_EQ(trim(lines_of(plain)[static_cast<size_t>(line_with(plain, "grid.sync();")) - 1]),
+            "grid.sync();");
+  EXPECT_TRUE(map_cuda_source(plain, k).boundaries.empty());
 }
 
 TEST(SourceMap, BracesInNodeNamesDoNotConfuseBlocks) {

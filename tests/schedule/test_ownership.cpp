@@ -115,6 +115,49 @@ TEST(Ownership, OtherBlocksDataKeepsGridBarrier) {
   expect_values(k, p, [](int64_t b, int64_t t) { return ((b + 1) % kGrid) * kBlock + t; });
 }
 
+TEST(Ownership, EachOrderIsRecordedAsATypedBoundary) {
+  Pair p;
+  // Thread-owned: no barrier, the tensor named.
+  loop::Kernel k = schedule::merge_stages(p.stages(same_thread), "k");
+  ASSERT_EQ(k.boundaries.size(), 1u);
+  EXPECT_EQ(k.boundaries[0].kind, BoundaryKind::None);
+  EXPECT_EQ(k.boundaries[0].reason, BoundaryReason::ThreadOwned);
+  EXPECT_EQ(k.boundaries[0].tensor, "y");
+  EXPECT_EQ(k.boundaries[0].before, 0);
+  EXPECT_EQ(k.boundaries[0].after, 1);
+  EXPECT_EQ(k.boundaries[0].producer, 0);
+  // Block-owned: a block barrier.
+  k = schedule::merge_stages(p.stages(reversed_in_block), "k");
+  ASSERT_EQ(k.boundaries.size(), 1u);
+  EXPECT_EQ(k.boundaries[0].kind, BoundaryKind::Block);
+  EXPECT_EQ(k.boundaries[0].reason, BoundaryReason::BlockOwned);
+  // Another block's data: a grid barrier, the crossing blocks and the awaited tiles named
+  // (block b reads block b + 1's tile only).
+  k = schedule::merge_stages(p.stages(next_block), "k");
+  ASSERT_EQ(k.boundaries.size(), 1u);
+  const StageBoundary& b = k.boundaries[0];
+  EXPECT_EQ(b.kind, BoundaryKind::Grid);
+  EXPECT_EQ(b.reason, BoundaryReason::CrossBlock);
+  EXPECT_EQ(b.tensor, "y");
+  EXPECT_EQ(b.producer, 0);
+  EXPECT_EQ(b.consumer_block, 0);
+  EXPECT_EQ(b.producer_block, 1);
+  EXPECT_EQ(b.awaited_tiles, 1);
+  EXPECT_EQ(b.grid, kGrid);
+  EXPECT_EQ(describe(b).rfind("grid: y of stage 0 read across blocks (block 0 reads what block 1 "
+                              "wrote; per-tile flags would wait for 1 tile of ",
+                              0),
+            0u)
+      << describe(b);
+  // Proofs off: a grid barrier for want of a proof.
+  schedule::MergeOptions off;
+  off.prove_ownership = false;
+  k = schedule::merge_stages(p.stages(same_thread), "k", off);
+  ASSERT_EQ(k.boundaries.size(), 1u);
+  EXPECT_EQ(k.boundaries[0].kind, BoundaryKind::Grid);
+  EXPECT_EQ(k.boundaries[0].reason, BoundaryReason::NoProofs);
+}
+
 TEST(Ownership, RepeatedStagePairsReuseOneProof) {
   // a1 = 2 a0 + 1, a2 = 2 a1 + 1, ... each stage reading its own thread's element, then one
   // two stages reading the next block's: the first four pairs are the same code on other

@@ -1,0 +1,91 @@
+#include "core/support/boundary.h"
+
+namespace souffle {
+
+const char* boundary_kind_name(BoundaryKind k) {
+  switch (k) {
+    case BoundaryKind::None:
+      return "none";
+    case BoundaryKind::Block:
+      return "block";
+    case BoundaryKind::Grid:
+      return "grid";
+    case BoundaryKind::Launch:
+      return "launch";
+  }
+  return "?";
+}
+
+const char* boundary_reason_name(BoundaryReason r) {
+  switch (r) {
+    case BoundaryReason::Independent:
+      return "independent";
+    case BoundaryReason::ThreadOwned:
+      return "thread-owned";
+    case BoundaryReason::BlockOwned:
+      return "block-owned";
+    case BoundaryReason::SharedArena:
+      return "shared-arena";
+    case BoundaryReason::CrossBlock:
+      return "cross-block";
+    case BoundaryReason::Unproven:
+      return "unproven";
+    case BoundaryReason::Rewrite:
+      return "rewrite";
+    case BoundaryReason::NoProofs:
+      return "no-proofs";
+    case BoundaryReason::SplitRows:
+      return "split-rows";
+  }
+  return "?";
+}
+
+std::string describe(const StageBoundary& b) {
+  std::string s = std::string(boundary_kind_name(b.kind)) + ": ";
+  const std::string stage = b.producer >= 0 ? " of stage " + std::to_string(b.producer) : "";
+  switch (b.reason) {
+    case BoundaryReason::Independent:
+      s += "reads nothing the stages since the last grid barrier wrote";
+      break;
+    case BoundaryReason::ThreadOwned:
+      s += "each thread reads only what it wrote of " + b.tensor;
+      break;
+    case BoundaryReason::BlockOwned:
+      s += "each block reads only what it wrote of " + b.tensor;
+      break;
+    case BoundaryReason::SharedArena:
+      s += "each thread reads only what it wrote of " + b.tensor +
+           "; the barrier lets the stages share the shared arena";
+      break;
+    case BoundaryReason::CrossBlock: {
+      s += b.tensor + stage + " read across blocks";
+      std::string parts;
+      if (b.consumer_block >= 0 && b.producer_block >= 0)
+        parts = "block " + std::to_string(b.consumer_block) + " reads what block " +
+                std::to_string(b.producer_block) + " wrote";
+      if (b.awaited_tiles > 0)
+        parts += (parts.empty() ? "" : "; ") + std::string("per-tile flags would wait for ") +
+                 std::to_string(b.awaited_tiles) + (b.awaited_tiles == 1 ? " tile" : " tiles") +
+                 (b.grid > 0 ? " of " + std::to_string(b.grid) : "");
+      if (!parts.empty()) s += " (" + parts + ")";
+      break;
+    }
+    case BoundaryReason::Unproven:
+      s += b.tensor + stage + ": no weaker order proven" +
+           (b.detail.empty() ? "" : " (" + b.detail + ")");
+      break;
+    case BoundaryReason::Rewrite:
+      s += "rewrites " + b.tensor + stage;
+      break;
+    case BoundaryReason::NoProofs:
+      s += "reads " + b.tensor + stage + " (ownership proofs off)";
+      break;
+    case BoundaryReason::SplitRows:
+      s += "the rows of " + b.tensor + " are split over blocks; their partials are joined";
+      break;
+  }
+  if (b.prefetched) s += "; the first weight tile is loaded before it";
+  return s;
+}
+
+}  // namespace souffle

@@ -49,6 +49,8 @@ QColor boundaryColor(BoundaryKind kind, bool dark) {
       return dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xd0, 0x21, 0x21);
     case BoundaryKind::Launch:
       return dark ? QColor(0xc0, 0x8c, 0xff) : QColor(0x7b, 0x3f, 0xc4);
+    case BoundaryKind::Flags:
+      return dark ? QColor(0xff, 0x9e, 0x5e) : QColor(0xd0, 0x5a, 0x10);
   }
   return {};
 }
@@ -71,6 +73,10 @@ QPen boundaryPen(BoundaryKind kind, bool dark, bool highlighted) {
       break;
     case BoundaryKind::Launch:
       pen.setStyle(Qt::DashDotLine);
+      pen.setWidthF(2.4);
+      break;
+    case BoundaryKind::Flags:
+      pen.setStyle(Qt::DashDotDotLine);
       pen.setWidthF(2.4);
       break;
   }

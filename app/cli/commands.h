@@ -22,6 +22,7 @@ struct VerifyOptions {
   bool f64 = false;
   std::string strategy;  ///< verify the TE program this strategy transforms to ("" = lowered)
   std::string precision = "fp32";  ///< compute type of the kernels (--level kernels)
+  std::string sync = "grid";       ///< grid, flags or auto (--level kernels)
 };
 
 struct PlanCliOptions {

@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
                        "kernel compute type: fp32 (default), tf32, fp16, bf16 (--level kernels)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
   c_verify
+      ->add_option("--sync", verify.sync,
+                   "order of dependent stages across blocks (--level kernels): grid (default), "
+                   "flags (per-tile flags wherever a consumer block reads fewer producer blocks "
+                   "than the grid) or auto (flags where it reads at most 4)")
+      ->check(CLI::IsMember({"grid", "flags", "auto"}));
+  c_verify
       ->add_option("--strategy", verify.strategy,
                    "verify the TE program transformed by unfused, rules, souffle or souffle-paper")
       ->check(CLI::IsMember({"unfused", "rules", "souffle", "souffle-paper"}));

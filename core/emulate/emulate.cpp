@@ -1253,7 +1253,7 @@ class Machine {
     t.flags = &f;
     t.first = flag_index(f, w.first, lanes, "flag wait");
     t.count = eval(w.count, Lanes{lanes[0]})[0].i;
-    if (t.count < 1 || t.first + t.count > f.numel)
+    if (t.count < 0 || t.first + t.count > f.numel)
       fail("out-of-bounds flag wait on " + f.name + "[" + std::to_string(t.first) + " +: " +
            std::to_string(t.count) + "] (shape " + shape_str(f.shape) + ") by " + who(lanes[0]));
     t.target = m_opt.flag_epoch * w.per_run;

@@ -52,8 +52,9 @@ class Verifier {
         v = std::max(v, it->second);
       } else if (const te::Read* r = n.as<te::Read>()) {
         check_buffer(r->tensor, "read");
-        // A loaded value may differ per thread: treat it as divergent.
-        v = Variance::Thread;
+        // A loaded value may differ per thread: treat it as divergent. A constant's element is
+        // as uniform as its indices (visited as nodes of their own).
+        if (r->tensor->source != te::TensorNode::Source::Constant) v = Variance::Thread;
       }
     });
     return v;

@@ -80,6 +80,12 @@ int main(int argc, char** argv) {
   c_compile->add_option("-j,--jobs", compile.threads,
                         "NVRTC compilations at once (default: cores)");
   c_compile->add_option("--precision", compile.precision, "fp32 (default), tf32, fp16 or bf16");
+  c_compile
+      ->add_option(
+          "--sync", compile.sync,
+          "order of dependent stages across blocks: grid (default), flags or auto (per-tile "
+          "flags, as verify --level kernels --sync); not with --out yet")
+      ->check(CLI::IsMember({"grid", "flags", "auto"}));
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");

@@ -94,6 +94,8 @@ QString boundaryLabel(BoundaryKind kind) {
       return QObject::tr("grid barrier (grid.sync)");
     case BoundaryKind::Launch:
       return QObject::tr("another launch (rules/unfused)");
+    case BoundaryKind::Flags:
+      return QObject::tr("per-tile flags (waits on the producer blocks read)");
   }
   return {};
 }

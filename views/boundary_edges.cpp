@@ -49,6 +49,8 @@ QColor boundaryColor(BoundaryKind kind, bool dark) {
       return dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xd0, 0x21, 0x21);
     case BoundaryKind::Launch:
       return dark ? QColor(0xc0, 0x8c, 0xff) : QColor(0x7b, 0x3f, 0xc4);
+    case BoundaryKind::Flags:
+      return dark ? QColor(0xff, 0x9e, 0x5e) : QColor(0xd0, 0x5a, 0x10);
   }
   return {};
 }
@@ -73,6 +75,10 @@ QPen boundaryPen(BoundaryKind kind, bool dark, bool highlighted) {
       pen.setStyle(Qt::DashDotLine);
       pen.setWidthF(2.4);
       break;
+    case BoundaryKind::Flags:
+      pen.setStyle(Qt::DashDotDotLine);
+      pen.setWidthF(2.4);
+      break;
   }
   if (highlighted) pen.setWidthF(pen.widthF() + 1.0);
   return pen;
@@ -88,6 +94,8 @@ QString boundaryLabel(BoundaryKind kind) {
       return QObject::tr("grid barrier (grid.sync)");
     case BoundaryKind::Launch:
       return QObject::tr("another launch (rules/unfused)");
+    case BoundaryKind::Flags:
+      return QObject::tr("per-tile flags (waits on the producer blocks read)");
   }
   return {};
 }

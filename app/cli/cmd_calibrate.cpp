@@ -21,7 +21,8 @@ int run_calibrate(const CalibrateCliOptions& o) {
   po.runner = o.runner;
   std::string why = profile_unavailable_reason(po);
   if (!why.empty() && o.runner.empty() && !gpu::cuda_device().available())
-    why = gpu::cuda_device().reason + ": calibration measures a GPU (--runner CMD uses one elsewhere)";
+    why = gpu::cuda_device().reason +
+          ": calibration measures a GPU (--runner CMD uses one elsewhere)";
   if (!why.empty()) throw UserError(why);
   std::string cmd = o.runner.empty() ? "'" + default_runner_path() + "'" : o.runner;
   cmd += " --backend cuda";

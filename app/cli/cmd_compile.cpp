@@ -86,15 +86,16 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
   }
   // What the merged kernel synchronizes (the plan counts grid syncs per dependent stage; the
   // kernel has only those its ownership proofs could not remove).
-  int grid_barriers = 0, block_barriers = 0;
+  int grid_barriers = 0, block_barriers = 0, flag_waits = 0;
   loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& s) {
     grid_barriers += s.kind() == loop::StmtKind::GridBarrier;
     block_barriers += s.kind() == loop::StmtKind::BlockBarrier;
+    flag_waits += s.kind() == loop::StmtKind::FlagWait;
   });
   // The same split from the kernel's own record of its boundaries, by kind.
   int stage_grid = 0, stage_block = 0;
   count_stage_barriers(k.kernel.body, stage_grid, stage_block);
-  nlohmann::json boundaries = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}};
+  nlohmann::json boundaries = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}, {"flags", 0}};
   for (const StageBoundary& b : k.kernel.boundaries)
     boundaries[boundary_kind_name(b.kind)] = boundaries[boundary_kind_name(b.kind)].get<int>() + 1;
   nlohmann::json j = {{"name", k.name},
@@ -106,6 +107,7 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
                       {"stages", k.kernel.stages.size()},
                       {"grid_barriers", grid_barriers},
                       {"block_barriers", block_barriers},
+                      {"flag_waits", flag_waits},
                       {"stage_grid_barriers", stage_grid},
                       {"stage_block_barriers", stage_block},
                       {"boundaries", boundaries},
@@ -127,6 +129,11 @@ int run_compile(const CompileCliOptions& o) {
     throw UserError(
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
+  schedule::parse_sync_mode(o.sync, copts.sync);
+  if (copts.sync != schedule::SyncMode::Grid && !o.out.empty())
+    throw UserError("--sync " + o.sync +
+                    ": a bundle cannot carry kernels with per-tile flags yet (the runner does not "
+                    "allocate their counters or pass the epoch): drop --sync or --out");
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.precision = gpu::parse_precision(o.precision);

@@ -54,7 +54,9 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   souffle::VerifyOptions vo;
   vo.criterion = Criterion::RelativeL2;
   vo.tolerance = o.tolerance;
-  KernelVerifyReport rep = verify_kernels(m, sets, po, vo);
+  schedule::SyncMode sync = schedule::SyncMode::Grid;
+  schedule::parse_sync_mode(o.sync, sync);
+  KernelVerifyReport rep = verify_kernels(m, sets, po, vo, sync);
   if (o.common.json) {
     nlohmann::json j;
     j["model"] = o.common.model;
@@ -63,6 +65,8 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
     j["precision"] = gpu::precision_name(po.precision);
     j["kernels"] = rep.kernels;
     j["grid_barriers"] = rep.grid_barriers;
+    j["flag_waits"] = rep.flag_waits;
+    j["sync"] = o.sync;
     j["tolerance"] = o.tolerance;
     j["ok"] = rep.ok();
     if (!rep.error.empty()) j["error"] = rep.error;
@@ -76,11 +80,13 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
     print_checks(rep.outputs.checks);
     if (!rep.error.empty()) std::cout << "ERROR " << rep.error << "\n";
     std::cout << fmt::format(
-        "{}: {} kernels ({} grid barriers), {} outputs over {} data sets, max relative L2 error "
+        "{}: {} kernels ({} grid barriers{}), {} outputs over {} data sets, max relative L2 error "
         "{:.3g} (limit {:.0e}), emulator {:.0f} ms\n",
         rep.ok() ? "verified" : (rep.error.empty() ? "MISMATCH" : "FAILED"), rep.kernels,
-        rep.grid_barriers, rep.outputs.checks.size(), sets.size(), rep.outputs.max_rel_l2,
-        o.tolerance, rep.outputs.run_ms);
+        rep.grid_barriers,
+        rep.flag_waits ? fmt::format(", {} flag waits", rep.flag_waits) : std::string(),
+        rep.outputs.checks.size(), sets.size(), rep.outputs.max_rel_l2, o.tolerance,
+        rep.outputs.run_ms);
   }
   return rep.ok() ? 0 : 1;
 }

@@ -22,6 +22,7 @@ struct VerifyOptions {
   bool f64 = false;
   std::string strategy;  ///< verify the TE program this strategy transforms to ("" = lowered)
   std::string precision = "fp32";  ///< compute type of the kernels (--level kernels)
+  std::string sync = "grid";       ///< grid, flags or auto (--level kernels)
 };
 
 struct PlanCliOptions {
@@ -45,6 +46,7 @@ struct CompileCliOptions {
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
   std::string calibration;         ///< a calibration file: the plan is priced with it
+  std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
 };
 
 struct ReportCliOptions {

@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
                        "kernel compute type: fp32 (default), tf32, fp16, bf16 (--level kernels)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
   c_verify
+      ->add_option("--sync", verify.sync,
+                   "order of dependent stages across blocks (--level kernels): grid (default), "
+                   "flags (per-tile flags wherever a consumer block reads fewer producer blocks "
+                   "than the grid) or auto (flags where it reads at most 4)")
+      ->check(CLI::IsMember({"grid", "flags", "auto"}));
+  c_verify
       ->add_option("--strategy", verify.strategy,
                    "verify the TE program transformed by unfused, rules, souffle or souffle-paper")
       ->check(CLI::IsMember({"unfused", "rules", "souffle", "souffle-paper"}));
@@ -74,6 +80,12 @@ int main(int argc, char** argv) {
   c_compile->add_option("-j,--jobs", compile.threads,
                         "NVRTC compilations at once (default: cores)");
   c_compile->add_option("--precision", compile.precision, "fp32 (default), tf32, fp16 or bf16");
+  c_compile
+      ->add_option(
+          "--sync", compile.sync,
+          "order of dependent stages across blocks: grid (default), flags or auto (per-tile "
+          "flags, as verify --level kernels --sync); not with --out yet")
+      ->check(CLI::IsMember({"grid", "flags", "auto"}));
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");

@@ -143,6 +143,8 @@ const char* param_role_name(KernelParam::Role r) {
       return "output";
     case KernelParam::Role::Scratch:
       return "scratch";
+    case KernelParam::Role::Flags:
+      return "flags";
   }
   return "?";
 }
@@ -194,6 +196,7 @@ std::vector<KernelParam> CodeGenC::params(const loop::Kernel& k) const {
   for (const te::Tensor& t : k.inputs)
     if (!written.count(t.get())) add(t, KernelParam::Role::Input);
   for (const te::Tensor& t : k.outputs) add(t, KernelParam::Role::Output);
+  for (const te::Tensor& t : k.flags) add(t, KernelParam::Role::Flags);
   loop::for_each_stmt(k.body, [&](const Stmt& s) {
     if (const loop::Allocate* a = s.as<loop::Allocate>())
       if (a->scope == MemScope::Global) add(a->buffer, KernelParam::Role::Scratch);
@@ -334,6 +337,12 @@ std::string CodeGenC::block_barrier_stmt() {
 }
 std::string CodeGenC::grid_barrier_stmt() {
   throw InternalError("codegen: C has no grid barrier");
+}
+void CodeGenC::emit_flag_release(const loop::FlagRelease&) {
+  throw InternalError("codegen: C has no flags (blocks do not run concurrently)");
+}
+void CodeGenC::emit_flag_wait(const loop::FlagWait&) {
+  throw InternalError("codegen: C has no flags (blocks do not run concurrently)");
 }
 std::string CodeGenC::atomic_add_stmt(DType, const std::string& address, const std::string& value) {
   return "*" + address + " += " + value + ";";
@@ -767,6 +776,12 @@ void CodeGenC::emit_stmt(const Stmt& s) {
     case loop::StmtKind::GridBarrier:
       line(barrier_line(grid_barrier_stmt(), BoundaryKind::Grid));
       break;
+    case loop::StmtKind::FlagRelease:
+      emit_flag_release(*s.as<loop::FlagRelease>());
+      break;
+    case loop::StmtKind::FlagWait:
+      emit_flag_wait(*s.as<loop::FlagWait>());
+      break;
     case loop::StmtKind::Stage: {
       const loop::Stage& st = *s.as<loop::Stage>();
       if (emit_stage_elsewhere(st)) break;
@@ -857,6 +872,11 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
                     restrict_qualifier() + " " + p.name);
     summary += (summary.empty() ? "" : ", ") + p.name + " (" + param_role_name(p.role) + " " +
                dtype_name(p.tensor->dtype) + shape_str(p.tensor->shape) + ")";
+  }
+  if (!k.flags.empty()) {
+    m_used_names.insert(kFlagEpoch);
+    decls.push_back(std::string("long long ") + kFlagEpoch);
+    summary += std::string(", ") + kFlagEpoch + " (this launch's epoch of the flags)";
   }
 
   line(comment_text(function_comment(k)));

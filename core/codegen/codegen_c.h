@@ -16,12 +16,18 @@ namespace souffle::codegen {
 /// One pointer parameter of an emitted kernel, in the order the kernel takes them: the tensors it
 /// only reads, then the tensors it writes, then kernel-private global scratch.
 struct KernelParam {
-  enum class Role : uint8_t { Input, Output, Scratch };
+  /// Flags: the kernel's per-tile counters (loop::Kernel::flags, int32), zeroed once when
+  /// allocated and kept across launches; a kernel with flags also takes `long long
+  /// souffle_flag_epoch` after its buffers (see loop::FlagRelease).
+  enum class Role : uint8_t { Input, Output, Scratch, Flags };
   std::string name;  ///< the C identifier in the emitted code
   te::Tensor tensor;
   Role role = Role::Input;
 };
-const char* param_role_name(KernelParam::Role r);  ///< "input", "output", "scratch"
+const char* param_role_name(KernelParam::Role r);  ///< "input", "output", "scratch", "flags"
+
+/// The kernel argument of a kernel with flags that carries the launch's epoch.
+inline constexpr const char* kFlagEpoch = "souffle_flag_epoch";
 
 /// A C identifier made of `name` (ONNX names carry '/', ':', '.', ...): other characters become
 /// '_', leading underscores go, and a name that would start with a digit gets "t_" first.
@@ -67,6 +73,9 @@ class CodeGenC {
   virtual void emit_shared_alloc(const loop::Allocate& a, const std::string& name);
   virtual std::string block_barrier_stmt();
   virtual std::string grid_barrier_stmt();
+  /// Per-tile flags (loop::FlagRelease / FlagWait); C, a single thread of control, refuses them.
+  virtual void emit_flag_release(const loop::FlagRelease& r);
+  virtual void emit_flag_wait(const loop::FlagWait& w);
   virtual std::string atomic_add_stmt(DType t, const std::string& address,
                                       const std::string& value);
   /// The value lane `arg` (by `kind`) of the warp holds; plain C runs threads one after another
@@ -123,9 +132,10 @@ class CodeGenC {
   /// The function name `k` is emitted under in this unit (unique among its kernels).
   const std::string& function_name() const { return m_function_name; }
   std::set<std::string> m_features;  ///< "fp16", "bf16", "grid_sync", ... (for includes)
+  /// A local name from `base` no other name of the function uses.
+  std::string unique_name(const std::string& base);
 
  private:
-  std::string unique_name(const std::string& base);
   std::string flat_index(const te::TensorNode* t, const std::vector<te::Expr>& idx);
   std::string comment_text(const std::string& s) const;
   Code emit_binary(const te::Binary& b, DType t);

@@ -138,6 +138,50 @@ std::string CodeGenCuda::grid_barrier_stmt() {
   return "grid.sync();";
 }
 
+// A release: every thread's stores of the tile are done (block barrier), then one thread makes
+// them visible device-wide (fence) before its atomic add can be seen.
+void CodeGenCuda::emit_flag_release(const loop::FlagRelease& r) {
+  line("__syncthreads();");
+  open("if (threadIdx.x == 0)");
+  line("__threadfence();");
+  line("atomicAdd(&" + buffer_name(r.flags.get()) + "[" + expr(r.index) + "], 1);");
+  close();
+}
+
+// An acquire: one thread spins on each counter with an acquire load (a volatile load and a
+// fence before sm_70), fences, and the block meets it at a barrier, so every thread's later
+// loads see the producers' stores.
+void CodeGenCuda::emit_flag_wait(const loop::FlagWait& w) {
+  use_helper("souffle_ld_acquire",
+             helper_prefix() +
+                 "int souffle_ld_acquire(const int* p) {\n"
+                 "  int v;\n"
+                 "#if __CUDA_ARCH__ >= 700\n"
+                 "  asm volatile(\"ld.acquire.gpu.b32 %0, [%1];\" : \"=r\"(v) : \"l\"(p) : "
+                 "\"memory\");\n"
+                 "#else\n"
+                 "  v = *(const volatile int*)p;\n"
+                 "  __threadfence();\n"
+                 "#endif\n"
+                 "  return v;\n"
+                 "}\n");
+  const std::string flags = buffer_name(w.flags.get());
+  const std::string first = expr(w.first), count = expr(w.count);
+  const std::string target = unique_name("flag_target"), lo = unique_name("flag_first"),
+                    t = unique_name("flag_tile");
+  open("if (threadIdx.x == 0)");
+  line("const long long " + target + " = " + std::string(kFlagEpoch) + " * " +
+       std::to_string(w.per_run) + "LL;");
+  line("const long long " + lo + " = " + first + ";");
+  open("for (long long " + t + " = " + lo + "; " + t + " < " + lo + " + " + count + "; ++" + t +
+       ")");
+  line("while (souffle_ld_acquire(&" + flags + "[" + t + "]) < " + target + ") {}");
+  close();
+  line("__threadfence();");
+  close();
+  line("__syncthreads();");
+}
+
 std::string CodeGenCuda::atomic_add_stmt(DType t, const std::string& address,
                                          const std::string& value) {
   for (DType n : kNativeAtomic)
@@ -516,6 +560,8 @@ class SliceAccesses : public loop::StmtMutator {
 };
 
 bool wants_outlining(const loop::Kernel& k, StageOutlining mode) {
+  // Stage functions do not take the flag epoch argument: a kernel with flags stays whole.
+  if (!k.flags.empty()) return false;
   switch (mode) {
     case StageOutlining::Never:
       return false;

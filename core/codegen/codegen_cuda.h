@@ -63,6 +63,8 @@ class CodeGenCuda : public CodeGenC {
   void emit_shared_alloc(const loop::Allocate& a, const std::string& name) override;
   std::string block_barrier_stmt() override;
   std::string grid_barrier_stmt() override;
+  void emit_flag_release(const loop::FlagRelease& r) override;
+  void emit_flag_wait(const loop::FlagWait& w) override;
   std::string atomic_add_stmt(DType t, const std::string& address,
                               const std::string& value) override;
   std::string shuffle_expr(loop::ShuffleKind kind, DType t, const std::string& value,

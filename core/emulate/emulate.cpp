@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "core/interp/scalar_ops.h"
@@ -66,6 +70,9 @@ struct Mem {
   /// epoch they happened in, so threads of one block that exchange data through global memory
   /// without a block barrier are caught too; reader -2 means several.
   std::vector<int32_t> tw_lane, tw_epoch, tr_lane, tr_block, tr_epoch, tr_grid;
+  /// Kernels with flags only: how many releases the last writer / reader block had made when
+  /// it accessed the element (see Machine::ordered).
+  std::vector<int32_t> w_rel, r_rel;
 
   void init(bool track) {
     data.assign(static_cast<size_t>(numel * copies), Val{});
@@ -82,6 +89,8 @@ struct Mem {
         tr_block.assign(data.size(), -1);
         tr_epoch.assign(data.size(), -1);
         tr_grid.assign(data.size(), -1);
+        w_rel.assign(data.size(), 0);
+        r_rel.assign(data.size(), 0);
       }
     }
   }
@@ -153,9 +162,20 @@ class Machine {
     m_vars.clear();
     for (const Tensor& t : k.inputs) m_mems[t.get()] = &global_for(t, false);
     for (const Tensor& t : k.outputs) m_mems[t.get()] = &global_for(t, true);
+    for (const Tensor& t : k.flags) {
+      // Counters are zeroed once, when first allocated, and never reset (see FlagRelease).
+      const bool fresh = !globals.count(t->name);
+      Mem& f = global_for(t, true);
+      if (fresh) std::fill(f.written.begin(), f.written.end(), 1);
+      m_mems[t.get()] = &f;
+    }
     m_block_epoch.assign(static_cast<size_t>(m_grid), 0);
     // A kernel boundary orders everything before it: start a fresh grid epoch.
     ++m_grid_epoch;
+    if (!k.flags.empty()) {
+      run_tasks();
+      return;
+    }
     Lanes all(static_cast<size_t>(m_lanes));
     for (int64_t l = 0; l < m_lanes; ++l) all[l] = static_cast<int32_t>(l);
     exec(k.body, all);
@@ -390,24 +410,34 @@ class Machine {
       me = lane / m_block;
     }
     const char* unit = m.scope == MemScope::Shared ? "threads" : "blocks";
-    const char* sync = m.scope == MemScope::Shared ? "block barrier" : "grid barrier";
+    const bool flags = m_tasks_on && m.scope == MemScope::Global;
+    const char* sync = m.scope == MemScope::Shared ? "block barrier"
+                       : flags                     ? "grid barrier or an awaited flag"
+                                                   : "grid barrier";
     auto race = [&](const char* kind, int32_t other) {
       fail(std::string("data race (") + kind + ") on " + scope_name(m.scope) + " " + m.name +
            element(m, a) + ": " + unit + " " + (other >= 0 ? std::to_string(other) : "several") +
            " and " + std::to_string(me) + " without a " + sync + " between (" + who(lane) + ")");
     };
-    if (m.w_epoch[a] == epoch && m.w_who[a] != me)
+    if (m.w_epoch[a] == epoch && m.w_who[a] != me &&
+        !(flags && ordered(me, m.w_who[a], m.w_rel[a])))
       race(write ? "write-write" : "write-read", m.w_who[a]);
     if (m.scope == MemScope::Global && !m.tw_lane.empty()) track_in_block(m, a, lane, write);
+    // With flags, a read by several blocks is not kept per reader: a later write by another
+    // block in the same grid epoch then counts as a race even when awaited releases order it.
     if (write) {
-      if (m.r_epoch[a] == epoch && m.r_who[a] != me) race("read-write", m.r_who[a]);
+      if (m.r_epoch[a] == epoch && m.r_who[a] != me &&
+          !(flags && m.r_who[a] >= 0 && ordered(me, m.r_who[a], m.r_rel[a])))
+        race("read-write", m.r_who[a]);
       m.w_epoch[a] = epoch;
       m.w_who[a] = me;
+      if (flags) m.w_rel[a] = releases(me);
     } else if (m.r_epoch[a] == epoch) {
       if (m.r_who[a] != me) m.r_who[a] = -2;
     } else {
       m.r_epoch[a] = epoch;
       m.r_who[a] = me;
+      if (flags) m.r_rel[a] = releases(me);
     }
   }
 
@@ -497,18 +527,27 @@ class Machine {
       }
       case StmtKind::Allocate: {
         const Allocate* a = s.as<Allocate>();
-        auto m = std::make_unique<Mem>();
-        m->name = a->buffer->name;
-        m->dtype = a->buffer->dtype;
-        m->shape = a->buffer->shape;
-        m->numel = shape_numel(a->buffer->shape);
-        m->scope = a->scope;
-        m->copies = a->scope == MemScope::Shared  ? m_grid
-                    : a->scope == MemScope::Local ? m_lanes
-                                                  : 1;
-        m->init(m_opt.check_races && a->scope != MemScope::Local);
+        // Blocks run one at a time with flags: they share one instance of each allocation (a
+        // global one is one buffer for the grid; shared and local ones have a copy per block
+        // or thread inside it).
+        std::unique_ptr<Mem> own;
+        std::unique_ptr<Mem>* slot = m_tasks_on ? &m_task_allocs[a] : &own;
+        if (!*slot) {
+          auto m = std::make_unique<Mem>();
+          m->name = a->buffer->name;
+          m->dtype = a->buffer->dtype;
+          m->shape = a->buffer->shape;
+          m->numel = shape_numel(a->buffer->shape);
+          m->scope = a->scope;
+          m->copies = a->scope == MemScope::Shared  ? m_grid
+                      : a->scope == MemScope::Local ? m_lanes
+                                                    : 1;
+          m->init(m_opt.check_races && a->scope != MemScope::Local);
+          *slot = std::move(m);
+        }
+        Mem* m = slot->get();
         Mem* prev = m_mems.count(a->buffer.get()) ? m_mems[a->buffer.get()] : nullptr;
-        m_mems[a->buffer.get()] = m.get();
+        m_mems[a->buffer.get()] = m;
         exec(a->body, lanes);
         if (prev)
           m_mems[a->buffer.get()] = prev;
@@ -575,12 +614,22 @@ class Machine {
         return;
       }
       case StmtKind::GridBarrier:
+        if (m_tasks_on) {
+          task_grid_barrier(lanes);
+          return;
+        }
         if (static_cast<int64_t>(lanes.size()) != m_lanes)
           fail("grid barrier in divergent code: " + std::to_string(lanes.size()) + " of " +
                std::to_string(m_lanes) + " threads reach it");
         if (!m_kernel->launch.cooperative) fail("grid barrier in a non-cooperative launch");
         ++m_grid_epoch;
         for (auto& e : m_block_epoch) ++e;
+        return;
+      case StmtKind::FlagRelease:
+        flag_release(*s.as<FlagRelease>(), lanes);
+        return;
+      case StmtKind::FlagWait:
+        flag_wait(*s.as<FlagWait>(), lanes);
         return;
       case StmtKind::Stage: {
         const Stage* g = s.as<Stage>();
@@ -787,24 +836,29 @@ class Machine {
   }
 
   void exec_fragment_alloc(const loop::FragmentAlloc& a, const Lanes& lanes) {
-    auto f = std::make_unique<Frag>();
-    f->node = &a;
-    f->tile = a.rows() * a.cols();
-    Mem& m = f->mem;
-    m.name = a.buffer->name;
-    m.dtype = a.buffer->dtype;
-    m.shape = a.buffer->shape;
-    m.numel = a.buffer->shape[0] * f->tile;
-    m.scope = MemScope::Local;
-    m.copies = m_grid * std::max<int64_t>(m_block / loop::kWarpSize, 1);
-    m.init(false);
+    // One instance per allocation shared by the blocks when they run as tasks (see Allocate).
+    std::unique_ptr<Frag> own;
+    std::unique_ptr<Frag>* slot = m_tasks_on ? &m_task_frags[&a] : &own;
+    if (!*slot) {
+      auto f = std::make_unique<Frag>();
+      f->node = &a;
+      f->tile = a.rows() * a.cols();
+      Mem& m = f->mem;
+      m.name = a.buffer->name;
+      m.dtype = a.buffer->dtype;
+      m.shape = a.buffer->shape;
+      m.numel = a.buffer->shape[0] * f->tile;
+      m.scope = MemScope::Local;
+      m.copies = m_grid * std::max<int64_t>(m_block / loop::kWarpSize, 1);
+      m.init(false);
+      *slot = std::move(f);
+    }
     auto prev = m_frags.find(a.buffer.get());
-    std::unique_ptr<Frag> saved;
-    if (prev != m_frags.end()) saved = std::move(prev->second);
-    m_frags[a.buffer.get()] = std::move(f);
+    Frag* saved = prev != m_frags.end() ? prev->second : nullptr;
+    m_frags[a.buffer.get()] = slot->get();
     exec(a.body, lanes);
     if (saved)
-      m_frags[a.buffer.get()] = std::move(saved);
+      m_frags[a.buffer.get()] = saved;
     else
       m_frags.erase(a.buffer.get());
   }
@@ -926,9 +980,310 @@ class Machine {
   int64_t m_grid = 1, m_block = 1, m_lanes = 1;
   std::unordered_map<const te::TensorNode*, Mem*> m_mems;
   std::unordered_map<const te::ExprNode*, Vals> m_vars;
-  std::unordered_map<const te::TensorNode*, std::unique_ptr<Frag>> m_frags;
+  std::unordered_map<const te::TensorNode*, Frag*> m_frags;
   std::vector<int32_t> m_block_epoch;
   int32_t m_grid_epoch = 0;
+
+  // ---- blocks as cooperative tasks (kernels with per-tile flags) ----
+  //
+  // Each block runs on a thread of its own, but only one runs at a time: the scheduler hands
+  // the machine to a block, which runs until it releases a counter (then the next block in
+  // order gets a turn, so blocks advance stage by stage as in lockstep), waits on a counter
+  // that is not met or at a grid barrier (it is resumed once that is met), or finishes. The
+  // handover goes through m_mu, which orders every access to the machine's state.
+  //
+  // Deadlock freedom of what the compiler emits: all blocks of a cooperative launch are
+  // co-resident (its grid is checked against the device's occupancy), so a waiting block never
+  // keeps a producer from being scheduled; and every counter a stage waits on is released by
+  // earlier stages only (loop::verify checks it), so the waits-for relation follows stage order
+  // and has no cycle: some block can always run until all are done. A wait that can never be
+  // met (a missing release, a target above the releases a run makes) leaves every block waiting
+  // or done, which the scheduler reports as a deadlock.
+  //
+  // Happens-before through counters is tracked with vector clocks: a block's own entry counts
+  // its releases; a release joins the block's clock into the counter's, a met wait joins the
+  // counters' clocks into the waiting block's. A store by block p made after r of p's releases
+  // is ordered before a read by block b when b's clock has more than r releases of p.
+
+  enum class TaskState : uint8_t { Fresh, Ready, Waiting, Done };
+  struct Task {
+    int32_t block = 0;
+    TaskState state = TaskState::Fresh;
+    std::thread thread;
+    std::condition_variable cv;
+    // What a Waiting task waits for: counters [first, first + count) of `flags` reaching
+    // `target`, or (barrier_gen >= 0) the grid barrier of that generation to complete.
+    Mem* flags = nullptr;
+    int64_t first = 0, count = 0, target = 0;
+    int64_t barrier_gen = -1;
+    // Its part of the machine's state while another block runs.
+    std::unordered_map<const te::TensorNode*, Mem*> mems;
+    std::unordered_map<const te::TensorNode*, Frag*> frags;
+    std::string stage;
+    std::exception_ptr error;
+  };
+  struct Abort {};  ///< unwinds a parked block's thread when the run ends early
+
+  bool m_tasks_on = false;
+  std::vector<std::unique_ptr<Task>> m_tasks;
+  int32_t m_current = -1;  ///< the block holding the machine, -1 the scheduler
+  bool m_abort = false;
+  std::mutex m_mu;
+  std::condition_variable m_sched_cv;
+  std::unordered_map<const loop::Allocate*, std::unique_ptr<Mem>> m_task_allocs;
+  std::unordered_map<const loop::FragmentAlloc*, std::unique_ptr<Frag>> m_task_frags;
+  std::vector<std::vector<int32_t>> m_clock;  ///< per block: releases of each block it saw
+  /// This run's releases of one counter in order: the value each left and the join of the
+  /// releasing blocks' clocks up to it. A wait for a count T acquires the releases up to the
+  /// one that made the count T (an acquire load that reads T synchronizes with it and, through
+  /// the atomic adds before it, with those), nothing later, and nothing from counts left by an
+  /// earlier run: a stale epoch then shows as a race.
+  struct FlagHistory {
+    std::vector<int64_t> value;
+    std::vector<std::vector<int32_t>> clock;
+  };
+  std::unordered_map<const Mem*, std::vector<FlagHistory>> m_flag_clock;
+  int64_t m_barrier_arrived = 0, m_barrier_gen = 0;
+
+  int32_t releases(int32_t block) const { return m_clock[block][block]; }
+  /// Whether block b has acquired a release of block p made after p's first `rel` releases.
+  bool ordered(int32_t b, int32_t p, int32_t rel) const { return m_clock[b][p] > rel; }
+
+  void run_tasks() {
+    m_tasks_on = true;
+    m_clock.assign(static_cast<size_t>(m_grid), std::vector<int32_t>(m_grid, 0));
+    m_flag_clock.clear();
+    m_barrier_arrived = m_barrier_gen = 0;
+    m_tasks.clear();
+    for (int64_t b = 0; b < m_grid; ++b) {
+      auto t = std::make_unique<Task>();
+      t->block = static_cast<int32_t>(b);
+      t->mems = m_mems;
+      m_tasks.push_back(std::move(t));
+    }
+    struct Cleanup {
+      Machine& m;
+      ~Cleanup() { m.end_tasks(); }
+    } cleanup{*this};
+    size_t next = 0;
+    for (;;) {
+      int64_t pick = -1;
+      bool all_done = true;
+      for (size_t i = 0; i < m_tasks.size() && pick < 0; ++i) {
+        Task& t = *m_tasks[(next + i) % m_tasks.size()];
+        all_done &= t.state == TaskState::Done;
+        if (t.state == TaskState::Fresh || t.state == TaskState::Ready ||
+            (t.state == TaskState::Waiting && met(t)))
+          pick = t.block;
+      }
+      if (pick < 0) {
+        for (const auto& t : m_tasks) all_done &= t->state == TaskState::Done;
+        if (all_done) return;
+        deadlock();
+      }
+      resume(*m_tasks[pick]);
+      if (m_tasks[pick]->error) std::rethrow_exception(m_tasks[pick]->error);
+      next = static_cast<size_t>(pick) + 1;
+    }
+  }
+
+  void end_tasks() {
+    {
+      std::lock_guard<std::mutex> lk(m_mu);
+      m_abort = true;
+      for (auto& t : m_tasks) t->cv.notify_one();
+    }
+    for (auto& t : m_tasks)
+      if (t->thread.joinable()) t->thread.join();
+    m_tasks.clear();
+    m_task_allocs.clear();
+    m_task_frags.clear();
+    m_abort = false;
+    m_tasks_on = false;
+    m_current = -1;
+  }
+
+  bool met(const Task& t) const {
+    if (t.barrier_gen >= 0) return m_barrier_gen > t.barrier_gen;
+    for (int64_t i = t.first; i < t.first + t.count; ++i)
+      if (t.flags->data[i].i < t.target) return false;
+    return true;
+  }
+
+  /// Hands the machine to t and waits until it yields or finishes.
+  void resume(Task& t) {
+    std::unique_lock<std::mutex> lk(m_mu);
+    m_current = t.block;
+    if (t.state == TaskState::Fresh) {
+      t.state = TaskState::Ready;
+      t.thread = std::thread([this, &t] { task_main(t); });
+    } else {
+      t.cv.notify_one();
+    }
+    m_sched_cv.wait(lk, [&] { return m_current == -1; });
+  }
+
+  void task_main(Task& t) {
+    {
+      std::unique_lock<std::mutex> lk(m_mu);
+      t.cv.wait(lk, [&] { return m_current == t.block || m_abort; });
+      if (m_abort) return;
+    }
+    load(t);
+    try {
+      Lanes lanes(static_cast<size_t>(m_block));
+      for (int64_t i = 0; i < m_block; ++i) lanes[i] = static_cast<int32_t>(t.block * m_block + i);
+      exec(m_kernel->body, lanes);
+    } catch (const Abort&) {
+      return;
+    } catch (...) {
+      t.error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lk(m_mu);
+    t.state = TaskState::Done;
+    m_current = -1;
+    m_sched_cv.notify_one();
+  }
+
+  void load(Task& t) {
+    m_mems = std::move(t.mems);
+    m_frags = std::move(t.frags);
+    m_stage = std::move(t.stage);
+    t.state = TaskState::Ready;
+    t.barrier_gen = -1;
+  }
+
+  /// The running block gives the machine back to the scheduler as `state` and returns when it
+  /// is resumed.
+  void yield(TaskState state) {
+    Task& t = *m_tasks[m_current];
+    t.mems = std::move(m_mems);
+    t.frags = std::move(m_frags);
+    t.stage = std::move(m_stage);
+    {
+      std::unique_lock<std::mutex> lk(m_mu);
+      t.state = state;
+      m_current = -1;
+      m_sched_cv.notify_one();
+      t.cv.wait(lk, [&] { return m_current == t.block || m_abort; });
+      if (m_abort) throw Abort{};
+    }
+    load(t);
+  }
+
+  [[noreturn]] void deadlock() {
+    std::string detail = "deadlock: no block can run;";
+    std::string stage;
+    int64_t done = 0, shown = 0;
+    for (const auto& t : m_tasks) {
+      if (t->state == TaskState::Done) {
+        ++done;
+        continue;
+      }
+      if (stage.empty()) stage = t->stage;
+      if (shown++ == 4) {
+        detail += " ...";
+        continue;
+      }
+      if (shown > 5) continue;
+      detail +=
+          " block " + std::to_string(t->block) + (t->stage.empty() ? "" : " (" + t->stage + ")");
+      if (t->barrier_gen >= 0) {
+        detail += " waits at a grid barrier;";
+        continue;
+      }
+      for (int64_t i = t->first; i < t->first + t->count; ++i)
+        if (t->flags->data[i].i < t->target) {
+          detail += " waits for " + t->flags->name + "[" + std::to_string(i) + "] to reach " +
+                    std::to_string(t->target) + " (it is " + std::to_string(t->flags->data[i].i) +
+                    ");";
+          break;
+        }
+    }
+    detail += " " + std::to_string(done) + " of " + std::to_string(m_grid) + " blocks finished";
+    throw EmulationError(m_kernel->name, stage, detail);
+  }
+
+  /// The block running `lanes` as a task; every thread of it must be there (block-collective).
+  int32_t whole_block(const Lanes& lanes, const char* what) {
+    const int32_t b = lanes[0] / static_cast<int32_t>(m_block);
+    if (static_cast<int64_t>(lanes.size()) != m_block)
+      fail(std::string(what) + " in divergent code: block " + std::to_string(b) +
+           " reaches it with " + std::to_string(lanes.size()) + " of " + std::to_string(m_block) +
+           " threads");
+    return b;
+  }
+
+  int64_t flag_index(Mem& f, const Expr& e, const Lanes& lanes, const char* what) {
+    // Thread 0 of the block computes the index (it alone touches the counter).
+    int64_t i = eval(e, Lanes{lanes[0]})[0].i;
+    if (i < 0 || i >= f.numel)
+      fail(std::string("out-of-bounds ") + what + " of " + f.name + "[" + std::to_string(i) +
+           "] (shape " + shape_str(f.shape) + ") by " + who(lanes[0]));
+    return i;
+  }
+
+  std::vector<FlagHistory>& flag_history(const Mem& f) {
+    auto& h = m_flag_clock[&f];
+    if (h.empty()) h.resize(static_cast<size_t>(f.numel));
+    return h;
+  }
+
+  void flag_release(const loop::FlagRelease& r, const Lanes& lanes) {
+    const int32_t b = whole_block(lanes, "flag release");
+    ++m_block_epoch[b];  // the block barrier before the release
+    Mem& f = mem(r.flags);
+    const int64_t i = flag_index(f, r.index, lanes, "flag release");
+    ++m_clock[b][b];
+    FlagHistory& h = flag_history(f)[i];
+    std::vector<int32_t> joined = h.clock.empty() ? m_clock[b] : h.clock.back();
+    for (int64_t p = 0; p < m_grid; ++p) joined[p] = std::max(joined[p], m_clock[b][p]);
+    Val v;
+    v.i = f.data[i].i + 1;
+    f.data[i] = store_round(f.dtype, v);
+    h.value.push_back(f.data[i].i);
+    h.clock.push_back(std::move(joined));
+    yield(TaskState::Ready);
+  }
+
+  void flag_wait(const loop::FlagWait& w, const Lanes& lanes) {
+    const int32_t b = whole_block(lanes, "flag wait");
+    Mem& f = mem(w.flags);
+    Task& t = *m_tasks[m_current];
+    t.flags = &f;
+    t.first = flag_index(f, w.first, lanes, "flag wait");
+    t.count = eval(w.count, Lanes{lanes[0]})[0].i;
+    if (t.count < 0 || t.first + t.count > f.numel)
+      fail("out-of-bounds flag wait on " + f.name + "[" + std::to_string(t.first) + " +: " +
+           std::to_string(t.count) + "] (shape " + shape_str(f.shape) + ") by " + who(lanes[0]));
+    t.target = m_opt.flag_epoch * w.per_run;
+    if (!met(t)) yield(TaskState::Waiting);
+    std::vector<FlagHistory>& hist = flag_history(f);
+    for (int64_t i = t.first; i < t.first + t.count; ++i) {
+      const FlagHistory& h = hist[i];
+      size_t n = 0;
+      while (n < h.value.size() && h.value[n] <= t.target) ++n;
+      if (n == 0) continue;
+      for (int64_t p = 0; p < m_grid; ++p)
+        m_clock[b][p] = std::max(m_clock[b][p], h.clock[n - 1][p]);
+    }
+    ++m_block_epoch[b];  // the block barrier after the wait
+  }
+
+  void task_grid_barrier(const Lanes& lanes) {
+    whole_block(lanes, "grid barrier");
+    if (!m_kernel->launch.cooperative) fail("grid barrier in a non-cooperative launch");
+    const int64_t gen = m_barrier_gen;
+    if (++m_barrier_arrived == m_grid) {
+      m_barrier_arrived = 0;
+      ++m_barrier_gen;
+      ++m_grid_epoch;
+      for (auto& e : m_block_epoch) ++e;
+      return;
+    }
+    m_tasks[m_current]->barrier_gen = gen;
+    yield(TaskState::Waiting);
+  }
 };
 
 void load(Machine& m, const Buffers& buffers) {
@@ -958,6 +1313,7 @@ void run_kernel(const loop::Kernel& kernel, Buffers& buffers, const EmulateOptio
   load(m, buffers);
   m.run(kernel);
   for (const Tensor& t : kernel.outputs) buffers[t->name] = unload(*m.globals.at(t->name));
+  for (const Tensor& t : kernel.flags) buffers[t->name] = unload(*m.globals.at(t->name));
 }
 
 Buffers run_kernels(const loop::KernelSet& kernels, const Buffers& inputs,

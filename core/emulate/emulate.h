@@ -1,6 +1,6 @@
 /// \file CPU emulation of loop-IR kernels: every block and thread, shared and local memory, both
-/// barriers, atomics and warp shuffles, with out-of-bounds, uninitialized-read and data-race
-/// checks.
+/// barriers, per-tile flags, atomics and warp shuffles, with out-of-bounds, uninitialized-read,
+/// data-race and deadlock checks.
 #pragma once
 
 #include <map>
@@ -32,6 +32,9 @@ struct EmulateOptions {
   bool check_races = true;
   /// A read of an element no one wrote (kernel outputs and scratch start unwritten).
   bool check_uninitialized = true;
+  /// The `flag_epoch` argument of this launch (see loop::FlagRelease): 1 for counters that
+  /// start at zero, one more for each run over the same counters.
+  int64_t flag_epoch = 1;
 };
 
 /// Global buffers by tensor name.
@@ -39,7 +42,14 @@ using Buffers = std::map<std::string, std::shared_ptr<TensorData>>;
 
 /// Runs one kernel. Inputs are looked up by name in `buffers` (constants fall back to their
 /// data); outputs missing from `buffers` are created. Elements of buffers passed in count as
-/// written. Throws EmulationError.
+/// written. The kernel's flag counters are taken from `buffers` when there (a later run over
+/// the same counters), zeroed otherwise, and returned in it with the outputs.
+///
+/// A kernel with per-tile flags runs its blocks as cooperative tasks: a block runs until it
+/// releases a counter or waits on one that is not met, then the next block in order runs. A wait
+/// that no block can satisfy any more (every block waiting or finished) is an EmulationError
+/// "deadlock" naming the stage and block; a read of another block's store that neither a grid
+/// barrier nor an awaited release orders is a data race. Throws EmulationError.
 void run_kernel(const loop::Kernel& kernel, Buffers& buffers, const EmulateOptions& options = {});
 
 /// Runs the kernels in order over shared global buffers and returns every global buffer

@@ -30,7 +30,9 @@ class Planner {
     if (const Seq* q = s.as<Seq>()) {
       int64_t cur = base, peak = base;
       for (const Stmt& x : q->stmts) {
-        if (x.as<BlockBarrier>() || x.as<GridBarrier>()) {
+        // A flag release or wait meets the block at a barrier too.
+        if (x.as<BlockBarrier>() || x.as<GridBarrier>() || x.as<FlagRelease>() ||
+            x.as<FlagWait>()) {
           cur = base;
           continue;
         }

@@ -70,6 +70,16 @@ class Comparer {
       case StmtKind::BlockBarrier:
       case StmtKind::GridBarrier:
         return true;
+      case StmtKind::FlagRelease: {
+        const FlagRelease &x = *a.as<FlagRelease>(), &y = *b.as<FlagRelease>();
+        return buffer(x.flags, y.flags) && expr(x.index, y.index) &&
+               (m_loose || x.stage == y.stage);
+      }
+      case StmtKind::FlagWait: {
+        const FlagWait &x = *a.as<FlagWait>(), &y = *b.as<FlagWait>();
+        return buffer(x.flags, y.flags) && expr(x.first, y.first) && expr(x.count, y.count) &&
+               x.per_run == y.per_run;
+      }
       case StmtKind::Stage:
         return (m_loose || a.as<Stage>()->index == b.as<Stage>()->index) &&
                stmt(a.as<Stage>()->body, b.as<Stage>()->body);

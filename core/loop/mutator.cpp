@@ -51,6 +51,13 @@ void StmtVisitor::visit_Seq(const Seq& n, const Stmt&) {
 }
 void StmtVisitor::visit_BlockBarrier(const BlockBarrier&, const Stmt&) {}
 void StmtVisitor::visit_GridBarrier(const GridBarrier&, const Stmt&) {}
+void StmtVisitor::visit_FlagRelease(const FlagRelease& n, const Stmt&) {
+  visit_expr(n.index);
+}
+void StmtVisitor::visit_FlagWait(const FlagWait& n, const Stmt&) {
+  visit_expr(n.first);
+  visit_expr(n.count);
+}
 void StmtVisitor::visit_Stage(const Stage& n, const Stmt&) {
   visit(n.body);
 }
@@ -165,6 +172,16 @@ Stmt StmtMutator::mutate_BlockBarrier(const BlockBarrier&, const Stmt& s) {
 }
 Stmt StmtMutator::mutate_GridBarrier(const GridBarrier&, const Stmt& s) {
   return s;
+}
+Stmt StmtMutator::mutate_FlagRelease(const FlagRelease& n, const Stmt& s) {
+  Expr i = mutate_expr(n.index);
+  if (i.same_as(n.index)) return s;
+  return flag_release(n.flags, i, n.stage);
+}
+Stmt StmtMutator::mutate_FlagWait(const FlagWait& n, const Stmt& s) {
+  Expr f = mutate_expr(n.first), c = mutate_expr(n.count);
+  if (f.same_as(n.first) && c.same_as(n.count)) return s;
+  return flag_wait(n.flags, f, c, n.per_run);
 }
 Stmt StmtMutator::mutate_Stage(const Stage& n, const Stmt& s) {
   Stmt body = mutate(n.body);

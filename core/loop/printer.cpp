@@ -91,6 +91,14 @@ class Printer {
   void print_GridBarrier(const GridBarrier&) {
     line("grid_barrier()");
   }
+  void print_FlagRelease(const FlagRelease& n) {
+    line("flag_release " + n.flags->name + "[" + te::print(n.index) + "] (stage " +
+         std::to_string(n.stage) + ")");
+  }
+  void print_FlagWait(const FlagWait& n) {
+    line("flag_wait " + n.flags->name + "[" + te::print(n.first) + " +: " + te::print(n.count) +
+         "] >= epoch * " + std::to_string(n.per_run));
+  }
   void print_Stage(const Stage& n) {
     line("stage " + std::to_string(n.index) + " {");
     nested(n.body);
@@ -145,6 +153,7 @@ std::string print(const Kernel& k) {
       << "\n";
   for (const Tensor& t : k.inputs) out << "  in  " << buffer_decl(t) << "\n";
   for (const Tensor& t : k.outputs) out << "  out " << buffer_decl(t) << "\n";
+  for (const Tensor& t : k.flags) out << "  flags " << buffer_decl(t) << "\n";
   for (size_t i = 0; i < k.stages.size(); ++i) {
     const StageInfo& st = k.stages[i];
     out << "  stage " << i << " " << st.name << " (" << st.schedule << ", grid " << st.grid_x

@@ -141,6 +141,29 @@ Stmt grid_barrier() {
   return Stmt(std::make_shared<GridBarrier>());
 }
 
+namespace {
+void check_flags(const Tensor& flags, const char* what) {
+  SOUFFLE_CHECK(flags && flags->dtype == DType::Int32 && flags->shape.size() == 1,
+                std::string(what) + ": flags must be an int32 buffer of rank 1");
+}
+}  // namespace
+
+Stmt flag_release(Tensor flags, Expr index, int stage) {
+  check_flags(flags, "flag_release");
+  check_index_expr(index, "flag_release index");
+  SOUFFLE_CHECK(stage >= 0, "flag_release: negative stage");
+  return Stmt(std::make_shared<FlagRelease>(std::move(flags), std::move(index), stage));
+}
+
+Stmt flag_wait(Tensor flags, Expr first, Expr count, int64_t per_run) {
+  check_flags(flags, "flag_wait");
+  check_index_expr(first, "flag_wait first");
+  check_index_expr(count, "flag_wait count");
+  SOUFFLE_CHECK(per_run >= 1, "flag_wait: per_run must be at least 1");
+  return Stmt(
+      std::make_shared<FlagWait>(std::move(flags), std::move(first), std::move(count), per_run));
+}
+
 Stmt stage(int index, Stmt body) {
   SOUFFLE_CHECK(index >= 0, "stage: negative index");
   SOUFFLE_CHECK(body.defined(), "stage: undefined body");

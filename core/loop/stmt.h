@@ -28,6 +28,8 @@ using te::Tensor;
   X(Seq)                           \
   X(BlockBarrier)                  \
   X(GridBarrier)                   \
+  X(FlagRelease)                   \
+  X(FlagWait)                      \
   X(Stage)                         \
   X(Evaluate)                      \
   X(Comment)                       \
@@ -179,6 +181,47 @@ struct GridBarrier : StmtNode {
   static constexpr StmtKind kKind = StmtKind::GridBarrier;
   GridBarrier() : StmtNode(kKind) {}
 };
+
+// ---- per-tile flags: a finer-grained alternative to a grid barrier ----
+//
+// A producer block releases the counter of the tile it stored; a consumer block acquire-waits
+// only on the counters of the producer tiles it reads, instead of every block of the grid meeting
+// at a grid barrier.
+//
+// Counters live in a global Int32 buffer owned by the kernel (Kernel::flags), zeroed once when
+// it is allocated and never reset. Each launch passes a kernel argument `flag_epoch` that grows
+// by one per run (1 for the first): a run's releases take a counter from (epoch - 1) * n to
+// epoch * n, where n (`per_run`) is how many releases the tile gets in one run, so a wait for
+// counter >= epoch * n is met exactly when this run's n releases happened. No launch or memset
+// resets counters between runs; a 32-bit counter wraps after 2^31 / n runs.
+
+/// Block-collective: a block barrier, then one thread of the block makes the block's earlier
+/// global stores visible (a memory fence) and adds 1 to flags[index] atomically (a release).
+/// `stage` is the producing stage (an index into Kernel::stages), for messages.
+struct FlagRelease : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FlagRelease;
+  Tensor flags;
+  Expr index;
+  int stage;
+  FlagRelease(Tensor f, Expr i, int st)
+      : StmtNode(kKind), flags(std::move(f)), index(std::move(i)), stage(st) {}
+};
+/// Block-collective: one thread of the block spins until every counter flags[first + j],
+/// 0 <= j < count, is at least flag_epoch * per_run, then fences (acquire) and the block meets
+/// at a block barrier. Every awaited counter must be released by an earlier stage than the one
+/// waiting (so waits form no cycle; see the emulator's deadlock check).
+struct FlagWait : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::FlagWait;
+  Tensor flags;
+  Expr first, count;
+  int64_t per_run;
+  FlagWait(Tensor f, Expr fi, Expr c, int64_t n)
+      : StmtNode(kKind),
+        flags(std::move(f)),
+        first(std::move(fi)),
+        count(std::move(c)),
+        per_run(n) {}
+};
 /// The statements of one stage of a kernel; `index` points into Kernel::stages (name, origins),
 /// so the emitter can comment it and the emulator can name it in errors.
 struct Stage : StmtNode {
@@ -315,6 +358,10 @@ Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = {});
 Stmt seq(std::vector<Stmt> stmts);
 Stmt block_barrier();
 Stmt grid_barrier();
+/// See FlagRelease; flags is an Int32 buffer of rank 1.
+Stmt flag_release(Tensor flags, Expr index, int stage);
+/// See FlagWait; count >= 1 tiles from first, per_run >= 1.
+Stmt flag_wait(Tensor flags, Expr first, Expr count, int64_t per_run);
 Stmt stage(int index, Stmt body);
 Stmt evaluate(Expr value);
 Stmt comment(std::string text);
@@ -367,6 +414,9 @@ struct Kernel {
   LaunchConfig launch;
   std::vector<StageInfo> stages;
   std::vector<SharedSlot> shared;  ///< filled by plan_shared_arena
+  /// Per-tile counters the kernel's FlagRelease / FlagWait use (Int32, rank 1): owned by the
+  /// kernel, zeroed once, never reset; each launch passes `flag_epoch` (see FlagRelease).
+  std::vector<Tensor> flags;
   /// What orders each stage after the ones before, in body order: one entry per stage after the
   /// first, one per barrier between phases of a stage, and a Launch entry first for a launch
   /// that follows another of its partition. Every barrier statement outside the Stage nodes

@@ -1,5 +1,6 @@
 #include "core/loop/verify.h"
 
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,11 +19,23 @@ class Verifier {
   explicit Verifier(const Kernel& k) : m_kernel(k) {
     for (const Tensor& t : k.inputs) m_buffers.insert(t.get());
     for (const Tensor& t : k.outputs) m_buffers.insert(t.get());
+    for (const Tensor& t : k.flags) m_flags.insert(t.get());
   }
 
   void run() {
     SOUFFLE_CHECK(m_kernel.body.defined(), "kernel " + m_kernel.name + ": no body");
     stmt(m_kernel.body, Variance::Uniform);
+    // Every counter a stage waits on is released by earlier stages only: then no wait depends
+    // on a later one, and waits form no cycle.
+    for (const auto& [flags, stage] : m_waits) {
+      auto it = m_release_stages.find(flags);
+      if (it == m_release_stages.end())
+        fail("stage " + std::to_string(stage) + " waits on " + flags->name +
+             ", which nothing releases");
+      if (*it->second.rbegin() >= stage)
+        fail("stage " + std::to_string(stage) + " waits on " + flags->name + ", which stage " +
+             std::to_string(*it->second.rbegin()) + " releases: a wait must be on earlier stages");
+    }
   }
 
  private:
@@ -39,8 +52,9 @@ class Verifier {
         v = std::max(v, it->second);
       } else if (const te::Read* r = n.as<te::Read>()) {
         check_buffer(r->tensor, "read");
-        // A loaded value may differ per thread: treat it as divergent.
-        v = Variance::Thread;
+        // A loaded value may differ per thread: treat it as divergent. A constant's element is
+        // as uniform as its indices (visited as nodes of their own).
+        if (r->tensor->source != te::TensorNode::Source::Constant) v = Variance::Thread;
       }
     });
     return v;
@@ -52,6 +66,11 @@ class Verifier {
     if (t->source == te::TensorNode::Source::Constant) return;
     if (!m_buffers.count(t.get()))
       fail(std::string(what) + " of " + t->name + ", which is neither a param nor allocated");
+  }
+
+  void check_flags(const Tensor& t, const char* what) {
+    if (!m_flags.count(t.get()))
+      fail(std::string(what) + " on " + t->name + ", which is not one of the kernel's flags");
   }
 
   void bind(const Expr& var, Variance v) {
@@ -125,10 +144,29 @@ class Verifier {
     } else if (s.as<GridBarrier>()) {
       if (control != Variance::Uniform) fail("grid barrier in divergent code");
       if (!m_kernel.launch.cooperative) fail("grid barrier without a cooperative launch");
+    } else if (const FlagRelease* fr = s.as<FlagRelease>()) {
+      check_flags(fr->flags, "flag_release");
+      if (control == Variance::Thread) fail("flag_release in thread-divergent code");
+      if (expr(fr->index) == Variance::Thread) fail("flag_release index differs per thread");
+      if (fr->stage >= static_cast<int>(m_kernel.stages.size()))
+        fail("flag_release of stage " + std::to_string(fr->stage) + ", which has no StageInfo");
+      if (m_stage >= 0 && fr->stage != m_stage)
+        fail("flag_release names stage " + std::to_string(fr->stage) + " inside stage " +
+             std::to_string(m_stage));
+      m_release_stages[fr->flags.get()].insert(fr->stage);
+    } else if (const FlagWait* fw = s.as<FlagWait>()) {
+      check_flags(fw->flags, "flag_wait");
+      if (control == Variance::Thread) fail("flag_wait in thread-divergent code");
+      if (std::max(expr(fw->first), expr(fw->count)) == Variance::Thread)
+        fail("flag_wait tiles differ per thread");
+      if (m_stage >= 0) m_waits.emplace_back(fw->flags.get(), m_stage);
     } else if (const Stage* g = s.as<Stage>()) {
       if (g->index >= static_cast<int>(m_kernel.stages.size()))
         fail("stage " + std::to_string(g->index) + " has no StageInfo");
+      const int saved = m_stage;
+      m_stage = g->index;
       stmt(g->body, control);
+      m_stage = saved;
     } else if (const Evaluate* e = s.as<Evaluate>()) {
       expr(e->value);
     } else if (const FragmentAlloc* fa = s.as<FragmentAlloc>()) {
@@ -199,6 +237,11 @@ class Verifier {
   const Kernel& m_kernel;
   std::unordered_map<const te::Var*, Variance> m_vars;
   std::unordered_set<const te::TensorNode*> m_buffers;
+  std::unordered_set<const te::TensorNode*> m_flags;
+  /// The stages releasing each flags buffer, and (flags, stage) of each wait inside a stage.
+  std::unordered_map<const te::TensorNode*, std::set<int>> m_release_stages;
+  std::vector<std::pair<const te::TensorNode*, int>> m_waits;
+  int m_stage = -1;  ///< the enclosing Stage's index, -1 outside stages
   std::unordered_set<const te::TensorNode*> m_local;  ///< Local-scope allocations
   std::unordered_map<const te::TensorNode*, const FragmentAlloc*> m_fragments;
   bool m_in_block = false, m_in_thread = false;

@@ -785,6 +785,8 @@ class Collector {
         return;
       case StmtKind::BlockBarrier:
       case StmtKind::GridBarrier:
+      case StmtKind::FlagRelease:  // counters are not tensors of the model
+      case StmtKind::FlagWait:
       case StmtKind::Comment:
         return;
     }

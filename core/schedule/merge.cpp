@@ -380,8 +380,25 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     Stmt inner;
     size_t first_info;
     std::vector<Tensor> inputs, outputs;
+    size_t body_index;  ///< where `inner` sits in body
   };
   std::vector<Placed> placed;
+  // Per-tile flags: the counters each producer stage releases (one per block, after its
+  // stores), created when a later stage first waits on them.
+  std::map<int, Tensor> stage_flags;
+  auto flags_of = [&](int producer) {
+    auto it = stage_flags.find(producer);
+    if (it != stage_flags.end()) return it->second;
+    Tensor flags = loop::make_buffer(name + "_flags" + std::to_string(producer), {k.launch.grid_x},
+                                     DType::Int32);
+    for (const Placed& p : placed)
+      if (static_cast<int>(p.first_info) == producer)
+        body[p.body_index] =
+            loop::seq({body[p.body_index], loop::flag_release(flags, f.bx, producer)});
+    k.flags.push_back(flags);
+    stage_flags[producer] = flags;
+    return flags;
+  };
   // The arena planner stacks the shared buffers of stages with no barrier between them. Merging
   // must not grow the arena beyond the largest stage's (co-residency of cooperative grids
   // depends on it), so removing a barrier or hoisting a tile is limited by what is stacked.
@@ -415,7 +432,9 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     // unless every dirty tensor it reads is owned by the reading block (or thread).
     bool grid = false, any = false;
     Ownership level = Ownership::Thread;
-    std::string why, owned;
+    std::string why, owned, awaited;
+    // Cross-block reads that per-tile flags order (producer stage, proof).
+    std::vector<std::pair<int, DependenceProof>> flag_deps;
     StageBoundary bound;
     bound.before = first_info > 0 ? static_cast<int>(first_info) - 1 : -1;
     bound.after = static_cast<int>(first_info);
@@ -457,6 +476,20 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       DependenceProof p = proofs.prove(q);
       if (options.on_proof) options.on_proof(q, p);
       proof_budget -= p.steps;
+      const int64_t tiles = p.mapped ? p.max_producers() : 0;
+      if (p.level == Ownership::None && options.flag_max_tiles > 0 && p.mapped &&
+          writer_of(t) >= 0 && tiles <= options.flag_max_tiles && tiles < k.launch.grid_x) {
+        // Each consumer block reads a few producer blocks' tiles: it waits on those alone.
+        bound.reason = BoundaryReason::CrossBlock;
+        bound.tensor = t->name;
+        bound.producer = writer_of(t);
+        bound.detail = p.reason;
+        bound.awaited_tiles = std::max(bound.awaited_tiles, tiles);
+        cross_block_example(p, k.launch.grid_x, bound);
+        awaited += (awaited.empty() ? "" : ", ") + t->name;
+        flag_deps.emplace_back(writer_of(t), std::move(p));
+        continue;
+      }
       if (p.level == Ownership::None) {
         grid = true;
         why = t->name + ": " + p.reason;
@@ -473,8 +506,9 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       } else {
         // The tensor that sets the order: the first one owned only by its block, else the
         // first one owned by its thread.
-        if (bound.tensor.empty() ||
-            (p.level == Ownership::Block && bound.reason != BoundaryReason::BlockOwned)) {
+        if (flag_deps.empty() &&
+            (bound.tensor.empty() ||
+             (p.level == Ownership::Block && bound.reason != BoundaryReason::BlockOwned))) {
           bound.reason = p.level == Ownership::Block ? BoundaryReason::BlockOwned
                                                      : BoundaryReason::ThreadOwned;
           bound.tensor = t->name;
@@ -506,6 +540,41 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       } else {
         body.push_back(loop::grid_barrier());
       }
+    } else if (!flag_deps.empty()) {
+      // All blocks must be co-resident for a wait on another block to end: a cooperative
+      // launch, whose grid is checked against the GPU's occupancy before it starts.
+      k.launch.cooperative = true;
+      const int64_t grid_x = k.launch.grid_x;
+      for (size_t d = 0; d < flag_deps.size(); ++d) {
+        const auto& [producer, proof] = flag_deps[d];
+        Tensor flags = flags_of(producer);
+        // Consumer block b waits on the producer blocks [first, first + count) that cover
+        // those it reads (a superset when they are not contiguous: waiting longer is safe).
+        auto table = std::make_shared<TensorData>(DType::Int64, Shape{grid_x, 2});
+        for (int64_t b = 0; b < grid_x; ++b) {
+          int64_t lo = 0, hi = -1;
+          if (b + 1 < static_cast<int64_t>(proof.offsets.size()))
+            for (const ProducerBlock& w : proof.producers_of(b)) {
+              lo = hi < lo ? w.block : std::min<int64_t>(lo, w.block);
+              hi = std::max<int64_t>(hi, w.block);
+            }
+          table->set_i64(b * 2, hi >= lo ? lo : 0);
+          table->set_i64(b * 2 + 1, hi >= lo ? hi - lo + 1 : 0);
+        }
+        Tensor tiles = te::make_constant(
+            name + "_wait" + std::to_string(first_info) + "_" + std::to_string(d), table);
+        k.inputs.push_back(tiles);
+        body.push_back(loop::flag_wait(flags, te::read(tiles, {f.bx, ic(0)}),
+                                       te::read(tiles, {f.bx, ic(1)}), 1));
+      }
+      stacked = 0;
+      bound.kind = BoundaryKind::Flags;
+      bound.grid = grid_x;
+      note(first_info,
+           "after per-tile flags: each block waits only on the producer blocks it "
+           "reads of " +
+               awaited + " (at most " + std::to_string(bound.awaited_tiles) + " of " +
+               std::to_string(grid_x) + ")");
     } else if (any && level == Ownership::Block) {
       body.push_back(loop::block_barrier());
       stacked = 0;
@@ -533,6 +602,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       k.boundaries.push_back(b);
     }
     stacked += aligned(s.launch.dynamic_shared_bytes);
+    const size_t body_index = body.size();
     body.push_back(inner);
     for (const Tensor& t : s.inputs)
       if (!produced.count(t.get()) &&
@@ -543,7 +613,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       dirty[t.get()].push_back(inner);
       writer_stage[t.get()] = static_cast<int>(first_info);
     }
-    placed.push_back({inner, first_info, s.inputs, s.outputs});
+    placed.push_back({inner, first_info, s.inputs, s.outputs, body_index});
   }
   Stmt all = loop::seq(std::move(body));
   // Intermediates nothing outside the kernel reads, owned by the blocks that touch them and

@@ -485,6 +485,8 @@ class Prover {
         throw Unproven{"a warp fragment accesses " + m_t->name};
       case StmtKind::BlockBarrier:
       case StmtKind::GridBarrier:
+      case StmtKind::FlagRelease:  // counters are not tensors of the model
+      case StmtKind::FlagWait:
       case StmtKind::Comment:
         return;
     }

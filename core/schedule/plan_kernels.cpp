@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -481,6 +482,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       ps = schedule_partition(kp, p, name, readers, gpu ? &*gpu : nullptr, capped, options);
     }
     schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
+    mo.flag_max_tiles = flag_max_tiles(options.sync);
     loop::Kernel k = merged(std::move(ps.stages), name, mo);
     if (cap > 0 && grid > cap)
       k.stages.front().schedule +=
@@ -552,6 +554,39 @@ void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_inde
         }
     }
   }
+}
+
+const char* sync_mode_name(SyncMode m) {
+  switch (m) {
+    case SyncMode::Grid:
+      return "grid";
+    case SyncMode::Flags:
+      return "flags";
+    case SyncMode::Auto:
+      return "auto";
+  }
+  return "?";
+}
+
+bool parse_sync_mode(const std::string& s, SyncMode& out) {
+  for (SyncMode m : {SyncMode::Grid, SyncMode::Flags, SyncMode::Auto})
+    if (s == sync_mode_name(m)) {
+      out = m;
+      return true;
+    }
+  return false;
+}
+
+int64_t flag_max_tiles(SyncMode m) {
+  switch (m) {
+    case SyncMode::Grid:
+      return 0;
+    case SyncMode::Flags:
+      return std::numeric_limits<int64_t>::max();
+    case SyncMode::Auto:
+      return kAutoFlagTiles;
+  }
+  return 0;
 }
 
 }  // namespace souffle::schedule

@@ -27,6 +27,18 @@ class KernelBuildError : public std::runtime_error {
 };
 
 /// How build_plan_kernels turns partitions into kernels beyond the schedule templates.
+/// How a cooperative kernel orders a stage after an earlier stage's stores that other blocks
+/// wrote: Grid, a grid barrier; Flags, per-tile flags wherever the dependence proof bounds the
+/// producer blocks each consumer block reads to fewer than the grid; Auto, flags only where
+/// that is at most kAutoFlagTiles blocks. Elsewhere a grid barrier stays.
+enum class SyncMode : uint8_t { Grid, Flags, Auto };
+constexpr int64_t kAutoFlagTiles = 4;
+const char* sync_mode_name(SyncMode m);  ///< "grid", "flags", "auto"
+/// Parses "grid", "flags" or "auto"; false for anything else.
+bool parse_sync_mode(const std::string& s, SyncMode& out);
+/// The MergeOptions::flag_max_tiles a mode gives.
+int64_t flag_max_tiles(SyncMode m);
+
 struct KernelBuildOptions {
   /// GEMM tiles from the tuner (core/schedule/tune.h) on the plan's GPU: the tiles recorded in
   /// the plan's stages (tune_plan) when there are any, else chosen the same way on the spot.
@@ -53,6 +65,8 @@ struct KernelBuildOptions {
   /// then loop over their tiles, grid-stride stages stride further. compile_plan keeps such a
   /// kernel within this budget by capping its registers when ptxas uses more. 0: no cap.
   int cooperative_registers = 128;
+  /// Grid barriers or per-tile flags between the dependent stages of a cooperative kernel.
+  SyncMode sync = SyncMode::Grid;
 };
 
 /// The schedule configuration and build options the kernels of `plan` are built with — the

@@ -133,6 +133,12 @@ struct MergeOptions {
   /// Tests: called with each dependence query between stages and its symbolic proof (the
   /// enumerating prover checks it on small shapes).
   std::function<void(const OwnershipQuery&, const DependenceProof&)> on_proof;
+  /// Per-tile flags instead of a grid barrier (loop::FlagRelease / FlagWait): where every
+  /// cross-block read of a stage has a mapped dependence proof in which no consumer block reads
+  /// from more than `flag_max_tiles` producer blocks (and fewer than the grid), each producer
+  /// stage releases a counter per block and the stage waits only on the range of producer
+  /// blocks it reads. 0: grid barriers only.
+  int64_t flag_max_tiles = 0;
 };
 /// merge_stages with barriers chosen by ownership proofs and resident intermediates (above);
 /// the two-argument form uses the default options (proofs on, nothing resident).

@@ -73,11 +73,15 @@ std::string arch_digits(const std::string& arch) {
 }  // namespace
 
 std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const schedule::PlanPricer* pricer) {
+                                                   const schedule::PlanPricer* pricer,
+                                                   schedule::SyncMode sync) {
   // The plan's schedule configuration and build options (plan_build), as its pricing built
   // them: under rules and unfused a partition that would need a grid barrier becomes several
   // launches (kernelN.0, kernelN.1, ...).
-  const PlanBuild b = plan_build(plan);
+  PlanBuild b = plan_build(plan);
+  b.options.sync = sync;
+  // The pricer built its kernels with grid barriers.
+  if (sync != schedule::SyncMode::Grid) pricer = nullptr;
   const schedule::ScheduleConfig& config = b.config;
   const KernelBuildOptions& bo = b.options;
   std::vector<CompiledKernel> out;
@@ -405,7 +409,7 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
                                                    : gpu::gpu_spec(plan.gpu);
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
-  rep.kernels = build_compiled_kernels(plan, options.pricer.get());
+  rep.kernels = build_compiled_kernels(plan, options.pricer.get(), options.sync);
   emit_compiled_kernels(rep.kernels, options.outlining);
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);

@@ -11,6 +11,7 @@
 #include "core/gpu/spec.h"
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_kernels.h"
 #include "core/schedule/plan_pricer.h"
 
 namespace souffle {
@@ -27,6 +28,9 @@ struct CompileOptions {
   /// the plan (plan.gpu).
   gpu::GpuSpec gpu;
   bool use_cache = true;  ///< the process-wide NVRTC cache (an unchanged kernel compiles once)
+  /// Grid barriers or per-tile flags between dependent stages (KernelBuildOptions::sync); other
+  /// than Grid, the kernels are built again instead of taken from the pricer.
+  schedule::SyncMode sync = schedule::SyncMode::Grid;
   /// Kernels per NVRTC translation unit. 1: each kernel alone (its PTX is its own, as a bundle
   /// needs). More: one unit of up to `batch` kernels sharing one preamble, so the CUDA headers
   /// are parsed once per batch (a check of many kernels runs several times faster); per-kernel
@@ -80,8 +84,9 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
 /// options (what its pricing built: taken from `pricer` when it priced them), one entry per
 /// launch in plan order; a partition that cannot be built gets an entry with its error, the
 /// others are built alone.
-std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const schedule::PlanPricer* pricer = nullptr);
+std::vector<CompiledKernel> build_compiled_kernels(
+    const plan::FusionPlan& plan, const schedule::PlanPricer* pricer = nullptr,
+    schedule::SyncMode sync = schedule::SyncMode::Grid);
 /// The emit half: each built kernel's CUDA C (`cuda`, `name`, `launch`); an error names a kernel
 /// that cannot be emitted.
 void emit_compiled_kernels(std::vector<CompiledKernel>& kernels,

@@ -186,7 +186,8 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
       [&] {
         auto t = Clock::now();
         // The kernels the plan's pricing built for its partitions (built once).
-        out.kernels.kernels = build_compiled_kernels(out.plan, kernel_pricer(po).get());
+        out.kernels.kernels =
+            build_compiled_kernels(out.plan, kernel_pricer(po).get(), o.compile.sync);
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
       [&] { return kernels_text(out.kernels, false); },

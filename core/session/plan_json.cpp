@@ -139,7 +139,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
                          {"nodes", st.nodes}});
       q["built_stages"] = built;
       q["boundaries"] = boundaries_json(p, k);
-      nlohmann::json counts = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}};
+      nlohmann::json counts = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}, {"flags", 0}};
       for (const plan::Boundary& b : k.boundaries)
         counts[boundary_kind_name(b.order.kind)] =
             counts[boundary_kind_name(b.order.kind)].get<int>() + 1;

@@ -17,7 +17,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
                                   const plan::PlanOptions& plan_options,
-                                  const VerifyOptions& options) {
+                                  const VerifyOptions& options, schedule::SyncMode sync) {
   KernelVerifyReport rep;
   VerifyReport& out = rep.outputs;
   auto t0 = std::chrono::steady_clock::now();
@@ -28,7 +28,8 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   t0 = std::chrono::steady_clock::now();
   loop::KernelSet ks;
   try {
-    const PlanBuild b = plan_build(p);
+    PlanBuild b = plan_build(p);
+    b.options.sync = sync;
     tune_plan(p, b.config, b.options);  // tensor-core tiles under tf32/fp16/bf16
     ks = build_plan_kernels(p, b.config, b.options);
   } catch (const KernelBuildError& e) {
@@ -42,6 +43,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   for (const loop::Kernel& k : ks.kernels)
     loop::for_each_stmt(k.body, [&](const loop::Stmt& s) {
       if (s.as<loop::GridBarrier>()) ++rep.grid_barriers;
+      if (s.as<loop::FlagWait>()) ++rep.flag_waits;
     });
 
   for (const TestDataSet& ds : sets) {

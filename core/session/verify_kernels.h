@@ -28,6 +28,7 @@ struct KernelVerifyReport {
   VerifyReport outputs;  ///< per-output checks; run_ms is the emulator time over all data sets
   size_t kernels = 0;
   int grid_barriers = 0;
+  int flag_waits = 0;  ///< FlagWait statements (per-tile flags in place of grid barriers)
   double plan_ms = 0, build_ms = 0;
   /// Non-empty when building or emulating failed (names the kernel and stage); ok is false then.
   std::string error;
@@ -38,8 +39,10 @@ struct KernelVerifyReport {
 /// Plans `model.program` under `options`, builds its kernels (plan_build) and runs them in the
 /// emulator on each data set, comparing outputs like verify_program (RelativeL2 unless AllClose
 /// is asked). UserError when a data set does not fit the model.
+/// `sync` orders the dependent stages of cooperative kernels (KernelBuildOptions::sync).
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
                                   const plan::PlanOptions& plan_options,
-                                  const VerifyOptions& options);
+                                  const VerifyOptions& options,
+                                  schedule::SyncMode sync = schedule::SyncMode::Grid);
 
 }  // namespace souffle

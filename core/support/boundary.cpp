@@ -12,6 +12,8 @@ const char* boundary_kind_name(BoundaryKind k) {
       return "grid";
     case BoundaryKind::Launch:
       return "launch";
+    case BoundaryKind::Flags:
+      return "flags";
   }
   return "?";
 }
@@ -64,7 +66,9 @@ std::string describe(const StageBoundary& b) {
         parts = "block " + std::to_string(b.consumer_block) + " reads what block " +
                 std::to_string(b.producer_block) + " wrote";
       if (b.awaited_tiles > 0)
-        parts += (parts.empty() ? "" : "; ") + std::string("per-tile flags would wait for ") +
+        parts += (parts.empty() ? "" : "; ") +
+                 std::string(b.kind == BoundaryKind::Flags ? "per-tile flags wait for "
+                                                           : "per-tile flags would wait for ") +
                  std::to_string(b.awaited_tiles) + (b.awaited_tiles == 1 ? " tile" : " tiles") +
                  (b.grid > 0 ? " of " + std::to_string(b.grid) : "");
       if (!parts.empty()) s += " (" + parts + ")";

@@ -10,9 +10,10 @@ namespace souffle {
 
 /// The order between two stages: None (program order suffices), Block (`__syncthreads`), Grid
 /// (a grid-wide barrier), Launch (the later stage starts another kernel launch of the same
-/// partition, for strategies that launch without grid synchronization).
-enum class BoundaryKind : uint8_t { None, Block, Grid, Launch };
-const char* boundary_kind_name(BoundaryKind k);  ///< "none", "block", "grid", "launch"
+/// partition, for strategies that launch without grid synchronization), Flags (each block
+/// waits on per-tile counters of the producer blocks it reads, released after their stores).
+enum class BoundaryKind : uint8_t { None, Block, Grid, Launch, Flags };
+const char* boundary_kind_name(BoundaryKind k);  ///< "none", "block", "grid", "launch", "flags"
 
 /// Why a boundary has its kind.
 enum class BoundaryReason : uint8_t {

@@ -138,6 +138,31 @@ inline loop::Kernel two_stage_kernel() {
   return k;
 }
 
+/// two_stage_kernel with per-tile flags in place of the grid barrier: stage 0 block b releases
+/// counter b of t_ready once its 128 elements of t are stored; stage 1 block b reads its own
+/// tile and the first element of the next block's, so it waits on counters b and (b + 1) % 4.
+inline loop::Kernel flag_stage_kernel() {
+  loop::Kernel k = two_stage_kernel();
+  k.name = "fused_add_mul_flags";
+  te::Tensor ready = loop::make_buffer("t_ready", {4}, DType::Int32);
+  k.flags = {ready};
+  Expr bx, tx;
+  const loop::For* fb = k.body.as<loop::For>();
+  bx = fb->var;
+  const loop::For* ft = fb->body.as<loop::For>();
+  tx = ft->var;
+  const loop::Seq* q = ft->body.as<loop::Seq>();
+  const loop::Stage* s0 = q->stmts[0].as<loop::Stage>();
+  const loop::Stage* s1 = q->stmts[2].as<loop::Stage>();
+  loop::Stmt body = loop::seq(
+      {loop::stage(0, loop::seq({s0->body, loop::flag_release(ready, bx, 0)})),
+       loop::stage(1, loop::seq({loop::flag_wait(ready, bx, ic(1), 1),
+                                 loop::flag_wait(ready, te::floormod(bx + ic(1), ic(4)), ic(1), 1),
+                                 s1->body}))});
+  k.body = bind_threads(bx, 4, tx, 128, body);
+  return k;
+}
+
 /// A chain of six stages over 512 floats where stages run the same code on other tensors:
 /// t1 = x * 2, t2 = t1 * 2, t3 = t2 + 1, t4 = t3 * 2, then t4 copied into a shared buffer `s`
 /// that lives across the last two stages, and y = s * 2 read back from it. Stages 0, 1 and 3

@@ -442,3 +442,45 @@ TEST(CodegenCuda, ExpressionsOfEveryKindCompile) {
 
 }  // namespace
 }  // namespace souffle::codegen
+
+namespace souffle::codegen {
+namespace {
+
+TEST(CodegenCuda, FlagReleaseAndWaitCompile) {
+  loop::Kernel k = testing::flag_stage_kernel();
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  // The counters are a parameter, the epoch an argument after the buffers; no grid group.
+  EXPECT_NE(src.find("    int* __restrict__ t_ready,\n    long long souffle_flag_epoch) {\n"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(src.find("cooperative_groups"), std::string::npos) << src;
+  // Release: block barrier, then thread 0 fences and counts.
+  EXPECT_NE(src.find("    __syncthreads();\n"
+                     "    if (threadIdx.x == 0) {\n"
+                     "      __threadfence();\n"
+                     "      atomicAdd(&t_ready[bx], 1);\n"
+                     "    }\n"),
+            std::string::npos)
+      << src;
+  // Wait: thread 0 spins with acquire loads up to epoch * releases per run, fences, barrier.
+  EXPECT_NE(src.find("const long long flag_target = souffle_flag_epoch * 1LL;"), std::string::npos)
+      << src;
+  EXPECT_NE(src.find("while (souffle_ld_acquire(&t_ready[flag_tile]) < flag_target) {}"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("ld.acquire.gpu.b32"), std::string::npos) << src;
+  EXPECT_NE(src.find("      __threadfence();\n    }\n    __syncthreads();\n"), std::string::npos)
+      << src;
+  expect_compiles(src, "fused_add_mul_flags");
+  // Stages of a kernel with flags are never outlined (stage functions do not take the epoch).
+  CudaEmitOptions always;
+  always.outlining = StageOutlining::Always;
+  EXPECT_EQ(emit_cuda(k, always), src);
+  // Plain C runs blocks one after another: a block waiting on a later one would never return.
+  CodeGenC c;
+  EXPECT_THROW(c.add_kernel(k), InternalError);
+}
+
+}  // namespace
+}  // namespace souffle::codegen

@@ -266,3 +266,145 @@ TEST(Emulate, CatchesShuffleInDivergentWarp) {
 
 }  // namespace
 }  // namespace souffle
+
+namespace souffle {
+namespace {
+
+/// Two stages over a 4 x 8 tile grid: stage 0 block b stores y[b] = x[b] * 2 and releases
+/// counter b, stage 1 block b waits on counter `waited(b)` and stores z[b] = y[(b + 1) % 4] + 1
+/// (it reads its right neighbour's tile). `sync` "flags" separates the stages by counters,
+/// "grid" by a grid barrier. Block `skip` (if any) does not release.
+struct FlagKernel {
+  Kernel kernel;
+  Tensor x, flags;
+};
+FlagKernel flag_kernel(const std::string& sync, int64_t per_run = 1, int64_t skip = -1,
+                       bool wrong_tile = false) {
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Tensor x = te::make_input("x", {4, 8}, DType::Float32);
+  Tensor y = te::make_compute_tensor("y", {4, 8}, DType::Float32);
+  Tensor z = te::make_compute_tensor("z", {4, 8}, DType::Float32);
+  Tensor flags = loop::make_buffer("y_ready", {4}, DType::Int32);
+  const Expr four = te::int_imm(4), next = te::floormod(bx + te::int_imm(1), four);
+  Kernel k;
+  k.name = "two_stage_" + sync;
+  k.launch.grid_x = 4;
+  k.launch.block_x = 8;
+  k.launch.cooperative = true;
+  k.inputs = {x};
+  k.outputs = {y, z};
+  loop::StageInfo s0, s1;
+  s0.name = "stage0_scale";
+  s1.name = "stage1_shift";
+  k.stages = {s0, s1};
+  Stmt produce = loop::store(y, {bx, tx}, te::read(x, {bx, tx}) * te::float_imm(2.0f));
+  Stmt consume = loop::store(z, {bx, tx}, te::read(y, {next, tx}) + te::float_imm(1.0f));
+  Stmt body;
+  if (sync == "grid") {
+    body = loop::seq({loop::stage(0, produce), loop::grid_barrier(), loop::stage(1, consume)});
+  } else {
+    k.flags = {flags};
+    Stmt release = loop::flag_release(flags, bx, 0);
+    if (skip >= 0) release = loop::if_then_else(te::ne(bx, te::int_imm(skip)), release);
+    Stmt wait = loop::flag_wait(flags, wrong_tile ? bx : next, te::int_imm(1), per_run);
+    body = loop::seq({loop::stage(0, loop::seq({produce, release})),
+                      loop::stage(1, loop::seq({wait, consume}))});
+  }
+  k.body =
+      loop::make_for(bx, 4, ForKind::BlockIdxX, loop::make_for(tx, 8, ForKind::ThreadIdxX, body));
+  return {k, x, flags};
+}
+
+emulate::Buffers flag_inputs() {
+  auto x = std::make_shared<TensorData>(DType::Float32, Shape{4, 8});
+  for (int64_t i = 0; i < 32; ++i) x->set_f64(i, static_cast<double>(i));
+  return {{"x", x}};
+}
+
+TEST(EmulateFlags, TwoStageKernelMatchesGridBarrier) {
+  FlagKernel grid = flag_kernel("grid"), flags = flag_kernel("flags");
+  loop::verify(grid.kernel);
+  loop::verify(flags.kernel);
+  emulate::Buffers a = flag_inputs(), b = flag_inputs();
+  emulate::run_kernel(grid.kernel, a);
+  emulate::run_kernel(flags.kernel, b);
+  for (int64_t i = 0; i < 32; ++i) {
+    EXPECT_EQ(b.at("z")->get_f64(i), a.at("z")->get_f64(i)) << i;
+    EXPECT_EQ(b.at("z")->get_f64(i), ((i + 8) % 32) * 2.0 + 1.0) << i;
+  }
+  for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(b.at("y_ready")->get_i64(t), 1);
+  // A second run over the same counters: epoch 2 waits for a count of 2, no reset needed.
+  b.erase("y");
+  b.erase("z");
+  emulate::EmulateOptions second;
+  second.flag_epoch = 2;
+  emulate::run_kernel(flags.kernel, b, second);
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(b.at("z")->get_f64(i), a.at("z")->get_f64(i)) << i;
+  for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(b.at("y_ready")->get_i64(t), 2);
+  // Run again with the stale epoch: every wait is met by the last run's counts, so nothing
+  // orders this run's stores before the neighbours' reads.
+  std::string stale;
+  try {
+    emulate::run_kernel(flags.kernel, b, second);
+  } catch (const emulate::EmulationError& e) {
+    stale = e.what();
+  }
+  EXPECT_NE(stale.find("data race (write-read) on global y"), std::string::npos) << stale;
+}
+
+TEST(EmulateFlags, MissingReleaseDeadlocksNamingTheBlock) {
+  // Block 2 never releases its tile; block 1 reads tile 2 and waits for it forever.
+  FlagKernel k = flag_kernel("flags", 1, 2);
+  loop::verify(k.kernel);
+  emulate::Buffers in = flag_inputs();
+  std::string err;
+  try {
+    emulate::run_kernel(k.kernel, in);
+  } catch (const emulate::EmulationError& e) {
+    err = e.what();
+    EXPECT_EQ(e.kernel(), "two_stage_flags");
+    EXPECT_EQ(e.stage(), "stage1_shift");
+  }
+  EXPECT_NE(err.find("deadlock"), std::string::npos) << err;
+  EXPECT_NE(err.find("block 1 (stage1_shift) waits for y_ready[2] to reach 1 (it is 0)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("3 of 4 blocks finished"), std::string::npos) << err;
+}
+
+TEST(EmulateFlags, WaitOnTheWrongTileIsARace) {
+  // Each block waits on its own tile but reads its neighbour's.
+  FlagKernel k = flag_kernel("flags", 1, -1, true);
+  loop::verify(k.kernel);
+  emulate::Buffers in = flag_inputs();
+  std::string err;
+  try {
+    emulate::run_kernel(k.kernel, in);
+  } catch (const emulate::EmulationError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("stage stage1_shift: data race (write-read) on global y[1, 0]: blocks 1 "
+                     "and 0 without a grid barrier or an awaited flag between"),
+            std::string::npos)
+      << err;
+}
+
+TEST(EmulateFlags, WaitThatCanNeverBeMetIsReported) {
+  // Each tile is released once per run, but the waits want two releases.
+  FlagKernel k = flag_kernel("flags", 2);
+  emulate::Buffers in = flag_inputs();
+  std::string err;
+  try {
+    emulate::run_kernel(k.kernel, in);
+  } catch (const emulate::EmulationError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("deadlock: no block can run; block 0 (stage1_shift) waits for y_ready[1] "
+                     "to reach 2 (it is 1);"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("0 of 4 blocks finished"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace souffle

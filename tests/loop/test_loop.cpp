@@ -262,3 +262,65 @@ TEST(LoopShuffle, PrintsComparesMutatesAndVerifies) {
 
 }  // namespace
 }  // namespace souffle
+
+namespace souffle {
+namespace {
+
+TEST(LoopFlags, PrintsComparesMutatesAndVerifies) {
+  Tensor flags = loop::make_buffer("flags", {4}, DType::Int32);
+  Expr b = te::var("b");
+  Stmt rel = loop::flag_release(flags, b, 0);
+  Stmt wait = loop::flag_wait(flags, b + ic(1), ic(2), 1);
+  EXPECT_EQ(loop::print(loop::seq({rel, wait})),
+            "flag_release flags[b] (stage 0)\n"
+            "flag_wait flags[(b + 1) +: 2] >= epoch * 1\n");
+  EXPECT_TRUE(loop::equal(wait, loop::flag_wait(flags, b + ic(1), ic(2), 1)));
+  EXPECT_FALSE(loop::equal(wait, loop::flag_wait(flags, b + ic(1), ic(2), 2)));
+  EXPECT_FALSE(loop::equal(wait, loop::flag_wait(flags, b, ic(2), 1)));
+  EXPECT_FALSE(loop::equal(rel, loop::flag_release(flags, b, 1)));
+  EXPECT_EQ(loop::print(loop::substitute(wait, {{b.get(), ic(2)}})),
+            "flag_wait flags[(2 + 1) +: 2] >= epoch * 1\n");
+  EXPECT_EQ(loop::print(loop::substitute(rel, {{b.get(), ic(3)}})),
+            "flag_release flags[3] (stage 0)\n");
+  // Counters are int32 of rank 1; a release counts at least once per run.
+  Tensor wrong = loop::make_buffer("f", {4}, DType::Float32);
+  EXPECT_THROW(loop::flag_release(wrong, b, 0), InternalError);
+  EXPECT_THROW(loop::flag_wait(flags, b, ic(1), 0), InternalError);
+}
+
+TEST(LoopFlags, VerifierChecksFlagsAndStageOrder) {
+  Tensor flags = loop::make_buffer("flags", {4}, DType::Int32);
+  auto build = [&](int wait_stage, bool own_flags, bool divergent) {
+    Expr bx = te::var("bx"), tx = te::var("tx");
+    Tensor y = te::make_compute_tensor("y", {4, 8}, DType::Float32);
+    Kernel k;
+    k.name = "flagged";
+    k.launch.grid_x = 4;
+    k.launch.block_x = 8;
+    k.outputs = {y};
+    if (own_flags) k.flags = {flags};
+    k.stages.push_back({"s0", "hand", {}, {}, 4, 8});
+    k.stages.push_back({"s1", "hand", {}, {}, 4, 8});
+    Stmt rel = loop::flag_release(flags, bx, 0);
+    if (divergent) rel = loop::if_then_else(te::lt(tx, ic(1)), rel);
+    Stmt wait = loop::flag_wait(flags, (bx + ic(1)) % ic(4), ic(1), 1);
+    Stmt s0 = loop::seq({loop::store(y, {bx, tx}, te::float_imm(1.0f)), rel});
+    Stmt body = wait_stage == 1 ? loop::seq({loop::stage(0, s0), loop::stage(1, wait)})
+                                : loop::seq({loop::stage(0, loop::seq({s0, wait}))});
+    k.body =
+        loop::make_for(bx, 4, ForKind::BlockIdxX, loop::make_for(tx, 8, ForKind::ThreadIdxX, body));
+    return k;
+  };
+  Kernel ok = build(1, true, false);
+  EXPECT_NO_THROW(loop::verify(ok));
+  EXPECT_NE(loop::print(ok).find("  flags flags: i32[4]\n"), std::string::npos);
+  // The counters must be the kernel's own.
+  EXPECT_THROW(loop::verify(build(1, false, false)), InternalError);
+  // A release is block-collective: never in thread-divergent code.
+  EXPECT_THROW(loop::verify(build(1, true, true)), InternalError);
+  // A stage may only wait on what earlier stages release, not on its own releases.
+  EXPECT_THROW(loop::verify(build(0, true, false)), InternalError);
+}
+
+}  // namespace
+}  // namespace souffle

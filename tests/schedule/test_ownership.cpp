@@ -291,3 +291,42 @@ TEST(Ownership, ScheduledInjectiveChainNeedsNoBarrier) {
 
 }  // namespace
 }  // namespace souffle
+
+namespace souffle {
+namespace {
+
+TEST(Ownership, BoundedCrossBlockReadsBecomePerTileFlags) {
+  Pair p;
+  schedule::MergeOptions o;
+  o.flag_max_tiles = 2;
+  // Block b reads block b + 1's tile only: it waits on that tile's counter, no grid barrier.
+  loop::Kernel k = schedule::merge_stages(p.stages(next_block), "k", o);
+  EXPECT_EQ(count(k, loop::StmtKind::GridBarrier), 0);
+  EXPECT_EQ(count(k, loop::StmtKind::FlagRelease), 1);
+  EXPECT_EQ(count(k, loop::StmtKind::FlagWait), 1);
+  EXPECT_TRUE(k.launch.cooperative);  // a wait needs every block co-resident
+  ASSERT_EQ(k.flags.size(), 1u);
+  ASSERT_EQ(k.boundaries.size(), 1u);
+  EXPECT_EQ(k.boundaries[0].kind, BoundaryKind::Flags);
+  EXPECT_EQ(k.boundaries[0].awaited_tiles, 1);
+  EXPECT_NE(describe(k.boundaries[0]).find("per-tile flags wait for 1 tile of 4"),
+            std::string::npos)
+      << describe(k.boundaries[0]);
+  EXPECT_NE(k.stages[1].schedule.find("after per-tile flags"), std::string::npos)
+      << k.stages[1].schedule;
+  // The emulator runs the blocks as tasks: same values, no race, no deadlock.
+  expect_values(k, p, [](int64_t b, int64_t t) { return ((b + 1) % kGrid) * kBlock + t; });
+  // Each block reading every block's tile keeps the grid barrier, as does a bound too low.
+  auto strided = [](Expr b, Expr t) { return t * te::int_imm(kGrid) + b; };
+  k = schedule::merge_stages(p.stages(strided), "k", o);
+  EXPECT_EQ(count(k, loop::StmtKind::GridBarrier), 1);
+  EXPECT_EQ(count(k, loop::StmtKind::FlagWait), 0);
+  EXPECT_TRUE(k.flags.empty());
+  o.flag_max_tiles = 0;
+  k = schedule::merge_stages(p.stages(next_block), "k", o);
+  EXPECT_EQ(count(k, loop::StmtKind::GridBarrier), 1);
+  EXPECT_EQ(count(k, loop::StmtKind::FlagWait), 0);
+}
+
+}  // namespace
+}  // namespace souffle

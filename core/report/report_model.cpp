@@ -27,6 +27,7 @@
 #include "core/session/load.h"
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
+#include "core/support/json_number.h"
 
 #ifndef SOUFFLE_VERSION
 #define SOUFFLE_VERSION "0"
@@ -439,13 +440,20 @@ void read_measurements(const nlohmann::json& j, const std::string& path,
       Measurement m;
       m.device = run.value("device", std::string());
       if (!run.value("gpu_time", false)) m.device += " (emulator: CPU time, not a GPU time)";
-      if (int d = run.value("driver_version", 0); d > 0) m.driver = std::to_string(d);
+      if (auto d = run.find("driver_version"); d != run.end() && !d->is_null()) {
+        std::optional<int> v = json_number_as<int>(*d);
+        if (!v) throw UserError(path, "", strategy + ": \"driver_version\": not a whole number");
+        if (*v > 0) m.driver = std::to_string(*v);
+      }
       m.date = run.value("date", std::string());
       m.source = path;
       std::map<int, double> per_partition;
       for (const nlohmann::json& k : run["kernels"])
-        if (k.is_object() && k.contains("time_us") && k["time_us"].is_object())
-          per_partition[k.value("partition", -1)] += k["time_us"].value("median", 0.0);
+        if (k.is_object() && k.contains("time_us") && k["time_us"].is_object()) {
+          std::optional<int> id = json_number_as<int>(k.value("partition", nlohmann::json(-1)));
+          if (!id) throw UserError(path, "", strategy + ": \"partition\": not a whole number");
+          per_partition[*id] += k["time_us"].value("median", 0.0);
+        }
       for (const auto& [id, us] : per_partition) {
         auto it = std::find_if(target->kernels.begin(), target->kernels.end(),
                                [id = id](const ReportKernel& rk) { return rk.id == id; });

@@ -12,6 +12,7 @@
 #include "core/session/runner.h"
 #include "core/session/runner_client.h"
 #include "core/support/error.h"
+#include "core/support/json_number.h"
 
 namespace souffle {
 
@@ -111,6 +112,12 @@ template <typename T>
 T field(const json& o, const char* key, const char* where, T def) {
   auto it = o.find(key);
   if (it == o.end() || it->is_null()) return def;
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if (std::optional<T> v = json_number_as<T>(*it)) return *v;
+    throw UserError(std::string("a profile run's field '") + where + key + "' is " +
+                    (it->is_number() ? "a number out of range" : it->type_name()) + ", not a " +
+                    (std::is_integral_v<T> ? "whole number" : "number") + " it can hold");
+  }
   try {
     return it->get<T>();
   } catch (const json::exception&) {

@@ -12,6 +12,7 @@
 
 #include "core/session/runner.h"
 #include "core/support/error.h"
+#include "core/support/json_number.h"
 #include "core/support/tensor_data.h"
 
 namespace souffle::runner {
@@ -250,7 +251,10 @@ gpu::Stats stats_from(const json& j) {
   s.median = j.value("median", 0.0);
   s.min = j.value("min", 0.0);
   s.max = j.value("max", 0.0);
-  s.count = j.value("count", 0);
+  // A count beyond int (a file someone else wrote) reads as 0 runs, never an undefined
+  // conversion; the times above throw the JSON library's type error for a non-number, which the
+  // readers turn into a UserError naming their file.
+  if (auto c = j.find("count"); c != j.end()) s.count = json_number_as<int>(*c).value_or(0);
   return s;
 }
 

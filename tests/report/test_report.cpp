@@ -172,6 +172,11 @@ TEST(ReportModel, MeasurementsWithAWrongFieldTypeAreRefused) {
     EXPECT_EQ(e.file(), "runs/profile.json");
     EXPECT_NE(e.reason().find("wrong type"), std::string::npos) << e.reason();
   }
+  // A driver version no int holds (found by fuzz_measurements: 1.4e55) is refused, not converted.
+  EXPECT_THROW(parse_measurements(R"({"strategies": [{"strategy": "souffle", "driver_version":
+      1.36667e55, "kernels": [{"partition": 0, "time_us": {"median": 2}}]}]})",
+                                  "runs/profile.json", plans),
+               UserError);
 }
 
 TEST(ReportModel, CalibrationIsRecorded) {

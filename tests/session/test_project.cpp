@@ -81,6 +81,10 @@ TEST(ProfileRun, WrongFieldTypesAreUserErrors) {
   EXPECT_NE(reason(R"({"plan_key": "k", "graph_us": false})").find("graph_us"), std::string::npos);
   EXPECT_NE(reason(R"({"kernels": [{"name": 3}]})").find("kernels[].name"), std::string::npos);
   EXPECT_NE(reason(R"([1, 2])").find("JSON object"), std::string::npos);
+  EXPECT_NE(reason(R"({"runs": 1.36667e55})").find("'runs' is a number out of range"),
+            std::string::npos);
+  EXPECT_NE(reason(R"({"kernels": [{"registers": 2.5}]})").find("kernels[].registers"),
+            std::string::npos);
   EXPECT_EQ(profile_report_from_json(nlohmann::json::parse(R"({"graph_us": 2.5})")).graph_us, 2.5);
 }
 

@@ -720,7 +720,8 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
       // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
       // problems panel and dropped; the plan and the user's edits stay.
       LoadError e;
-      e.file = m_lastPath;
+      e.title = tr("A kept profile run was dropped");
+      e.file = m_project->path().isEmpty() ? m_lastPath : m_project->path();
       e.reason = tr("a kept profile run of this plan cannot be read and is dropped: %1")
                      .arg(QString::fromUtf8(ex.what()));
       m_measurements.erase(it);
@@ -1653,6 +1654,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
   m_chartsDock->show();
   // The first failure, with the NVRTC log and the kernel, in the problems panel.
   LoadError e;
+  e.title = tr("Compile failed");
   e.file = m_lastPath;
   if (!data->error.isEmpty()) {
     e.reason = tr("the kernels could not be built: %1").arg(data->error);
@@ -1750,6 +1752,7 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
     // The runner's failure (a dead or hung runner, a faulting kernel, a mismatch) in the
     // problems panel with the kernel named; the window and the user's edits stay as they are.
     LoadError e;
+    e.title = tr("Profiling failed");
     e.file = m_lastPath;
     e.node = r.error_kernel.empty() ? QString() : QString::fromStdString(r.error_kernel);
     e.reason = tr("profiling on %1 failed: %2")

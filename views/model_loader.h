@@ -13,6 +13,8 @@ namespace souffle::views {
 /// A load failure as the user sees it: the file, the node (may be empty) and the reason.
 struct LoadError {
   QString file, node, reason;
+  /// The problems panel's heading; empty: "The model could not be opened" (a load failure).
+  QString title;
   bool internal = false;  ///< a bug in the project rather than a problem with the model
   QString message() const;
 };

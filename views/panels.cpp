@@ -433,7 +433,8 @@ void ErrorPanel::showError(const LoadError& e) {
   m_error = e;
   m_title->setText(e.internal
                        ? tr("Internal error while opening the model (a bug; please report it)")
-                       : tr("The model could not be opened"));
+                   : !e.title.isEmpty() ? e.title
+                                        : tr("The model could not be opened"));
   m_file->setText(tr("<b>File:</b> %1").arg(e.file.toHtmlEscaped()));
   m_node->setText(tr("<b>Node:</b> %1").arg(e.node.isEmpty() ? tr("—") : e.node.toHtmlEscaped()));
   m_reason->setText(tr("<b>Reason:</b> %1").arg(e.reason.toHtmlEscaped()));

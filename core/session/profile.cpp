@@ -117,12 +117,13 @@ T field(const json& o, const char* key, const char* where, T def) {
     throw UserError(std::string("a profile run's field '") + where + key + "' is " +
                     (it->is_number() ? "a number out of range" : it->type_name()) + ", not a " +
                     (std::is_integral_v<T> ? "whole number" : "number") + " it can hold");
-  }
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    throw UserError(std::string("a profile run's field '") + where + key + "' is " +
-                    it->type_name() + ", not " + json(def).type_name());
+  } else {
+    try {
+      return it->get<T>();
+    } catch (const json::exception&) {
+      throw UserError(std::string("a profile run's field '") + where + key + "' is " +
+                      it->type_name() + ", not " + json(def).type_name());
+    }
   }
 }
 

@@ -37,6 +37,7 @@ class TestExplorer : public QObject {
   void initTestCase();
   void opensBertAndDrawsItsGraph();
   void corruptModelShowsTheErrorPanel();
+  void unreadableKeptRunIsNamedAndDropped();
   void cancelDropsTheResult();
   void plansAndSelectsPartitions();
 
@@ -144,6 +145,37 @@ void TestExplorer::corruptModelShowsTheErrorPanel() {
   w.openModel(bertPath());
   QTRY_VERIFY_WITH_TIMEOUT(w.modelData() != nullptr, 60000);
   QVERIFY(!w.isErrorShown());
+}
+
+// A project's kept profile run of the plan on screen with a field of the wrong type (found by
+// fuzz_project) is named in the problems panel, as a dropped run of the project, not as a model
+// that could not be opened; the model and its plan stay.
+void TestExplorer::unreadableKeptRunIsNamedAndDropped() {
+  QTemporaryDir dir;
+  QVERIFY(QFile::copy(QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/mmoe/model.onnx"),
+                      dir.filePath(QStringLiteral("model.onnx"))));
+  const QString key = QStringLiteral(
+      "souffle|A100-SXM4-40GB|fp32|{\\n  \\\"edits\\\": [],\\n  "
+      "\\\"version\\\": 1\\n}\\n");
+  const QString path = dir.filePath(QStringLiteral("p.souffle"));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(QStringLiteral(R"({"version": 1, "model": "model.onnx", "strategy": "souffle",
+    "gpu": "A100", "precision": "fp32", "decisions": {"version": 1, "edits": []},
+    "measurements": [{"plan_key": "%1", "backend": "emulator", "graph_us": true,
+      "kernels": [{"name": "kernel0", "partition": 0, "time_us": {"median": 12.5}}]}]})")
+              .arg(key)
+              .toUtf8());
+  f.close();
+
+  MainWindow w;
+  w.show();
+  w.openFile(path);
+  QTRY_VERIFY_WITH_TIMEOUT(w.isErrorShown(), 60000);
+  QVERIFY(w.modelData() != nullptr);
+  QCOMPARE(w.errorPanel()->error().file, path);
+  QVERIFY(w.errorPanel()->error().reason.contains(QStringLiteral("graph_us")));
+  QVERIFY(w.errorPanel()->text().contains(QStringLiteral("A kept profile run was dropped")));
 }
 
 void TestExplorer::cancelDropsTheResult() {

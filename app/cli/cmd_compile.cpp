@@ -143,6 +143,7 @@ int run_compile(const CompileCliOptions& o) {
   po.import.dims = parse_dims(o.common.dims);
   po.until = "compile";
   po.compile = copts;
+  po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   PipelineResult run = run_pipeline(o.common.model, po);
   const LoadedModel& m = run.model;
   const plan::FusionPlan& p = run.plan;

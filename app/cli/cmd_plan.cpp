@@ -18,6 +18,7 @@ int run_plan(const PlanCliOptions& o) {
   po.gpu = gpu::gpu_spec(o.gpu);
   po.precision = gpu::parse_precision(o.precision);
   po.calibration = o.calibration;
+  parse_sync_mode(o.sync, po.sync);
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   po.import.dims = parse_dims(o.common.dims);
   if (!o.dump_after.empty()) {

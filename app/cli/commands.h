@@ -32,6 +32,7 @@ struct PlanCliOptions {
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels (cost and kernels)
   std::string decisions;           ///< a decisions JSON file
   std::string dump_after;          ///< print this step's snapshot (to stderr)
+  std::string sync = "grid";       ///< grid, flags or auto (plan::PlanOptions::sync)
   std::string calibration;         ///< a calibration file (souffle-runner calibrate)
 };
 

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
       ->add_option("--sync", verify.sync,
                    "order of dependent stages across blocks (--level kernels): grid (default), "
                    "flags (per-tile flags wherever a consumer block reads fewer producer blocks "
-                   "than the grid) or auto (flags where it reads at most 4)")
+                   "than the grid) or auto (per boundary the cheaper of the two by the cost model)")
       ->check(CLI::IsMember({"grid", "flags", "auto"}));
   c_verify
       ->add_option("--strategy", verify.strategy,
@@ -54,6 +54,12 @@ int main(int argc, char** argv) {
   c_plan->add_option("--gpu", plan.gpu, "GPU name or spec file (default a100)");
   c_plan->add_option("--precision", plan.precision,
                      "compute type of GEMM-like kernels: fp32 (default), tf32, fp16, bf16");
+  c_plan
+      ->add_option("--sync", plan.sync,
+                   "order of dependent stages across blocks: grid (default, Souffle's grid "
+                   "barriers), flags (per-tile flags wherever proven) or auto (per boundary the "
+                   "cheaper by the cost model); the plan is priced with it")
+      ->check(CLI::IsMember({"grid", "flags", "auto"}));
   c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
   c_plan->add_option("--dump-after", plan.dump_after,
                      "print a step's result to stderr: analyze, horizontal, vertical, "

@@ -119,6 +119,8 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
   c.tensor_tflops = precision == Precision::FP32 ? 0 : peak_flops(spec, precision) / 1e12;
   if (c.tensor_tflops <= spec.peak_fp32_tflops) c.tensor_tflops = 0;
   c.barrier_us = spec.grid_sync_overhead_us;
+  c.flag_release_us = kFlagReleaseShare * c.barrier_us;
+  c.flag_poll_us = kFlagPollShare * c.barrier_us;
   c.source = "spec " + spec.name;
   if (calibration) {
     const Calibration& k = *calibration;
@@ -141,7 +143,12 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
       c.tensor_tflops = k.gemm_fp16_tflops;
       used.push_back("tensor-core GEMM rate");
     }
-    if (k.has_barrier()) used.push_back("grid barrier against grid size");
+    if (k.has_barrier()) {
+      used.push_back("grid barrier against grid size (flag costs as shares of it)");
+      const double base = grid_barrier_us(k, std::max(spec.sm_count, 1));
+      c.flag_release_us = kFlagReleaseShare * base;
+      c.flag_poll_us = kFlagPollShare * base;
+    }
     std::string what;
     for (const std::string& u : used) what += (what.empty() ? "" : ", ") + u;
     c.source = fmt::format("calibration {} (device {}{}): {}; the rest from spec {}",
@@ -151,6 +158,11 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
   }
   c.l2_gbps = c.dram_gbps * kL2BandwidthFactor;
   return c;
+}
+
+double flag_wait_cost_us(const CostConstants& c, int64_t tiles, int waits) {
+  return std::max(waits, 0) *
+         (c.flag_release_us + c.flag_poll_us * double(std::max<int64_t>(tiles, 1)));
 }
 
 double grid_barrier_cost_us(const GpuSpec& spec, const CostConstants& c, int64_t blocks) {

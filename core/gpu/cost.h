@@ -80,6 +80,9 @@ struct CostConstants {
   double simt_tflops = 0;    ///< FP32 FLOP/s of the SIMT cores (every non-tensor-core stage)
   double tensor_tflops = 0;  ///< the tensor-core rate at the plan's precision (0: none)
   double barrier_us = 0;     ///< one grid barrier at one block per SM (spec figure)
+  /// Per-tile flags (see flag_wait_cost_us): a producer block's release (a block barrier, a
+  /// fence and an atomic add), and one awaited counter's acquire load by the waiting thread.
+  double flag_release_us = 0, flag_poll_us = 0;
   const Calibration* calibration = nullptr;  ///< measured barrier cost against grid size
   Precision precision = Precision::FP32;
   std::string source;  ///< "spec A100-SXM4-40GB" or "calibration FILE (device NAME)"
@@ -98,6 +101,20 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
 /// there is one, else the spec's figure taken at one block per SM and growing with the blocks
 /// each SM's arrival adds (0.75 + 0.25 x blocks / SMs of it).
 double grid_barrier_cost_us(const GpuSpec& spec, const CostConstants& c, int64_t blocks);
+
+/// Shares of one grid barrier's cost (at one block per SM) that the flag primitives are taken
+/// to cost where nothing measured them. A grid barrier is built from the same primitives — a
+/// block barrier, a fence and an atomic add on arrival, then acquire loads of a counter until
+/// the last block arrives — so a flag release is priced as the arrival part (a quarter) and
+/// each awaited counter as one acquire round trip through L2 (a sixth; the waiting thread
+/// loads the counters one after another). Estimates, not measurements: the runner's
+/// calibration measures the grid barrier, not these.
+constexpr double kFlagReleaseShare = 0.25, kFlagPollShare = 1.0 / 6.0;
+
+/// Per-tile flags ordering one stage after `waits` producer stages, each consumer block waiting
+/// on at most `tiles` producer blocks of each: every producer block releases once per stage,
+/// every consumer block polls its awaited counters one by one.
+double flag_wait_cost_us(const CostConstants& c, int64_t tiles, int waits = 1);
 
 /// What one stage of a built kernel does, as the v2 model reads it.
 struct StageWork {

@@ -294,8 +294,29 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
             break;
         }
         std::vector<detail::Group> g = detail::partition_souffle(facts);
-        if (o.pricer) g = detail::cut_by_price(facts, out, *o.pricer, o.precision, std::move(g));
-        return g;
+        if (!o.pricer) return g;
+        if (out.sync != SyncMode::Auto)
+          return detail::cut_by_price(facts, out, *o.pricer, o.precision, std::move(g));
+        // Sync auto: the cuts chosen with flags priced, and those chosen with grid barriers
+        // only, both priced with flags where they are cheaper; the cheaper set is kept. Every
+        // kernel under auto prices at most its grid-barrier form, so the plan is never
+        // estimated above the grid plan (cutting is greedy: with flags priced it can take
+        // another path to a dearer end).
+        std::vector<detail::Group> with_flags =
+            detail::cut_by_price(facts, out, *o.pricer, o.precision, g);
+        out.sync = SyncMode::Grid;
+        std::vector<detail::Group> with_grid =
+            detail::cut_by_price(facts, out, *o.pricer, o.precision, std::move(g));
+        out.sync = SyncMode::Auto;
+        auto total = [&](const std::vector<detail::Group>& groups) {
+          double us = 0;
+          for (Partition& part : detail::build_partitions(facts, groups, o.precision)) {
+            price_partition(*o.pricer, out, part);
+            us += part.est_time_us;
+          }
+          return us;
+        };
+        return total(with_grid) < total(with_flags) ? with_grid : with_flags;
       },
       [&](const std::vector<detail::Group>& g) { return print_groups(out.analysis, g); },
       [](const std::vector<detail::Group>& g, PassRecord& r) {
@@ -371,6 +392,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   out.gpu = o.gpu.name;
   out.gpu_spec = o.gpu;
   out.precision = o.precision;
+  out.sync = o.sync;
   out.input = program;
   out.input_tes = program.ops.size();
   Pipeline pl(o, out.passes);
@@ -423,6 +445,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.gpu = o.gpu.name;
   out.gpu_spec = o.gpu;
   out.precision = o.precision;
+  out.sync = o.sync;
   out.input = previous.input;
   out.input_tes = previous.input_tes;
   out.program = previous.program;

@@ -103,8 +103,8 @@ struct Boundary {
   int from = -1, to = 0;  ///< the stages it separates (from == to: phases of one stage)
   int producer = -1;      ///< the stage that wrote order.tensor, where known
   int te = -1;            ///< op index of the first TE of stage `to` (where decisions apply)
-  /// The cost model's price of what it adds (µs): a grid barrier over the kernel's grid, or a
-  /// launch; 0 for none and block.
+  /// The cost model's price of what it adds (µs): a grid barrier over the kernel's grid, a
+  /// launch, or per-tile flags (releases and waits); 0 for none and block.
   double cost_us = 0;
 };
 
@@ -208,6 +208,9 @@ struct PlanOptions {
   gpu::GpuSpec gpu;  ///< must be filled (gpu::gpu_spec("a100"))
   Decisions decisions;
   gpu::Precision precision = gpu::Precision::FP32;
+  /// What orders dependent stages of a cooperative kernel: grid barriers (Souffle's), per-tile
+  /// flags where proven, or the cheaper of the two per boundary; its kernels and prices use it.
+  SyncMode sync = SyncMode::Grid;
   PassInstrument instrument;  ///< optional
   /// Build the printable snapshots (costs time on big models; off, records carry only times).
   bool snapshots = false;
@@ -226,9 +229,10 @@ struct FusionPlan {
   gpu::GpuSpec gpu_spec;
   /// The compute type the cost assumed; kernels built from the plan use it (ScheduleConfig).
   gpu::Precision precision = gpu::Precision::FP32;
-  te::TeProgram input;          ///< the program given to plan()
-  te::TeProgram program;        ///< the (transformed) program the partitions refer to
-  analysis::Analysis analysis;  ///< of `program`
+  SyncMode sync = SyncMode::Grid;  ///< PlanOptions::sync; kernels built from the plan use it
+  te::TeProgram input;             ///< the program given to plan()
+  te::TeProgram program;           ///< the (transformed) program the partitions refer to
+  analysis::Analysis analysis;     ///< of `program`
   /// The producer and readers of each tensor of `program`, built once by plan() and shared by
   /// every partition it (and a re-plan of the same program) builds and prices; may be null or
   /// stale in a plan made otherwise (read from a file, edited): see index_of().

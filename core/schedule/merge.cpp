@@ -3,6 +3,8 @@
 #include <set>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "core/loop/arena.h"
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
@@ -518,6 +520,19 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         owned += (owned.empty() ? "" : ", ") + t->name;
       }
     }
+    if (!grid && !flag_deps.empty() && options.grid_price && options.flags_price) {
+      // Sync mode auto: the cheaper of the two orders by the cost model's estimates.
+      bound.grid_price_us = options.grid_price(k.launch.grid_x);
+      bound.flags_price_us =
+          options.flags_price(bound.awaited_tiles, static_cast<int>(flag_deps.size()));
+      if (bound.grid_price_us <= bound.flags_price_us) {
+        grid = true;
+        why =
+            fmt::format("{}: a grid barrier ({:.2f} us) prices at most per-tile flags ({:.2f} us)",
+                        bound.tensor, bound.grid_price_us, bound.flags_price_us);
+        flag_deps.clear();
+      }
+    }
     if (grid) {
       k.launch.cooperative = true;
       dirty.clear();
@@ -570,6 +585,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       stacked = 0;
       bound.kind = BoundaryKind::Flags;
       bound.grid = grid_x;
+      bound.waits = static_cast<int>(flag_deps.size());
       note(first_info,
            "after per-tile flags: each block waits only on the producer blocks it "
            "reads of " +

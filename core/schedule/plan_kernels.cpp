@@ -10,8 +10,12 @@
 #include <set>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
+#include "core/gpu/cost.h"
 #include "core/loop/mutator.h"
 #include "core/schedule/kernel_units.h"
+#include "core/schedule/price.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -483,7 +487,59 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     }
     schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
     mo.flag_max_tiles = flag_max_tiles(options.sync);
-    loop::Kernel k = merged(std::move(ps.stages), name, mo);
+    if (options.sync == SyncMode::Auto && spec) {
+      // Each boundary where flags are possible gets the cheaper order by the cost model.
+      const gpu::CostConstants c =
+          gpu::cost_constants(*spec, config.precision, options.calibration);
+      const gpu::GpuSpec priced = *spec;
+      mo.grid_price = [c, priced](int64_t blocks) {
+        return gpu::grid_barrier_cost_us(priced, c, blocks);
+      };
+      mo.flags_price = [c](int64_t tiles, int waits) {
+        return gpu::flag_wait_cost_us(c, tiles, waits);
+      };
+    } else if (options.sync == SyncMode::Auto) {
+      mo.flag_max_tiles = kAutoFlagTiles;
+    }
+    loop::Kernel k;
+    if (mo.grid_price && mo.flags_price) {
+      // Sync mode auto, per kernel: flags where each prices below its grid barrier, unless the
+      // kernel with grid barriers only prices lower in all — a stage after a grid barrier needs
+      // no order on what came before it, one after flags may need waits of its own, so a cheap
+      // flag boundary can cost more waits further on.
+      schedule::MergeOptions grid_only = mo;
+      grid_only.flag_max_tiles = 0;
+      grid_only.grid_price = nullptr;
+      grid_only.flags_price = nullptr;
+      // Both priced whole (cost model v2, as the plan's pricer prices them): flags can also
+      // change what a stage costs (no weight tile loaded before a barrier that is not there).
+      loop::Kernel with_flags = merged(ps.stages, name, mo);
+      loop::Kernel with_grid = merged(std::move(ps.stages), name, grid_only);
+      std::map<std::string, int64_t> flops;
+      for (int te : p.tes)
+        if (te >= 0 && static_cast<size_t>(te) < plan.analysis.tes.size())
+          flops[plan.analysis.tes[static_cast<size_t>(te)].name] =
+              plan.analysis.tes[static_cast<size_t>(te)].flops;
+      auto flops_of = [&](const std::string& te) -> int64_t {
+        auto it = flops.find(te);
+        return it == flops.end() ? 0 : it->second;
+      };
+      const gpu::CostConstants c =
+          gpu::cost_constants(*spec, config.precision, options.calibration);
+      const double fp =
+          price_kernel(with_flags, *spec, c, flops_of, options.cooperative_registers).total_us;
+      const double gp =
+          price_kernel(with_grid, *spec, c, flops_of, options.cooperative_registers).total_us;
+      const bool flags_kept = fp < gp;
+      k = std::move(flags_kept ? with_flags : with_grid);
+      if (fp != gp)
+        k.stages.front().schedule += fmt::format(
+            "; sync auto: {} (estimated {:.2f} us with per-tile flags where each prices below "
+            "its grid barrier, {:.2f} us with grid barriers only)",
+            flags_kept ? "per-tile flags kept" : "grid barriers kept", fp, gp);
+    } else {
+      k = merged(std::move(ps.stages), name, mo);
+    }
     if (cap > 0 && grid > cap)
       k.stages.front().schedule +=
           "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
@@ -511,6 +567,7 @@ PlanBuild plan_build(const plan::FusionPlan& plan) {
   PlanBuild b;
   b.config.precision = plan.precision;
   b.options.split_launches = true;
+  b.options.sync = plan.sync;
   return b;
 }
 
@@ -556,27 +613,6 @@ void tune_plan(plan::FusionPlan& plan, const schedule::ScheduleConfig& plan_inde
   }
 }
 
-const char* sync_mode_name(SyncMode m) {
-  switch (m) {
-    case SyncMode::Grid:
-      return "grid";
-    case SyncMode::Flags:
-      return "flags";
-    case SyncMode::Auto:
-      return "auto";
-  }
-  return "?";
-}
-
-bool parse_sync_mode(const std::string& s, SyncMode& out) {
-  for (SyncMode m : {SyncMode::Grid, SyncMode::Flags, SyncMode::Auto})
-    if (s == sync_mode_name(m)) {
-      out = m;
-      return true;
-    }
-  return false;
-}
-
 int64_t flag_max_tiles(SyncMode m) {
   switch (m) {
     case SyncMode::Grid:
@@ -584,7 +620,7 @@ int64_t flag_max_tiles(SyncMode m) {
     case SyncMode::Flags:
       return std::numeric_limits<int64_t>::max();
     case SyncMode::Auto:
-      return kAutoFlagTiles;
+      return std::numeric_limits<int64_t>::max();
   }
   return 0;
 }

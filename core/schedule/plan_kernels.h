@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu/calibration.h"
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule.h"
@@ -27,15 +28,14 @@ class KernelBuildError : public std::runtime_error {
 };
 
 /// How build_plan_kernels turns partitions into kernels beyond the schedule templates.
-/// How a cooperative kernel orders a stage after an earlier stage's stores that other blocks
-/// wrote: Grid, a grid barrier; Flags, per-tile flags wherever the dependence proof bounds the
-/// producer blocks each consumer block reads to fewer than the grid; Auto, flags only where
-/// that is at most kAutoFlagTiles blocks. Elsewhere a grid barrier stays.
-enum class SyncMode : uint8_t { Grid, Flags, Auto };
+/// Sync modes (core/support/boundary.h): grid barriers, per-tile flags where proven, or the
+/// cheaper of the two per boundary.
+using SyncMode = souffle::SyncMode;
+using souffle::parse_sync_mode;
+using souffle::sync_mode_name;
+/// Under Auto on a plan without a GPU spec (nothing to price with): flags where a consumer
+/// block awaits at most this many producer blocks.
 constexpr int64_t kAutoFlagTiles = 4;
-const char* sync_mode_name(SyncMode m);  ///< "grid", "flags", "auto"
-/// Parses "grid", "flags" or "auto"; false for anything else.
-bool parse_sync_mode(const std::string& s, SyncMode& out);
 /// The MergeOptions::flag_max_tiles a mode gives.
 int64_t flag_max_tiles(SyncMode m);
 
@@ -65,8 +65,12 @@ struct KernelBuildOptions {
   /// then loop over their tiles, grid-stride stages stride further. compile_plan keeps such a
   /// kernel within this budget by capping its registers when ptxas uses more. 0: no cap.
   int cooperative_registers = 128;
-  /// Grid barriers or per-tile flags between the dependent stages of a cooperative kernel.
+  /// Grid barriers or per-tile flags between the dependent stages of a cooperative kernel
+  /// (plan_build: the plan's).
   SyncMode sync = SyncMode::Grid;
+  /// Under SyncMode::Auto, the measured grid-barrier curve the flags are priced against (as the
+  /// plan's pricer prices; null: the GPU spec's figures). Must outlive the build.
+  const gpu::Calibration* calibration = nullptr;
 };
 
 /// The schedule configuration and build options the kernels of `plan` are built with — the

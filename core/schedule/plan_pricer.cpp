@@ -70,17 +70,18 @@ const std::string& PlanPricer::content(const te::Op& op) const {
 
 namespace {
 
-/// What the kernels of `p` depend on, as text: the context's strategy, GPU and precision, and per
+/// What the kernels of `p` depend on, as text: the context's strategy, precision, sync mode and
+/// GPU, and per
 /// stage its kind, TEs (`content`), tiles and which outputs are read outside the partition.
 template <typename Content>
 std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Content&& content) {
   const analysis::Analysis& a = c.analysis;
   std::set<int> mine(p.tes.begin(), p.tes.end());
   const gpu::GpuSpec& g = c.gpu_spec;
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", plan::strategy_name(c.strategy),
-                  gpu::precision_name(c.precision), g.name, g.sm_count, g.shared_memory_per_sm,
-                  g.registers_per_sm, g.launch_overhead_us, g.grid_sync_overhead_us);
+  std::string key = fmt::format("{}|{}|sync-{}|{}|{}|{}|{}|{}|{}", plan::strategy_name(c.strategy),
+                                gpu::precision_name(c.precision), sync_mode_name(c.sync), g.name,
+                                g.sm_count, g.shared_memory_per_sm, g.registers_per_sm,
+                                g.launch_overhead_us, g.grid_sync_overhead_us);
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
   for (const std::string& t : p.global_scratch) key += "|global:" + t;
   for (const plan::Stage& st : p.stages) {
@@ -176,7 +177,8 @@ loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,
     }
   }
   if (!found) {
-    const PlanBuild b = plan_build(context);
+    PlanBuild b = plan_build(context);
+    b.options.calibration = m_calibration ? &*m_calibration : nullptr;
     ks = build_partition_kernels(context, p, b.config, b.options);  // throws KernelBuildError
     observe(k, ks);
     keep(k, ks);
@@ -208,7 +210,8 @@ plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::Fusio
                                        const plan::Partition& p) const {
   plan::PartitionPrice out;
   try {
-    const PlanBuild b = plan_build(context);
+    PlanBuild b = plan_build(context);
+    b.options.calibration = m_calibration ? &*m_calibration : nullptr;
     loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
     out = price_built(context, p, ks);
     observe(key, ks);
@@ -298,6 +301,8 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
         b.cost_us = gpu::grid_barrier_cost_us(spec, c, k.launch.grid_x);
       else if (sb.kind == BoundaryKind::Launch)
         b.cost_us = c.launch_us;
+      else if (sb.kind == BoundaryKind::Flags)
+        b.cost_us = gpu::flag_wait_cost_us(c, sb.awaited_tiles, std::max(sb.waits, 1));
       out.boundaries.push_back(std::move(b));
     }
   }

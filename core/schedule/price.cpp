@@ -228,16 +228,23 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
   out.launch_us = c.launch_us;
   // Every grid barrier waits for the whole launch grid.
   out.barrier_us = out.grid_barriers * gpu::grid_barrier_cost_us(spec, c, k.launch.grid_x);
+  // Per-tile flags: each flags boundary's releases and waits.
+  for (const StageBoundary& b : k.boundaries)
+    if (b.kind == BoundaryKind::Flags) {
+      const int waits = std::max(b.waits, 1);
+      out.flag_waits += waits;
+      out.barrier_us += gpu::flag_wait_cost_us(c, b.awaited_tiles, waits);
+    }
   out.total_us = out.stages_us + out.launch_us + out.barrier_us;
   return out;
 }
 
 std::string print(const KernelPrice& p) {
   std::string s = fmt::format(
-      "{}: {:.2f} us = stages {:.2f} + launch {:.2f} + {} grid barriers {:.2f}; {} regs, "
-      "{} co-resident; DRAM {} B, L2 {} B\n",
-      p.name, p.total_us, p.stages_us, p.launch_us, p.grid_barriers, p.barrier_us, p.regs,
-      p.co_resident, p.dram_bytes, p.l2_bytes);
+      "{}: {:.2f} us = stages {:.2f} + launch {:.2f} + {} grid barriers and {} flag waits "
+      "{:.2f}; {} regs, {} co-resident; DRAM {} B, L2 {} B\n",
+      p.name, p.total_us, p.stages_us, p.launch_us, p.grid_barriers, p.flag_waits, p.barrier_us,
+      p.regs, p.co_resident, p.dram_bytes, p.l2_bytes);
   for (const StagePrice& st : p.stages)
     s += fmt::format(
         "  {} [{}{}] grid {} x {}, {} per SM, {} waves: {:.2f} us (flop {:.2f}, "

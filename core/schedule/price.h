@@ -32,8 +32,11 @@ struct KernelPrice {
   int64_t global_bytes = 0;  ///< every global read and write of its stages
   int regs = 0;              ///< registers per thread assumed (its local buffers, capped)
   int64_t co_resident = 0;   ///< blocks of its launch configuration resident at once
+  int flag_waits = 0;        ///< flag wait statements (one per awaited producer stage and boundary)
+  /// barrier_us: the grid barriers, and the per-tile flag releases and waits
+  /// (gpu::flag_wait_cost_us of each flags boundary).
   double stages_us = 0, launch_us = 0, barrier_us = 0;
-  double total_us = 0;  ///< stages + launch + grid barriers
+  double total_us = 0;  ///< stages + launch + grid barriers and flags
   std::vector<StagePrice> stages;
   std::vector<std::string> on_chip;  ///< intermediates kept in shared memory (residents)
 };

@@ -139,6 +139,12 @@ struct MergeOptions {
   /// stage releases a counter per block and the stage waits only on the range of producer
   /// blocks it reads. 0: grid barriers only.
   int64_t flag_max_tiles = 0;
+  /// Both set: per-tile flags only where the cost model prices them below a grid barrier (sync
+  /// mode auto). `grid_price(grid)`: one grid barrier over `grid` blocks; `flags_price(tiles,
+  /// waits)`: flags on `waits` producer stages, each consumer block awaiting at most `tiles`
+  /// producer blocks of each (µs). The boundary keeps both prices.
+  std::function<double(int64_t grid)> grid_price;
+  std::function<double(int64_t tiles, int waits)> flags_price;
 };
 /// merge_stages with barriers chosen by ownership proofs and resident intermediates (above);
 /// the two-argument form uses the default options (proofs on, nothing resident).

@@ -80,8 +80,8 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
   // launches (kernelN.0, kernelN.1, ...).
   PlanBuild b = plan_build(plan);
   b.options.sync = sync;
-  // The pricer built its kernels with grid barriers.
-  if (sync != schedule::SyncMode::Grid) pricer = nullptr;
+  // The pricer built its kernels in the plan's sync mode.
+  if (sync != plan.sync) pricer = nullptr;
   const schedule::ScheduleConfig& config = b.config;
   const KernelBuildOptions& bo = b.options;
   std::vector<CompiledKernel> out;

@@ -29,6 +29,7 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   po.strategy = o.strategy;
   po.gpu = o.gpu;
   po.precision = o.precision;
+  po.sync = o.sync;
   po.decisions = o.decisions;
   po.instrument = o.instrument;
   po.snapshots = o.snapshots;
@@ -187,7 +188,7 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
         auto t = Clock::now();
         // The kernels the plan's pricing built for its partitions (built once).
         out.kernels.kernels =
-            build_compiled_kernels(out.plan, kernel_pricer(po).get(), o.compile.sync);
+            build_compiled_kernels(out.plan, kernel_pricer(po).get(), out.plan.sync);
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
       [&] { return kernels_text(out.kernels, false); },

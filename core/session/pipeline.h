@@ -25,6 +25,9 @@ struct PipelineOptions {
   plan::Strategy strategy = plan::Strategy::Souffle;
   gpu::GpuSpec gpu;  ///< filled by the caller (gpu::gpu_spec("a100"))
   gpu::Precision precision = gpu::Precision::FP32;
+  /// Grid barriers, per-tile flags or the cheaper per boundary (plan::PlanOptions::sync): the
+  /// plan's prices, its kernels and the compile step use it.
+  SyncMode sync = SyncMode::Grid;
   plan::Decisions decisions;
   std::string calibration;  ///< a calibration file pricing the plan; empty: the spec's constants
   onnx_import::ImportOptions import;

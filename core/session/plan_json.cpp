@@ -49,7 +49,10 @@ nlohmann::json boundaries_json(const plan::FusionPlan& p, const plan::Partition&
                         {"reason", reason},
                         {"text", describe(o)},
                         {"cost_us", b.cost_us}};
-    if (o.kind == BoundaryKind::Grid) j["grid"] = o.grid;
+    if (o.kind == BoundaryKind::Grid || o.kind == BoundaryKind::Flags) j["grid"] = o.grid;
+    if (o.kind == BoundaryKind::Flags) j["flag_waits"] = o.waits;
+    if (o.grid_price_us + o.flags_price_us > 0)
+      j["sync_priced"] = {{"grid_us", o.grid_price_us}, {"flags_us", o.flags_price_us}};
     if (o.prefetched) j["prefetched"] = true;
     for (const plan::Decision& d : k.decisions)
       if (b.te >= 0 && d.te == b.te && d.merged_us + d.split_us > 0) {
@@ -69,6 +72,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
   nlohmann::json j;
   j["model"] = model;
   j["strategy"] = plan::strategy_name(p.strategy);
+  j["sync"] = sync_mode_name(p.sync);
   j["gpu"] = p.gpu;
   std::set<std::string> ops;
   for (const te::Op& op : p.input.ops)

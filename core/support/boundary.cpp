@@ -1,5 +1,7 @@
 #include "core/support/boundary.h"
 
+#include <cstdio>
+
 namespace souffle {
 
 const char* boundary_kind_name(BoundaryKind k) {
@@ -16,6 +18,27 @@ const char* boundary_kind_name(BoundaryKind k) {
       return "flags";
   }
   return "?";
+}
+
+const char* sync_mode_name(SyncMode m) {
+  switch (m) {
+    case SyncMode::Grid:
+      return "grid";
+    case SyncMode::Flags:
+      return "flags";
+    case SyncMode::Auto:
+      return "auto";
+  }
+  return "?";
+}
+
+bool parse_sync_mode(const std::string& s, SyncMode& out) {
+  for (SyncMode m : {SyncMode::Grid, SyncMode::Flags, SyncMode::Auto})
+    if (s == sync_mode_name(m)) {
+      out = m;
+      return true;
+    }
+  return false;
 }
 
 const char* boundary_reason_name(BoundaryReason r) {
@@ -71,6 +94,13 @@ std::string describe(const StageBoundary& b) {
                                                            : "per-tile flags would wait for ") +
                  std::to_string(b.awaited_tiles) + (b.awaited_tiles == 1 ? " tile" : " tiles") +
                  (b.grid > 0 ? " of " + std::to_string(b.grid) : "");
+      if (b.grid_price_us + b.flags_price_us > 0) {
+        char prices[96];
+        std::snprintf(prices, sizeof prices,
+                      "estimated %.2f us for flags vs %.2f us for a grid barrier", b.flags_price_us,
+                      b.grid_price_us);
+        parts += (parts.empty() ? "" : "; ") + std::string(prices);
+      }
       if (!parts.empty()) s += " (" + parts + ")";
       break;
     }

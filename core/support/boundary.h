@@ -15,6 +15,16 @@ namespace souffle {
 enum class BoundaryKind : uint8_t { None, Block, Grid, Launch, Flags };
 const char* boundary_kind_name(BoundaryKind k);  ///< "none", "block", "grid", "launch", "flags"
 
+/// How a cooperative kernel orders a stage after an earlier stage's stores that other blocks
+/// wrote: Grid, a grid barrier (Souffle's order); Flags, per-tile flags wherever the dependence
+/// proof bounds the producer blocks each consumer block reads to fewer than the grid; Auto, per
+/// boundary the one the cost model prices cheaper (flags where they are possible). Elsewhere a
+/// grid barrier stays.
+enum class SyncMode : uint8_t { Grid, Flags, Auto };
+const char* sync_mode_name(SyncMode m);  ///< "grid", "flags", "auto"
+/// Parses "grid", "flags" or "auto"; false for anything else.
+bool parse_sync_mode(const std::string& s, SyncMode& out);
+
 /// Why a boundary has its kind.
 enum class BoundaryReason : uint8_t {
   Independent,  ///< reads nothing an earlier stage wrote since the last grid barrier
@@ -47,7 +57,12 @@ struct StageBoundary {
   /// reads from, i.e. the tiles a per-tile dependency flag would have it wait for instead of
   /// the whole grid; 0 where unknown.
   int64_t awaited_tiles = 0;
-  int64_t grid = 0;         ///< blocks the barrier waits for (the kernel's grid; Grid only)
+  int64_t grid = 0;  ///< blocks the barrier waits for (the kernel's grid; Grid only)
+  /// Flags: the producer stages waited on (one wait statement each).
+  int waits = 0;
+  /// Where the kind was chosen by price (sync mode auto): the estimated cost of a grid barrier
+  /// over the kernel's grid and of the per-tile flags it would take (µs); 0 elsewhere.
+  double grid_price_us = 0, flags_price_us = 0;
   bool prefetched = false;  ///< a GEMM weight tile is loaded before the grid barrier
   std::string detail;       ///< the proof's sentence, for people
   /// Whether a statement of the kernel body stands for it (Block and Grid do).

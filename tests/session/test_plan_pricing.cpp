@@ -12,6 +12,7 @@
 #include "core/schedule/plan_pricer.h"
 #include "core/schedule/price.h"
 #include "core/session/compile.h"
+#include "core/session/test_data.h"
 #include "core/session/verify_kernels.h"
 #include "tests/sample_model.h"
 
@@ -73,6 +74,41 @@ TEST_P(PlanPricingModel, PlanAgreesWithCompiledKernels) {
     EXPECT_EQ(p.dram_bytes, dram);
     EXPECT_GE(p.est_time_us, floor_us(test::sample_model(m).program, a100, p.precision));
   }
+}
+
+// Sync mode auto: a kernel is never priced above its grid-barrier form, a flags boundary prices
+// below the grid barrier it replaces (both prices kept on the boundary and named in its text),
+// and the kernels built verify on the emulator against the model's reference outputs.
+TEST_P(PlanPricingModel, SyncAutoNeverPricesAboveGridAndVerifies) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  const std::string& m = GetParam();
+  plan::PlanOptions po;
+  po.gpu = a100;
+  po.pricer = schedule::make_pricer(a100, po.precision);
+  const plan::FusionPlan grid = plan::plan(test::sample_model(m).program, po);
+  po.sync = SyncMode::Auto;
+  const plan::FusionPlan autop = plan::plan(test::sample_model(m).program, po);
+  EXPECT_EQ(autop.sync, SyncMode::Auto);
+  EXPECT_LE(autop.est_time_us, grid.est_time_us + 1e-6);
+  EXPECT_LE(autop.grid_syncs, grid.grid_syncs);
+  for (const plan::Partition& k : autop.partitions)
+    for (const plan::Boundary& b : k.boundaries) {
+      if (b.order.kind != BoundaryKind::Flags) continue;
+      SCOPED_TRACE(describe(b.order));
+      EXPECT_GT(b.order.grid_price_us, 0);
+      EXPECT_LT(b.order.flags_price_us, b.order.grid_price_us);
+      EXPECT_GT(b.cost_us, 0);
+      EXPECT_NE(describe(b.order).find("estimated"), std::string::npos);
+    }
+  const LoadedModel& model = test::sample_model(m);
+  const std::vector<TestDataSet> sets =
+      read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + m);
+  VerifyOptions vo;
+  vo.criterion = Criterion::RelativeL2;
+  vo.tolerance = 1e-4;
+  KernelVerifyReport rep = verify_kernels(model, sets, po, vo, SyncMode::Auto);
+  EXPECT_TRUE(rep.ok()) << rep.error;
+  EXPECT_EQ(rep.grid_barriers, autop.grid_syncs);
 }
 
 INSTANTIATE_TEST_SUITE_P(SampleModels, PlanPricingModel, testing::ValuesIn(kModels));

@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "core/codegen/roll.h"
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
 #include "core/loop/vectorize.h"
@@ -726,7 +727,8 @@ std::string emit_cuda(const loop::KernelSet& ks, CudaEmitOptions options) {
   const std::set<std::string> reserved(names.begin(), names.end());
   for (size_t i = 0; i < ks.kernels.size(); ++i)
     g.add_cuda_kernel(ks.kernels[i], names[i], reserved);
-  return g.translation_unit();
+  std::string unit = g.translation_unit();
+  return options.roll ? roll_repeated_statements(unit) : unit;
 }
 
 std::vector<std::string> cuda_kernel_names(const loop::KernelSet& ks) {

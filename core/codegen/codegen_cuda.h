@@ -33,6 +33,9 @@ struct CudaEmitOptions {
   /// source and its PTX (`.maxnreg`) to every compiler that builds them, nvcc and the driver's
   /// JIT included, not only to the NVRTC call that chose it.
   int max_registers = 0;
+  /// Statements of a kernel with outlined stages that repeat on other tensors (an LSTM step
+  /// and the next) become loops (roll.h): same calls in the same order, far less source.
+  bool roll = true;
 };
 
 /// CUDA's facts over the C emitter: __half/__nv_bfloat16, __shared__ and the dynamic shared arena,

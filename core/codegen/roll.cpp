@@ -1,0 +1,518 @@
+#include "core/codegen/roll.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "core/support/error.h"
+
+namespace souffle::codegen {
+
+namespace {
+
+constexpr size_t kMaxPeriod = 32;  ///< statements in one repeated pattern, at most
+
+/// One token of a line's code: an identifier, a number, or one punctuation character.
+struct Token {
+  enum class Kind : uint8_t { Ident, Number, Punct } kind;
+  std::string text;
+  size_t line, at;  ///< where it starts: the statement's line index and the column
+};
+
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+/// The code of a line: the text before a `//` comment.
+std::string code_of(const std::string& line) {
+  const size_t c = line.find("//");
+  return c == std::string::npos ? line : line.substr(0, c);
+}
+
+std::string trim(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+void tokenize(const std::string& code, size_t line, std::vector<Token>& out) {
+  for (size_t i = 0; i < code.size();) {
+    const char c = code[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (ident_start(c)) {
+      size_t j = i;
+      while (j < code.size() && ident_char(code[j])) ++j;
+      out.push_back({Token::Kind::Ident, code.substr(i, j - i), line, i});
+      i = j;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t j = i;
+      while (j < code.size() && (ident_char(code[j]) || code[j] == '.')) ++j;
+      out.push_back({Token::Kind::Number, code.substr(i, j - i), line, i});
+      i = j;
+    } else {
+      out.push_back({Token::Kind::Punct, std::string(1, c), line, i});
+      ++i;
+    }
+  }
+}
+
+/// An integer literal: its value and suffix ("ll", "LL", "" ...); nullopt for anything else.
+std::optional<std::pair<int64_t, std::string>> integer(const std::string& t) {
+  size_t j = 0;
+  while (j < t.size() && std::isdigit(static_cast<unsigned char>(t[j]))) ++j;
+  if (j == 0 || j > 17) return std::nullopt;
+  const std::string suffix = t.substr(j);
+  for (char c : suffix)
+    if (c != 'l' && c != 'L' && c != 'u' && c != 'U') return std::nullopt;
+  if (t.size() > 1 && t[0] == '0' && j > 1) return std::nullopt;  // octal
+  return std::make_pair(static_cast<int64_t>(std::stoll(t.substr(0, j))), suffix);
+}
+
+/// A pointer the kernel declares outside its statements (a parameter, or a pointer into the
+/// shared arena declared before them): its element type and whether it points to const.
+struct Pointer {
+  std::string type;
+  bool is_const = false;
+};
+
+/// One top-level statement of a kernel body: its lines, its tokens, and the key that must be
+/// equal for two statements to be repetitions of one another.
+struct Statement {
+  size_t first = 0, last = 0;  ///< line range in the body, inclusive
+  std::vector<Token> tokens;
+  std::string key;
+  bool rollable = false;
+  std::set<std::string> declared;  ///< names declared inside it
+};
+
+/// What varies at one token position of a repeated pattern.
+struct Varying {
+  size_t statement, token;  ///< within the pattern
+  enum class Kind : uint8_t { Affine, IntTable, PtrTable, Local } kind;
+  int64_t base = 0, step = 0;
+  std::string suffix;
+  std::vector<std::string> values;  ///< per repetition
+  std::string table;                ///< the table's name (tables)
+  std::string type;                 ///< pointer tables: element type
+};
+
+class KernelRoller {
+ public:
+  KernelRoller(const std::vector<std::string>& signature, std::vector<std::string> body,
+               int min_repeats, int& loop_counter, RollStats& stats)
+      : m_body(std::move(body)),
+        m_min_repeats(min_repeats),
+        m_loop_counter(loop_counter),
+        m_stats(stats) {
+    read_signature(signature);
+  }
+
+  std::vector<std::string> run() {
+    split();
+    m_stats.statements += static_cast<int64_t>(m_statements.size());
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < m_statements.size()) {
+      size_t best_p = 0, best_r = 0;
+      std::vector<Varying> best_v;
+      if (m_statements[i].rollable)
+        for (size_t p = 1; p <= kMaxPeriod && i + p * m_min_repeats <= m_statements.size(); ++p) {
+          size_t r = 1;
+          while (i + (r + 1) * p <= m_statements.size() && same_pattern(i, i + r * p, p)) ++r;
+          if (r < static_cast<size_t>(m_min_repeats) || p * r <= best_p * best_r) continue;
+          bool all = true;
+          for (size_t j = 0; j < p; ++j) all &= m_statements[i + j].rollable;
+          if (!all) continue;
+          std::vector<Varying> v;
+          if (!classify(i, p, r, v)) continue;
+          best_p = p;
+          best_r = r;
+          best_v = std::move(v);
+        }
+      if (best_r == 0) {
+        for (size_t l = m_statements[i].first; l <= m_statements[i].last; ++l)
+          out.push_back(m_body[l]);
+        ++i;
+        continue;
+      }
+      emit_loop(i, best_p, best_r, best_v, out);
+      m_stats.rolled += static_cast<int64_t>(best_p * best_r);
+      i += best_p * best_r;
+    }
+    return out;
+  }
+
+ private:
+  /// The kernel's pointer parameters: "[const ]TYPE* __restrict__ NAME".
+  void read_signature(const std::vector<std::string>& signature) {
+    std::string all;
+    for (const std::string& l : signature) all += code_of(l) + " ";
+    static const std::regex param(
+        R"((const\s+)?([A-Za-z_][A-Za-z0-9_ ]*?)\s*\*\s*__restrict__\s+([A-Za-z_][A-Za-z0-9_]*))");
+    for (auto it = std::sregex_iterator(all.begin(), all.end(), param);
+         it != std::sregex_iterator(); ++it)
+      m_pointers[(*it)[3].str()] = {trim((*it)[2].str()), (*it)[1].matched};
+  }
+
+  /// The statements of the body at its top level (two spaces of indent): a brace block or an
+  /// `if` with its braces, a call over several lines, or one line. Comment-only lines join the
+  /// statement after them.
+  void split() {
+    size_t l = 0;
+    while (l < m_body.size()) {
+      Statement st;
+      st.first = l;
+      while (l < m_body.size() && trim(code_of(m_body[l])).empty() && l + 1 < m_body.size()) ++l;
+      const std::string head = trim(code_of(m_body[l]));
+      size_t end = l;
+      if (!head.empty() && head.back() == '{') {
+        int depth = 0;
+        for (; end < m_body.size(); ++end) {
+          for (char c : code_of(m_body[end])) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+          if (depth <= 0) break;
+        }
+      } else if (!head.empty() && head.back() == '(') {
+        auto closes = [&](size_t k) {
+          const std::string c = trim(code_of(m_body[k]));
+          return c.size() >= 2 && c.compare(c.size() - 2, 2, ");") == 0;
+        };
+        while (end + 1 < m_body.size() && !closes(end)) ++end;
+      }
+      end = std::min(end, m_body.size() - 1);
+      st.last = end;
+      for (size_t k = st.first; k <= st.last; ++k) tokenize(code_of(m_body[k]), k, st.tokens);
+      st.rollable = rollable(head, st);
+      // A declaration at the body's top level is seen by later statements: such a statement is
+      // never rolled (its name would go out of scope); inside braces, names are its own.
+      if (!st.rollable) {
+        // A top-level pointer into the shared arena: "TYPE* const NAME = reinterpret_cast<...".
+        const std::string code = trim(code_of(m_body[st.first]));
+        const size_t star = code.find("* const ");
+        const size_t eq = code.find(" = reinterpret_cast<");
+        if (star != std::string::npos && eq != std::string::npos && star < eq) {
+          const std::string name = code.substr(star + 8, eq - star - 8);
+          m_pointers[name] = {code.substr(0, star), false};
+        }
+      }
+      std::string key;
+      for (const Token& t : st.tokens) {
+        if (t.kind == Token::Kind::Number)
+          key += "#";
+        else if (t.kind == Token::Kind::Ident && (m_pointers.count(t.text) || declared(st, t)))
+          key += "$";
+        else
+          key += t.text;
+        key += " ";
+      }
+      st.key = std::move(key);
+      m_statements.push_back(std::move(st));
+      l = end + 1;
+    }
+  }
+
+  /// A line of a statement the loop may repeat: braces, barriers, a guard on the block or
+  /// thread index, a stage function's call and its arguments (a pointer, or a pointer plus an
+  /// offset), or a pointer into the shared arena. Stage code written inline is never rolled.
+  static bool rollable_line(const std::string& code) {
+    static const std::regex guard(R"(if \((bx|tx|[0-9]+|[ <>=&|()!%/*+-]|ll)+\) \{)");
+    static const std::regex call(R"([A-Za-z_][A-Za-z0-9_]*_stage[A-Za-z0-9_]*\((.*\);)?)");
+    static const std::regex arg(R"([A-Za-z_][A-Za-z0-9_]*( \+ [0-9]+)?(,|\);))");
+    static const std::regex arena(
+        R"([A-Za-z_][A-Za-z0-9_ ]*\* const [A-Za-z_][A-Za-z0-9_]* = reinterpret_cast<[A-Za-z_][A-Za-z0-9_ ]*\*>\(souffle_smem \+ [0-9]+\);)");
+    const std::string c = trim(code);
+    if (c.empty() || c == "{" || c == "}" || c == "grid.sync();" || c == "__syncthreads();")
+      return true;
+    return std::regex_match(c, guard) || std::regex_match(c, call) || std::regex_match(c, arg) ||
+           std::regex_match(c, arena);
+  }
+
+  /// A statement the loop may repeat: a block or a guard whose lines are all rollable_line, a
+  /// barrier, or a call of a stage function.
+  bool rollable(const std::string& head, Statement& st) const {
+    if (head.empty() || head.compare(0, 7, "extern ") == 0) return false;
+    bool block = head == "{" || (head.compare(0, 4, "if (") == 0 && head.back() == '{');
+    bool call = head.find("_stage") != std::string::npos && head.find('(') != std::string::npos;
+    if (!block && !call && head != "grid.sync();" && head != "__syncthreads();") return false;
+    // Arena pointers declared outside braces are seen by later statements: never rolled.
+    if (!block && head.find("reinterpret_cast") != std::string::npos) return false;
+    for (size_t l = st.first; l <= st.last; ++l)
+      if (!rollable_line(code_of(m_body[l]))) return false;
+    return mark(st);
+  }
+
+  /// Records the names `st` declares inside its braces (the identifier before "=" whose first
+  /// occurrence in `st` follows "const", "*" or a type name).
+  static bool mark(Statement& st) {
+    std::set<std::string> seen;
+    for (size_t k = 0; k < st.tokens.size(); ++k) {
+      const Token& t = st.tokens[k];
+      if (t.kind != Token::Kind::Ident) continue;
+      if (seen.insert(t.text).second && k > 0 && k + 1 < st.tokens.size() &&
+          (st.tokens[k + 1].text == "=" || st.tokens[k + 1].text == "[") &&
+          (st.tokens[k - 1].text == "const" || st.tokens[k - 1].text == "*" ||
+           st.tokens[k - 1].kind == Token::Kind::Ident))
+        st.declared.insert(t.text);
+    }
+    return true;
+  }
+
+  static bool declared(const Statement& st, const Token& t) { return st.declared.count(t.text); }
+
+  bool same_pattern(size_t a, size_t b, size_t p) const {
+    for (size_t j = 0; j < p; ++j)
+      if (m_statements[a + j].key != m_statements[b + j].key) return false;
+    return true;
+  }
+
+  /// What varies between the `r` repetitions of the `p` statements at `i`: numbers (affine in
+  /// the repetition, or a table), the kernel's pointers (a table) and names a statement declares
+  /// (renamed consistently). False when something else varies.
+  bool classify(size_t i, size_t p, size_t r, std::vector<Varying>& out) {
+    out.clear();
+    for (size_t j = 0; j < p; ++j) {
+      const Statement& s0 = m_statements[i + j];
+      for (size_t k = 0; k < s0.tokens.size(); ++k) {
+        bool varies = false;
+        for (size_t q = 1; q < r && !varies; ++q)
+          varies = m_statements[i + q * p + j].tokens[k].text != s0.tokens[k].text;
+        if (!varies) continue;
+        Varying v;
+        v.statement = j;
+        v.token = k;
+        for (size_t q = 0; q < r; ++q)
+          v.values.push_back(m_statements[i + q * p + j].tokens[k].text);
+        const Token& t0 = s0.tokens[k];
+        if (t0.kind == Token::Kind::Number) {
+          if (k > 0 && s0.tokens[k - 1].text == "[") return false;  // an array extent
+          std::vector<int64_t> n;
+          std::string suffix;
+          for (const std::string& x : v.values) {
+            auto lit = integer(x);
+            if (!lit) return false;
+            if (n.empty()) suffix = lit->second;
+            if (lit->second != suffix) return false;
+            n.push_back(lit->first);
+          }
+          v.suffix = suffix;
+          v.base = n[0];
+          v.step = n[1] - n[0];
+          bool affine = true;
+          for (size_t q = 0; q < r; ++q)
+            affine &= n[q] == v.base + v.step * static_cast<int64_t>(q);
+          v.kind = affine ? Varying::Kind::Affine : Varying::Kind::IntTable;
+        } else if (t0.kind == Token::Kind::Ident) {
+          bool pointers = true, locals = true;
+          std::string type;
+          bool any_const = false;
+          for (size_t q = 0; q < r; ++q) {
+            const Statement& sq = m_statements[i + q * p + j];
+            const std::string& x = v.values[q];
+            auto ptr = m_pointers.find(x);
+            pointers &= ptr != m_pointers.end() && !sq.declared.count(x) &&
+                        (type.empty() || ptr->second.type == type);
+            if (ptr != m_pointers.end()) {
+              if (type.empty()) type = ptr->second.type;
+              any_const |= ptr->second.is_const;
+            }
+            locals &= sq.declared.count(x) > 0;
+          }
+          if (pointers) {
+            v.kind = Varying::Kind::PtrTable;
+            v.type = (any_const ? "const " : "") + type + "*";
+          } else if (locals) {
+            v.kind = Varying::Kind::Local;
+          } else {
+            return false;
+          }
+        } else {
+          return false;
+        }
+        out.push_back(std::move(v));
+      }
+    }
+    // Names a statement declares must be renamed one to one in every repetition.
+    for (size_t j = 0; j < p; ++j)
+      for (size_t q = 1; q < r; ++q) {
+        std::map<std::string, std::string> to0, from0;
+        for (const Varying& v : out) {
+          if (v.statement != j || v.kind != Varying::Kind::Local) continue;
+          auto [a, ia] = to0.emplace(v.values[q], v.values[0]);
+          auto [b, ib] = from0.emplace(v.values[0], v.values[q]);
+          if (a->second != v.values[0] || b->second != v.values[q]) return false;
+        }
+      }
+    return check_expansion(i, p, r, out);
+  }
+
+  /// The pattern instantiated for repetition q, token by token, equals the statements there.
+  bool check_expansion(size_t i, size_t p, size_t r, const std::vector<Varying>& vs) const {
+    for (size_t q = 0; q < r; ++q)
+      for (size_t j = 0; j < p; ++j) {
+        const Statement& s0 = m_statements[i + j];
+        const Statement& sq = m_statements[i + q * p + j];
+        if (s0.tokens.size() != sq.tokens.size()) return false;
+        std::vector<std::string> inst;
+        for (const Token& t : s0.tokens) inst.push_back(t.text);
+        for (const Varying& v : vs) {
+          if (v.statement != j) continue;
+          switch (v.kind) {
+            case Varying::Kind::Affine:
+              inst[v.token] = std::to_string(v.base + v.step * static_cast<int64_t>(q)) + v.suffix;
+              break;
+            default:
+              inst[v.token] = v.values[q];
+          }
+        }
+        for (size_t k = 0; k < inst.size(); ++k)
+          if (inst[k] != sq.tokens[k].text) return false;
+      }
+    return true;
+  }
+
+  void emit_loop(size_t i, size_t p, size_t r, std::vector<Varying>& vs,
+                 std::vector<std::string>& out) {
+    const int id = m_loop_counter++;
+    ++m_stats.loops;
+    const std::string rv = "souffle_r" + std::to_string(id);
+    const std::string ind = "  ";
+    out.push_back(ind + "// " + std::to_string(r) + " repetitions of the " + std::to_string(p) +
+                  (p == 1 ? " statement" : " statements") +
+                  " below, rolled into a loop: each repetition calls the same functions on "
+                  "the tensors of its row of the tables (the comments name repetition 0)");
+    out.push_back(ind + "{");
+    // One table per distinct sequence of values.
+    std::map<std::pair<std::string, std::vector<std::string>>, std::string> tables;
+    for (Varying& v : vs) {
+      if (v.kind != Varying::Kind::PtrTable && v.kind != Varying::Kind::IntTable) continue;
+      const std::string type = v.kind == Varying::Kind::PtrTable ? v.type : "long long";
+      auto key = std::make_pair(type, v.values);
+      auto it = tables.find(key);
+      if (it != tables.end()) {
+        v.table = it->second;
+        continue;
+      }
+      v.table = rv + "_t" + std::to_string(tables.size());
+      tables[key] = v.table;
+      m_stats.table_entries += static_cast<int64_t>(v.values.size());
+      out.push_back(ind + "  " + type + " const " + v.table + "[" + std::to_string(r) + "] = {");
+      std::string row;
+      for (size_t q = 0; q < v.values.size(); ++q) {
+        std::string val = v.values[q];
+        if (v.kind == Varying::Kind::IntTable) {
+          auto lit = integer(val);
+          val = std::to_string(lit ? lit->first : 0) + "ll";
+        }
+        const std::string item = val + (q + 1 < v.values.size() ? "," : "");
+        if (!row.empty() && row.size() + item.size() + 1 > 92) {
+          out.push_back(ind + "      " + row);
+          row.clear();
+        }
+        row += (row.empty() ? "" : " ") + item;
+      }
+      if (!row.empty()) out.push_back(ind + "      " + row);
+      out.push_back(ind + "  };");
+    }
+    out.push_back(ind + "  #pragma unroll 1");
+    out.push_back(ind + "  for (long long " + rv + " = 0; " + rv + " < " + std::to_string(r) +
+                  "; ++" + rv + ") {");
+    for (size_t j = 0; j < p; ++j) {
+      const Statement& s0 = m_statements[i + j];
+      // Replacements per line, right to left so that columns stay valid.
+      std::map<size_t, std::vector<std::pair<size_t, std::pair<size_t, std::string>>>> edits;
+      for (const Varying& v : vs) {
+        if (v.statement != j || v.kind == Varying::Kind::Local) continue;
+        const Token& t = s0.tokens[v.token];
+        std::string with;
+        if (v.kind == Varying::Kind::Affine)
+          with =
+              "(" + std::to_string(v.base) + "ll + " + std::to_string(v.step) + "ll * " + rv + ")";
+        else
+          with = v.table + "[" + rv + "]";
+        edits[t.line].push_back({t.at, {t.text.size(), with}});
+      }
+      for (size_t l = s0.first; l <= s0.last; ++l) {
+        std::string text = m_body[l];
+        auto e = edits.find(l);
+        if (e != edits.end()) {
+          std::sort(e->second.begin(), e->second.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first; });
+          for (const auto& [at, what] : e->second) text.replace(at, what.first, what.second);
+        }
+        out.push_back("    " + text);
+      }
+    }
+    out.push_back(ind + "  }");
+    out.push_back(ind + "}");
+  }
+
+  std::vector<std::string> m_body;
+  int m_min_repeats;
+  int& m_loop_counter;
+  RollStats& m_stats;
+  std::map<std::string, Pointer> m_pointers;
+  std::vector<Statement> m_statements;
+};
+
+}  // namespace
+
+std::string roll_repeated_statements(const std::string& cuda, int min_repeats, RollStats* stats) {
+  RollStats local;
+  RollStats& st = stats ? *stats : local;
+  std::vector<std::string> lines;
+  {
+    std::stringstream ss(cuda);
+    std::string l;
+    while (std::getline(ss, l)) lines.push_back(l);
+  }
+  std::string out;
+  int loop_counter = 0;
+  for (size_t i = 0; i < lines.size();) {
+    if (lines[i].compare(0, 21, "extern \"C\" __global__") != 0) {
+      out += lines[i] + "\n";
+      ++i;
+      continue;
+    }
+    // The signature runs to the line that opens the body; the body to the "}" that closes it.
+    std::vector<std::string> signature;
+    size_t j = i;
+    for (; j < lines.size(); ++j) {
+      signature.push_back(lines[j]);
+      const std::string c = trim(code_of(lines[j]));
+      if (!c.empty() && c.back() == '{') break;
+    }
+    size_t end = j + 1;
+    while (end < lines.size() && lines[end] != "}") ++end;
+    for (const std::string& l : signature) out += l + "\n";
+    if (end >= lines.size()) {
+      for (size_t k = j + 1; k < lines.size(); ++k) out += lines[k] + "\n";
+      break;
+    }
+    std::vector<std::string> body(lines.begin() + static_cast<std::ptrdiff_t>(j + 1),
+                                  lines.begin() + static_cast<std::ptrdiff_t>(end));
+    bool top_level = !body.empty();
+    for (const std::string& l : body)
+      top_level &= trim(l).empty() || (l.size() > 2 && l.compare(0, 2, "  ") == 0);
+    if (top_level && static_cast<int>(body.size()) >= min_repeats) {
+      KernelRoller roller(signature, body, min_repeats, loop_counter, st);
+      body = roller.run();
+    }
+    for (const std::string& l : body) out += l + "\n";
+    out += "}\n";
+    i = end + 1;
+  }
+  if (!cuda.empty() && cuda.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
+}
+
+}  // namespace souffle::codegen

@@ -1,0 +1,203 @@
+// Repeated stage calls rolled into loops (core/codegen/roll.h): the loop makes exactly the calls
+// of the statements it replaces (its text expanded again equals the unrolled emission), the
+// rolled source compiles with NVRTC, and what must not be rolled is not.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/codegen/codegen_cuda.h"
+#include "core/codegen/roll.h"
+#include "core/gpu/nvrtc.h"
+#include "core/loop/verify.h"
+#include "tests/codegen/kernels.h"
+
+namespace souffle::codegen {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string l;
+  while (std::getline(ss, l)) out.push_back(l);
+  return out;
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(' ');
+  return a == std::string::npos ? "" : s.substr(a);
+}
+
+/// The rolled loops of `src` written out again, one copy of the body per repetition with the
+/// table entries and affine numbers of that repetition: independent of how roll.cpp models the
+/// repetitions, it reads only the text it wrote.
+std::string expand_rolled(const std::string& src) {
+  const std::vector<std::string> in = lines_of(src);
+  static const std::regex table(R"(^\s*(.+) const (\w+)\[(\d+)\] = \{$)");
+  static const std::regex loop(R"(^\s*for \(long long (\w+) = 0; \w+ < (\d+); \+\+\w+\) \{$)");
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].find("rolled into a loop") == std::string::npos) {
+      out += in[i] + "\n";
+      continue;
+    }
+    ++i;  // the scope's "{"
+    std::map<std::string, std::vector<std::string>> tables;
+    std::smatch m;
+    for (++i; i < in.size() && std::regex_match(in[i], m, table); ++i) {
+      std::vector<std::string>& values = tables[m[2].str()];
+      for (++i; trimmed(in[i]) != "};"; ++i) {
+        std::stringstream row(in[i]);
+        std::string v;
+        while (std::getline(row, v, ','))
+          if (!trimmed(v).empty()) values.push_back(trimmed(v));
+      }
+    }
+    EXPECT_EQ(trimmed(in[i]), "#pragma unroll 1");
+    ++i;
+    EXPECT_TRUE(std::regex_match(in[i], m, loop)) << in[i];
+    const std::string rv = m[1].str();
+    const int reps = std::stoi(m[2].str());
+    std::vector<std::string> body;
+    for (++i; in[i] != "    }"; ++i) body.push_back(in[i].substr(4));
+    ++i;  // the scope's "}"
+    const std::regex affine("\\((-?\\d+)ll \\+ (-?\\d+)ll \\* " + rv + "\\)");
+    for (int r = 0; r < reps; ++r)
+      for (std::string l : body) {
+        for (const auto& [name, values] : tables) {
+          const std::string ref = name + "[" + rv + "]";
+          for (size_t at = l.find(ref); at != std::string::npos; at = l.find(ref))
+            l.replace(at, ref.size(), values.at(static_cast<size_t>(r)));
+        }
+        std::smatch a;
+        while (std::regex_search(l, a, affine)) {
+          const long long v = std::stoll(a[1].str()) + std::stoll(a[2].str()) * r;
+          l = a.prefix().str() + std::to_string(v) + a.suffix().str();
+        }
+        out += l + "\n";
+      }
+  }
+  return out;
+}
+
+/// The code of `src` without comments, integer suffixes, blank lines and indentation.
+std::string normalized(const std::string& src) {
+  static const std::regex suffix(R"(\b(\d+)ll\b)");
+  std::string out;
+  for (std::string l : lines_of(src)) {
+    const size_t c = l.find("//");
+    if (c != std::string::npos) l = l.substr(0, c);
+    l = std::regex_replace(trimmed(l), suffix, "$1");
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    if (!l.empty()) out += l + "\n";
+  }
+  return out;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {
+  loop::Kernel k = testing::row_steps_kernel();
+  loop::verify(k);
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  const std::string unrolled = emit_cuda(k, o);
+  o.roll = true;
+  const std::string rolled = emit_cuda(k, o);
+  // Step 0, then three repetitions of (grid barrier, step t): x's row is 128 * t further on,
+  // the previous and the new state come from tables.
+  EXPECT_EQ(count(rolled, "rolled into a loop"), 1u) << rolled;
+  EXPECT_EQ(count(rolled, "steps_stage0("), 3u) << rolled;  // its definition, step 0, the loop
+  EXPECT_NE(rolled.find("x + (128ll + 128ll * souffle_r0)"), std::string::npos) << rolled;
+  EXPECT_NE(rolled.find("float* const souffle_r0_t"), std::string::npos) << rolled;
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));
+  RollStats stats;
+  EXPECT_EQ(roll_repeated_statements(unrolled, 3, &stats), rolled);
+  EXPECT_EQ(stats.loops, 1);
+  EXPECT_EQ(stats.rolled, 6);
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    gpu::CompileOptions co;
+    co.arch = arch;
+    gpu::CompileResult r = gpu::compile_cuda(rolled, "steps.cu", co);
+    ASSERT_TRUE(r.ok) << arch << ":\n" << r.error;
+    EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
+  }
+}
+
+TEST(Roll, FewerRepetitionsThanAskedStayAsTheyAre) {
+  loop::Kernel k = testing::row_steps_kernel();
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  const std::string unrolled = emit_cuda(k, o);
+  EXPECT_EQ(roll_repeated_statements(unrolled, 4), unrolled);
+}
+
+// A kernel text as emit_cuda writes one, with statements that repeat in ways the loop cannot
+// take: `body` is placed after the prologue.
+std::string unit(const std::string& body) {
+  return "static __device__ __noinline__ void k_stage0(const float* a, float* b) {\n"
+         "  b[threadIdx.x] = a[threadIdx.x];\n"
+         "}\n"
+         "extern \"C\" __global__ void __launch_bounds__(32) k(\n"
+         "    const float* __restrict__ p0,\n"
+         "    const float* __restrict__ p1,\n"
+         "    float* __restrict__ q0,\n"
+         "    float* __restrict__ q1,\n"
+         "    float* __restrict__ q2) {\n"
+         "  extern __shared__ __align__(16) unsigned char souffle_smem[];\n"
+         "  const long long bx = (long long)blockIdx.x;\n" +
+         body + "}\n";
+}
+
+TEST(Roll, OnlyCallsGuardsBarriersAndArenaPointersRoll) {
+  // Inline stage code repeats, but is not a call: it stays.
+  const std::string inline_code = unit(
+      "  {\n    q0[bx] = p0[bx] * 2.0f;\n  }\n"
+      "  {\n    q1[bx] = p0[bx] * 2.0f;\n  }\n"
+      "  {\n    q2[bx] = p0[bx] * 2.0f;\n  }\n");
+  EXPECT_EQ(roll_repeated_statements(inline_code), inline_code);
+  // The called function changes: no pattern.
+  const std::string other_functions =
+      unit("  k_stage0(p0, q0);\n  k_stage1(p0, q1);\n  k_stage2(p0, q2);\n");
+  EXPECT_EQ(roll_repeated_statements(other_functions), other_functions);
+  // An arena pointer declared at the top level is seen by what follows: never rolled.
+  const std::string top_level = unit(
+      "  float* const a0 = reinterpret_cast<float*>(souffle_smem + 0);\n"
+      "  float* const a1 = reinterpret_cast<float*>(souffle_smem + 64);\n"
+      "  float* const a2 = reinterpret_cast<float*>(souffle_smem + 128);\n"
+      "  k_stage0(p0, a0);\n");
+  EXPECT_EQ(roll_repeated_statements(top_level), top_level);
+  // A name the statement does not own and the kernel does not take (bx) varying: not rolled.
+  const std::string unknown =
+      unit("  k_stage0(p0, q0 + bx);\n  k_stage0(p0, q0 + tx);\n  k_stage0(p0, q0 + ty);\n");
+  EXPECT_EQ(roll_repeated_statements(unknown), unknown);
+}
+
+TEST(Roll, NamesAStatementDeclaresAreItsOwnInEveryRepetition) {
+  const std::string src = unit(
+      "  {\n    float* const a0 = reinterpret_cast<float*>(souffle_smem + 64);\n"
+      "    if (bx < 2) {\n      k_stage0(p0, a0);\n    }\n    grid.sync();\n  }\n"
+      "  {\n    float* const a1 = reinterpret_cast<float*>(souffle_smem + 64);\n"
+      "    if (bx < 2) {\n      k_stage0(p1, a1);\n    }\n    grid.sync();\n  }\n"
+      "  {\n    float* const a2 = reinterpret_cast<float*>(souffle_smem + 64);\n"
+      "    if (bx < 2) {\n      k_stage0(p0, a2);\n    }\n    grid.sync();\n  }\n");
+  RollStats stats;
+  const std::string rolled = roll_repeated_statements(src, 3, &stats);
+  EXPECT_EQ(stats.loops, 1) << rolled;
+  EXPECT_EQ(stats.table_entries, 3);  // p0, p1, p0: a table of const float*
+  EXPECT_NE(rolled.find("const float* const souffle_r0_t0[3] = {"), std::string::npos) << rolled;
+  EXPECT_NE(rolled.find("k_stage0(souffle_r0_t0[souffle_r0], a0);"), std::string::npos) << rolled;
+  EXPECT_EQ(rolled.find("a1"), std::string::npos) << rolled;
+}
+
+}  // namespace
+}  // namespace souffle::codegen

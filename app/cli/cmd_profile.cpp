@@ -65,6 +65,7 @@ int run_profile(const ProfileCliOptions& o) {
   po.tolerance = o.tolerance;
   po.bundle_dir = o.bundle_dir;
   po.data_dir = o.data_dir;
+  schedule::parse_sync_mode(o.sync, po.sync);
   po.timeout_s = o.timeout_s;
   if (po.runs < 1) throw UserError("--runs must be at least 1");
   if (o.backend != "cuda" && o.backend != "emulator")

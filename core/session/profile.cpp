@@ -284,6 +284,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   // Compile for the device (the emulator runs loop IR: CUDA C only, no NVRTC).
   CompileOptions co;
   if (plan.gpu_spec.sm_count > 0) co.gpu = plan.gpu_spec;
+  co.sync = m_options.sync;
   co.archs.clear();
   if (!emulator()) co.archs = {r.arch};
   say("compiling " + r.strategy + " kernels" + (r.arch.empty() ? "" : " for " + r.arch));

@@ -16,6 +16,7 @@
 #include "core/gpu/cupti.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_kernels.h"
 
 namespace souffle {
 
@@ -32,7 +33,9 @@ struct ProfileOptions {
   /// Where bundles are written (one folder per strategy); empty: a temporary folder, removed
   /// afterwards. A remote runner needs a folder it sees at the same path.
   std::string bundle_dir;
-  std::string data_dir;    ///< reference data (test_data_set_0); empty: the model's folder
+  std::string data_dir;  ///< reference data (test_data_set_0); empty: the model's folder
+  /// Grid barriers or per-tile flags between dependent stages (CompileOptions::sync).
+  schedule::SyncMode sync = schedule::SyncMode::Grid;
   double timeout_s = 600;  ///< per request
   std::function<void(const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;

@@ -21,7 +21,8 @@ namespace {
 
 void print_report(const ProfileReport& r) {
   const bool gpu = r.gpu_time();
-  std::cout << fmt::format("\n{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy, r.device,
+  std::cout << fmt::format("\n{}{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy,
+                           r.sync == "grid" ? "" : " (--sync " + r.sync + ")", r.device,
                            r.arch.empty() ? "" : " (" + r.arch + ")", r.kernels.size(), r.runs,
                            gpu ? r.timer : "the emulator (CPU wall time, not a GPU time)");
   if (!r.timer_note.empty()) std::cout << "  note: " << r.timer_note << "\n";

@@ -64,8 +64,10 @@ struct OutputMeasurement {
 /// wall times, labelled so everywhere they are shown.
 struct ProfileReport {
   std::string model, strategy, precision, gpu_spec;  ///< what was planned, for which spec
-  std::string plan_key;                              ///< plan_key() of the plan measured
-  std::string backend, timer, timer_note;            ///< timer: "cupti", "cuda-events", "emulator"
+  std::string plan_key;  ///< plan_key() of the plan measured (with "|sync=S" unless grid)
+  /// How dependent stages were ordered across blocks: "grid", "flags" or "auto".
+  std::string sync = "grid";
+  std::string backend, timer, timer_note;  ///< timer: "cupti", "cuda-events", "emulator"
   std::string device, compute_capability, arch, clocks, date, runner;
   int driver_version = 0;
   int runs = 0, warmup = 0;

@@ -222,23 +222,27 @@ std::string launch_unit(const CompiledKernel& k) {
   // The harness passes the kernel's tensors; the launcher adds its flag counters (in parameter
   // order) and the epoch.
   std::vector<int64_t> counter_bytes;
-  std::string all;
+  std::vector<std::string> items;
   int harness_arg = 0;
   for (const codegen::KernelParam& p : codegen::kernel_params(k.kernel)) {
     if (p.role == codegen::KernelParam::Role::Flags) {
       int64_t numel = 1;
       for (int64_t d : p.tensor->shape) numel *= d;
-      all += "&" + n + "_flags[" + std::to_string(counter_bytes.size()) + "], ";
+      items.push_back("&" + n + "_flags[" + std::to_string(counter_bytes.size()) + "]");
       counter_bytes.push_back(numel * dtype_size(p.tensor->dtype));
     } else {
-      all += "args[" + std::to_string(harness_arg++) + "], ";
+      items.push_back("args[" + std::to_string(harness_arg++) + "]");
     }
   }
-  s << "// Per-tile flag counters: allocated and zeroed once, before the first launch, and never\n"
-       "// reset. Each launch passes an epoch one larger than the last (1 first), so a wait is "
-       "met\n"
-       "// only by this launch's releases (see the kernel's souffle_flag_epoch). The cooperative\n"
-       "// launch keeps every block resident, so a block waiting on another always ends.\n"
+  items.push_back("&" + n + "_epoch");
+  std::string all;
+  for (size_t i = 0; i < items.size(); ++i)
+    all += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + items[i];
+  s << "// Per-tile flag counters: allocated and zeroed once, before the first launch,\n"
+       "// and never reset. Each launch passes an epoch one larger than the last (1 first),\n"
+       "// so a wait is met only by this launch's releases (the kernel's souffle_flag_epoch).\n"
+       "// The cooperative launch keeps every block resident, so a block waiting on another\n"
+       "// always ends.\n"
     << "static void* " << n << "_flags[" << counter_bytes.size() << "] = {};\n"
     << "static const size_t " << n << "_flag_bytes[" << counter_bytes.size() << "] = {";
   for (size_t i = 0; i < counter_bytes.size(); ++i) s << (i ? ", " : "") << counter_bytes[i];
@@ -253,7 +257,7 @@ std::string launch_unit(const CompiledKernel& k) {
     << "      if (e != cudaSuccess) return e;\n"
     << "    }\n"
     << "  ++" << n << "_epoch;  // the argument's value is copied when the launch is made\n"
-    << "  void* all[] = {" << all << "&" << n << "_epoch};\n"
+    << "  void* all[] = {\n      " << all << "};\n"
     << "  return " << launch << "all, " << l.dynamic_shared_bytes << ", stream);\n}\n";
   return s.str();
 }

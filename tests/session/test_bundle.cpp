@@ -2,6 +2,7 @@
 // files against the model, and a kernel with an error reported instead of a harness.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -157,12 +158,17 @@ TEST(Bundle, AKernelWithFlagsOwnsItsCountersInItsLauncher) {
   // Each launcher argument is the harness' argument or a counter, in parameter order.
   const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
   size_t harness = 0, counter = 0;
-  std::string all = "void* all[] = {";
+  std::string all = "void*all[]={";
   for (const codegen::KernelParam& p : params)
     all += p.role == codegen::KernelParam::Role::Flags
-               ? "&kernel0_flags[" + std::to_string(counter++) + "], "
-               : "args[" + std::to_string(harness++) + "], ";
-  EXPECT_NE(launch.find(all + "&kernel0_epoch};"), std::string::npos) << all << "\n" << launch;
+               ? "&kernel0_flags[" + std::to_string(counter++) + "],"
+               : "args[" + std::to_string(harness++) + "],";
+  all += "&kernel0_epoch};";
+  std::string packed;  // the launcher without white space
+  for (char c : launch)
+    if (!std::isspace(static_cast<unsigned char>(c))) packed += c;
+  EXPECT_NE(packed.find(all), std::string::npos) << all << "\n" << launch;
+  EXPECT_EQ(launch.find(" \n"), std::string::npos) << "trailing white space";
 }
 
 TEST(Bundle, AKernelWithAnErrorIsListedAndNoHarnessIsWritten) {

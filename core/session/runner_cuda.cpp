@@ -62,6 +62,7 @@ struct Device {
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(int device) : m_ordinal(device) { m_api = gpu::cuda_api(&m_reason); }
+  CudaBackend(const gpu::CudaApi* api, int device) : m_api(api), m_ordinal(device) {}
   ~CudaBackend() override { release(); }
 
   std::string name() const override { return "cuda"; }
@@ -692,6 +693,10 @@ gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {
   return std::make_unique<CudaBackend>(device);
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device) {
+  return std::make_unique<CudaBackend>(&api, device);
 }
 
 }  // namespace souffle::runner

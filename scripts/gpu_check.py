@@ -170,21 +170,28 @@ def main(argv):
                     step(name + " " + strat + " compile sm_90", s, "ok" if rc == 0 else "failed", err)
                 if m != "mmoe":
                     continue
-                cmd = [cli, "profile", path, "--strategy", "all", "--backend", "emulator", "--json", "-q"]
-            else:
-                cmd = [cli, "profile", path, "--strategy", "all", "--runs", str(args.runs), "--json", "-q",
-                       "--runner", runner, "--timeout", "90"]
-            rc, out, err, s = run(cmd, clock.left() - 10, env)
-            try:
-                j = json.loads(out)
-                for r in j["strategies"]:
-                    r["size"] = size
-                    r["model_name"] = m
-                    res["profiles"].append(r)
-                status = "ok" if rc == 0 else "mismatch" if rc == 1 else "failed"
-            except Exception:
-                status = "timeout" if rc is None else "failed"
-            step(name + " profile", s, status, err)
+            # Every strategy with grid barriers, then souffle's kernels with per-tile flags.
+            for strategy, sync in (("all", "grid"), ("souffle", "flags")):
+                if clock.left() < 30:
+                    step(name + " profile --sync " + sync, 0, "skipped", "out of time")
+                    break
+                if args.dry_run:
+                    cmd = [cli, "profile", path, "--strategy", strategy, "--sync", sync, "--backend", "emulator",
+                           "--json", "-q"]
+                else:
+                    cmd = [cli, "profile", path, "--strategy", strategy, "--sync", sync, "--runs", str(args.runs),
+                           "--json", "-q", "--runner", runner, "--timeout", "90"]
+                rc, out, err, s = run(cmd, clock.left() - 10, env)
+                try:
+                    j = json.loads(out)
+                    for r in j["strategies"]:
+                        r["size"] = size
+                        r["model_name"] = m
+                        res["profiles"].append(r)
+                    status = "ok" if rc == 0 else "mismatch" if rc == 1 else "failed"
+                except Exception:
+                    status = "timeout" if rc is None else "failed"
+                step(name + " profile" + ("" if sync == "grid" else " --sync " + sync), s, status, err)
 
     # 3. PyTorch on the same GPU: eager and torch.compile of the same modules.
     if not args.no_torch and clock.left() > 30:
@@ -228,7 +235,9 @@ def finish(res, out_dir, code):
         for r in res["profiles"]:
             rel = max([o["rel_l2"] for o in r.get("outputs", [])] or [0])
             md.append("| %s %s | %s | %d | %s | %s | %s | %s | %s | %.1e | %s |" % (
-                r["size"], r["model_name"], r["strategy"], len(r["kernels"]), fmt(r["est_total_us"]),
+                r["size"], r["model_name"],
+                r["strategy"] + ("" if r.get("sync", "grid") == "grid" else " (--sync %s)" % r["sync"]),
+                len(r["kernels"]), fmt(r["est_total_us"]),
                 fmt(r["kernels_us"]), fmt(r["end_to_end_us"]), fmt(r["graph_us"]),
                 r["timer"] if r["gpu_time"] else "emulator (CPU time)", rel,
                 "yes" if r["verified"] else ("ERROR: " + r.get("error", "")[:80] if r.get("error") else "no reference")))

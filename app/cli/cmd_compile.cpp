@@ -130,10 +130,6 @@ int run_compile(const CompileCliOptions& o) {
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
   schedule::parse_sync_mode(o.sync, copts.sync);
-  if (copts.sync != schedule::SyncMode::Grid && !o.out.empty())
-    throw UserError("--sync " + o.sync +
-                    ": a bundle cannot carry kernels with per-tile flags yet (the runner does not "
-                    "allocate their counters or pass the epoch): drop --sync or --out");
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.precision = gpu::parse_precision(o.precision);

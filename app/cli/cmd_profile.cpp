@@ -21,7 +21,8 @@ namespace {
 
 void print_report(const ProfileReport& r) {
   const bool gpu = r.gpu_time();
-  std::cout << fmt::format("\n{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy, r.device,
+  std::cout << fmt::format("\n{}{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy,
+                           r.sync == "grid" ? "" : " (--sync " + r.sync + ")", r.device,
                            r.arch.empty() ? "" : " (" + r.arch + ")", r.kernels.size(), r.runs,
                            gpu ? r.timer : "the emulator (CPU wall time, not a GPU time)");
   if (!r.timer_note.empty()) std::cout << "  note: " << r.timer_note << "\n";
@@ -65,6 +66,7 @@ int run_profile(const ProfileCliOptions& o) {
   po.tolerance = o.tolerance;
   po.bundle_dir = o.bundle_dir;
   po.data_dir = o.data_dir;
+  schedule::parse_sync_mode(o.sync, po.sync);
   po.timeout_s = o.timeout_s;
   if (po.runs < 1) throw UserError("--runs must be at least 1");
   if (o.backend != "cuda" && o.backend != "emulator")

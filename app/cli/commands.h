@@ -93,6 +93,7 @@ struct ProfileCliOptions {
   std::string gpu;  ///< plan for this spec ("" = the runner's device, else a100)
   std::string precision = "fp32";
   std::string decisions;
+  std::string sync = "grid";  ///< grid, flags or auto (KernelBuildOptions::sync)
   std::string bundle_dir, data_dir, trace;
   double timeout_s = 600;
   bool quiet = false;

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       ->add_option(
           "--sync", compile.sync,
           "order of dependent stages across blocks: grid (default), flags or auto (per-tile "
-          "flags, as verify --level kernels --sync); not with --out yet")
+          "flags, as verify --level kernels --sync; a bundle carries their counters)")
       ->check(CLI::IsMember({"grid", "flags", "auto"}));
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
@@ -111,6 +111,10 @@ int main(int argc, char** argv) {
   c_prof->add_option("--gpu", prof.gpu, "plan for this GPU spec (default: the runner's device)");
   c_prof->add_option("--precision", prof.precision, "fp32 (default), tf32, fp16 or bf16");
   c_prof->add_option("--decisions", prof.decisions, "decisions JSON file");
+  c_prof
+      ->add_option("--sync", prof.sync,
+                   "order of dependent stages across blocks: grid (default), flags or auto")
+      ->check(CLI::IsMember({"grid", "flags", "auto"}));
   c_prof->add_option("--tolerance", prof.tolerance, "relative L2 error limit (default 1e-4)");
   c_prof->add_option("--bundle-dir", prof.bundle_dir,
                      "keep the bundles here (one folder per strategy; default: temporary)");

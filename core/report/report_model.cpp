@@ -440,6 +440,9 @@ void read_measurements(const nlohmann::json& j, const std::string& path,
       Measurement m;
       m.device = run.value("device", std::string());
       if (!run.value("gpu_time", false)) m.device += " (emulator: CPU time, not a GPU time)";
+      // Kernels built with per-tile flags are not the plan's grid-barrier kernels: say so.
+      if (const std::string sync = run.value("sync", std::string("grid")); sync != "grid")
+        m.device += " (kernels built with --sync " + sync + ")";
       if (auto d = run.find("driver_version"); d != run.end() && !d->is_null()) {
         std::optional<int> v = json_number_as<int>(*d);
         if (!v) throw UserError(path, "", strategy + ": \"driver_version\": not a whole number");

@@ -27,6 +27,8 @@ const char* bundle_tensor_kind_name(BundleTensor::Kind k) {
       return "output";
     case BundleTensor::Kind::Scratch:
       return "scratch";
+    case BundleTensor::Kind::Flags:
+      return "flags";
   }
   return "?";
 }
@@ -78,6 +80,8 @@ const char* harness_kind(BundleTensor::Kind k) {
       return "OUTPUT";
     case BundleTensor::Kind::Scratch:
       return "SCRATCH";
+    case BundleTensor::Kind::Flags:
+      break;  // not in the harness' tables: each launcher owns its kernel's counters
   }
   return "INTERMEDIATE";
 }
@@ -185,6 +189,7 @@ BundleTensor::Kind kind_of(const te::Tensor& t, const std::set<std::string>& out
 std::string launch_unit(const CompiledKernel& k) {
   const std::string& n = k.name;
   const loop::LaunchConfig& l = k.launch;
+  const bool flags = !k.kernel.flags.empty();
   std::ostringstream s;
   s << "// Host entry points of " << n << ". " << n
     << ".cu is included unchanged, so the device code is\n"
@@ -193,7 +198,9 @@ std::string launch_unit(const CompiledKernel& k) {
        "#include \""
     << n << ".cu\"\n\n"
     << "// Grid " << l.grid_x << ", block " << l.block_x << ", " << l.dynamic_shared_bytes
-    << " bytes of dynamic shared memory" << (l.cooperative ? ", cooperative (grid barriers)" : "")
+    << " bytes of dynamic shared memory"
+    << (l.cooperative ? flags ? ", cooperative (per-tile flags)" : ", cooperative (grid barriers)"
+                      : "")
     << ".\n"
     << "extern \"C\" cudaError_t setup_" << n << "(int* blocks_per_sm) {\n";
   if (l.dynamic_shared_bytes > 48 * 1024)
@@ -202,11 +209,56 @@ std::string launch_unit(const CompiledKernel& k) {
       << n << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << l.dynamic_shared_bytes
       << ");\n  if (e != cudaSuccess) return e;\n";
   s << "  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, " << n << ", "
-    << l.block_x << ", " << l.dynamic_shared_bytes << ");\n}\n\n"
+    << l.block_x << ", " << l.dynamic_shared_bytes << ");\n}\n\n";
+  const std::string launch =
+      std::string(l.cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel") +
+      "(reinterpret_cast<const void*>(" + n + "), dim3(" + std::to_string(l.grid_x) + "), dim3(" +
+      std::to_string(l.block_x) + "), ";
+  if (!flags) {
+    s << "extern \"C\" cudaError_t launch_" << n << "(void** args, cudaStream_t stream) {\n"
+      << "  return " << launch << "args, " << l.dynamic_shared_bytes << ", stream);\n}\n";
+    return s.str();
+  }
+  // The harness passes the kernel's tensors; the launcher adds its flag counters (in parameter
+  // order) and the epoch.
+  std::vector<int64_t> counter_bytes;
+  std::vector<std::string> items;
+  int harness_arg = 0;
+  for (const codegen::KernelParam& p : codegen::kernel_params(k.kernel)) {
+    if (p.role == codegen::KernelParam::Role::Flags) {
+      int64_t numel = 1;
+      for (int64_t d : p.tensor->shape) numel *= d;
+      items.push_back("&" + n + "_flags[" + std::to_string(counter_bytes.size()) + "]");
+      counter_bytes.push_back(numel * dtype_size(p.tensor->dtype));
+    } else {
+      items.push_back("args[" + std::to_string(harness_arg++) + "]");
+    }
+  }
+  items.push_back("&" + n + "_epoch");
+  std::string all;
+  for (size_t i = 0; i < items.size(); ++i)
+    all += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + items[i];
+  s << "// Per-tile flag counters: allocated and zeroed once, before the first launch,\n"
+       "// and never reset. Each launch passes an epoch one larger than the last (1 first),\n"
+       "// so a wait is met only by this launch's releases (the kernel's souffle_flag_epoch).\n"
+       "// The cooperative launch keeps every block resident, so a block waiting on another\n"
+       "// always ends.\n"
+    << "static void* " << n << "_flags[" << counter_bytes.size() << "] = {};\n"
+    << "static const size_t " << n << "_flag_bytes[" << counter_bytes.size() << "] = {";
+  for (size_t i = 0; i < counter_bytes.size(); ++i) s << (i ? ", " : "") << counter_bytes[i];
+  s << "};\n"
+    << "static long long " << n << "_epoch = 0;\n\n"
     << "extern \"C\" cudaError_t launch_" << n << "(void** args, cudaStream_t stream) {\n"
-    << "  return " << (l.cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel")
-    << "(reinterpret_cast<const void*>(" << n << "), dim3(" << l.grid_x << "), dim3(" << l.block_x
-    << "), args, " << l.dynamic_shared_bytes << ", stream);\n}\n";
+    << "  if (" << n << "_epoch == 0)\n"
+    << "    for (int i = 0; i < " << counter_bytes.size() << "; ++i) {\n"
+    << "      cudaError_t e = cudaMalloc(&" << n << "_flags[i], " << n << "_flag_bytes[i]);\n"
+    << "      if (e == cudaSuccess)\n"
+    << "        e = cudaMemsetAsync(" << n << "_flags[i], 0, " << n << "_flag_bytes[i], stream);\n"
+    << "      if (e != cudaSuccess) return e;\n"
+    << "    }\n"
+    << "  ++" << n << "_epoch;  // the argument's value is copied when the launch is made\n"
+    << "  void* all[] = {\n      " << all << "};\n"
+    << "  return " << launch << "all, " << l.dynamic_shared_bytes << ", stream);\n}\n";
   return s.str();
 }
 
@@ -429,7 +481,7 @@ std::string harness_source(const plan::FusionPlan& plan, const CompileReport& re
                            const BundleOptions& options, const TensorTable& table,
                            const std::vector<std::vector<int>>& kernel_args,
                            const std::vector<std::string>& expected_files,
-                           const std::set<int>& model_outputs) {
+                           const std::set<int>& model_outputs, size_t n_tensors) {
   std::ostringstream s;
   s << "// Host harness for " << comment_safe(options.model) << " (" << options.strategy
     << " strategy, planned for " << comment_safe(plan.gpu)
@@ -461,7 +513,7 @@ std::string harness_source(const plan::FusionPlan& plan, const CompileReport& re
     << "static const char* kModel = " << quoted(options.model) << ";\n"
     << "static const bool kHaveExpected = " << (options.data ? "true" : "false") << ";\n\n"
     << "static const TensorInfo kTensors[] = {\n";
-  for (size_t i = 0; i < table.tensors.size(); ++i) {
+  for (size_t i = 0; i < n_tensors; ++i) {
     const BundleTensor& t = table.tensors[i];
     const std::string& exp = expected_files[i];
     s << "    {" << quoted(t.name) << ", " << harness_dtype(t.dtype) << ", " << t.bytes << ", "
@@ -562,7 +614,8 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
                                const TensorTable& table,
                                const std::vector<std::vector<int>>& kernel_args,
                                const std::vector<std::string>& expected_files,
-                               const std::set<int>& model_outputs, const BundleOptions& options) {
+                               const std::set<int>& model_outputs, const BundleOptions& options,
+                               schedule::SyncMode sync) {
   BundleManifest m;
   std::error_code ec;
   fs::path model = fs::absolute(options.model, ec);
@@ -570,6 +623,7 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
   m.source.dims = options.dims;
   m.source.strategy = options.strategy;
   m.source.precision = gpu::precision_name(plan.precision);
+  m.source.sync = schedule::sync_mode_name(sync);
   m.source.gpu = plan.gpu_spec.sm_count > 0 ? plan.gpu_spec : gpu::gpu_spec(plan.gpu);
   plan::Decisions applied;
   applied.edits = plan.applied;
@@ -613,7 +667,10 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
     mk.stages = static_cast<int>(k.kernel.stages.size());
     loop::for_each_stmt(k.kernel.body, [&](const loop::Stmt& s) {
       mk.grid_barriers += s.kind() == loop::StmtKind::GridBarrier;
+      mk.flag_waits += s.kind() == loop::StmtKind::FlagWait;
+      mk.flag_releases += s.kind() == loop::StmtKind::FlagRelease;
     });
+    mk.flag_epoch = !k.kernel.flags.empty();
     mk.est_us = est.count(k.partition) ? est[k.partition] : 0;
     for (const gpu::CompileResult& r : k.per_arch) {
       if (!r.ok) continue;
@@ -656,6 +713,10 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
     const CompiledKernel& k = report.kernels[i];
     if (!k.kernel.body.defined()) continue;
     for (const codegen::KernelParam& p : codegen::kernel_params(k.kernel)) {
+      if (p.role == codegen::KernelParam::Role::Flags) {
+        kernel_args[i].push_back(-1);  // placed after every other tensor, below
+        continue;
+      }
       BundleTensor::Kind kind = p.role == codegen::KernelParam::Role::Scratch
                                     ? BundleTensor::Kind::Scratch
                                     : kind_of(p.tensor, output_names);
@@ -667,6 +728,23 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
   std::set<int> model_outputs;
   for (const te::Tensor& t : prog.outputs)
     model_outputs.insert(table.add(t, kind_of(t, output_names), t->name));
+  // Flag counters last, so that the harness' tables (which leave them to each kernel's
+  // launcher) index the other tensors as bundle.json does; a bundle without flags is unchanged.
+  const size_t harness_tensors = table.tensors.size();
+  std::vector<std::vector<int>> harness_args = kernel_args;
+  for (size_t i = 0; i < report.kernels.size(); ++i) {
+    const CompiledKernel& k = report.kernels[i];
+    if (!k.kernel.body.defined()) continue;
+    const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
+    harness_args[i].clear();
+    for (size_t a = 0; a < params.size(); ++a) {
+      if (params[a].role == codegen::KernelParam::Role::Flags)
+        kernel_args[i][a] =
+            table.add(params[a].tensor, BundleTensor::Kind::Flags, params[a].tensor->name);
+      else
+        harness_args[i].push_back(kernel_args[i][a]);
+    }
+  }
 
   // weights.bin: each constant at a 256-byte aligned offset, listed in weights.txt.
   std::string weights, manifest =
@@ -736,13 +814,16 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
   if (!errors.empty()) {
     w.write("ERRORS.txt", errors);
   } else {
-    w.write("main.cu", harness_source(plan, report, options, table, kernel_args, expected_files,
-                                      model_outputs));
+    // The harness leaves flag counters to the launchers (launch_unit): its tables stop before
+    // them and its kernel arguments skip them.
+    w.write("main.cu", harness_source(plan, report, options, table, harness_args, expected_files,
+                                      model_outputs, harness_tensors));
     w.write("CMakeLists.txt", cmake_lists(plan, report, options));
     // Only a bundle whose every kernel compiled gets a manifest: the runner never launches a
     // plan with a kernel missing.
-    w.write("bundle.json", manifest_json(bundle_manifest(plan, report, table, kernel_args,
-                                                         expected_files, model_outputs, options)));
+    w.write("bundle.json",
+            manifest_json(bundle_manifest(plan, report, table, kernel_args, expected_files,
+                                          model_outputs, options, compile_options.sync)));
     rep.harness = true;
   }
   w.write("README.txt", readme(plan, report, compile_options, options, rep.harness));

@@ -27,7 +27,10 @@ struct BundleOptions {
 
 /// One device tensor of the harness and where its bytes come from.
 struct BundleTensor {
-  enum class Kind : uint8_t { Input, Weight, Intermediate, Output, Scratch };
+  /// Flags: a kernel's per-tile counters, zeroed once and kept across runs (they come after
+  /// every other tensor, so the harness' tables, which leave them to the kernel's launcher,
+  /// keep the indices of the others).
+  enum class Kind : uint8_t { Input, Weight, Intermediate, Output, Scratch, Flags };
   std::string name;  ///< the model's tensor name
   std::string file;  ///< "inputs/x.bin", "expected/y.bin" (outputs), "" otherwise
   DType dtype = DType::Float32;

@@ -98,6 +98,10 @@ std::string manifest_json(const BundleManifest& m) {
               {"precision", m.source.precision},
               {"gpu", spec_object(m.source.gpu)}};
   if (!m.source.decisions_json.empty()) src["decisions"] = json::parse(m.source.decisions_json);
+  // Fields of version 2 only where the bundle needs them: a bundle of grid-barrier kernels is
+  // written exactly as version 1 wrote it.
+  const bool v2 = m.has_flags() || m.source.sync != "grid";
+  if (v2) src["sync"] = m.source.sync;
   json tensors = json::array();
   for (const ManifestTensor& t : m.tensors) {
     json j = {{"name", t.name},
@@ -120,22 +124,28 @@ std::string manifest_json(const BundleManifest& m) {
       if (!i.cubin.empty()) ji["cubin"] = i.cubin;
       images.push_back(ji);
     }
-    kernels.push_back({{"name", k.name},
-                       {"partition", k.partition},
-                       {"source", k.source},
-                       {"grid", k.grid},
-                       {"block", k.block},
-                       {"shared_bytes", k.shared_bytes},
-                       {"cooperative", k.cooperative},
-                       {"register_cap", k.register_cap},
-                       {"args", k.args},
-                       {"images", images},
-                       {"stages", k.stages},
-                       {"grid_barriers", k.grid_barriers},
-                       {"est_us", k.est_us}});
+    json jk = {{"name", k.name},
+               {"partition", k.partition},
+               {"source", k.source},
+               {"grid", k.grid},
+               {"block", k.block},
+               {"shared_bytes", k.shared_bytes},
+               {"cooperative", k.cooperative},
+               {"register_cap", k.register_cap},
+               {"args", k.args},
+               {"images", images},
+               {"stages", k.stages},
+               {"grid_barriers", k.grid_barriers},
+               {"est_us", k.est_us}};
+    if (k.flag_epoch) {
+      jk["flag_epoch"] = true;
+      jk["flag_waits"] = k.flag_waits;
+      jk["flag_releases"] = k.flag_releases;
+    }
+    kernels.push_back(std::move(jk));
   }
   json j = {{"format", "souffle-bundle"},
-            {"version", BundleManifest::kVersion},
+            {"version", v2 ? BundleManifest::kVersion : 1},
             {"source", src},
             {"archs", m.archs},
             {"weights", m.weights},
@@ -173,6 +183,11 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
           json{{"version", 1}, {"gpus", json::array({r.need(src, "gpu", "source")})}}.dump(), file)
           .front();
   if (auto d = src.find("decisions"); d != src.end()) m.source.decisions_json = d->dump();
+  if (v >= 2 && src.contains("sync")) {
+    m.source.sync = r.str(src, "sync", "source");
+    if (m.source.sync != "grid" && m.source.sync != "flags" && m.source.sync != "auto")
+      throw UserError(file, "source", "field 'sync' must be grid, flags or auto");
+  }
   if (auto a = j.find("archs"); a != j.end() && a->is_array())
     for (const json& x : *a)
       if (x.is_string()) m.archs.push_back(x.get<std::string>());
@@ -206,8 +221,12 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
       throw UserError(file, where, "field 'bytes' does not match its shape and dtype");
     mt.kind = r.str(t, "kind", where);
     if (mt.kind != "input" && mt.kind != "weight" && mt.kind != "intermediate" &&
-        mt.kind != "output" && mt.kind != "scratch")
+        mt.kind != "output" && mt.kind != "scratch" && mt.kind != "flags")
       throw UserError(file, where, "unknown kind '" + mt.kind + "'");
+    if (mt.kind == "flags" && (v < 2 || mt.dtype != DType::Int32))
+      throw UserError(
+          file, where,
+          v < 2 ? "kind 'flags' needs bundle version 2" : "flag counters must be int32");
     mt.weight_offset = r.integer(t, "weight_offset", where, 0, mt.kind == "weight", -1);
     mt.file = r.inside(t, "file", where);
     mt.expected = r.inside(t, "expected", where);
@@ -252,9 +271,35 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
     mk.stages = static_cast<int>(r.integer(k, "stages", where, 0, false, 0));
     mk.grid_barriers = static_cast<int>(r.integer(k, "grid_barriers", where, 0, false, 0));
     if (auto e = k.find("est_us"); e != k.end() && e->is_number()) mk.est_us = e->get<double>();
+    if (v >= 2) {
+      if (auto f = k.find("flag_epoch"); f != k.end()) {
+        if (!f->is_boolean()) throw UserError(file, where, "field 'flag_epoch' must be a boolean");
+        mk.flag_epoch = f->get<bool>();
+      }
+      mk.flag_waits = static_cast<int>(r.integer(k, "flag_waits", where, 0, false, 0));
+      mk.flag_releases = static_cast<int>(r.integer(k, "flag_releases", where, 0, false, 0));
+    }
+    // Counters and the epoch go together, and a block that waits on another block only ends
+    // when every block of the grid is resident: only a cooperative launch promises that.
+    bool has_counters = false;
+    for (int a : mk.args) has_counters |= m.tensors[static_cast<size_t>(a)].kind == "flags";
+    if (has_counters != mk.flag_epoch)
+      throw UserError(file, where,
+                      mk.flag_epoch ? "field 'flag_epoch' is set but no argument is a flags tensor"
+                                    : "a flags tensor is an argument but 'flag_epoch' is not set");
+    if (mk.flag_epoch && !mk.cooperative)
+      throw UserError(file, where,
+                      "a kernel with per-tile flags must launch cooperatively (its blocks wait "
+                      "on each other, so all must be co-resident)");
     m.kernels.push_back(std::move(mk));
   }
   return m;
+}
+
+bool BundleManifest::has_flags() const {
+  for (const ManifestKernel& k : kernels)
+    if (k.flag_epoch) return true;
+  return false;
 }
 
 BundleManifest load_manifest(const std::string& dir) {

@@ -18,14 +18,20 @@ struct ManifestTensor {
   DType dtype = DType::Float32;
   std::vector<int64_t> shape;
   int64_t bytes = 0;
-  std::string kind;            ///< "input", "weight", "intermediate", "output", "scratch"
+  /// "input", "weight", "intermediate", "output", "scratch", or "flags": a kernel's per-tile
+  /// counters (Int32), zeroed once when the bundle is loaded and never again (see
+  /// ManifestKernel::flag_epoch).
+  std::string kind;
   int64_t weight_offset = -1;  ///< in weights.bin (weights)
   std::string file;            ///< inputs/NAME.bin (inputs)
   std::string expected;        ///< expected/NAME.bin (model outputs with reference data)
   int output_index = -1;       ///< position among the model's outputs
   /// Written by the kernels (outputs, intermediates, scratch): zeroed before every run, as the
-  /// kernels' atomics and partial sums expect.
-  bool zeroed() const { return kind != "input" && kind != "weight"; }
+  /// kernels' atomics and partial sums expect. Flag counters are not: they keep counting across
+  /// runs (zeroed_at_load).
+  bool zeroed() const { return kind != "input" && kind != "weight" && kind != "flags"; }
+  /// Zeroed once, when the bundle is loaded: the per-tile flag counters.
+  bool zeroed_at_load() const { return kind == "flags"; }
 };
 
 struct ManifestImage {
@@ -47,6 +53,13 @@ struct ManifestKernel {
   std::vector<int> args;  ///< tensor indices, in parameter order
   std::vector<ManifestImage> images;
   int stages = 0, grid_barriers = 0;
+  /// Per-tile flags (loop::FlagRelease / FlagWait): the kernel takes one more argument after its
+  /// tensors, a `long long` epoch that is 1 at its first launch after the counters were zeroed
+  /// and one more at each launch after that (a wait is met when this launch's releases
+  /// happened). Its flag counters are among `args` (tensors of kind "flags"). Such a kernel is
+  /// cooperative: a block waiting on another only ends when all are co-resident.
+  bool flag_epoch = false;
+  int flag_waits = 0, flag_releases = 0;  ///< statements in its code (for reports)
   double est_us = 0;  ///< the plan's estimate for its partition (shared by split launches)
 };
 
@@ -56,12 +69,21 @@ struct ManifestSource {
   std::string model;  ///< absolute path of the ONNX file
   std::map<std::string, int64_t> dims;
   std::string strategy, precision;
+  /// How dependent stages are ordered across blocks: "grid", "flags" or "auto"
+  /// (schedule::SyncMode); bundles before version 2 are "grid".
+  std::string sync = "grid";
   gpu::GpuSpec gpu;
   std::string decisions_json;  ///< the decisions applied ("" when none)
 };
 
 struct BundleManifest {
-  static constexpr int kVersion = 1;
+  /// The newest version this build reads and writes. Version 2 added per-tile flags (tensors of
+  /// kind "flags", kernels with flag_epoch, source.sync); a bundle without them is still
+  /// written as version 1, unchanged, so older runners keep loading it, and one with them is
+  /// refused by those runners (as newer) instead of being run with counters they would zero.
+  static constexpr int kVersion = 2;
+  /// Whether any kernel takes a flag epoch (then the bundle needs version 2).
+  bool has_flags() const;
   ManifestSource source;
   std::vector<std::string> archs;
   std::string weights = "weights.bin";

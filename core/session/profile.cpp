@@ -72,6 +72,7 @@ json profile_report_json(const ProfileReport& r) {
   json j = {{"model", r.model},
             {"plan_key", r.plan_key},
             {"strategy", r.strategy},
+            {"sync", r.sync},
             {"precision", r.precision},
             {"gpu_spec", r.gpu_spec},
             {"backend", r.backend},
@@ -135,6 +136,7 @@ ProfileReport read_profile_report(const json& j) {
   r.model = s("model");
   r.plan_key = s("plan_key");
   r.strategy = s("strategy");
+  r.sync = field(j, "sync", "", std::string("grid"));
   r.precision = s("precision");
   r.gpu_spec = s("gpu_spec");
   r.backend = s("backend");
@@ -267,7 +269,10 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   r.arch = arch();
   r.date = utc_now();
   r.est_total_us = plan.est_time_us;
-  r.plan_key = plan_key(plan);
+  r.sync = schedule::sync_mode_name(m_options.sync);
+  // Per-tile flags make other kernels from the same plan: their measurement is not the plan's.
+  r.plan_key =
+      plan_key(plan) + (m_options.sync == schedule::SyncMode::Grid ? "" : "|sync=" + r.sync);
   r.driver_version = m_hello.value("driver_version", 0);
   const json& devs = m_hello.value("devices", json::array());
   if (!devs.empty()) {
@@ -284,6 +289,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   // Compile for the device (the emulator runs loop IR: CUDA C only, no NVRTC).
   CompileOptions co;
   if (plan.gpu_spec.sm_count > 0) co.gpu = plan.gpu_spec;
+  co.sync = m_options.sync;
   co.archs.clear();
   if (!emulator()) co.archs = {r.arch};
   say("compiling " + r.strategy + " kernels" + (r.arch.empty() ? "" : " for " + r.arch));

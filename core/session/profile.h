@@ -16,6 +16,7 @@
 #include "core/gpu/cupti.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_kernels.h"
 
 namespace souffle {
 
@@ -32,7 +33,9 @@ struct ProfileOptions {
   /// Where bundles are written (one folder per strategy); empty: a temporary folder, removed
   /// afterwards. A remote runner needs a folder it sees at the same path.
   std::string bundle_dir;
-  std::string data_dir;    ///< reference data (test_data_set_0); empty: the model's folder
+  std::string data_dir;  ///< reference data (test_data_set_0); empty: the model's folder
+  /// Grid barriers or per-tile flags between dependent stages (CompileOptions::sync).
+  schedule::SyncMode sync = schedule::SyncMode::Grid;
   double timeout_s = 600;  ///< per request
   std::function<void(const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;
@@ -61,8 +64,10 @@ struct OutputMeasurement {
 /// wall times, labelled so everywhere they are shown.
 struct ProfileReport {
   std::string model, strategy, precision, gpu_spec;  ///< what was planned, for which spec
-  std::string plan_key;                              ///< plan_key() of the plan measured
-  std::string backend, timer, timer_note;            ///< timer: "cupti", "cuda-events", "emulator"
+  std::string plan_key;  ///< plan_key() of the plan measured (with "|sync=S" unless grid)
+  /// How dependent stages were ordered across blocks: "grid", "flags" or "auto".
+  std::string sync = "grid";
+  std::string backend, timer, timer_note;  ///< timer: "cupti", "cuda-events", "emulator"
   std::string device, compute_capability, arch, clocks, date, runner;
   int driver_version = 0;
   int runs = 0, warmup = 0;

@@ -15,6 +15,10 @@
 #include "core/gpu/cupti.h"
 #include "core/session/bundle_manifest.h"
 
+namespace souffle::gpu {
+struct CudaApi;
+}
+
 namespace souffle::runner {
 
 /// The protocol version this build speaks (the `protocol` field of hello).
@@ -84,6 +88,9 @@ class Backend {
 
 /// The CUDA driver backend (libcuda and libcupti loaded at run time); `device` is an ordinal.
 std::unique_ptr<Backend> make_cuda_backend(int device = 0);
+/// The same on a driver table the caller made and keeps alive (the tests run the backend on a
+/// fake driver that checks what it is asked to do).
+std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device = 0);
 /// The CPU emulator backend: makes the bundle's kernels again from the model it names, checks
 /// they are the bundle's (same CUDA C), and emulates them.
 std::unique_ptr<Backend> make_emulator_backend();

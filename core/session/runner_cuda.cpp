@@ -62,6 +62,7 @@ struct Device {
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(int device) : m_ordinal(device) { m_api = gpu::cuda_api(&m_reason); }
+  CudaBackend(const gpu::CudaApi* api, int device) : m_api(api), m_ordinal(device) {}
   ~CudaBackend() override { release(); }
 
   std::string name() const override { return "cuda"; }
@@ -190,10 +191,17 @@ class CudaBackend : public Backend {
       check(m_api->cuMemAlloc(&m_ptrs[i], bytes),
             "cuMemAlloc of " + std::to_string(bytes) + " bytes for " + m.tensors[i].name);
     }
-    for (Loaded& l : loaded)
+    // A kernel with flags takes its epoch last (a long long; `loaded` no longer moves either, and
+    // moving the vector into m_loaded keeps its elements where they are).
+    for (Loaded& l : loaded) {
       for (int a : l.k.args) l.args.push_back(&m_ptrs[static_cast<size_t>(a)]);
+      if (l.k.flag_epoch) l.args.push_back(&l.epoch);
+    }
     m_loaded = std::move(loaded);
     m_manifest = m;
+    // Flag counters are zeroed once, here, and count on across runs (restart_flags).
+    restart_flags();
+    sync("zeroing the flag counters");
     return {{"kernels", kernels}, {"device", m_dev.name}};
   }
 
@@ -314,6 +322,9 @@ class CudaBackend : public Backend {
     int registers = 0, per_sm = 0;
     std::string image;
     std::vector<void*> args;
+    /// Kernels with per-tile flags: the epoch of the last launch (the next passes one more);
+    /// args' last entry points here, and a launch copies the value when it is made.
+    long long epoch = 0;
   };
 
   void check(CUresult r, const std::string& what, const std::string& kernel = "") {
@@ -402,8 +413,22 @@ class CudaBackend : public Backend {
               "clearing " + m_manifest.tensors[i].name);
   }
 
-  void launch(size_t k) {
+  /// Zeroes every flag counter (in stream order) and restarts every kernel's epoch, so that the
+  /// next launch of each passes 1 — the state the epoch scheme starts from.
+  void restart_flags() {
+    for (size_t i = 0; i < m_manifest.tensors.size(); ++i)
+      if (m_manifest.tensors[i].zeroed_at_load() && m_manifest.tensors[i].bytes > 0)
+        check(m_api->cuMemsetD8Async(m_ptrs[i], 0, static_cast<size_t>(m_manifest.tensors[i].bytes),
+                                     m_stream),
+              "clearing " + m_manifest.tensors[i].name);
+    for (Loaded& l : m_loaded) l.epoch = 0;
+  }
+
+  /// Launches kernel k; one with flags passes an epoch one larger than its last launch's
+  /// (warm-up and timed runs alike), or `fixed_epoch` when that is not 0 (graph capture).
+  void launch(size_t k, long long fixed_epoch = 0) {
     Loaded& l = m_loaded[k];
+    if (l.k.flag_epoch) l.epoch = fixed_epoch != 0 ? fixed_epoch : l.epoch + 1;
     const unsigned grid = static_cast<unsigned>(l.k.grid), block = static_cast<unsigned>(l.k.block);
     const unsigned smem = static_cast<unsigned>(l.k.shared_bytes);
     CUresult r = l.k.cooperative ? m_api->cuLaunchCooperativeKernel(l.fn, grid, 1, 1, block, 1, 1,
@@ -414,7 +439,25 @@ class CudaBackend : public Backend {
   }
 
   /// The whole run (zeroing and every launch) captured once as a CUDA graph and replayed.
+  ///
+  /// Per-tile flags: a captured launch keeps the epoch it was captured with, so replays cannot
+  /// count epochs up. Instead the graph zeroes the flag counters itself (memset nodes before its
+  /// first kernel) and every kernel with flags is captured with epoch 1. Each replay then starts
+  /// from the state of a first run — counters at zero, epoch 1 — and a wait for 1 x releases is
+  /// met only by that replay's own releases, as in a first run. Replays on one stream do not
+  /// overlap, so no replay's releases are seen by another. After the replays the counters hold
+  /// a replay's counts while the kernels' epochs were overwritten, so restart_flags puts both
+  /// back to the start (zero, next launch epoch 1) for whatever runs next.
   void replay_graph(int runs, ProfileData& p) {
+    struct Restart {
+      CudaBackend& b;
+      ~Restart() {
+        try {
+          b.restart_flags();
+        } catch (const RunnerError&) {  // a fault already reported by the replay
+        }
+      }
+    } restart{*this};
     CUgraph g = nullptr;
     CUgraphExec exec = nullptr;
     CUresult r = m_api->cuStreamBeginCapture(m_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
@@ -425,7 +468,8 @@ class CudaBackend : public Backend {
     std::string failed;
     try {
       zero();
-      for (size_t k = 0; k < m_loaded.size(); ++k) launch(k);
+      restart_flags();  // captured: memset nodes at the graph's start
+      for (size_t k = 0; k < m_loaded.size(); ++k) launch(k, 1);
     } catch (const RunnerError& e) {
       failed = e.what();
     }
@@ -649,6 +693,10 @@ gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {
   return std::make_unique<CudaBackend>(device);
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device) {
+  return std::make_unique<CudaBackend>(&api, device);
 }
 
 }  // namespace souffle::runner

@@ -69,6 +69,9 @@ class EmulatorBackend : public Backend {
     pipe.strategy = plan::parse_strategy(m.source.strategy);
     pipe.precision = gpu::parse_precision(m.source.precision);
     pipe.gpu = m.source.gpu;
+    schedule::SyncMode sync = schedule::SyncMode::Grid;
+    if (!schedule::parse_sync_mode(m.source.sync, sync))
+      throw RunnerError("bad_bundle", "unknown sync mode '" + m.source.sync + "'");
     if (!m.source.decisions_json.empty())
       pipe.decisions = plan::parse_decisions(m.source.decisions_json, m.dir + "/bundle.json");
     plan::PlanOptions po = plan_options(pipe);
@@ -76,8 +79,8 @@ class EmulatorBackend : public Backend {
     CompileOptions co;
     co.gpu = po.gpu;
     co.archs.clear();
-    std::vector<CompiledKernel> built =
-        build_compiled_kernels(m_plan, kernel_pricer(po).get());  // the kernels it priced
+    std::vector<CompiledKernel> built = build_compiled_kernels(
+        m_plan, kernel_pricer(po).get(), sync);  // the kernels it priced (grid barriers)
     emit_compiled_kernels(built, co.outlining);
     json kernels = json::array();
     for (const ManifestKernel& mk : m.kernels) {
@@ -99,6 +102,12 @@ class EmulatorBackend : public Backend {
                               m.source.model + " (" + m.source.strategy +
                               "): the bundle comes from another version or plan; compile it again",
                           mk.name);
+      if (it->kernel.flags.empty() == mk.flag_epoch)
+        throw RunnerError(
+            "bad_bundle",
+            mk.name + (mk.flag_epoch ? " takes a flag epoch, but" : " takes none, but") +
+                " the kernel this build makes " + (mk.flag_epoch ? "has no flags" : "has flags"),
+            mk.name);
       m_kernels.push_back(it->kernel);
       kernels.push_back({{"name", mk.name},
                          {"grid", mk.grid},
@@ -108,6 +117,9 @@ class EmulatorBackend : public Backend {
     }
     m_manifest = m;
     m_data.assign(m.tensors.size(), nullptr);
+    // Flag counters are zeroed once, here, and kept across runs; each kernel's epoch starts at
+    // 0 and its first launch passes 1.
+    reset_flags();
     return {{"kernels", kernels}, {"build_ms", ms_since(t0)}};
   }
 
@@ -165,6 +177,15 @@ class EmulatorBackend : public Backend {
   }
 
  private:
+  /// Zeroes the flag counters and restarts every kernel's epoch (its next launch passes 1).
+  void reset_flags() {
+    for (size_t i = 0; i < m_manifest.tensors.size(); ++i)
+      if (m_manifest.tensors[i].zeroed_at_load())
+        m_data[i] =
+            std::make_shared<TensorData>(m_manifest.tensors[i].dtype, m_manifest.tensors[i].shape);
+    m_epochs.assign(m_kernels.size(), 0);
+  }
+
   void run_once(const EventFn& on_event, std::vector<double>* times) {
     if (m_kernels.empty() && m_manifest.kernels.empty())
       throw RunnerError("bad_request", "no bundle is loaded (send load first)");
@@ -175,21 +196,31 @@ class EmulatorBackend : public Backend {
     for (size_t k = 0; k < m_kernels.size(); ++k) {
       const std::string& name = m_manifest.kernels[k].name;
       on_event({{"event", "launch"}, {"kernel", name}, {"index", k}, {"of", m_kernels.size()}});
+      emulate::EmulateOptions eo;
+      if (!m_kernels[k].flags.empty()) eo.flag_epoch = ++m_epochs[k];
       auto t0 = std::chrono::steady_clock::now();
       try {
-        emulate::run_kernel(m_kernels[k], m_buffers);
+        emulate::run_kernel(m_kernels[k], m_buffers, eo);
       } catch (const emulate::EmulationError& e) {
+        reset_flags();  // this run's releases are lost: a later run starts from zero again
         throw RunnerError("kernel_fault", std::string("emulator: ") + e.what(), name);
       }
       if (times) times->push_back(ms_since(t0) * 1e3);
     }
+    // The counters as the kernels left them, for the next run.
+    for (size_t i = 0; i < m_manifest.tensors.size(); ++i)
+      if (m_manifest.tensors[i].zeroed_at_load()) {
+        auto it = m_buffers.find(m_manifest.tensors[i].name);
+        if (it != m_buffers.end()) m_data[i] = it->second;
+      }
   }
 
   BundleManifest m_manifest;
   plan::FusionPlan m_plan;
   std::vector<loop::Kernel> m_kernels;
   std::vector<std::shared_ptr<TensorData>> m_data;  ///< uploaded, by manifest index
-  emulate::Buffers m_buffers;                       ///< of the last run, by tensor name
+  std::vector<int64_t> m_epochs;  ///< per kernel: the flag epoch of its last launch
+  emulate::Buffers m_buffers;     ///< of the last run, by tensor name
 };
 
 }  // namespace

@@ -302,15 +302,22 @@ std::string launch_refusal(const ManifestKernel& k, int per_sm, int sms, bool co
   if (per_sm <= 0)
     return k.name + " cannot run on " + device + ": one block (" + resources +
            ") does not fit an SM; it is not launched";
+  // A block waiting on another block's flag only ends if that block runs: every block must be
+  // resident at once, which only a cooperative launch (checked below) guarantees.
+  if (k.flag_epoch && !k.cooperative)
+    return k.name +
+           " has per-tile flags but is not launched cooperatively: its blocks could "
+           "wait on blocks that never become resident; it is not launched";
   if (!k.cooperative) return "";
+  const char* why = k.flag_epoch ? "per-tile flags" : "grid barriers";
   if (!cooperative_launch)
-    return k.name + " needs a cooperative launch (grid barriers), which " + device + " lacks";
+    return k.name + " needs a cooperative launch (" + why + "), which " + device + " lacks";
   const int64_t fits = static_cast<int64_t>(per_sm) * sms;
   if (k.grid > fits)
     return k.name + " needs " + std::to_string(k.grid) + " co-resident blocks (" + resources +
            "), but " + device + " holds " + std::to_string(per_sm) + " per SM x " +
-           std::to_string(sms) + " SMs = " + std::to_string(fits) +
-           "; it is not launched (its grid barriers would never complete)";
+           std::to_string(sms) + " SMs = " + std::to_string(fits) + "; it is not launched (its " +
+           why + " would never complete)";
   return "";
 }
 

@@ -294,11 +294,22 @@ TEST(Cli, VerifyKernelsWithPerTileFlags) {
   EXPECT_EQ(f["grid_barriers"].get<int>(), 0);
   EXPECT_GT(f["flag_waits"].get<int>(), 0);
   EXPECT_EQ(f["sync"], "flags");
-  // A bundle cannot carry them yet: the runner would not allocate counters or pass the epoch.
-  CliRun out = run_cli("compile --sync flags --arch sm_80 --out " +
-                       scratch("flag_bundle").string() + " " + sample("mmoe"));
-  EXPECT_NE(out.code, 0) << out.out;
-  EXPECT_NE(out.out.find("cannot carry kernels with per-tile flags"), std::string::npos) << out.out;
+  // A bundle carries them: counters of kind "flags", the kernel takes the epoch.
+  fs::path dir = scratch("flag_bundle");
+  CliRun out =
+      run_cli("compile --sync flags --arch sm_80 --out " + dir.string() + " " + sample("mmoe"));
+  ASSERT_EQ(out.code, 0) << out.out;
+  std::ifstream in(dir / "bundle.json");
+  auto b = nlohmann::json::parse(in);
+  EXPECT_EQ(b["version"], 2);
+  EXPECT_EQ(b["source"]["sync"], "flags");
+  ASSERT_EQ(b["kernels"].size(), 1u);
+  EXPECT_TRUE(b["kernels"][0]["flag_epoch"]);
+  EXPECT_EQ(b["kernels"][0]["flag_waits"], f["flag_waits"]);
+  int counters = 0;
+  for (const auto& t : b["tensors"]) counters += t["kind"] == "flags";
+  EXPECT_GT(counters, 0);
+  EXPECT_TRUE(fs::exists(dir / "kernel0.sm_80.cubin"));
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Exports a model's kernel bundle with `souffle-cli compile` and builds its host harness with
 # nvcc through the bundle's own CMakeLists.txt (building is the check; running needs a GPU).
-# usage: build_bundle.sh SOUFFLE_CLI MODEL STRATEGY OUT_DIR
+# usage: build_bundle.sh SOUFFLE_CLI MODEL STRATEGY OUT_DIR [SYNC]
 # exit 77 (skipped) when no nvcc is found.
 set -eu
-cli=$1 model=$2 strategy=$3 out=$4
+cli=$1 model=$2 strategy=$3 out=$4 sync=${5:-grid}
 nvcc=$(command -v nvcc || true)
 if [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; fi
 if [ -z "$nvcc" ]; then
@@ -12,7 +12,7 @@ if [ -z "$nvcc" ]; then
   exit 77
 fi
 rm -rf "$out"
-"$cli" compile "$model" --strategy "$strategy" --out "$out"
+"$cli" compile "$model" --strategy "$strategy" --sync "$sync" --out "$out"
 test -f "$out/main.cu"
 cmake -S "$out" -B "$out/build" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$out/build" -j 2

@@ -158,6 +158,24 @@ TEST(ReportModel, MeasurementsFillOnlyTheirPlan) {
   EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
 }
 
+// Kernels profiled with per-tile flags are not the plan's grid-barrier kernels: the measurement
+// says how they were built.
+TEST(ReportModel, MeasurementsOfFlagKernelsSaySo) {
+  std::vector<ReportPlan> plans(1);
+  plans[0].strategy = plan::Strategy::Souffle;
+  plans[0].kernels.resize(1);
+  plans[0].kernels[0].id = 0;
+  parse_measurements(R"({"strategies": [{"strategy": "souffle", "device": "NVIDIA H200",
+    "gpu_time": true, "sync": "flags", "kernels": [{"partition": 0, "time_us": {"median": 2}}]}]})",
+                     "runs/profile.json", plans);
+  ASSERT_TRUE(plans[0].measurement.has_value());
+  EXPECT_EQ(plans[0].measurement->device, "NVIDIA H200 (kernels built with --sync flags)");
+  parse_measurements(R"({"strategies": [{"strategy": "souffle", "device": "NVIDIA H200",
+    "gpu_time": true, "kernels": [{"partition": 0, "time_us": {"median": 2}}]}]})",
+                     "runs/profile.json", plans);
+  EXPECT_EQ(plans[0].measurement->device, "NVIDIA H200");
+}
+
 // A profile run's field of the wrong type (found by fuzz_measurements: a boolean device) is a
 // refusal naming the file, not an exception from the JSON library ending the process.
 TEST(ReportModel, MeasurementsWithAWrongFieldTypeAreRefused) {

@@ -2,10 +2,12 @@
 // files against the model, and a kernel with an error reported instead of a harness.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/codegen/codegen_cuda.h"
 #include "core/session/bundle.h"
 #include "core/session/load.h"
 
@@ -26,7 +28,7 @@ struct Fixture {
   plan::FusionPlan plan;
   CompileOptions copts;
   CompileReport report;
-  explicit Fixture(plan::Strategy s) {
+  explicit Fixture(plan::Strategy s, schedule::SyncMode sync = schedule::SyncMode::Grid) {
     std::string dir = std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe";
     model = load_model(dir + "/model.onnx");
     sets = read_test_data(dir);
@@ -35,6 +37,7 @@ struct Fixture {
     po.gpu = gpu::gpu_spec("a100");
     plan = plan::plan(model.program, po);
     copts.archs = {};  // schedule and emit only: the bundle's layout needs no NVRTC
+    copts.sync = sync;
     report = compile_plan(plan, copts);
   }
 };
@@ -119,6 +122,53 @@ TEST(Bundle, CooperativeKernelLaunchesCooperatively) {
   // Without data the inputs are zeros and the check is skipped.
   EXPECT_NE(read_text(dir / "main.cu").find("kHaveExpected = false"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "expected"));
+}
+
+TEST(Bundle, AKernelWithFlagsOwnsItsCountersInItsLauncher) {
+  Fixture fx(plan::Strategy::Souffle, schedule::SyncMode::Flags);
+  ASSERT_EQ(fx.report.errors, 0);
+  ASSERT_EQ(fx.report.kernels.size(), 1u);
+  const CompiledKernel& k = fx.report.kernels[0];
+  ASSERT_FALSE(k.kernel.flags.empty());
+  fs::path dir = fresh_dir("souffle_flags");
+  BundleOptions bo;
+  bo.strategy = "souffle";
+  BundleReport rep = write_bundle(dir.string(), fx.plan, fx.report, fx.copts, bo);
+  ASSERT_TRUE(rep.harness);
+  // The counters come after every other tensor.
+  size_t first_flags = rep.tensors.size();
+  for (size_t i = 0; i < rep.tensors.size(); ++i)
+    if (rep.tensors[i].kind == BundleTensor::Kind::Flags) first_flags = std::min(first_flags, i);
+  ASSERT_LT(first_flags, rep.tensors.size());
+  for (size_t i = first_flags; i < rep.tensors.size(); ++i)
+    EXPECT_EQ(rep.tensors[i].kind, BundleTensor::Kind::Flags) << i;
+  EXPECT_EQ(rep.tensors.size() - first_flags, k.kernel.flags.size());
+  // The launcher allocates and zeroes them once and passes a growing epoch last; the harness
+  // never sees them (it would zero them before every run).
+  std::string launch = read_text(dir / "kernel0.launch.cu");
+  EXPECT_NE(launch.find("cudaLaunchCooperativeKernel"), std::string::npos) << launch;
+  EXPECT_NE(launch.find("static long long kernel0_epoch = 0;"), std::string::npos) << launch;
+  EXPECT_NE(launch.find("if (kernel0_epoch == 0)"), std::string::npos) << launch;
+  EXPECT_NE(launch.find("++kernel0_epoch;"), std::string::npos) << launch;
+  EXPECT_NE(launch.find("&kernel0_flags[0], "), std::string::npos) << launch;
+  EXPECT_NE(launch.find("&kernel0_epoch};"), std::string::npos) << launch;
+  std::string main_cu = read_text(dir / "main.cu");
+  for (const te::Tensor& f : k.kernel.flags)
+    EXPECT_EQ(main_cu.find(f->name), std::string::npos) << f->name;
+  // Each launcher argument is the harness' argument or a counter, in parameter order.
+  const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
+  size_t harness = 0, counter = 0;
+  std::string all = "void*all[]={";
+  for (const codegen::KernelParam& p : params)
+    all += p.role == codegen::KernelParam::Role::Flags
+               ? "&kernel0_flags[" + std::to_string(counter++) + "],"
+               : "args[" + std::to_string(harness++) + "],";
+  all += "&kernel0_epoch};";
+  std::string packed;  // the launcher without white space
+  for (char c : launch)
+    if (!std::isspace(static_cast<unsigned char>(c))) packed += c;
+  EXPECT_NE(packed.find(all), std::string::npos) << all << "\n" << launch;
+  EXPECT_EQ(launch.find(" \n"), std::string::npos) << "trailing white space";
 }
 
 TEST(Bundle, AKernelWithAnErrorIsListedAndNoHarnessIsWritten) {

@@ -2,8 +2,10 @@
 // co-residency refusal, and the runner as a process that fails, hangs or dies mid-run.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "core/plan/plan.h"
@@ -25,9 +27,13 @@ using nlohmann::json;
 
 const std::string kRunner = std::string(SOUFFLE_BINARY_DIR) + "/app/runner/souffle-runner";
 
-/// MMoE's bundle for `strategy` (CUDA C only, no NVRTC: the emulator runs loop IR).
-std::string mmoe_bundle(const std::string& strategy) {
-  std::string dir = (fs::temp_directory_path() / ("runner_test_" + strategy)).string();
+/// MMoE's bundle for `strategy` (CUDA C only, no NVRTC: the emulator runs loop IR), its stages
+/// ordered across blocks by `sync`.
+std::string mmoe_bundle(const std::string& strategy,
+                        schedule::SyncMode sync = schedule::SyncMode::Grid) {
+  std::string dir = (fs::temp_directory_path() /
+                     ("runner_test_" + strategy + "_" + schedule::sync_mode_name(sync)))
+                        .string();
   fs::remove_all(dir);
   const LoadedModel& m = test::sample_model("mmoe");
   PipelineOptions pipe;
@@ -36,6 +42,7 @@ std::string mmoe_bundle(const std::string& strategy) {
   plan::FusionPlan p = plan::plan(m.program, plan_options(pipe));
   CompileOptions co;
   co.archs.clear();
+  co.sync = sync;
   CompileReport rep = compile_plan(p, co);
   BundleReport br = write_model_bundle(dir, test::sample_model_path("mmoe"), "", p, rep, co);
   EXPECT_TRUE(br.harness);
@@ -211,6 +218,178 @@ TEST(BundleManifest, RoundTripsAndRefusesBadFields) {
   refuses(json{{"format", "other"}}, "not a kernel bundle");
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// The int32 counters of a raw array.
+std::vector<int32_t> counters(const std::string& bytes) {
+  std::vector<int32_t> c(bytes.size() / 4);
+  std::memcpy(c.data(), bytes.data(), c.size() * 4);
+  return c;
+}
+
+TEST(BundleFlags, ManifestCarriesCountersAndTheEpoch) {
+  std::string dir = mmoe_bundle("souffle", schedule::SyncMode::Flags);
+  json j = json::parse(file_text(dir + "/bundle.json"));
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["source"]["sync"], "flags");
+  BundleManifest m = load_manifest(dir);
+  EXPECT_EQ(m.source.sync, "flags");
+  EXPECT_TRUE(m.has_flags());
+  ASSERT_EQ(m.kernels.size(), 1u);
+  const ManifestKernel& k = m.kernels[0];
+  EXPECT_TRUE(k.flag_epoch);
+  EXPECT_TRUE(k.cooperative);
+  EXPECT_EQ(k.grid_barriers, 0);
+  EXPECT_GT(k.flag_waits, 0);
+  EXPECT_GT(k.flag_releases, 0);
+  int flag_args = 0;
+  for (int a : k.args) {
+    const ManifestTensor& t = m.tensors[static_cast<size_t>(a)];
+    if (t.kind != "flags") continue;
+    ++flag_args;
+    EXPECT_EQ(t.dtype, DType::Int32);
+    EXPECT_FALSE(t.zeroed());  // not before every run
+    EXPECT_TRUE(t.zeroed_at_load());
+  }
+  EXPECT_GT(flag_args, 0);
+  // The kernel's source takes the epoch after its tensors.
+  EXPECT_NE(file_text(dir + "/" + k.source).find("long long souffle_flag_epoch"),
+            std::string::npos);
+
+  // Round trip.
+  BundleManifest again = parse_manifest(manifest_json(m), "x");
+  EXPECT_EQ(again.source.sync, "flags");
+  ASSERT_EQ(again.kernels.size(), 1u);
+  EXPECT_TRUE(again.kernels[0].flag_epoch);
+  EXPECT_EQ(again.kernels[0].flag_waits, k.flag_waits);
+  EXPECT_EQ(again.kernels[0].flag_releases, k.flag_releases);
+  EXPECT_EQ(again.kernels[0].args, k.args);
+  ASSERT_EQ(again.tensors.size(), m.tensors.size());
+  for (size_t i = 0; i < m.tensors.size(); ++i) EXPECT_EQ(again.tensors[i].kind, m.tensors[i].kind);
+  EXPECT_EQ(manifest_json(again), manifest_json(m));
+
+  auto refuses = [&](json bad, const std::string& part) {
+    try {
+      parse_manifest(bad.dump(), "b.json");
+      ADD_FAILURE() << "accepted " << part;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  json not_coop = j;
+  not_coop["kernels"][0]["cooperative"] = false;
+  refuses(not_coop, "must launch cooperatively");
+  json no_epoch = j;
+  no_epoch["kernels"][0].erase("flag_epoch");
+  refuses(no_epoch, "'flag_epoch' is not set");
+  json old = j;
+  old["version"] = 1;  // a version-1 reader's view: no counters
+  refuses(old, "needs bundle version 2");
+  json bad_sync = j;
+  bad_sync["source"]["sync"] = "sometimes";
+  refuses(bad_sync, "grid, flags or auto");
+}
+
+TEST(BundleFlags, AGridBundleIsStillVersion1) {
+  // Bundles without flags are written as version 1 wrote them (no new fields), so runners that
+  // read only version 1 keep loading them, and this build reads them with sync "grid".
+  std::string dir = mmoe_bundle("souffle");
+  std::string text = file_text(dir + "/bundle.json");
+  json j = json::parse(text);
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_FALSE(j["source"].contains("sync"));
+  EXPECT_EQ(text.find("\"flag_"), std::string::npos);
+  EXPECT_EQ(text.find("\"flags\""), std::string::npos);
+  BundleManifest m = load_manifest(dir);
+  EXPECT_EQ(m.source.sync, "grid");
+  EXPECT_FALSE(m.has_flags());
+  EXPECT_GT(m.kernels[0].grid_barriers, 0);
+  for (const ManifestTensor& t : m.tensors) EXPECT_NE(t.kind, "flags");
+  EXPECT_EQ(manifest_json(parse_manifest(text, "x")), text);
+}
+
+TEST(BundleFlags, TheEmulatorRunsAFlagsBundleThreeTimesWithTheEpochGrowing) {
+  std::string dir = mmoe_bundle("souffle", schedule::SyncMode::Flags);
+  BundleManifest m = load_manifest(dir);
+  std::string flags;
+  for (const ManifestTensor& t : m.tensors)
+    if (t.kind == "flags") flags = t.name;
+  ASSERT_FALSE(flags.empty());
+  std::vector<json> requests = {{{"id", 0}, {"op", "load"}, {"bundle", dir}}};
+  for (int run = 1; run <= 3; ++run) {
+    requests.push_back({{"id", 10 * run}, {"op", "run"}});
+    requests.push_back({{"id", 10 * run + 1}, {"op", "verify"}, {"tolerance", 1e-4}});
+    requests.push_back({{"id", 10 * run + 2},
+                        {"op", "read"},
+                        {"tensor", flags},
+                        {"file", dir + "/counters" + std::to_string(run) + ".bin"}});
+  }
+  auto a = serve(requests);
+  ASSERT_EQ(a.size(), 10u);
+  for (const json& x : a) EXPECT_TRUE(x["ok"]) << x.dump();
+  for (int run = 0; run < 3; ++run) {
+    const json& v = a[static_cast<size_t>(2 + 3 * run)];
+    EXPECT_TRUE(v["pass"]) << "run " << run + 1 << ": " << v.dump();
+    for (const json& o : v["outputs"]) EXPECT_LT(o["rel_l2"].get<double>(), 1e-5);
+  }
+  // The counters were zeroed once, at load, and count on: after the third run each holds three
+  // times what the first run left.
+  std::vector<int32_t> c1 = counters(file_text(dir + "/counters1.bin"));
+  std::vector<int32_t> c3 = counters(file_text(dir + "/counters3.bin"));
+  ASSERT_EQ(c1.size(), c3.size());
+  ASSERT_FALSE(c1.empty());
+  for (size_t i = 0; i < c1.size(); ++i) {
+    EXPECT_GT(c1[i], 0) << i;
+    EXPECT_EQ(c3[i], 3 * c1[i]) << i;
+  }
+}
+
+TEST(BundleFlags, StaleCountersAreCaughtAsARace) {
+  // Counters that already hold the next run's target (what a launch that did not advance its
+  // epoch would see) meet every wait before its producer ran: the emulator reports the read of
+  // a store no release ordered. After the fault the counters start again from zero.
+  std::string dir = mmoe_bundle("souffle", schedule::SyncMode::Flags);
+  BundleManifest m = load_manifest(dir);
+  std::vector<std::pair<std::string, std::string>> ahead;  // tensor, file
+  std::vector<json> requests = {{{"id", 0}, {"op", "load"}, {"bundle", dir}},
+                                {{"id", 1}, {"op", "run"}}};
+  for (const ManifestTensor& t : m.tensors)
+    if (t.kind == "flags") {
+      std::string f = dir + "/" + t.name + ".first.bin";
+      requests.push_back({{"id", 2}, {"op", "read"}, {"tensor", t.name}, {"file", f}});
+      ahead.emplace_back(t.name, f);
+    }
+  auto first = serve(requests);
+  for (const json& x : first) ASSERT_TRUE(x["ok"]) << x.dump();
+  requests.resize(2);
+  for (auto& [name, f] : ahead) {
+    std::vector<int32_t> c = counters(file_text(f));
+    for (int32_t& v : c) v *= 2;  // the counts a second run would leave
+    std::string twice = dir + "/" + name + ".twice.bin";
+    std::ofstream(twice, std::ios::binary)
+        .write(reinterpret_cast<const char*>(c.data()), static_cast<std::streamsize>(c.size() * 4));
+    requests.push_back({{"id", 3}, {"op", "upload"}, {"tensor", name}, {"file", twice}});
+  }
+  requests.push_back({{"id", 4}, {"op", "run"}});  // epoch 2 against counts of 2 runs: stale
+  requests.push_back({{"id", 5}, {"op", "run"}});  // zeroed after the fault: epoch 1 again
+  requests.push_back({{"id", 6}, {"op", "verify"}});
+  auto a = serve(requests);
+  ASSERT_EQ(a.size(), requests.size());
+  const json& stale = a[a.size() - 3];
+  EXPECT_FALSE(stale["ok"]);
+  EXPECT_EQ(stale["code"], "kernel_fault");
+  EXPECT_EQ(stale["kernel"], m.kernels[0].name);
+  EXPECT_NE(stale["error"].get<std::string>().find("data race"), std::string::npos) << stale.dump();
+  std::cout << "stale counters: " << stale["error"].get<std::string>() << "\n";
+  EXPECT_TRUE(a[a.size() - 2]["ok"]) << a[a.size() - 2].dump();
+  EXPECT_TRUE(a.back()["pass"]) << a.back().dump();
+}
+
 TEST(LaunchRefusal, CoResidencyOnTheDevice) {
   ManifestKernel k;
   k.name = "kernel0";
@@ -229,6 +408,14 @@ TEST(LaunchRefusal, CoResidencyOnTheDevice) {
             std::string::npos);
   k.cooperative = false;  // without grid barriers any grid may launch
   EXPECT_EQ(runner::launch_refusal(k, 1, 1, true, "X", ""), "");
+  // Per-tile flags: blocks wait on each other, so they must all be resident (cooperative).
+  k.flag_epoch = true;
+  EXPECT_NE(runner::launch_refusal(k, 4, 132, true, "X", "").find("not launched cooperatively"),
+            std::string::npos);
+  k.cooperative = true;
+  EXPECT_EQ(runner::launch_refusal(k, 2, 132, true, "H200", ""), "");
+  r = runner::launch_refusal(k, 1, 132, true, "H200", "256 threads");
+  EXPECT_NE(r.find("its per-tile flags would never complete"), std::string::npos) << r;
 }
 
 TEST(RelativeL2, OfRawArrays) {

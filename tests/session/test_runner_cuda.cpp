@@ -1,0 +1,320 @@
+// The CUDA backend of souffle-runner on a fake driver (no GPU here): what it asks the driver to
+// do with a kernel that has per-tile flags. The fake's kernel checks the epoch scheme at every
+// launch — its counters hold exactly (epoch - 1) releases before it adds this launch's — for
+// plain runs, warm-up and timed runs, and a CUDA graph replayed (captured memsets and launches
+// replayed with the arguments they were captured with, as the driver does).
+#include <gtest/gtest.h>
+
+#include <cuda.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/cupti.h"
+#include "core/session/bundle_manifest.h"
+#include "core/session/runner.h"
+
+namespace souffle {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kCounters = 4;
+
+/// The fake driver's state (its entry points are plain functions, so it is global).
+struct FakeDriver {
+  bool capturing = false;
+  std::vector<std::function<void()>> captured;  ///< of the capture under way
+  std::vector<std::vector<std::function<void()>>> graphs;
+  std::vector<long long> epochs;        ///< seen by the flag kernel, per launch
+  std::vector<std::string> violations;  ///< launches that broke the epoch scheme
+  int plain_launches = 0;
+  std::map<CUfunction, std::string> functions;
+  std::vector<std::string> names;
+};
+FakeDriver* g_fake = nullptr;
+
+/// The flag kernel: params = {in, out, flags, &epoch}. Before this launch's releases, each
+/// counter must hold exactly one release per earlier launch since the counters were zeroed.
+void flag_kernel(long long epoch, CUdeviceptr flags) {
+  auto* c = reinterpret_cast<int32_t*>(flags);
+  g_fake->epochs.push_back(epoch);
+  for (int i = 0; i < kCounters; ++i) {
+    if (c[i] != epoch - 1)
+      g_fake->violations.push_back("launch with epoch " + std::to_string(epoch) + ": counter " +
+                                   std::to_string(i) + " is " + std::to_string(c[i]));
+    ++c[i];
+  }
+}
+
+CUresult launch(CUfunction f, void** params, bool cooperative) {
+  const std::string& name = g_fake->functions.at(f);
+  std::function<void()> run;
+  if (name == "flagged") {
+    if (!cooperative) g_fake->violations.push_back("flagged launched without cooperation");
+    // A launch (captured or not) copies its arguments when it is made.
+    CUdeviceptr flags = *static_cast<CUdeviceptr*>(params[2]);
+    long long epoch = *static_cast<long long*>(params[3]);
+    run = [=] { flag_kernel(epoch, flags); };
+  } else {
+    run = [] { ++g_fake->plain_launches; };
+  }
+  if (g_fake->capturing)
+    g_fake->captured.push_back(run);
+  else
+    run();
+  return CUDA_SUCCESS;
+}
+
+gpu::CudaApi fake_api() {
+  gpu::CudaApi a;
+  a.library = "fake";
+  a.cuInit = [](unsigned) { return CUDA_SUCCESS; };
+  a.cuDriverGetVersion = [](int* v) {
+    *v = 13000;
+    return CUDA_SUCCESS;
+  };
+  a.cuDeviceGetCount = [](int* n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+  };
+  a.cuDeviceGet = [](CUdevice* d, int) {
+    *d = 0;
+    return CUDA_SUCCESS;
+  };
+  a.cuDeviceGetName = [](char* name, int len, CUdevice) {
+    std::strncpy(name, "Fake H200", static_cast<size_t>(len));
+    return CUDA_SUCCESS;
+  };
+  a.cuDeviceGetAttribute = [](int* v, CUdevice_attribute attr, CUdevice) {
+    switch (attr) {
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *v = 9;
+        break;
+      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *v = 132;
+        break;
+      case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+        *v = 1;
+        break;
+      default:
+        *v = 0;
+    }
+    return CUDA_SUCCESS;
+  };
+  a.cuDeviceTotalMem = [](size_t* b, CUdevice) {
+    *b = size_t{1} << 30;
+    return CUDA_SUCCESS;
+  };
+  a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
+    *c = reinterpret_cast<CUcontext>(0x1);
+    return CUDA_SUCCESS;
+  };
+  a.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
+  a.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
+  a.cuCtxSynchronize = []() { return CUDA_SUCCESS; };
+  a.cuGetErrorName = [](CUresult, const char** s) {
+    *s = "CUDA_ERROR_FAKE";
+    return CUDA_SUCCESS;
+  };
+  a.cuGetErrorString = [](CUresult, const char** s) {
+    *s = "fake";
+    return CUDA_SUCCESS;
+  };
+  a.cuModuleLoadDataEx = [](CUmodule* m, const void*, unsigned, CUjit_option*, void**) {
+    *m = reinterpret_cast<CUmodule>(0x2);
+    return CUDA_SUCCESS;
+  };
+  a.cuModuleUnload = [](CUmodule) { return CUDA_SUCCESS; };
+  a.cuModuleGetFunction = [](CUfunction* f, CUmodule, const char* name) {
+    g_fake->names.emplace_back(name);
+    *f = reinterpret_cast<CUfunction>(static_cast<uintptr_t>(0x100 + g_fake->names.size()));
+    g_fake->functions[*f] = name;
+    return CUDA_SUCCESS;
+  };
+  a.cuFuncGetAttribute = [](int* v, CUfunction_attribute, CUfunction) {
+    *v = 32;
+    return CUDA_SUCCESS;
+  };
+  a.cuFuncSetAttribute = [](CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; };
+  a.cuOccupancyMaxActiveBlocksPerMultiprocessor = [](int* n, CUfunction, int, size_t) {
+    *n = 4;
+    return CUDA_SUCCESS;
+  };
+  a.cuMemAlloc = [](CUdeviceptr* p, size_t bytes) {
+    // Garbage, as device memory is: only what the runner zeroes is zero.
+    void* m = std::malloc(bytes);
+    std::memset(m, 0x5a, bytes);
+    *p = reinterpret_cast<CUdeviceptr>(m);
+    return CUDA_SUCCESS;
+  };
+  a.cuMemFree = [](CUdeviceptr p) {
+    std::free(reinterpret_cast<void*>(p));
+    return CUDA_SUCCESS;
+  };
+  a.cuMemcpyHtoD = [](CUdeviceptr d, const void* s, size_t n) {
+    std::memcpy(reinterpret_cast<void*>(d), s, n);
+    return CUDA_SUCCESS;
+  };
+  a.cuMemcpyDtoH = [](void* d, CUdeviceptr s, size_t n) {
+    std::memcpy(d, reinterpret_cast<const void*>(s), n);
+    return CUDA_SUCCESS;
+  };
+  a.cuMemcpyDtoDAsync = [](CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
+    std::memcpy(reinterpret_cast<void*>(d), reinterpret_cast<const void*>(s), n);
+    return CUDA_SUCCESS;
+  };
+  a.cuMemsetD8Async = [](CUdeviceptr d, unsigned char v, size_t n, CUstream) {
+    auto run = [=] { std::memset(reinterpret_cast<void*>(d), v, n); };
+    if (g_fake->capturing)
+      g_fake->captured.push_back(run);
+    else
+      run();
+    return CUDA_SUCCESS;
+  };
+  a.cuStreamCreate = [](CUstream* s, unsigned) {
+    *s = reinterpret_cast<CUstream>(0x3);
+    return CUDA_SUCCESS;
+  };
+  a.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
+  a.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
+  a.cuEventCreate = [](CUevent* e, unsigned) {
+    *e = reinterpret_cast<CUevent>(0x4);
+    return CUDA_SUCCESS;
+  };
+  a.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
+  a.cuEventRecord = [](CUevent, CUstream) { return CUDA_SUCCESS; };
+  a.cuEventSynchronize = [](CUevent) { return CUDA_SUCCESS; };
+  a.cuEventElapsedTime = [](float* ms, CUevent, CUevent) {
+    *ms = 0.001f;
+    return CUDA_SUCCESS;
+  };
+  a.cuLaunchKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream, void** params,
+                        void**) { return launch(f, params, false); };
+  a.cuLaunchCooperativeKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   unsigned, unsigned, CUstream,
+                                   void** params) { return launch(f, params, true); };
+  a.cuStreamBeginCapture = [](CUstream, CUstreamCaptureMode) {
+    g_fake->capturing = true;
+    g_fake->captured.clear();
+    return CUDA_SUCCESS;
+  };
+  a.cuStreamEndCapture = [](CUstream, CUgraph* g) {
+    g_fake->capturing = false;
+    g_fake->graphs.push_back(g_fake->captured);
+    *g = reinterpret_cast<CUgraph>(static_cast<uintptr_t>(g_fake->graphs.size()));
+    return CUDA_SUCCESS;
+  };
+  a.cuGraphInstantiate = [](CUgraphExec* e, CUgraph g, unsigned long long) {
+    *e = reinterpret_cast<CUgraphExec>(g);
+    return CUDA_SUCCESS;
+  };
+  a.cuGraphLaunch = [](CUgraphExec e, CUstream) {
+    for (const auto& op : g_fake->graphs.at(reinterpret_cast<uintptr_t>(e) - 1)) op();
+    return CUDA_SUCCESS;
+  };
+  a.cuGraphExecDestroy = [](CUgraphExec) { return CUDA_SUCCESS; };
+  a.cuGraphDestroy = [](CUgraph) { return CUDA_SUCCESS; };
+  return a;
+}
+
+/// A bundle of two kernels: `plain` (no flags) and `flagged` (per-tile flags: counters and the
+/// epoch), with a PTX file each the fake driver "loads".
+BundleManifest two_kernels(const std::string& dir, bool cooperative = true) {
+  fs::create_directories(dir);
+  std::ofstream(fs::path(dir) / "k.sm_90.ptx") << "// fake\n";
+  BundleManifest m;
+  m.dir = dir;
+  m.source.sync = "flags";
+  auto tensor = [&](const std::string& name, DType t, const std::string& kind) {
+    ManifestTensor mt;
+    mt.name = name;
+    mt.dtype = t;
+    mt.shape = {kCounters};
+    mt.bytes = kCounters * 4;
+    mt.kind = kind;
+    m.tensors.push_back(mt);
+  };
+  tensor("x", DType::Float32, "input");
+  tensor("y", DType::Float32, "output");
+  tensor("flagged_flags0", DType::Int32, "flags");
+  ManifestImage img;
+  img.arch = "sm_90";
+  img.ptx = "k.sm_90.ptx";
+  ManifestKernel plain;
+  plain.name = "plain";
+  plain.grid = 4;
+  plain.block = 128;
+  plain.args = {0, 1};
+  plain.images = {img};
+  ManifestKernel flagged = plain;
+  flagged.name = "flagged";
+  flagged.cooperative = cooperative;
+  flagged.flag_epoch = true;
+  flagged.args = {0, 1, 2};
+  m.kernels = {plain, flagged};
+  return m;
+}
+
+struct FakeFixture : ::testing::Test {
+  FakeDriver fake;
+  gpu::CudaApi api = fake_api();
+  std::string dir = (fs::temp_directory_path() / "runner_cuda_fake").string();
+  void SetUp() override {
+    g_fake = &fake;
+    // No CUPTI in this process: kernel times come from (fake) events.
+    std::string why;
+    gpu::CuptiKernelTracer::instance(&why, "/nonexistent/libcupti.so");
+  }
+  void TearDown() override { g_fake = nullptr; }
+};
+
+TEST_F(FakeFixture, TheEpochGrowsPerLaunchAndTheGraphStartsFromZero) {
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  // Zeroed once at load, though the fake's fresh memory is not zero.
+  std::string counters = backend->read(2);
+  EXPECT_EQ(counters, std::string(kCounters * 4, '\0'));
+  auto quiet = [](const nlohmann::json&) {};
+  backend->run(quiet);
+  backend->run(quiet);
+  // Two warm-up runs, three timed, the graph replayed twice untimed and three times timed.
+  runner::ProfileData p = backend->profile(3, 2, true, quiet);
+  EXPECT_TRUE(p.graph_note.empty()) << p.graph_note;
+  backend->run(quiet);  // after the graph: counters and epochs start over
+  EXPECT_TRUE(fake.violations.empty()) << fake.violations.front();
+  std::vector<long long> want = {1, 2, 3, 4, 5, 6, 7, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(fake.epochs, want);
+  EXPECT_EQ(fake.plain_launches, 13);
+  // The graph: the run's clearing, then the counters' memset, then the two kernels.
+  ASSERT_EQ(fake.graphs.size(), 1u);
+  EXPECT_EQ(fake.graphs[0].size(), 1u + 1u + 2u);  // y cleared, counters zeroed, launches
+  std::string after(kCounters * 4, '\0');
+  std::vector<int32_t> ones(kCounters, 1);
+  std::memcpy(after.data(), ones.data(), after.size());
+  EXPECT_EQ(backend->read(2), after);  // one launch since the restart
+}
+
+TEST_F(FakeFixture, AFlagKernelThatIsNotCooperativeIsRefused) {
+  auto backend = runner::make_cuda_backend(api);
+  try {
+    backend->load(two_kernels(dir, false));
+    ADD_FAILURE() << "loaded";
+  } catch (const runner::RunnerError& e) {
+    EXPECT_EQ(e.code(), "not_co_resident");
+    EXPECT_EQ(e.kernel(), "flagged");
+    EXPECT_NE(std::string(e.what()).find("not launched cooperatively"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace souffle

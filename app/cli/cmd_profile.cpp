@@ -93,6 +93,7 @@ int run_profile(const ProfileCliOptions& o) {
     pipe.gpu = *spec;
   else
     pipe.gpu = gpu::gpu_spec("a100");
+  pipe.sync = po.sync;  // plans priced and cut with the kernels profiled
   if (!o.decisions.empty()) pipe.decisions = plan::load_decisions(o.decisions);
   plan::PlanOptions plo = plan_options(pipe);
 

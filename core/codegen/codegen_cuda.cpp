@@ -561,8 +561,6 @@ class SliceAccesses : public loop::StmtMutator {
 };
 
 bool wants_outlining(const loop::Kernel& k, StageOutlining mode) {
-  // Stage functions do not take the flag epoch argument: a kernel with flags stays whole.
-  if (!k.flags.empty()) return false;
   switch (mode) {
     case StageOutlining::Never:
       return false;
@@ -625,6 +623,11 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
         for (const loop::For* b : f.bindings) bound |= b->var.get() == v;
         fits &= bound;
       }
+      // Stage functions do not take the flag epoch argument: a stage that releases or waits on
+      // per-tile flags itself stays in the kernel (merge_stages puts them between stages).
+      loop::for_each_stmt(f.stage->body, [&](const loop::Stmt& x) {
+        fits &= !x.as<loop::FlagRelease>() && !x.as<loop::FlagWait>();
+      });
       if (!fits) continue;
       loop::Kernel fk;
       fk.launch = k.launch;

@@ -72,6 +72,7 @@ class EmulatorBackend : public Backend {
     schedule::SyncMode sync = schedule::SyncMode::Grid;
     if (!schedule::parse_sync_mode(m.source.sync, sync))
       throw RunnerError("bad_bundle", "unknown sync mode '" + m.source.sync + "'");
+    pipe.sync = sync;  // the plan was priced and cut with the kernels' sync mode
     if (!m.source.decisions_json.empty())
       pipe.decisions = plan::parse_decisions(m.source.decisions_json, m.dir + "/bundle.json");
     plan::PlanOptions po = plan_options(pipe);
@@ -79,8 +80,8 @@ class EmulatorBackend : public Backend {
     CompileOptions co;
     co.gpu = po.gpu;
     co.archs.clear();
-    std::vector<CompiledKernel> built = build_compiled_kernels(
-        m_plan, kernel_pricer(po).get(), sync);  // the kernels it priced (grid barriers)
+    std::vector<CompiledKernel> built =
+        build_compiled_kernels(m_plan, kernel_pricer(po).get(), sync);  // the kernels it priced
     emit_compiled_kernels(built, co.outlining);
     json kernels = json::array();
     for (const ManifestKernel& mk : m.kernels) {

@@ -10,6 +10,26 @@
 
 namespace souffle::views {
 
+namespace {
+/// How much a boundary orders: flags order the producer blocks read, a grid barrier every
+/// block, a launch everything before it.
+int strength(BoundaryKind k) {
+  switch (k) {
+    case BoundaryKind::None:
+      return 0;
+    case BoundaryKind::Block:
+      return 1;
+    case BoundaryKind::Flags:
+      return 2;
+    case BoundaryKind::Grid:
+      return 3;
+    case BoundaryKind::Launch:
+      return 4;
+  }
+  return 0;
+}
+}  // namespace
+
 EdgeKinds boundaryEdgeKinds(const SceneGraph& g, const plan::FusionPlan& plan,
                             const std::vector<std::vector<BoxStages>>& stages) {
   EdgeKinds out;
@@ -30,7 +50,7 @@ EdgeKinds boundaryEdgeKinds(const SceneGraph& g, const plan::FusionPlan& plan,
           // Boundaries between stages after the producer's last, up to the consumer's first;
           // barriers between the phases of one stage order nothing between two stages.
           if (bd.from == bd.to || bd.to <= a.last || bd.to > b.first) continue;
-          if (!found || bd.order.kind > strongest) strongest = bd.order.kind;
+          if (!found || strength(bd.order.kind) > strength(strongest)) strongest = bd.order.kind;
           found = true;
         }
       }
@@ -95,7 +115,7 @@ QString boundaryLabel(BoundaryKind kind) {
     case BoundaryKind::Launch:
       return QObject::tr("another launch (rules/unfused)");
     case BoundaryKind::Flags:
-      return QObject::tr("per-tile flags (waits on the producer blocks read)");
+      return QObject::tr("per-tile flags (release/acquire)");
   }
   return {};
 }
@@ -105,7 +125,7 @@ constexpr double kRow = 18, kPad = 8, kTitle = 18;
 }  // namespace
 
 double boundaryLegendHeight() {
-  return 2 * kPad + kTitle + 4 * kRow;
+  return 2 * kPad + kTitle + 5 * kRow;
 }
 
 void paintBoundaryLegend(QPainter& p, const QRectF& area, const BoundaryCounts& counts, bool dark) {
@@ -125,7 +145,7 @@ void paintBoundaryLegend(QPainter& p, const QRectF& area, const BoundaryCounts& 
              Qt::AlignLeft | Qt::AlignVCenter, QObject::tr("Stage boundaries in a kernel"));
   p.setFont(GraphScene::edgeFont());
   const BoundaryKind kinds[] = {BoundaryKind::None, BoundaryKind::Block, BoundaryKind::Grid,
-                                BoundaryKind::Launch};
+                                BoundaryKind::Flags, BoundaryKind::Launch};
   double y = area.top() + kPad + kTitle;
   for (BoundaryKind k : kinds) {
     const double mid = y + kRow / 2;

@@ -35,7 +35,8 @@ inline quint64 edgeKey(int from, int to) {
 
 /// The boundary kind of every edge of `g` whose producer box ends in a stage of a partition
 /// before the stage its consumer box starts in: the strongest boundary of that partition
-/// between the two stages (a launch over a grid barrier over a block barrier over none).
+/// between the two stages (a launch over a grid barrier over per-tile flags over a block barrier
+/// over none).
 /// Edges within one stage, between kernels or of unpriced partitions get none. `stages` holds
 /// per box of `g` its places (one per partition it computes in).
 EdgeKinds boundaryEdgeKinds(const SceneGraph& g, const plan::FusionPlan& plan,
@@ -48,7 +49,7 @@ QPen boundaryPen(BoundaryKind kind, bool dark, bool highlighted);
 QString boundaryLabel(BoundaryKind kind);  ///< "no barrier", "block barrier", ...
 
 /// Edges drawn per kind (indexed by BoundaryKind).
-using BoundaryCounts = std::array<int, 4>;
+using BoundaryCounts = std::array<int, 5>;
 
 /// Paints the legend (a line sample and the name per kind, with the edges drawn of it) into
 /// `area`; its height for `rows` kinds is boundaryLegendHeight.

@@ -129,6 +129,7 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
   const plan::FusionPlan& p = *planData->plan;
   data->kernels.resize(p.partitions.size());
   CompileOptions options;
+  options.sync = p.sync;  // the plan's: its pricer built these kernels
   options.archs.clear();
   try {
     for (const QString& arch : archs) options.archs.push_back(arch.toStdString());

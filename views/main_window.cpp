@@ -115,10 +115,11 @@ MainWindow::MainWindow(QWidget* parent)
     if (m_editor->hasProposal()) m_editor->reject();
     if (m_plan) {
       // The selectors show the plan that stays on screen.
-      const QSignalBlocker bs(m_strategyBox), bg(m_gpuBox), bp(m_precisionBox);
+      const QSignalBlocker bs(m_strategyBox), bg(m_gpuBox), bp(m_precisionBox), by(m_syncBox);
       m_strategyBox->setCurrentText(m_plan->strategy);
       m_gpuBox->setCurrentText(m_plan->gpu);
       m_precisionBox->setCurrentText(QLatin1String(gpu::precision_name(m_plan->plan->precision)));
+      m_syncBox->setCurrentText(QLatin1String(sync_mode_name(m_plan->plan->sync)));
     }
     setBusy(false);
     updateStatus();
@@ -602,6 +603,14 @@ void MainWindow::createPlanToolBar() {
   m_precisionBox->setToolTip(
       tr("Compute type of the GEMM-like kernels (tf32/fp16/bf16: tensor cores): the plan, its "
          "prices, the code, compile and the step-through use it; a project saves it"));
+  auto* yl = new QLabel(tr("  Sync "), bar);
+  m_syncBox = new QComboBox(bar);
+  for (SyncMode m : {SyncMode::Grid, SyncMode::Auto, SyncMode::Flags})
+    m_syncBox->addItem(QString::fromLatin1(sync_mode_name(m)));
+  m_syncBox->setToolTip(
+      tr("What orders a stage after stores other blocks made: grid barriers (Souffle's), auto "
+         "(per-tile flags where the cost model prices them cheaper) or flags (wherever "
+         "proven); the plan, its prices, the code and compile use it; a project saves it"));
   auto* cl = new QLabel(tr("  Colour by "), bar);
   m_colorBox = new QComboBox(bar);
   for (HeatMetric m : heatMetrics()) m_colorBox->addItem(heatMetricName(m), static_cast<int>(m));
@@ -613,6 +622,8 @@ void MainWindow::createPlanToolBar() {
   bar->addWidget(m_gpuBox);
   bar->addWidget(pl);
   bar->addWidget(m_precisionBox);
+  bar->addWidget(yl);
+  bar->addWidget(m_syncBox);
   bar->addWidget(cl);
   bar->addWidget(m_colorBox);
   connect(m_colorBox, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -621,6 +632,7 @@ void MainWindow::createPlanToolBar() {
   connect(m_strategyBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   connect(m_gpuBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   connect(m_precisionBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
+  connect(m_syncBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
   int key = 1;
@@ -661,7 +673,7 @@ void MainWindow::startPlan() {
   plan::Strategy st = plan::Strategy::Souffle;
   for (plan::Strategy s : plan::every_strategy())
     if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan, precisionValue());
+  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan, precisionValue(), syncValue());
   setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
   updateStatus();
 }
@@ -748,6 +760,21 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
 void MainWindow::refreshCompare() {
   if (m_data && m_compareDock->isVisible())
     m_compare->setContext(m_data, gpu(), m_editor->decisions(), strategy(), precisionValue());
+}
+
+QString MainWindow::sync() const {
+  return m_syncBox->currentText();
+}
+
+SyncMode MainWindow::syncValue() const {
+  SyncMode m = SyncMode::Grid;
+  parse_sync_mode(sync().toStdString(), m);
+  return m;
+}
+
+void MainWindow::setSync(const QString& sync) {
+  const int i = m_syncBox->findText(sync.toLower());
+  if (i >= 0) m_syncBox->setCurrentIndex(i);  // re-plans through currentTextChanged
 }
 
 QString MainWindow::precision() const {
@@ -933,12 +960,16 @@ void MainWindow::updateStatus() {
   if (isPlanning())
     m_statusPlan->setText(tr("%1 · %2 · planning…").arg(strategy(), gpu()));
   else if (m_plan)
-    m_statusPlan->setText(tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs")
-                              .arg(m_plan->strategy, m_plan->gpu)
-                              .arg(m_plan->plan->kernels())
-                              .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-                              .arg(m_plan->plan->est_time_us, 0, 'f', 1)
-                              .arg(QLatin1String(gpu::precision_name(m_plan->plan->precision))));
+    m_statusPlan->setText(
+        tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs")
+            .arg(m_plan->strategy, m_plan->gpu)
+            .arg(m_plan->plan->kernels())
+            .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
+            .arg(m_plan->plan->est_time_us, 0, 'f', 1)
+            .arg(QLatin1String(gpu::precision_name(m_plan->plan->precision)) +
+                 (m_plan->plan->sync == SyncMode::Grid
+                      ? QString()
+                      : tr(" · sync %1").arg(QLatin1String(sync_mode_name(m_plan->plan->sync))))));
   else
     m_statusPlan->clear();
 }
@@ -1356,6 +1387,7 @@ bool MainWindow::exportBundle(const QString& given) {
   watcher->setFuture(QtConcurrent::run([plan, model, out]() -> std::pair<bool, QString> {
     try {
       CompileOptions options;
+      options.sync = plan->sync;
       CompileReport report = compile_plan(*plan, options);
       BundleReport b = write_model_bundle(out, model, "", *plan, report, options);
       if (!report.ok())

@@ -68,6 +68,9 @@ class MainWindow : public QMainWindow {
   /// "fp32", "tf32", "fp16" or "bf16": the compute type plans are made for.
   QString precision() const;
   gpu::Precision precisionValue() const;
+  /// The sync mode of the toolbar ("grid", "auto", "flags"): the plan is made with it.
+  QString sync() const;
+  SyncMode syncValue() const;
 
   GraphPanel* graphPanel() const { return m_graph; }
   ErrorPanel* errorPanel() const { return m_error; }
@@ -130,6 +133,7 @@ class MainWindow : public QMainWindow {
   void setGpu(const QString& gpu);
   /// "fp32", "tf32", "fp16" or "bf16"; re-plans the open model.
   void setPrecision(const QString& precision);
+  void setSync(const QString& sync);
   /// Opens a model (.onnx) or a project (.souffle).
   void openFile(const QString& path);
   /// Merges the kernels of the selected kernel-table rows (or of the selected graph nodes).
@@ -277,6 +281,7 @@ class MainWindow : public QMainWindow {
   QComboBox* m_gpuBox;
   QComboBox* m_colorBox = nullptr;
   QComboBox* m_precisionBox = nullptr;
+  QComboBox* m_syncBox = nullptr;
   QList<QAction*> m_colorActions;
   HeatMetric m_heatMetric = HeatMetric::None;
   ExternalProfileDataPtr m_external;  ///< an imported profile, mapped onto the plan

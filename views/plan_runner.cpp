@@ -189,11 +189,13 @@ PlanRunner::~PlanRunner() {
 }
 
 plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gpu,
-                                      const plan::Decisions& decisions, gpu::Precision precision) {
+                                      const plan::Decisions& decisions, gpu::Precision precision,
+                                      SyncMode sync) {
   PipelineOptions po;
   po.strategy = strategy;
   po.gpu = gpu::gpu_spec(gpu.toStdString());
   po.precision = precision;
+  po.sync = sync;
   po.decisions = decisions;
   // What the pricing builds stays in the session's kernel cache: the code panel and compile
   // then build nothing for a planned partition.
@@ -222,10 +224,11 @@ void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QStrin
 
 PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
                                 const plan::Decisions& decisions, PlanDataPtr previous,
-                                gpu::Precision precision, std::shared_ptr<PlanProgress> progress) {
+                                gpu::Precision precision, std::shared_ptr<PlanProgress> progress,
+                                SyncMode sync) {
   PlanOutcome out;
   try {
-    plan::PlanOptions o = options(strategy, gpu, decisions, precision);
+    plan::PlanOptions o = options(strategy, gpu, decisions, precision, sync);
     if (progress && o.pricer) o.pricer = std::make_shared<WatchedPricer>(o.pricer, progress);
     const bool reuse = previous && previous->model == model && previous->plan;
     auto p = std::make_shared<plan::FusionPlan>(reuse ? plan::replan(*previous->plan, o)
@@ -243,7 +246,7 @@ PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, con
 
 void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
                        const plan::Decisions& decisions, PlanDataPtr previous,
-                       gpu::Precision precision) {
+                       gpu::Precision precision, SyncMode sync) {
   // One plan at a time: the one in flight stops at its next price.
   if (m_progress) m_progress->cancel = true;
   m_progress = std::make_shared<PlanProgress>();
@@ -254,7 +257,8 @@ void PlanRunner::start(ModelDataPtr model, plan::Strategy strategy, const QStrin
   m_ticker->start();
   m_watcher->setProperty("generation", m_generation);
   m_watcher->setFuture(QtConcurrent::run(&PlanRunner::runWith, std::move(model), strategy, gpu,
-                                         decisions, std::move(previous), precision, m_progress));
+                                         decisions, std::move(previous), precision, m_progress,
+                                         sync));
 }
 
 void PlanRunner::cancel() {

@@ -79,18 +79,20 @@ class PlanRunner : public QObject {
   /// re-planned (its transformed program and analysis reused when the options allow).
   void start(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
              const plan::Decisions& decisions, PlanDataPtr previous = {},
-             gpu::Precision precision = gpu::Precision::FP32);
+             gpu::Precision precision = gpu::Precision::FP32, SyncMode sync = SyncMode::Grid);
   /// The synchronous body of a plan with decisions (refused ones are in plan->refused); with
   /// `progress`, its pricing is counted there and stops (cancelled) once progress->cancel is set.
   static PlanOutcome runWith(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
                              const plan::Decisions& decisions, PlanDataPtr previous,
                              gpu::Precision precision = gpu::Precision::FP32,
-                             std::shared_ptr<PlanProgress> progress = {});
+                             std::shared_ptr<PlanProgress> progress = {},
+                             SyncMode sync = SyncMode::Grid);
   /// The plan options every view plans with (the pipeline's, priced from built kernels whose
   /// builds the session's kernel cache keeps). Throws UserError for an unknown GPU.
   static plan::PlanOptions options(plan::Strategy strategy, const QString& gpu,
                                    const plan::Decisions& decisions,
-                                   gpu::Precision precision = gpu::Precision::FP32);
+                                   gpu::Precision precision = gpu::Precision::FP32,
+                                   SyncMode sync = SyncMode::Grid);
 
  signals:
   void planned(souffle::views::PlanDataPtr data);

@@ -50,6 +50,7 @@ void ProfileRunner::start(PlanDataPtr plan, const QString& backend) {
   m_watcher->setProperty("generation", m_generation);
   ProfileOptions o;
   o.backend = backend.toStdString();
+  if (plan && plan->plan) o.sync = plan->plan->sync;
   if (o.backend == "emulator") {
     o.runs = 1;
     o.warmup = 0;

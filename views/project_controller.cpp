@@ -69,6 +69,7 @@ Project ProjectController::snapshot() const {
   p.strategy = m_window->strategy().toStdString();
   p.gpu = m_window->gpu().toStdString();
   p.precision = m_window->precision().toStdString();
+  p.sync = m_window->sync().toStdString();
   p.te_level = m_window->isTeLevel();
   p.decisions = m_window->decisionEditor()->decisions();
   p.measurements = m_window->measurements();
@@ -124,6 +125,7 @@ bool ProjectController::apply(const Project& p, const QString& path, bool asSave
   m_window->setStrategy(QString::fromStdString(p.strategy));
   m_window->setGpu(QString::fromStdString(p.gpu));
   m_window->setPrecision(QString::fromStdString(p.precision));
+  m_window->setSync(QString::fromStdString(p.sync));
   m_window->setTeLevel(p.te_level);
   // A model that fails to load keeps the decisions; the error panel names the path tried.
   m_window->openModel(model);

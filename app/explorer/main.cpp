@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
   QCommandLineOption precisionOpt(QStringLiteral("precision"),
                                   QStringLiteral("Compute type: fp32, tf32, fp16 or bf16."),
                                   QStringLiteral("P"), QStringLiteral("fp32"));
+  QCommandLineOption syncOpt(
+      QStringLiteral("sync"),
+      QStringLiteral("Order of dependent stages across blocks: grid (Souffle's grid barriers), "
+                     "auto (per-tile flags where the cost model prices them cheaper) or flags."),
+      QStringLiteral("MODE"), QStringLiteral("grid"));
   QCommandLineOption colour(
       QStringLiteral("colour"),
       QStringLiteral("Colour the boxes by: op (type), time (estimated), measured, dram, flops "
@@ -80,7 +85,7 @@ int main(int argc, char** argv) {
       QStringLiteral("Once planned, profile the kernels through souffle-runner on BACKEND: cuda "
                      "(a GPU) or emulator (CPU times, not GPU times)."),
       QStringLiteral("BACKEND"));
-  parser.addOptions({restore, panel, profile, precisionOpt, colour, importOpt});
+  parser.addOptions({restore, panel, profile, precisionOpt, syncOpt, colour, importOpt});
   // Bad usage exits with 2, as the command-line tool does (QCommandLineParser::process would
   // exit with 1): an unknown option, or a value the explorer cannot take.
   auto usage = [](const QString& why) {
@@ -112,6 +117,8 @@ int main(int argc, char** argv) {
       return usage(QStringLiteral("--precision %1: %2")
                        .arg(parser.value(precisionOpt), QString::fromUtf8(e.what())));
     }
+    if (souffle::SyncMode m; !souffle::parse_sync_mode(parser.value(syncOpt).toStdString(), m))
+      return usage(QStringLiteral("--sync %1: grid, auto or flags").arg(parser.value(syncOpt)));
     const QStringList metrics = {QStringLiteral("op"),       QStringLiteral("time"),
                                  QStringLiteral("measured"), QStringLiteral("dram"),
                                  QStringLiteral("flops"),    QStringLiteral("intensity")};
@@ -159,6 +166,7 @@ int main(int argc, char** argv) {
   window.setStrategy(parser.value(strategy));
   window.setGpu(parser.value(gpuOpt));
   window.setPrecision(parser.value(precisionOpt));
+  window.setSync(parser.value(syncOpt));
   {
     const QString c = parser.value(colour);
     using souffle::views::HeatMetric;

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/support/boundary.h"
 #include "core/support/error.h"
 
 namespace souffle {
@@ -56,6 +57,7 @@ std::string project_to_json(const Project& p, const std::string& project_path) {
   j["strategy"] = p.strategy;
   j["gpu"] = p.gpu;
   j["precision"] = p.precision;
+  if (p.sync != "grid") j["sync"] = p.sync;
   j["te_level"] = p.te_level;
   j["decisions"] = nlohmann::json::parse(plan::to_json(p.decisions));
   if (!p.measurements.empty()) {
@@ -104,6 +106,9 @@ Project parse_project(const std::string& text, const std::string& project_path) 
   p.strategy = string_field(j, "strategy", file, false, p.strategy);
   p.gpu = string_field(j, "gpu", file, false, p.gpu);
   p.precision = string_field(j, "precision", file, false, p.precision);
+  p.sync = string_field(j, "sync", file, false, p.sync);
+  if (SyncMode m; !parse_sync_mode(p.sync, m))
+    throw UserError(file, "sync", "field 'sync' is '" + p.sync + "': grid, auto or flags");
   if (j.contains("te_level")) {
     if (!j["te_level"].is_boolean())
       throw UserError(file, "te_level", "field 'te_level' must be true or false");

@@ -18,6 +18,7 @@ struct Project {
   std::string strategy = "souffle";
   std::string gpu = "A100";
   std::string precision = "fp32";
+  std::string sync = "grid";  ///< grid, auto or flags (plan::PlanOptions::sync); saved unless grid
   bool te_level = false;
   plan::Decisions decisions;
   /// Profile runs kept with the project (profile_report_json objects as text, each with its

@@ -31,6 +31,7 @@ class ProjectTest : public ::testing::Test {
     p.strategy = "rules";
     p.gpu = "H100";
     p.precision = "fp16";
+    p.sync = "auto";
     p.te_level = true;
     p.decisions.edits.push_back({plan::Edit::Kind::Merge, "t1", "t2"});
     p.decisions.edits.push_back({plan::Edit::Kind::Split, "MatMul_3", ""});
@@ -125,6 +126,8 @@ TEST_F(ProjectTest, MissingFieldsAreNamed) {
       error_of(R"({"version": 1, "model": "m.onnx", "decisions": {"version": 1, "edits": [)"
                R"({"kind": "explode", "a": "x"}]}})");
   EXPECT_NE(d.find("explode"), std::string::npos) << d;
+  const std::string s = error_of(R"({"version": 1, "model": "m.onnx", "sync": "barrier"})");
+  EXPECT_NE(s.find("'sync' is 'barrier'"), std::string::npos) << s;
 }
 
 TEST_F(ProjectTest, DefaultsForOptionalFields) {
@@ -132,6 +135,7 @@ TEST_F(ProjectTest, DefaultsForOptionalFields) {
       parse_project(R"({"version": 1, "model": "m.onnx"})", (dir / "p.souffle").string());
   EXPECT_EQ(p.strategy, "souffle");
   EXPECT_EQ(p.precision, "fp32");
+  EXPECT_EQ(p.sync, "grid");
   EXPECT_FALSE(p.te_level);
   EXPECT_TRUE(p.decisions.edits.empty());
   EXPECT_EQ(p.model, (dir / "m.onnx").string());

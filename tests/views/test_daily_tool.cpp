@@ -68,6 +68,7 @@ class TestDailyTool : public QObject {
   void shareOfTotalAndCsvExport();
   void cancelAnswersWithinASecond();
   void badOptionsExitWithTwo();
+  void syncSelectorReplansWithFlags();
 };
 
 void TestDailyTool::initTestCase() {
@@ -297,11 +298,43 @@ void TestDailyTool::badOptionsExitWithTwo() {
   auto [precision, precisionWhy] = run({QStringLiteral("--precision"), QStringLiteral("fp8")});
   QCOMPARE(precision, 2);
   QVERIFY2(precisionWhy.contains(QStringLiteral("fp8")), qPrintable(precisionWhy));
+  auto [sync, syncWhy] = run({QStringLiteral("--sync"), QStringLiteral("barrier")});
+  QCOMPARE(sync, 2);
+  QVERIFY2(syncWhy.contains(QStringLiteral("barrier")), qPrintable(syncWhy));
   auto [missing, missingWhy] =
       run({QStringLiteral("/nonexistent/model.onnx"), QStringLiteral("--screenshot"),
            QDir::temp().filePath(QStringLiteral("never.png"))});
   QCOMPARE(missing, 2);
   QVERIFY2(missingWhy.contains(QStringLiteral("nonexistent")), qPrintable(missingWhy));
+}
+
+// The toolbar's sync mode re-plans: under auto the cost model puts per-tile flags where they
+// price cheaper (the sample LSTM has such boundaries), the plan is never dearer than with grid
+// barriers, and the graph draws the flags boundaries.
+void TestDailyTool::syncSelectorReplansWithFlags() {
+  MainWindow w;
+  QVERIFY(open(w, "lstm", "souffle"));
+  QCOMPARE(w.sync(), QStringLiteral("grid"));
+  const PlanDataPtr grid = w.planData();
+  QCOMPARE(grid->plan->sync, SyncMode::Grid);
+  w.setSync(QStringLiteral("auto"));
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData() != grid, 120000);
+  const plan::FusionPlan& p = *w.planData()->plan;
+  QCOMPARE(p.sync, SyncMode::Auto);
+  QVERIFY(p.est_time_us <= grid->plan->est_time_us + 1e-6);
+  int flags = 0;
+  for (const plan::Partition& k : p.partitions)
+    for (const plan::Boundary& b : k.boundaries) flags += b.order.kind == BoundaryKind::Flags;
+  QVERIFY2(flags > 0, "the sample LSTM has boundaries where flags price cheaper");
+  QVERIFY(p.grid_syncs < grid->plan->grid_syncs);
+  // At TE level (the LSTM is one ONNX node) the edges ordered by flags are drawn and counted in
+  // the legend as such, beside those behind grid barriers.
+  w.setTeLevel(true);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      settled(w) &&
+          w.graphPanel()->boundaryLegend()->counts()[static_cast<size_t>(BoundaryKind::Flags)] > 0,
+      120000);
+  QVERIFY(w.graphPanel()->boundaryLegend()->counts()[static_cast<size_t>(BoundaryKind::Grid)] > 0);
 }
 
 QTEST_MAIN(TestDailyTool)

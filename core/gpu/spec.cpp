@@ -176,15 +176,16 @@ std::vector<GpuSpec> load_gpu_specs(const std::string& path) {
 
 std::string find_resource(const std::string& name) {
   std::vector<fs::path> dirs;
+  // An installed program reads what was installed with it, even where the source tree it was
+  // built from is still there.
+  std::string exe = executable_dir();
+  if (!exe.empty()) dirs.push_back(fs::path(exe) / ".." / "share" / "souffle");
 #ifdef SOUFFLE_RESOURCE_DIR
   dirs.emplace_back(SOUFFLE_RESOURCE_DIR);
 #endif
-  std::string exe = executable_dir();
   if (!exe.empty()) {
-    fs::path e(exe);
-    dirs.push_back(e / ".." / "share" / "souffle");
-    dirs.push_back(e / "resources");
-    dirs.push_back(e);
+    dirs.push_back(fs::path(exe) / "resources");
+    dirs.push_back(fs::path(exe));
   }
   std::error_code ec;
   for (const fs::path& d : dirs) {

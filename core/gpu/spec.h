@@ -40,9 +40,9 @@ std::vector<GpuSpec> load_gpu_specs(const std::string& path);
 /// Same, from JSON text; `file` only names the source in errors.
 std::vector<GpuSpec> parse_gpu_specs(const std::string& json_text, const std::string& file);
 
-/// The path of a file shipped in resources/ (gpus.json, ...): searched in the source tree's
-/// resources folder, then ../share/souffle and ./resources beside the executable, then the
-/// executable's folder. Throws UserError when not found.
+/// The path of a file shipped in resources/ (gpus.json, ...): searched in ../share/souffle beside
+/// the executable (where it is installed), the source tree's resources folder, then ./resources
+/// beside the executable and the executable's folder. Throws UserError when not found.
 std::string find_resource(const std::string& name);
 
 /// The specs shipped in resources/gpus.json (loaded once, then cached).

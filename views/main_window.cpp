@@ -1157,6 +1157,16 @@ void MainWindow::createEditing() {
   QAction* pin = edit->addAction(tr("&Pin node to its own kernel"), this, &MainWindow::pinSelected);
   pin->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
   pin->setToolTip(tr("Give the selected node a kernel of its own (Ctrl+Shift+P)"));
+  QAction* byFlags = edit->addAction(tr("Order stage by per-tile &flags"), this,
+                                     [this] { orderSelected(BoundaryKind::Flags); });
+  byFlags->setToolTip(
+      tr("The selected node's stage waits only on the producer blocks it reads (refused with "
+         "the reason where the dependence cannot be bounded)"));
+  QAction* byGrid = edit->addAction(tr("Order stage by a &grid barrier"), this,
+                                    [this] { orderSelected(BoundaryKind::Grid); });
+  byGrid->setToolTip(
+      tr("A grid barrier before the selected node's stage, whatever the proofs "
+         "allow"));
   edit->addSeparator();
   QAction* force = edit->addAction(tr("&Force selected transformation"), this, [this] {
     m_transformsDock->show();
@@ -1176,7 +1186,8 @@ void MainWindow::createEditing() {
   edit->addSeparator();
   QAction* clearEdits = edit->addAction(
       tr("&Discard all edits"), this, [this] { m_editor->pushStep({}, tr("discard all edits")); });
-  m_modelActions << merge << split << pin << force << forbid << heuristic << clearEdits;
+  m_modelActions << merge << split << pin << byFlags << byGrid << force << forbid << heuristic
+                 << clearEdits;
 
   // File: projects and the plan export.
   QMenu* file = menuBar()->actions().front()->menu();
@@ -1344,6 +1355,17 @@ void MainWindow::pinSelected() {
     return;
   }
   m_editor->push({{plan::Edit::Kind::Pin, at.toStdString(), ""}}, tr("pin %1").arg(at));
+}
+
+void MainWindow::orderSelected(BoundaryKind kind) {
+  const QString at = selectedAnchor();
+  if (at.isEmpty()) {
+    say(tr("Select a node in the graph whose stage to order"), 6000);
+    return;
+  }
+  const std::string order = kind == BoundaryKind::Flags ? "flags" : "grid";
+  const plan::Edit e{plan::Edit::Kind::Sync, at.toStdString(), order};
+  m_editor->push({e}, QString::fromStdString(plan::describe(e)));
 }
 
 bool MainWindow::exportPlanJson(const QString& given) {

@@ -142,6 +142,8 @@ class MainWindow : public QMainWindow {
   void splitAtSelected();
   /// Gives the selected graph node a kernel of its own.
   void pinSelected();
+  /// A decision that orders the selected node's stage after the stages before it by `kind`.
+  void orderSelected(BoundaryKind kind);
   /// Writes the plan on screen as the JSON `souffle-cli plan --json` prints.
   bool exportPlanJson(const QString& path = {});
   /// Compiles the plan's kernels and writes them as a bundle (.cu, .ptx, weights, data, host

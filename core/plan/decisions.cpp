@@ -18,7 +18,7 @@ struct KindName {
 constexpr KindName kKinds[] = {
     {Edit::Kind::Merge, "merge", "a"},      {Edit::Kind::Split, "split", "at"},
     {Edit::Kind::Pin, "pin", "te"},         {Edit::Kind::Force, "force", "site"},
-    {Edit::Kind::Forbid, "forbid", "site"},
+    {Edit::Kind::Forbid, "forbid", "site"}, {Edit::Kind::Sync, "sync", "at"},
 };
 
 const KindName& info(Edit::Kind k) {
@@ -46,6 +46,8 @@ std::string describe(const Edit& e) {
       return "force " + e.a;
     case Edit::Kind::Forbid:
       return "forbid " + e.a;
+    case Edit::Kind::Sync:
+      return "order " + e.a + " by " + (e.b == "flags" ? "per-tile flags" : "a grid barrier");
   }
   return "?";
 }
@@ -60,6 +62,7 @@ std::string to_json(const Decisions& d) {
     x["kind"] = k.name;
     x[k.field_a] = e.a;
     if (e.kind == Edit::Kind::Merge) x["b"] = e.b;
+    if (e.kind == Edit::Kind::Sync) x["order"] = e.b;
     edits.push_back(x);
   }
   j["edits"] = edits;
@@ -94,7 +97,7 @@ Decisions parse_decisions(const std::string& text, const std::string& file) {
       if (kind == n.name) k = &n;
     if (!k)
       throw UserError(file, where,
-                      "unknown kind '" + kind + "' (merge, split, pin, force, forbid)");
+                      "unknown kind '" + kind + "' (merge, split, pin, force, forbid, sync)");
     auto field = [&](const char* name) {
       if (!x.contains(name) || !x[name].is_string() || x[name].get<std::string>().empty())
         throw UserError(file, where,
@@ -105,6 +108,12 @@ Decisions parse_decisions(const std::string& text, const std::string& file) {
     e.kind = k->kind;
     e.a = field(k->field_a);
     if (e.kind == Edit::Kind::Merge) e.b = field("b");
+    if (e.kind == Edit::Kind::Sync) {
+      e.b = field("order");
+      if (e.b != "grid" && e.b != "flags")
+        throw UserError(file, where,
+                        "'sync' orders a stage by \"grid\" or \"flags\", not '" + e.b + "'");
+    }
     d.edits.push_back(e);
   }
   return d;

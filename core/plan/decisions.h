@@ -9,15 +9,16 @@ namespace souffle::plan {
 /// One user edit. Names are TE names (of the input or the transformed program) or ONNX node
 /// names, never partition numbers, so an edit survives re-planning.
 struct Edit {
-  enum class Kind : uint8_t { Merge, Split, Pin, Force, Forbid };
+  enum class Kind : uint8_t { Merge, Split, Pin, Force, Forbid, Sync };
   Kind kind = Kind::Merge;
   std::string a;  ///< merge: one TE; split: the TE to start a new kernel; pin: the TE;
-                  ///< force/forbid: the transform site key
-  std::string b;  ///< merge: the other TE
+                  ///< force/forbid: the transform site key; sync: the TE whose stage is ordered
+  std::string b;  ///< merge: the other TE; sync: "grid" or "flags"
   bool operator==(const Edit&) const = default;
 };
-const char* edit_kind_name(Edit::Kind k);  ///< "merge", "split", "pin", "force", "forbid"
-std::string describe(const Edit& e);       ///< "merge A B", "split before X", ...
+/// "merge", "split", "pin", "force", "forbid", "sync"
+const char* edit_kind_name(Edit::Kind k);
+std::string describe(const Edit& e);  ///< "merge A B", "split before X", "order X by flags", ...
 
 struct RefusedEdit {
   Edit edit;

@@ -158,8 +158,33 @@ std::string apply_one(const ProgramFacts& f, const te::TeProgram& program,
     }
     case Edit::Kind::Force:
     case Edit::Kind::Forbid:
+    case Edit::Kind::Sync:
       break;
   }
+  return "";
+}
+
+/// A sync decision recorded on the kernel holding its TE, or the reason it cannot be. Whether
+/// the boundary can take the order asked is known once its kernel is built (plan.cpp).
+std::string apply_sync(const ProgramFacts& f, const te::TeProgram& program,
+                       const std::vector<TransformSite>& sites, const Edit& e,
+                       std::vector<Group>& groups) {
+  Resolved a = resolve_name(program, sites, e.a);
+  if (a.te < 0) return a.error;
+  const int g = group_of_te(groups, a.te);
+  SOUFFLE_CHECK(g >= 0, "TE without a kernel");
+  if (f.is_alias(a.te))
+    return f.label(a.te) + " is a pure view: it is folded into its readers and starts no stage";
+  const std::vector<int>& tes = groups[size_t(g)].tes;
+  if (*std::min_element(tes.begin(), tes.end()) == a.te)
+    return f.label(a.te) + " starts its kernel: no stage comes before it to be ordered after";
+  const BoundaryKind kind = e.b == "flags" ? BoundaryKind::Flags : BoundaryKind::Grid;
+  const std::string name = f.analysis().tes[size_t(a.te)].name;
+  std::vector<ForcedSync>& forced = groups[size_t(g)].forced_sync;
+  forced.erase(std::remove_if(forced.begin(), forced.end(),
+                              [&](const ForcedSync& x) { return x.te == name; }),
+               forced.end());
+  forced.push_back({name, kind});
   return "";
 }
 
@@ -170,8 +195,13 @@ void apply_edits(const ProgramFacts& f, const te::TeProgram& program, const te::
                  gpu::Precision precision, std::vector<Group>& groups, std::vector<Edit>& applied,
                  std::vector<RefusedEdit>& refused) {
   (void)input;
+  std::vector<const Edit*> syncs;
   for (const Edit& e : edits) {
     if (e.kind == Edit::Kind::Force || e.kind == Edit::Kind::Forbid) continue;
+    if (e.kind == Edit::Kind::Sync) {
+      syncs.push_back(&e);  // after the kernels are settled: a later merge or split moves TEs
+      continue;
+    }
     std::vector<Group> trial = groups;
     std::string why = apply_one(f, program, sites, e, precision, trial);
     if (why.empty()) {
@@ -183,6 +213,60 @@ void apply_edits(const ProgramFacts& f, const te::TeProgram& program, const te::
       refused.push_back({e, why, unknown});
     }
   }
+  for (const Edit* e : syncs) {
+    std::string why = apply_sync(f, program, sites, *e, groups);
+    if (why.empty())
+      applied.push_back(*e);
+    else
+      refused.push_back({*e, why, find_te(program, sites, e->a) < 0});
+  }
+}
+
+void settle_sync_edits(const ProgramFacts& f, const te::TeProgram& program,
+                       const std::vector<TransformSite>& sites, const std::vector<Partition>& parts,
+                       std::vector<Edit>& applied, std::vector<RefusedEdit>& refused) {
+  std::vector<Edit> kept;
+  for (const Edit& e : applied) {
+    if (e.kind != Edit::Kind::Sync) {
+      kept.push_back(e);
+      continue;
+    }
+    const Resolved a = resolve_name(program, sites, e.a);
+    const BoundaryKind want = e.b == "flags" ? BoundaryKind::Flags : BoundaryKind::Grid;
+    std::string why;
+    if (a.te < 0) {
+      why = a.error;
+    } else {
+      const std::string& name = f.analysis().tes[size_t(a.te)].name;
+      const Partition* holder = nullptr;
+      for (const Partition& p : parts)
+        if (std::find(p.tes.begin(), p.tes.end(), a.te) != p.tes.end()) holder = &p;
+      const Boundary* found = nullptr;
+      if (holder)
+        for (const Boundary& b : holder->boundaries)
+          if (b.from != b.to && b.to >= 0 && size_t(b.to) < holder->built_stages.size()) {
+            const std::vector<std::string>& tes = holder->built_stages[size_t(b.to)].tes;
+            if (!tes.empty() && tes.front() == name) found = &b;
+          }
+      if (!holder || !holder->priced)
+        why = "the kernels of " + f.label(a.te) + " were not built, so no boundary can be ordered";
+      else if (!found)
+        why = f.label(a.te) + " does not start a stage after another in its kernel (it is " +
+              "computed inside a stage, or its kernel starts a launch there)";
+      else if (found->order.kind != want) {
+        const std::string text = describe(found->order);  // "kind: why"
+        const size_t colon = text.find(": ");
+        why = std::string("the boundary before ") + f.label(a.te) + " stays " +
+              boundary_kind_name(found->order.kind) + " (" +
+              (colon == std::string::npos ? text : text.substr(colon + 2)) + ")";
+      }
+    }
+    if (why.empty())
+      kept.push_back(e);
+    else
+      refused.push_back({e, why, a.te < 0});
+  }
+  applied = std::move(kept);
 }
 
 }  // namespace souffle::plan::detail

@@ -19,9 +19,10 @@ struct Group {
   std::vector<Decision> decisions;
   /// A user's merge: the TEs of the kernels it joined, priced apart against the merged kernel.
   std::vector<std::vector<int>> merged_from;
-  int merge_te = -1;       ///< the merge's first TE
-  bool split_rows = true;  ///< Partition::split_rows
+  int merge_te = -1;                        ///< the merge's first TE
+  bool split_rows = true;                   ///< Partition::split_rows
   std::vector<std::string> global_scratch;  ///< Partition::global_scratch
+  std::vector<ForcedSync> forced_sync;      ///< Partition::forced_sync
   static Group of(std::vector<int> tes, std::string reason) {
     Group g;
     g.tes = std::move(tes);
@@ -129,5 +130,12 @@ void apply_edits(const ProgramFacts& f, const te::TeProgram& program, const te::
                  const std::vector<TransformSite>& sites, const std::vector<Edit>& edits,
                  gpu::Precision precision, std::vector<Group>& groups, std::vector<Edit>& applied,
                  std::vector<RefusedEdit>& refused);
+
+/// Once the partitions are built (priced): each applied sync decision whose boundary did not
+/// take the order asked (flags the dependence proof cannot bound, a TE inside a stage, kernels
+/// not built) moves to `refused`, with the boundary's own reason.
+void settle_sync_edits(const ProgramFacts& f, const te::TeProgram& program,
+                       const std::vector<TransformSite>& sites, const std::vector<Partition>& parts,
+                       std::vector<Edit>& applied, std::vector<RefusedEdit>& refused);
 
 }  // namespace souffle::plan::detail

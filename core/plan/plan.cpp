@@ -351,6 +351,8 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
             flag_user_merge(facts, *o.pricer, out, groups[i], o.precision, parts[i]);
           }
         }
+        detail::settle_sync_edits(facts, out.program, out.transforms, parts, out.applied,
+                                  out.refused);
         return parts;
       },
       [&](const std::vector<Partition>& parts) {

@@ -108,6 +108,14 @@ struct Boundary {
   double cost_us = 0;
 };
 
+/// A decision's order for one stage boundary: the stage that starts with TE `te` (its analysis
+/// name) after the stages before it, by `kind` (Grid or Flags).
+struct ForcedSync {
+  std::string te;
+  BoundaryKind kind = BoundaryKind::Grid;
+  bool operator==(const ForcedSync&) const = default;
+};
+
 /// One kernel.
 struct Partition {
   int id = 0;
@@ -144,6 +152,9 @@ struct Partition {
   /// partition reads them) but keeps in global scratch, where the souffle strategy priced that
   /// cheaper (schedule::KernelBuildOptions::shared_residents for the rest).
   std::vector<std::string> global_scratch;
+  /// The user's orders for stage boundaries (decisions of kind sync): the stage whose first TE
+  /// is `te` is ordered after the stages before it by this kind (grid or flags) where it can be.
+  std::vector<ForcedSync> forced_sync;
   /// Filled with `priced`: the stages of its built kernels in launch order, and every boundary
   /// between them (one per stage after the first, one per barrier between the phases of a
   /// stage, a launch boundary where rules/unfused start another kernel).

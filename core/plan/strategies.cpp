@@ -443,6 +443,7 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
     p.decisions = groups[g].decisions;
     p.split_rows = groups[g].split_rows;
     p.global_scratch = groups[g].global_scratch;
+    p.forced_sync = groups[g].forced_sync;
     std::vector<int> order = groups[g].tes;
     std::sort(order.begin(), order.end());
     KernelBuilder k(f);

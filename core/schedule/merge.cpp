@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -444,6 +445,14 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       auto w = writer_stage.find(t.get());
       return w == writer_stage.end() ? -1 : w->second;
     };
+    // A decision's order for this boundary (by the name of a TE the stage computes).
+    std::optional<BoundaryKind> forced;
+    if (!options.forced.empty() && first_info > 0)
+      for (const loop::StageInfo& si : s.stages)
+        for (const std::string& te : si.tes)
+          if (auto it = options.forced.find(te); it != options.forced.end() && !forced)
+            forced = it->second;
+    const bool forced_flags = forced == BoundaryKind::Flags;
     for (const Tensor& t : s.outputs)
       if (!grid && dirty.count(t.get())) {
         grid = true;
@@ -479,8 +488,9 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       if (options.on_proof) options.on_proof(q, p);
       proof_budget -= p.steps;
       const int64_t tiles = p.mapped ? p.max_producers() : 0;
-      if (p.level == Ownership::None && options.flag_max_tiles > 0 && p.mapped &&
-          writer_of(t) >= 0 && tiles <= options.flag_max_tiles && tiles < k.launch.grid_x) {
+      if (p.level == Ownership::None && (options.flag_max_tiles > 0 || forced_flags) && p.mapped &&
+          writer_of(t) >= 0 && (forced_flags || tiles <= options.flag_max_tiles) &&
+          tiles < k.launch.grid_x) {
         // Each consumer block reads a few producer blocks' tiles: it waits on those alone.
         bound.reason = BoundaryReason::CrossBlock;
         bound.tensor = t->name;
@@ -520,7 +530,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         owned += (owned.empty() ? "" : ", ") + t->name;
       }
     }
-    if (!grid && !flag_deps.empty() && options.grid_price && options.flags_price) {
+    if (!grid && !flag_deps.empty() && !forced_flags && options.grid_price && options.flags_price) {
       // Sync mode auto: the cheaper of the two orders by the cost model's estimates.
       bound.grid_price_us = options.grid_price(k.launch.grid_x);
       bound.flags_price_us =
@@ -533,6 +543,14 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         flag_deps.clear();
       }
     }
+    if (forced == BoundaryKind::Grid && !grid) {
+      // The user's grid barrier, where the proofs would have allowed less.
+      grid = true;
+      why = "a decision orders this stage by a grid barrier";
+      flag_deps.clear();
+    }
+    bound.forced =
+        forced.has_value() && (forced == BoundaryKind::Grid ? grid : !grid && !flag_deps.empty());
     if (grid) {
       k.launch.cooperative = true;
       dirty.clear();

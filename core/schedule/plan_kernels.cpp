@@ -487,6 +487,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     }
     schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
     mo.flag_max_tiles = flag_max_tiles(options.sync);
+    for (const plan::ForcedSync& f : p.forced_sync) mo.forced[f.te] = f.kind;
     if (options.sync == SyncMode::Auto && spec) {
       // Each boundary where flags are possible gets the cheaper order by the cost model.
       const gpu::CostConstants c =

@@ -84,6 +84,8 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
                                 g.launch_overhead_us, g.grid_sync_overhead_us);
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
   for (const std::string& t : p.global_scratch) key += "|global:" + t;
+  for (const plan::ForcedSync& f : p.forced_sync)
+    key += "|sync:" + f.te + "=" + boundary_kind_name(f.kind);
   for (const plan::Stage& st : p.stages) {
     key += "|" + st.kind + ":";
     for (int te : st.tes) {

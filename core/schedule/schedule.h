@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,11 @@ struct MergeOptions {
   /// producer blocks of each (µs). The boundary keeps both prices.
   std::function<double(int64_t grid)> grid_price;
   std::function<double(int64_t tiles, int waits)> flags_price;
+  /// A user's order for the boundary before the stage that computes a TE (by name): Grid puts a
+  /// grid barrier there whatever the proofs allow; Flags takes per-tile flags wherever the
+  /// dependence proof bounds the producer blocks, whatever the mode and the prices (else a grid
+  /// barrier stays, and the plan says why). The boundary is marked `forced`.
+  std::map<std::string, BoundaryKind> forced;
 };
 /// merge_stages with barriers chosen by ownership proofs and resident intermediates (above);
 /// the two-argument form uses the default options (proofs on, nothing resident).

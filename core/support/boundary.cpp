@@ -119,6 +119,7 @@ std::string describe(const StageBoundary& b) {
       break;
   }
   if (b.prefetched) s += "; the first weight tile is loaded before it";
+  if (b.forced) s += "; ordered so by a decision";
   return s;
 }
 

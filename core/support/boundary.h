@@ -64,6 +64,7 @@ struct StageBoundary {
   /// over the kernel's grid and of the per-tile flags it would take (µs); 0 elsewhere.
   double grid_price_us = 0, flags_price_us = 0;
   bool prefetched = false;  ///< a GEMM weight tile is loaded before the grid barrier
+  bool forced = false;      ///< the kind is a decision's (plan::Edit sync), not the proofs' choice
   std::string detail;       ///< the proof's sentence, for people
   /// Whether a statement of the kernel body stands for it (Block and Grid do).
   bool has_statement() const { return kind == BoundaryKind::Block || kind == BoundaryKind::Grid; }

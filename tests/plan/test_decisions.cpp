@@ -65,12 +65,10 @@ using Names = std::vector<std::vector<std::string>>;
 
 TEST(Decisions, JsonRoundTrip) {
   Decisions d;
-  d.edits = {{K::Merge, "G1", "/fc_G2"},
-             {K::Split, "R1", ""},
-             {K::Pin, "G2", ""},
-             {K::Force, "h:a,b", ""},
-             {K::Forbid, "v:x>y", ""}};
+  d.edits = {{K::Merge, "G1", "/fc_G2"}, {K::Split, "R1", ""},     {K::Pin, "G2", ""},
+             {K::Force, "h:a,b", ""},    {K::Forbid, "v:x>y", ""}, {K::Sync, "G3", "flags"}};
   std::string text = to_json(d);
+  EXPECT_NE(text.find("\"order\": \"flags\""), std::string::npos) << text;
   EXPECT_NE(text.find("\"version\": 1"), std::string::npos);
   EXPECT_NE(text.find("\"at\": \"R1\""), std::string::npos);
   EXPECT_EQ(parse_decisions(text), d);
@@ -90,7 +88,12 @@ TEST(Decisions, MalformedJsonIsAUserError) {
             ": unsupported decisions version 2 (this build reads version 1)");
   EXPECT_EQ(reason("{\"edits\": []}"), ": missing integer field 'version'");
   EXPECT_EQ(reason("{\"version\": 1, \"edits\": [{\"kind\": \"fuse\"}]}"),
-            "edits[0]: unknown kind 'fuse' (merge, split, pin, force, forbid)");
+            "edits[0]: unknown kind 'fuse' (merge, split, pin, force, forbid, sync)");
+  EXPECT_EQ(reason("{\"version\": 1, \"edits\": [{\"kind\": \"sync\", \"at\": \"x\"}]}"),
+            "edits[0]: 'sync' needs a non-empty string 'order'");
+  EXPECT_EQ(reason("{\"version\": 1, \"edits\": [{\"kind\": \"sync\", \"at\": \"x\", "
+                   "\"order\": \"barrier\"}]}"),
+            "edits[0]: 'sync' orders a stage by \"grid\" or \"flags\", not 'barrier'");
   EXPECT_EQ(reason("{\"version\": 1, \"edits\": [{\"kind\": \"merge\", \"a\": \"x\"}]}"),
             "edits[0]: 'merge' needs a non-empty string 'b'");
   EXPECT_EQ(reason("[1, 2"), reason("[1, 2"));  // not valid JSON: still a UserError

@@ -113,6 +113,61 @@ TEST_P(PlanPricingModel, SyncAutoNeverPricesAboveGridAndVerifies) {
 
 INSTANTIATE_TEST_SUITE_P(SampleModels, PlanPricingModel, testing::ValuesIn(kModels));
 
+// Decisions of kind sync: a boundary forced to flags under the grid mode and one forced to a
+// grid barrier are built so (marked forced), the kernels verify in the emulator, and orders
+// that cannot be taken are refused with the boundary's own reason.
+TEST(SyncDecisions, ForcedKindsAreBuiltVerifiedOrRefused) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  plan::PlanOptions po;
+  po.gpu = a100;
+  po.pricer = schedule::make_pricer(a100, po.precision);
+  po.decisions = plan::parse_decisions(
+      R"({"version": 1, "edits": [
+        {"kind": "sync", "at": "/lstm/LSTM/d0/t1/gates", "order": "flags"},
+        {"kind": "sync", "at": "/lstm/LSTM/d0/t2/c", "order": "grid"},
+        {"kind": "sync", "at": "/lstm/LSTM/d0/t0/gates", "order": "flags"},
+        {"kind": "sync", "at": "/lstm/LSTM/d0/t3/h", "order": "flags"}]})",
+      "decisions.json");
+  const plan::FusionPlan p = plan::plan(test::sample_model("lstm").program, po);
+  ASSERT_EQ(p.applied.size(), 2u);
+  ASSERT_EQ(p.refused.size(), 2u);
+  EXPECT_NE(p.refused[0].reason.find("starts its kernel"), std::string::npos)
+      << p.refused[0].reason;
+  EXPECT_NE(p.refused[1].reason.find("stays none (each thread reads only what it wrote"),
+            std::string::npos)
+      << p.refused[1].reason;
+  auto boundary_before = [&](const std::string& te) -> const plan::Boundary* {
+    for (const plan::Partition& k : p.partitions)
+      for (const plan::Boundary& b : k.boundaries)
+        if (b.from != b.to && !k.built_stages[size_t(b.to)].tes.empty() &&
+            k.built_stages[size_t(b.to)].tes.front() == te)
+          return &b;
+    return nullptr;
+  };
+  const plan::Boundary* flags = boundary_before("/lstm/LSTM/d0/t1/gates");
+  ASSERT_NE(flags, nullptr);
+  EXPECT_EQ(flags->order.kind, BoundaryKind::Flags);
+  EXPECT_TRUE(flags->order.forced);
+  EXPECT_NE(describe(flags->order).find("ordered so by a decision"), std::string::npos);
+  const plan::Boundary* grid = boundary_before("/lstm/LSTM/d0/t2/c");
+  ASSERT_NE(grid, nullptr);
+  EXPECT_EQ(grid->order.kind, BoundaryKind::Grid);
+  EXPECT_TRUE(grid->order.forced);
+  // An unforced neighbour keeps the proofs' order.
+  const plan::Boundary* natural = boundary_before("/lstm/LSTM/d0/t3/c");
+  ASSERT_NE(natural, nullptr);
+  EXPECT_FALSE(natural->order.forced);
+  // The kernels built with the forced orders compute the model's outputs.
+  const std::vector<TestDataSet> sets =
+      read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm");
+  VerifyOptions vo;
+  vo.criterion = Criterion::RelativeL2;
+  vo.tolerance = 1e-4;
+  KernelVerifyReport rep = verify_kernels(test::sample_model("lstm"), sets, po, vo);
+  EXPECT_TRUE(rep.ok()) << rep.error;
+  EXPECT_GT(rep.flag_waits, 0);
+}
+
 class PlanPricingGpu : public testing::TestWithParam<size_t> {};
 
 TEST_P(PlanPricingGpu, NoEstimateBelowThePhysicalFloorAndSouffleAtMostRules) {

@@ -69,6 +69,7 @@ class TestDailyTool : public QObject {
   void cancelAnswersWithinASecond();
   void badOptionsExitWithTwo();
   void syncSelectorReplansWithFlags();
+  void orderingASelectedStageIsADecision();
 };
 
 void TestDailyTool::initTestCase() {
@@ -335,6 +336,44 @@ void TestDailyTool::syncSelectorReplansWithFlags() {
           w.graphPanel()->boundaryLegend()->counts()[static_cast<size_t>(BoundaryKind::Flags)] > 0,
       120000);
   QVERIFY(w.graphPanel()->boundaryLegend()->counts()[static_cast<size_t>(BoundaryKind::Grid)] > 0);
+}
+
+// Edit > Order stage by per-tile flags on a TE of the sample LSTM (grid mode): a sync decision
+// that re-plans with that boundary forced to flags; asking it of a stage that reads only what
+// its own threads wrote is refused with the reason and leaves the plan and the undo stack alone.
+void TestDailyTool::orderingASelectedStageIsADecision() {
+  MainWindow w;
+  QVERIFY(open(w, "lstm", "souffle"));
+  w.setTeLevel(true);
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w), 120000);
+  auto selectTe = [&](const QString& te) {
+    const SceneGraph* g = w.graphPanel()->scene()->graph();
+    for (size_t b = 0; b < g->nodes.size(); ++b)
+      if (g->nodes[b].subtitle == te) {
+        w.graphPanel()->scene()->selectBox(int(b));
+        return true;
+      }
+    return false;
+  };
+  const PlanDataPtr before = w.planData();
+  QVERIFY(selectTe(QStringLiteral("/lstm/LSTM/d0/t1/gates")));
+  w.orderSelected(BoundaryKind::Flags);
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData() != before, 120000);
+  const plan::FusionPlan& p = *w.planData()->plan;
+  QCOMPARE(p.applied.size(), size_t(1));
+  QCOMPARE(p.applied.front().kind, plan::Edit::Kind::Sync);
+  int forced = 0;
+  for (const plan::Partition& k : p.partitions)
+    for (const plan::Boundary& b : k.boundaries)
+      forced += b.order.forced && b.order.kind == BoundaryKind::Flags;
+  QCOMPARE(forced, 1);
+  const int steps = w.decisionEditor()->undoStack()->count();
+  const PlanDataPtr accepted = w.planData();
+  QVERIFY(selectTe(QStringLiteral("/lstm/LSTM/d0/t3/h")));
+  w.orderSelected(BoundaryKind::Flags);
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w) && !w.isPlanning(), 120000);
+  QTest::qWait(200);
+  QCOMPARE(w.decisionEditor()->undoStack()->count(), steps);
 }
 
 QTEST_MAIN(TestDailyTool)

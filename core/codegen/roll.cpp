@@ -223,18 +223,32 @@ class KernelRoller {
 
   /// A line of a statement the loop may repeat: braces, barriers, a guard on the block or
   /// thread index, a stage function's call and its arguments (a pointer, or a pointer plus an
-  /// offset), or a pointer into the shared arena. Stage code written inline is never rolled.
+  /// offset), a pointer into the shared arena, or a line of a per-tile flag release or wait as
+  /// CodeGenCuda writes them. Stage code written inline is never rolled.
   static bool rollable_line(const std::string& code) {
+    static const std::regex thread0(R"(if \(threadIdx\.x == 0\) \{)");
+    static const std::regex release(R"(atomicAdd\(&[A-Za-z_]\w*\[(bx|[0-9]+|[ *+-])+\], 1\);)");
+    static const std::regex target(
+        R"(const long long flag_target\w* = souffle_flag_epoch \* [0-9]+LL;)");
+    static const std::regex first(
+        R"(const long long flag_first\w* = [A-Za-z_]\w*\[(bx|[0-9]+|[ *+-])+\];)");
+    static const std::regex tiles(
+        R"(for \(long long (flag_tile\w*) = (flag_first\w*); \1 < \2 \+ [A-Za-z_]\w*\[(bx|[0-9]+|[ *+-])+\]; \+\+\1\) \{)");
+    static const std::regex spin(
+        R"(while \(souffle_ld_acquire\(&[A-Za-z_]\w*\[flag_tile\w*\]\) < flag_target\w*\) \{\})");
     static const std::regex guard(R"(if \((bx|tx|[0-9]+|[ <>=&|()!%/*+-]|ll)+\) \{)");
     static const std::regex call(R"([A-Za-z_][A-Za-z0-9_]*_stage[A-Za-z0-9_]*\((.*\);)?)");
     static const std::regex arg(R"([A-Za-z_][A-Za-z0-9_]*( \+ [0-9]+)?(,|\);))");
     static const std::regex arena(
         R"([A-Za-z_][A-Za-z0-9_ ]*\* const [A-Za-z_][A-Za-z0-9_]* = reinterpret_cast<[A-Za-z_][A-Za-z0-9_ ]*\*>\(souffle_smem \+ [0-9]+\);)");
     const std::string c = trim(code);
-    if (c.empty() || c == "{" || c == "}" || c == "grid.sync();" || c == "__syncthreads();")
+    if (c.empty() || c == "{" || c == "}" || c == "grid.sync();" || c == "__syncthreads();" ||
+        c == "__threadfence();")
       return true;
-    return std::regex_match(c, guard) || std::regex_match(c, call) || std::regex_match(c, arg) ||
-           std::regex_match(c, arena);
+    for (const std::regex* r :
+         {&guard, &call, &arg, &arena, &thread0, &release, &target, &first, &tiles, &spin})
+      if (std::regex_match(c, *r)) return true;
+    return false;
   }
 
   /// A statement the loop may repeat: a block or a guard whose lines are all rollable_line, a

@@ -3,6 +3,7 @@
 // rolled source compiles with NVRTC, and what must not be rolled is not.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -12,6 +13,9 @@
 #include "core/codegen/roll.h"
 #include "core/gpu/nvrtc.h"
 #include "core/loop/verify.h"
+#include "core/schedule/plan_pricer.h"
+#include "core/session/compile.h"
+#include "core/session/load.h"
 #include "tests/codegen/kernels.h"
 
 namespace souffle::codegen {
@@ -82,16 +86,34 @@ std::string expand_rolled(const std::string& src) {
   return out;
 }
 
-/// The code of `src` without comments, integer suffixes, blank lines and indentation.
+/// The code of `src` without comments, integer suffixes, blank lines and indentation, and with
+/// every name a line declares ("* const NAME =", "long long NAME =") renamed to a counter in
+/// order of declaration (a loop declares its first repetition's names in every repetition).
 std::string normalized(const std::string& src) {
   static const std::regex suffix(R"(\b(\d+)ll\b)");
+  static const std::regex declares(R"((\* const|long long) ([A-Za-z_]\w*) =)");
+  static const std::regex ident(R"([A-Za-z_]\w*)");
+  std::map<std::string, std::string> names;
+  int counter = 0;
   std::string out;
   for (std::string l : lines_of(src)) {
     const size_t c = l.find("//");
     if (c != std::string::npos) l = l.substr(0, c);
     l = std::regex_replace(trimmed(l), suffix, "$1");
     while (!l.empty() && l.back() == ' ') l.pop_back();
-    if (!l.empty()) out += l + "\n";
+    std::smatch m;
+    if (std::regex_search(l, m, declares)) names[m[2].str()] = "decl" + std::to_string(counter++);
+    std::string renamed;
+    auto begin = std::sregex_iterator(l.begin(), l.end(), ident);
+    size_t at = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+      renamed += l.substr(at, size_t(it->position()) - at);
+      auto n = names.find(it->str());
+      renamed += n == names.end() ? it->str() : n->second;
+      at = size_t(it->position() + it->length());
+    }
+    renamed += l.substr(at);
+    if (!renamed.empty()) out += renamed + "\n";
   }
   return out;
 }
@@ -130,6 +152,46 @@ TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {
     ASSERT_TRUE(r.ok) << arch << ":\n" << r.error;
     EXPECT_EQ(r.log.find("warning"), std::string::npos) << r.log;
   }
+}
+
+// The sample LSTM under sync auto with every stage outlined: steps ordered by per-tile flags
+// (releases and waits between the calls) roll too, the loop makes the same calls, waits and
+// releases, and NVRTC compiles it.
+TEST(Roll, FlagReleasesAndWaitsRollWithTheirSteps) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  plan::PlanOptions po;
+  po.gpu = a100;
+  po.sync = SyncMode::Auto;
+  po.pricer = schedule::make_pricer(a100, po.precision);
+  const LoadedModel m =
+      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
+  const plan::FusionPlan p = plan::plan(m.program, po);
+  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Auto);
+  ASSERT_EQ(ks.size(), 1u);
+  ASSERT_FALSE(ks[0].kernel.flags.empty());
+  loop::KernelSet set;
+  set.kernels = {ks[0].kernel};
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  const std::string unrolled = emit_cuda(set, o);
+  o.roll = true;
+  const std::string rolled = emit_cuda(set, o);
+  RollStats stats;
+  roll_repeated_statements(unrolled, 3, &stats);
+  EXPECT_GE(stats.loops, 1);
+  EXPECT_GT(stats.rolled, stats.statements / 2) << rolled;
+  // A wait and a release inside a loop.
+  const size_t loop = rolled.find("#pragma unroll 1");
+  ASSERT_NE(loop, std::string::npos);
+  EXPECT_NE(rolled.find("souffle_ld_acquire(&", loop), std::string::npos);
+  EXPECT_NE(rolled.find("atomicAdd(&", loop), std::string::npos);
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  gpu::CompileOptions co;
+  co.arch = "sm_80";
+  gpu::CompileResult r = gpu::compile_cuda(rolled, "lstm.cu", co);
+  ASSERT_TRUE(r.ok) << r.error;
 }
 
 TEST(Roll, FewerRepetitionsThanAskedStayAsTheyAre) {

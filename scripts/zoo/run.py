@@ -331,6 +331,14 @@ def render_md(results, a, wall_s):
         "spent). Failures are listed below the table." % (
             ", ".join(a.strategies), a.archs, a.machine, a.kernel_budget))
     add("")
+    if a.kernel_strategies != a.strategies or a.nvrtc_strategies != a.strategies:
+        add("Kernels were verified under %s and compiled with NVRTC under %s only (the other "
+            "strategies' plans were made, not built)." % (
+                ", ".join(a.kernel_strategies), ", ".join(a.nvrtc_strategies)))
+        add("")
+    if a.note:
+        add(a.note)
+        add("")
     n_models = len({r["model"] for r in results})
     n_var = len(results)
     all_ok = [r for r in results if all(s["status"] == "ok" for s in r["steps"])]
@@ -487,6 +495,7 @@ def main():
     ap.add_argument("--machine", default="2 shared cores, no GPU", help="how the machine is described in the table")
     ap.add_argument("--expect", help="expected status of every step (JSON); exit 1 on any difference")
     ap.add_argument("--update-expect", action="store_true", help="write --expect instead of checking it")
+    ap.add_argument("--note", help="a paragraph the table's text carries (what this run left out)")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args()
     a.strategies = a.strategies.split(",")

@@ -227,13 +227,13 @@ class KernelRoller {
   /// CodeGenCuda writes them. Stage code written inline is never rolled.
   static bool rollable_line(const std::string& code) {
     static const std::regex thread0(R"(if \(threadIdx\.x == 0\) \{)");
-    static const std::regex release(R"(atomicAdd\(&[A-Za-z_]\w*\[(bx|[0-9]+|[ *+-])+\], 1\);)");
+    static const std::regex release(R"(atomicAdd\(&[A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\], 1\);)");
     static const std::regex target(
         R"(const long long flag_target\w* = souffle_flag_epoch \* [0-9]+LL;)");
     static const std::regex first(
-        R"(const long long flag_first\w* = [A-Za-z_]\w*\[(bx|[0-9]+|[ *+-])+\];)");
+        R"(const long long flag_first\w* = ([0-9]+ \+ )?[A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\];)");
     static const std::regex tiles(
-        R"(for \(long long (flag_tile\w*) = (flag_first\w*); \1 < \2 \+ [A-Za-z_]\w*\[(bx|[0-9]+|[ *+-])+\]; \+\+\1\) \{)");
+        R"(for \(long long (flag_tile\w*) = (flag_first\w*); \1 < \2 \+ [A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\]; \+\+\1\) \{)");
     static const std::regex spin(
         R"(while \(souffle_ld_acquire\(&[A-Za-z_]\w*\[flag_tile\w*\]\) < flag_target\w*\) \{\})");
     static const std::regex guard(R"(if \((bx|tx|[0-9]+|[ <>=&|()!%/*+-]|ll)+\) \{)");
@@ -308,7 +308,9 @@ class KernelRoller {
           v.values.push_back(m_statements[i + q * p + j].tokens[k].text);
         const Token& t0 = s0.tokens[k];
         if (t0.kind == Token::Kind::Number) {
-          if (k > 0 && s0.tokens[k - 1].text == "[") return false;  // an array extent
+          // An array's extent (a name the statement declares, then "[") must stay a constant.
+          if (k > 1 && s0.tokens[k - 1].text == "[" && s0.declared.count(s0.tokens[k - 2].text))
+            return false;
           std::vector<int64_t> n;
           std::string suffix;
           for (const std::string& x : v.values) {

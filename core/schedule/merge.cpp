@@ -386,22 +386,35 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     size_t body_index;  ///< where `inner` sits in body
   };
   std::vector<Placed> placed;
-  // Per-tile flags: the counters each producer stage releases (one per block, after its
-  // stores), created when a later stage first waits on them.
-  std::map<int, Tensor> stage_flags;
+  // Per-tile flags: one counter buffer per kernel, producer stage p's counters (one per block,
+  // released after its stores) at [p * grid, (p + 1) * grid); and one table of the producer
+  // blocks each wait awaits, wait w's rows at [w * grid, (w + 1) * grid). One parameter each,
+  // however many stages wait: a recurrent kernel with a thousand flag boundaries would
+  // otherwise pass two thousand pointers, past CUDA's 32 KB of kernel parameters.
+  size_t infos = 0;
+  for (const Kernel& s : stages) infos += std::max<size_t>(1, s.stages.size());
+  Tensor counters;
+  std::set<int> releasing;
   auto flags_of = [&](int producer) {
-    auto it = stage_flags.find(producer);
-    if (it != stage_flags.end()) return it->second;
-    Tensor flags = loop::make_buffer(name + "_flags" + std::to_string(producer), {k.launch.grid_x},
-                                     DType::Int32);
-    for (const Placed& p : placed)
-      if (static_cast<int>(p.first_info) == producer)
-        body[p.body_index] =
-            loop::seq({body[p.body_index], loop::flag_release(flags, f.bx, producer)});
-    k.flags.push_back(flags);
-    stage_flags[producer] = flags;
-    return flags;
+    if (!counters) {
+      counters = loop::make_buffer(name + "_flags", {static_cast<int64_t>(infos) * k.launch.grid_x},
+                                   DType::Int32);
+      k.flags.push_back(counters);
+    }
+    if (releasing.insert(producer).second)
+      for (const Placed& p : placed)
+        if (static_cast<int>(p.first_info) == producer)
+          body[p.body_index] = loop::seq(
+              {body[p.body_index],
+               loop::flag_release(counters, ic(producer * k.launch.grid_x) + f.bx, producer)});
+    return static_cast<int64_t>(producer) * k.launch.grid_x;
   };
+  struct PendingWait {
+    size_t body_index;
+    int64_t counter_offset;
+    std::shared_ptr<TensorData> rows;  ///< [grid, 2]: first awaited producer block, how many
+  };
+  std::vector<PendingWait> waits;
   // The arena planner stacks the shared buffers of stages with no barrier between them. Merging
   // must not grow the arena beyond the largest stage's (co-residency of cooperative grids
   // depends on it), so removing a barrier or hoisting a tile is limited by what is stacked.
@@ -580,7 +593,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       const int64_t grid_x = k.launch.grid_x;
       for (size_t d = 0; d < flag_deps.size(); ++d) {
         const auto& [producer, proof] = flag_deps[d];
-        Tensor flags = flags_of(producer);
+        const int64_t offset = flags_of(producer);
         // Consumer block b waits on the producer blocks [first, first + count) that cover
         // those it reads (a superset when they are not contiguous: waiting longer is safe).
         auto table = std::make_shared<TensorData>(DType::Int64, Shape{grid_x, 2});
@@ -594,11 +607,9 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
           table->set_i64(b * 2, hi >= lo ? lo : 0);
           table->set_i64(b * 2 + 1, hi >= lo ? hi - lo + 1 : 0);
         }
-        Tensor tiles = te::make_constant(
-            name + "_wait" + std::to_string(first_info) + "_" + std::to_string(d), table);
-        k.inputs.push_back(tiles);
-        body.push_back(loop::flag_wait(flags, te::read(tiles, {f.bx, ic(0)}),
-                                       te::read(tiles, {f.bx, ic(1)}), 1));
+        // Written once every wait is known (the table of all of them), see below.
+        waits.push_back({body.size(), offset, table});
+        body.push_back(Stmt());
       }
       stacked = 0;
       bound.kind = BoundaryKind::Flags;
@@ -648,6 +659,24 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
       writer_stage[t.get()] = static_cast<int>(first_info);
     }
     placed.push_back({inner, first_info, s.inputs, s.outputs, body_index});
+  }
+  if (!waits.empty()) {
+    // The awaited ranges of every wait in one constant table.
+    const int64_t grid_x = k.launch.grid_x;
+    const int64_t n = static_cast<int64_t>(waits.size());
+    auto rows = std::make_shared<TensorData>(DType::Int64, Shape{n * grid_x, 2});
+    for (int64_t w = 0; w < n; ++w)
+      for (int64_t i = 0; i < grid_x * 2; ++i)
+        rows->set_i64(w * grid_x * 2 + i, waits[size_t(w)].rows->get_i64(i));
+    Tensor table = te::make_constant(name + "_waits", rows);
+    k.inputs.push_back(table);
+    for (int64_t w = 0; w < n; ++w) {
+      const PendingWait& pw = waits[size_t(w)];
+      const Expr row = ic(w * grid_x) + f.bx;
+      body[pw.body_index] =
+          loop::flag_wait(counters, ic(pw.counter_offset) + te::read(table, {row, ic(0)}),
+                          te::read(table, {row, ic(1)}), 1);
+    }
   }
   Stmt all = loop::seq(std::move(body));
   // Intermediates nothing outside the kernel reads, owned by the blocks that touch them and

@@ -100,7 +100,10 @@ class StageScan {
       at(stage).local_elems += shape_numel(f->buffer->shape) * f->rows() * f->cols() / 32;
     if (const loop::Allocate* a = s.as<loop::Allocate>())
       if (a->scope == loop::MemScope::Local) at(stage).local_elems += shape_numel(a->buffer->shape);
-    // Reads in the expressions this statement holds, then its children.
+    // Reads in the expressions this statement holds, then its children. A flag wait reads two
+    // numbers of the kernel's table of awaited ranges per block (its cost is the wait's price,
+    // gpu::flag_wait_cost_us), not the table: that is no stage's traffic.
+    if (s.as<loop::FlagWait>()) return;
     for_direct_exprs(s, [&](const te::Expr& e) {
       te::for_each_node(e, [&](const te::Expr& x) {
         if (const te::Read* r = x.as<te::Read>()) read(stage, r->tensor);

@@ -338,15 +338,19 @@ TEST(BundleFlags, TheEmulatorRunsAFlagsBundleThreeTimesWithTheEpochGrowing) {
     for (const json& o : v["outputs"]) EXPECT_LT(o["rel_l2"].get<double>(), 1e-5);
   }
   // The counters were zeroed once, at load, and count on: after the third run each holds three
-  // times what the first run left.
+  // times what the first run left (the kernel's one counter buffer has a slot per stage; only the
+  // producer stages' slots count).
   std::vector<int32_t> c1 = counters(file_text(dir + "/counters1.bin"));
   std::vector<int32_t> c3 = counters(file_text(dir + "/counters3.bin"));
   ASSERT_EQ(c1.size(), c3.size());
   ASSERT_FALSE(c1.empty());
+  size_t counted = 0;
   for (size_t i = 0; i < c1.size(); ++i) {
-    EXPECT_GT(c1[i], 0) << i;
+    counted += c1[i] > 0;
+    EXPECT_GE(c1[i], 0) << i;
     EXPECT_EQ(c3[i], 3 * c1[i]) << i;
   }
+  EXPECT_GT(counted, 0u);
 }
 
 TEST(BundleFlags, StaleCountersAreCaughtAsARace) {

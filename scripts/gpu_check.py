@@ -227,8 +227,11 @@ def finish(res, out_dir, code):
     c = res.get("calibration")
     if c:
         gb = ", ".join("%d blocks %.2f us" % (s["blocks"], s["us"]) for s in c.get("grid_barrier", []))
-        md += ["", "Calibration: launch %.2f us back to back (%.2f us as graph nodes); one grid barrier: %s; copy %.0f GB/s."
-               % (c.get("launch_overhead_us", 0), c.get("graph_launch_us", 0), gb or "not measured", c.get("dram_bandwidth_gbps", 0))]
+        flags = ("a round of per-tile flags (release, one awaited tile) %.2f us, each further tile %.2f us"
+                 % (c["flag_round_us"], c.get("flag_tile_us", 0)) if c.get("flag_round_us") else "per-tile flags not measured")
+        md += ["", "Calibration: launch %.2f us back to back (%.2f us as graph nodes); one grid barrier: %s; %s; copy %.0f GB/s."
+               % (c.get("launch_overhead_us", 0), c.get("graph_launch_us", 0), gb or "not measured", flags,
+                  c.get("dram_bandwidth_gbps", 0))]
     if res["profiles"]:
         md += ["", "| model | strategy | kernels | estimated us (spec) | measured us, sum of kernels | end to end us | CUDA graph us | timer | max rel. L2 | verified |",
                "|---|---|---|---|---|---|---|---|---|---|"]

@@ -107,6 +107,8 @@ Calibration parse_calibration(const std::string& json_text, const std::string& f
   c.dram_bandwidth_gbps = number(j, "dram_bandwidth_gbps", file, "");
   c.gemm_fp32_tflops = number(j, "gemm_fp32_tflops", file, "");
   c.gemm_fp16_tflops = number(j, "gemm_fp16_tflops", file, "");
+  c.flag_round_us = number(j, "flag_round_us", file, "");
+  c.flag_tile_us = number(j, "flag_tile_us", file, "");
   if (auto g = j.find("grid_barrier"); g != j.end()) {
     if (!g->is_array()) throw UserError(file, "", "field 'grid_barrier' must be an array");
     for (size_t i = 0; i < g->size(); ++i) {
@@ -149,6 +151,10 @@ std::string calibration_json(const Calibration& c) {
             {"dram_bandwidth_gbps", c.dram_bandwidth_gbps},
             {"gemm_fp32_tflops", c.gemm_fp32_tflops},
             {"gemm_fp16_tflops", c.gemm_fp16_tflops}};
+  if (c.has_flags()) {
+    j["flag_round_us"] = c.flag_round_us;
+    j["flag_tile_us"] = c.flag_tile_us;
+  }
   json g = json::array();
   for (const BarrierSample& s : c.grid_barrier)
     g.push_back({{"blocks", s.blocks},

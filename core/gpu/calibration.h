@@ -44,9 +44,14 @@ struct Calibration {
   double dram_bandwidth_gbps = 0;           ///< copy kernel: bytes read + written per second, 1e9
   double gemm_fp32_tflops = 0;              ///< the project's SIMT GEMM at a large size
   double gemm_fp16_tflops = 0;              ///< the project's tensor-core GEMM at a large size
-  std::string file;                         ///< where it was read from (empty when made in memory)
+  /// Per-tile flags at one block per SM: one round of every block releasing its counter and
+  /// waiting on the next block's (a release and one awaited tile), and what each further
+  /// awaited tile adds (measured with four). 0: not measured.
+  double flag_round_us = 0, flag_tile_us = 0;
+  std::string file;  ///< where it was read from (empty when made in memory)
 
   bool has_barrier() const { return !grid_barrier.empty(); }
+  bool has_flags() const { return flag_round_us > 0; }
 };
 
 /// One grid barrier over `blocks` blocks: linear between the two samples around it, the fit

@@ -144,10 +144,17 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
       used.push_back("tensor-core GEMM rate");
     }
     if (k.has_barrier()) {
-      used.push_back("grid barrier against grid size (flag costs as shares of it)");
+      used.push_back(k.has_flags() ? "grid barrier against grid size"
+                                   : "grid barrier against grid size (flag costs as shares of it)");
       const double base = grid_barrier_us(k, std::max(spec.sm_count, 1));
       c.flag_release_us = kFlagReleaseShare * base;
       c.flag_poll_us = kFlagPollShare * base;
+    }
+    if (k.has_flags()) {
+      // A measured round is a release and one awaited tile; each further tile one more poll.
+      used.push_back("per-tile flag release and wait");
+      c.flag_poll_us = k.flag_tile_us > 0 ? k.flag_tile_us : c.flag_poll_us;
+      c.flag_release_us = std::max(0.0, k.flag_round_us - c.flag_poll_us);
     }
     std::string what;
     for (const std::string& u : used) what += (what.empty() ? "" : ", ") + u;

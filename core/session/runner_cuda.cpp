@@ -545,13 +545,36 @@ class CudaBackend : public Backend {
 // ---- calibration ----
 
 /// Kernels that measure the device, not the model: an empty kernel (launch overhead), one that
-/// only synchronizes its grid `rounds` times (grid-barrier cost), a grid-stride copy (bandwidth).
+/// only synchronizes its grid `rounds` times (grid-barrier cost), one whose blocks release a
+/// per-tile flag and wait on the next `tiles` blocks' flags `rounds` times, as the generated
+/// kernels' FlagRelease and FlagWait do (flag cost), a grid-stride copy (bandwidth).
 const char* kCalibrationSource = R"(
 #include <cooperative_groups.h>
 extern "C" __global__ void souffle_empty() {}
 extern "C" __global__ void souffle_grid_sync(int rounds) {
   cooperative_groups::grid_group g = cooperative_groups::this_grid();
   for (int i = 0; i < rounds; ++i) g.sync();
+}
+__device__ __forceinline__ int souffle_cal_ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// Counters only grow: each block waits until the blocks after it have released as often as it
+// has (its own count after the release), so back-to-back launches need no reset.
+extern "C" __global__ void souffle_flag_rounds(int* flags, int rounds, int tiles) {
+  for (int r = 0; r < rounds; ++r) {
+    __syncthreads();
+    __shared__ int mine;
+    if (threadIdx.x == 0) {
+      __threadfence();
+      mine = atomicAdd(&flags[blockIdx.x], 1) + 1;
+      for (int j = 1; j <= tiles; ++j)
+        while (souffle_cal_ld_acquire(&flags[(blockIdx.x + j) % gridDim.x]) < mine) {}
+      __threadfence();
+    }
+    __syncthreads();
+  }
 }
 extern "C" __global__ void souffle_copy(const float4* __restrict__ a, float4* __restrict__ b,
                                         unsigned long long n) {
@@ -669,6 +692,28 @@ gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
           {static_cast<int>(grid), b, 256, std::max(0.0, (t2 - t1) / (r2 - r1))});
     }
   c.grid_barrier_fit = gpu::fit_barrier_cost(c.grid_barrier);
+
+  // Per-tile flags at one block per SM (co-resident: a cooperative launch): a round of release
+  // and one awaited tile, and what three more awaited tiles add, per round as above.
+  on_event({{"event", "calibrate"}, {"phase", "per-tile flags"}});
+  CUdeviceptr counters = 0;
+  if (m_dev.cooperative && m_dev.sms > 4 &&
+      m_api->cuMemAlloc(&counters, sizeof(int) * size_t(m_dev.sms)) == CUDA_SUCCESS) {
+    m_api->cuMemsetD8Async(counters, 0, sizeof(int) * size_t(m_dev.sms), m_stream);
+    CUfunction fr = calibration_kernel("souffle_flag_rounds");
+    auto per_round = [&](int tiles) {
+      int r1 = 10, r2 = 410;
+      void* a1[] = {&counters, &r1, &tiles};
+      void* a2[] = {&counters, &r2, &tiles};
+      const unsigned grid = static_cast<unsigned>(m_dev.sms);
+      double t1 = time_launches(fr, grid, 256, a1, 5, true) / 5;
+      double t2 = time_launches(fr, grid, 256, a2, 5, true) / 5;
+      return std::max(0.0, (t2 - t1) / (r2 - r1));
+    };
+    c.flag_round_us = per_round(1);
+    c.flag_tile_us = std::max(0.0, (per_round(4) - c.flag_round_us) / 3);
+  }
+  if (counters) m_api->cuMemFree(counters);
 
   // Copy bandwidth: 1 GiB read and 1 GiB written.
   on_event({{"event", "calibrate"}, {"phase", "copy bandwidth"}});

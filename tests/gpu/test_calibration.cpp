@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/gpu/calibration.h"
+#include "core/gpu/cost.h"
+#include "core/gpu/spec.h"
 #include "core/support/error.h"
 
 namespace souffle::gpu {
@@ -68,6 +70,27 @@ TEST(Calibration, RoundTrip) {
   EXPECT_EQ(r.grid_barrier[2].blocks, 528);
   EXPECT_NEAR(r.grid_barrier_fit.slope, 0.01, 1e-12);
   EXPECT_EQ(r.file, "cal.json");
+}
+
+// Measured per-tile flags price the flags: a round is a release and one awaited tile, each
+// further tile one poll; without them the flag costs stay shares of the grid barrier's, and a
+// file without them writes none (older files read as before).
+TEST(Calibration, MeasuredFlagsPriceTheFlags) {
+  Calibration c = sample();
+  const GpuSpec h100 = gpu_spec("h100");
+  const CostConstants shares = cost_constants(h100, Precision::FP32, &c);
+  EXPECT_GT(shares.flag_release_us, 0);
+  EXPECT_EQ(calibration_json(c).find("flag_round_us"), std::string::npos);
+  c.flag_round_us = 0.9;
+  c.flag_tile_us = 0.2;
+  const Calibration r = parse_calibration(calibration_json(c), "cal.json");
+  EXPECT_DOUBLE_EQ(r.flag_round_us, 0.9);
+  EXPECT_DOUBLE_EQ(r.flag_tile_us, 0.2);
+  const CostConstants k = cost_constants(h100, Precision::FP32, &r);
+  EXPECT_DOUBLE_EQ(k.flag_poll_us, 0.2);
+  EXPECT_DOUBLE_EQ(k.flag_release_us, 0.7);
+  EXPECT_DOUBLE_EQ(flag_wait_cost_us(k, 4, 2), 2 * (0.7 + 4 * 0.2));
+  EXPECT_NE(k.source.find("per-tile flag release and wait"), std::string::npos) << k.source;
 }
 
 void expect_error(const std::string& text, const std::string& part) {

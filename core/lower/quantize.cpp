@@ -34,10 +34,13 @@ QuantParams quant_params(LowerCtx& ctx, const Shape& x, const te::Tensor& scale,
   QuantParams q;
   const graph::Node& n = ctx.node();
   int64_t rank = static_cast<int64_t>(x.size());
-  if (zp && zp->shape != scale->shape)
+  // One value for the whole tensor, as a scalar or a one-element vector: ONNX Runtime's
+  // quantizer writes a bias's scale as [1] beside a scalar zero point.
+  auto single = [](const Shape& s) { return shape_numel(s) == 1 && s.size() <= 1; };
+  if (zp && zp->shape != scale->shape && !(single(scale->shape) && single(zp->shape)))
     throw ctx.error("zero point shape " + shape_str(zp->shape) + " differs from the scale's " +
                     shape_str(scale->shape));
-  if (shape_numel(scale->shape) == 1 && scale->shape.size() <= 1) return q;
+  if (single(scale->shape)) return q;
   q.axis = normalize_axis(ctx, n.attr_int("axis", 1), rank);
   q.block_size = n.attr_int("block_size", 0);
   if (q.block_size > 0) {

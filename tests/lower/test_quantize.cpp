@@ -52,6 +52,23 @@ TEST(LowerQuantize, DynamicQuantizeRoundsTheF32Quotient) {
   expect_values(zeros[0], {2}, DType::UInt8, {0, 0});
 }
 
+// A scale of shape [1] beside a scalar zero point (ONNX Runtime's quantizer writes biases so)
+// is one value for the whole tensor; other differing shapes stay an error naming both.
+TEST(LowerQuantize, OneElementScaleBesideAScalarZeroPoint) {
+  auto x = values({3}, {-3, 0, 7}, DType::Int32);
+  auto y = run(make_node("DequantizeLinear", 3),
+               {x, values({1}, {0.5}), values({}, {1}, DType::Int32)}, 13);
+  expect_values(y, {3}, DType::Float32, {-2, -0.5, 3});
+  try {
+    lower(make_node("DequantizeLinear", 3),
+          {x, values({2}, {0.5, 1}), values({}, {1}, DType::Int32)}, 13);
+    ADD_FAILURE() << "accepted a [2] scale beside a scalar zero point";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("differs from the scale's [2]"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(LowerQuantize, DequantizeInt32) {
   auto x = values({3}, {-5, 0, 100000}, DType::Int32);
   auto y = run(make_node("DequantizeLinear", 2), {x, values({}, {0.5})}, 13);

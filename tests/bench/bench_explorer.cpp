@@ -1,15 +1,18 @@
 // What the explorer's user waits for on a model, in one process (offscreen): opening it until the
 // plan is on the final layout, the CUDA C of the selected kernel after selecting a node of it,
 // and an edit (split before a node) and its undo until the plan on screen changed and is drawn
-// again. Median, min and max of --runs N edit/undo rounds; prints the machine. Not a timed
-// test: it prints figures.
+// again. Median, min and max of --runs N edit/undo rounds. With --frames: the time to paint
+// the graph (a repaint of the view after a small scroll, median of 20) at the opening zoom and
+// fitted to the window, and collapsing every kernel until the graph is drawn again. Prints the
+// machine. Not a timed test: it prints figures.
 //
-//   bench_explorer [--runs N] [--strategy S] MODEL.onnx...
+//   bench_explorer [--runs N] [--strategy S] [--frames] MODEL.onnx...
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QScrollBar>
 #include <QTest>
 #include <QUndoStack>
 #include <algorithm>
@@ -74,11 +77,14 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   int runs = 3;
   QString strategy = QStringLiteral("souffle");
+  bool frames = false;
   std::vector<QString> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc)
       runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--frames")
+      frames = true;
     else if (a == "--strategy" && i + 1 < argc)
       strategy = QString::fromUtf8(argv[++i]);
     else
@@ -135,6 +141,41 @@ int main(int argc, char** argv) {
       const double u = wait_ms([&] { return settled(w) && w.planData() != before; }, 300000);
       if (u >= 0) undos.push_back(u);
       scene->selectBox(box);
+    }
+    if (frames) {
+      // Painting: the view repainted after scrolling a little, as panning does.
+      GraphView* view = w.graphPanel()->view();
+      auto paint_ms = [&] {
+        std::vector<double> v;
+        for (int i = 0; i < 20; ++i) {
+          view->verticalScrollBar()->setValue(view->verticalScrollBar()->value() +
+                                              (i % 2 ? -40 : 40));
+          QElapsedTimer p;
+          p.start();
+          view->viewport()->repaint();
+          v.push_back(p.nsecsElapsed() / 1e6);
+        }
+        return stats(v);
+      };
+      // Every kernel expanded (a large model may open on its collapsed kernel map).
+      w.graphPanel()->expandAll();
+      wait_ms([&] { return settled(w); });
+      QTest::qWait(50);
+      const size_t expanded = w.graphPanel()->scene()->graph()->nodes.size();
+      const Stats opening = paint_ms();
+      view->fit();
+      QTest::qWait(50);
+      const Stats fitted = paint_ms();
+      t.restart();
+      w.graphPanel()->collapseAll();
+      const double collapse = wait_ms([&] { return settled(w); });
+      const Stats collapsed = paint_ms();
+      std::printf(
+          "  frames: %zu boxes expanded; paint at the opening zoom %.1f ms (%.1f-%.1f), fitted "
+          "%.1f ms "
+          "(%.1f-%.1f); collapse all %.0f ms, then %.1f ms a frame\n",
+          expanded, opening.median, opening.min, opening.max, fitted.median, fitted.min, fitted.max,
+          collapse, collapsed.median);
     }
     const Stats es = stats(edits), us = stats(undos);
     std::printf(

@@ -7,10 +7,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <unordered_map>
 #include <vector>
-
-#include "core/support/error.h"
 
 namespace souffle::codegen {
 

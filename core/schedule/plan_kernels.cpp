@@ -452,6 +452,23 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
   const Readers readers(kp, *index);
   const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
   const std::optional<gpu::GpuSpec> spec_for_budget = plan_gpu(plan);
+  // Sync mode auto on a GPU: the constants flags and grid barriers are priced with, and the
+  // FLOPs of each TE built here for pricing a kernel whole (as the plan's pricer prices it).
+  std::optional<gpu::CostConstants> auto_costs;
+  std::map<std::string, int64_t> flops;
+  if (options.sync == SyncMode::Auto && spec_for_budget) {
+    auto_costs =
+        gpu::cost_constants(*spec_for_budget, shared_config.precision, options.calibration);
+    for (const plan::Partition& p : parts)
+      for (int te : p.tes)
+        if (te >= 0 && static_cast<size_t>(te) < plan.analysis.tes.size())
+          flops[plan.analysis.tes[static_cast<size_t>(te)].name] =
+              plan.analysis.tes[static_cast<size_t>(te)].flops;
+  }
+  auto flops_of = [&](const std::string& te) -> int64_t {
+    auto it = flops.find(te);
+    return it == flops.end() ? 0 : it->second;
+  };
   for (const plan::Partition& p : parts) {
     std::string name = kernel_name(p);
     schedule::ScheduleConfig config = shared_config;
@@ -488,10 +505,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
     mo.flag_max_tiles = flag_max_tiles(options.sync);
     for (const plan::ForcedSync& f : p.forced_sync) mo.forced[f.te] = f.kind;
-    if (options.sync == SyncMode::Auto && spec) {
+    if (auto_costs && spec) {
       // Each boundary where flags are possible gets the cheaper order by the cost model.
-      const gpu::CostConstants c =
-          gpu::cost_constants(*spec, config.precision, options.calibration);
+      const gpu::CostConstants c = *auto_costs;
       const gpu::GpuSpec priced = *spec;
       mo.grid_price = [c, priced](int64_t blocks) {
         return gpu::grid_barrier_cost_us(priced, c, blocks);
@@ -516,21 +532,12 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       // change what a stage costs (no weight tile loaded before a barrier that is not there).
       loop::Kernel with_flags = merged(ps.stages, name, mo);
       loop::Kernel with_grid = merged(std::move(ps.stages), name, grid_only);
-      std::map<std::string, int64_t> flops;
-      for (int te : p.tes)
-        if (te >= 0 && static_cast<size_t>(te) < plan.analysis.tes.size())
-          flops[plan.analysis.tes[static_cast<size_t>(te)].name] =
-              plan.analysis.tes[static_cast<size_t>(te)].flops;
-      auto flops_of = [&](const std::string& te) -> int64_t {
-        auto it = flops.find(te);
-        return it == flops.end() ? 0 : it->second;
-      };
-      const gpu::CostConstants c =
-          gpu::cost_constants(*spec, config.precision, options.calibration);
       const double fp =
-          price_kernel(with_flags, *spec, c, flops_of, options.cooperative_registers).total_us;
+          price_kernel(with_flags, *spec, *auto_costs, flops_of, options.cooperative_registers)
+              .total_us;
       const double gp =
-          price_kernel(with_grid, *spec, c, flops_of, options.cooperative_registers).total_us;
+          price_kernel(with_grid, *spec, *auto_costs, flops_of, options.cooperative_registers)
+              .total_us;
       const bool flags_kept = fp < gp;
       k = std::move(flags_kept ? with_flags : with_grid);
       if (fp != gp)

@@ -405,22 +405,25 @@ class CudaBackend : public Backend {
       throw RunnerError("bad_request", "no bundle is loaded (send load first)");
   }
 
-  void zero() {
+  /// Zeroes (in stream order) every tensor of the bundle that `which` picks.
+  template <typename Which>
+  void clear(Which which) {
     for (size_t i = 0; i < m_manifest.tensors.size(); ++i)
-      if (m_manifest.tensors[i].zeroed() && m_manifest.tensors[i].bytes > 0)
+      if (which(m_manifest.tensors[i]) && m_manifest.tensors[i].bytes > 0)
         check(m_api->cuMemsetD8Async(m_ptrs[i], 0, static_cast<size_t>(m_manifest.tensors[i].bytes),
                                      m_stream),
               "clearing " + m_manifest.tensors[i].name);
   }
 
+  /// What the kernels write (outputs, intermediates, scratch), before every run.
+  void zero() {
+    clear([](const ManifestTensor& t) { return t.zeroed(); });
+  }
+
   /// Zeroes every flag counter (in stream order) and restarts every kernel's epoch, so that the
   /// next launch of each passes 1 — the state the epoch scheme starts from.
   void restart_flags() {
-    for (size_t i = 0; i < m_manifest.tensors.size(); ++i)
-      if (m_manifest.tensors[i].zeroed_at_load() && m_manifest.tensors[i].bytes > 0)
-        check(m_api->cuMemsetD8Async(m_ptrs[i], 0, static_cast<size_t>(m_manifest.tensors[i].bytes),
-                                     m_stream),
-              "clearing " + m_manifest.tensors[i].name);
+    clear([](const ManifestTensor& t) { return t.zeroed_at_load(); });
     for (Loaded& l : m_loaded) l.epoch = 0;
   }
 

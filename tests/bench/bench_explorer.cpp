@@ -108,7 +108,12 @@ int main(int argc, char** argv) {
     t.start();
     w.openModel(model);
     if (wait_ms([&] { return settled(w); }) < 0) {
-      std::fprintf(stderr, "%s: no plan in 10 minutes\n", model.toUtf8().constData());
+      std::fprintf(stderr,
+                   "%s: no planned picture after %.0f s (plan %s, planning %s, loading %s, "
+                   "layout final %s)\n",
+                   model.toUtf8().constData(), t.elapsed() / 1e3, w.planData() ? "yes" : "no",
+                   w.isPlanning() ? "yes" : "no", w.isLoading() ? "yes" : "no",
+                   w.graphPanel()->isFinal() ? "yes" : "no");
       return 1;
     }
     const double open = t.nsecsElapsed() / 1e6;

@@ -66,6 +66,17 @@ std::vector<json> serve(const std::vector<json>& requests, int* rc = nullptr) {
   return answers;
 }
 
+/// `bad` as a bundle.json is refused with a message holding `part`, naming the file.
+void refuses(const json& bad, const std::string& part) {
+  try {
+    parse_manifest(bad.dump(), "b.json");
+    ADD_FAILURE() << "accepted " << part;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    EXPECT_EQ(e.file(), "b.json");
+  }
+}
+
 TEST(RunnerProtocol, HelloNamesProtocolAndBackend) {
   auto a = serve({{{"id", 1}, {"op", "hello"}, {"protocol", 1}}});
   ASSERT_EQ(a.size(), 1u);
@@ -194,15 +205,6 @@ TEST(BundleManifest, RoundTripsAndRefusesBadFields) {
   EXPECT_EQ(again.source.gpu.sm_count, 108);
 
   json j = json::parse(manifest_json(m));
-  auto refuses = [&](json bad, const std::string& part) {
-    try {
-      parse_manifest(bad.dump(), "b.json");
-      ADD_FAILURE() << "accepted " << part;
-    } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-      EXPECT_EQ(e.file(), "b.json");
-    }
-  };
   json escape = j;
   escape["weights"] = "../../etc/passwd";
   refuses(escape, "outside the bundle");
@@ -273,14 +275,6 @@ TEST(BundleFlags, ManifestCarriesCountersAndTheEpoch) {
   for (size_t i = 0; i < m.tensors.size(); ++i) EXPECT_EQ(again.tensors[i].kind, m.tensors[i].kind);
   EXPECT_EQ(manifest_json(again), manifest_json(m));
 
-  auto refuses = [&](json bad, const std::string& part) {
-    try {
-      parse_manifest(bad.dump(), "b.json");
-      ADD_FAILURE() << "accepted " << part;
-    } catch (const UserError& e) {
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-    }
-  };
   json not_coop = j;
   not_coop["kernels"][0]["cooperative"] = false;
   refuses(not_coop, "must launch cooperatively");

@@ -79,11 +79,15 @@ QString speed(double a, double b) {
 
 }  // namespace
 
-ComparisonModel::ComparisonModel(QObject* parent) : QAbstractTableModel(parent) {}
+ComparisonModel::ComparisonModel(QObject* parent) : TableModel(parent) {}
 
 void ComparisonModel::setPlans(PlanDataPtr a, PlanDataPtr b, const QString& labelA,
                                const QString& labelB) {
-  beginResetModel();
+  resetRows([&] { fill(std::move(a), std::move(b), labelA, labelB); });
+}
+
+void ComparisonModel::fill(PlanDataPtr a, PlanDataPtr b, const QString& labelA,
+                           const QString& labelB) {
   m_a = std::move(a);
   m_b = std::move(b);
   m_labelA = labelA;
@@ -172,7 +176,6 @@ void ComparisonModel::setPlans(PlanDataPtr a, PlanDataPtr b, const QString& labe
   }
   m_totalA = totalsOf(m_a);
   m_totalB = totalsOf(m_b);
-  endResetModel();
 }
 
 int ComparisonModel::differingRows() const {
@@ -205,18 +208,8 @@ QString ComparisonModel::totalsHtml() const {
   return html + QStringLiteral("</table>");
 }
 
-int ComparisonModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : int(m_rows.size());
-}
-
-int ComparisonModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= rowCount()) return {};
-  const Row& r = m_rows[size_t(index.row())];
-  const int c = index.column();
+QVariant ComparisonModel::cell(int row, int c, int role) const {
+  const Row& r = m_rows[size_t(row)];
   if (role == StatusRole) return int(r.status);
   if (role == Qt::DisplayRole || role == SortRole) {
     const bool sort = role == SortRole;
@@ -267,9 +260,10 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::ToolTipRole && c == OpsColumn) return r.ops.join(QLatin1Char('\n'));
-  if (role == Qt::TextAlignmentRole && c != OpsColumn && c != DiffColumn && c != AKernelsColumn &&
-      c != BKernelsColumn)
-    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::TextAlignmentRole)  // the text columns sort by numbers: not the base's rule
+    return c != OpsColumn && c != DiffColumn && c != AKernelsColumn && c != BKernelsColumn
+               ? int(Qt::AlignRight | Qt::AlignVCenter)
+               : int(Qt::AlignLeft | Qt::AlignVCenter);
   if (role == Qt::BackgroundRole && r.status != Status::Same) return tint(r.status);
   if (role == Qt::FontRole) {
     const bool stagesDiffer = (c == AStagesColumn || c == BStagesColumn) && !r.a.empty() &&
@@ -285,15 +279,14 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
   return {};
 }
 
-QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal) return {};
-  if (role == Qt::ToolTipRole) {
-    if (section >= AKernelsColumn && section <= ATimeColumn) return m_labelA;
-    if (section >= BKernelsColumn && section <= BTimeColumn) return m_labelB;
-    return {};
-  }
-  if (role != Qt::DisplayRole) return {};
-  switch (section) {
+QString ComparisonModel::headerTip(int column) const {
+  if (column >= AKernelsColumn && column <= ATimeColumn) return m_labelA;
+  if (column >= BKernelsColumn && column <= BTimeColumn) return m_labelB;
+  return {};
+}
+
+QString ComparisonModel::header(int column) const {
+  switch (column) {
     case OpsColumn:
       return tr("ONNX ops");
     case AKernelsColumn:

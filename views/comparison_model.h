@@ -2,14 +2,14 @@
 /// that cover the same ONNX ops, so merges and splits line up; totals are compared with ratios.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QStringList>
 
 #include "views/plan_runner.h"
+#include "views/table_model.h"
 
 namespace souffle::views {
 
-class ComparisonModel : public QAbstractTableModel {
+class ComparisonModel : public TableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -25,7 +25,7 @@ class ComparisonModel : public QAbstractTableModel {
     DiffColumn,
     ColumnCount
   };
-  enum Role { StatusRole = Qt::UserRole + 1, SortRole };
+  enum Role { StatusRole = FirstCustomRole };  ///< the row's Status, as an int
   /// Same: as many kernels on each side (one op may span several) with equal stage and sync
   /// counts.
   enum class Status { Same, Differs, OnlyA, OnlyB };
@@ -47,20 +47,23 @@ class ComparisonModel : public QAbstractTableModel {
   /// Either side may be null (the row shows only the other).
   void setPlans(PlanDataPtr a, PlanDataPtr b, const QString& labelA, const QString& labelB);
 
-  const std::vector<Row>& rows() const { return m_rows; }
+  /// The rows as compared (the table shows them in this order).
+  const std::vector<Row>& comparedRows() const { return m_rows; }
   Totals totalsA() const { return m_totalA; }
   Totals totalsB() const { return m_totalB; }
   int differingRows() const;
   /// The totals side by side with B/A ratios, as an HTML table.
   QString totalsHtml() const;
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+ protected:
+  int rows() const override { return int(m_rows.size()); }
+  int columns() const override { return ColumnCount; }
+  QVariant cell(int row, int column, int role) const override;
+  QString header(int column) const override;
+  QString headerTip(int column) const override;
 
  private:
+  void fill(PlanDataPtr a, PlanDataPtr b, const QString& labelA, const QString& labelB);
   PlanDataPtr m_a, m_b;
   QString m_labelA, m_labelB;
   std::vector<Row> m_rows;

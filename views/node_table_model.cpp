@@ -2,10 +2,13 @@
 
 namespace souffle::views {
 
-NodeTableModel::NodeTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+NodeTableModel::NodeTableModel(QObject* parent) : TableModel(parent) {}
 
 void NodeTableModel::setModelData(ModelDataPtr data) {
-  beginResetModel();
+  resetRows([&] { fill(std::move(data)); });
+}
+
+void NodeTableModel::fill(ModelDataPtr data) {
   m_data = std::move(data);
   m_rows.clear();
   m_rowOfBox.clear();
@@ -37,29 +40,18 @@ void NodeTableModel::setModelData(ModelDataPtr data) {
       r.outputs = outs.join(QStringLiteral(", "));
     }
   }
-  endResetModel();
 }
 
 int NodeTableModel::rowOfBox(int box) const {
   return box >= 0 && static_cast<size_t>(box) < m_rowOfBox.size() ? m_rowOfBox[box] : -1;
 }
 
-int NodeTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
-}
-
-int NodeTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
-  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
-    return {};
-  const Row& r = m_rows[index.row()];
+QVariant NodeTableModel::cell(int row, int column, int role) const {
+  const Row& r = m_rows[static_cast<size_t>(row)];
   switch (role) {
     case Qt::DisplayRole:
     case Qt::ToolTipRole:
-      switch (index.column()) {
+      switch (column) {
         case NameColumn:
           return r.name;
         case OpColumn:
@@ -71,22 +63,21 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
       }
       break;
     case SortRole:
-      if (index.column() == TeColumn) return r.tes;
-      return data(index, Qt::DisplayRole);
+      if (column == TeColumn) return r.tes;
+      return cell(row, column, Qt::DisplayRole);
     case Qt::TextAlignmentRole:
-      if (index.column() == TeColumn) return int(Qt::AlignRight | Qt::AlignVCenter);
-      break;
+      if (column == TeColumn) return int(Qt::AlignRight | Qt::AlignVCenter);
+      break;  // the base's: text to the left
     case BoxRole:
       return r.box;
     case NodeIndexRole:
-      return index.row();
+      return row;
   }
   return {};
 }
 
-QVariant NodeTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
+QString NodeTableModel::header(int column) const {
+  switch (column) {
     case NameColumn:
       return tr("Name");
     case OpColumn:

@@ -1,20 +1,19 @@
 /// \file Item model over the op-level graph nodes: name, op type, output shapes, TE count.
 #pragma once
 
-#include <QAbstractTableModel>
-
 #include "views/scene_graph.h"
+#include "views/table_model.h"
 
 namespace souffle::views {
 
-class NodeTableModel : public QAbstractTableModel {
+class NodeTableModel : public TableModel {
   Q_OBJECT
  public:
   enum Column { NameColumn, OpColumn, OutputsColumn, TeColumn, ColumnCount };
+  /// SortRole (the base's): numbers as numbers, so the TE column sorts numerically.
   enum Role {
-    SortRole = Qt::UserRole + 1,  ///< numbers as numbers, so the TE column sorts numerically
-    BoxRole,                      ///< the box of this node in the op-level SceneGraph
-    NodeIndexRole,                ///< index into Graph::nodes
+    BoxRole = FirstCustomRole,  ///< the box of this node in the op-level SceneGraph
+    NodeIndexRole,              ///< index into Graph::nodes
   };
 
   explicit NodeTableModel(QObject* parent = nullptr);
@@ -24,13 +23,14 @@ class NodeTableModel : public QAbstractTableModel {
   /// Row of the node drawn as `box` in the op-level graph, or -1.
   int rowOfBox(int box) const;
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+ protected:
+  int rows() const override { return static_cast<int>(m_rows.size()); }
+  int columns() const override { return ColumnCount; }
+  QVariant cell(int row, int column, int role) const override;
+  QString header(int column) const override;
 
  private:
+  void fill(ModelDataPtr data);
   struct Row {
     QString name, op, outputs;
     int tes = 0;

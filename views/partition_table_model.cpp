@@ -39,28 +39,26 @@ QString estimateDelta(double beforeUs, double afterUs) {
   return out;
 }
 
-PartitionTableModel::PartitionTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+PartitionTableModel::PartitionTableModel(QObject* parent) : TableModel(parent) {}
 
 void PartitionTableModel::setPlan(PlanDataPtr plan) {
-  beginResetModel();
-  m_plan = std::move(plan);
-  if (m_compile && m_compile->plan != m_plan) m_compile.reset();
-  if (m_profile && m_profile->plan != m_plan) m_profile.reset();
-  if (m_imported && m_imported->plan != m_plan) m_imported.reset();
-  endResetModel();
+  resetRows([&] {
+    m_plan = std::move(plan);
+    if (m_compile && m_compile->plan != m_plan) m_compile.reset();
+    if (m_profile && m_profile->plan != m_plan) m_profile.reset();
+    if (m_imported && m_imported->plan != m_plan) m_imported.reset();
+  });
 }
 
 void PartitionTableModel::setProfile(ProfileDataPtr profile) {
   m_profile = profile && profile->plan == m_plan ? std::move(profile) : nullptr;
-  if (rowCount() > 0)
-    emit dataChanged(index(0, MeasuredColumn), index(rowCount() - 1, MeasuredColumn));
+  columnChanged(MeasuredColumn);
   emit headerDataChanged(Qt::Horizontal, MeasuredColumn, MeasuredColumn);
 }
 
 void PartitionTableModel::setImported(ExternalProfileDataPtr imported) {
   m_imported = imported && imported->plan == m_plan ? std::move(imported) : nullptr;
-  if (rowCount() > 0)
-    emit dataChanged(index(0, MeasuredColumn), index(rowCount() - 1, MeasuredColumn));
+  columnChanged(MeasuredColumn);
   emit headerDataChanged(Qt::Horizontal, MeasuredColumn, MeasuredColumn);
 }
 
@@ -104,38 +102,32 @@ QVariant PartitionTableModel::compileData(const plan::Partition& k, int row, int
   return parts.join(QStringLiteral(" / "));
 }
 
-int PartitionTableModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !m_plan) return 0;
-  return static_cast<int>(m_plan->plan->partitions.size());
+int PartitionTableModel::rows() const {
+  return m_plan ? static_cast<int>(m_plan->plan->partitions.size()) : 0;
 }
 
-int PartitionTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || !m_plan || index.row() >= rowCount()) return {};
-  const plan::Partition& k = m_plan->plan->partitions[index.row()];
-  if (role == PartitionRole) return index.row();
-  if (index.column() >= RegisterColumn && index.column() <= SpillColumn)
+QVariant PartitionTableModel::cell(int row, int column, int role) const {
+  const plan::Partition& k = m_plan->plan->partitions[static_cast<size_t>(row)];
+  if (role == PartitionRole) return row;
+  if (column >= RegisterColumn && column <= SpillColumn)
     return role == Qt::TextAlignmentRole ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
-                                         : compileData(k, index.row(), index.column(), role);
-  if (role == Qt::DecorationRole && index.column() == KernelColumn)  // as the graph draws it
-    return index.row() < int(m_plan->identities.size())
-               ? kernelColor(m_plan->identities[size_t(index.row())].colorKey,
+                                         : compileData(k, row, column, role);
+  if (role == Qt::DecorationRole && column == KernelColumn)  // as the graph draws it
+    return row < int(m_plan->identities.size())
+               ? kernelColor(m_plan->identities[size_t(row)].colorKey,
                              isDark(QGuiApplication::palette()))
                : QVariant();
   if (role == Qt::TextAlignmentRole)
-    return index.column() == KindColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
-                                        : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-  if (role == Qt::ToolTipRole && index.column() == KernelColumn) {
+    return column == KindColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && column == KernelColumn) {
     QStringList ops;
     for (const std::string& op : k.ops) ops << QString::fromStdString(op);
     return ops.join(QLatin1Char('\n'));
   }
   if (role != Qt::DisplayRole && role != SortRole) return {};
   const bool sort = role == SortRole;
-  switch (index.column()) {
+  switch (column) {
     case KernelColumn:
       return sort ? QVariant(k.id) : QVariant(QStringLiteral("K%1").arg(k.id));
     case KindColumn:
@@ -161,15 +153,13 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
       return sort ? QVariant(share) : QVariant(QString::number(share, 'f', 1) + QLatin1Char('%'));
     }
     case MeasuredColumn: {
-      if (!m_profile && m_imported &&
-          static_cast<size_t>(index.row()) < m_imported->partitionUs.size()) {
-        const double us = m_imported->partitionUs[static_cast<size_t>(index.row())];
+      if (!m_profile && m_imported && static_cast<size_t>(row) < m_imported->partitionUs.size()) {
+        const double us = m_imported->partitionUs[static_cast<size_t>(row)];
         if (us < 0) return {};
         return sort ? QVariant(us) : QVariant(QString::number(us, 'f', 2));
       }
-      if (!m_profile || static_cast<size_t>(index.row()) >= m_profile->partitionUs.size())
-        return {};
-      const double us = m_profile->partitionUs[static_cast<size_t>(index.row())];
+      if (!m_profile || static_cast<size_t>(row) >= m_profile->partitionUs.size()) return {};
+      const double us = m_profile->partitionUs[static_cast<size_t>(row)];
       if (us < 0) return {};
       if (sort) return us;
       // An emulator time is a CPU time: never shown as if it were the GPU's.
@@ -181,37 +171,36 @@ QVariant PartitionTableModel::data(const QModelIndex& index, int role) const {
   }
 }
 
-QVariant PartitionTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-  if (role == Qt::ToolTipRole) {
-    switch (section) {
-      case SyncColumn:
-        return tr("Grid-wide synchronisations inside the kernel");
-      case DramColumn:
-        return tr("Bytes read from and written to DRAM");
-      case TimeColumn:
-        return tr("Estimated time in microseconds (cost model)");
-      case ShareColumn:
-        return tr("The kernel's share of the plan's estimated time");
-      case MeasuredColumn:
-        return m_profile
-                   ? tr("Median of %1 timed runs, µs — %2 (%3)")
-                         .arg(m_profile->report.runs)
-                         .arg(m_profile->label(), QString::fromStdString(m_profile->report.date))
-               : m_imported ? tr("µs per call, %1").arg(m_imported->source)
-                            : tr("Measured time (Kernels › Profile, or Import a profile)");
-      case RegisterColumn:
-        return tr("Registers per thread, per compiled architecture (Kernels › Compile)");
-      case SharedColumn:
-        return tr("Shared memory per block (static + dynamic), per architecture");
-      case SpillColumn:
-        return tr("Bytes spilled to local memory (stores + loads), per architecture");
-      default:
-        return {};
-    }
+QString PartitionTableModel::headerTip(int column) const {
+  switch (column) {
+    case SyncColumn:
+      return tr("Grid-wide synchronisations inside the kernel");
+    case DramColumn:
+      return tr("Bytes read from and written to DRAM");
+    case TimeColumn:
+      return tr("Estimated time in microseconds (cost model)");
+    case ShareColumn:
+      return tr("The kernel's share of the plan's estimated time");
+    case MeasuredColumn:
+      return m_profile
+                 ? tr("Median of %1 timed runs, µs — %2 (%3)")
+                       .arg(m_profile->report.runs)
+                       .arg(m_profile->label(), QString::fromStdString(m_profile->report.date))
+             : m_imported ? tr("µs per call, %1").arg(m_imported->source)
+                          : tr("Measured time (Kernels › Profile, or Import a profile)");
+    case RegisterColumn:
+      return tr("Registers per thread, per compiled architecture (Kernels › Compile)");
+    case SharedColumn:
+      return tr("Shared memory per block (static + dynamic), per architecture");
+    case SpillColumn:
+      return tr("Bytes spilled to local memory (stores + loads), per architecture");
+    default:
+      return {};
   }
-  if (role != Qt::DisplayRole) return {};
-  switch (section) {
+}
+
+QString PartitionTableModel::header(int column) const {
+  switch (column) {
     case KernelColumn:
       return tr("Kernel");
     case KindColumn:

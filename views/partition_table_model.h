@@ -2,16 +2,15 @@
 /// bytes and estimated time.
 #pragma once
 
-#include <QAbstractTableModel>
-
 #include "views/compile_runner.h"
 #include "views/imported_profile.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
+#include "views/table_model.h"
 
 namespace souffle::views {
 
-class PartitionTableModel : public QAbstractTableModel {
+class PartitionTableModel : public TableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -31,8 +30,7 @@ class PartitionTableModel : public QAbstractTableModel {
     ColumnCount
   };
   enum Role {
-    SortRole = Qt::UserRole + 1,  ///< numbers as numbers
-    PartitionRole,                ///< index into FusionPlan::partitions
+    PartitionRole = FirstCustomRole,  ///< index into FusionPlan::partitions
   };
 
   explicit PartitionTableModel(QObject* parent = nullptr);
@@ -47,11 +45,12 @@ class PartitionTableModel : public QAbstractTableModel {
   /// Kernel times of an imported profile (shown when no profile run of the plan is).
   void setImported(ExternalProfileDataPtr imported);
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+ protected:
+  int rows() const override;
+  int columns() const override { return ColumnCount; }
+  QVariant cell(int row, int column, int role) const override;
+  QString header(int column) const override;
+  QString headerTip(int column) const override;
 
  private:
   QVariant compileData(const plan::Partition& k, int row, int column, int role) const;

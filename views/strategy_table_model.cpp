@@ -16,7 +16,7 @@ const plan::FusionPlan* planOf(const PlanDataPtr& p) {
 }  // namespace
 
 StrategyTableModel::StrategyTableModel(QObject* parent)
-    : QAbstractTableModel(parent), m_watcher(new QFutureWatcher<Outcome>(this)) {
+    : TableModel(parent), m_watcher(new QFutureWatcher<Outcome>(this)) {
   m_plans.resize(plan::every_strategy().size());
   connect(m_watcher, &QFutureWatcher<Outcome>::finished, this, [this] {
     if (m_watcher->property("generation").toULongLong() != m_generation) return;  // stale
@@ -33,11 +33,11 @@ StrategyTableModel::~StrategyTableModel() {
 
 void StrategyTableModel::start(ModelDataPtr model, const QString& gpu, gpu::Precision precision) {
   ++m_generation;
-  beginResetModel();
-  for (PlanDataPtr& p : m_plans) p.reset();
-  m_error.clear();
-  m_busy = model != nullptr;
-  endResetModel();
+  resetRows([&] {
+    for (PlanDataPtr& p : m_plans) p.reset();
+    m_error.clear();
+    m_busy = model != nullptr;
+  });
   if (!model) return;
   m_watcher->setProperty("generation", m_generation);
   m_watcher->setFuture(QtConcurrent::run([model, gpu, precision] {
@@ -54,11 +54,11 @@ void StrategyTableModel::start(ModelDataPtr model, const QString& gpu, gpu::Prec
 }
 
 void StrategyTableModel::setPlans(std::vector<PlanDataPtr> plans, const QString& error) {
-  beginResetModel();
-  plans.resize(plan::every_strategy().size());
-  m_plans = std::move(plans);
-  m_error = error;
-  endResetModel();
+  resetRows([&] {
+    plans.resize(plan::every_strategy().size());
+    m_plans = std::move(plans);
+    m_error = error;
+  });
 }
 
 void StrategyTableModel::clear() {
@@ -91,17 +91,11 @@ PlanDataPtr StrategyTableModel::planAt(int row) const {
   return m_plans[static_cast<size_t>(row)];
 }
 
-int StrategyTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(plan::every_strategy().size());
+int StrategyTableModel::rows() const {
+  return static_cast<int>(plan::every_strategy().size());
 }
 
-int StrategyTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant StrategyTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
-  const int row = index.row(), col = index.column();
+QVariant StrategyTableModel::cell(int row, int col, int role) const {
   const QString name = strategyAt(row);
   if (role == StrategyNameRole) return name;
   if (role == Qt::FontRole && name == m_current) {
@@ -150,9 +144,8 @@ QVariant StrategyTableModel::data(const QModelIndex& index, int role) const {
   }
 }
 
-QVariant StrategyTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
+QString StrategyTableModel::header(int column) const {
+  switch (column) {
     case StrategyColumn:
       return tr("Strategy");
     case KernelColumn:

@@ -3,15 +3,15 @@
 /// the ratio to unfused; all three are planned off the GUI thread for the chosen GPU.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QFutureWatcher>
 #include <vector>
 
 #include "views/plan_runner.h"
+#include "views/table_model.h"
 
 namespace souffle::views {
 
-class StrategyTableModel : public QAbstractTableModel {
+class StrategyTableModel : public TableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -25,8 +25,7 @@ class StrategyTableModel : public QAbstractTableModel {
     ColumnCount
   };
   enum Role {
-    SortRole = Qt::UserRole + 1,  ///< numbers as numbers
-    StrategyNameRole,             ///< "unfused", "rules", "souffle"
+    StrategyNameRole = FirstCustomRole,  ///< "unfused", "rules", "souffle"
   };
 
   explicit StrategyTableModel(QObject* parent = nullptr);
@@ -47,15 +46,15 @@ class StrategyTableModel : public QAbstractTableModel {
   PlanDataPtr planAt(int row) const;
   QString error() const { return m_error; }
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
-
  signals:
   /// All strategies are planned (or failed) and the rows show them.
   void finished();
+
+ protected:
+  int rows() const override;
+  int columns() const override { return ColumnCount; }
+  QVariant cell(int row, int column, int role) const override;
+  QString header(int column) const override;
 
  private:
   struct Outcome {

@@ -43,34 +43,28 @@ void setupTable(QTableView* t) {
 
 }  // namespace
 
-TransformsModel::TransformsModel(QObject* parent) : QAbstractTableModel(parent) {}
+TransformsModel::TransformsModel(QObject* parent) : TableModel(parent) {}
 
 void TransformsModel::setPlan(PlanDataPtr plan, const plan::Decisions& decisions) {
-  beginResetModel();
-  m_plan = std::move(plan);
-  m_decisions = decisions;
-  endResetModel();
+  resetRows([&] {
+    m_plan = std::move(plan);
+    m_decisions = decisions;
+  });
 }
 
-int TransformsModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !m_plan) return 0;
-  return int(m_plan->plan->transforms.size());
+int TransformsModel::rows() const {
+  return m_plan ? int(m_plan->plan->transforms.size()) : 0;
 }
 
-int TransformsModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant TransformsModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || !m_plan || index.row() >= rowCount()) return {};
-  const plan::TransformSite& s = m_plan->plan->transforms[size_t(index.row())];
+QVariant TransformsModel::cell(int row, int column, int role) const {
+  const plan::TransformSite& s = m_plan->plan->transforms[size_t(row)];
   QString choice;
   for (const plan::Edit& e : m_decisions.edits)
     if ((e.kind == plan::Edit::Kind::Force || e.kind == plan::Edit::Kind::Forbid) && e.a == s.key)
       choice = QString::fromLatin1(plan::edit_kind_name(e.kind));
   if (role == KeyRole) return QString::fromStdString(s.key);
   if (role == Qt::DisplayRole) {
-    switch (index.column()) {
+    switch (column) {
       case KindColumn:
         return QString::fromStdString(s.kind);
       case SiteColumn:
@@ -93,7 +87,7 @@ QVariant TransformsModel::data(const QModelIndex& index, int role) const {
              ops.join(QStringLiteral(", ")).toHtmlEscaped(),
              QString::fromStdString(s.reason).toHtmlEscaped());
   }
-  if (role == Qt::FontRole && index.column() == ChoiceColumn && !choice.isEmpty()) {
+  if (role == Qt::FontRole && column == ChoiceColumn && !choice.isEmpty()) {
     QFont f;
     f.setBold(true);
     return f;
@@ -101,9 +95,8 @@ QVariant TransformsModel::data(const QModelIndex& index, int role) const {
   return {};
 }
 
-QVariant TransformsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
+QString TransformsModel::header(int column) const {
+  switch (column) {
     case KindColumn:
       return tr("Kind");
     case SiteColumn:
@@ -119,10 +112,13 @@ QVariant TransformsModel::headerData(int section, Qt::Orientation orientation, i
   }
 }
 
-EditsModel::EditsModel(QObject* parent) : QAbstractTableModel(parent) {}
+EditsModel::EditsModel(QObject* parent) : TableModel(parent) {}
 
 void EditsModel::setState(PlanDataPtr plan, const plan::Decisions& decisions) {
-  beginResetModel();
+  resetRows([&] { fill(plan, decisions); });
+}
+
+void EditsModel::fill(const PlanDataPtr& plan, const plan::Decisions& decisions) {
   m_rows.clear();
   for (const plan::Edit& e : decisions.edits) {
     Row r;
@@ -138,7 +134,6 @@ void EditsModel::setState(PlanDataPtr plan, const plan::Decisions& decisions) {
     }
     m_rows.push_back(std::move(r));
   }
-  endResetModel();
 }
 
 int EditsModel::refusedCount() const {
@@ -146,20 +141,11 @@ int EditsModel::refusedCount() const {
       std::count_if(m_rows.begin(), m_rows.end(), [](const Row& r) { return r.state == 2; }));
 }
 
-int EditsModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : int(m_rows.size());
-}
-
-int EditsModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant EditsModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= rowCount()) return {};
-  const Row& r = m_rows[size_t(index.row())];
+QVariant EditsModel::cell(int row, int column, int role) const {
+  const Row& r = m_rows[size_t(row)];
   if (role == RefusedRole) return r.state == 2;
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
-    switch (index.column()) {
+    switch (column) {
       case EditColumn:
         return QString::fromStdString(plan::describe(r.edit));
       case StateColumn:
@@ -174,9 +160,8 @@ QVariant EditsModel::data(const QModelIndex& index, int role) const {
   return {};
 }
 
-QVariant EditsModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  switch (section) {
+QString EditsModel::header(int column) const {
+  switch (column) {
     case EditColumn:
       return tr("Edit");
     case StateColumn:

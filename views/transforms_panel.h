@@ -3,11 +3,11 @@
 /// reason of each refused one.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <QWidget>
 
 #include "core/plan/decisions.h"
 #include "views/plan_runner.h"
+#include "views/table_model.h"
 
 class QLabel;
 class QPushButton;
@@ -18,20 +18,20 @@ namespace souffle::views {
 class DecisionEditor;
 
 /// One row per transformation site of the plan.
-class TransformsModel : public QAbstractTableModel {
+class TransformsModel : public TableModel {
   Q_OBJECT
  public:
   enum Column { KindColumn, SiteColumn, StateColumn, ChoiceColumn, ReasonColumn, ColumnCount };
-  enum Role { KeyRole = Qt::UserRole + 1 };
+  enum Role { KeyRole = FirstCustomRole };
 
   explicit TransformsModel(QObject* parent = nullptr);
   void setPlan(PlanDataPtr plan, const plan::Decisions& decisions);
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+ protected:
+  int rows() const override;
+  int columns() const override { return ColumnCount; }
+  QVariant cell(int row, int column, int role) const override;
+  QString header(int column) const override;
 
  private:
   PlanDataPtr m_plan;
@@ -39,24 +39,25 @@ class TransformsModel : public QAbstractTableModel {
 };
 
 /// One row per user edit, in the order they are applied.
-class EditsModel : public QAbstractTableModel {
+class EditsModel : public TableModel {
   Q_OBJECT
  public:
   enum Column { EditColumn, StateColumn, ReasonColumn, ColumnCount };
-  enum Role { RefusedRole = Qt::UserRole + 1 };
+  enum Role { RefusedRole = FirstCustomRole };
 
   explicit EditsModel(QObject* parent = nullptr);
   /// `plan` may be null or stale (planning): edits it does not mention read "pending".
   void setState(PlanDataPtr plan, const plan::Decisions& decisions);
   int refusedCount() const;
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation orientation,
-                      int role = Qt::DisplayRole) const override;
+ protected:
+  int rows() const override { return int(m_rows.size()); }
+  int columns() const override { return ColumnCount; }
+  QVariant cell(int row, int column, int role) const override;
+  QString header(int column) const override;
 
  private:
+  void fill(const PlanDataPtr& plan, const plan::Decisions& decisions);
   struct Row {
     plan::Edit edit;
     int state = 0;  ///< 0 pending, 1 applied, 2 refused

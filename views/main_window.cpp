@@ -155,45 +155,11 @@ void MainWindow::createDocks() {
   m_propertiesDock->setWidget(m_properties);
   addDockWidget(Qt::RightDockWidgetArea, m_propertiesDock);
 
-  auto* nodes = new QWidget(this);
-  auto* nodesLayout = new QVBoxLayout(nodes);
-  nodesLayout->setContentsMargins(0, 0, 0, 0);
-  nodesLayout->setSpacing(0);
-  auto* filter = new QLineEdit(nodes);
-  filter->setPlaceholderText(tr("Filter nodes"));
-  filter->setClearButtonEnabled(true);
-  m_nodeModel = new NodeTableModel(this);
-  m_nodeProxy = new QSortFilterProxyModel(this);
-  m_nodeProxy->setSourceModel(m_nodeModel);
-  m_nodeProxy->setSortRole(NodeTableModel::SortRole);
-  m_nodeProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-  m_nodeProxy->setFilterKeyColumn(-1);
-  m_nodeTable = new QTableView(nodes);
-  m_nodeTable->setModel(m_nodeProxy);
-  m_nodeTable->setSortingEnabled(true);
-  m_nodeTable->sortByColumn(-1, Qt::AscendingOrder);
-  m_nodeTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_nodeTable->setSelectionMode(QAbstractItemView::SingleSelection);
-  m_nodeTable->verticalHeader()->hide();
-  m_nodeTable->verticalHeader()->setDefaultSectionSize(m_nodeTable->fontMetrics().height() + 6);
-  m_nodeTable->horizontalHeader()->setStretchLastSection(false);
-  m_nodeTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-  m_nodeTable->setColumnWidth(NodeTableModel::NameColumn, 150);
-  m_nodeTable->setColumnWidth(NodeTableModel::OpColumn, 110);
-  m_nodeTable->setColumnWidth(NodeTableModel::OutputsColumn, 110);
-  m_nodeTable->setColumnWidth(NodeTableModel::TeColumn, 40);
-  m_nodeTable->setWordWrap(false);
-  m_nodeTable->setTextElideMode(Qt::ElideMiddle);  // node names share long path prefixes
-  m_nodeTable->setAlternatingRowColors(true);
-  nodesLayout->addWidget(filter);
-  nodesLayout->addWidget(m_nodeTable, 1);
-  connect(filter, &QLineEdit::textChanged, m_nodeProxy,
-          &QSortFilterProxyModel::setFilterFixedString);
-  connect(m_nodeTable->selectionModel(), &QItemSelectionModel::selectionChanged, this,
-          &MainWindow::onTableSelection);
+  m_nodes = new NodesPage(this);
+  connect(m_nodes, &NodesPage::nodeActivated, this, &MainWindow::onNodeActivated);
   m_nodesDock = new QDockWidget(tr("Nodes"), this);
   m_nodesDock->setObjectName(QStringLiteral("nodesDock"));
-  m_nodesDock->setWidget(nodes);
+  m_nodesDock->setWidget(m_nodes);
   addDockWidget(Qt::LeftDockWidgetArea, m_nodesDock);
 
   m_teText = new TeTextPanel(this);
@@ -451,7 +417,7 @@ void MainWindow::closeModel() {
   m_data.reset();
   refreshExplorerViews();
   m_graph->clear();
-  m_nodeModel->setModelData(nullptr);
+  m_nodes->setModelData(nullptr);
   m_properties->setModelData(nullptr);
   m_teText->setText({});
   m_stack->setCurrentWidget(m_welcome);
@@ -466,7 +432,7 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   m_plan.reset();
   m_partModel->setPlan(nullptr);
   m_errorDock->hide();
-  m_nodeModel->setModelData(m_data);
+  m_nodes->setModelData(m_data);
   m_properties->setModelData(m_data);
   m_teText->setText(m_data->teText);
   m_stack->setCurrentWidget(m_graph);
@@ -539,32 +505,23 @@ void MainWindow::onBoxSelected(int box) {
   // Follow in the table: the row of the node (or of the TE op's node).
   int row = -1;
   if (n.kind == SceneNode::Kind::Op) {
-    row = m_nodeModel->rowOfBox(g->baseBox(box));
+    row = m_nodes->model()->rowOfBox(g->baseBox(box));
   } else if (n.kind == SceneNode::Kind::TeOp && m_data) {
     const auto& nodes = m_data->model->graph.nodes;
     for (size_t i = 0; i < nodes.size(); ++i)
       if (QString::fromStdString(nodes[i].name) == n.onnxNode) row = static_cast<int>(i);
   }
-  if (row < 0) return;
-  const QModelIndex idx = m_nodeProxy->mapFromSource(m_nodeModel->index(row, 0));
-  if (!idx.isValid()) return;
-  m_syncing = true;
-  m_nodeTable->selectionModel()->select(
-      idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-  m_nodeTable->scrollTo(idx);
-  m_syncing = false;
+  if (row >= 0) m_nodes->showRow(row);
 }
 
-void MainWindow::onTableSelection() {
+void MainWindow::onNodeActivated(int row) {
   if (m_syncing) return;
-  const QModelIndexList rows = m_nodeTable->selectionModel()->selectedRows();
-  if (rows.isEmpty()) return;
-  const QModelIndex src = m_nodeProxy->mapToSource(rows.front());
-  int box = m_nodeModel->data(src, NodeTableModel::BoxRole).toInt();
+  const QModelIndex src = m_nodes->model()->index(row, 0);
+  int box = src.data(NodeTableModel::BoxRole).toInt();
   const SceneGraph* g = m_graph->scene()->graph();
   if (!g) return;
   if (g->teLevel) {
-    const QString name = m_nodeModel->data(src.siblingAtColumn(0)).toString();
+    const QString name = src.data().toString();
     box = -1;
     for (size_t i = 0; i < g->nodes.size() && box < 0; ++i)
       if (g->nodes[i].onnxNode == name) box = static_cast<int>(i);
@@ -1245,7 +1202,6 @@ void MainWindow::createEditing() {
   QAction* kernelsCsv = addCsvExport(m_partTable, tr("kernels"));
   exportMenu->addAction(kernelsCsv);
   kernelsCsv->setText(tr("&Kernel table as CSV…"));
-  addCsvExport(m_nodeTable, tr("nodes"));
   addCsvExport(m_compare->table(), tr("comparison"));
   GraphView* view = m_graph->view();
   view->setContextMenuPolicy(Qt::CustomContextMenu);

@@ -11,6 +11,7 @@
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
 #include "views/model_loader.h"
+#include "views/nodes_page.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
 #include "views/scene_graph.h"
@@ -74,8 +75,8 @@ class MainWindow : public QMainWindow {
 
   GraphPanel* graphPanel() const { return m_graph; }
   ErrorPanel* errorPanel() const { return m_error; }
-  NodeTableModel* nodeModel() const { return m_nodeModel; }
-  QTableView* nodeTable() const { return m_nodeTable; }
+  NodeTableModel* nodeModel() const { return m_nodes->model(); }
+  QTableView* nodeTable() const { return m_nodes->table(); }
   PropertiesPanel* propertiesPanel() const { return m_properties; }
   TeTextPanel* teTextPanel() const { return m_teText; }
   PartitionTableModel* partitionModel() const { return m_partModel; }
@@ -202,7 +203,8 @@ class MainWindow : public QMainWindow {
   void onLoaded(ModelDataPtr data, double ms);
   void onFailed(const LoadError& error);
   void onBoxSelected(int box);
-  void onTableSelection();
+  /// The user picked the node of row `row` in the nodes page: select it in the graph.
+  void onNodeActivated(int row);
   void showCurrentGraph();
   void setBusy(bool busy, const QString& what = {});
   /// A status-bar message, elided in the middle when long (a click on it shows all of it).
@@ -253,9 +255,7 @@ class MainWindow : public QMainWindow {
   PropertiesPanel* m_properties;
   TeTextPanel* m_teText;
   ErrorPanel* m_error;
-  NodeTableModel* m_nodeModel;
-  QSortFilterProxyModel* m_nodeProxy;
-  QTableView* m_nodeTable;
+  NodesPage* m_nodes;
   QDockWidget* m_propertiesDock;
   QDockWidget* m_nodesDock;
   QDockWidget* m_teDock;

@@ -168,35 +168,11 @@ void MainWindow::createDocks() {
   m_teDock->setWidget(m_teText);
   addDockWidget(Qt::BottomDockWidgetArea, m_teDock);
 
-  auto* parts = new QWidget(this);
-  auto* partsLayout = new QVBoxLayout(parts);
-  partsLayout->setContentsMargins(0, 0, 0, 0);
-  m_partModel = new PartitionTableModel(this);
-  m_partProxy = new QSortFilterProxyModel(this);
-  m_partProxy->setSourceModel(m_partModel);
-  m_partProxy->setSortRole(PartitionTableModel::SortRole);
-  m_partTable = new QTableView(parts);
-  m_partTable->setModel(m_partProxy);
-  m_partTable->setSortingEnabled(true);
-  m_partTable->sortByColumn(-1, Qt::AscendingOrder);
-  m_partTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_partTable->setSelectionMode(QAbstractItemView::ExtendedSelection);  // several to merge
-  m_partTable->verticalHeader()->hide();
-  m_partTable->verticalHeader()->setDefaultSectionSize(m_partTable->fontMetrics().height() + 6);
-  m_partTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-  m_partTable->horizontalHeader()->setStretchLastSection(true);
-  const int digit = m_partTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {9, 13, 6, 7, 6, 9, 10, 9, 7, 10, 6, 9, 7};
-  for (int c = 0; c < PartitionTableModel::ColumnCount; ++c)
-    m_partTable->setColumnWidth(c, widths[c] * digit + 12);
-  m_partTable->setWordWrap(false);
-  m_partTable->setAlternatingRowColors(true);
-  partsLayout->addWidget(m_partTable);
-  connect(m_partTable->selectionModel(), &QItemSelectionModel::selectionChanged, this,
-          &MainWindow::onPartitionSelection);
+  m_kernels = new KernelsPage(this);
+  connect(m_kernels, &KernelsPage::partitionActivated, this, &MainWindow::onPartitionActivated);
   m_partDock = new QDockWidget(tr("Kernels"), this);
   m_partDock->setObjectName(QStringLiteral("kernelsDock"));
-  m_partDock->setWidget(parts);
+  m_partDock->setWidget(m_kernels);
   addDockWidget(Qt::BottomDockWidgetArea, m_partDock);
 
   m_error = new ErrorPanel(this);
@@ -409,7 +385,7 @@ void MainWindow::closeModel() {
   m_loader->cancel();
   m_planner->cancel();
   m_plan.reset();
-  m_partModel->setPlan(nullptr);
+  m_kernels->model()->setPlan(nullptr);
   m_compiler->cancel();
   m_compile.reset();
   m_code->setPlan(nullptr);
@@ -430,7 +406,7 @@ void MainWindow::closeModel() {
 void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   m_data = std::move(data);
   m_plan.reset();
-  m_partModel->setPlan(nullptr);
+  m_kernels->model()->setPlan(nullptr);
   m_errorDock->hide();
   m_nodes->setModelData(m_data);
   m_properties->setModelData(m_data);
@@ -485,11 +461,8 @@ void MainWindow::onBoxSelected(int box) {
   if (!g || box < 0 || m_syncing) return;
   // Follow in the kernel table: the (first) kernel of the box.
   if (const std::vector<int>* ks = m_graph->scene()->kernelsOf(box); ks && !ks->empty()) {
-    const QModelIndex idx = m_partProxy->mapFromSource(m_partModel->index(ks->front(), 0));
     m_syncing = true;
-    m_partTable->selectionModel()->select(
-        idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    m_partTable->scrollTo(idx);
+    m_kernels->selectPartition(ks->front(), true);
     m_syncing = false;
   }
   const SceneNode& n = g->nodes[box];
@@ -668,7 +641,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     m_editor->accept(text);
   }
   m_plan = std::move(plan);
-  m_partModel->setPlan(m_plan);
+  m_kernels->model()->setPlan(m_plan);
   m_properties->setPlan(m_plan);
   m_transforms->setPlan(m_plan);
   m_graph->setPlan(m_plan);
@@ -683,7 +656,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     try {
       m_profile =
           makeProfileData(m_plan, profile_report_from_json(nlohmann::json::parse(it->second)));
-      m_partModel->setProfile(m_profile);
+      m_kernels->model()->setProfile(m_profile);
       m_charts->setProfile(m_profile);
     } catch (const std::exception& ex) {
       // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
@@ -701,7 +674,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   if (m_external) {  // an imported profile follows the plan (kernel numbers, nodes)
     m_external = mapExternalProfile(m_plan, m_external->profile);
     m_importedPanel->setData(m_external);
-    m_partModel->setImported(m_external);
+    m_kernels->model()->setImported(m_external);
   }
   applyPlanToScene();
   setBusy(!m_graph->isFinal());
@@ -804,7 +777,7 @@ bool MainWindow::importProfile(const QString& given) {
   }
   m_external = mapExternalProfile(m_plan, profile);
   m_importedPanel->setData(m_external);
-  m_partModel->setImported(m_external);
+  m_kernels->model()->setImported(m_external);
   m_importedDock->show();
   m_importedDock->raise();
   setHeatMetric(HeatMetric::MeasuredTime);
@@ -847,12 +820,10 @@ void MainWindow::refreshHeat() {
                                   measuredTimes()));
 }
 
-void MainWindow::onPartitionSelection() {
+void MainWindow::onPartitionActivated(int k) {
   if (m_syncing || !m_plan) return;
-  const QModelIndexList rows = m_partTable->selectionModel()->selectedRows();
   const SceneGraph* g = m_graph->scene()->graph();
-  if (rows.isEmpty() || !g) return;
-  const int k = m_partProxy->mapToSource(rows.front()).row();
+  if (!g) return;
   const std::vector<int> boxes = m_graph->shownBoxes(m_plan->boxesOf(g->teLevel, k));
   if (boxes.empty()) return;
   m_syncing = true;
@@ -1194,12 +1165,13 @@ void MainWindow::createEditing() {
   split->setIconText(tr("Split"));
   pin->setIconText(tr("Pin"));
   for (QAction* a : {merge, split, pin}) bar->addAction(a);
-  m_partTable->setContextMenuPolicy(Qt::ActionsContextMenu);
-  m_partTable->addActions({merge, split, pin});
+  QTableView* kernelTable = m_kernels->table();
+  kernelTable->setContextMenuPolicy(Qt::ActionsContextMenu);
+  kernelTable->addActions({merge, split, pin});
   auto* sep = new QAction(this);
   sep->setSeparator(true);
-  m_partTable->addAction(sep);
-  QAction* kernelsCsv = addCsvExport(m_partTable, tr("kernels"));
+  kernelTable->addAction(sep);
+  QAction* kernelsCsv = addCsvExport(kernelTable, tr("kernels"));
   exportMenu->addAction(kernelsCsv);
   kernelsCsv->setText(tr("&Kernel table as CSV…"));
   addCsvExport(m_compare->table(), tr("comparison"));
@@ -1244,8 +1216,7 @@ std::vector<int> MainWindow::selectedKernels() const {
     if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   };
   if (!m_plan) return ks;
-  for (const QModelIndex& r : m_partTable->selectionModel()->selectedRows())
-    add(m_partProxy->mapToSource(r).row());
+  for (int k : m_kernels->selectedPartitions()) add(k);
   if (ks.size() >= 2) return ks;
   // Nodes selected in the graph (several kernels' worth, e.g. by Ctrl+click).
   std::vector<int> fromGraph;
@@ -1582,10 +1553,8 @@ void MainWindow::createKernelViews() {
 
   // The kernel shown in the code and on the roofline follows the kernel table, whoever
   // changed its selection.
-  connect(m_partTable->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
-    const QModelIndexList rows = m_partTable->selectionModel()->selectedRows();
-    if (rows.isEmpty() || !m_plan) return;
-    const int k = m_partProxy->mapToSource(rows.front()).row();
+  connect(m_kernels, &KernelsPage::currentPartitionChanged, this, [this](int k) {
+    if (!m_plan) return;
     m_code->showPartition(k);
     m_charts->setCurrentPartition(k);
   });
@@ -1603,12 +1572,9 @@ void MainWindow::createKernelViews() {
   });
   connect(m_code, &CodePanel::nodesActivated, this, &MainWindow::selectNodesFromCode);
   connect(m_charts, &ChartsPanel::partitionClicked, this, [this](int k) {
-    const QModelIndex idx = m_partProxy->mapFromSource(m_partModel->index(k, 0));
-    if (!idx.isValid()) return;
+    if (k < 0 || k >= m_kernels->model()->rowCount()) return;
     m_partDock->raise();
-    m_partTable->selectionModel()->select(
-        idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    m_partTable->scrollTo(idx);
+    m_kernels->selectPartition(k, false);
   });
 }
 
@@ -1658,7 +1624,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     return;
   }
   m_compile = data;
-  m_partModel->setCompile(data);
+  m_kernels->model()->setCompile(data);
   m_charts->setCompile(data);
   if (quiet) return;
   m_chartsDock->show();
@@ -1680,9 +1646,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
                        .arg(data->failures)
                        .arg(data->kernels.size() * static_cast<size_t>(data->archs.size()))
                        .arg(log);
-        const QModelIndex idx = m_partProxy->mapFromSource(m_partModel->index(int(i), 0));
-        m_partTable->selectionModel()->select(
-            idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_kernels->selectPartition(int(i), false);
         m_code->setCurrentTab(CodePanel::CudaTab);
         break;
       }
@@ -1774,7 +1738,7 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
   m_profile = data;
   m_measurements[r.plan_key] = profile_report_json(r).dump();
   m_project->touch();
-  m_partModel->setProfile(data);
+  m_kernels->model()->setProfile(data);
   m_charts->setProfile(data);
   m_chartsDock->show();
   const QString measured = r.gpu_time()

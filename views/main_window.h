@@ -10,6 +10,7 @@
 #include "views/compile_runner.h"
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
+#include "views/kernels_page.h"
 #include "views/model_loader.h"
 #include "views/nodes_page.h"
 #include "views/plan_runner.h"
@@ -79,7 +80,7 @@ class MainWindow : public QMainWindow {
   QTableView* nodeTable() const { return m_nodes->table(); }
   PropertiesPanel* propertiesPanel() const { return m_properties; }
   TeTextPanel* teTextPanel() const { return m_teText; }
-  PartitionTableModel* partitionModel() const { return m_partModel; }
+  PartitionTableModel* partitionModel() const { return m_kernels->model(); }
   /// The model file opened last (also while it loads or after it failed to load).
   QString modelPath() const { return m_lastPath; }
   DecisionEditor* decisionEditor() const { return m_editor; }
@@ -88,7 +89,7 @@ class MainWindow : public QMainWindow {
   ComparisonView* comparisonView() const { return m_compare; }
   /// Shows `error` in the problems panel (the window stays usable).
   void showError(const LoadError& error);
-  QTableView* partitionTable() const { return m_partTable; }
+  QTableView* partitionTable() const { return m_kernels->table(); }
   StrategyTableModel* strategyModel() const { return m_strategyModel; }
   QTableView* strategyTable() const { return m_strategyTable; }
   QDockWidget* strategyDock() const { return m_strategyDock; }
@@ -198,7 +199,8 @@ class MainWindow : public QMainWindow {
   void createPlanToolBar();
   void startPlan();
   void onPlanned(PlanDataPtr plan);
-  void onPartitionSelection();
+  /// The user picked kernel `k` in the kernels page: select its boxes in the graph.
+  void onPartitionActivated(int k);
   void applyPlanToScene();
   void onLoaded(ModelDataPtr data, double ms);
   void onFailed(const LoadError& error);
@@ -260,9 +262,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_nodesDock;
   QDockWidget* m_teDock;
   QDockWidget* m_errorDock;
-  PartitionTableModel* m_partModel;
-  QSortFilterProxyModel* m_partProxy;
-  QTableView* m_partTable;
+  KernelsPage* m_kernels;
   QDockWidget* m_partDock;
   CodePanel* m_code = nullptr;
   ChartsPanel* m_charts = nullptr;

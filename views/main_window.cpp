@@ -1754,31 +1754,15 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
 
 void MainWindow::createExplorerViews() {
   // The strategies side by side, tabbed with the kernel table.
-  m_strategyModel = new StrategyTableModel(this);
-  m_strategyTable = new QTableView(this);
-  m_strategyTable->setModel(m_strategyModel);
-  m_strategyTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_strategyTable->setSelectionMode(QAbstractItemView::SingleSelection);
-  m_strategyTable->verticalHeader()->hide();
-  m_strategyTable->horizontalHeader()->setStretchLastSection(true);
-  m_strategyTable->setAlternatingRowColors(true);
-  m_strategyTable->setWordWrap(false);
-  const int digit = m_strategyTable->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-  const int widths[] = {10, 8, 10, 9, 10, 11, 10};
-  for (int c = 0; c < StrategyTableModel::ColumnCount; ++c)
-    m_strategyTable->setColumnWidth(c, widths[c] * digit + 12);
-  addCsvExport(m_strategyTable, tr("strategies"));
+  m_strategies = new StrategiesPage(this);
   m_strategyDock = new QDockWidget(tr("Strategies"), this);
   m_strategyDock->setObjectName(QStringLiteral("strategiesDock"));
-  m_strategyDock->setWidget(m_strategyTable);
+  m_strategyDock->setWidget(m_strategies);
   addDockWidget(Qt::BottomDockWidgetArea, m_strategyDock);
   tabifyDockWidget(m_partDock, m_strategyDock);
   m_partDock->raise();
-  connect(m_strategyTable->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
-    const QModelIndexList rows = m_strategyTable->selectionModel()->selectedRows();
-    if (rows.isEmpty()) return;
-    const QString name = m_strategyModel->strategyAt(rows.front().row());
-    if (!name.isEmpty() && name != strategy()) setStrategy(name);
+  connect(m_strategies, &StrategiesPage::strategyChosen, this, [this](const QString& name) {
+    if (name != strategy()) setStrategy(name);
   });
   connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
     if (on) refreshExplorerViews();
@@ -1839,19 +1823,10 @@ void MainWindow::createExplorerViews() {
 }
 
 void MainWindow::refreshExplorerViews() {
+  m_strategies->refresh(m_data, strategy(), gpu(), precisionValue(), m_strategyDock->isVisible());
   if (!m_data) {
-    m_strategyKey.clear();
-    m_strategyModel->clear();
     m_steps->clear();
     return;
-  }
-  m_strategyModel->setCurrentStrategy(strategy());
-  // Only what is on screen is planned: three plans of a big model are not free.
-  const QString key =
-      QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu() + precision();
-  if (m_strategyDock->isVisible() && key != m_strategyKey) {
-    m_strategyKey = key;
-    m_strategyModel->start(m_data, gpu(), precisionValue());
   }
   const QString path = QString::fromStdString(m_data->model->path);
   // The step-through follows the plan on screen: its precision and decisions, as compile.

@@ -16,6 +16,7 @@
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
 #include "views/scene_graph.h"
+#include "views/strategies_page.h"
 
 class QAction;
 class QComboBox;
@@ -90,8 +91,8 @@ class MainWindow : public QMainWindow {
   /// Shows `error` in the problems panel (the window stays usable).
   void showError(const LoadError& error);
   QTableView* partitionTable() const { return m_kernels->table(); }
-  StrategyTableModel* strategyModel() const { return m_strategyModel; }
-  QTableView* strategyTable() const { return m_strategyTable; }
+  StrategyTableModel* strategyModel() const { return m_strategies->model(); }
+  QTableView* strategyTable() const { return m_strategies->table(); }
   QDockWidget* strategyDock() const { return m_strategyDock; }
   StepThroughPanel* stepThrough() const { return m_steps; }
   QDockWidget* stepThroughDock() const { return m_stepsDock; }
@@ -317,10 +318,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_transformsDock = nullptr;
   QDockWidget* m_historyDock = nullptr;
   QDockWidget* m_compareDock = nullptr;
-  StrategyTableModel* m_strategyModel = nullptr;
-  QTableView* m_strategyTable = nullptr;
+  StrategiesPage* m_strategies = nullptr;
   QDockWidget* m_strategyDock = nullptr;
-  QString m_strategyKey;
   StepThroughPanel* m_steps = nullptr;
   QDockWidget* m_stepsDock = nullptr;
 };

@@ -36,9 +36,6 @@
 #include <QtConcurrent/QtConcurrent>
 
 #include <nlohmann/json.hpp>
-#include "core/report/write.h"
-#include "core/session/bundle.h"
-#include "core/session/plan_json.h"
 #include "core/session/profile.h"
 #include "core/support/error.h"
 #include "views/charts_panel.h"
@@ -50,6 +47,7 @@
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
+#include "views/plan_export.h"
 #include "views/project_controller.h"
 #include "views/step_through.h"
 #include "views/strategy_table_model.h"
@@ -1305,15 +1303,9 @@ bool MainWindow::exportPlanJson(const QString& given) {
                                             QStringLiteral("-%1.json").arg(m_plan->strategy),
                                         tr("JSON (*.json)"));
   if (path.isEmpty()) return false;
-  const std::string text = plan_json(m_lastPath.toStdString(), *m_plan->plan).dump(2) + "\n";
-  QSaveFile f(path);
-  if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
-      !f.commit()) {
-    say(tr("Could not write %1").arg(path), 8000);
-    return false;
-  }
-  say(tr("Exported the plan to %1").arg(QFileInfo(path).fileName()), 4000);
-  return true;
+  const ExportOutcome o = writePlanJson(*m_plan->plan, m_lastPath.toStdString(), path);
+  say(o.message, o.ok ? 4000 : 8000);
+  return o.ok;
 }
 
 bool MainWindow::exportBundle(const QString& given) {
@@ -1323,35 +1315,16 @@ bool MainWindow::exportBundle(const QString& given) {
     dir = QFileDialog::getExistingDirectory(this, tr("Export the kernel bundle into"),
                                             QFileInfo(m_lastPath).absolutePath());
   if (dir.isEmpty()) return false;
-  std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
-  const std::string model = m_lastPath.toStdString(), out = dir.toStdString();
   say(tr("Exporting the kernel bundle to %1…").arg(dir));
-  auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
-  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-    const auto [ok, message] = watcher->result();
-    watcher->deleteLater();
-    say(message, ok ? 8000 : 0);
-    emit bundleExported(ok, message);
-  });
-  watcher->setFuture(QtConcurrent::run([plan, model, out]() -> std::pair<bool, QString> {
-    try {
-      CompileOptions options;
-      options.sync = plan->sync;
-      CompileReport report = compile_plan(*plan, options);
-      BundleReport b = write_model_bundle(out, model, "", *plan, report, options);
-      if (!report.ok())
-        return {false, QObject::tr("Bundle in %1: %2 kernel(s) failed to compile (ERRORS.txt)")
-                           .arg(QString::fromStdString(out))
-                           .arg(report.errors)};
-      return {true, QObject::tr("Exported %1 kernels (%2 files, harness%3) to %4")
-                        .arg(report.kernels.size())
-                        .arg(b.files.size())
-                        .arg(b.harness ? QString() : QObject::tr(" not written"))
-                        .arg(QString::fromStdString(out))};
-    } catch (const std::exception& e) {
-      return {false, QObject::tr("Bundle export failed: %1").arg(QString::fromUtf8(e.what()))};
-    }
-  }));
+  runExport(
+      this,
+      [plan = m_plan->plan, model = m_lastPath.toStdString(), out = dir.toStdString()] {
+        return writeBundle(*plan, model, out);
+      },
+      [this](const ExportOutcome& o) {
+        say(o.message, o.ok ? 8000 : 0);
+        emit bundleExported(o.ok, o.message);
+      });
   return true;
 }
 
@@ -1365,33 +1338,15 @@ bool MainWindow::exportReport(const QString& given) {
             QStringLiteral("-%1-report.html").arg(m_plan->strategy),
         tr("HTML (*.html);;JSON (*.json);;CSV (*.csv);;Graphviz DOT (*.dot)"));
   if (path.isEmpty()) return false;
-  std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
-  report::ReportOptions options;
-  options.strategies = {plan->strategy};
-  options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
-  options.precision = plan->precision;
-  options.edits = m_editor->decisions();
-  const std::string model = m_lastPath.toStdString(), out = path.toStdString();
   say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
-  auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
-  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-    const auto [ok, message] = watcher->result();
-    watcher->deleteLater();
-    say(message, ok ? 8000 : 0);
-    emit reportExported(ok, message);
-  });
-  watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
-    try {
-      report::ReportOptions o = options;
-      o.code = report::format_has_code(report::report_format(out));
-      const size_t bytes = report::write_report(report::gather_report(model, o), out);
-      return {true, QObject::tr("Wrote the report %1 (%2 kB)")
-                        .arg(QString::fromStdString(out))
-                        .arg(bytes / 1024)};
-    } catch (const std::exception& e) {
-      return {false, QObject::tr("Report export failed: %1").arg(QString::fromUtf8(e.what()))};
-    }
-  }));
+  runExport(
+      this,
+      [plan = m_plan->plan, edits = m_editor->decisions(), model = m_lastPath.toStdString(),
+       out = path.toStdString()] { return writeReport(*plan, edits, model, out); },
+      [this](const ExportOutcome& o) {
+        say(o.message, o.ok ? 8000 : 0);
+        emit reportExported(o.ok, o.message);
+      });
   return true;
 }
 
@@ -1405,32 +1360,15 @@ bool MainWindow::exportWalkthrough(const QString& given) {
             QStringLiteral("-steps.html"),
         tr("HTML (*.html)"));
   if (path.isEmpty()) return false;
-  std::shared_ptr<const plan::FusionPlan> plan = m_plan->plan;
-  report::StepsOptions options;
-  options.strategy = plan->strategy;
-  options.gpu = plan->gpu_spec.sm_count > 0 ? plan->gpu_spec : gpu::gpu_spec(plan->gpu);
-  options.precision = plan->precision;
-  options.decisions = m_editor->decisions();
-  const std::string model = m_lastPath.toStdString(), out = path.toStdString();
   say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
-  auto* watcher = new QFutureWatcher<std::pair<bool, QString>>(this);
-  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
-    const auto [ok, message] = watcher->result();
-    watcher->deleteLater();
-    say(message, ok ? 8000 : 0);
-    emit reportExported(ok, message);
-  });
-  watcher->setFuture(QtConcurrent::run([options, model, out]() -> std::pair<bool, QString> {
-    try {
-      std::vector<std::string> pages = report::write_walkthrough(model, options, out);
-      return {true, QObject::tr("Wrote the walk-through: %1 pages from %2")
-                        .arg(pages.size())
-                        .arg(QString::fromStdString(out))};
-    } catch (const std::exception& e) {
-      return {false,
-              QObject::tr("Walk-through export failed: %1").arg(QString::fromUtf8(e.what()))};
-    }
-  }));
+  runExport(
+      this,
+      [plan = m_plan->plan, decisions = m_editor->decisions(), model = m_lastPath.toStdString(),
+       out = path.toStdString()] { return writeWalkthrough(*plan, decisions, model, out); },
+      [this](const ExportOutcome& o) {
+        say(o.message, o.ok ? 8000 : 0);
+        emit reportExported(o.ok, o.message);
+      });
   return true;
 }
 

@@ -43,6 +43,7 @@
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/edit_commands.h"
+#include "views/graph_page.h"
 #include "views/graph_view.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
@@ -86,9 +87,11 @@ MainWindow::MainWindow(QWidget* parent)
   m_welcome->setText(
       tr("<h2>Souffle Explorer</h2><p>Open an ONNX model with <b>Ctrl+O</b>, drop a file here, "
          "or pick one from <i>File › Open Recent</i>.</p>"));
-  m_graph = new GraphPanel(m_stack);
+  m_graphPage = new GraphPage(m_stack);
+  m_graph = m_graphPage->panel();
+  m_graphPage->setMeasuredTimes([this] { return measuredTimes(); });
   m_stack->addWidget(m_welcome);
-  m_stack->addWidget(m_graph);
+  m_stack->addWidget(m_graphPage);
   setCentralWidget(m_stack);
 
   createDocks();
@@ -135,7 +138,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
     m_statusLayout->setText(m_graph->layoutInfo());
-    applyPlanToScene();
+    m_graphPage->applyPlan();
     if (final) setBusy(false);
     emit graphDrawn(final);
   });
@@ -390,7 +393,7 @@ void MainWindow::closeModel() {
   m_charts->setPlan(nullptr);
   m_data.reset();
   refreshExplorerViews();
-  m_graph->clear();
+  m_graphPage->clear();
   m_nodes->setModelData(nullptr);
   m_properties->setModelData(nullptr);
   m_teText->setText({});
@@ -409,7 +412,7 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   m_nodes->setModelData(m_data);
   m_properties->setModelData(m_data);
   m_teText->setText(m_data->teText);
-  m_stack->setCurrentWidget(m_graph);
+  m_stack->setCurrentWidget(m_graphPage);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
   const QString name = QFileInfo(QString::fromStdString(m_data->model->path)).fileName();
   setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
@@ -433,10 +436,8 @@ void MainWindow::onFailed(const LoadError& error) {
 
 void MainWindow::showCurrentGraph() {
   if (!m_data) return;
-  // Aliasing pointers keep the whole ModelData alive as long as the scene shows its graph.
-  std::shared_ptr<const SceneGraph> g(m_data, m_teLevel ? &m_data->teGraph : &m_data->opGraph);
   m_properties->showBox(nullptr, -1);
-  m_graph->showGraph(g);
+  m_graphPage->showGraph(m_data, m_teLevel);
 }
 
 void MainWindow::setTeLevel(bool on) {
@@ -499,8 +500,7 @@ void MainWindow::onNodeActivated(int row) {
   }
   if (box < 0) return;
   m_syncing = true;
-  m_graph->scene()->selectBox(box);
-  m_graph->view()->reveal(box);
+  m_graphPage->selectBox(box);
   m_syncing = false;
   onBoxSelected(box);
 }
@@ -642,7 +642,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   m_kernels->model()->setPlan(m_plan);
   m_properties->setPlan(m_plan);
   m_transforms->setPlan(m_plan);
-  m_graph->setPlan(m_plan);
+  m_graphPage->setPlan(m_plan);
   refreshExplorerViews();
   m_compiler->cancel();  // results of the previous plan would not match its kernels
   m_compile.reset();
@@ -674,7 +674,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     m_importedPanel->setData(m_external);
     m_kernels->model()->setImported(m_external);
   }
-  applyPlanToScene();
+  m_graphPage->applyPlan();
   setBusy(!m_graph->isFinal());
   updateStatus();
   if (!editMessage.isEmpty())
@@ -718,41 +718,6 @@ void MainWindow::setPrecision(const QString& precision) {
   if (i >= 0) m_precisionBox->setCurrentIndex(i);  // re-plans through currentTextChanged
 }
 
-void MainWindow::applyPlanToScene() {
-  GraphScene* scene = m_graph->scene();
-  const SceneGraph* g = scene->graph();
-  if (!g || !m_plan || m_plan->model != m_data) {
-    scene->setKernels({});
-    m_graph->setEdgeBoundaries({});
-    return;
-  }
-  // Kernel ids (not partition indices) are what the badges and palette show.
-  std::vector<std::vector<int>> ids = m_graph->shownKernels(m_plan->kernelsOf(g->teLevel));
-  std::vector<QString> names;
-  QHash<int, quint32> keys;
-  for (size_t i = 0; i < m_plan->identities.size(); ++i) {
-    names.push_back(m_plan->identities[i].shortName);
-    keys.insert(m_plan->plan->partitions[i].id, m_plan->identities[i].colorKey);
-  }
-  scene->setClusterLabels(clusterLabels(*m_plan->plan, names));
-  scene->setKernelColorKeys(std::move(keys));
-  for (auto& ks : ids)
-    for (int& k : ks) k = m_plan->plan->partitions[k].id;
-  scene->setKernels(std::move(ids));
-  // Edges inside a kernel drawn by the stage boundary between their ends (edges of a collapsed
-  // graph through the boxes they stand for).
-  const EdgeKinds& kinds = m_plan->edgeKindsOf(g->teLevel);
-  std::vector<int> edgeKinds(g->edges.size(), -1);
-  for (size_t e = 0; e < g->edges.size(); ++e) {
-    const int from = g->baseBox(g->edges[e].from), to = g->baseBox(g->edges[e].to);
-    if (from < 0 || to < 0) continue;
-    auto it = kinds.constFind(edgeKey(from, to));
-    if (it != kinds.constEnd()) edgeKinds[e] = static_cast<int>(*it);
-  }
-  m_graph->setEdgeBoundaries(std::move(edgeKinds));
-  refreshHeat();
-}
-
 bool MainWindow::importProfile(const QString& given) {
   if (!m_plan) return false;
   QString path = given;
@@ -789,7 +754,7 @@ void MainWindow::setHeatMetric(HeatMetric metric) {
   const int i = m_colorBox->findData(static_cast<int>(metric));
   if (i >= 0 && m_colorBox->currentIndex() != i) m_colorBox->setCurrentIndex(i);
   for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
-  refreshHeat();
+  m_graphPage->setHeatMetric(metric);
 }
 
 MeasuredTimes MainWindow::measuredTimes() const {
@@ -807,28 +772,12 @@ MeasuredTimes MainWindow::measuredTimes() const {
   return m;
 }
 
-void MainWindow::refreshHeat() {
-  const SceneGraph* g = m_graph->scene()->graph();
-  if (!g || !m_plan || m_plan->model != m_data || m_heatMetric == HeatMetric::None) {
-    m_graph->setHeatMap({});
-    return;
-  }
-  m_graph->setHeatMap(computeHeat(m_heatMetric, *g,
-                                  m_graph->shownKernels(m_plan->kernelsOf(g->teLevel)), *m_plan,
-                                  measuredTimes()));
-}
-
 void MainWindow::onPartitionActivated(int k) {
   if (m_syncing || !m_plan) return;
-  const SceneGraph* g = m_graph->scene()->graph();
-  if (!g) return;
-  const std::vector<int> boxes = m_graph->shownBoxes(m_plan->boxesOf(g->teLevel, k));
-  if (boxes.empty()) return;
   m_syncing = true;
-  m_graph->scene()->selectBoxes(boxes);
-  m_graph->view()->reveal(boxes.front());
+  const int box = m_graphPage->selectPartition(k);
   m_syncing = false;
-  m_properties->showBox(g, boxes.front());
+  if (box >= 0) m_properties->showBox(m_graph->scene()->graph(), box);
 }
 
 void MainWindow::say(const QString& text, int ms) {
@@ -995,16 +944,7 @@ void MainWindow::exportSvg(const QString& given) {
   if (path.isEmpty())
     path = QFileDialog::getSaveFileName(this, tr("Export graph as SVG"), QString(),
                                         tr("SVG images (*.svg)"));
-  if (path.isEmpty() || !m_graph->scene()->graph()) return;
-  QGraphicsScene* scene = m_graph->scene();
-  const QRectF r = scene->sceneRect();
-  QSvgGenerator gen;
-  gen.setFileName(path);
-  gen.setSize(r.size().toSize());
-  gen.setViewBox(QRectF(QPointF(), r.size()));
-  gen.setTitle(windowTitle());
-  QPainter p(&gen);
-  m_graph->renderExport(p, QRectF(QPointF(), r.size()));
+  m_graphPage->writeSvg(path, windowTitle());
 }
 
 void MainWindow::exportPng(const QString& given) {
@@ -1013,17 +953,7 @@ void MainWindow::exportPng(const QString& given) {
     path = QFileDialog::getSaveFileName(this, tr("Export graph as PNG"), QString(),
                                         tr("PNG images (*.png)"));
   if (path.isEmpty() || !m_graph->scene()->graph()) return;
-  QGraphicsScene* scene = m_graph->scene();
-  const QRectF r = scene->sceneRect();
-  // Cap the image at about 16k pixels on the long side so huge graphs still export.
-  const double scale = std::min(2.0, 16000.0 / std::max(r.width(), r.height()));
-  QImage img((r.size() * scale).toSize(), QImage::Format_ARGB32_Premultiplied);
-  img.fill(m_graph->scene()->colors().background);
-  QPainter p(&img);
-  p.setRenderHint(QPainter::Antialiasing);
-  m_graph->renderExport(p, QRectF(QPointF(), QSizeF(img.size())));
-  p.end();
-  if (!img.save(path)) say(tr("Could not write %1").arg(path), 8000);
+  if (!m_graphPage->writePng(path)) say(tr("Could not write %1").arg(path), 8000);
 }
 
 // ---- Editing decisions, projects, comparison and plan export --------------------------------
@@ -1173,21 +1103,7 @@ void MainWindow::createEditing() {
   exportMenu->addAction(kernelsCsv);
   kernelsCsv->setText(tr("&Kernel table as CSV…"));
   addCsvExport(m_compare->table(), tr("comparison"));
-  GraphView* view = m_graph->view();
-  view->setContextMenuPolicy(Qt::CustomContextMenu);
-  connect(view, &QWidget::customContextMenuRequested, this,
-          [this, view, merge, split, pin](const QPoint& pos) {
-            // Right-clicking an unselected node selects it first, as file managers do.
-            for (QGraphicsItem* item : view->items(pos))
-              if (item->type() == NodeItem::Type) {
-                if (!item->isSelected())
-                  m_graph->scene()->selectBox(static_cast<NodeItem*>(item)->box());
-                break;
-              }
-            QMenu menu(this);
-            menu.addActions({merge, split, pin});
-            menu.exec(view->viewport()->mapToGlobal(pos));
-          });
+  m_graphPage->setContextActions({merge, split, pin});
   auto* undoDock = m_historyDock->toggleViewAction();
   for (QDockWidget* d : {m_transformsDock, m_compareDock})
     m_viewMenu->addAction(d->toggleViewAction());
@@ -1216,31 +1132,8 @@ std::vector<int> MainWindow::selectedKernels() const {
   if (!m_plan) return ks;
   for (int k : m_kernels->selectedPartitions()) add(k);
   if (ks.size() >= 2) return ks;
-  // Nodes selected in the graph (several kernels' worth, e.g. by Ctrl+click).
-  std::vector<int> fromGraph;
-  for (QGraphicsItem* item : m_graph->scene()->selectedItems())
-    if (item->type() == NodeItem::Type)
-      if (const std::vector<int>* k =
-              m_graph->scene()->kernelsOf(static_cast<NodeItem*>(item)->box()))
-        for (int x : *k)
-          if (std::find(fromGraph.begin(), fromGraph.end(), x) == fromGraph.end())
-            fromGraph.push_back(x);
-  // kernelsOf gives kernel ids (badges); map them back to partition indices.
-  std::vector<int> parts;
-  for (int id : fromGraph)
-    for (size_t p = 0; p < m_plan->plan->partitions.size(); ++p)
-      if (m_plan->plan->partitions[p].id == id) parts.push_back(int(p));
+  const std::vector<int> parts = m_graphPage->selectedPartitions();
   return parts.size() > ks.size() ? parts : ks;
-}
-
-QString MainWindow::selectedAnchor() const {
-  const SceneGraph* g = m_graph->scene()->graph();
-  const int box = m_graph->scene()->selectedBox();
-  if (!g || box < 0 || box >= int(g->nodes.size())) return {};
-  const SceneNode& n = g->nodes[size_t(box)];
-  if (n.kind == SceneNode::Kind::TeOp) return n.subtitle;
-  if (n.kind == SceneNode::Kind::Op) return n.onnxNode;
-  return {};
 }
 
 void MainWindow::mergeSelected() {
@@ -1265,7 +1158,7 @@ void MainWindow::mergeSelected() {
 }
 
 void MainWindow::splitAtSelected() {
-  const QString at = selectedAnchor();
+  const QString at = m_graphPage->selectedAnchor();
   if (at.isEmpty()) {
     say(tr("Select a node in the graph to split at"), 6000);
     return;
@@ -1274,7 +1167,7 @@ void MainWindow::splitAtSelected() {
 }
 
 void MainWindow::pinSelected() {
-  const QString at = selectedAnchor();
+  const QString at = m_graphPage->selectedAnchor();
   if (at.isEmpty()) {
     say(tr("Select a node in the graph to pin"), 6000);
     return;
@@ -1283,7 +1176,7 @@ void MainWindow::pinSelected() {
 }
 
 void MainWindow::orderSelected(BoundaryKind kind) {
-  const QString at = selectedAnchor();
+  const QString at = m_graphPage->selectedAnchor();
   if (at.isEmpty()) {
     say(tr("Select a node in the graph whose stage to order"), 6000);
     return;
@@ -1499,7 +1392,8 @@ void MainWindow::createKernelViews() {
   // A node selected in the graph: its kernel's code, its lines highlighted.
   connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
     const SceneGraph* g = m_graph->scene()->graph();
-    if (m_codeSyncing || !g || !m_plan || box < 0 || static_cast<size_t>(box) >= g->nodes.size())
+    if (m_graphPage->selectingNodes() || !g || !m_plan || box < 0 ||
+        static_cast<size_t>(box) >= g->nodes.size())
       return;
     const auto& ks = m_plan->kernelsOf(g->teLevel);
     if (static_cast<size_t>(box) >= ks.size() || ks[box].empty()) return;
@@ -1508,31 +1402,12 @@ void MainWindow::createKernelViews() {
     m_charts->setCurrentPartition(ks[box].front());
     m_code->highlightNode(n.onnxNode, n.kind == SceneNode::Kind::TeOp ? n.subtitle : QString());
   });
-  connect(m_code, &CodePanel::nodesActivated, this, &MainWindow::selectNodesFromCode);
+  connect(m_code, &CodePanel::nodesActivated, m_graphPage, &GraphPage::selectNodes);
   connect(m_charts, &ChartsPanel::partitionClicked, this, [this](int k) {
     if (k < 0 || k >= m_kernels->model()->rowCount()) return;
     m_partDock->raise();
     m_kernels->selectPartition(k, false);
   });
-}
-
-void MainWindow::selectNodesFromCode(const QStringList& nodes, const QStringList& tes) {
-  const SceneGraph* g = m_graph->scene()->graph();
-  if (!g) return;
-  std::vector<int> boxes;
-  for (size_t i = 0; i < g->nodes.size(); ++i) {
-    const SceneNode& n = g->nodes[i];
-    const bool hit =
-        g->teLevel ? n.kind == SceneNode::Kind::TeOp &&
-                         (tes.contains(n.subtitle) || (tes.isEmpty() && nodes.contains(n.onnxNode)))
-                   : n.kind == SceneNode::Kind::Op && nodes.contains(n.onnxNode);
-    if (hit) boxes.push_back(static_cast<int>(i));
-  }
-  if (boxes.empty()) return;
-  m_codeSyncing = true;
-  m_graph->scene()->selectBoxes(boxes);
-  m_graph->view()->reveal(boxes.front());
-  m_codeSyncing = false;
 }
 
 void MainWindow::compileKernels() {

@@ -37,6 +37,7 @@ class CodePanel;
 class ComparisonView;
 class DecisionEditor;
 class ErrorPanel;
+class GraphPage;
 class GraphPanel;
 class NodeTableModel;
 class PartitionTableModel;
@@ -202,7 +203,6 @@ class MainWindow : public QMainWindow {
   void onPlanned(PlanDataPtr plan);
   /// The user picked kernel `k` in the kernels page: select its boxes in the graph.
   void onPartitionActivated(int k);
-  void applyPlanToScene();
   void onLoaded(ModelDataPtr data, double ms);
   void onFailed(const LoadError& error);
   void onBoxSelected(int box);
@@ -226,17 +226,11 @@ class MainWindow : public QMainWindow {
   void refreshExplorerViews();
   /// Partition indices of the selected kernel rows, else of the selected graph nodes.
   std::vector<int> selectedKernels() const;
-  /// The name an edit anchors to for the selected graph node (ONNX node or TE); empty if none.
-  QString selectedAnchor() const;
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
   void onCompiled(CompileDataPtr data);
   void startProfile(const QString& backend);
   void onProfiled(ProfileDataPtr data);
-  /// Selects the graph boxes of ONNX nodes `nodes` (TEs `tes` at TE level) from a code line.
-  void selectNodesFromCode(const QStringList& nodes, const QStringList& tes);
-  /// Recomputes the heat map for the graph and plan on screen.
-  void refreshHeat();
   /// The comparison view, when shown, compares plans of the model, GPU, edits and precision.
   void refreshCompare();
   /// The measured times of the plan on screen: an imported profile, else a profile run.
@@ -254,7 +248,8 @@ class MainWindow : public QMainWindow {
 
   QStackedWidget* m_stack;
   QLabel* m_welcome;
-  GraphPanel* m_graph;
+  GraphPage* m_graphPage;
+  GraphPanel* m_graph;  ///< the graph page's panel
   PropertiesPanel* m_properties;
   TeTextPanel* m_teText;
   ErrorPanel* m_error;
@@ -279,7 +274,6 @@ class MainWindow : public QMainWindow {
   ProfileRunner* m_profiler = nullptr;
   ProfileDataPtr m_profile;
   std::map<std::string, std::string> m_measurements;  ///< by plan_key
-  bool m_codeSyncing = false;                         ///< a code line is selecting graph nodes
   QComboBox* m_strategyBox;
   QComboBox* m_gpuBox;
   QComboBox* m_colorBox = nullptr;

@@ -1,0 +1,69 @@
+/// \file The graph page, the window's centre: the graph panel with the plan drawn on it (kernel
+/// outlines, badges, cluster labels, stage boundaries, the heat map) and the selections the
+/// other pages ask of it; it names what is selected for the edits and exports the picture.
+#pragma once
+
+#include <QWidget>
+#include <functional>
+#include <vector>
+
+#include "views/heat_map.h"
+#include "views/model_loader.h"
+#include "views/plan_runner.h"
+
+class QAction;
+
+namespace souffle::views {
+
+class GraphPanel;
+
+class GraphPage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GraphPage(QWidget* parent = nullptr);
+
+  GraphPanel* panel() const { return m_panel; }
+  /// Draws the op-level or TE-level graph of `data` (laid out off the GUI thread).
+  void showGraph(ModelDataPtr data, bool teLevel);
+  void clear();
+  /// The plan drawn on the graph (null: none yet); applyPlan draws it once the graph is shown.
+  void setPlan(PlanDataPtr plan);
+  /// Draws the plan on the graph on screen: kernels, their labels and colours, the stage
+  /// boundaries on edges, and the heat map. Nothing when the plan is of another model.
+  void applyPlan();
+  /// Colours the boxes by op type (None) or as a heat map of `metric`.
+  void setHeatMetric(HeatMetric metric);
+  /// Where the measured times of the heat map come from (asked at each refresh).
+  void setMeasuredTimes(std::function<MeasuredTimes()> source) { m_measured = std::move(source); }
+  void refreshHeat();
+
+  /// Selects and reveals `box`.
+  void selectBox(int box);
+  /// Selects and reveals the boxes of partition `k`; the first box, or -1 when it has none.
+  int selectPartition(int k);
+  /// Selects the boxes of ONNX nodes `nodes` (TEs `tes` at TE level), as a code line asks;
+  /// selectingNodes() is true meanwhile.
+  void selectNodes(const QStringList& nodes, const QStringList& tes);
+  bool selectingNodes() const { return m_selectingNodes; }
+  /// The name an edit anchors to for the selected node (ONNX node or TE); empty if none.
+  QString selectedAnchor() const;
+  /// Partition indices of the kernels of the selected nodes.
+  std::vector<int> selectedPartitions() const;
+  /// The actions of the graph's context menu (a right click selects the node under it first).
+  void setContextActions(const QList<QAction*>& actions);
+
+  /// Writes the graph as SVG (titled `title`) or PNG; false when there is none or it failed.
+  bool writeSvg(const QString& path, const QString& title);
+  bool writePng(const QString& path);
+
+ private:
+  GraphPanel* m_panel;
+  ModelDataPtr m_data;
+  PlanDataPtr m_plan;
+  HeatMetric m_heatMetric = HeatMetric::None;
+  std::function<MeasuredTimes()> m_measured;
+  bool m_selectingNodes = false;
+  QList<QAction*> m_contextActions;
+};
+
+}  // namespace souffle::views

@@ -49,6 +49,7 @@
 #include "views/panels.h"
 #include "views/partition_table_model.h"
 #include "views/plan_export.h"
+#include "views/plan_toolbar.h"
 #include "views/project_controller.h"
 #include "views/step_through.h"
 #include "views/strategy_table_model.h"
@@ -116,11 +117,7 @@ MainWindow::MainWindow(QWidget* parent)
     if (m_editor->hasProposal()) m_editor->reject();
     if (m_plan) {
       // The selectors show the plan that stays on screen.
-      const QSignalBlocker bs(m_strategyBox), bg(m_gpuBox), bp(m_precisionBox), by(m_syncBox);
-      m_strategyBox->setCurrentText(m_plan->strategy);
-      m_gpuBox->setCurrentText(m_plan->gpu);
-      m_precisionBox->setCurrentText(QLatin1String(gpu::precision_name(m_plan->plan->precision)));
-      m_syncBox->setCurrentText(QLatin1String(sync_mode_name(m_plan->plan->sync)));
+      m_planBar->showPlan(*m_plan);
     }
     setBusy(false);
     updateStatus();
@@ -506,61 +503,10 @@ void MainWindow::onNodeActivated(int row) {
 }
 
 void MainWindow::createPlanToolBar() {
-  QToolBar* bar = addToolBar(tr("Plan"));
-  m_planToolBar = bar;
-  bar->setObjectName(QStringLiteral("planToolBar"));
-  bar->setMovable(false);
-  auto* sl = new QLabel(tr(" Strategy "), bar);
-  m_strategyBox = new QComboBox(bar);
-  for (plan::Strategy st : plan::every_strategy())
-    m_strategyBox->addItem(QString::fromLatin1(plan::strategy_name(st)));
-  m_strategyBox->setCurrentText(QStringLiteral("souffle"));
-  m_strategyBox->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+4)"));
-  auto* gl = new QLabel(tr("  GPU "), bar);
-  m_gpuBox = new QComboBox(bar);
-  for (const gpu::GpuSpec& g : gpu::builtin_gpu_specs())
-    m_gpuBox->addItem(QString::fromStdString(g.name));
-  const int a100 = m_gpuBox->findText(QStringLiteral("A100"), Qt::MatchStartsWith);
-  if (a100 >= 0) m_gpuBox->setCurrentIndex(a100);
-  m_gpuBox->setToolTip(tr("GPU whose specification the cost model uses"));
-  auto* pl = new QLabel(tr("  Precision "), bar);
-  m_precisionBox = new QComboBox(bar);
-  for (gpu::Precision p :
-       {gpu::Precision::FP32, gpu::Precision::TF32, gpu::Precision::FP16, gpu::Precision::BF16})
-    m_precisionBox->addItem(QString::fromLatin1(gpu::precision_name(p)));
-  m_precisionBox->setToolTip(
-      tr("Compute type of the GEMM-like kernels (tf32/fp16/bf16: tensor cores): the plan, its "
-         "prices, the code, compile and the step-through use it; a project saves it"));
-  auto* yl = new QLabel(tr("  Sync "), bar);
-  m_syncBox = new QComboBox(bar);
-  for (SyncMode m : {SyncMode::Grid, SyncMode::Auto, SyncMode::Flags})
-    m_syncBox->addItem(QString::fromLatin1(sync_mode_name(m)));
-  m_syncBox->setToolTip(
-      tr("What orders a stage after stores other blocks made: grid barriers (Souffle's), auto "
-         "(per-tile flags where the cost model prices them cheaper) or flags (wherever "
-         "proven); the plan, its prices, the code and compile use it; a project saves it"));
-  auto* cl = new QLabel(tr("  Colour by "), bar);
-  m_colorBox = new QComboBox(bar);
-  for (HeatMetric m : heatMetrics()) m_colorBox->addItem(heatMetricName(m), static_cast<int>(m));
-  m_colorBox->setToolTip(
-      tr("Colour the boxes by op type, or as a heat map of a metric (with a legend)"));
-  bar->addWidget(sl);
-  bar->addWidget(m_strategyBox);
-  bar->addWidget(gl);
-  bar->addWidget(m_gpuBox);
-  bar->addWidget(pl);
-  bar->addWidget(m_precisionBox);
-  bar->addWidget(yl);
-  bar->addWidget(m_syncBox);
-  bar->addWidget(cl);
-  bar->addWidget(m_colorBox);
-  connect(m_colorBox, &QComboBox::currentIndexChanged, this, [this](int i) {
-    setHeatMetric(static_cast<HeatMetric>(m_colorBox->itemData(i).toInt()));
-  });
-  connect(m_strategyBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
-  connect(m_gpuBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
-  connect(m_precisionBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
-  connect(m_syncBox, &QComboBox::currentTextChanged, this, [this] { startPlan(); });
+  m_planBar = new PlanToolBar(this);
+  addToolBar(m_planBar);
+  connect(m_planBar, &PlanToolBar::heatMetricChosen, this, &MainWindow::setHeatMetric);
+  connect(m_planBar, &PlanToolBar::settingsChanged, this, [this] { startPlan(); });
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
   int key = 1;
@@ -575,11 +521,11 @@ void MainWindow::createPlanToolBar() {
 }
 
 QString MainWindow::strategy() const {
-  return m_strategyBox->currentText();
+  return m_planBar->strategy();
 }
 
 QString MainWindow::gpu() const {
-  return m_gpuBox->currentText();
+  return m_planBar->gpu();
 }
 
 bool MainWindow::isPlanning() const {
@@ -587,13 +533,11 @@ bool MainWindow::isPlanning() const {
 }
 
 void MainWindow::setStrategy(const QString& strategy) {
-  m_strategyBox->setCurrentText(strategy);  // re-plans through currentTextChanged
+  m_planBar->setStrategy(strategy);  // re-plans through settingsChanged
 }
 
 void MainWindow::setGpu(const QString& gpu) {
-  int i = m_gpuBox->findText(gpu, Qt::MatchFixedString);
-  if (i < 0) i = m_gpuBox->findText(gpu, Qt::MatchStartsWith);
-  if (i >= 0) m_gpuBox->setCurrentIndex(i);
+  m_planBar->setGpu(gpu);
 }
 
 void MainWindow::startPlan() {
@@ -691,31 +635,27 @@ void MainWindow::refreshCompare() {
 }
 
 QString MainWindow::sync() const {
-  return m_syncBox->currentText();
+  return m_planBar->sync();
 }
 
 SyncMode MainWindow::syncValue() const {
-  SyncMode m = SyncMode::Grid;
-  parse_sync_mode(sync().toStdString(), m);
-  return m;
+  return m_planBar->syncValue();
 }
 
 void MainWindow::setSync(const QString& sync) {
-  const int i = m_syncBox->findText(sync.toLower());
-  if (i >= 0) m_syncBox->setCurrentIndex(i);  // re-plans through currentTextChanged
+  m_planBar->setSync(sync);  // re-plans through settingsChanged
 }
 
 QString MainWindow::precision() const {
-  return m_precisionBox->currentText();
+  return m_planBar->precision();
 }
 
 gpu::Precision MainWindow::precisionValue() const {
-  return gpu::parse_precision(precision().toStdString());
+  return m_planBar->precisionValue();
 }
 
 void MainWindow::setPrecision(const QString& precision) {
-  const int i = m_precisionBox->findText(precision.toLower());
-  if (i >= 0) m_precisionBox->setCurrentIndex(i);  // re-plans through currentTextChanged
+  m_planBar->setPrecision(precision);  // re-plans through settingsChanged
 }
 
 bool MainWindow::importProfile(const QString& given) {
@@ -751,8 +691,7 @@ bool MainWindow::importProfile(const QString& given) {
 
 void MainWindow::setHeatMetric(HeatMetric metric) {
   m_heatMetric = metric;
-  const int i = m_colorBox->findData(static_cast<int>(metric));
-  if (i >= 0 && m_colorBox->currentIndex() != i) m_colorBox->setCurrentIndex(i);
+  m_planBar->setHeatMetric(metric);
   for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
   m_graphPage->setHeatMetric(metric);
 }
@@ -1495,7 +1434,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     m_errorDock->raise();
   }
   say(summary, 15000);
-  if (QWidget* button = m_planToolBar ? m_planToolBar->widgetForAction(m_compileAction) : nullptr;
+  if (QWidget* button = m_planBar ? m_planBar->widgetForAction(m_compileAction) : nullptr;
       button && button->isVisible())
     QToolTip::showText(button->mapToGlobal(QPoint(0, button->height())), summary, button);
   emit compiled();

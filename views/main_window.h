@@ -41,6 +41,7 @@ class GraphPage;
 class GraphPanel;
 class NodeTableModel;
 class PartitionTableModel;
+class PlanToolBar;
 class ProjectController;
 class PropertiesPanel;
 class StepThroughPanel;
@@ -274,17 +275,12 @@ class MainWindow : public QMainWindow {
   ProfileRunner* m_profiler = nullptr;
   ProfileDataPtr m_profile;
   std::map<std::string, std::string> m_measurements;  ///< by plan_key
-  QComboBox* m_strategyBox;
-  QComboBox* m_gpuBox;
-  QComboBox* m_colorBox = nullptr;
-  QComboBox* m_precisionBox = nullptr;
-  QComboBox* m_syncBox = nullptr;
+  PlanToolBar* m_planBar = nullptr;
   QList<QAction*> m_colorActions;
   HeatMetric m_heatMetric = HeatMetric::None;
   ExternalProfileDataPtr m_external;  ///< an imported profile, mapped onto the plan
   ImportedProfilePanel* m_importedPanel = nullptr;
   QDockWidget* m_importedDock = nullptr;
-  QToolBar* m_planToolBar = nullptr;
   QString m_message;             ///< the status bar's message, whole
   QString m_lastCompileSummary;  ///< what the last compile said
 

@@ -35,7 +35,6 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
 
-#include <nlohmann/json.hpp>
 #include "core/session/profile.h"
 #include "core/support/error.h"
 #include "views/charts_panel.h"
@@ -45,6 +44,7 @@
 #include "views/edit_commands.h"
 #include "views/graph_page.h"
 #include "views/graph_view.h"
+#include "views/kernel_runs.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
@@ -384,8 +384,7 @@ void MainWindow::closeModel() {
   m_planner->cancel();
   m_plan.reset();
   m_kernels->model()->setPlan(nullptr);
-  m_compiler->cancel();
-  m_compile.reset();
+  m_runs->dropCompile();
   m_code->setPlan(nullptr);
   m_charts->setPlan(nullptr);
   m_data.reset();
@@ -588,29 +587,22 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   m_transforms->setPlan(m_plan);
   m_graphPage->setPlan(m_plan);
   refreshExplorerViews();
-  m_compiler->cancel();  // results of the previous plan would not match its kernels
-  m_compile.reset();
+  // The last compile is dropped; a measurement of this very plan comes back.
+  const QString dropped = m_runs->setPlan(m_plan);
   m_code->setPlan(m_plan);
   m_charts->setPlan(m_plan);
-  // A measurement of this very plan (same strategy, GPU, precision and edits) comes back.
-  m_profile.reset();
-  if (auto it = m_measurements.find(plan_key(*m_plan->plan)); it != m_measurements.end()) {
-    try {
-      m_profile =
-          makeProfileData(m_plan, profile_report_from_json(nlohmann::json::parse(it->second)));
-      m_kernels->model()->setProfile(m_profile);
-      m_charts->setProfile(m_profile);
-    } catch (const std::exception& ex) {
-      // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
-      // problems panel and dropped; the plan and the user's edits stay.
-      LoadError e;
-      e.title = tr("A kept profile run was dropped");
-      e.file = m_project->path().isEmpty() ? m_lastPath : m_project->path();
-      e.reason = tr("a kept profile run of this plan cannot be read and is dropped: %1")
-                     .arg(QString::fromUtf8(ex.what()));
-      m_measurements.erase(it);
-      showError(e);
-    }
+  if (ProfileDataPtr kept = m_runs->profileData()) {
+    m_kernels->model()->setProfile(kept);
+    m_charts->setProfile(kept);
+  }
+  if (!dropped.isEmpty()) {
+    // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
+    // problems panel; the plan and the user's edits stay.
+    LoadError e;
+    e.title = tr("A kept profile run was dropped");
+    e.file = m_project->path().isEmpty() ? m_lastPath : m_project->path();
+    e.reason = tr("a kept profile run of this plan cannot be read and is dropped: %1").arg(dropped);
+    showError(e);
   }
   refreshCompare();
   if (m_external) {  // an imported profile follows the plan (kernel numbers, nodes)
@@ -703,10 +695,10 @@ MeasuredTimes MainWindow::measuredTimes() const {
     m.partitionUs = m_external->partitionUs;
     m.source = m_external->source;
     m.gpu = true;
-  } else if (m_profile && m_profile->plan == m_plan) {
-    m.partitionUs = m_profile->partitionUs;
-    m.source = m_profile->label();
-    m.gpu = m_profile->gpuTime();
+  } else if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_plan) {
+    m.partitionUs = p->partitionUs;
+    m.source = p->label();
+    m.gpu = p->gpuTime();
   }
   return m;
 }
@@ -1231,8 +1223,9 @@ void MainWindow::createKernelViews() {
   m_partDock->raise();
   m_importedDock->hide();
 
-  m_compiler = new CompileRunner(this);
-  m_profiler = new ProfileRunner(this);
+  m_runs = new KernelRuns(this);
+  m_compiler = m_runs->compiler();
+  m_profiler = m_runs->profiler();
   ProfileOptions gpuOptions;
   gpuOptions.backend = "cuda";
   const QString offReason = QString::fromStdString(profile_unavailable_reason(gpuOptions));
@@ -1375,60 +1368,26 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     if (!quiet) emit compiled();
     return;
   }
-  m_compile = data;
+  m_runs->keepCompile(data);
   m_kernels->model()->setCompile(data);
   m_charts->setCompile(data);
   if (quiet) return;
   m_chartsDock->show();
   // The first failure, with the NVRTC log and the kernel, in the problems panel.
-  LoadError e;
-  e.title = tr("Compile failed");
-  e.file = m_lastPath;
-  if (!data->error.isEmpty()) {
-    e.reason = tr("the kernels could not be built: %1").arg(data->error);
-  } else {
-    for (size_t i = 0; i < data->kernels.size() && e.reason.isEmpty(); ++i)
-      for (const ArchCompile& a : data->kernels[i].archs) {
-        if (a.ok) continue;
-        const plan::Partition& p = m_plan->plan->partitions[i];
-        e.node = tr("K%1 (%2) for %3").arg(p.id).arg(data->kernels[i].name, a.arch);
-        QString log = a.log.trimmed().isEmpty() ? a.error : a.log.trimmed();
-        if (log.size() > 4000) log = log.left(4000) + tr(" …");
-        e.reason = tr("NVRTC could not compile the kernel (%1 of %2 compiles failed):\n%3")
-                       .arg(data->failures)
-                       .arg(data->kernels.size() * static_cast<size_t>(data->archs.size()))
-                       .arg(log);
-        m_kernels->selectPartition(int(i), false);
-        m_code->setCurrentTab(CodePanel::CudaTab);
-        break;
-      }
+  const CompileFailure failure = firstCompileFailure(*data);
+  if (failure.partition >= 0) {
+    m_kernels->selectPartition(failure.partition, false);
+    m_code->setCurrentTab(CodePanel::CudaTab);
   }
   // The summary, where the user pressed the button and in the status bar.
-  int maxRegs = 0;
-  qint64 spills = 0;
-  for (const KernelCompile& k : data->kernels)
-    for (const ArchCompile& a : k.archs) {
-      maxRegs = std::max(maxRegs, a.registers);
-      spills += a.spillBytes;
-    }
-  QString summary =
-      data->failures > 0
-          ? tr("Compile: %1 of %2 compiles failed (Problems panel)")
-                .arg(data->failures)
-                .arg(data->kernels.size() * static_cast<size_t>(data->archs.size()))
-          : tr("Compiled %1 kernel%2 for %3 in %4 s: up to %5 registers, %6 spilled")
-                .arg(data->compiled + data->reused)
-                .arg(data->compiled + data->reused == 1 ? QString() : QStringLiteral("s"))
-                .arg(data->archs.join(QStringLiteral(" and ")))
-                .arg(data->ms / 1000, 0, 'f', 1)
-                .arg(maxRegs)
-                .arg(compactBytes(static_cast<double>(spills)));
-  if (data->reused > 0)
-    summary += tr(" (%1 compiled now, %2 unchanged since their last compile)")
-                   .arg(data->compiled)
-                   .arg(data->reused);
+  const QString summary = compileSummary(*data);
   m_lastCompileSummary = summary;
-  if (!e.reason.isEmpty()) {
+  if (!failure.reason.isEmpty()) {
+    LoadError e;
+    e.title = tr("Compile failed");
+    e.file = m_lastPath;
+    e.node = failure.node;
+    e.reason = failure.reason;
     m_error->showError(e);
     m_errorDock->show();
     m_errorDock->raise();
@@ -1445,20 +1404,11 @@ void MainWindow::profileKernels() {
 }
 
 std::vector<std::string> MainWindow::measurements() const {
-  std::vector<std::string> out;
-  for (const auto& [key, text] : m_measurements) out.push_back(text);
-  return out;
+  return m_runs->measurements();
 }
 
 void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
-  m_measurements.clear();
-  for (const std::string& t : reports) {
-    try {
-      nlohmann::json j = nlohmann::json::parse(t);
-      m_measurements[j.value("plan_key", std::string())] = t;
-    } catch (const std::exception&) {
-    }
-  }
+  m_runs->setMeasurements(reports);
 }
 
 void MainWindow::startProfile(const QString& backend) {
@@ -1487,21 +1437,12 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
   }
   if (data->plan != m_plan) return;  // measured a plan no longer on screen
   if (r.kernels.empty()) return;
-  m_profile = data;
-  m_measurements[r.plan_key] = profile_report_json(r).dump();
+  m_runs->keepProfile(data);
   m_project->touch();
   m_kernels->model()->setProfile(data);
   m_charts->setProfile(data);
   m_chartsDock->show();
-  const QString measured = r.gpu_time()
-                               ? tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
-                               : tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
-  say(tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
-          .arg(r.kernels.size())
-          .arg(data->label(), measured)
-          .arg(r.est_total_us, 0, 'f', 1)
-          .arg(r.verified ? tr(", outputs verified") : QString()),
-      15000);
+  say(profileSummary(*data), 15000);
 }
 
 void MainWindow::createExplorerViews() {

@@ -10,6 +10,7 @@
 #include "views/compile_runner.h"
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
+#include "views/kernel_runs.h"
 #include "views/kernels_page.h"
 #include "views/model_loader.h"
 #include "views/nodes_page.h"
@@ -104,13 +105,13 @@ class MainWindow : public QMainWindow {
   ProfileRunner* profileRunner() const { return m_profiler; }
   QAction* profileEmulatorAction() const { return m_profileEmuAction; }
   /// The measurements shown (null before a profile of the plan on screen).
-  ProfileDataPtr profileData() const { return m_profile; }
+  ProfileDataPtr profileData() const { return m_runs->profileData(); }
   /// Every profile run kept for this session's plans (profile_report_json texts), which a
   /// project saves; setMeasurements replaces them (a project being opened).
   std::vector<std::string> measurements() const;
   void setMeasurements(const std::vector<std::string>& reports);
   /// The last compile of the plan on screen (null before one, or after the plan changed).
-  CompileDataPtr compileData() const { return m_compile; }
+  CompileDataPtr compileData() const { return m_runs->compileData(); }
   /// The summary of the last compile the user asked for.
   QString lastCompileSummary() const { return m_lastCompileSummary; }
   /// The status bar's message, whole (it may be shown elided).
@@ -265,16 +266,14 @@ class MainWindow : public QMainWindow {
   ChartsPanel* m_charts = nullptr;
   QDockWidget* m_codeDock = nullptr;
   QDockWidget* m_chartsDock = nullptr;
-  CompileRunner* m_compiler = nullptr;
-  CompileDataPtr m_compile;
+  KernelRuns* m_runs = nullptr;
+  CompileRunner* m_compiler = nullptr;  ///< m_runs's
   QAction* m_compileAction = nullptr;
   QAction* m_cancelCompileAction = nullptr;
   QAction* m_profileAction = nullptr;
   QAction* m_profileEmuAction = nullptr;
   QAction* m_cancelProfileAction = nullptr;
-  ProfileRunner* m_profiler = nullptr;
-  ProfileDataPtr m_profile;
-  std::map<std::string, std::string> m_measurements;  ///< by plan_key
+  ProfileRunner* m_profiler = nullptr;  ///< m_runs's
   PlanToolBar* m_planBar = nullptr;
   QList<QAction*> m_colorActions;
   HeatMetric m_heatMetric = HeatMetric::None;

@@ -1,0 +1,67 @@
+/// \file The compile and profile runs of the plan on screen: both runners, the last compile, the
+/// measurements shown and every profile run kept for this session's plans (by plan key, which a
+/// project saves), and the texts the window shows of them.
+#pragma once
+
+#include <QObject>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "views/compile_runner.h"
+#include "views/profile_runner.h"
+
+namespace souffle::views {
+
+class KernelRuns : public QObject {
+  Q_OBJECT
+ public:
+  explicit KernelRuns(QObject* parent = nullptr);
+
+  CompileRunner* compiler() const { return m_compiler; }
+  ProfileRunner* profiler() const { return m_profiler; }
+  /// The last compile of the plan on screen (null before one, or after the plan changed).
+  CompileDataPtr compileData() const { return m_compile; }
+  /// The measurements shown (null before a profile of the plan on screen).
+  ProfileDataPtr profileData() const { return m_profile; }
+
+  /// A new plan is on screen: a compile in progress is cancelled and the last one dropped (its
+  /// results would not match the kernels); a kept profile run of this very plan (same strategy,
+  /// GPU, precision and edits) comes back as profileData. A kept run that cannot be read is
+  /// dropped: the reason is returned (empty when none was).
+  QString setPlan(const PlanDataPtr& plan);
+  /// Cancels a compile in progress and drops the last one (the model is closed).
+  void dropCompile();
+  /// Keeps `data` as the compile of the plan on screen.
+  void keepCompile(CompileDataPtr data) { m_compile = std::move(data); }
+  /// Keeps `data` as the measurements shown and among those kept for its plan.
+  void keepProfile(ProfileDataPtr data);
+
+  /// Every profile run kept (profile_report_json texts); setMeasurements replaces them (a
+  /// project being opened; texts that are not JSON are skipped).
+  std::vector<std::string> measurements() const;
+  void setMeasurements(const std::vector<std::string>& reports);
+
+ private:
+  CompileRunner* m_compiler;
+  ProfileRunner* m_profiler;
+  CompileDataPtr m_compile;
+  ProfileDataPtr m_profile;
+  std::map<std::string, std::string> m_measurements;  ///< by plan_key
+};
+
+/// The first failed compile of a compile: the build error, else the first (kernel, arch) that
+/// NVRTC refused, with its log. `partition` is -1 when none failed or the kernels were not built.
+struct CompileFailure {
+  int partition = -1;
+  QString node;    ///< "K3 (name) for sm_90"
+  QString reason;  ///< empty when nothing failed
+};
+CompileFailure firstCompileFailure(const CompileData& data);
+/// "Compiled 12 kernels for sm_80 and sm_90 in 3.1 s: up to 96 registers, 0 B spilled", or how
+/// many compiles failed.
+QString compileSummary(const CompileData& data);
+/// "Profiled 12 kernels, measured on …: 85.3 µs (estimated 91.0 µs), outputs verified".
+QString profileSummary(const ProfileData& data);
+
+}  // namespace souffle::views

@@ -103,14 +103,21 @@ MainWindow::MainWindow(QWidget* parent)
   createExplorerViews();
   createKernelViews();
   updateColors();
+  wire();
 
+  updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::wire() {
+  // Loading and planning.
   connect(m_loader, &ModelLoader::loaded, this, &MainWindow::onLoaded);
   connect(m_loader, &ModelLoader::failed, this, &MainWindow::onFailed);
   connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
     setBusy(false);
     say(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
   });
-  connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_planner, &PlanRunner::planned, this, &MainWindow::onPlanned);
   connect(m_planner, &PlanRunner::progress, this, [this](const QString& what) { say(what); });
   connect(m_planner, &PlanRunner::cancelled, this, [this] {
@@ -133,18 +140,101 @@ MainWindow::MainWindow(QWidget* parent)
     m_errorDock->raise();
     emit planFailed(reason);
   });
+  // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
+  // before it becomes a step.
+  connect(m_editor, &DecisionEditor::changed, this, [this] { startPlan(); });
+  connect(m_editor, &DecisionEditor::proposed, this, [this] { startPlan(); });
+  connect(m_planBar, &PlanToolBar::heatMetricChosen, this, &MainWindow::setHeatMetric);
+  connect(m_planBar, &PlanToolBar::settingsChanged, this, [this] { startPlan(); });
+
+  // The problems panel.
+  connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
+  connect(m_error, &ErrorPanel::dismissed, m_errorDock, &QDockWidget::hide);
+
+  // Selections: graph, nodes, kernels, code and charts follow one another.
+  connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
     m_statusLayout->setText(m_graph->layoutInfo());
     m_graphPage->applyPlan();
     if (final) setBusy(false);
     emit graphDrawn(final);
   });
-  connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
-  connect(m_error, &ErrorPanel::dismissed, m_errorDock, &QDockWidget::hide);
-  updateStatus();
-}
+  connect(m_nodes, &NodesPage::nodeActivated, this, &MainWindow::onNodeActivated);
+  connect(m_kernels, &KernelsPage::partitionActivated, this, &MainWindow::onPartitionActivated);
+  // The kernel shown in the code and on the roofline follows the kernel table, whoever
+  // changed its selection.
+  connect(m_kernels, &KernelsPage::currentPartitionChanged, this, [this](int k) {
+    if (!m_plan) return;
+    m_code->showPartition(k);
+    m_charts->setCurrentPartition(k);
+  });
+  // A node selected in the graph: its kernel's code, its lines highlighted.
+  connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
+    const SceneGraph* g = m_graph->scene()->graph();
+    if (m_graphPage->selectingNodes() || !g || !m_plan || box < 0 ||
+        static_cast<size_t>(box) >= g->nodes.size())
+      return;
+    const auto& ks = m_plan->kernelsOf(g->teLevel);
+    if (static_cast<size_t>(box) >= ks.size() || ks[box].empty()) return;
+    const SceneNode& n = g->nodes[box];
+    m_code->showPartition(ks[box].front());
+    m_charts->setCurrentPartition(ks[box].front());
+    m_code->highlightNode(n.onnxNode, n.kind == SceneNode::Kind::TeOp ? n.subtitle : QString());
+  });
+  connect(m_code, &CodePanel::nodesActivated, m_graphPage, &GraphPage::selectNodes);
+  connect(m_charts, &ChartsPanel::partitionClicked, this, [this](int k) {
+    if (k < 0 || k >= m_kernels->model()->rowCount()) return;
+    m_partDock->raise();
+    m_kernels->selectPartition(k, false);
+  });
 
-MainWindow::~MainWindow() = default;
+  // Compile and profile.
+  connect(m_compiler, &CompileRunner::progress, this,
+          [this](int done, int total, const QString& current) {
+            m_progress->setRange(0, std::max(1, total));
+            m_progress->setValue(done);
+            m_progress->setVisible(true);
+            say(current.isEmpty()
+                    ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
+                    : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
+                          .arg(current)
+                          .arg(done)
+                          .arg(total));
+          });
+  connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
+  connect(m_compiler, &CompileRunner::cancelled, this, [this] {
+    m_cancelCompileAction->setEnabled(false);
+    setBusy(false);
+    say(tr("Compile cancelled; the kernels compiled so far are kept for the next compile"), 8000);
+    emit compiled();
+  });
+  connect(m_profiler, &ProfileRunner::progress, this,
+          [this](const QString& what) { say(tr("Profiling: %1").arg(what)); });
+  connect(m_profiler, &ProfileRunner::finished, this, &MainWindow::onProfiled);
+  connect(m_profiler, &ProfileRunner::cancelled, this, [this] {
+    m_cancelProfileAction->setEnabled(false);
+    say(tr("Profile cancelled"), 5000);
+  });
+
+  // The docks that plan or compare only while they are shown.
+  connect(m_strategies, &StrategiesPage::strategyChosen, this, [this](const QString& name) {
+    if (name != strategy()) setStrategy(name);
+  });
+  connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    if (on) refreshExplorerViews();
+  });
+  connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    if (on)
+      refreshExplorerViews();
+    else
+      m_graph->highlightNodes({});
+  });
+  connect(m_steps, &StepThroughPanel::stepShown, this,
+          [this](int, const QStringList& nodes) { m_graph->highlightNodes(nodes); });
+  connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible) refreshCompare();
+  });
+}
 
 void MainWindow::createDocks() {
   m_properties = new PropertiesPanel(this);
@@ -154,7 +244,6 @@ void MainWindow::createDocks() {
   addDockWidget(Qt::RightDockWidgetArea, m_propertiesDock);
 
   m_nodes = new NodesPage(this);
-  connect(m_nodes, &NodesPage::nodeActivated, this, &MainWindow::onNodeActivated);
   m_nodesDock = new QDockWidget(tr("Nodes"), this);
   m_nodesDock->setObjectName(QStringLiteral("nodesDock"));
   m_nodesDock->setWidget(m_nodes);
@@ -167,7 +256,6 @@ void MainWindow::createDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, m_teDock);
 
   m_kernels = new KernelsPage(this);
-  connect(m_kernels, &KernelsPage::partitionActivated, this, &MainWindow::onPartitionActivated);
   m_partDock = new QDockWidget(tr("Kernels"), this);
   m_partDock->setObjectName(QStringLiteral("kernelsDock"));
   m_partDock->setWidget(m_kernels);
@@ -504,8 +592,6 @@ void MainWindow::onNodeActivated(int row) {
 void MainWindow::createPlanToolBar() {
   m_planBar = new PlanToolBar(this);
   addToolBar(m_planBar);
-  connect(m_planBar, &PlanToolBar::heatMetricChosen, this, &MainWindow::setHeatMetric);
-  connect(m_planBar, &PlanToolBar::settingsChanged, this, [this] { startPlan(); });
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
   int key = 1;
@@ -917,14 +1003,6 @@ void MainWindow::createEditing() {
   addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
   tabifyDockWidget(m_partDock, m_compareDock);
   m_partDock->raise();
-  connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    if (visible) refreshCompare();
-  });
-
-  // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
-  // before it becomes a step.
-  connect(m_editor, &DecisionEditor::changed, this, [this] { startPlan(); });
-  connect(m_editor, &DecisionEditor::proposed, this, [this] { startPlan(); });
 
   QMenu* edit = new QMenu(tr("&Edit"), menuBar());             // under the menu bar: listed in Help
   menuBar()->insertMenu(menuBar()->actions().value(1), edit);  // after File
@@ -1264,13 +1342,6 @@ void MainWindow::createKernelViews() {
       kernels->addAction(tr("Cancel p&rofile"), m_profiler, &ProfileRunner::cancel);
   m_cancelProfileAction->setEnabled(false);
   m_modelActions << m_profileEmuAction;
-  connect(m_profiler, &ProfileRunner::progress, this,
-          [this](const QString& what) { say(tr("Profiling: %1").arg(what)); });
-  connect(m_profiler, &ProfileRunner::finished, this, &MainWindow::onProfiled);
-  connect(m_profiler, &ProfileRunner::cancelled, this, [this] {
-    m_cancelProfileAction->setEnabled(false);
-    say(tr("Profile cancelled"), 5000);
-  });
   QAction* import = kernels->addAction(tr("&Import a profile…"), this, [this] { importProfile(); });
   import->setShortcut(QKeySequence(tr("Ctrl+I")));
   import->setStatusTip(
@@ -1293,53 +1364,6 @@ void MainWindow::createKernelViews() {
     bar->addAction(m_profileAction);
   }
   if (!gpu) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
-
-  connect(m_compiler, &CompileRunner::progress, this,
-          [this](int done, int total, const QString& current) {
-            m_progress->setRange(0, std::max(1, total));
-            m_progress->setValue(done);
-            m_progress->setVisible(true);
-            say(current.isEmpty()
-                    ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
-                    : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
-                          .arg(current)
-                          .arg(done)
-                          .arg(total));
-          });
-  connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
-  connect(m_compiler, &CompileRunner::cancelled, this, [this] {
-    m_cancelCompileAction->setEnabled(false);
-    setBusy(false);
-    say(tr("Compile cancelled; the kernels compiled so far are kept for the next compile"), 8000);
-    emit compiled();
-  });
-
-  // The kernel shown in the code and on the roofline follows the kernel table, whoever
-  // changed its selection.
-  connect(m_kernels, &KernelsPage::currentPartitionChanged, this, [this](int k) {
-    if (!m_plan) return;
-    m_code->showPartition(k);
-    m_charts->setCurrentPartition(k);
-  });
-  // A node selected in the graph: its kernel's code, its lines highlighted.
-  connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
-    const SceneGraph* g = m_graph->scene()->graph();
-    if (m_graphPage->selectingNodes() || !g || !m_plan || box < 0 ||
-        static_cast<size_t>(box) >= g->nodes.size())
-      return;
-    const auto& ks = m_plan->kernelsOf(g->teLevel);
-    if (static_cast<size_t>(box) >= ks.size() || ks[box].empty()) return;
-    const SceneNode& n = g->nodes[box];
-    m_code->showPartition(ks[box].front());
-    m_charts->setCurrentPartition(ks[box].front());
-    m_code->highlightNode(n.onnxNode, n.kind == SceneNode::Kind::TeOp ? n.subtitle : QString());
-  });
-  connect(m_code, &CodePanel::nodesActivated, m_graphPage, &GraphPage::selectNodes);
-  connect(m_charts, &ChartsPanel::partitionClicked, this, [this](int k) {
-    if (k < 0 || k >= m_kernels->model()->rowCount()) return;
-    m_partDock->raise();
-    m_kernels->selectPartition(k, false);
-  });
 }
 
 void MainWindow::compileKernels() {
@@ -1454,12 +1478,6 @@ void MainWindow::createExplorerViews() {
   addDockWidget(Qt::BottomDockWidgetArea, m_strategyDock);
   tabifyDockWidget(m_partDock, m_strategyDock);
   m_partDock->raise();
-  connect(m_strategies, &StrategiesPage::strategyChosen, this, [this](const QString& name) {
-    if (name != strategy()) setStrategy(name);
-  });
-  connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
-    if (on) refreshExplorerViews();
-  });
 
   // The step-through teaching mode, tabbed with the TE program.
   m_steps = new StepThroughPanel(this);
@@ -1470,14 +1488,6 @@ void MainWindow::createExplorerViews() {
   tabifyDockWidget(m_teDock, m_stepsDock);
   m_teDock->raise();
   m_stepsDock->hide();
-  connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
-    if (on)
-      refreshExplorerViews();
-    else
-      m_graph->highlightNodes({});
-  });
-  connect(m_steps, &StepThroughPanel::stepShown, this,
-          [this](int, const QStringList& nodes) { m_graph->highlightNodes(nodes); });
   addAction(m_steps->previousAction());
   addAction(m_steps->nextAction());
 

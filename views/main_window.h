@@ -197,6 +197,9 @@ class MainWindow : public QMainWindow {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  /// The one place that connects the pages to each other and to the loader, planner, editor
+  /// and runners.
+  void wire();
   void createActions();
   void createDocks();
   void createStatusBar();

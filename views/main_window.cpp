@@ -4,41 +4,28 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFutureWatcher>
-#include <QHeaderView>
 #include <QLabel>
-#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QPainter>
-#include <QProgressBar>
-#include <QSaveFile>
 #include <QSettings>
-#include <QSortFilterProxyModel>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyleFactory>
-#include <QSvgGenerator>
 #include <QTableView>
 #include <QToolBar>
-#include <QToolButton>
 #include <QToolTip>
 #include <QUndoView>
-#include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrent>
 
 #include "core/session/profile.h"
 #include "core/support/error.h"
 #include "views/charts_panel.h"
-#include "views/cluster_items.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/edit_commands.h"
@@ -51,6 +38,7 @@
 #include "views/plan_export.h"
 #include "views/plan_toolbar.h"
 #include "views/project_controller.h"
+#include "views/status_line.h"
 #include "views/step_through.h"
 #include "views/strategy_table_model.h"
 #include "views/table_model.h"
@@ -147,6 +135,18 @@ void MainWindow::wire() {
   connect(m_planBar, &PlanToolBar::heatMetricChosen, this, &MainWindow::setHeatMetric);
   connect(m_planBar, &PlanToolBar::settingsChanged, this, [this] { startPlan(); });
 
+  // Cancel in the status bar: whatever runs (a compile, a profile, a load, a plan).
+  connect(m_status, &StatusLine::cancelRequested, this, [this] {
+    if (m_compiler && m_compiler->isBusy())
+      cancelCompile();
+    else if (m_profiler && m_profiler->isBusy())
+      m_profiler->cancel();
+    else if (m_loader->isBusy())
+      cancelLoad();
+    else
+      m_planner->cancel();
+  });
+
   // The problems panel.
   connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
   connect(m_error, &ErrorPanel::dismissed, m_errorDock, &QDockWidget::hide);
@@ -154,7 +154,7 @@ void MainWindow::wire() {
   // Selections: graph, nodes, kernels, code and charts follow one another.
   connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
-    m_statusLayout->setText(m_graph->layoutInfo());
+    m_status->setLayoutInfo(m_graph->layoutInfo());
     m_graphPage->applyPlan();
     if (final) setBusy(false);
     emit graphDrawn(final);
@@ -191,9 +191,7 @@ void MainWindow::wire() {
   // Compile and profile.
   connect(m_compiler, &CompileRunner::progress, this,
           [this](int done, int total, const QString& current) {
-            m_progress->setRange(0, std::max(1, total));
-            m_progress->setValue(done);
-            m_progress->setVisible(true);
+            m_status->setProgress(done, total);
             say(current.isEmpty()
                     ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
                     : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
@@ -394,39 +392,7 @@ void MainWindow::createActions() {
 }
 
 void MainWindow::createStatusBar() {
-  m_statusModel = new QLabel(this);
-  m_statusNodes = new QLabel(this);
-  m_statusTes = new QLabel(this);
-  m_statusTime = new QLabel(this);
-  m_statusPlan = new QLabel(this);
-  m_statusLayout = new QLabel(this);
-  m_progress = new QProgressBar(this);
-  m_progress->setRange(0, 0);  // the core pipeline reports no fractions: a busy indicator
-  m_progress->setMaximumWidth(160);
-  m_progress->setMaximumHeight(16);
-  m_progress->setTextVisible(false);
-  m_cancelButton = new QToolButton(this);
-  m_cancelButton->setText(tr("Cancel"));
-  m_cancelButton->setToolTip(tr("Cancel what runs: loading, planning, compiling (Esc)"));
-  m_cancelButton->setAutoRaise(true);
-  connect(m_cancelButton, &QToolButton::clicked, this, [this] {
-    // Whatever runs: a compile, a profile, a load.
-    if (m_compiler && m_compiler->isBusy())
-      cancelCompile();
-    else if (m_profiler && m_profiler->isBusy())
-      m_profiler->cancel();
-    else if (m_loader->isBusy())
-      cancelLoad();
-    else
-      m_planner->cancel();
-  });
-  // A message too long for the bar is elided in the middle; a click shows all of it.
-  statusBar()->installEventFilter(this);
-  statusBar()->addWidget(m_statusModel);
-  for (QLabel* l : {m_statusNodes, m_statusTes, m_statusPlan, m_statusTime, m_statusLayout})
-    statusBar()->addPermanentWidget(l);
-  statusBar()->addPermanentWidget(m_progress);
-  statusBar()->addPermanentWidget(m_cancelButton);
+  m_status = new StatusLine(statusBar());
   setBusy(false);
 }
 
@@ -501,7 +467,7 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   const QString name = QFileInfo(QString::fromStdString(m_data->model->path)).fileName();
   setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
   addRecent(QString::fromStdString(m_data->model->path));
-  m_statusTime->setText(tr("loaded in %1 ms").arg(ms, 0, 'f', 0));
+  m_status->setLoadTime(ms);
   setBusy(true, tr("Laying out the graph…"));
   updateStatus();
   showCurrentGraph();
@@ -798,72 +764,32 @@ void MainWindow::onPartitionActivated(int k) {
 }
 
 void MainWindow::say(const QString& text, int ms) {
-  m_message = text;
-  int room = statusBar()->width() - 40;
-  for (QWidget* w : statusBar()->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
-    if (w->isVisible() && w != statusBar()) room -= w->width();
-  room = std::max(room, 160);
-  const QString shown = statusBar()->fontMetrics().elidedText(text, Qt::ElideMiddle, room);
-  statusBar()->setToolTip(shown == text ? QString() : text);
-  statusBar()->showMessage(shown, ms);
+  m_status->say(text, ms);
+}
+
+QString MainWindow::message() const {
+  return m_status->message();
 }
 
 void MainWindow::showRefusal(const QString& why) {
   say(tr("Refused, nothing changed: %1").arg(why), 20000);
 }
 
-bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == statusBar() && event->type() == QEvent::MouseButtonRelease &&
-      !statusBar()->currentMessage().isEmpty() && !statusBar()->toolTip().isEmpty()) {
-    QMessageBox box(QMessageBox::Information, windowTitle(), m_message, QMessageBox::Ok, this);
-    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
-    box.exec();
-    return true;
-  }
-  return QMainWindow::eventFilter(watched, event);
-}
-
 void MainWindow::setBusy(bool busy, const QString& what) {
   const bool compiling = m_compiler && m_compiler->isBusy();
-  m_progress->setVisible(busy || m_planner->isBusy() || compiling);
-  if (!compiling) m_progress->setRange(0, 0);
-  m_cancelButton->setVisible((busy && m_loader->isBusy()) || compiling || m_planner->isBusy() ||
-                             (m_profiler && m_profiler->isBusy()));
+  m_status->setActivity(busy || m_planner->isBusy() || compiling, compiling,
+                        (busy && m_loader->isBusy()) || compiling || m_planner->isBusy() ||
+                            (m_profiler && m_profiler->isBusy()));
   m_cancelAction->setEnabled(m_loader->isBusy() || m_planner->isBusy() || compiling);
   if (busy && !what.isEmpty())
     say(what);
   else if (!busy)
-    statusBar()->clearMessage();
+    m_status->clearMessage();
 }
 
 void MainWindow::updateStatus() {
-  if (!m_data) {
-    m_statusModel->setText(tr("No model"));
-    for (QLabel* l : {m_statusNodes, m_statusTes, m_statusPlan, m_statusTime, m_statusLayout})
-      l->clear();
-    return;
-  }
-  const LoadedModel& m = *m_data->model;
-  m_statusModel->setText(QFileInfo(QString::fromStdString(m.path)).fileName() +
-                         (m_teLevel ? tr("  ·  TE level") : tr("  ·  op level")));
-  m_statusNodes->setText(
-      tr("%1 ONNX nodes → %2 after folding").arg(m.onnx_nodes).arg(m.graph.nodes.size()));
-  m_statusTes->setText(tr("%1 TEs").arg(m.program.ops.size()));
-  if (isPlanning())
-    m_statusPlan->setText(tr("%1 · %2 · planning…").arg(strategy(), gpu()));
-  else if (m_plan)
-    m_statusPlan->setText(
-        tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs")
-            .arg(m_plan->strategy, m_plan->gpu)
-            .arg(m_plan->plan->kernels())
-            .arg(m_plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
-            .arg(m_plan->plan->est_time_us, 0, 'f', 1)
-            .arg(QLatin1String(gpu::precision_name(m_plan->plan->precision)) +
-                 (m_plan->plan->sync == SyncMode::Grid
-                      ? QString()
-                      : tr(" · sync %1").arg(QLatin1String(sync_mode_name(m_plan->plan->sync))))));
-  else
-    m_statusPlan->clear();
+  m_status->showModel(m_data ? m_data->model.get() : nullptr, m_teLevel);
+  if (m_data) m_status->showPlan(m_plan.get(), isPlanning(), strategy(), gpu());
 }
 
 void MainWindow::setTheme(const QString& theme) {
@@ -1371,8 +1297,7 @@ void MainWindow::compileKernels() {
   m_compiler->start(m_plan);
   m_cancelCompileAction->setEnabled(true);
   const int n = static_cast<int>(m_plan->plan->partitions.size());
-  m_progress->setRange(0, n);
-  m_progress->setValue(0);
+  m_status->setProgress(0, n);
   setBusy(true, tr("Compiling %1 kernel%2 with NVRTC for sm_80 and sm_90…")
                     .arg(n)
                     .arg(n == 1 ? QString() : QStringLiteral("s")));

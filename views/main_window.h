@@ -20,16 +20,11 @@
 #include "views/strategies_page.h"
 
 class QAction;
-class QComboBox;
 class QDockWidget;
 class QLabel;
 class QMenu;
-class QProgressBar;
-class QSortFilterProxyModel;
 class QStackedWidget;
 class QTableView;
-class QToolBar;
-class QToolButton;
 
 namespace souffle::views {
 
@@ -45,6 +40,7 @@ class PartitionTableModel;
 class PlanToolBar;
 class ProjectController;
 class PropertiesPanel;
+class StatusLine;
 class StepThroughPanel;
 class StrategyTableModel;
 class TeTextPanel;
@@ -115,7 +111,7 @@ class MainWindow : public QMainWindow {
   /// The summary of the last compile the user asked for.
   QString lastCompileSummary() const { return m_lastCompileSummary; }
   /// The status bar's message, whole (it may be shown elided).
-  QString message() const { return m_message; }
+  QString message() const;
   QAction* compileAction() const { return m_compileAction; }
   QAction* profileAction() const { return m_profileAction; }
   HeatMetric heatMetric() const { return m_heatMetric; }
@@ -194,7 +190,6 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
   void changeEvent(QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
-  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   /// The one place that connects the pages to each other and to the loader, planner, editor
@@ -283,17 +278,9 @@ class MainWindow : public QMainWindow {
   ExternalProfileDataPtr m_external;  ///< an imported profile, mapped onto the plan
   ImportedProfilePanel* m_importedPanel = nullptr;
   QDockWidget* m_importedDock = nullptr;
-  QString m_message;             ///< the status bar's message, whole
   QString m_lastCompileSummary;  ///< what the last compile said
 
-  QLabel* m_statusModel;
-  QLabel* m_statusNodes;
-  QLabel* m_statusTes;
-  QLabel* m_statusTime;
-  QLabel* m_statusPlan;
-  QLabel* m_statusLayout;
-  QProgressBar* m_progress;
-  QToolButton* m_cancelButton;
+  StatusLine* m_status = nullptr;
 
   QMenu* m_recentMenu;
   QMenu* m_viewMenu;

@@ -165,6 +165,18 @@ void ImportedProfilePanel::setData(ExternalProfileDataPtr data) {
   m_summary->setText(summary());
 }
 
+void ImportedProfilePanel::importFile(const QString& path, PlanDataPtr plan) {
+  auto profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
+  setData(mapExternalProfile(std::move(plan), std::move(profile)));
+}
+
+bool ImportedProfilePanel::followPlan(PlanDataPtr plan) {
+  const ExternalProfileDataPtr d = data();
+  if (!d) return false;
+  setData(mapExternalProfile(std::move(plan), d->profile));
+  return true;
+}
+
 QString ImportedProfilePanel::summary() const {
   const ExternalProfileDataPtr d = m_model->profileData();
   if (!d || !d->profile) return {};

@@ -657,11 +657,8 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     showError(e);
   }
   refreshCompare();
-  if (m_external) {  // an imported profile follows the plan (kernel numbers, nodes)
-    m_external = mapExternalProfile(m_plan, m_external->profile);
-    m_importedPanel->setData(m_external);
-    m_kernels->model()->setImported(m_external);
-  }
+  if (m_importedPanel->followPlan(m_plan))  // an imported profile follows (kernels, nodes)
+    m_kernels->model()->setImported(m_importedPanel->data());
   m_graphPage->applyPlan();
   setBusy(!m_graph->isFinal());
   updateStatus();
@@ -711,9 +708,8 @@ bool MainWindow::importProfile(const QString& given) {
         tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
            "PyTorch profiler trace (*.json);;All files (*)"));
   if (path.isEmpty()) return false;
-  std::shared_ptr<const ExternalProfile> profile;
   try {
-    profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
+    m_importedPanel->importFile(path, m_plan);
   } catch (const UserError& e) {
     LoadError err;
     err.file = QString::fromStdString(e.file());
@@ -722,9 +718,7 @@ bool MainWindow::importProfile(const QString& given) {
     showError(err);
     return false;
   }
-  m_external = mapExternalProfile(m_plan, profile);
-  m_importedPanel->setData(m_external);
-  m_kernels->model()->setImported(m_external);
+  m_kernels->model()->setImported(m_importedPanel->data());
   m_importedDock->show();
   m_importedDock->raise();
   setHeatMetric(HeatMetric::MeasuredTime);
@@ -740,12 +734,16 @@ void MainWindow::setHeatMetric(HeatMetric metric) {
   m_graphPage->setHeatMetric(metric);
 }
 
+ExternalProfileDataPtr MainWindow::importedProfile() const {
+  return m_importedPanel ? m_importedPanel->data() : nullptr;
+}
+
 MeasuredTimes MainWindow::measuredTimes() const {
   MeasuredTimes m;
-  if (m_external && m_external->plan == m_plan) {
-    m.nodeUs = m_external->nodeUs;
-    m.partitionUs = m_external->partitionUs;
-    m.source = m_external->source;
+  if (ExternalProfileDataPtr x = importedProfile(); x && x->plan == m_plan) {
+    m.nodeUs = x->nodeUs;
+    m.partitionUs = x->partitionUs;
+    m.source = x->source;
     m.gpu = true;
   } else if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_plan) {
     m.partitionUs = p->partitionUs;

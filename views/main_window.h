@@ -116,7 +116,7 @@ class MainWindow : public QMainWindow {
   QAction* profileAction() const { return m_profileAction; }
   HeatMetric heatMetric() const { return m_heatMetric; }
   /// The imported profile mapped onto the plan on screen (null: none).
-  ExternalProfileDataPtr importedProfile() const { return m_external; }
+  ExternalProfileDataPtr importedProfile() const;
   ImportedProfilePanel* importedProfilePanel() const { return m_importedPanel; }
 
  public slots:
@@ -275,7 +275,6 @@ class MainWindow : public QMainWindow {
   PlanToolBar* m_planBar = nullptr;
   QList<QAction*> m_colorActions;
   HeatMetric m_heatMetric = HeatMetric::None;
-  ExternalProfileDataPtr m_external;  ///< an imported profile, mapped onto the plan
   ImportedProfilePanel* m_importedPanel = nullptr;
   QDockWidget* m_importedDock = nullptr;
   QString m_lastCompileSummary;  ///< what the last compile said

@@ -38,6 +38,7 @@
 #include "views/plan_export.h"
 #include "views/plan_toolbar.h"
 #include "views/project_controller.h"
+#include "views/recent_files.h"
 #include "views/status_line.h"
 #include "views/step_through.h"
 #include "views/strategy_table_model.h"
@@ -48,9 +49,6 @@
 namespace souffle::views {
 
 namespace {
-
-constexpr int kMaxRecent = 10;
-const char* kRecentKey = "recentFiles";
 
 bool isModelFile(const QUrl& url) {
   return url.isLocalFile() &&
@@ -277,8 +275,8 @@ void MainWindow::createActions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::openDialog);
   open->setShortcut(QKeySequence::Open);
-  m_recentMenu = file->addMenu(tr("Open &Recent"));
-  rebuildRecentMenu();
+  m_recent = new RecentFiles(file->addMenu(tr("Open &Recent")));
+  connect(m_recent, &RecentFiles::openRequested, this, &MainWindow::openModel);
   m_reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
   m_reloadAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+R"))});
   m_closeAction = file->addAction(tr("&Close model"), this, &MainWindow::closeModel);
@@ -466,7 +464,7 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
   const QString name = QFileInfo(QString::fromStdString(m_data->model->path)).fileName();
   setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
-  addRecent(QString::fromStdString(m_data->model->path));
+  m_recent->add(QString::fromStdString(m_data->model->path));
   m_status->setLoadTime(ms);
   setBusy(true, tr("Laying out the graph…"));
   updateStatus();
@@ -829,35 +827,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 QStringList MainWindow::recentFiles() const {
-  return QSettings().value(QLatin1String(kRecentKey)).toStringList();
-}
-
-void MainWindow::addRecent(const QString& path) {
-  QSettings settings;
-  QStringList list = settings.value(QLatin1String(kRecentKey)).toStringList();
-  list.removeAll(path);
-  list.prepend(path);
-  while (list.size() > kMaxRecent) list.removeLast();
-  settings.setValue(QLatin1String(kRecentKey), list);
-  rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-  m_recentMenu->clear();
-  const QStringList list = recentFiles();
-  int i = 0;
-  for (const QString& path : list) {
-    QAction* a = m_recentMenu->addAction(QStringLiteral("&%1  %2").arg((i + 1) % 10).arg(path));
-    if (i < 9) a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+%1").arg(i + 1)));
-    connect(a, &QAction::triggered, this, [this, path] { openModel(path); });
-    ++i;
-  }
-  if (list.isEmpty()) m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
-  m_recentMenu->addSeparator();
-  m_recentMenu->addAction(tr("Clear list"), this, [this] {
-    QSettings().remove(QLatin1String(kRecentKey));
-    rebuildRecentMenu();
-  });
+  return m_recent->files();
 }
 
 void MainWindow::restoreSettings() {

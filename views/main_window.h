@@ -40,6 +40,7 @@ class PartitionTableModel;
 class PlanToolBar;
 class ProjectController;
 class PropertiesPanel;
+class RecentFiles;
 class StatusLine;
 class StepThroughPanel;
 class StrategyTableModel;
@@ -216,8 +217,6 @@ class MainWindow : public QMainWindow {
   void showRefusal(const QString& why);
   void updateStatus();
   void updateColors();
-  void addRecent(const QString& path);
-  void rebuildRecentMenu();
   void createEditing();
   /// Kernel clusters, collapse/expand, the strategies table and the step-through mode.
   void createExplorerViews();
@@ -281,7 +280,7 @@ class MainWindow : public QMainWindow {
 
   StatusLine* m_status = nullptr;
 
-  QMenu* m_recentMenu;
+  RecentFiles* m_recent = nullptr;
   QMenu* m_viewMenu;
   QAction* m_cancelAction;
   QAction* m_teLevelAction;

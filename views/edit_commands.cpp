@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "views/partition_table_model.h"
+
 namespace souffle::views {
 
 namespace {
@@ -53,6 +55,33 @@ void DecisionEditor::accept(const QString& text) {
 
 void DecisionEditor::reject() {
   m_hasProposal = false;
+}
+
+QString DecisionEditor::settle(const plan::FusionPlan& after, const plan::FusionPlan* before,
+                               QString* message) {
+  QStringList refusals;
+  for (const plan::Edit& e : proposedEdits())
+    for (const plan::RefusedEdit& r : after.refused)
+      if (r.edit == e)
+        refusals << tr("%1 — %2").arg(QString::fromStdString(plan::describe(r.edit)),
+                                      QString::fromStdString(r.reason));
+  if (!refusals.isEmpty()) {
+    reject();
+    return refusals.join(QStringLiteral("; "));
+  }
+  QString text = proposalText();
+  if (before) {
+    const QString delta = estimateDelta(before->est_time_us, after.est_time_us);
+    text += QStringLiteral(" (%1)").arg(delta);
+    if (message)
+      *message = tr("%1: est. %2 → %3 µs (%4)")
+                     .arg(proposalText())
+                     .arg(before->est_time_us, 0, 'f', 1)
+                     .arg(after.est_time_us, 0, 'f', 1)
+                     .arg(delta);
+  }
+  accept(text);
+  return {};
 }
 
 void DecisionEditor::pushStep(const plan::Decisions& after, const QString& text) {

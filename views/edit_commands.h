@@ -10,6 +10,7 @@
 #include <QUndoStack>
 
 #include "core/plan/decisions.h"
+#include "core/plan/plan.h"
 
 namespace souffle::views {
 
@@ -45,6 +46,12 @@ class DecisionEditor : public QObject {
   void accept(const QString& text = {});
   /// The proposal was refused: the decisions stay as they were.
   void reject();
+  /// Answers the proposal with `after`, the plan made under it: when `after` refuses one of the
+  /// proposed edits the proposal is rejected and the refusals are returned ("edit — reason; …");
+  /// else it is accepted as a step named with the change in estimated time from `before` (null:
+  /// none), `message` (when given) gets "step: est. a → b µs (change)", and "" is returned.
+  QString settle(const plan::FusionPlan& after, const plan::FusionPlan* before,
+                 QString* message = nullptr);
   /// Force or Forbid recorded for `key`, if any.
   bool siteDecision(const QString& key, plan::Edit::Kind* kind) const;
 

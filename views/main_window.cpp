@@ -605,31 +605,15 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   if (m_editor->hasProposal()) {
     // A new edit was planned: refused, it changes nothing (no plan, no undo step); else it
     // becomes a step named with the change in estimated time it brought.
-    QStringList refusals;
-    for (const plan::Edit& e : m_editor->proposedEdits())
-      for (const plan::RefusedEdit& r : plan->plan->refused)
-        if (r.edit == e)
-          refusals << tr("%1 — %2").arg(QString::fromStdString(plan::describe(r.edit)),
-                                        QString::fromStdString(r.reason));
-    if (!refusals.isEmpty()) {
-      m_editor->reject();
+    const QString refused = m_editor->settle(
+        *plan->plan, m_plan && m_plan->plan ? m_plan->plan.get() : nullptr, &editMessage);
+    if (!refused.isEmpty()) {
       setBusy(false);
       updateStatus();
-      showRefusal(refusals.join(QStringLiteral("; ")));
+      showRefusal(refused);
       emit planned();
       return;
     }
-    QString text = m_editor->proposalText();
-    if (m_plan && m_plan->plan) {
-      const QString delta = estimateDelta(m_plan->plan->est_time_us, plan->plan->est_time_us);
-      text += QStringLiteral(" (%1)").arg(delta);
-      editMessage = tr("%1: est. %2 → %3 µs (%4)")
-                        .arg(m_editor->proposalText())
-                        .arg(m_plan->plan->est_time_us, 0, 'f', 1)
-                        .arg(plan->plan->est_time_us, 0, 'f', 1)
-                        .arg(delta);
-    }
-    m_editor->accept(text);
   }
   m_plan = std::move(plan);
   m_kernels->model()->setPlan(m_plan);

@@ -9,6 +9,7 @@
 #include "views/comparison_view.h"
 #include "views/edit_commands.h"
 #include "views/model_loader.h"
+#include "views/partition_table_model.h"
 #include "views/plan_runner.h"
 #include "views/table_model.h"
 #include "views/transforms_panel.h"
@@ -35,6 +36,7 @@ class TestComparison : public QObject {
   void viewPlansBothSidesOffTheGuiThread();
   void transformAndEditModels();
   void editorUndoRedo();
+  void editorSettlesAProposalWithItsPlan();
 
  private:
   ModelDataPtr m_model;
@@ -233,6 +235,32 @@ void TestComparison::editorUndoRedo() {
   editor.reset();
   QCOMPARE(editor.undoStack()->count(), 0);
   QCOMPARE(changed.count(), 6);  // 4 undos, 1 redo, the reset
+}
+
+void TestComparison::editorSettlesAProposalWithItsPlan() {
+  DecisionEditor editor;
+  const plan::Edit pin{plan::Edit::Kind::Pin, "c", ""};
+  plan::FusionPlan before, after;
+  before.est_time_us = 10;
+  after.est_time_us = 8;
+  // The plan made under the proposal refuses it: no step, the refusal named.
+  editor.push({pin}, QStringLiteral("pin c"));
+  plan::FusionPlan refusing = after;
+  refusing.refused.push_back({pin, "c names nothing", false});
+  QString message;
+  QCOMPARE(editor.settle(refusing, &before, &message),
+           QString::fromStdString(plan::describe(pin)) + QStringLiteral(" — c names nothing"));
+  QVERIFY(!editor.hasProposal());
+  QCOMPARE(editor.undoStack()->count(), 0);
+  QVERIFY(message.isEmpty());
+  // Taken: a step named with the change in estimated time.
+  editor.push({pin}, QStringLiteral("pin c"));
+  QCOMPARE(editor.settle(after, &before, &message), QString());
+  QCOMPARE(editor.undoStack()->count(), 1);
+  QCOMPARE(editor.undoStack()->text(0),
+           QStringLiteral("pin c (") + estimateDelta(10, 8) + QLatin1Char(')'));
+  QVERIFY(message.startsWith(QStringLiteral("pin c: est. 10.0 → 8.0 µs")));
+  QCOMPARE(editor.decisions().edits.size(), size_t(1));
 }
 
 int main(int argc, char** argv) {

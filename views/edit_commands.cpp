@@ -57,6 +57,51 @@ void DecisionEditor::reject() {
   m_hasProposal = false;
 }
 
+EditRequest mergeRequest(const plan::FusionPlan* p, const std::vector<int>& ks) {
+  EditRequest r;
+  if (!p || ks.size() < 2) {
+    r.hint = QObject::tr(
+        "Select two or more kernels to merge (rows of the kernel table, or nodes of different "
+        "kernels with Ctrl+click)");
+    return r;
+  }
+  const std::string first = p->program.ops[size_t(p->partitions[size_t(ks[0])].tes.front())]->name;
+  QStringList ids{QStringLiteral("#%1").arg(p->partitions[size_t(ks[0])].id)};
+  for (size_t i = 1; i < ks.size(); ++i) {
+    const plan::Partition& k = p->partitions[size_t(ks[i])];
+    r.edits.push_back(
+        {plan::Edit::Kind::Merge, first, p->program.ops[size_t(k.tes.front())]->name});
+    ids << QStringLiteral("#%1").arg(k.id);
+  }
+  r.text = QObject::tr("merge kernels %1").arg(ids.join(QStringLiteral(", ")));
+  return r;
+}
+
+EditRequest splitRequest(const QString& at) {
+  if (at.isEmpty()) return {{}, {}, QObject::tr("Select a node in the graph to split at")};
+  return {{{plan::Edit::Kind::Split, at.toStdString(), ""}},
+          QObject::tr("split before %1").arg(at),
+          {}};
+}
+
+EditRequest pinRequest(const QString& at) {
+  if (at.isEmpty()) return {{}, {}, QObject::tr("Select a node in the graph to pin")};
+  return {{{plan::Edit::Kind::Pin, at.toStdString(), ""}}, QObject::tr("pin %1").arg(at), {}};
+}
+
+EditRequest orderRequest(const QString& at, BoundaryKind kind) {
+  if (at.isEmpty()) return {{}, {}, QObject::tr("Select a node in the graph whose stage to order")};
+  const plan::Edit e{plan::Edit::Kind::Sync, at.toStdString(),
+                     kind == BoundaryKind::Flags ? "flags" : "grid"};
+  return {{e}, QString::fromStdString(plan::describe(e)), {}};
+}
+
+bool DecisionEditor::push(const EditRequest& request) {
+  if (request.edits.empty()) return false;
+  push(request.edits, request.text);
+  return true;
+}
+
 QString DecisionEditor::settle(const plan::FusionPlan& after, const plan::FusionPlan* before,
                                QString* message) {
   QStringList refusals;

@@ -11,10 +11,26 @@
 
 #include "core/plan/decisions.h"
 #include "core/plan/plan.h"
+#include "core/support/boundary.h"
 
 namespace souffle::views {
 
 /// Owns the decisions of the open project and their undo stack.
+/// The edits a selection asks for, anchored by TE or node names (so they survive re-planning),
+/// with the step's name; without edits, `hint` says what to select first.
+struct EditRequest {
+  std::vector<plan::Edit> edits;
+  QString text;
+  QString hint;
+};
+/// Merges partitions `partitions` of `plan` (two or more) into the first.
+EditRequest mergeRequest(const plan::FusionPlan* plan, const std::vector<int>& partitions);
+/// Split before, or pin, the node or TE named `anchor`.
+EditRequest splitRequest(const QString& anchor);
+EditRequest pinRequest(const QString& anchor);
+/// Orders the stage of `anchor` after the stages before it by per-tile flags or a grid barrier.
+EditRequest orderRequest(const QString& anchor, BoundaryKind kind);
+
 class DecisionEditor : public QObject {
   Q_OBJECT
  public:
@@ -29,6 +45,8 @@ class DecisionEditor : public QObject {
   /// `proposed` asks for a plan under them; accept() makes it an undoable step, reject()
   /// drops it. A newer proposal replaces one not yet answered.
   void push(const std::vector<plan::Edit>& edits, const QString& text);
+  /// Proposes `request`'s edits; false (nothing proposed) when it has none.
+  bool push(const EditRequest& request);
   /// Proposes the user's choice for transformation site `key`: Force, Forbid, or (any other
   /// kind) back to the heuristic.
   void setSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear);

@@ -1024,53 +1024,23 @@ std::vector<int> MainWindow::selectedKernels() const {
 }
 
 void MainWindow::mergeSelected() {
-  const std::vector<int> ks = selectedKernels();
-  if (!m_plan || ks.size() < 2) {
-    say(tr("Select two or more kernels to merge (rows of the kernel table, or nodes of "
-           "different kernels with Ctrl+click)"),
-        6000);
-    return;
-  }
-  // Anchor by TE names, not kernel numbers, so the edit survives re-planning.
-  const plan::FusionPlan& p = *m_plan->plan;
-  const std::string first = p.program.ops[size_t(p.partitions[size_t(ks[0])].tes.front())]->name;
-  std::vector<plan::Edit> edits;
-  QStringList ids{QStringLiteral("#%1").arg(p.partitions[size_t(ks[0])].id)};
-  for (size_t i = 1; i < ks.size(); ++i) {
-    const plan::Partition& k = p.partitions[size_t(ks[i])];
-    edits.push_back({plan::Edit::Kind::Merge, first, p.program.ops[size_t(k.tes.front())]->name});
-    ids << QStringLiteral("#%1").arg(k.id);
-  }
-  m_editor->push(edits, tr("merge kernels %1").arg(ids.join(QStringLiteral(", "))));
+  proposeEdit(mergeRequest(m_plan ? m_plan->plan.get() : nullptr, selectedKernels()));
 }
 
 void MainWindow::splitAtSelected() {
-  const QString at = m_graphPage->selectedAnchor();
-  if (at.isEmpty()) {
-    say(tr("Select a node in the graph to split at"), 6000);
-    return;
-  }
-  m_editor->push({{plan::Edit::Kind::Split, at.toStdString(), ""}}, tr("split before %1").arg(at));
+  proposeEdit(splitRequest(m_graphPage->selectedAnchor()));
 }
 
 void MainWindow::pinSelected() {
-  const QString at = m_graphPage->selectedAnchor();
-  if (at.isEmpty()) {
-    say(tr("Select a node in the graph to pin"), 6000);
-    return;
-  }
-  m_editor->push({{plan::Edit::Kind::Pin, at.toStdString(), ""}}, tr("pin %1").arg(at));
+  proposeEdit(pinRequest(m_graphPage->selectedAnchor()));
 }
 
 void MainWindow::orderSelected(BoundaryKind kind) {
-  const QString at = m_graphPage->selectedAnchor();
-  if (at.isEmpty()) {
-    say(tr("Select a node in the graph whose stage to order"), 6000);
-    return;
-  }
-  const std::string order = kind == BoundaryKind::Flags ? "flags" : "grid";
-  const plan::Edit e{plan::Edit::Kind::Sync, at.toStdString(), order};
-  m_editor->push({e}, QString::fromStdString(plan::describe(e)));
+  proposeEdit(orderRequest(m_graphPage->selectedAnchor(), kind));
+}
+
+void MainWindow::proposeEdit(const EditRequest& request) {
+  if (!m_editor->push(request)) say(request.hint, 6000);
 }
 
 bool MainWindow::exportPlanJson(const QString& given) {

@@ -32,6 +32,7 @@ class ChartsPanel;
 class CodePanel;
 class ComparisonView;
 class DecisionEditor;
+struct EditRequest;
 class ErrorPanel;
 class GraphPage;
 class GraphPanel;
@@ -225,6 +226,8 @@ class MainWindow : public QMainWindow {
   void refreshExplorerViews();
   /// Partition indices of the selected kernel rows, else of the selected graph nodes.
   std::vector<int> selectedKernels() const;
+  /// Proposes the request's edits, or says what to select first.
+  void proposeEdit(const EditRequest& request);
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
   void onCompiled(CompileDataPtr data);

@@ -261,6 +261,17 @@ void TestComparison::editorSettlesAProposalWithItsPlan() {
            QStringLiteral("pin c (") + estimateDelta(10, 8) + QLatin1Char(')'));
   QVERIFY(message.startsWith(QStringLiteral("pin c: est. 10.0 → 8.0 µs")));
   QCOMPARE(editor.decisions().edits.size(), size_t(1));
+  // What a selection asks for: nothing selected says what to select, and proposes nothing.
+  QVERIFY(!editor.push(splitRequest({})));
+  QVERIFY(!splitRequest({}).hint.isEmpty());
+  QVERIFY(mergeRequest(nullptr, {0, 1}).edits.empty());
+  const EditRequest order = orderRequest(QStringLiteral("x"), BoundaryKind::Flags);
+  QCOMPARE(order.edits.size(), size_t(1));
+  QCOMPARE(order.edits[0].kind, plan::Edit::Kind::Sync);
+  QCOMPARE(order.edits[0].b, std::string("flags"));
+  QCOMPARE(pinRequest(QStringLiteral("x")).text, QStringLiteral("pin x"));
+  QVERIFY(editor.push(pinRequest(QStringLiteral("x"))));
+  QVERIFY(editor.hasProposal());
 }
 
 int main(int argc, char** argv) {

@@ -124,6 +124,10 @@ LayoutResult layoutWithDot(const LayoutInput& in) {
   return out;
 }
 
+LayoutResult layoutFinal(const LayoutInput& in) {
+  return in.sizes.size() > kRankedLayoutAbove ? layoutRanked(in) : layoutWithDot(in);
+}
+
 LayoutResult layoutLayered(const LayoutInput& in) {
   QElapsedTimer timer;
   timer.start();

@@ -74,8 +74,10 @@ void writeCached(const QString& path, const LayoutResult& r) {
 }
 
 // Runs on a worker thread: the disk cache first, dot otherwise (and the result is cached, even
-// when the user has moved on by then, so the next visit is instant).
+// when the user has moved on by then, so the next visit is instant). A graph too big for dot gets
+// the ranked layout, which is faster to make again than to read back, so it is not cached.
 LayoutResult dotTask(LayoutInput in, QString dir) {
+  if (in.sizes.size() > kRankedLayoutAbove) return layoutRanked(in);
   const QString path = cacheFile(dir, in.hash());
   LayoutResult r;
   if (readCached(path, in, &r)) return r;
@@ -457,7 +459,8 @@ void GraphPanel::startLayout() {
   m_dotWatcher->setProperty("generation", m_generation);
   m_quickWatcher->setProperty("generation", m_generation);
   m_dotWatcher->setFuture(QtConcurrent::run(dotTask, m_input, cacheDir()));
-  m_quickTimer.start(kQuickDelayMs);
+  // The ranked layout is quick: no preliminary picture before it.
+  if (m_input.sizes.size() <= kRankedLayoutAbove) m_quickTimer.start(kQuickDelayMs);
 }
 
 void GraphPanel::apply(const LayoutResult& layout, bool final, uint64_t key) {

@@ -469,7 +469,7 @@ void GraphPanel::apply(const LayoutResult& layout, bool final, uint64_t key) {
   // The final layout replaces a preliminary one: refit unless the user already picked a node.
   const bool refit = first || (!m_final && m_scene->selectedBox() < 0);
   const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
-  m_scene->setGraph(m_graph, layout);
+  m_scene->setGraph(m_graph, layout, m_input.sizes);
   m_final = final;
   m_layoutInfo = QStringLiteral("%1 layout, %2 ms").arg(layout.engine).arg(layout.ms, 0, 'f', 0);
   if (refit) {

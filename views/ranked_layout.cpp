@@ -26,6 +26,8 @@ constexpr int kMaxLaneSpan = 400;
 /// Ordering iterations (a down and an up sweep each); stops early when crossings stop falling.
 constexpr int kMaxSweeps = 6;
 constexpr int kCoordinatePasses = 4;
+/// How much more a box's wish counts than a lane's when they are in each other's way.
+constexpr double kBoxWeight = 1000;
 
 QPainterPath directEdge(QPointF from, QPointF to) {
   QPainterPath p(from);
@@ -155,7 +157,9 @@ void placeLayer(const Ranked& g, const std::vector<int>& layer, const std::vecto
   std::vector<Block> blocks;
   blocks.reserve(k);
   for (size_t i = 0; i < k; ++i) {
-    const double w = g.lane(layer[i]) ? 2.0 : 1.0;  // lanes pulled straighter than boxes
+    // A lane gives way to a box: were they equal, a lane beside a chain of boxes would push the
+    // chain aside by half their distance on every rank, and the column would drift sideways.
+    const double w = g.lane(layer[i]) ? 1.0 : kBoxWeight;
     blocks.push_back({w * (want[i] - offset[i]), w, 1});
     while (blocks.size() > 1) {
       const Block& b = blocks.back();
@@ -191,14 +195,25 @@ void assignX(const Ranked& g, std::vector<double>& x) {
     const std::vector<int>& layer = g.layers[r];
     want.assign(layer.size(), 0);
     for (size_t i = 0; i < layer.size(); ++i) {
+      // A box lines up with the boxes next to it, and with lanes only when it has no such box: a
+      // lane runs beside the chain it bypasses, and counting it would pull the chain sideways on
+      // every rank it passes.
       const int v = layer[i];
-      double sum = 0;
-      size_t count = 0;
+      double sum = 0, laneSum = 0;
+      size_t count = 0, lanes = 0;
+      auto add = [&](int w) {
+        if (g.lane(w) && !g.lane(v))
+          laneSum += x[w], ++lanes;
+        else
+          sum += x[w], ++count;
+      };
       if (useUp)
-        for (int w : g.up[v]) sum += x[w], ++count;
+        for (int w : g.up[v]) add(w);
       if (useDown)
-        for (int w : g.down[v]) sum += x[w], ++count;
-      want[i] = count ? sum / static_cast<double>(count) : x[v];
+        for (int w : g.down[v]) add(w);
+      want[i] = count   ? sum / static_cast<double>(count)
+                : lanes ? laneSum / static_cast<double>(lanes)
+                        : x[v];
     }
     placeLayer(g, layer, want, x);
   };

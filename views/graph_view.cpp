@@ -30,6 +30,8 @@ constexpr quint32 kCacheVersion = 1;
 // dot gets this long to finish before a preliminary layered picture is shown (showing it for a
 // graph dot lays out at once would only flicker).
 constexpr int kQuickDelayMs = 600;
+// The narrowest the minimap draws a graph (pixels), however tall it is.
+constexpr double kMinimapStrip = 24;
 
 QString cacheDir() {
   return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) +
@@ -185,6 +187,10 @@ QRectF Minimap::targetRect() const {
   QRectF area = QRectF(rect()).adjusted(4, 4, -4, -4);
   if (m_sceneRect.isEmpty()) return area;
   QSizeF s = m_sceneRect.size().scaled(area.size(), Qt::KeepAspectRatio);
+  // A graph thousands of ranks tall would be a hairline (or nothing) to scale: it gets a strip
+  // wide enough to see and to click, stretched across.
+  s = s.expandedTo(
+      QSizeF(std::min(area.width(), kMinimapStrip), std::min(area.height(), kMinimapStrip)));
   return QRectF(area.center() - QPointF(s.width() / 2, s.height() / 2), s);
 }
 
@@ -196,9 +202,12 @@ void Minimap::rebuild() {
   m_pixmap = QPixmap((t.size() * dpr).toSize());
   m_pixmap.setDevicePixelRatio(dpr);
   m_pixmap.fill(Qt::transparent);
-  if (scene && !m_sceneRect.isEmpty()) {
+  if (scene && !m_sceneRect.isEmpty() && !m_pixmap.isNull()) {
     QPainter p(&m_pixmap);
-    scene->render(&p, QRectF(QPointF(), t.size()), m_sceneRect, Qt::KeepAspectRatio);
+    const double aspect = m_sceneRect.width() / m_sceneRect.height();
+    const bool stretched = std::abs(t.width() / t.height() - aspect) > 0.01 * aspect;
+    scene->render(&p, QRectF(QPointF(), t.size()), m_sceneRect,
+                  stretched ? Qt::IgnoreAspectRatio : Qt::KeepAspectRatio);
   }
   update();
 }

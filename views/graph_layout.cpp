@@ -124,10 +124,6 @@ LayoutResult layoutWithDot(const LayoutInput& in) {
   return out;
 }
 
-LayoutResult layoutFinal(const LayoutInput& in) {
-  return in.sizes.size() > kRankedLayoutAbove ? layoutRanked(in) : layoutWithDot(in);
-}
-
 LayoutResult layoutLayered(const LayoutInput& in) {
   QElapsedTimer timer;
   timer.start();

@@ -23,6 +23,10 @@ constexpr double kRankGap = 34;   // between ranks (dot's ranksep is 0.45 in = 3
 /// An edge spanning more ranks than this is drawn directly, not given lanes: lanes cost memory and
 /// ordering time per rank crossed, and an edge that long crosses the picture anyway.
 constexpr int kMaxLaneSpan = 400;
+/// At most this many lanes per box (and at least kMinLaneBudget in all): a graph whose edges
+/// span many ranks would otherwise make millions of them.
+constexpr size_t kLanesPerBox = 16;
+constexpr size_t kMinLaneBudget = 100000;
 /// Ordering iterations (a down and an up sweep each); stops early when crossings stop falling.
 constexpr int kMaxSweeps = 6;
 constexpr int kCoordinatePasses = 4;
@@ -289,14 +293,31 @@ LayoutResult layoutRanked(const LayoutInput& in) {
   g.down.resize(n);
 
   // 2. Lanes: each edge's chain of vertices, from its tail to its head (empty: drawn directly).
+  // The shortest edges get lanes first, as long as the lanes stay within the budget.
+  auto spanOf = [&](size_t e) {
+    auto [a, b] = in.edges[e];
+    return usable[e] && forward(a, b) ? g.rank[b] - g.rank[a] : 0;
+  };
+  std::vector<char> laned(in.edges.size(), 0);
+  {
+    std::vector<std::pair<int, size_t>> bySpan;
+    for (size_t e = 0; e < in.edges.size(); ++e)
+      if (spanOf(e) >= 1 && spanOf(e) <= kMaxLaneSpan) bySpan.push_back({spanOf(e), e});
+    std::sort(bySpan.begin(), bySpan.end());
+    const size_t budget = std::max<size_t>(kMinLaneBudget, kLanesPerBox * n);
+    size_t lanes = 0;
+    for (auto [span, e] : bySpan) {
+      lanes += static_cast<size_t>(span - 1);
+      if (lanes > budget) break;
+      laned[e] = 1;
+    }
+  }
   std::vector<int> chainStart(in.edges.size() + 1, 0);
   std::vector<int> chains;
   for (size_t e = 0; e < in.edges.size(); ++e) {
     chainStart[e] = static_cast<int>(chains.size());
-    if (!usable[e]) continue;
+    if (!laned[e]) continue;
     auto [a, b] = in.edges[e];
-    const int span = g.rank[b] - g.rank[a];
-    if (!forward(a, b) || span < 1 || span > kMaxLaneSpan) continue;
     chains.push_back(a);
     int prev = a;
     for (int r = g.rank[a] + 1; r < g.rank[b]; ++r) {

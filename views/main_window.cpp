@@ -758,7 +758,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
 }
 
 void MainWindow::refreshCompare() {
-  if (m_data && m_compareDock->isVisible())
+  if (m_data && m_compareDock->isVisible() && m_compareDock->property("onScreen").toBool())
     m_compare->setContext(m_data, gpu(), m_editor->decisions(), strategy(), precisionValue());
 }
 
@@ -1130,7 +1130,9 @@ void MainWindow::createEditing() {
   addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
   tabifyDockWidget(m_partDock, m_compareDock);
   m_partDock->raise();
+  // A dock tabbed behind another still says isVisible(); "onScreen" follows its tab.
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    m_compareDock->setProperty("onScreen", visible);
     if (visible) refreshCompare();
   });
 
@@ -1861,6 +1863,7 @@ void MainWindow::createExplorerViews() {
     if (!name.isEmpty() && name != strategy()) setStrategy(name);
   });
   connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    m_strategyDock->setProperty("onScreen", on);
     if (on) refreshExplorerViews();
   });
 
@@ -1929,7 +1932,8 @@ void MainWindow::refreshExplorerViews() {
   // Only what is on screen is planned: three plans of a big model are not free.
   const QString key =
       QString::number(reinterpret_cast<quintptr>(m_data.get())) + gpu() + precision();
-  if (m_strategyDock->isVisible() && key != m_strategyKey) {
+  if (m_strategyDock->isVisible() && m_strategyDock->property("onScreen").toBool() &&
+      key != m_strategyKey) {
     m_strategyKey = key;
     m_strategyModel->start(m_data, gpu(), precisionValue());
   }

@@ -262,13 +262,25 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
   out.launch_us = c.launch_us;
   // Every grid barrier waits for the whole launch grid.
   out.barrier_us = out.grid_barriers * gpu::grid_barrier_cost_us(spec, c, k.launch.grid_x);
-  // Per-tile flags: each flags boundary's releases and waits.
+  // Per-tile flags: each flags boundary's releases and waits. The stages of one wave wait side
+  // by side on their own blocks: their boundaries take as long as the dearest of them.
+  std::map<int, double> wave_flags_us;
   for (const StageBoundary& b : k.boundaries)
     if (b.kind == BoundaryKind::Flags) {
       const int waits = std::max(b.waits, 1);
       out.flag_waits += waits;
-      out.barrier_us += gpu::flag_wait_cost_us(c, b.awaited_tiles, waits);
+      const double us = gpu::flag_wait_cost_us(c, b.awaited_tiles, waits);
+      const int wave = b.after >= 0 && static_cast<size_t>(b.after) < k.stages.size()
+                           ? k.stages[static_cast<size_t>(b.after)].wave
+                           : -1;
+      if (wave < 0) {
+        out.barrier_us += us;
+      } else {
+        double& w = wave_flags_us[wave];
+        w = std::max(w, us);
+      }
     }
+  for (const auto& [wave, us] : wave_flags_us) out.barrier_us += us;
   out.total_us = out.stages_us + out.launch_us + out.barrier_us;
   return out;
 }

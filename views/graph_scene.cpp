@@ -49,6 +49,14 @@ QFont GraphScene::edgeFont() {
   return f;
 }
 
+double GraphScene::edgeLabelWidth(const QString& label) {
+  auto it = m_labelWidths.constFind(label);
+  if (it != m_labelWidths.constEnd()) return *it;
+  const double w = QFontMetricsF(edgeFont()).horizontalAdvance(label);
+  m_labelWidths.insert(label, w);
+  return w;
+}
+
 // ------------------------------------------------------------------------------------- NodeItem
 
 NodeItem::NodeItem(GraphScene* scene, int box, QSizeF size)
@@ -160,8 +168,25 @@ EdgeItem::EdgeItem(GraphScene* scene, int edge, QPainterPath path)
     : m_scene(scene), m_edge(edge), m_path(std::move(path)) {
   setZValue(0);
   setAcceptedMouseButtons(Qt::NoButton);
-  const int n = m_path.elementCount();
-  if (n >= 2) {
+  // The arrow lies within its length of the path's end, the label beside a point of the path:
+  // both inside the control points' rectangle grown by their size, wherever they fall.
+  const double arrow = kArrow * 1.4;
+  double labelW = 0, labelH = 0;
+  const SceneGraph* g = scene->graph();
+  if (g && !g->edges[edge].label.isEmpty()) {
+    labelW = 4 + scene->edgeLabelWidth(g->edges[edge].label) + 6;
+    labelH = QFontMetricsF(GraphScene::edgeFont()).height() + 2;
+  }
+  const double vertical = std::max(arrow, labelH / 2);
+  m_bounds =
+      m_path.controlPointRect().adjusted(-arrow, -vertical, std::max(arrow, labelW), vertical);
+  m_bounds.adjust(-3, -3, 3, 3);
+}
+
+void EdgeItem::ensureGeometry() const {
+  if (m_geometry) return;
+  m_geometry = true;
+  if (m_path.elementCount() >= 2) {
     QPointF tip = m_path.pointAtPercent(1.0);
     QPointF before =
         m_path.pointAtPercent(std::max(0.0, 1.0 - 8.0 / std::max(8.0, m_path.length())));
@@ -174,15 +199,6 @@ EdgeItem::EdgeItem(GraphScene* scene, int edge, QPainterPath path)
     m_arrow << tip << left.p2() << right.p2();
   }
   m_labelPos = m_path.pointAtPercent(0.5);
-  const SceneGraph* g = scene->graph();
-  QRectF labelRect;
-  if (g && !g->edges[edge].label.isEmpty()) {
-    QFontMetricsF fm(GraphScene::edgeFont());
-    QSizeF s(fm.horizontalAdvance(g->edges[edge].label) + 6, fm.height() + 2);
-    labelRect = QRectF(m_labelPos + QPointF(4, -s.height() / 2), s);
-  }
-  m_bounds = m_path.boundingRect().united(m_arrow.boundingRect()).united(labelRect);
-  m_bounds.adjust(-3, -3, 3, 3);
 }
 
 void EdgeItem::setHighlighted(bool on) {
@@ -210,6 +226,7 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->drawPath(m_path);
     return;
   }
+  ensureGeometry();
   painter->setRenderHint(QPainter::Antialiasing, true);
   painter->setPen(pen);
   painter->setBrush(Qt::NoBrush);
@@ -224,7 +241,7 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->setFont(GraphScene::edgeFont());
   QFontMetricsF fm(GraphScene::edgeFont());
   QRectF lr(m_labelPos + QPointF(4, -(fm.height() + 2) / 2),
-            QSizeF(fm.horizontalAdvance(label) + 6, fm.height() + 2));
+            QSizeF(m_scene->edgeLabelWidth(label) + 6, fm.height() + 2));
   QColor bg = c.background;
   bg.setAlphaF(0.85);
   painter->setBrush(bg);
@@ -251,9 +268,13 @@ std::vector<QSizeF> GraphScene::measure(const SceneGraph& graph) {
   QFontMetricsF tm(titleFont()), sm(subtitleFont());
   std::vector<QSizeF> sizes;
   sizes.reserve(graph.nodes.size());
+  QHash<QString, double> titleWidths;  // a big graph has thousands of boxes per op type
   for (const SceneNode& n : graph.nodes) {
     const bool io = n.kind == SceneNode::Kind::Input || n.kind == SceneNode::Kind::Output;
-    double w = std::max(tm.horizontalAdvance(n.title), sm.horizontalAdvance(n.subtitle));
+    auto title = titleWidths.constFind(n.title);
+    if (title == titleWidths.constEnd())
+      title = titleWidths.insert(n.title, tm.horizontalAdvance(n.title));
+    double w = std::max(*title, sm.horizontalAdvance(n.subtitle));
     w = std::clamp(w + 2 * kPadX + (io ? 12 : 0), kMinWidth, kMaxWidth);
     const bool kernel = n.kind == SceneNode::Kind::Kernel;
     sizes.emplace_back(std::ceil(w) + (kernel ? 16 : 0), io       ? kIoHeight
@@ -280,13 +301,14 @@ void GraphScene::clearGraph() {
   m_clustersPending = false;
 }
 
-void GraphScene::setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout) {
+void GraphScene::setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout,
+                          const std::vector<QSizeF>& measured) {
   const int keep = graph == m_graph ? m_selected : -1;
   clearGraph();
   m_graph = std::move(graph);
   if (!m_graph) return;
   const SceneGraph& g = *m_graph;
-  std::vector<QSizeF> sizes = measure(g);
+  const std::vector<QSizeF> sizes = measured.size() == g.nodes.size() ? measured : measure(g);
   // Building thousands of items is much faster without the index being updated per insert.
   setItemIndexMethod(NoIndex);
   m_nodes.resize(g.nodes.size(), nullptr);

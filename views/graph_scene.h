@@ -55,11 +55,16 @@ class EdgeItem : public QGraphicsItem {
   void setHighlighted(bool on);
 
  private:
+  /// The arrow head and the label's place at half the path's length, made on first use: the
+  /// length of a curve is costly, and most edges of a big graph are never painted up close.
+  void ensureGeometry() const;
+
   GraphScene* m_scene;
   int m_edge;
   QPainterPath m_path;
-  QPolygonF m_arrow;
-  QPointF m_labelPos;
+  mutable QPolygonF m_arrow;
+  mutable QPointF m_labelPos;
+  mutable bool m_geometry = false;
   QRectF m_bounds;
   bool m_highlighted = false;
 };
@@ -74,7 +79,9 @@ class GraphScene : public QGraphicsScene {
   static std::vector<QSizeF> measure(const SceneGraph& graph);
 
   /// Replaces all items; keeps the selected box when the graph is the same (a relayout).
-  void setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout);
+  /// `sizes` are the graph's measured box sizes when the caller has them (measure() otherwise).
+  void setGraph(std::shared_ptr<const SceneGraph> graph, const LayoutResult& layout,
+                const std::vector<QSizeF>& sizes = {});
   void clearGraph();
   const SceneGraph* graph() const { return m_graph.get(); }
   int itemCount(SceneNode::Kind kind) const;
@@ -130,6 +137,8 @@ class GraphScene : public QGraphicsScene {
   static QFont titleFont();
   static QFont subtitleFont();
   static QFont edgeFont();
+  /// Width of an edge label in edgeFont(), remembered per text (labels repeat a lot).
+  double edgeLabelWidth(const QString& label);
 
  signals:
   void boxSelected(int box);  ///< -1 when the selection is cleared
@@ -164,6 +173,7 @@ class GraphScene : public QGraphicsScene {
   QHash<int, quint32> m_colorKeys;
   std::vector<double> m_heat;
   std::vector<int> m_edgeBoundaries;
+  QHash<QString, double> m_labelWidths;
   bool m_clustersVisible = true;
   bool m_clustersPending = false;
   quint64 m_clusterGeneration = 0;

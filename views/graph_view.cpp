@@ -30,6 +30,8 @@ constexpr quint32 kCacheVersion = 1;
 // dot gets this long to finish before a preliminary layered picture is shown (showing it for a
 // graph dot lays out at once would only flicker).
 constexpr int kQuickDelayMs = 600;
+// The narrowest the minimap draws a graph (pixels), however tall it is.
+constexpr double kMinimapStrip = 24;
 
 QString cacheDir() {
   return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) +
@@ -74,8 +76,10 @@ void writeCached(const QString& path, const LayoutResult& r) {
 }
 
 // Runs on a worker thread: the disk cache first, dot otherwise (and the result is cached, even
-// when the user has moved on by then, so the next visit is instant).
+// when the user has moved on by then, so the next visit is instant). A graph too big for dot gets
+// the ranked layout, which is faster to make again than to read back, so it is not cached.
 LayoutResult dotTask(LayoutInput in, QString dir) {
+  if (in.sizes.size() > kRankedLayoutAbove) return layoutRanked(in);
   const QString path = cacheFile(dir, in.hash());
   LayoutResult r;
   if (readCached(path, in, &r)) return r;
@@ -183,6 +187,10 @@ QRectF Minimap::targetRect() const {
   QRectF area = QRectF(rect()).adjusted(4, 4, -4, -4);
   if (m_sceneRect.isEmpty()) return area;
   QSizeF s = m_sceneRect.size().scaled(area.size(), Qt::KeepAspectRatio);
+  // A graph thousands of ranks tall would be a hairline (or nothing) to scale: it gets a strip
+  // wide enough to see and to click, stretched across.
+  s = s.expandedTo(
+      QSizeF(std::min(area.width(), kMinimapStrip), std::min(area.height(), kMinimapStrip)));
   return QRectF(area.center() - QPointF(s.width() / 2, s.height() / 2), s);
 }
 
@@ -194,9 +202,12 @@ void Minimap::rebuild() {
   m_pixmap = QPixmap((t.size() * dpr).toSize());
   m_pixmap.setDevicePixelRatio(dpr);
   m_pixmap.fill(Qt::transparent);
-  if (scene && !m_sceneRect.isEmpty()) {
+  if (scene && !m_sceneRect.isEmpty() && !m_pixmap.isNull()) {
     QPainter p(&m_pixmap);
-    scene->render(&p, QRectF(QPointF(), t.size()), m_sceneRect, Qt::KeepAspectRatio);
+    const double aspect = m_sceneRect.width() / m_sceneRect.height();
+    const bool stretched = std::abs(t.width() / t.height() - aspect) > 0.01 * aspect;
+    scene->render(&p, QRectF(QPointF(), t.size()), m_sceneRect,
+                  stretched ? Qt::IgnoreAspectRatio : Qt::KeepAspectRatio);
   }
   update();
 }
@@ -457,7 +468,8 @@ void GraphPanel::startLayout() {
   m_dotWatcher->setProperty("generation", m_generation);
   m_quickWatcher->setProperty("generation", m_generation);
   m_dotWatcher->setFuture(QtConcurrent::run(dotTask, m_input, cacheDir()));
-  m_quickTimer.start(kQuickDelayMs);
+  // The ranked layout is quick: no preliminary picture before it.
+  if (m_input.sizes.size() <= kRankedLayoutAbove) m_quickTimer.start(kQuickDelayMs);
 }
 
 void GraphPanel::apply(const LayoutResult& layout, bool final, uint64_t key) {
@@ -466,7 +478,7 @@ void GraphPanel::apply(const LayoutResult& layout, bool final, uint64_t key) {
   // The final layout replaces a preliminary one: refit unless the user already picked a node.
   const bool refit = first || (!m_final && m_scene->selectedBox() < 0);
   const QPointF centre = m_view->mapToScene(m_view->viewport()->rect().center());
-  m_scene->setGraph(m_graph, layout);
+  m_scene->setGraph(m_graph, layout, m_input.sizes);
   m_final = final;
   m_layoutInfo = QStringLiteral("%1 layout, %2 ms").arg(layout.engine).arg(layout.ms, 0, 'f', 0);
   if (refit) {

@@ -111,7 +111,7 @@ class GraphPanel : public QWidget {
   GraphScene* scene() const { return m_scene; }
   GraphView* view() const { return m_view; }
   Minimap* minimap() const { return m_minimap; }
-  /// True once the graph on screen has its final (dot) layout.
+  /// True once the graph on screen has its final layout (dot, or ranked for a big graph).
   bool isFinal() const { return m_final; }
   QString layoutInfo() const { return m_layoutInfo; }
   void setColors(const GraphColors& colors);

@@ -216,7 +216,9 @@ void MainWindow::wire() {
   connect(m_strategies, &StrategiesPage::strategyChosen, this, [this](const QString& name) {
     if (name != strategy()) setStrategy(name);
   });
+  // A dock tabbed behind another still says isVisible(); "onScreen" follows its tab.
   connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    m_strategyDock->setProperty("onScreen", on);
     if (on) refreshExplorerViews();
   });
   connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
@@ -228,6 +230,7 @@ void MainWindow::wire() {
   connect(m_steps, &StepThroughPanel::stepShown, this,
           [this](int, const QStringList& nodes) { m_graph->highlightNodes(nodes); });
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    m_compareDock->setProperty("onScreen", visible);
     if (visible) refreshCompare();
   });
 }
@@ -653,7 +656,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
 }
 
 void MainWindow::refreshCompare() {
-  if (m_data && m_compareDock->isVisible())
+  if (m_data && m_compareDock->isVisible() && m_compareDock->property("onScreen").toBool())
     m_compare->setContext(m_data, gpu(), m_editor->decisions(), strategy(), precisionValue());
 }
 
@@ -1373,7 +1376,9 @@ void MainWindow::createExplorerViews() {
 }
 
 void MainWindow::refreshExplorerViews() {
-  m_strategies->refresh(m_data, strategy(), gpu(), precisionValue(), m_strategyDock->isVisible());
+  m_strategies->refresh(
+      m_data, strategy(), gpu(), precisionValue(),
+      m_strategyDock->isVisible() && m_strategyDock->property("onScreen").toBool());
   if (!m_data) {
     m_steps->clear();
     return;

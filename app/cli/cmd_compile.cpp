@@ -129,6 +129,10 @@ int run_compile(const CompileCliOptions& o) {
     throw UserError(
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
+  if (o.no_waves && !o.out.empty())
+    throw UserError(
+        "--no-waves is for comparison: a bundle's runner rebuilds its kernels in waves; drop "
+        "--no-waves or --out");
   schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
@@ -140,6 +144,7 @@ int run_compile(const CompileCliOptions& o) {
   po.until = "compile";
   po.compile = copts;
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
+  po.waves = !o.no_waves;
   PipelineResult run = run_pipeline(o.common.model, po);
   const LoadedModel& m = run.model;
   const plan::FusionPlan& p = run.plan;

@@ -19,6 +19,7 @@ int run_plan(const PlanCliOptions& o) {
   po.precision = gpu::parse_precision(o.precision);
   po.calibration = o.calibration;
   parse_sync_mode(o.sync, po.sync);
+  po.waves = !o.no_waves;
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   po.import.dims = parse_dims(o.common.dims);
   if (!o.dump_after.empty()) {

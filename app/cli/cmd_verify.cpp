@@ -57,6 +57,7 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   schedule::SyncMode sync = schedule::SyncMode::Grid;
   schedule::parse_sync_mode(o.sync, sync);
   po.sync = sync;  // the plan is priced with the kernels verified
+  po.waves = !o.no_waves;
   KernelVerifyReport rep = verify_kernels(m, sets, po, vo, sync);
   if (o.common.json) {
     nlohmann::json j;

@@ -23,6 +23,7 @@ struct VerifyOptions {
   std::string strategy;  ///< verify the TE program this strategy transforms to ("" = lowered)
   std::string precision = "fp32";  ///< compute type of the kernels (--level kernels)
   std::string sync = "grid";       ///< grid, flags or auto (--level kernels)
+  bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
 };
 
 struct PlanCliOptions {
@@ -34,6 +35,7 @@ struct PlanCliOptions {
   std::string dump_after;          ///< print this step's snapshot (to stderr)
   std::string sync = "grid";       ///< grid, flags or auto (plan::PlanOptions::sync)
   std::string calibration;         ///< a calibration file (souffle-runner calibrate)
+  bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
 };
 
 struct CompileCliOptions {
@@ -48,6 +50,7 @@ struct CompileCliOptions {
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
   std::string calibration;         ///< a calibration file: the plan is priced with it
   std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
+  bool no_waves = false;           ///< kernels in program order (not with --out)
 };
 
 struct ReportCliOptions {

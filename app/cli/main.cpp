@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
       ->add_option("--strategy", verify.strategy,
                    "verify the TE program transformed by unfused, rules, souffle or souffle-paper")
       ->check(CLI::IsMember({"unfused", "rules", "souffle", "souffle-paper"}));
+  c_verify->add_flag("--no-waves", verify.no_waves,
+                     "kernels keep their stages in program order (--level kernels; default: "
+                     "independent stages side by side in waves where the cost model prices that "
+                     "lower)");
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
 
@@ -60,6 +64,9 @@ int main(int argc, char** argv) {
                    "barriers), flags (per-tile flags wherever proven) or auto (per boundary the "
                    "cheaper by the cost model); the plan is priced with it")
       ->check(CLI::IsMember({"grid", "flags", "auto"}));
+  c_plan->add_flag("--no-waves", plan.no_waves,
+                   "kernels keep their stages in program order (default: independent stages "
+                   "side by side in waves where the cost model prices that lower)");
   c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
   c_plan->add_option("--dump-after", plan.dump_after,
                      "print a step's result to stderr: analyze, horizontal, vertical, "
@@ -86,6 +93,9 @@ int main(int argc, char** argv) {
   c_compile->add_option("-j,--jobs", compile.threads,
                         "NVRTC compilations at once (default: cores)");
   c_compile->add_option("--precision", compile.precision, "fp32 (default), tf32, fp16 or bf16");
+  c_compile->add_flag("--no-waves", compile.no_waves,
+                      "kernels keep their stages in program order, for comparison (not with "
+                      "--out)");
   c_compile
       ->add_option(
           "--sync", compile.sync,

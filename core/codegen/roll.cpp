@@ -13,7 +13,8 @@ namespace souffle::codegen {
 
 namespace {
 
-constexpr size_t kMaxPeriod = 32;  ///< statements in one repeated pattern, at most
+constexpr size_t kMaxPeriod =
+    64;  ///< statements in one repeated pattern, at most (a wave of ten LSTM layers takes 40)
 
 /// One token of a line's code: an identifier, a number, or one punctuation character.
 struct Token {

@@ -396,6 +396,13 @@ struct StageInfo {
   std::vector<std::string> tes;     ///< TE (ComputeOp) names
   std::vector<te::Origin> origins;  ///< ONNX node and op type per TE
   int64_t grid_x = 1, block_x = 1;  ///< what the stage itself needs
+  /// The first block the stage runs on in its merged kernel (blocks block_offset ..
+  /// block_offset + grid_x - 1): stages packed side by side (schedule/wavefront.h) take
+  /// disjoint ranges.
+  int64_t block_offset = 0;
+  /// Stages of one wave (>= 0) run side by side on disjoint blocks between the same barriers,
+  /// none depending on another; -1: not packed (the stage runs alone on its blocks).
+  int wave = -1;
 };
 
 /// Where one shared buffer sits in the kernel's shared arena.
@@ -417,6 +424,10 @@ struct Kernel {
   /// Per-tile counters the kernel's FlagRelease / FlagWait use (Int32, rank 1): owned by the
   /// kernel, zeroed once, never reset; each launch passes `flag_epoch` (see FlagRelease).
   std::vector<Tensor> flags;
+  /// Constant tables the kernel's own bookkeeping reads (the blocks each flag wait awaits, the
+  /// first block of each stage packed beside others): inputs of the kernel, but no stage's
+  /// traffic.
+  std::vector<Tensor> tables;
   /// What orders each stage after the ones before, in body order: one entry per stage after the
   /// first, one per barrier between phases of a stage, and a Launch entry first for a launch
   /// that follows another of its partition. Every barrier statement outside the Stage nodes

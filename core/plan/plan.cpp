@@ -395,6 +395,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   out.gpu_spec = o.gpu;
   out.precision = o.precision;
   out.sync = o.sync;
+  out.waves = o.waves;
   out.input = program;
   out.input_tes = program.ops.size();
   Pipeline pl(o, out.passes);
@@ -448,6 +449,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.gpu_spec = o.gpu;
   out.precision = o.precision;
   out.sync = o.sync;
+  out.waves = o.waves;
   out.input = previous.input;
   out.input_tes = previous.input_tes;
   out.program = previous.program;

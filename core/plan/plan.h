@@ -222,6 +222,10 @@ struct PlanOptions {
   /// What orders dependent stages of a cooperative kernel: grid barriers (Souffle's), per-tile
   /// flags where proven, or the cheaper of the two per boundary; its kernels and prices use it.
   SyncMode sync = SyncMode::Grid;
+  /// Independent stages of a cooperative kernel packed side by side in waves where the cost
+  /// model prices that below program order (schedule::KernelBuildOptions::waves); off: program
+  /// order, for comparison.
+  bool waves = true;
   PassInstrument instrument;  ///< optional
   /// Build the printable snapshots (costs time on big models; off, records carry only times).
   bool snapshots = false;
@@ -241,6 +245,7 @@ struct FusionPlan {
   /// The compute type the cost assumed; kernels built from the plan use it (ScheduleConfig).
   gpu::Precision precision = gpu::Precision::FP32;
   SyncMode sync = SyncMode::Grid;  ///< PlanOptions::sync; kernels built from the plan use it
+  bool waves = true;               ///< PlanOptions::waves; kernels built from the plan use it
   te::TeProgram input;             ///< the program given to plan()
   te::TeProgram program;           ///< the (transformed) program the partitions refer to
   analysis::Analysis analysis;     ///< of `program`

@@ -476,9 +476,27 @@ class Collector {
             return m_alg.unknown(kFull);
         }
       }
+      case te::ExprKind::Read: {
+        // In a let's value, an integer of a constant table at a constant index is that
+        // number: the first block of a stage packed beside others (merge_stages binds its
+        // block index so). Elsewhere (a model's index tables) reads stay unknown.
+        const te::Read* r = e.as<te::Read>();
+        const te::Tensor& t = r->tensor;
+        if (m_fold_tables && t->data && !is_float(t->dtype) &&
+            r->indices.size() == t->shape.size()) {
+          int64_t flat = 0;
+          bool known = true;
+          for (size_t d = 0; d < r->indices.size() && known; ++d) {
+            const Lin i = lin(r->indices[d]);
+            known = i.constant() && i.c >= 0 && i.c < t->shape[d];
+            flat = flat * t->shape[d] + i.c;
+          }
+          if (known) return lin_const(t->data->get_i64(flat));
+        }
+        return m_alg.unknown(kFull);
+      }
       case te::ExprKind::FloatImm:
       case te::ExprKind::Call:
-      case te::ExprKind::Read:
         return m_alg.unknown(kFull);
     }
     return m_alg.unknown(kFull);
@@ -490,6 +508,7 @@ class Collector {
   const te::TensorNode* m_t;
   int32_t m_bx = -1, m_writer = -1;
   int64_t m_grid = 1;
+  bool m_fold_tables = false;  ///< lin() of a let's value: constant table reads fold
   std::unordered_map<const te::ExprNode*, Lin> m_lets;
   std::vector<int32_t> m_loop_stack, m_guard_stack;
   /// Fragment buffers in scope: rows and columns of one fragment.
@@ -687,7 +706,9 @@ class Collector {
         std::optional<Lin> saved;
         if (prev != m_lets.end()) saved = prev->second;
         if (!is_float(l->value.dtype())) {
+          m_fold_tables = true;
           Lin v = lin(l->value);
+          m_fold_tables = false;
           note_distributing(v);
           m_lets[l->var.get()] = std::move(v);
         } else {
@@ -726,14 +747,18 @@ class Collector {
         reads_in(i->cond);
         const size_t depth = m_guard_stack.size();
         const int64_t grid = m_grid;
+        // A guard `bx < G` leaves G blocks to deal work over; `O <= bx < O + G` (a stage
+        // packed beside others at block O) leaves G as well.
+        int64_t lo = 0, hi = kInf;
         for (int32_t g : guards_of(i->cond, false)) {
           m_guard_stack.push_back(g);
-          // A guard `bx < G` leaves G blocks to deal work over.
           const Constraint& c = constraints[static_cast<size_t>(g)];
-          if (c.terms.size() == 1 && c.terms[0].first == m_bx && c.terms[0].second == 1 &&
-              c.allow.hi < kInf)
-            m_grid = std::max<int64_t>(1, std::min(m_grid, c.allow.hi + 1));
+          if (c.terms.size() == 1 && c.terms[0].first == m_bx && c.terms[0].second == 1) {
+            if (c.allow.hi < kInf) hi = std::min(hi, c.allow.hi);
+            if (c.allow.lo > -kInf) lo = std::max(lo, c.allow.lo);
+          }
         }
+        if (hi < kInf) m_grid = std::max<int64_t>(1, std::min(m_grid, hi + 1 - lo));
         walk(i->then_case);
         m_grid = grid;
         m_guard_stack.resize(depth);

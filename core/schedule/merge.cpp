@@ -54,6 +54,20 @@ class StageRenumber : public loop::StmtMutator {
   int m_offset;
 };
 
+/// Binds `var` to `value` at the top of every Stage node's body.
+class BindStageBlock : public loop::StmtMutator {
+ public:
+  BindStageBlock(Expr var, Expr value) : m_var(std::move(var)), m_value(std::move(value)) {}
+
+ protected:
+  Stmt mutate_Stage(const loop::Stage& n, const Stmt&) override {
+    return loop::stage(n.index, loop::let_stmt(m_var, m_value, n.body));
+  }
+
+ private:
+  Expr m_var, m_value;
+};
+
 bool has_block_barrier(const Stmt& s) {
   bool found = false;
   loop::for_each_stmt(s, [&](const Stmt& x) { found |= x.as<loop::BlockBarrier>() != nullptr; });
@@ -369,8 +383,19 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
   ProofCache proofs;
   Kernel k;
   k.name = name;
-  for (const Kernel& s : stages) {
-    k.launch.grid_x = std::max(k.launch.grid_x, s.launch.grid_x);
+  SOUFFLE_CHECK(options.block_offsets.empty() || options.block_offsets.size() == stages.size(),
+                "merge: block offsets for " + std::to_string(options.block_offsets.size()) +
+                    " of " + std::to_string(stages.size()) + " stages");
+  SOUFFLE_CHECK(options.waves.empty() || options.waves.size() == stages.size(),
+                "merge: waves for " + std::to_string(options.waves.size()) + " of " +
+                    std::to_string(stages.size()) + " stages");
+  auto offset_of = [&](size_t i) {
+    return options.block_offsets.empty() ? int64_t{0} : options.block_offsets[i];
+  };
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const Kernel& s = stages[i];
+    SOUFFLE_CHECK(offset_of(i) >= 0, "merge: negative block offset");
+    k.launch.grid_x = std::max(k.launch.grid_x, offset_of(i) + s.launch.grid_x);
     k.launch.block_x = std::max(k.launch.block_x, s.launch.block_x);
   }
   Frame f;
@@ -426,15 +451,52 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
   auto note = [&](size_t info, const std::string& text) {
     if (info < k.stages.size()) k.stages[info].schedule += "; " + text;
   };
-  for (Kernel& s : stages) {
+  // The first block of each stage packed at an offset, in one constant table [n, 1] that the
+  // stage reads at its own row: `sbx = blockIdx.x - offsets[row]` is its block index. Read
+  // from a table (not folded into the stage) so that stages running the same code at other
+  // offsets (an LSTM's layers side by side) stay equal up to their parameters and share one
+  // outlined function and one rolled loop; the dependence prover reads the constant.
+  Tensor offsets_table;
+  {
+    std::vector<int64_t> at;
+    for (int64_t o : options.block_offsets)
+      if (o > 0) at.push_back(o);
+    if (!at.empty()) {
+      auto rows =
+          std::make_shared<TensorData>(DType::Int64, Shape{static_cast<int64_t>(at.size()), 1});
+      for (size_t i = 0; i < at.size(); ++i) rows->set_i64(static_cast<int64_t>(i), at[i]);
+      offsets_table = te::make_constant(name + "_block_offsets", rows);
+      k.inputs.push_back(offsets_table);
+      k.tables.push_back(offsets_table);
+    }
+  }
+  int64_t offset_row = 0;
+  int previous_wave = -1;
+  std::map<int, int> wave_size;
+  for (int w : options.waves) ++wave_size[w];
+  for (size_t stage_index = 0; stage_index < stages.size(); ++stage_index) {
+    Kernel& s = stages[stage_index];
+    const int64_t block_offset = offset_of(stage_index);
+    const int wave = options.waves.empty() ? -1 : options.waves[stage_index];
+    // Beside another stage of its wave (not the wave's first).
+    const bool beside = wave >= 0 && wave == previous_wave;
+    previous_wave = wave;
     Expr bx, tx;
     Stmt inner;
     unwrap(s, bx, tx, inner);
-    inner = loop::substitute(inner, {{bx.get(), f.bx}, {tx.get(), f.tx}});
+    // A stage at an offset runs as its own block `blockIdx.x - offset`, bound in each of its
+    // Stage nodes from its row of the offsets table.
+    const Expr own_bx = block_offset > 0 ? te::var("sbx") : f.bx;
+    inner = loop::substitute(inner, {{bx.get(), own_bx}, {tx.get(), f.tx}});
     inner = StageRenumber(static_cast<int>(k.stages.size())).mutate(inner);
+    if (block_offset > 0)
+      inner = BindStageBlock(own_bx, f.bx - te::read(offsets_table, {ic(offset_row++), ic(0)}))
+                  .mutate(inner);
     Expr guard;
     auto conj = [&](Expr c) { guard = guard.defined() ? te::logical_and(guard, c) : c; };
-    if (s.launch.grid_x < k.launch.grid_x) conj(te::lt(f.bx, ic(s.launch.grid_x)));
+    if (block_offset > 0) conj(te::ge(f.bx, ic(block_offset)));
+    if (block_offset + s.launch.grid_x < k.launch.grid_x)
+      conj(te::lt(f.bx, ic(block_offset + s.launch.grid_x)));
     if (s.launch.block_x < k.launch.block_x) {
       SOUFFLE_CHECK(!has_block_barrier(inner),
                     "merge: stage " + s.name + " has block barriers and a smaller block");
@@ -443,7 +505,11 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     if (guard.defined()) inner = guard_phases(inner, guard);
     k.launch.cooperative |= s.launch.cooperative;
     const size_t first_info = k.stages.size();
-    for (const loop::StageInfo& si : s.stages) k.stages.push_back(si);
+    for (loop::StageInfo si : s.stages) {
+      si.block_offset = block_offset;
+      si.wave = wave;
+      k.stages.push_back(si);
+    }
     // The weakest order that makes this stage see what earlier stages wrote: a grid barrier
     // unless every dirty tensor it reads is owned by the reading block (or thread).
     bool grid = false, any = false;
@@ -635,7 +701,23 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
                            "; the barrier lets the stages share the shared arena)");
     } else if (any) {
       note(first_info, "no barrier: each thread reads only what it wrote of " + owned);
+    } else if (beside && stacked > 0 && s.launch.dynamic_shared_bytes > 0 &&
+               stacked + aligned(s.launch.dynamic_shared_bytes) > largest_arena) {
+      // Beside the stages before it on other blocks: no block runs both, but the arena would
+      // stack their buffers. A block barrier (which every block passes at once) lets them
+      // share it.
+      body.push_back(loop::block_barrier());
+      stacked = 0;
+      bound.kind = BoundaryKind::Block;
+      bound.reason = BoundaryReason::SharedArena;
+      note(first_info,
+           "after a block barrier (it runs beside the stages before it on other blocks; the "
+           "barrier lets them share the shared arena)");
     }
+    if (wave >= 0 && wave_size[wave] > 1)
+      note(first_info,
+           fmt::format("wave {}: blocks {}..{} beside {} other stages", wave, block_offset,
+                       block_offset + s.launch.grid_x - 1, wave_size[wave] - 1));
     if (first_info > 0) k.boundaries.push_back(bound);
     // The stage's own boundaries (between the phases of a reduction split over blocks).
     for (StageBoundary b : s.boundaries) {
@@ -670,6 +752,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         rows->set_i64(w * grid_x * 2 + i, waits[size_t(w)].rows->get_i64(i));
     Tensor table = te::make_constant(name + "_waits", rows);
     k.inputs.push_back(table);
+    k.tables.push_back(table);
     for (int64_t w = 0; w < n; ++w) {
       const PendingWait& pw = waits[size_t(w)];
       const Expr row = ic(w * grid_x) + f.bx;

@@ -16,6 +16,7 @@
 #include "core/loop/mutator.h"
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/price.h"
+#include "core/schedule/wavefront.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -452,13 +453,13 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
   const Readers readers(kp, *index);
   const std::optional<gpu::GpuSpec> gpu = options.tune ? plan_gpu(plan) : std::nullopt;
   const std::optional<gpu::GpuSpec> spec_for_budget = plan_gpu(plan);
-  // Sync mode auto on a GPU: the constants flags and grid barriers are priced with, and the
-  // FLOPs of each TE built here for pricing a kernel whole (as the plan's pricer prices it).
-  std::optional<gpu::CostConstants> auto_costs;
+  // On a GPU: the constants a kernel's variants (flags or grid barriers, waves or program
+  // order) are priced with, and the FLOPs of each TE built here for pricing a kernel whole (as
+  // the plan's pricer prices it).
+  std::optional<gpu::CostConstants> costs;
   std::map<std::string, int64_t> flops;
-  if (options.sync == SyncMode::Auto && spec_for_budget) {
-    auto_costs =
-        gpu::cost_constants(*spec_for_budget, shared_config.precision, options.calibration);
+  if (spec_for_budget) {
+    costs = gpu::cost_constants(*spec_for_budget, shared_config.precision, options.calibration);
     for (const plan::Partition& p : parts)
       for (int te : p.tes)
         if (te >= 0 && static_cast<size_t>(te) < plan.analysis.tes.size())
@@ -505,9 +506,10 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     schedule::MergeOptions mo = merge_options(ps.stages, std::move(locals), spec, true);
     mo.flag_max_tiles = flag_max_tiles(options.sync);
     for (const plan::ForcedSync& f : p.forced_sync) mo.forced[f.te] = f.kind;
-    if (auto_costs && spec) {
+    const bool auto_priced = options.sync == SyncMode::Auto && costs && spec;
+    if (auto_priced) {
       // Each boundary where flags are possible gets the cheaper order by the cost model.
-      const gpu::CostConstants c = *auto_costs;
+      const gpu::CostConstants c = *costs;
       const gpu::GpuSpec priced = *spec;
       mo.grid_price = [c, priced](int64_t blocks) {
         return gpu::grid_barrier_cost_us(priced, c, blocks);
@@ -518,35 +520,71 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     } else if (options.sync == SyncMode::Auto) {
       mo.flag_max_tiles = kAutoFlagTiles;
     }
+    // One kernel of the stages in the order and places `mo` says.
+    auto build = [&](std::vector<loop::Kernel> stages, const schedule::MergeOptions& how) {
+      loop::Kernel k;
+      if (how.grid_price && how.flags_price) {
+        // Sync mode auto, per kernel: flags where each prices below its grid barrier, unless the
+        // kernel with grid barriers only prices lower in all — a stage after a grid barrier needs
+        // no order on what came before it, one after flags may need waits of its own, so a cheap
+        // flag boundary can cost more waits further on.
+        schedule::MergeOptions grid_only = how;
+        grid_only.flag_max_tiles = 0;
+        grid_only.grid_price = nullptr;
+        grid_only.flags_price = nullptr;
+        // Both priced whole (cost model v2, as the plan's pricer prices them): flags can also
+        // change what a stage costs (no weight tile loaded before a barrier that is not there).
+        loop::Kernel with_flags = merged(stages, name, how);
+        loop::Kernel with_grid = merged(std::move(stages), name, grid_only);
+        const double fp =
+            price_kernel(with_flags, *spec, *costs, flops_of, options.cooperative_registers)
+                .total_us;
+        const double gp =
+            price_kernel(with_grid, *spec, *costs, flops_of, options.cooperative_registers)
+                .total_us;
+        const bool flags_kept = fp < gp;
+        k = std::move(flags_kept ? with_flags : with_grid);
+        if (fp != gp)
+          k.stages.front().schedule += fmt::format(
+              "; sync auto: {} (estimated {:.2f} us with per-tile flags where each prices below "
+              "its grid barrier, {:.2f} us with grid barriers only)",
+              flags_kept ? "per-tile flags kept" : "grid barriers kept", fp, gp);
+      } else {
+        k = merged(std::move(stages), name, how);
+      }
+      return k;
+    };
     loop::Kernel k;
-    if (mo.grid_price && mo.flags_price) {
-      // Sync mode auto, per kernel: flags where each prices below its grid barrier, unless the
-      // kernel with grid barriers only prices lower in all — a stage after a grid barrier needs
-      // no order on what came before it, one after flags may need waits of its own, so a cheap
-      // flag boundary can cost more waits further on.
-      schedule::MergeOptions grid_only = mo;
-      grid_only.flag_max_tiles = 0;
-      grid_only.grid_price = nullptr;
-      grid_only.flags_price = nullptr;
-      // Both priced whole (cost model v2, as the plan's pricer prices them): flags can also
-      // change what a stage costs (no weight tile loaded before a barrier that is not there).
-      loop::Kernel with_flags = merged(ps.stages, name, mo);
-      loop::Kernel with_grid = merged(std::move(ps.stages), name, grid_only);
-      const double fp =
-          price_kernel(with_flags, *spec, *auto_costs, flops_of, options.cooperative_registers)
-              .total_us;
-      const double gp =
-          price_kernel(with_grid, *spec, *auto_costs, flops_of, options.cooperative_registers)
-              .total_us;
-      const bool flags_kept = fp < gp;
-      k = std::move(flags_kept ? with_flags : with_grid);
-      if (fp != gp)
+    const schedule::WaveLayout waves = options.waves && ps.stages.size() > 1
+                                           ? schedule::pack_waves(ps.stages, cap)
+                                           : schedule::WaveLayout{};
+    if (waves.changes()) {
+      // Stages side by side in waves, against program order: the cheaper by the cost model
+      // (waves without a GPU to price them: they never need more barriers).
+      schedule::MergeOptions packed = mo;
+      std::vector<loop::Kernel> ordered;
+      for (size_t i : waves.order) {
+        ordered.push_back(ps.stages[i]);
+        packed.block_offsets.push_back(waves.offset[i]);
+        packed.waves.push_back(waves.wave[i]);
+      }
+      k = build(std::move(ordered), packed);
+      if (costs && spec) {
+        loop::Kernel plain = build(std::move(ps.stages), mo);
+        const double wp =
+            price_kernel(k, *spec, *costs, flops_of, options.cooperative_registers).total_us;
+        const double pp =
+            price_kernel(plain, *spec, *costs, flops_of, options.cooperative_registers).total_us;
+        const bool kept = wp < pp;
+        if (!kept) k = std::move(plain);
         k.stages.front().schedule += fmt::format(
-            "; sync auto: {} (estimated {:.2f} us with per-tile flags where each prices below "
-            "its grid barrier, {:.2f} us with grid barriers only)",
-            flags_kept ? "per-tile flags kept" : "grid barriers kept", fp, gp);
+            "; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
+            waves.summary(), kept ? "kept" : "program order kept", wp, pp);
+      } else {
+        k.stages.front().schedule += "; waves: " + waves.summary();
+      }
     } else {
-      k = merged(std::move(ps.stages), name, mo);
+      k = build(std::move(ps.stages), mo);
     }
     if (cap > 0 && grid > cap)
       k.stages.front().schedule +=
@@ -576,6 +614,7 @@ PlanBuild plan_build(const plan::FusionPlan& plan) {
   b.config.precision = plan.precision;
   b.options.split_launches = true;
   b.options.sync = plan.sync;
+  b.options.waves = plan.waves;
   return b;
 }
 

@@ -68,6 +68,11 @@ struct KernelBuildOptions {
   /// Grid barriers or per-tile flags between the dependent stages of a cooperative kernel
   /// (plan_build: the plan's).
   SyncMode sync = SyncMode::Grid;
+  /// A cooperative kernel's independent stages packed side by side in waves on disjoint blocks
+  /// (schedule/wavefront.h) where that needs fewer barrier intervals than program order, kept
+  /// when the cost model prices it below program order (on the plan's GPU). Off: program
+  /// order, every stage from block 0.
+  bool waves = true;
   /// Under SyncMode::Auto, the measured grid-barrier curve the flags are priced against (as the
   /// plan's pricer prices; null: the GPU spec's figures). Must outlive the build.
   const gpu::Calibration* calibration = nullptr;

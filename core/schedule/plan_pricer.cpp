@@ -83,6 +83,7 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
                                 g.sm_count, g.shared_memory_per_sm, g.registers_per_sm,
                                 g.launch_overhead_us, g.grid_sync_overhead_us);
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
+  if (!c.waves) key += "|program-order";
   for (const std::string& t : p.global_scratch) key += "|global:" + t;
   for (const plan::ForcedSync& f : p.forced_sync)
     key += "|sync:" + f.te + "=" + boundary_kind_name(f.kind);

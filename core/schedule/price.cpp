@@ -31,6 +31,9 @@ class StageScan {
   StageScan(const loop::Kernel& k, size_t stages) : m_touch(std::max<size_t>(stages, 1)) {
     for (const te::Tensor& t : k.inputs) m_global.insert(t.get());
     for (const te::Tensor& t : k.outputs) m_global.insert(t.get());
+    // The kernel's bookkeeping tables (flag waits' ranges, stages' block offsets): a few
+    // numbers per block, no stage's traffic.
+    for (const te::Tensor& t : k.tables) m_global.erase(t.get());
     walk(k.body, -1);
     // Hoisted statements before the first stage belong to it.
     if (!m_pending.reads.empty() || !m_pending.writes.empty()) merge(m_touch[0], m_pending);
@@ -219,8 +222,36 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
     out.dram_bytes += w.dram_read_bytes + w.write_bytes;
     out.l2_bytes += w.l2_read_bytes;
     out.global_bytes += w.dram_read_bytes + w.l2_read_bytes + w.write_bytes;
-    out.stages_us += sp.cost.total_us;
     out.stages.push_back(std::move(sp));
+  }
+  // Stages of one wave run side by side on disjoint blocks between the same barriers: together
+  // they take as long as their summed work over their summed grid, and no less than the
+  // slowest of them alone (its blocks go no faster for having neighbours).
+  for (size_t s = 0; s < out.stages.size();) {
+    const int wave = s < k.stages.size() ? k.stages[s].wave : -1;
+    size_t e = s + 1;
+    while (wave >= 0 && e < out.stages.size() && e < k.stages.size() && k.stages[e].wave == wave)
+      ++e;
+    if (e - s == 1) {
+      out.stages_us += out.stages[s].cost.total_us;
+      s = e;
+      continue;
+    }
+    gpu::StageWork together = out.stages[s].work;
+    double slowest = out.stages[s].cost.total_us;
+    for (size_t i = s + 1; i < e; ++i) {
+      const gpu::StageWork& w = out.stages[i].work;
+      together.flops += w.flops;
+      together.tensor_core |= w.tensor_core;
+      together.dram_read_bytes += w.dram_read_bytes;
+      together.l2_read_bytes += w.l2_read_bytes;
+      together.write_bytes += w.write_bytes;
+      together.grid += w.grid;
+      slowest = std::max(slowest, out.stages[i].cost.total_us);
+    }
+    together.grid = std::min(together.grid, k.launch.grid_x);
+    out.stages_us += std::max(slowest, gpu::stage_cost(spec, c, together).total_us);
+    s = e;
   }
   for (const loop::SharedSlot& sl : k.shared) {
     const std::string& n = sl.buffer->name;
@@ -231,13 +262,25 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
   out.launch_us = c.launch_us;
   // Every grid barrier waits for the whole launch grid.
   out.barrier_us = out.grid_barriers * gpu::grid_barrier_cost_us(spec, c, k.launch.grid_x);
-  // Per-tile flags: each flags boundary's releases and waits.
+  // Per-tile flags: each flags boundary's releases and waits. The stages of one wave wait side
+  // by side on their own blocks: their boundaries take as long as the dearest of them.
+  std::map<int, double> wave_flags_us;
   for (const StageBoundary& b : k.boundaries)
     if (b.kind == BoundaryKind::Flags) {
       const int waits = std::max(b.waits, 1);
       out.flag_waits += waits;
-      out.barrier_us += gpu::flag_wait_cost_us(c, b.awaited_tiles, waits);
+      const double us = gpu::flag_wait_cost_us(c, b.awaited_tiles, waits);
+      const int wave = b.after >= 0 && static_cast<size_t>(b.after) < k.stages.size()
+                           ? k.stages[static_cast<size_t>(b.after)].wave
+                           : -1;
+      if (wave < 0) {
+        out.barrier_us += us;
+      } else {
+        double& w = wave_flags_us[wave];
+        w = std::max(w, us);
+      }
     }
+  for (const auto& [wave, us] : wave_flags_us) out.barrier_us += us;
   out.total_us = out.stages_us + out.launch_us + out.barrier_us;
   return out;
 }

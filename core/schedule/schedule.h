@@ -151,6 +151,14 @@ struct MergeOptions {
   /// dependence proof bounds the producer blocks, whatever the mode and the prices (else a grid
   /// barrier stays, and the plan says why). The boundary is marked `forced`.
   std::map<std::string, BoundaryKind> forced;
+  /// Stages packed side by side (schedule/wavefront.h), per stage in the order given: the
+  /// first block each runs on and its wave (stages of one wave depend on none of the others).
+  /// Empty: every stage from block 0, one after the other. A stage at an offset reads the
+  /// kernel's block index less the offset as its own and is guarded to its range; a stage
+  /// placed beside another of its wave with shared buffers of its own gets a block barrier
+  /// before it when their buffers would otherwise stack beyond the arena.
+  std::vector<int64_t> block_offsets;
+  std::vector<int> waves;
 };
 /// merge_stages with barriers chosen by ownership proofs and resident intermediates (above);
 /// the two-argument form uses the default options (proofs on, nothing resident).

@@ -30,6 +30,7 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   po.gpu = o.gpu;
   po.precision = o.precision;
   po.sync = o.sync;
+  po.waves = o.waves;
   po.decisions = o.decisions;
   po.instrument = o.instrument;
   po.snapshots = o.snapshots;

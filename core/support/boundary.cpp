@@ -79,8 +79,10 @@ std::string describe(const StageBoundary& b) {
       s += "each block reads only what it wrote of " + b.tensor;
       break;
     case BoundaryReason::SharedArena:
-      s += "each thread reads only what it wrote of " + b.tensor +
-           "; the barrier lets the stages share the shared arena";
+      // No tensor: a stage packed beside the ones before it, on other blocks of its wave.
+      s += b.tensor.empty() ? "runs beside the stages before it on other blocks"
+                            : "each thread reads only what it wrote of " + b.tensor;
+      s += "; the barrier lets the stages share the shared arena";
       break;
     case BoundaryReason::CrossBlock: {
       s += b.tensor + stage + " read across blocks";

@@ -30,7 +30,9 @@ enum class BoundaryReason : uint8_t {
   Independent,  ///< reads nothing an earlier stage wrote since the last grid barrier
   ThreadOwned,  ///< each thread reads only what it wrote
   BlockOwned,   ///< each block reads only what it wrote
-  SharedArena,  ///< thread-owned, but a block barrier lets the stages reuse the shared arena
+  SharedArena,  ///< thread-owned (or, without a tensor, independent and packed beside the
+                ///< stages before it on other blocks), but a block barrier lets the stages
+                ///< reuse the shared arena
   CrossBlock,   ///< a block reads what another block wrote (tensor, producer stage and blocks)
   Unproven,     ///< no order weaker than a grid barrier could be proven (`detail` says why)
   Rewrite,      ///< the stage writes a tensor an earlier stage wrote since the last barrier

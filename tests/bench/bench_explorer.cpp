@@ -1,12 +1,14 @@
 // What the explorer's user waits for on a model, in one process (offscreen): opening it until the
-// plan is on the final layout, the CUDA C of the selected kernel after selecting a node of it,
-// and an edit (split before a node) and its undo until the plan on screen changed and is drawn
-// again. Median, min and max of --runs N edit/undo rounds. With --frames: the time to paint
-// the graph (a repaint of the view after a small scroll, median of 20) at the opening zoom and
-// fitted to the window, and collapsing every kernel until the graph is drawn again. Prints the
-// machine. Not a timed test: it prints figures.
+// plan is on the final layout (and until its kernel outlines are drawn too), the CUDA C of the
+// selected kernel after selecting a node of it, and an edit (split before a node) and its undo
+// until the plan on screen changed and is drawn again. Median, min and max of --runs N edit/undo
+// rounds. With --frames: the time to paint the graph (a repaint of the view after a small scroll,
+// median of 20) at the opening zoom and fitted to the window, a frame per wheel step zooming out as
+// far as the view goes and panning there, and collapsing every kernel until the graph and its
+// outlines are drawn again. Prints the machine. Not a timed test: it prints figures. --runs 0 skips
+// the edit rounds and --no-code the CUDA C (on a generated 20,000-node model each takes minutes).
 //
-//   bench_explorer [--runs N] [--strategy S] [--frames] MODEL.onnx...
+//   bench_explorer [--runs N] [--strategy S] [--frames] [--no-code] MODEL.onnx...
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -35,6 +37,11 @@ using namespace souffle::views;
 
 bool settled(const MainWindow& w) {
   return w.planData() && !w.isPlanning() && !w.isLoading() && w.graphPanel()->isFinal();
+}
+
+/// Settled, and the kernel outlines (made off the GUI thread) are on screen too.
+bool outlined(const MainWindow& w) {
+  return settled(w) && !w.graphPanel()->scene()->clustersPending();
 }
 
 struct Stats {
@@ -77,28 +84,32 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   int runs = 3;
   QString strategy = QStringLiteral("souffle");
-  bool frames = false;
+  bool frames = false, code = true;
   std::vector<QString> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc)
-      runs = std::max(1, std::atoi(argv[++i]));
+      runs = std::max(0, std::atoi(argv[++i]));  // 0: no edit rounds (a big model's take minutes)
     else if (a == "--frames")
       frames = true;
+    else if (a == "--no-code")
+      code = false;
     else if (a == "--strategy" && i + 1 < argc)
       strategy = QString::fromUtf8(argv[++i]);
     else
       models.push_back(QString::fromUtf8(argv[i]));
   }
   if (models.empty()) {
-    std::fprintf(stderr, "usage: bench_explorer [--runs N] [--strategy S] MODEL.onnx...\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_explorer [--runs N] [--strategy S] [--frames] [--no-code] MODEL...\n");
     return 2;
   }
   std::printf("machine: %u hardware threads, load average %s; strategy %s, offscreen 1600x1000\n",
               std::thread::hardware_concurrency(), load_average().c_str(),
               strategy.toUtf8().constData());
-  std::printf("%-28s %9s %9s %22s %22s\n", "model", "open_ms", "code_ms", "edit_ms med (min-max)",
-              "undo_ms med (min-max)");
+  std::printf("%-28s %9s %11s %9s %22s %22s\n", "model", "open_ms", "outlines_ms", "code_ms",
+              "edit_ms med (min-max)", "undo_ms med (min-max)");
   for (const QString& model : models) {
     MainWindow w;
     w.resize(1600, 1000);
@@ -117,18 +128,19 @@ int main(int argc, char** argv) {
       return 1;
     }
     const double open = t.nsecsElapsed() / 1e6;
+    const double outlines = open + wait_ms([&] { return outlined(w); });
     // The CUDA C of the kernel of a node: select a box in the middle of the graph.
     GraphScene* scene = w.graphPanel()->scene();
     const SceneGraph* g = scene->graph();
     int box = -1;
     for (size_t b = g->nodes.size() / 2; b < g->nodes.size() && box < 0; ++b)
       if (g->nodes[b].kind == SceneNode::Kind::Op) box = static_cast<int>(b);
-    double code = -1;
-    if (box >= 0) {
+    double codeMs = -1;
+    if (box >= 0 && code) {
       t.restart();
       scene->selectBox(box);
       w.codePanel()->setCurrentTab(CodePanel::CudaTab);
-      code = wait_ms([&] { return w.codePanel()->isReady(); });
+      codeMs = wait_ms([&] { return w.codePanel()->isReady(); });
     }
     // Split before the selected node, then undo: each until the plan on screen changed and is
     // drawn on its final layout.
@@ -171,22 +183,46 @@ int main(int argc, char** argv) {
       view->fit();
       QTest::qWait(50);
       const Stats fitted = paint_ms();
+      // Zooming out from the fitted view as far as it goes, as the wheel does, one frame per step,
+      // then panning that far out (the most boxes on screen), then back to the fitted view.
+      std::vector<double> zoomFrames;
+      double farZoom = view->zoom();
+      for (;;) {
+        view->zoomOut();  // refused past the view's farthest zoom (1 %)
+        if (view->zoom() == farZoom) break;
+        farZoom = view->zoom();
+        QElapsedTimer p;
+        p.start();
+        view->viewport()->repaint();
+        zoomFrames.push_back(p.nsecsElapsed() / 1e6);
+      }
+      const Stats zoomOut = stats(zoomFrames);
+      const Stats far = paint_ms();
+      const auto farItems = view->items(view->viewport()->rect()).size();
+      view->fit();
+      QTest::qWait(50);
       t.restart();
       w.graphPanel()->collapseAll();
-      const double collapse = wait_ms([&] { return settled(w); });
+      // Drawn again: the final layout of the kernel map, the plan on it and its outlines.
+      const double collapse = wait_ms([&] { return outlined(w); });
+      const size_t kernelMap = w.graphPanel()->scene()->graph()->nodes.size();
+      QTest::qWait(50);
       const Stats collapsed = paint_ms();
       std::printf(
-          "  frames: %zu boxes expanded; paint at the opening zoom %.1f ms (%.1f-%.1f), fitted "
-          "%.1f ms "
-          "(%.1f-%.1f); collapse all %.0f ms, then %.1f ms a frame\n",
+          "  frames: %zu boxes expanded; pan at the opening zoom %.1f ms (%.1f-%.1f), fitted "
+          "%.1f ms (%.1f-%.1f); zoom out to %.0f%% in %zu steps %.1f ms a frame (%.1f-%.1f), pan "
+          "there (%lld items in view) %.1f ms (%.1f-%.1f); collapse all (%zu boxes) %.0f ms, then "
+          "%.1f ms a frame\n",
           expanded, opening.median, opening.min, opening.max, fitted.median, fitted.min, fitted.max,
-          collapse, collapsed.median);
+          farZoom * 100, zoomFrames.size(), zoomOut.median, zoomOut.min, zoomOut.max,
+          static_cast<long long>(farItems), far.median, far.min, far.max, kernelMap, collapse,
+          collapsed.median);
     }
     const Stats es = stats(edits), us = stats(undos);
     std::printf(
-        "%-28s %9.0f %9.0f %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f)\n",
+        "%-28s %9.0f %11.0f %9.0f %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f)\n",
         (QFileInfo(model).dir().dirName() + "/" + QFileInfo(model).fileName()).toUtf8().constData(),
-        open, code, es.median, es.min, es.max, us.median, us.min, us.max);
+        open, outlines, codeMs, es.median, es.min, es.max, us.median, us.min, us.max);
     std::fflush(stdout);
   }
   return 0;

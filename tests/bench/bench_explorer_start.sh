@@ -2,25 +2,31 @@
 # From process start to the planned picture: `souffle-explorer MODEL --screenshot FILE` (it
 # exits once the plan is on the final layout and the picture is written), each run a fresh
 # process with an empty cache folder (no cached layout), offscreen. Prints per model the median,
-# min and max wall time of N runs, and the machine.
-#   bench_explorer_start.sh EXPLORER [--runs N] [--size WxH] MODEL.onnx...
+# min and max wall time of N runs, and the machine. --strategy plans with another strategy than
+# souffle (the explorer's default).
+#   bench_explorer_start.sh EXPLORER [--runs N] [--size WxH] [--strategy S] MODEL.onnx...
 set -euo pipefail
-[[ $# -ge 2 ]] || { echo "usage: $0 EXPLORER [--runs N] [--size WxH] MODEL.onnx..." >&2; exit 2; }
+[[ $# -ge 2 ]] || {
+  echo "usage: $0 EXPLORER [--runs N] [--size WxH] [--strategy S] MODEL.onnx..." >&2
+  exit 2
+}
 explorer=$1
 shift
 runs=3
 size=1600x1000
+strategy=souffle
 models=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
+    --strategy) strategy=$2; shift 2 ;;
     *) models+=("$1"); shift ;;
   esac
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ); strategy $strategy"
 printf '%-40s %8s %8s %8s %5s\n' model median_s min_s max_s runs
 for m in "${models[@]}"; do
   times=()
@@ -29,7 +35,7 @@ for m in "${models[@]}"; do
     mkdir -p "$cache"
     t0=$(date +%s.%N)
     XDG_CACHE_HOME="$cache" QT_QPA_PLATFORM=offscreen "$explorer" "$m" --size "$size" \
-      --restore skip --screenshot "$work/shot.png" > "$work/log" 2>&1 ||
+      --strategy "$strategy" --restore skip --screenshot "$work/shot.png" > "$work/log" 2>&1 ||
       { cat "$work/log" >&2; echo "failed: $m" >&2; exit 1; }
     t1=$(date +%s.%N)
     times+=("$(echo "$t1 - $t0" | bc -l)")

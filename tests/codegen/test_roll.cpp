@@ -154,19 +154,19 @@ TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {
   }
 }
 
-// The sample LSTM under sync auto with every stage outlined: steps ordered by per-tile flags
-// (releases and waits between the calls) roll too, the loop makes the same calls, waits and
-// releases, and NVRTC compiles it.
+// The sample LSTM under sync flags with every stage outlined (its two layers side by side in
+// waves): steps ordered by per-tile flags (releases and waits between the calls) roll too, the
+// loop makes the same calls, waits and releases, and NVRTC compiles it.
 TEST(Roll, FlagReleasesAndWaitsRollWithTheirSteps) {
   const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
   plan::PlanOptions po;
   po.gpu = a100;
-  po.sync = SyncMode::Auto;
+  po.sync = SyncMode::Flags;
   po.pricer = schedule::make_pricer(a100, po.precision);
   const LoadedModel m =
       load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
   const plan::FusionPlan p = plan::plan(m.program, po);
-  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Auto);
+  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Flags);
   ASSERT_EQ(ks.size(), 1u);
   ASSERT_FALSE(ks[0].kernel.flags.empty());
   loop::KernelSet set;

@@ -310,11 +310,12 @@ void TestDailyTool::badOptionsExitWithTwo() {
 }
 
 // The toolbar's sync mode re-plans: under auto the cost model puts per-tile flags where they
-// price cheaper (the sample LSTM has such boundaries), the plan is never dearer than with grid
-// barriers, and the graph draws the flags boundaries.
+// price cheaper (the sample ResNeXt has such boundaries; the sample LSTM, its layers side by
+// side in waves, keeps grid barriers), the plan is never dearer than with grid barriers, and the
+// graph draws the flags boundaries.
 void TestDailyTool::syncSelectorReplansWithFlags() {
   MainWindow w;
-  QVERIFY(open(w, "lstm", "souffle"));
+  QVERIFY(open(w, "resnext", "souffle"));
   QCOMPARE(w.sync(), QStringLiteral("grid"));
   const PlanDataPtr grid = w.planData();
   QCOMPARE(grid->plan->sync, SyncMode::Grid);
@@ -326,10 +327,10 @@ void TestDailyTool::syncSelectorReplansWithFlags() {
   int flags = 0;
   for (const plan::Partition& k : p.partitions)
     for (const plan::Boundary& b : k.boundaries) flags += b.order.kind == BoundaryKind::Flags;
-  QVERIFY2(flags > 0, "the sample LSTM has boundaries where flags price cheaper");
+  QVERIFY2(flags > 0, "the sample ResNeXt has boundaries where flags price cheaper");
   QVERIFY(p.grid_syncs < grid->plan->grid_syncs);
-  // At TE level (the LSTM is one ONNX node) the edges ordered by flags are drawn and counted in
-  // the legend as such, beside those behind grid barriers.
+  // At TE level the edges ordered by flags are drawn and counted in the legend as such, beside
+  // those behind grid barriers.
   w.setTeLevel(true);
   QTRY_VERIFY_WITH_TIMEOUT(
       settled(w) &&

@@ -229,11 +229,13 @@ int main(int argc, char** argv) {
       if (!ok) std::fprintf(stderr, "souffle-explorer: cannot write %s\n", qPrintable(shotPath));
       QApplication::exit(ok ? code : 1);
     };
-    // The picture is ready once dot's layout is on screen and the plan is drawn on it.
+    // The picture is ready once the final layout is on screen and the plan (with its kernel
+    // outlines) is drawn on it.
     // A shown Code panel must have its code too (big kernels take seconds to generate).
     auto ready = [&window, &profiled] {
       return profiled && window.graphPanel()->isFinal() && window.planData() &&
              !window.isPlanning() && !window.comparisonView()->isBusy() &&
+             !window.graphPanel()->scene()->clustersPending() &&
              (!window.codePanel()->isVisible() || window.codePanel()->isReady());
     };
     bool done = false;
@@ -260,6 +262,9 @@ int main(int argc, char** argv) {
     QObject::connect(window.comparisonView(), &souffle::views::ComparisonView::compared, &window,
                      shoot);
     QObject::connect(window.codePanel(), &souffle::views::CodePanel::codeReady, &window, shoot);
+    // The kernel outlines are made off the GUI thread (seconds on a 20,000-node graph).
+    QObject::connect(window.graphPanel()->scene(), &souffle::views::GraphScene::clustersReady,
+                     &window, shoot);
     QObject::connect(window.profileRunner(), &souffle::views::ProfileRunner::finished, &window,
                      shoot, Qt::QueuedConnection);
     QObject::connect(&window, &MainWindow::planFailed, &window,

@@ -91,6 +91,10 @@ struct BuiltStage {
   std::string name;                ///< the kernel's stage name
   std::vector<std::string> tes;    ///< TE names, in order
   std::vector<std::string> nodes;  ///< the ONNX nodes of its TEs, first appearance order
+  /// Its wave (stages of one wave run side by side on disjoint blocks; -1: alone) and the first
+  /// of its blocks (loop::StageInfo).
+  int wave = -1;
+  int64_t block_offset = 0;
   /// The node that names the stage: its first ONNX node, else its first TE, else its name.
   const std::string& anchor() const;
 };

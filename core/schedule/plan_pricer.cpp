@@ -282,6 +282,8 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       bs.launch = launch;
       bs.name = info.name;
       bs.tes = info.tes;
+      bs.wave = info.wave;
+      bs.block_offset = info.block_offset;
       for (const te::Origin& o : info.origins)
         if (!o.node.empty() &&
             std::find(bs.nodes.begin(), bs.nodes.end(), o.node) == bs.nodes.end())

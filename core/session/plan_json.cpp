@@ -135,12 +135,19 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
     if (!k.global_scratch.empty()) q["global_scratch"] = k.global_scratch;
     if (k.priced) {
       nlohmann::json built = nlohmann::json::array();
-      for (const plan::BuiltStage& st : k.built_stages)
-        built.push_back({{"launch", st.launch},
-                         {"name", st.name},
-                         {"anchor", st.anchor()},
-                         {"tes", st.tes},
-                         {"nodes", st.nodes}});
+      for (const plan::BuiltStage& st : k.built_stages) {
+        nlohmann::json b = {{"launch", st.launch},
+                            {"name", st.name},
+                            {"anchor", st.anchor()},
+                            {"tes", st.tes},
+                            {"nodes", st.nodes}};
+        // Side by side with the other stages of its wave, from this block on.
+        if (st.wave >= 0) {
+          b["wave"] = st.wave;
+          b["block_offset"] = st.block_offset;
+        }
+        built.push_back(std::move(b));
+      }
       q["built_stages"] = built;
       q["boundaries"] = boundaries_json(p, k);
       nlohmann::json counts = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}, {"flags", 0}};

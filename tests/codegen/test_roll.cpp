@@ -317,5 +317,22 @@ TEST(Roll, TablesThatAreWindowsOfOneAnotherShareOne) {
   EXPECT_EQ(normalized(expand_rolled(a)), normalized(apart));
 }
 
+// A pattern longer than 64 statements (a wave of ten LSTM layers with the flag releases and
+// waits between its calls takes 89) still rolls as one loop over its repetitions.
+TEST(Roll, LongPatternsRollOverTheirRepetitions) {
+  std::string body;
+  for (int r = 0; r < 3; ++r)
+    for (int j = 0; j < 90; ++j)
+      body += "  k_stage" + std::to_string(j) + "(p0, q" + std::to_string(r) + " + " +
+              std::to_string(j) + ");\n";
+  const std::string src = unit(body);
+  RollStats stats;
+  const std::string rolled = roll_repeated_statements(src, 3, &stats);
+  EXPECT_EQ(stats.loops, 1) << rolled;
+  EXPECT_EQ(stats.rolled, 270);
+  EXPECT_NE(rolled.find("// 3 repetitions of the 90 statements below"), std::string::npos);
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(src));
+}
+
 }  // namespace
 }  // namespace souffle::codegen

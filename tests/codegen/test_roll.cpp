@@ -334,5 +334,36 @@ TEST(Roll, LongPatternsRollOverTheirRepetitions) {
   EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(src));
 }
 
+// The sample LSTM in waves under grid barriers with every stage outlined: its steps' tables are
+// windows of one another (a step reads the state the step before wrote), so they are read at
+// offsets into shared tables; expanded, the loops make the calls of the unrolled kernel.
+TEST(Roll, TheSampleLstmsStepsReadSharedTablesAtOffsets) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  plan::PlanOptions po;
+  po.gpu = a100;
+  po.pricer = schedule::make_pricer(a100, po.precision);
+  const LoadedModel m =
+      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
+  const plan::FusionPlan p = plan::plan(m.program, po);
+  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Grid);
+  ASSERT_EQ(ks.size(), 1u);
+  loop::KernelSet set;
+  set.kernels = {ks[0].kernel};
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  const std::string unrolled = emit_cuda(set, o);
+  o.roll = true;
+  const std::string rolled = emit_cuda(set, o);
+  EXPECT_TRUE(std::regex_search(rolled, std::regex(R"(souffle_r\d+_t\d+\[souffle_r\d+ \+ \d+\])")))
+      << rolled;
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  gpu::CompileOptions co;
+  co.arch = "sm_80";
+  gpu::CompileResult r = gpu::compile_cuda(rolled, "lstm_waves.cu", co);
+  ASSERT_TRUE(r.ok) << r.error;
+}
+
 }  // namespace
 }  // namespace souffle::codegen

@@ -13,8 +13,9 @@ namespace souffle::codegen {
 
 namespace {
 
-constexpr size_t kMaxPeriod =
-    64;  ///< statements in one repeated pattern, at most (a wave of ten LSTM layers takes 40)
+/// Statements in one repeated pattern, at most: a wave of ten LSTM layers takes 40 under grid
+/// barriers, 89 with the per-tile flag releases and waits of `--sync auto` between its calls.
+constexpr size_t kMaxPeriod = 128;
 
 /// One token of a line's code: an identifier, a number, or one punctuation character.
 struct Token {
@@ -77,6 +78,24 @@ std::optional<std::pair<int64_t, std::string>> integer(const std::string& t) {
   return std::make_pair(static_cast<int64_t>(std::stoll(t.substr(0, j))), suffix);
 }
 
+/// Where `window` lies in `table` when one overlaps the other with equal values (the index in
+/// `table` of the window's first value, negative when the window starts before the table);
+/// nullopt when no shift makes them agree on at least half of the window.
+std::optional<std::ptrdiff_t> window_shift(const std::vector<std::string>& table,
+                                           const std::vector<std::string>& window) {
+  const auto n = static_cast<std::ptrdiff_t>(window.size());
+  const auto m = static_cast<std::ptrdiff_t>(table.size());
+  for (std::ptrdiff_t s = -(n - 1) / 2; s < m - n / 2; ++s) {
+    const std::ptrdiff_t lo = std::max<std::ptrdiff_t>(0, -s), hi = std::min(n, m - s);
+    if (2 * (hi - lo) < n) continue;
+    bool equal = true;
+    for (std::ptrdiff_t k = lo; k < hi && equal; ++k)
+      equal = table[static_cast<size_t>(s + k)] == window[static_cast<size_t>(k)];
+    if (equal) return s;
+  }
+  return std::nullopt;
+}
+
 /// A pointer the kernel declares outside its statements (a parameter, or a pointer into the
 /// shared arena declared before them): its element type and whether it points to const.
 struct Pointer {
@@ -102,6 +121,7 @@ struct Varying {
   std::string suffix;
   std::vector<std::string> values;  ///< per repetition
   std::string table;                ///< the table's name (tables)
+  size_t offset = 0;                ///< tables: where repetition 0's value is in the table
   std::string type;                 ///< pointer tables: element type
 };
 
@@ -405,29 +425,63 @@ class KernelRoller {
                   " below, rolled into a loop: each repetition calls the same functions on "
                   "the tensors of its row of the tables (the comments name repetition 0)");
     out.push_back(ind + "{");
-    // One table per distinct sequence of values.
-    std::map<std::pair<std::string, std::vector<std::string>>, std::string> tables;
-    for (Varying& v : vs) {
+    // Tables: a sequence of values that is a shifted window of another (an LSTM step's state
+    // read by the next step, a layer's output read by the layer above) shares one table, read at
+    // an offset; a table may grow at either end to take a window in. The loop's tables hold each
+    // pointer about once, and their entries are what NVRTC's time grows with.
+    struct Table {
+      std::string type;
+      std::vector<std::string> values;
+    };
+    std::vector<Table> tables;
+    std::vector<std::pair<size_t, size_t>> where(vs.size());  // (table, offset) per varying
+    for (size_t x = 0; x < vs.size(); ++x) {
+      Varying& v = vs[x];
       if (v.kind != Varying::Kind::PtrTable && v.kind != Varying::Kind::IntTable) continue;
       const std::string type = v.kind == Varying::Kind::PtrTable ? v.type : "long long";
-      auto key = std::make_pair(type, v.values);
-      auto it = tables.find(key);
-      if (it != tables.end()) {
-        v.table = it->second;
-        continue;
-      }
-      v.table = rv + "_t" + std::to_string(tables.size());
-      tables[key] = v.table;
-      m_stats.table_entries += static_cast<int64_t>(v.values.size());
-      out.push_back(ind + "  " + type + " const " + v.table + "[" + std::to_string(r) + "] = {");
-      std::string row;
-      for (size_t q = 0; q < v.values.size(); ++q) {
-        std::string val = v.values[q];
-        if (v.kind == Varying::Kind::IntTable) {
+      std::vector<std::string> values = v.values;
+      if (v.kind == Varying::Kind::IntTable)
+        for (std::string& val : values) {
           auto lit = integer(val);
           val = std::to_string(lit ? lit->first : 0) + "ll";
         }
-        const std::string item = val + (q + 1 < v.values.size() ? "," : "");
+      bool placed = false;
+      for (size_t t = 0; t < tables.size() && !placed; ++t) {
+        if (tables[t].type != type) continue;
+        const auto shift = window_shift(tables[t].values, values);
+        if (!shift) continue;
+        if (*shift < 0) {  // the window starts before the table: it grows at the front
+          const size_t grow = static_cast<size_t>(-*shift);
+          tables[t].values.insert(tables[t].values.begin(), values.begin(),
+                                  values.begin() + static_cast<std::ptrdiff_t>(grow));
+          for (auto& [table, offset] : where)
+            if (table == t) offset += grow;
+        }
+        const size_t at = *shift < 0 ? 0 : static_cast<size_t>(*shift);
+        for (size_t q = tables[t].values.size() - at; q < values.size(); ++q)
+          tables[t].values.push_back(values[q]);
+        where[x] = {t, at};
+        placed = true;
+      }
+      if (!placed) {
+        where[x] = {tables.size(), 0};
+        tables.push_back({type, std::move(values)});
+      }
+    }
+    for (size_t x = 0; x < vs.size(); ++x) {
+      Varying& v = vs[x];
+      if (v.kind != Varying::Kind::PtrTable && v.kind != Varying::Kind::IntTable) continue;
+      v.table = rv + "_t" + std::to_string(where[x].first);
+      v.offset = where[x].second;
+    }
+    for (size_t t = 0; t < tables.size(); ++t) {
+      const std::vector<std::string>& values = tables[t].values;
+      m_stats.table_entries += static_cast<int64_t>(values.size());
+      out.push_back(ind + "  " + tables[t].type + " const " + rv + "_t" + std::to_string(t) + "[" +
+                    std::to_string(values.size()) + "] = {");
+      std::string row;
+      for (size_t q = 0; q < values.size(); ++q) {
+        const std::string item = values[q] + (q + 1 < values.size() ? "," : "");
         if (!row.empty() && row.size() + item.size() + 1 > 92) {
           out.push_back(ind + "      " + row);
           row.clear();
@@ -452,7 +506,7 @@ class KernelRoller {
           with =
               "(" + std::to_string(v.base) + "ll + " + std::to_string(v.step) + "ll * " + rv + ")";
         else
-          with = v.table + "[" + rv + "]";
+          with = v.table + "[" + rv + (v.offset ? " + " + std::to_string(v.offset) : "") + "]";
         edits[t.line].push_back({t.at, {t.text.size(), with}});
       }
       for (size_t l = s0.first; l <= s0.last; ++l) {

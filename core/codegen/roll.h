@@ -2,9 +2,10 @@
 /// functions, the statements of its body that repeat with other tensors (an LSTM step and the
 /// next, a BERT layer and the next) become one loop over the repetitions, each tensor that
 /// changes taken from a table of the kernel's pointers and each number that changes computed
-/// from the repetition. The kernel does exactly the same calls in the same order (checked by
-/// expanding the loop again); its source and PTX shrink from one call per stage to one per
-/// repeated pattern, which is what NVRTC's time grows with on recurrent models.
+/// from the repetition (tables that are shifted windows of one another, a step's state and the
+/// next step's, are one table read at an offset). The kernel does exactly the same calls in the
+/// same order (checked by expanding the loop again); its source and PTX shrink from one call per
+/// stage to one per repeated pattern, which is what NVRTC's time grows with on recurrent models.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ struct RollStats {
   int loops = 0;              ///< loops made
   int64_t statements = 0;     ///< top-level statements of the kernels' bodies before
   int64_t rolled = 0;         ///< of those, the ones now inside a loop
-  int64_t table_entries = 0;  ///< pointers the loops take from tables
+  int64_t table_entries = 0;  ///< entries of the loops' tables (numbers and pointers)
 };
 
 /// The translation unit `cuda` (as emit_cuda writes it) with the top-level statements of each

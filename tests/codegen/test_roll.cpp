@@ -70,10 +70,15 @@ std::string expand_rolled(const std::string& src) {
     const std::regex affine("\\((-?\\d+)ll \\+ (-?\\d+)ll \\* " + rv + "\\)");
     for (int r = 0; r < reps; ++r)
       for (std::string l : body) {
+        // A table is read at the repetition, or at the repetition plus an offset (tables that
+        // are windows of one another share one).
         for (const auto& [name, values] : tables) {
-          const std::string ref = name + "[" + rv + "]";
-          for (size_t at = l.find(ref); at != std::string::npos; at = l.find(ref))
-            l.replace(at, ref.size(), values.at(static_cast<size_t>(r)));
+          const std::regex ref(name + "\\[" + rv + "( \\+ (\\d+))?\\]");
+          std::smatch t;
+          while (std::regex_search(l, t, ref)) {
+            const size_t at = static_cast<size_t>(r) + (t[2].matched ? std::stoul(t[2].str()) : 0);
+            l = t.prefix().str() + values.at(at) + t.suffix().str();
+          }
         }
         std::smatch a;
         while (std::regex_search(l, a, affine)) {
@@ -259,6 +264,105 @@ TEST(Roll, NamesAStatementDeclaresAreItsOwnInEveryRepetition) {
   EXPECT_NE(rolled.find("const float* const souffle_r0_t0[3] = {"), std::string::npos) << rolled;
   EXPECT_NE(rolled.find("k_stage0(souffle_r0_t0[souffle_r0], a0);"), std::string::npos) << rolled;
   EXPECT_EQ(rolled.find("a1"), std::string::npos) << rolled;
+}
+
+// A step that reads the state the step before wrote (h[t] -> h[t + 1]): the two sequences of
+// pointers are windows of one another and share one table, read at the repetition and one
+// further on; a window that starts before the table grows it at the front. Expanded, the loop
+// makes the calls it replaced.
+TEST(Roll, TablesThatAreWindowsOfOneAnotherShareOne) {
+  std::string head =
+      "static __device__ __noinline__ void k_stage0(const float* a, float* b) {\n"
+      "  b[threadIdx.x] = a[threadIdx.x];\n"
+      "}\n"
+      "extern \"C\" __global__ void __launch_bounds__(32) k(\n";
+  for (int t = 0; t < 5; ++t)
+    head += "    float* __restrict__ h" + std::to_string(t) + (t < 4 ? ",\n" : ") {\n");
+  head += "  const long long bx = (long long)blockIdx.x;\n";
+  const std::string forward = head +
+                              "  k_stage0(h0, h1);\n  grid.sync();\n"
+                              "  k_stage0(h1, h2);\n  grid.sync();\n"
+                              "  k_stage0(h2, h3);\n  grid.sync();\n"
+                              "  k_stage0(h3, h4);\n  grid.sync();\n}\n";
+  RollStats stats;
+  const std::string rolled = roll_repeated_statements(forward, 3, &stats);
+  EXPECT_EQ(stats.loops, 1) << rolled;
+  EXPECT_EQ(stats.table_entries, 5) << rolled;  // h0 .. h4 once, not 4 + 4
+  EXPECT_NE(rolled.find("float* const souffle_r0_t0[5] = {"), std::string::npos) << rolled;
+  EXPECT_NE(rolled.find("k_stage0(souffle_r0_t0[souffle_r0], souffle_r0_t0[souffle_r0 + 1]);"),
+            std::string::npos)
+      << rolled;
+  EXPECT_EQ(rolled.find("souffle_r0_t1"), std::string::npos) << rolled;
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(forward));
+  // The second sequence starts one before the first: the table grows at the front and the first
+  // is read one further on.
+  const std::string backward = head +
+                               "  k_stage0(h1, h0);\n  grid.sync();\n"
+                               "  k_stage0(h2, h1);\n  grid.sync();\n"
+                               "  k_stage0(h3, h2);\n  grid.sync();\n"
+                               "  k_stage0(h4, h3);\n  grid.sync();\n}\n";
+  RollStats back_stats;
+  const std::string back = roll_repeated_statements(backward, 3, &back_stats);
+  EXPECT_EQ(back_stats.table_entries, 5) << back;
+  EXPECT_NE(back.find("k_stage0(souffle_r0_t0[souffle_r0 + 1], souffle_r0_t0[souffle_r0]);"),
+            std::string::npos)
+      << back;
+  EXPECT_EQ(normalized(expand_rolled(back)), normalized(backward));
+  // Sequences that share less than half of a window keep their own tables.
+  const std::string apart =
+      head + "  k_stage0(h0, h3);\n  k_stage0(h1, h4);\n  k_stage0(h2, h0);\n}\n";
+  RollStats apart_stats;
+  const std::string a = roll_repeated_statements(apart, 3, &apart_stats);
+  EXPECT_EQ(apart_stats.table_entries, 6) << a;
+  EXPECT_EQ(normalized(expand_rolled(a)), normalized(apart));
+}
+
+// A pattern longer than 64 statements (a wave of ten LSTM layers with the flag releases and
+// waits between its calls takes 89) still rolls as one loop over its repetitions.
+TEST(Roll, LongPatternsRollOverTheirRepetitions) {
+  std::string body;
+  for (int r = 0; r < 3; ++r)
+    for (int j = 0; j < 90; ++j)
+      body += "  k_stage" + std::to_string(j) + "(p0, q" + std::to_string(r) + " + " +
+              std::to_string(j) + ");\n";
+  const std::string src = unit(body);
+  RollStats stats;
+  const std::string rolled = roll_repeated_statements(src, 3, &stats);
+  EXPECT_EQ(stats.loops, 1) << rolled;
+  EXPECT_EQ(stats.rolled, 270);
+  EXPECT_NE(rolled.find("// 3 repetitions of the 90 statements below"), std::string::npos);
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(src));
+}
+
+// The sample LSTM in waves under grid barriers with every stage outlined: its steps' tables are
+// windows of one another (a step reads the state the step before wrote), so they are read at
+// offsets into shared tables; expanded, the loops make the calls of the unrolled kernel.
+TEST(Roll, TheSampleLstmsStepsReadSharedTablesAtOffsets) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  plan::PlanOptions po;
+  po.gpu = a100;
+  po.pricer = schedule::make_pricer(a100, po.precision);
+  const LoadedModel m =
+      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
+  const plan::FusionPlan p = plan::plan(m.program, po);
+  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Grid);
+  ASSERT_EQ(ks.size(), 1u);
+  loop::KernelSet set;
+  set.kernels = {ks[0].kernel};
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  const std::string unrolled = emit_cuda(set, o);
+  o.roll = true;
+  const std::string rolled = emit_cuda(set, o);
+  EXPECT_TRUE(std::regex_search(rolled, std::regex(R"(souffle_r\d+_t\d+\[souffle_r\d+ \+ \d+\])")))
+      << rolled;
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  gpu::CompileOptions co;
+  co.arch = "sm_80";
+  gpu::CompileResult r = gpu::compile_cuda(rolled, "lstm_waves.cu", co);
+  ASSERT_TRUE(r.ok) << r.error;
 }
 
 }  // namespace

@@ -406,6 +406,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
   std::vector<Stmt> body;
   struct Placed {
     Stmt inner;
+    Stmt proof;  ///< `inner` as the dependence proofs read it (see proof_inner below)
     size_t first_info;
     std::vector<Tensor> inputs, outputs;
     size_t body_index;  ///< where `inner` sits in body
@@ -489,9 +490,15 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     const Expr own_bx = block_offset > 0 ? te::var("sbx") : f.bx;
     inner = loop::substitute(inner, {{bx.get(), own_bx}, {tx.get(), f.tx}});
     inner = StageRenumber(static_cast<int>(k.stages.size())).mutate(inner);
-    if (block_offset > 0)
+    // The proofs read the stage with its offset as a number: stages that run the same code at
+    // the same offset (one layer's step and its next) then pose the same query, which the proof
+    // cache answers once; with the table's row in it every query would be new.
+    Stmt proof_inner = inner;
+    if (block_offset > 0) {
+      proof_inner = BindStageBlock(own_bx, f.bx - ic(block_offset)).mutate(inner);
       inner = BindStageBlock(own_bx, f.bx - te::read(offsets_table, {ic(offset_row++), ic(0)}))
                   .mutate(inner);
+    }
     Expr guard;
     auto conj = [&](Expr c) { guard = guard.defined() ? te::logical_and(guard, c) : c; };
     if (block_offset > 0) conj(te::ge(f.bx, ic(block_offset)));
@@ -502,7 +509,10 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
                     "merge: stage " + s.name + " has block barriers and a smaller block");
       conj(te::lt(f.tx, ic(s.launch.block_x)));
     }
-    if (guard.defined()) inner = guard_phases(inner, guard);
+    if (guard.defined()) {
+      inner = guard_phases(inner, guard);
+      proof_inner = guard_phases(proof_inner, guard);
+    }
     k.launch.cooperative |= s.launch.cooperative;
     const size_t first_info = k.stages.size();
     for (loop::StageInfo si : s.stages) {
@@ -561,7 +571,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         bound.producer = writer_of(t);
         continue;
       }
-      OwnershipQuery q{t, it->second, inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
+      OwnershipQuery q{t, it->second, proof_inner, f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
       q.max_steps = std::min(options.max_proof_steps, proof_budget);
       DependenceProof p = proofs.prove(q);
       if (options.on_proof) options.on_proof(q, p);
@@ -737,10 +747,11 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
         k.inputs.push_back(t);
     for (const Tensor& t : s.outputs) {
       if (produced.insert(t.get()).second) k.outputs.push_back(t);
-      dirty[t.get()].push_back(inner);
+      dirty[t.get()].push_back(block_offset > 0 ? proof_inner : inner);
       writer_stage[t.get()] = static_cast<int>(first_info);
     }
-    placed.push_back({inner, first_info, s.inputs, s.outputs, body_index});
+    placed.push_back({inner, block_offset > 0 ? proof_inner : inner, first_info, s.inputs,
+                      s.outputs, body_index});
   }
   if (!waits.empty()) {
     // The awaited ranges of every wait in one constant table.
@@ -791,10 +802,10 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     size_t writer_info = 0;
     if (auto w = writes.find(t.get()); w != writes.end()) {
       writer_info = placed[w->second.front()].first_info;
-      for (size_t i : w->second) writers.push_back(placed[i].inner);
+      for (size_t i : w->second) writers.push_back(placed[i].proof);
     }
     if (auto r = reads.find(t.get()); r != reads.end())
-      for (size_t i : r->second) readers.push_back(placed[i].inner);
+      for (size_t i : r->second) readers.push_back(placed[i].proof);
     if (writers.empty() || readers.empty()) continue;
     OwnershipQuery q{t, writers, loop::seq(readers), f.bx, f.tx, k.launch.grid_x, k.launch.block_x};
     q.max_steps = std::min(options.max_proof_steps, proof_budget);

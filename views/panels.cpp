@@ -1,6 +1,7 @@
 #include "views/panels.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <QFontDatabase>
@@ -175,8 +176,29 @@ QString PropertiesPanel::boundariesHtml(const plan::Partition& part, const Scene
     rows += QStringLiteral("<li>%1 before stage <tt>%2</tt>: %3</li>")
                 .arg(kindHtml(b.order.kind), esc(to.name), esc(describe(b.order)));
   }
-  if (rows.isEmpty()) return {};
-  return tr("<p>What orders its stages after the ones before:</p><ul>%1</ul>").arg(rows);
+  // Its stages that run side by side with others of their wave, on blocks of their own.
+  std::map<int, int> wave_size;
+  for (const plan::BuiltStage& st : part.built_stages)
+    if (st.wave >= 0) ++wave_size[st.wave];
+  QString beside;
+  for (int s : mine) {
+    const plan::BuiltStage& st = part.built_stages[static_cast<size_t>(s)];
+    if (st.wave < 0 || wave_size[st.wave] < 2) continue;
+    beside += tr("<li>stage <tt>%1</tt>: wave %2, from block %3, beside %4 other stages</li>")
+                  .arg(esc(st.name))
+                  .arg(st.wave)
+                  .arg(st.block_offset)
+                  .arg(wave_size[st.wave] - 1);
+  }
+  if (rows.isEmpty() && beside.isEmpty()) return {};
+  QString out;
+  if (!rows.isEmpty())
+    out += tr("<p>What orders its stages after the ones before:</p><ul>%1</ul>").arg(rows);
+  if (!beside.isEmpty())
+    out += tr("<p>Side by side in waves (independent stages on disjoint blocks between the same "
+              "barriers):</p><ul>%1</ul>")
+               .arg(beside);
+  return out;
 }
 
 QString PropertiesPanel::characterizationHtml(const std::string& origin) const {

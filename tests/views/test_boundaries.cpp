@@ -166,6 +166,23 @@ void TestBoundaries::graphAndCodeShowTheKinds() {
            qPrintable(props));
   QVERIFY(props.contains(QStringLiteral("read across blocks")));
 
+  // A node whose stage runs beside others of its wave (MMoE's gates beside its experts) says so.
+  std::string besideNode;
+  for (const plan::BuiltStage& st : part.built_stages)
+    if (st.wave >= 0 && st.block_offset > 0 && !st.nodes.empty() && besideNode.empty())
+      besideNode = st.nodes.front();
+  QVERIFY(!besideNode.empty());
+  int besideBox = -1;
+  for (size_t b = 0; b < g->nodes.size(); ++b)
+    if (g->nodes[b].onnxNode == QString::fromStdString(besideNode)) besideBox = static_cast<int>(b);
+  QVERIFY(besideBox >= 0);
+  scene->selectBox(besideBox);
+  QTextDocument wavesDoc;
+  wavesDoc.setHtml(w.propertiesPanel()->html());
+  const QString waves = wavesDoc.toPlainText();
+  QVERIFY2(waves.contains(QStringLiteral("Side by side in waves")), qPrintable(waves));
+  QVERIFY2(waves.contains(QStringLiteral("from block ")), qPrintable(waves));
+
   // The header counts the kernel's boundaries by kind.
   bool counted = false;
   for (QLabel* l : code->findChildren<QLabel*>())

@@ -476,27 +476,9 @@ class Collector {
             return m_alg.unknown(kFull);
         }
       }
-      case te::ExprKind::Read: {
-        // In a let's value, an integer of a constant table at a constant index is that
-        // number: the first block of a stage packed beside others (merge_stages binds its
-        // block index so). Elsewhere (a model's index tables) reads stay unknown.
-        const te::Read* r = e.as<te::Read>();
-        const te::Tensor& t = r->tensor;
-        if (m_fold_tables && t->data && !is_float(t->dtype) &&
-            r->indices.size() == t->shape.size()) {
-          int64_t flat = 0;
-          bool known = true;
-          for (size_t d = 0; d < r->indices.size() && known; ++d) {
-            const Lin i = lin(r->indices[d]);
-            known = i.constant() && i.c >= 0 && i.c < t->shape[d];
-            flat = flat * t->shape[d] + i.c;
-          }
-          if (known) return lin_const(t->data->get_i64(flat));
-        }
-        return m_alg.unknown(kFull);
-      }
       case te::ExprKind::FloatImm:
       case te::ExprKind::Call:
+      case te::ExprKind::Read:
         return m_alg.unknown(kFull);
     }
     return m_alg.unknown(kFull);
@@ -508,7 +490,6 @@ class Collector {
   const te::TensorNode* m_t;
   int32_t m_bx = -1, m_writer = -1;
   int64_t m_grid = 1;
-  bool m_fold_tables = false;  ///< lin() of a let's value: constant table reads fold
   std::unordered_map<const te::ExprNode*, Lin> m_lets;
   std::vector<int32_t> m_loop_stack, m_guard_stack;
   /// Fragment buffers in scope: rows and columns of one fragment.
@@ -706,9 +687,7 @@ class Collector {
         std::optional<Lin> saved;
         if (prev != m_lets.end()) saved = prev->second;
         if (!is_float(l->value.dtype())) {
-          m_fold_tables = true;
           Lin v = lin(l->value);
-          m_fold_tables = false;
           note_distributing(v);
           m_lets[l->var.get()] = std::move(v);
         } else {

@@ -457,16 +457,16 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
   // order) are priced with, and the FLOPs of each TE built here for pricing a kernel whole (as
   // the plan's pricer prices it).
   std::optional<gpu::CostConstants> costs;
-  std::map<std::string, int64_t> flops;
-  if (spec_for_budget) {
+  std::map<std::string, int64_t> flops;  // made at the first kernel priced here
+  if (spec_for_budget)
     costs = gpu::cost_constants(*spec_for_budget, shared_config.precision, options.calibration);
-    for (const plan::Partition& p : parts)
-      for (int te : p.tes)
-        if (te >= 0 && static_cast<size_t>(te) < plan.analysis.tes.size())
-          flops[plan.analysis.tes[static_cast<size_t>(te)].name] =
-              plan.analysis.tes[static_cast<size_t>(te)].flops;
-  }
   auto flops_of = [&](const std::string& te) -> int64_t {
+    if (flops.empty())
+      for (const plan::Partition& p : parts)
+        for (int i : p.tes)
+          if (i >= 0 && static_cast<size_t>(i) < plan.analysis.tes.size())
+            flops[plan.analysis.tes[static_cast<size_t>(i)].name] =
+                plan.analysis.tes[static_cast<size_t>(i)].flops;
     auto it = flops.find(te);
     return it == flops.end() ? 0 : it->second;
   };

@@ -105,7 +105,8 @@ WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap)
     int64_t used = cap;  // forces a new wave at the first stage of the level
     for (size_t j : members) {
       const int64_t g = std::max<int64_t>(1, stages[j].launch.grid_x);
-      if (used + g > cap || phased(stages[j])) {
+      const bool alone = phased(stages[j]);
+      if (used + g > cap || alone) {
         ++wave;
         used = 0;
       }
@@ -115,7 +116,7 @@ WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap)
       grid = std::max(grid, used);
       out.order.push_back(j);
       // A phased stage's grid barriers stop every block: nothing runs beside it.
-      if (phased(stages[j])) used = cap;
+      if (alone) used = cap;
     }
   }
   out.grid = grid;

@@ -19,11 +19,11 @@
 #include <QUndoStack>
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/bench/machine.h"
 #include "views/code_panel.h"
 #include "views/edit_commands.h"
 #include "views/graph_scene.h"
@@ -70,13 +70,6 @@ double wait_ms(F&& done, int limit_ms = 600000) {
   return t.nsecsElapsed() / 1e6;
 }
 
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,7 +99,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("machine: %u hardware threads, load average %s; strategy %s, offscreen 1600x1000\n",
-              std::thread::hardware_concurrency(), load_average().c_str(),
+              std::thread::hardware_concurrency(), souffle::bench::load_average().c_str(),
               strategy.toUtf8().constData());
   std::printf("%-28s %9s %11s %9s %22s %22s\n", "model", "open_ms", "outlines_ms", "code_ms",
               "edit_ms med (min-max)", "undo_ms med (min-max)");

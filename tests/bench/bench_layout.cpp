@@ -12,29 +12,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/session/load.h"
+#include "tests/bench/machine.h"
 #include "views/graph_layout.h"
 #include "views/graph_scene.h"
 #include "views/scene_graph.h"
 
-namespace {
-
 using namespace souffle::views;
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -61,7 +50,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("machine: %u hardware threads, load average %s; %s level\n",
-              std::thread::hardware_concurrency(), load_average().c_str(), te ? "TE" : "op");
+              std::thread::hardware_concurrency(), souffle::bench::load_average().c_str(),
+              te ? "TE" : "op");
   std::printf("%-28s %7s %7s %14s %10s\n", "model", "boxes", "edges", "ranked_ms med", "dot_ms");
   std::fflush(stdout);
   for (const std::string& path : models) {

@@ -129,6 +129,34 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+/// The sample LSTM's souffle kernels under `sync` (its layers side by side in waves), and the
+/// first one's CUDA C with every stage outlined, without and with rolling.
+struct SampleLstm {
+  std::vector<CompiledKernel> kernels;
+  std::string unrolled, rolled;
+};
+SampleLstm sample_lstm(SyncMode sync) {
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  plan::PlanOptions po;
+  po.gpu = a100;
+  po.sync = sync;
+  po.pricer = schedule::make_pricer(a100, po.precision);
+  const LoadedModel m =
+      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
+  SampleLstm out;
+  out.kernels = build_compiled_kernels(plan::plan(m.program, po), nullptr, sync);
+  if (out.kernels.empty()) return out;
+  loop::KernelSet set;
+  set.kernels = {out.kernels[0].kernel};
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  out.unrolled = emit_cuda(set, o);
+  o.roll = true;
+  out.rolled = emit_cuda(set, o);
+  return out;
+}
+
 TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {
   loop::Kernel k = testing::row_steps_kernel();
   loop::verify(k);
@@ -163,25 +191,11 @@ TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {
 // waves): steps ordered by per-tile flags (releases and waits between the calls) roll too, the
 // loop makes the same calls, waits and releases, and NVRTC compiles it.
 TEST(Roll, FlagReleasesAndWaitsRollWithTheirSteps) {
-  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
-  plan::PlanOptions po;
-  po.gpu = a100;
-  po.sync = SyncMode::Flags;
-  po.pricer = schedule::make_pricer(a100, po.precision);
-  const LoadedModel m =
-      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
-  const plan::FusionPlan p = plan::plan(m.program, po);
-  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Flags);
-  ASSERT_EQ(ks.size(), 1u);
-  ASSERT_FALSE(ks[0].kernel.flags.empty());
-  loop::KernelSet set;
-  set.kernels = {ks[0].kernel};
-  CudaEmitOptions o;
-  o.outlining = StageOutlining::Always;
-  o.roll = false;
-  const std::string unrolled = emit_cuda(set, o);
-  o.roll = true;
-  const std::string rolled = emit_cuda(set, o);
+  const SampleLstm lstm = sample_lstm(SyncMode::Flags);
+  ASSERT_EQ(lstm.kernels.size(), 1u);
+  ASSERT_FALSE(lstm.kernels[0].kernel.flags.empty());
+  const std::string& unrolled = lstm.unrolled;
+  const std::string& rolled = lstm.rolled;
   RollStats stats;
   roll_repeated_statements(unrolled, 3, &stats);
   EXPECT_GE(stats.loops, 1);
@@ -338,23 +352,10 @@ TEST(Roll, LongPatternsRollOverTheirRepetitions) {
 // windows of one another (a step reads the state the step before wrote), so they are read at
 // offsets into shared tables; expanded, the loops make the calls of the unrolled kernel.
 TEST(Roll, TheSampleLstmsStepsReadSharedTablesAtOffsets) {
-  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
-  plan::PlanOptions po;
-  po.gpu = a100;
-  po.pricer = schedule::make_pricer(a100, po.precision);
-  const LoadedModel m =
-      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
-  const plan::FusionPlan p = plan::plan(m.program, po);
-  std::vector<CompiledKernel> ks = build_compiled_kernels(p, nullptr, SyncMode::Grid);
-  ASSERT_EQ(ks.size(), 1u);
-  loop::KernelSet set;
-  set.kernels = {ks[0].kernel};
-  CudaEmitOptions o;
-  o.outlining = StageOutlining::Always;
-  o.roll = false;
-  const std::string unrolled = emit_cuda(set, o);
-  o.roll = true;
-  const std::string rolled = emit_cuda(set, o);
+  const SampleLstm lstm = sample_lstm(SyncMode::Grid);
+  ASSERT_EQ(lstm.kernels.size(), 1u);
+  const std::string& unrolled = lstm.unrolled;
+  const std::string& rolled = lstm.rolled;
   EXPECT_TRUE(std::regex_search(rolled, std::regex(R"(souffle_r\d+_t\d+\[souffle_r\d+ \+ \d+\])")))
       << rolled;
   EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));

@@ -153,14 +153,18 @@ void TestBoundaries::graphAndCodeShowTheKinds() {
     break;
   }
   QVERIFY(!gridNode.empty());
-  int after = -1;
-  for (size_t b = 0; b < g->nodes.size(); ++b)
-    if (g->nodes[b].onnxNode == QString::fromStdString(gridNode)) after = static_cast<int>(b);
-  QVERIFY(after >= 0);
-  scene->selectBox(after);
-  QTextDocument doc;
-  doc.setHtml(w.propertiesPanel()->html());
-  const QString props = doc.toPlainText();
+  // The Properties text of the box of ONNX node `node` once selected (empty: no such box).
+  auto propertiesOf = [&](const std::string& node) {
+    for (size_t b = 0; b < g->nodes.size(); ++b)
+      if (g->nodes[b].onnxNode == QString::fromStdString(node)) {
+        scene->selectBox(static_cast<int>(b));
+        QTextDocument doc;
+        doc.setHtml(w.propertiesPanel()->html());
+        return doc.toPlainText();
+      }
+    return QString();
+  };
+  const QString props = propertiesOf(gridNode);
   QVERIFY2(props.contains(QStringLiteral("What orders its stages")), qPrintable(props));
   QVERIFY2(props.contains(QStringLiteral("grid before stage ") + QString::fromStdString(gridStage)),
            qPrintable(props));
@@ -172,14 +176,7 @@ void TestBoundaries::graphAndCodeShowTheKinds() {
     if (st.wave >= 0 && st.block_offset > 0 && !st.nodes.empty() && besideNode.empty())
       besideNode = st.nodes.front();
   QVERIFY(!besideNode.empty());
-  int besideBox = -1;
-  for (size_t b = 0; b < g->nodes.size(); ++b)
-    if (g->nodes[b].onnxNode == QString::fromStdString(besideNode)) besideBox = static_cast<int>(b);
-  QVERIFY(besideBox >= 0);
-  scene->selectBox(besideBox);
-  QTextDocument wavesDoc;
-  wavesDoc.setHtml(w.propertiesPanel()->html());
-  const QString waves = wavesDoc.toPlainText();
+  const QString waves = propertiesOf(besideNode);
   QVERIFY2(waves.contains(QStringLiteral("Side by side in waves")), qPrintable(waves));
   QVERIFY2(waves.contains(QStringLiteral("from block ")), qPrintable(waves));
 

@@ -470,6 +470,12 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     auto it = flops.find(te);
     return it == flops.end() ? 0 : it->second;
   };
+  // The grid-barrier form (options.grid_form): complete only when every kernel has one.
+  const bool grid_form = options.grid_form && options.sync == SyncMode::Auto && spec_for_budget;
+  loop::KernelSet grid_ks;
+  grid_ks.name = ks.name;
+  grid_ks.inputs = ks.inputs;
+  grid_ks.outputs = ks.outputs;
   for (const plan::Partition& p : parts) {
     std::string name = kernel_name(p);
     schedule::ScheduleConfig config = shared_config;
@@ -488,8 +494,10 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
                  locals.end());
     const gpu::GpuSpec* spec = spec_for_budget ? &*spec_for_budget : nullptr;
     if (options.split_launches && !plan::is_souffle(plan.strategy)) {
-      for (loop::Kernel& k : split_launches(std::move(ps.stages), name, locals, spec))
+      for (loop::Kernel& k : split_launches(std::move(ps.stages), name, locals, spec)) {
+        if (grid_form) grid_ks.kernels.push_back(k);
         ks.kernels.push_back(std::move(k));
+      }
       continue;
     }
     // Stages that may need grid barriers: a grid beyond what is co-resident cannot launch, so
@@ -520,8 +528,10 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     } else if (options.sync == SyncMode::Auto) {
       mo.flag_max_tiles = kAutoFlagTiles;
     }
-    // One kernel of the stages in the order and places `mo` says.
-    auto build = [&](std::vector<loop::Kernel> stages, const schedule::MergeOptions& how) {
+    // One kernel of the stages in the order and places `mo` says; under auto priced, its
+    // grid-barrier form too (`grid_only`, as SyncMode::Grid builds it).
+    auto build = [&](std::vector<loop::Kernel> stages, const schedule::MergeOptions& how,
+                     loop::Kernel* grid_only_form = nullptr) {
       loop::Kernel k;
       if (how.grid_price && how.flags_price) {
         // Sync mode auto, per kernel: flags where each prices below its grid barrier, unless the
@@ -543,6 +553,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
             price_kernel(with_grid, *spec, *costs, flops_of, options.cooperative_registers)
                 .total_us;
         const bool flags_kept = fp < gp;
+        if (grid_only_form) *grid_only_form = with_grid;
         k = std::move(flags_kept ? with_flags : with_grid);
         if (fp != gp)
           k.stages.front().schedule += fmt::format(
@@ -554,10 +565,23 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       }
       return k;
     };
-    loop::Kernel k;
+    loop::Kernel k, grid_k;
+    loop::Kernel* grid_out = grid_form && auto_priced ? &grid_k : nullptr;
     const schedule::WaveLayout waves = options.waves && ps.stages.size() > 1
                                            ? schedule::pack_waves(ps.stages, cap)
                                            : schedule::WaveLayout{};
+    // The cheaper of waves and program order by the cost model, the choice told in the kernel.
+    auto choose_waves = [&](loop::Kernel& in_waves, loop::Kernel plain) {
+      const double wp =
+          price_kernel(in_waves, *spec, *costs, flops_of, options.cooperative_registers).total_us;
+      const double pp =
+          price_kernel(plain, *spec, *costs, flops_of, options.cooperative_registers).total_us;
+      const bool kept = wp < pp;
+      if (!kept) in_waves = std::move(plain);
+      in_waves.stages.front().schedule += fmt::format(
+          "; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
+          waves.summary(), kept ? "kept" : "program order kept", wp, pp);
+    };
     if (waves.changes()) {
       // Stages side by side in waves, against program order: the cheaper by the cost model
       // (waves without a GPU to price them: they never need more barriers).
@@ -568,31 +592,28 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         packed.block_offsets.push_back(waves.offset[i]);
         packed.waves.push_back(waves.wave[i]);
       }
-      k = build(std::move(ordered), packed);
+      k = build(std::move(ordered), packed, grid_out);
       if (costs && spec) {
-        loop::Kernel plain = build(std::move(ps.stages), mo);
-        const double wp =
-            price_kernel(k, *spec, *costs, flops_of, options.cooperative_registers).total_us;
-        const double pp =
-            price_kernel(plain, *spec, *costs, flops_of, options.cooperative_registers).total_us;
-        const bool kept = wp < pp;
-        if (!kept) k = std::move(plain);
-        k.stages.front().schedule += fmt::format(
-            "; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
-            waves.summary(), kept ? "kept" : "program order kept", wp, pp);
+        loop::Kernel plain_grid;
+        loop::Kernel plain = build(std::move(ps.stages), mo, grid_out ? &plain_grid : nullptr);
+        choose_waves(k, std::move(plain));
+        if (grid_out) choose_waves(grid_k, std::move(plain_grid));
       } else {
         k.stages.front().schedule += "; waves: " + waves.summary();
       }
     } else {
-      k = build(std::move(ps.stages), mo);
+      k = build(std::move(ps.stages), mo, grid_out);
     }
-    if (cap > 0 && grid > cap)
-      k.stages.front().schedule +=
-          "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
-          spec->name + " at " + std::to_string(options.cooperative_registers) +
-          " registers per thread; the stages' own grids reach " + std::to_string(grid) + ")";
+    for (loop::Kernel* one : {&k, grid_out})
+      if (one && cap > 0 && grid > cap)
+        one->stages.front().schedule +=
+            "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
+            spec->name + " at " + std::to_string(options.cooperative_registers) +
+            " registers per thread; the stages' own grids reach " + std::to_string(grid) + ")";
+    if (grid_form) grid_ks.kernels.push_back(grid_out ? std::move(grid_k) : k);
     ks.kernels.push_back(std::move(k));
   }
+  if (grid_form) *options.grid_form = std::move(grid_ks);
   return ks;
 }
 

@@ -76,6 +76,12 @@ struct KernelBuildOptions {
   /// Under SyncMode::Auto, the measured grid-barrier curve the flags are priced against (as the
   /// plan's pricer prices; null: the GPU spec's figures). Must outlive the build.
   const gpu::Calibration* calibration = nullptr;
+  /// Optional, under SyncMode::Auto with a GPU spec to price on: filled with the kernels that
+  /// SyncMode::Grid builds for the same partitions (auto builds each kernel's grid-barrier form
+  /// on the way to pricing it against flags), so that a pricer that plans under auto and then
+  /// under grid (plan.cpp compares the two cuts) builds each kernel once. Left empty where the
+  /// build cannot give them (auto without a spec).
+  loop::KernelSet* grid_form = nullptr;
 };
 
 /// The schedule configuration and build options the kernels of `plan` are built with — the

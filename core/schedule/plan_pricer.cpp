@@ -30,6 +30,11 @@ size_t PlanPricer::hits() const {
   return m_hits;
 }
 
+size_t PlanPricer::grid_forms() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_grid_forms;
+}
+
 size_t PlanPricer::kernel_hits() const {
   std::lock_guard<std::mutex> lock(m_mutex);
   return m_kernel_hits;
@@ -136,6 +141,31 @@ std::string PlanPricer::partition_key(const plan::FusionPlan& context,
                      [&](const te::Op& op) -> const std::string& { return content(op); });
 }
 
+std::string PlanPricer::grid_key(const std::string& key) const {
+  // The sync mode is the key's third field (content_key).
+  const std::string from = "|sync-" + std::string(sync_mode_name(SyncMode::Auto)) + "|";
+  const size_t at = key.find(from);
+  if (at == std::string::npos) return {};
+  return key.substr(0, at) + "|sync-" + std::string(sync_mode_name(SyncMode::Grid)) + "|" +
+         key.substr(at + from.size());
+}
+
+void PlanPricer::keep_grid_form(const std::string& key, const plan::FusionPlan& context,
+                                const plan::Partition& p, loop::KernelSet grid) const {
+  const std::string gk = grid_key(key);
+  if (gk.empty() || grid.kernels.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_cache.contains(gk)) return;
+  }
+  plan::PartitionPrice pr = price_built(context, p, grid);
+  observe(gk, grid);
+  keep(gk, std::move(grid));
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_grid_forms;
+  m_cache.emplace(gk, std::move(pr));
+}
+
 void PlanPricer::set_build_observer(BuildObserver observer) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_observer = std::move(observer);
@@ -182,9 +212,12 @@ loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,
   if (!found) {
     PlanBuild b = plan_build(context);
     b.options.calibration = m_calibration ? &*m_calibration : nullptr;
+    loop::KernelSet grid;
+    b.options.grid_form = &grid;
     ks = build_partition_kernels(context, p, b.config, b.options);  // throws KernelBuildError
     observe(k, ks);
     keep(k, ks);
+    keep_grid_form(k, context, p, std::move(grid));
     plan::PartitionPrice pr = price_built(context, p, ks);
     std::lock_guard<std::mutex> lock(m_mutex);
     ++m_kernel_builds;
@@ -215,10 +248,13 @@ plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::Fusio
   try {
     PlanBuild b = plan_build(context);
     b.options.calibration = m_calibration ? &*m_calibration : nullptr;
+    loop::KernelSet grid;
+    b.options.grid_form = &grid;
     loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
     out = price_built(context, p, ks);
     observe(key, ks);
     keep(key, std::move(ks));
+    keep_grid_form(key, context, p, std::move(grid));
   } catch (const std::exception& e) {
     out = plan::PartitionPrice{};
     out.error = e.what();

@@ -43,6 +43,10 @@ class PlanPricer : public plan::KernelPricer {
   /// Kernel sets that kernels() took from the cache, and those it had to build.
   size_t kernel_hits() const;
   size_t kernel_builds() const;
+  /// Kernel sets priced under grid as a by-product of a build under auto (a partition built
+  /// under auto yields its grid-barrier form too; KernelBuildOptions::grid_form): a later price
+  /// or kernels() of the same partition under grid takes them without building.
+  size_t grid_forms() const;
   /// Kernel sets kept after their price (the most recently built or used); older ones are
   /// dropped, their prices stay.
   static constexpr size_t kKeptKernels = 256;
@@ -67,6 +71,12 @@ class PlanPricer : public plan::KernelPricer {
   /// The price of `ks`, the kernels built for `p`.
   plan::PartitionPrice price_built(const plan::FusionPlan& context, const plan::Partition& p,
                                    const loop::KernelSet& ks) const;
+  /// `key` (a partition's under sync auto) with the sync mode grid; empty for another mode.
+  std::string grid_key(const std::string& key) const;
+  /// Prices and keeps `grid`, the grid-barrier form built beside the kernels of `key` under
+  /// auto, under grid_key(key) (nothing when that is empty, or already priced).
+  void keep_grid_form(const std::string& key, const plan::FusionPlan& context,
+                      const plan::Partition& p, loop::KernelSet grid) const;
   /// Hands kernels just built to the build observer, if there is one.
   void observe(const std::string& key, const loop::KernelSet& ks) const;
   /// Keeps `ks` under `key` (most recent first), dropping the oldest beyond kKeptKernels.
@@ -86,6 +96,7 @@ class PlanPricer : public plan::KernelPricer {
       m_kernel_at;
   mutable std::map<const te::ComputeOp*, Printed> m_printed;
   mutable size_t m_builds = 0, m_hits = 0, m_kernel_hits = 0, m_kernel_builds = 0;
+  mutable size_t m_grid_forms = 0;
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
   BuildObserver m_observer;
 };

@@ -363,5 +363,47 @@ TEST(PlanPricing, CompileTakesThePricersKernels) {
     }
 }
 
+
+TEST(PlanPricing, AutoBuildsEachKernelsGridFormOnTheWay) {
+  // Under sync auto each kernel is built with grid barriers only on the way to pricing flags
+  // against them; the pricer keeps that form under the grid key, so the plan's own grid pass
+  // (and a later grid plan) builds nothing again, and those kernels are byte for byte what a
+  // build under grid makes.
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  for (const char* m : {"lstm", "mmoe"}) {
+    SCOPED_TRACE(m);
+    auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+    plan::PlanOptions po;
+    po.strategy = plan::Strategy::Souffle;
+    po.gpu = a100;
+    po.pricer = pricer;
+    po.sync = SyncMode::Auto;
+    const te::TeProgram& prog = test::sample_model(m).program;
+    plan::plan(prog, po);
+    EXPECT_GT(pricer->grid_forms(), 0u);
+    const size_t builds = pricer->builds();
+    po.sync = SyncMode::Grid;
+    plan::FusionPlan grid = plan::plan(prog, po);
+    EXPECT_EQ(pricer->builds(), builds);
+    plan::PlanOptions fresh_po = po;
+    fresh_po.pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+    plan::FusionPlan fresh = plan::plan(prog, fresh_po);
+    EXPECT_DOUBLE_EQ(grid.est_time_us, fresh.est_time_us);
+    EXPECT_EQ(grid.grid_syncs, fresh.grid_syncs);
+    CompileOptions co;
+    co.archs = {};  // build and emit only
+    co.pricer = pricer;
+    const size_t kernel_builds = pricer->kernel_builds();
+    CompileReport reused = compile_plan(grid, co);
+    EXPECT_EQ(pricer->kernel_builds(), kernel_builds);
+    co.pricer = nullptr;
+    CompileReport built = compile_plan(grid, co);
+    ASSERT_TRUE(reused.ok());
+    ASSERT_EQ(reused.kernels.size(), built.kernels.size());
+    for (size_t i = 0; i < built.kernels.size(); ++i)
+      EXPECT_EQ(reused.kernels[i].cuda, built.kernels[i].cuda) << built.kernels[i].name;
+  }
+}
+
 }  // namespace
 }  // namespace souffle

@@ -578,9 +578,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
           price_kernel(plain, *spec, *costs, flops_of, options.cooperative_registers).total_us;
       const bool kept = wp < pp;
       if (!kept) in_waves = std::move(plain);
-      in_waves.stages.front().schedule += fmt::format(
-          "; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
-          waves.summary(), kept ? "kept" : "program order kept", wp, pp);
+      in_waves.stages.front().schedule +=
+          fmt::format("; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
+                      waves.summary(), kept ? "kept" : "program order kept", wp, pp);
     };
     if (waves.changes()) {
       // Stages side by side in waves, against program order: the cheaper by the cost model

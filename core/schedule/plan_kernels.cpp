@@ -528,11 +528,21 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     } else if (options.sync == SyncMode::Auto) {
       mo.flag_max_tiles = kAutoFlagTiles;
     }
-    // One kernel of the stages in the order and places `mo` says; under auto priced, its
-    // grid-barrier form too (`grid_only`, as SyncMode::Grid builds it).
-    auto build = [&](std::vector<loop::Kernel> stages, const schedule::MergeOptions& how,
-                     loop::Kernel* grid_only_form = nullptr) {
+    // A kernel and its estimate where the build priced it (under auto), so that it is priced once.
+    struct Priced {
       loop::Kernel k;
+      std::optional<double> us;
+    };
+    auto price_of = [&](Priced& p) {
+      if (!p.us)
+        p.us = price_kernel(p.k, *spec, *costs, flops_of, options.cooperative_registers).total_us;
+      return *p.us;
+    };
+    // One kernel of the stages in the order and places `mo` says; under auto priced, its
+    // grid-barrier form too (`grid_only_form`, as SyncMode::Grid builds it).
+    auto build = [&](std::vector<loop::Kernel> stages, const schedule::MergeOptions& how,
+                     Priced* grid_only_form = nullptr) {
+      Priced out;
       if (how.grid_price && how.flags_price) {
         // Sync mode auto, per kernel: flags where each prices below its grid barrier, unless the
         // kernel with grid barriers only prices lower in all — a stage after a grid barrier needs
@@ -544,41 +554,33 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         grid_only.flags_price = nullptr;
         // Both priced whole (cost model v2, as the plan's pricer prices them): flags can also
         // change what a stage costs (no weight tile loaded before a barrier that is not there).
-        loop::Kernel with_flags = merged(stages, name, how);
-        loop::Kernel with_grid = merged(std::move(stages), name, grid_only);
-        const double fp =
-            price_kernel(with_flags, *spec, *costs, flops_of, options.cooperative_registers)
-                .total_us;
-        const double gp =
-            price_kernel(with_grid, *spec, *costs, flops_of, options.cooperative_registers)
-                .total_us;
+        Priced with_flags{merged(stages, name, how), std::nullopt};
+        Priced with_grid{merged(std::move(stages), name, grid_only), std::nullopt};
+        const double fp = price_of(with_flags), gp = price_of(with_grid);
         const bool flags_kept = fp < gp;
         if (grid_only_form) *grid_only_form = with_grid;
-        k = std::move(flags_kept ? with_flags : with_grid);
+        out = std::move(flags_kept ? with_flags : with_grid);
         if (fp != gp)
-          k.stages.front().schedule += fmt::format(
+          out.k.stages.front().schedule += fmt::format(
               "; sync auto: {} (estimated {:.2f} us with per-tile flags where each prices below "
               "its grid barrier, {:.2f} us with grid barriers only)",
               flags_kept ? "per-tile flags kept" : "grid barriers kept", fp, gp);
       } else {
-        k = merged(std::move(stages), name, how);
+        out.k = merged(std::move(stages), name, how);
       }
-      return k;
+      return out;
     };
-    loop::Kernel k, grid_k;
-    loop::Kernel* grid_out = grid_form && auto_priced ? &grid_k : nullptr;
+    Priced k, grid_k;
+    Priced* grid_out = grid_form && auto_priced ? &grid_k : nullptr;
     const schedule::WaveLayout waves = options.waves && ps.stages.size() > 1
                                            ? schedule::pack_waves(ps.stages, cap)
                                            : schedule::WaveLayout{};
     // The cheaper of waves and program order by the cost model, the choice told in the kernel.
-    auto choose_waves = [&](loop::Kernel& in_waves, loop::Kernel plain) {
-      const double wp =
-          price_kernel(in_waves, *spec, *costs, flops_of, options.cooperative_registers).total_us;
-      const double pp =
-          price_kernel(plain, *spec, *costs, flops_of, options.cooperative_registers).total_us;
+    auto choose_waves = [&](Priced& in_waves, Priced plain) {
+      const double wp = price_of(in_waves), pp = price_of(plain);
       const bool kept = wp < pp;
       if (!kept) in_waves = std::move(plain);
-      in_waves.stages.front().schedule +=
+      in_waves.k.stages.front().schedule +=
           fmt::format("; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
                       waves.summary(), kept ? "kept" : "program order kept", wp, pp);
     };
@@ -594,24 +596,24 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       }
       k = build(std::move(ordered), packed, grid_out);
       if (costs && spec) {
-        loop::Kernel plain_grid;
-        loop::Kernel plain = build(std::move(ps.stages), mo, grid_out ? &plain_grid : nullptr);
+        Priced plain_grid;
+        Priced plain = build(std::move(ps.stages), mo, grid_out ? &plain_grid : nullptr);
         choose_waves(k, std::move(plain));
         if (grid_out) choose_waves(grid_k, std::move(plain_grid));
       } else {
-        k.stages.front().schedule += "; waves: " + waves.summary();
+        k.k.stages.front().schedule += "; waves: " + waves.summary();
       }
     } else {
       k = build(std::move(ps.stages), mo, grid_out);
     }
-    for (loop::Kernel* one : {&k, grid_out})
+    for (Priced* one : {&k, grid_out})
       if (one && cap > 0 && grid > cap)
-        one->stages.front().schedule +=
+        one->k.stages.front().schedule +=
             "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
             spec->name + " at " + std::to_string(options.cooperative_registers) +
             " registers per thread; the stages' own grids reach " + std::to_string(grid) + ")";
-    if (grid_form) grid_ks.kernels.push_back(grid_out ? std::move(grid_k) : k);
-    ks.kernels.push_back(std::move(k));
+    if (grid_form) grid_ks.kernels.push_back(grid_out ? std::move(grid_k.k) : k.k);
+    ks.kernels.push_back(std::move(k.k));
   }
   if (grid_form) *options.grid_form = std::move(grid_ks);
   return ks;

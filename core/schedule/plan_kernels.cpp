@@ -5,7 +5,9 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <list>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -153,11 +155,58 @@ struct PartitionSchedule {
   std::vector<loop::Kernel> stages;
 };
 
+PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Partition& p,
+                                         const std::string& name, const Readers& readers,
+                                         const gpu::GpuSpec* gpu,
+                                         const schedule::ScheduleConfig& config,
+                                         const KernelBuildOptions& options);
+
+}  // namespace
+
+struct ScheduleMemo::Impl {
+  std::mutex mutex;
+  std::list<std::pair<std::string, PartitionSchedule>> kept;  ///< most recent first
+  static constexpr size_t kKept = 8;
+};
+
+ScheduleMemo::ScheduleMemo() : m_impl(std::make_unique<Impl>()) {}
+ScheduleMemo::~ScheduleMemo() = default;
+
+namespace {
+
+/// schedule_partition_now, or the schedule options.schedules keeps for the same key.
 PartitionSchedule schedule_partition(const KernelProgram& kp, const plan::Partition& p,
                                      const std::string& name, const Readers& readers,
                                      const gpu::GpuSpec* gpu,
                                      const schedule::ScheduleConfig& config,
                                      const KernelBuildOptions& options) {
+  if (!options.schedules || !options.schedule_key)
+    return schedule_partition_now(kp, p, name, readers, gpu, config, options);
+  // The caller's key, and what this call adds to it: the kernel's name, the grid cap and
+  // whether rows are split (config; the capped schedule is a second entry).
+  const std::string key = fmt::format("{}|{}|cap {}|rows {}", options.schedule_key(p), name,
+                                      config.grid_cap, config.cross_block_rows);
+  ScheduleMemo::Impl& memo = options.schedules->impl();
+  {
+    std::lock_guard<std::mutex> lock(memo.mutex);
+    for (auto it = memo.kept.begin(); it != memo.kept.end(); ++it)
+      if (it->first == key) {
+        memo.kept.splice(memo.kept.begin(), memo.kept, it);
+        return memo.kept.front().second;
+      }
+  }
+  PartitionSchedule ps = schedule_partition_now(kp, p, name, readers, gpu, config, options);
+  std::lock_guard<std::mutex> lock(memo.mutex);
+  memo.kept.emplace_front(key, ps);
+  if (memo.kept.size() > ScheduleMemo::Impl::kKept) memo.kept.pop_back();
+  return ps;
+}
+
+PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Partition& p,
+                                         const std::string& name, const Readers& readers,
+                                         const gpu::GpuSpec* gpu,
+                                         const schedule::ScheduleConfig& config,
+                                         const KernelBuildOptions& options) {
   // Stages list the partition's TEs in execution order; merge_stages places the grid
   // barriers itself from what each stage reads and writes.
   std::vector<int> tes;

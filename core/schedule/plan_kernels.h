@@ -2,6 +2,8 @@
 /// fused, tiles tuned) and merged into one loop-IR kernel per partition, or several launches.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +27,24 @@ class KernelBuildError : public std::runtime_error {
 
  private:
   std::string m_kernel, m_te, m_detail;
+};
+
+/// Partition schedules (each TE's stage kernel, before the merge) kept between builds of the
+/// same partition that differ only in what the merge does with them: which intermediates stay
+/// in global scratch (the planner prices a kernel both ways) — scheduling does not read
+/// plan::Partition::global_scratch. Holds the last few, under keys the caller gives
+/// (KernelBuildOptions::schedule_key). Safe to share between threads.
+class ScheduleMemo {
+ public:
+  ScheduleMemo();
+  ~ScheduleMemo();
+  ScheduleMemo(const ScheduleMemo&) = delete;
+  ScheduleMemo& operator=(const ScheduleMemo&) = delete;
+  struct Impl;
+  Impl& impl() const { return *m_impl; }
+
+ private:
+  std::unique_ptr<Impl> m_impl;
 };
 
 /// How build_plan_kernels turns partitions into kernels beyond the schedule templates.
@@ -82,6 +102,12 @@ struct KernelBuildOptions {
   /// under grid (plan.cpp compares the two cuts) builds each kernel once. Left empty where the
   /// build cannot give them (auto without a spec).
   loop::KernelSet* grid_form = nullptr;
+  /// Optional: schedules kept between builds (see ScheduleMemo), under `schedule_key(p)` for
+  /// partition p — a key that must name everything scheduling reads (its TEs and what reads
+  /// them, stages and tiles, rows split or not, GPU, precision, strategy) and may leave out the
+  /// partition's global scratch. Both or neither.
+  const ScheduleMemo* schedules = nullptr;
+  std::function<std::string(const plan::Partition&)> schedule_key;
 };
 
 /// The schedule configuration and build options the kernels of `plan` are built with — the

@@ -141,6 +141,15 @@ std::string PlanPricer::partition_key(const plan::FusionPlan& context,
                      [&](const te::Op& op) -> const std::string& { return content(op); });
 }
 
+void PlanPricer::use_schedules(const plan::FusionPlan& context, KernelBuildOptions& o) const {
+  o.schedules = &m_schedules;
+  o.schedule_key = [this, &context](const plan::Partition& p) {
+    plan::Partition without = p;
+    without.global_scratch.clear();
+    return partition_key(context, without);
+  };
+}
+
 std::string PlanPricer::grid_key(const std::string& key) const {
   // The sync mode is the key's third field (content_key).
   const std::string from = "|sync-" + std::string(sync_mode_name(SyncMode::Auto)) + "|";
@@ -214,6 +223,7 @@ loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,
     b.options.calibration = m_calibration ? &*m_calibration : nullptr;
     loop::KernelSet grid;
     b.options.grid_form = &grid;
+    use_schedules(context, b.options);
     ks = build_partition_kernels(context, p, b.config, b.options);  // throws KernelBuildError
     observe(k, ks);
     keep(k, ks);
@@ -250,6 +260,7 @@ plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::Fusio
     b.options.calibration = m_calibration ? &*m_calibration : nullptr;
     loop::KernelSet grid;
     b.options.grid_form = &grid;
+    use_schedules(context, b.options);
     loop::KernelSet ks = build_partition_kernels(context, p, b.config, b.options);
     out = price_built(context, p, ks);
     observe(key, ks);

@@ -16,6 +16,7 @@
 #include "core/gpu/spec.h"
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
+#include "core/schedule/plan_kernels.h"
 
 namespace souffle::schedule {
 
@@ -71,6 +72,9 @@ class PlanPricer : public plan::KernelPricer {
   /// The price of `ks`, the kernels built for `p`.
   plan::PartitionPrice price_built(const plan::FusionPlan& context, const plan::Partition& p,
                                    const loop::KernelSet& ks) const;
+  /// Builds with `o` take the schedules kept from the last builds of the same partition (the
+  /// planner builds each kernel with its intermediates on chip and in global scratch).
+  void use_schedules(const plan::FusionPlan& context, KernelBuildOptions& o) const;
   /// `key` (a partition's under sync auto) with the sync mode grid; empty for another mode.
   std::string grid_key(const std::string& key) const;
   /// Prices and keeps `grid`, the grid-barrier form built beside the kernels of `key` under
@@ -97,6 +101,7 @@ class PlanPricer : public plan::KernelPricer {
   mutable std::map<const te::ComputeOp*, Printed> m_printed;
   mutable size_t m_builds = 0, m_hits = 0, m_kernel_hits = 0, m_kernel_builds = 0;
   mutable size_t m_grid_forms = 0;
+  ScheduleMemo m_schedules;
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
   BuildObserver m_observer;
 };

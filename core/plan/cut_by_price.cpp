@@ -2,8 +2,12 @@
 // the two neighbouring segments priced merged against apart.
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <limits>
 #include <map>
+#include <set>
+#include <thread>
 
 #include "core/plan/partition.h"
 
@@ -35,6 +39,49 @@ class Prices {
   const Priced& of(const std::vector<int>& tes) {
     auto it = m_memo.find(tes);
     if (it != m_memo.end()) return it->second;
+    return m_memo.emplace(tes, compute(tes)).first->second;
+  }
+  double us(const std::vector<int>& tes) { return of(tes).us; }
+
+  /// Prices every set of `sets` not priced yet side by side, one build per core (each is
+  /// independent, and the kernel pricer is safe to share between threads), so that the walk
+  /// over the barrier sites that follows finds them in the memo. Same prices as one by one.
+  void prefetch(const std::vector<std::vector<int>>& sets) {
+    std::vector<const std::vector<int>*> todo;
+    std::set<const std::vector<int>*, Less> seen;
+    for (const std::vector<int>& s : sets)
+      if (!m_memo.contains(s) && seen.insert(&s).second) todo.push_back(&s);
+    const size_t threads =
+        std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+    if (threads < 2) return;
+    std::vector<Priced> out(todo.size());
+    std::vector<std::exception_ptr> failed(todo.size());
+    std::atomic<size_t> next{0};
+    auto work = [&]() {
+      for (size_t i = next++; i < todo.size(); i = next++) {
+        try {
+          out[i] = compute(*todo[i]);
+        } catch (...) {
+          failed[i] = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    for (size_t i = 0; i < todo.size(); ++i) {
+      if (failed[i]) std::rethrow_exception(failed[i]);
+      m_memo.emplace(*todo[i], std::move(out[i]));
+    }
+  }
+
+ private:
+  struct Less {
+    bool operator()(const std::vector<int>* a, const std::vector<int>* b) const { return *a < *b; }
+  };
+  /// The price of `tes` as one kernel (see Priced); reads only what is shared between threads.
+  Priced compute(const std::vector<int>& tes) const {
     Group g;
     g.tes = tes;
     Partition p = build_partitions(m_f, {g}, m_precision)[0];
@@ -85,11 +132,9 @@ class Prices {
     }
     std::sort(out.sites.begin(), out.sites.end());
     out.sites.erase(std::unique(out.sites.begin(), out.sites.end()), out.sites.end());
-    return m_memo.emplace(tes, std::move(out)).first->second;
+    return out;
   }
-  double us(const std::vector<int>& tes) { return of(tes).us; }
 
- private:
   const ProgramFacts& m_f;
   const FusionPlan& m_context;
   const KernelPricer& m_pricer;
@@ -135,7 +180,9 @@ std::vector<std::vector<int>> segments_of(const ProgramFacts& f, const Group& g,
     k.add(te);
   }
   std::vector<std::vector<int>> out;
-  for (const std::vector<int>& seg : cut_at(f, tes, sites)) {
+  const std::vector<std::vector<int>> first = cut_at(f, tes, sites);
+  price.prefetch(first);
+  for (const std::vector<int>& seg : first) {
     const Priced& p = price.of(seg);
     for (std::vector<int>& s : cut_at(f, seg, p.sites)) out.push_back(std::move(s));
   }
@@ -173,10 +220,21 @@ void take_reasons(const Group& from, const std::vector<int>& tes, Group& to) {
 std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context,
                                 const KernelPricer& pricer, gpu::Precision precision,
                                 std::vector<Group> groups) {
+  // Pricing runs on several threads (Prices::prefetch): the facts' schedules, made on first
+  // use, are made here first.
+  for (const Group& g : groups)
+    for (int te : g.tes)
+      if (f.compute(te)) f.schedule(te);
   Prices price(f, context, pricer, precision);
   std::vector<Group> out;
   for (const Group& g : groups) {
     std::vector<std::vector<int>> segs = segments_of(f, g, price);
+    {
+      // Every segment and every neighbouring pair, priced side by side before the walk.
+      std::vector<std::vector<int>> wanted = segs;
+      for (size_t j = 1; j < segs.size(); ++j) wanted.push_back(joined(segs[j - 1], segs[j]));
+      price.prefetch(wanted);
+    }
     // Walk the barrier sites: join when the previous segment and this one cost no more merged.
     struct Piece {
       std::vector<std::vector<int>> segs;
@@ -214,6 +272,16 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
       }
     }
     // A kernel is never fused when its priced time is worse than its parts.
+    {
+      std::vector<std::vector<int>> wholes;
+      for (const Piece& p : pieces) {
+        if (p.segs.size() < 2) continue;
+        wholes.emplace_back();
+        for (const std::vector<int>& s : p.segs)
+          wholes.back().insert(wholes.back().end(), s.begin(), s.end());
+      }
+      price.prefetch(wholes);
+    }
     std::vector<Piece> settled;
     for (Piece& p : pieces) {
       if (p.segs.size() == 1) {

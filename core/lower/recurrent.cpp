@@ -4,6 +4,12 @@
 // (X_t * W^T and H_{t-1} * R^T folded into a single reduction over input + hidden) followed by
 // element-wise gate TEs; this is the structure Souffle fuses across steps. Batches whose
 // sequence is shorter than the step carry their state unchanged and emit zeros in Y.
+//
+// An LSTM's pre-activations are laid out with the four gates of a hidden unit side by side
+// (column 4 * unit + gate, W and R rows gathered to match): a GEMM tile of the gates then holds
+// every gate of its units, so the cell update of a unit reads only the tile that computed it and
+// can run on the same block after a block barrier, instead of after a grid barrier (one grid
+// barrier per step, as in Souffle's LSTM kernel).
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -250,6 +256,7 @@ DirResult unroll(LowerCtx& ctx, const Rec& r, int64_t d, bool rev) {
     // Columns of the gate pre-activation tensor: gates*H rows of W/R; a GRU additionally keeps
     // the candidate's recurrent part separate (it is combined with the reset gate later).
     bool gru = r.cell == Cell::Gru;
+    const bool interleaved = r.cell == Cell::Lstm;  // column 4 * unit + gate (see the top)
     int64_t cols = r.gates * H + (gru && r.linear_before_reset ? H : 0);
     te::Tensor pre =
         ctx.reduce(p + "gates", {r.batch, cols}, r.calc, te::ReduceKind::Sum, {I + H},
@@ -260,6 +267,9 @@ DirResult unroll(LowerCtx& ctx, const Rec& r, int64_t d, bool rev) {
                      Expr row = gru && r.linear_before_reset
                                     ? te::select(te::ge(j, r.i64(r.gates * H)), j - r.i64(H), j)
                                     : j;
+                     if (interleaved)
+                       row = te::floormod(j, r.i64(r.gates)) * r.i64(H) +
+                             te::floordiv(j, r.i64(r.gates));
                      Expr xw = r.x(time(b), b, te::min(kk, r.i64(I - 1))) *
                                r.c(te::read(r.W, {r.i64(d), row, te::min(kk, r.i64(I - 1))}));
                      Expr kh = te::max(kk - r.i64(I), r.i64(0));
@@ -278,8 +288,9 @@ DirResult unroll(LowerCtx& ctx, const Rec& r, int64_t d, bool rev) {
                      return te::select(te::lt(kk, r.i64(I)), xw, hr);
                    });
     auto g = [&](int64_t gate, const Idx& i) {
-      Expr j = i[1] + r.i64(gate * H);
-      return te::read(pre, {i[0], j}) + r.bias(d, false, j) + r.bias(d, true, j);
+      Expr j = i[1] + r.i64(gate * H);  // the row of W, R and B
+      Expr col = interleaved ? i[1] * r.i64(r.gates) + r.i64(gate) : j;
+      return te::read(pre, {i[0], col}) + r.bias(d, false, j) + r.bias(d, true, j);
     };
     if (r.cell == Cell::Rnn) {
       te::Tensor h = ctx.compute(p + "h", st, r.calc, [&](const Idx& i) {

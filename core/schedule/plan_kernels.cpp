@@ -260,6 +260,26 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
   };
   auto schedule_all = [&](const schedule::ScheduleConfig& c) {
     std::vector<loop::Kernel> stages;
+    // The GEMMs scheduled so far by output: an element-wise TE that reads one on its tiles
+    // (an LSTM's cell update) is scheduled on them (schedule_on_gemm_tiles).
+    struct GemmStage {
+      const te::ComputeOp* op;
+      gpu::Tile tile;
+      int64_t threads;
+    };
+    std::map<const te::TensorNode*, GemmStage> gemms;
+    auto on_gemm_tiles = [&](const te::ComputeOp& op) -> std::optional<loop::Kernel> {
+      std::vector<const GemmStage*> read;
+      te::for_each_node(op.body, [&](const te::Expr& x) {
+        if (const te::Read* r = x.as<te::Read>())
+          if (auto it = gemms.find(r->tensor.get()); it != gemms.end()) read.push_back(&it->second);
+      });
+      for (const GemmStage* g : read)
+        if (std::optional<loop::Kernel> k = schedule::schedule_on_gemm_tiles(
+                op, *g->op, g->tile, g->threads, schedule::with_tile(c, g->tile)))
+          return k;
+      return std::nullopt;
+    };
     for (const Unit& u : ps.units) {
       const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
       try {
@@ -270,6 +290,12 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         if (u.gemm) {
           k = schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
           if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+          gemms[op.output.get()] = {&op, u.tile, k.launch.block_x};
+        } else if (std::optional<loop::Kernel> aligned;
+                   epilogue.empty() && !u.reduction &&
+                   schedule::classify(op) == schedule::ScheduleKind::Injective &&
+                   (aligned = on_gemm_tiles(op))) {
+          k = std::move(*aligned);
         } else if (u.reduction && !epilogue.empty() && schedule::reduction_splits_rows(op, c)) {
           // Rescheduled on a smaller block, the rows now split over blocks, which takes no
           // epilogue: the reduction and its consumers become stages of their own again.

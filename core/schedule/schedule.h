@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,16 @@ loop::Kernel schedule_fused(const te::ComputeOp& main,
                             const std::vector<const te::ComputeOp*>& epilogue,
                             const ScheduleConfig& config = {},
                             const std::vector<te::Tensor>& on_chip = {});
+
+/// The element-wise `op` on the tiles of the GEMM-like `gemm` it reads, when each of its
+/// elements (i, u) reads gemm's output only at columns G * u .. G * u + G - 1 of row i (an
+/// LSTM's cell update over its interleaved gates) and the tile holds whole groups: the same
+/// tiles in the same rounds as gemm scheduled with `tile` under `config` (`threads` per block,
+/// the GEMM's), each block computing the elements of the tiles it computed, so that merge_stages
+/// proves the dependence block-owned instead of placing a grid barrier. Nothing otherwise.
+std::optional<loop::Kernel> schedule_on_gemm_tiles(const te::ComputeOp& op,
+                                                   const te::ComputeOp& gemm, const gpu::Tile& tile,
+                                                   int64_t threads, const ScheduleConfig& config);
 
 /// The reduction counterpart of is_epilogue: whether `consumer` can be computed by the thread
 /// that stores the row result of the reduction `main`, after `group` (earlier epilogue TEs, in

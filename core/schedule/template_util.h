@@ -86,6 +86,19 @@ bool match_gemm(const te::ComputeOp& op, GemmParts& g);
 bool split_product(const te::Expr& body, te::Expr& a, te::Expr& b);
 
 loop::Kernel schedule_injective(const te::ComputeOp& op, const ScheduleConfig& c);
+
+/// How many of the output columns of the GEMM `gemm` (parts `g`, one row and one column axis)
+/// the element-wise `op` reads per element: op's element (i, u) reading gemm's output only at
+/// (i, G * u + k), 0 <= k < G, for G = gemm's columns / op's second extent (an LSTM's cell
+/// update over its interleaved gates: 4). 0 when op does not read it that way.
+int64_t tile_alignment(const te::ComputeOp& op, const te::ComputeOp& gemm, const GemmParts& g);
+/// `op` (tile_alignment `group` against `gemm`) on gemm's tiles: the same tiles in the same
+/// rounds of the same grid as the GEMM scheduled with `tile` under `c`, each block computing
+/// the elements whose columns lie in its tiles, `threads` per block (the GEMM's block). The
+/// merge then finds the dependence on the GEMM block-owned.
+loop::Kernel schedule_tile_aligned(const te::ComputeOp& op, const te::ComputeOp& gemm,
+                                   int64_t group, const gpu::Tile& tile, int64_t threads,
+                                   const ScheduleConfig& c);
 loop::Kernel schedule_reduction(const te::ComputeOp& op, const ScheduleConfig& c);
 loop::Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c);
 /// The comment text, followed by the operand's tag ("a" or "b"), that precedes the SIMT GEMM's

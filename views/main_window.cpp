@@ -1,5 +1,7 @@
 #include "views/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -222,13 +224,23 @@ void MainWindow::wire() {
     if (on) refreshExplorerViews();
   });
   connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
-    if (on)
+    if (on) {
       refreshExplorerViews();
-    else
+    } else {
       m_graph->highlightNodes({});
+      m_graph->setClustersVisible(m_clustersAction->isChecked());
+    }
   });
-  connect(m_steps, &StepThroughPanel::stepShown, this,
-          [this](int, const QStringList& nodes) { m_graph->highlightNodes(nodes); });
+  connect(m_steps, &StepThroughPanel::stepShown, this, [this](int index, const QStringList& nodes) {
+    m_graph->highlightNodes(nodes);
+    // Before the partition step there are no kernels yet: the graph shows none.
+    const PipelineStep* step = m_steps->step(index);
+    const std::vector<std::string>& order = pipeline_step_names();
+    const auto at = step ? std::find(order.begin(), order.end(), step->name) : order.end();
+    const auto partition = std::find(order.begin(), order.end(), "partition");
+    m_graph->setClustersVisible(m_clustersAction->isChecked() &&
+                                (at == order.end() || at >= partition));
+  });
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     m_compareDock->setProperty("onScreen", visible);
     if (visible) refreshCompare();
@@ -1344,6 +1356,7 @@ void MainWindow::createExplorerViews() {
   QMenu* view = m_viewMenu;
   view->addSeparator();
   QAction* clusters = view->addAction(tr("Kernel &clusters"));
+  m_clustersAction = clusters;
   clusters->setCheckable(true);
   clusters->setChecked(true);
   clusters->setShortcut(QKeySequence(tr("Ctrl+Shift+K")));

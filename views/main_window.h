@@ -301,6 +301,7 @@ class MainWindow : public QMainWindow {
   StrategiesPage* m_strategies = nullptr;
   QDockWidget* m_strategyDock = nullptr;
   StepThroughPanel* m_steps = nullptr;
+  QAction* m_clustersAction = nullptr;  ///< View > Kernel clusters
   QDockWidget* m_stepsDock = nullptr;
 };
 

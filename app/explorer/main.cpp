@@ -16,6 +16,7 @@
 #include "views/graph_view.h"
 #include "views/main_window.h"
 #include "views/project_controller.h"
+#include "views/step_through.h"
 
 using souffle::views::LoadError;
 using souffle::views::MainWindow;
@@ -85,7 +86,13 @@ int main(int argc, char** argv) {
       QStringLiteral("Once planned, profile the kernels through souffle-runner on BACKEND: cuda "
                      "(a GPU) or emulator (CPU times, not GPU times)."),
       QStringLiteral("BACKEND"));
-  parser.addOptions({restore, panel, profile, precisionOpt, syncOpt, colour, importOpt});
+  QCommandLineOption stepOpt(QStringLiteral("step"),
+                             QStringLiteral("Show the step-through at the step of this name "
+                                            "(import, fold, lower, analyze, horizontal, vertical, "
+                                            "re-analyze, partition, decisions, price, build "
+                                            "kernels, emit)."),
+                             QStringLiteral("NAME"));
+  parser.addOptions({restore, panel, profile, precisionOpt, syncOpt, colour, importOpt, stepOpt});
   // Bad usage exits with 2, as the command-line tool does (QCommandLineParser::process would
   // exit with 1): an unknown option, or a value the explorer cannot take.
   auto usage = [](const QString& why) {
@@ -122,6 +129,16 @@ int main(int argc, char** argv) {
     const QStringList metrics = {QStringLiteral("op"),       QStringLiteral("time"),
                                  QStringLiteral("measured"), QStringLiteral("dram"),
                                  QStringLiteral("flops"),    QStringLiteral("intensity")};
+    const QStringList stepNames = {
+        QStringLiteral("import"),     QStringLiteral("fold"),       QStringLiteral("lower"),
+        QStringLiteral("analyze"),    QStringLiteral("horizontal"), QStringLiteral("vertical"),
+        QStringLiteral("re-analyze"), QStringLiteral("partition"),  QStringLiteral("decisions"),
+        QStringLiteral("price"),      QStringLiteral("cost"),       QStringLiteral("build kernels"),
+        QStringLiteral("emit")};
+    if (parser.isSet(stepOpt) &&
+        !stepNames.contains(parser.value(stepOpt).trimmed(), Qt::CaseInsensitive))
+      return usage(QStringLiteral("--step %1: one of %2")
+                       .arg(parser.value(stepOpt), stepNames.join(QStringLiteral(", "))));
     if (!metrics.contains(parser.value(colour)))
       return usage(QStringLiteral("--colour %1: one of %2")
                        .arg(parser.value(colour), metrics.join(QStringLiteral(", "))));
@@ -236,7 +253,9 @@ int main(int argc, char** argv) {
       return profiled && window.graphPanel()->isFinal() && window.planData() &&
              !window.isPlanning() && !window.comparisonView()->isBusy() &&
              !window.graphPanel()->scene()->clustersPending() &&
-             (!window.codePanel()->isVisible() || window.codePanel()->isReady());
+             (!window.codePanel()->isVisible() || window.codePanel()->isReady()) &&
+             (!window.stepThroughDock()->isVisible() ||
+              (!window.stepThrough()->isBusy() && window.stepThrough()->stepCount() > 0));
     };
     bool done = false;
     auto shoot = [&, save, ready] {
@@ -262,6 +281,8 @@ int main(int argc, char** argv) {
     QObject::connect(window.comparisonView(), &souffle::views::ComparisonView::compared, &window,
                      shoot);
     QObject::connect(window.codePanel(), &souffle::views::CodePanel::codeReady, &window, shoot);
+    QObject::connect(window.stepThrough(), &souffle::views::StepThroughPanel::ready, &window, shoot,
+                     Qt::QueuedConnection);
     // The kernel outlines are made off the GUI thread (seconds on a 20,000-node graph).
     QObject::connect(window.graphPanel()->scene(), &souffle::views::GraphScene::clustersReady,
                      &window, shoot);
@@ -289,6 +310,18 @@ int main(int argc, char** argv) {
   if (shooting) {
     window.project()->setInteractive(false);
     window.project()->setAutosaveEnabled(false);
+  }
+  // --step: the step-through shown, at that step once its run is done.
+  if (parser.isSet(stepOpt)) {
+    const QString name = parser.value(stepOpt).trimmed();
+    window.stepThroughDock()->show();
+    window.stepThroughDock()->raise();
+    souffle::views::StepThroughPanel* steps = window.stepThrough();
+    QObject::connect(steps, &souffle::views::StepThroughPanel::ready, steps, [steps, name] {
+      for (int i = 0; i < steps->stepCount(); ++i)
+        if (QString::fromStdString(steps->step(i)->name).compare(name, Qt::CaseInsensitive) == 0)
+          steps->setCurrentStep(i);
+    });
   }
   for (const QString& title : parser.value(panel).split(QLatin1Char(','), Qt::SkipEmptyParts))
     for (QDockWidget* d : window.findChildren<QDockWidget*>())

@@ -124,7 +124,17 @@ void TestStepThrough::windowHighlightsWhatAStepChanged() {
   for (QGraphicsItem* item : w.graphPanel()->scene()->items())
     if (item->type() == NodeItem::Type) rung += static_cast<NodeItem*>(item)->isMatch();
   QVERIFY(rung > 0);
+  // Before the partition step the graph draws no kernel clusters; from it on, it does.
+  QVERIFY(!w.graphPanel()->scene()->clustersVisible());
+  const int part = static_cast<int>(
+      std::find(pipeline_step_names().begin(), pipeline_step_names().end(), "partition") -
+      pipeline_step_names().begin());
+  w.stepThrough()->setCurrentStep(part);
+  QVERIFY(w.graphPanel()->scene()->clustersVisible());
+  w.stepThrough()->setCurrentStep(0);
+  QVERIFY(!w.graphPanel()->scene()->clustersVisible());
   w.stepThroughDock()->hide();
+  QVERIFY(w.graphPanel()->scene()->clustersVisible());
   rung = 0;
   for (QGraphicsItem* item : w.graphPanel()->scene()->items())
     if (item->type() == NodeItem::Type) rung += static_cast<NodeItem*>(item)->isMatch();

@@ -517,11 +517,41 @@ class KernelRoller {
                     [](const auto& a, const auto& b) { return a.first > b.first; });
           for (const auto& [at, what] : e->second) text.replace(at, what.first, what.second);
         }
-        out.push_back("    " + text);
+        out.push_back("    " + text + stages_by_repetition(i, p, r, j, l - s0.first));
       }
     }
     out.push_back(ind + "  }");
     out.push_back(ind + "}");
+  }
+
+  /// A call of an outlined stage ("// runs stage N `name`") in a rolled pattern runs another
+  /// stage in each repetition: the comment of repetition 0 gets them, " (in repetition r of R:
+  /// stage A + Br)" or " (in repetitions 0..R-1: stages a, b, ...)", so that the code view can
+  /// find every repetition's stage at the call. Empty for other lines.
+  std::string stages_by_repetition(size_t i, size_t p, size_t r, size_t j, size_t line) const {
+    static const std::string marker = "// runs stage ";
+    std::vector<int64_t> stages;
+    for (size_t q = 0; q < r; ++q) {
+      const Statement& sq = m_statements[i + q * p + j];
+      if (sq.first + line > sq.last) return {};
+      const std::string& text = m_body[sq.first + line];
+      const size_t at = text.find(marker);
+      if (at == std::string::npos) return {};
+      size_t a = at + marker.size(), b = a;
+      while (b < text.size() && std::isdigit(static_cast<unsigned char>(text[b]))) ++b;
+      if (b == a) return {};
+      stages.push_back(std::stoll(text.substr(a, b - a)));
+    }
+    if (stages.size() < 2) return {};
+    const int64_t step = stages[1] - stages[0];
+    bool affine = true;
+    for (size_t q = 2; q < stages.size(); ++q) affine &= stages[q] - stages[q - 1] == step;
+    if (affine)
+      return " (in repetition r of " + std::to_string(r) + ": stage " + std::to_string(stages[0]) +
+             " + " + std::to_string(step) + "r)";
+    std::string list;
+    for (int64_t st : stages) list += (list.empty() ? "" : ", ") + std::to_string(st);
+    return " (in repetitions 0.." + std::to_string(r - 1) + ": stages " + list + ")";
   }
 
   std::vector<std::string> m_body;

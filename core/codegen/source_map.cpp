@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -38,6 +39,30 @@ int stage_number(const std::string& s, const std::string& prefix, char next) {
   if (j == i) return -1;
   if (next == 0 ? j != s.size() : (j >= s.size() || s[j] != next)) return -1;
   return std::atoi(s.substr(i, j - i).c_str());
+}
+
+/// The stages a rolled call's comment says its repetitions run: "(in repetition r of R: stage A
+/// + Br)" or "(in repetitions 0..R-1: stages a, b, ...)"; empty for a call that is not rolled.
+std::vector<int> repeated_stages(const std::string& comment) {
+  std::vector<int> out;
+  long long r = 0, a = 0, b = 0;
+  const size_t affine = comment.find("(in repetition r of ");
+  if (affine != std::string::npos &&
+      std::sscanf(comment.c_str() + affine, "(in repetition r of %lld: stage %lld + %lldr)", &r, &a,
+                  &b) == 3) {
+    for (long long q = 0; q < r && q < 100000; ++q) out.push_back(static_cast<int>(a + b * q));
+    return out;
+  }
+  const size_t list = comment.find(": stages ", comment.find("(in repetitions 0.."));
+  if (comment.find("(in repetitions 0..") == std::string::npos || list == std::string::npos)
+    return out;
+  std::stringstream ss(comment.substr(list + 9));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const int v = std::atoi(item.c_str());
+    if (item.find_first_of("0123456789") != std::string::npos) out.push_back(v);
+  }
+  return out;
 }
 
 /// Braces opened minus closed on a line, ignoring a trailing // comment (ONNX names in comments
@@ -152,6 +177,9 @@ SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k) {
           if (n.size() >= 2 && n.compare(n.size() - 2, 2, ");") == 0) break;
         }
       m.spans.push_back(stage_span(k, call, i, last));
+      // In a rolled loop the call runs another stage in each repetition (see roll.h).
+      for (int st : repeated_stages(t.substr(runs)))
+        if (st != call) m.spans.push_back(stage_span(k, st, i, last));
       i = last;
       continue;
     }

@@ -6,12 +6,14 @@
 
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/codegen/roll.h"
+#include "core/codegen/source_map.h"
 #include "core/gpu/nvrtc.h"
 #include "core/loop/verify.h"
 #include "core/schedule/plan_pricer.h"
@@ -358,7 +360,7 @@ TEST(Roll, LongPatternsRollOverTheirRepetitions) {
 // The sample LSTM in waves under grid barriers with every stage outlined: its steps' tables are
 // windows of one another (a step reads the state the step before wrote), so they are read at
 // offsets into shared tables; expanded, the loops make the calls of the unrolled kernel.
-TEST(Roll, TheSampleKernelsStepsReadSharedTablesAtOffsets) {
+TEST(Roll, TheSampleLstmsStepsReadSharedTablesAtOffsets) {
   const SampleKernel lstm = sample_kernel(SyncMode::Grid);
   ASSERT_EQ(lstm.kernels.size(), 1u);
   const std::string& unrolled = lstm.unrolled;
@@ -371,6 +373,36 @@ TEST(Roll, TheSampleKernelsStepsReadSharedTablesAtOffsets) {
   co.arch = "sm_80";
   gpu::CompileResult r = gpu::compile_cuda(rolled, "lstm_waves.cu", co);
   ASSERT_TRUE(r.ok) << r.error;
+}
+
+// Every stage of the sample LSTM's rolled kernel is found in its CUDA C: a call in a rolled loop
+// names the stage each repetition runs, so the code view finds a later step's stage (its
+// nodes) at the call, not only the first repetition's.
+TEST(Roll, EveryRepetitionsStageIsFoundAtItsCall) {
+  const SampleKernel lstm = sample_kernel(SyncMode::Grid);
+  ASSERT_EQ(lstm.kernels.size(), 1u);
+  const loop::Kernel& k = lstm.kernels[0].kernel;
+  const std::string& rolled = lstm.rolled;
+  ASSERT_NE(rolled.find("(in repetition r of "), std::string::npos) << rolled;
+  const SourceMap rolled_map = map_cuda_source(rolled, k);
+  const SourceMap unrolled_map = map_cuda_source(lstm.unrolled, k);
+  std::set<int> rolled_stages, unrolled_stages;
+  for (const SourceSpan& s : rolled_map.spans) rolled_stages.insert(s.stage);
+  for (const SourceSpan& s : unrolled_map.spans) unrolled_stages.insert(s.stage);
+  EXPECT_EQ(rolled_stages, unrolled_stages);
+  EXPECT_EQ(static_cast<size_t>(*rolled_stages.rbegin() + 1), k.stages.size());
+  // A middle step's hidden state: found at a call inside a loop.
+  const std::string middle = "/lstm/LSTM/d0/t8/h";
+  std::vector<const SourceSpan*> at = rolled_map.spans_of_te(middle);
+  ASSERT_FALSE(at.empty());
+  const std::vector<std::string> lines = [&] {
+    std::vector<std::string> out;
+    std::stringstream ss(rolled);
+    for (std::string l; std::getline(ss, l);) out.push_back(l);
+    return out;
+  }();
+  EXPECT_NE(lines[size_t(at[0]->first_line - 1)].find("(in repetition"), std::string::npos)
+      << lines[size_t(at[0]->first_line - 1)];
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/step_progress.h"
 #include "core/loop/mutator.h"
 #include "core/plan/plan.h"
 #include "core/session/bundle.h"
@@ -145,7 +146,12 @@ int run_compile(const CompileCliOptions& o) {
   po.compile = copts;
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   po.waves = !o.no_waves;
-  PipelineResult run = run_pipeline(o.common.model, po);
+  PipelineResult run = [&] {
+    StepProgress progress(o.common.quiet, po.until);  // the line is cleared before any output
+    po.instrument = progress.instrument(std::move(po.instrument));
+    progress.start();
+    return run_pipeline(o.common.model, po);
+  }();
   const LoadedModel& m = run.model;
   const plan::FusionPlan& p = run.plan;
   const CompileReport& rep = run.kernels;

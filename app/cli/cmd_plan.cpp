@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/step_progress.h"
 #include "core/plan/plan.h"
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
@@ -42,7 +43,12 @@ int run_plan(const PlanCliOptions& o) {
       std::cerr << "=== after " << r.name << fmt::format(" ({:.1f} ms) ===\n", r.ms) << r.snapshot;
     };
   }
-  PipelineResult r = run_pipeline(o.common.model, po);
+  PipelineResult r = [&] {
+    StepProgress progress(o.common.quiet, po.until);  // the line is cleared before any output
+    po.instrument = progress.instrument(std::move(po.instrument));
+    progress.start();
+    return run_pipeline(o.common.model, po);
+  }();
   const plan::FusionPlan& p = r.plan;
   if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
   if (o.common.json) {

@@ -11,6 +11,7 @@ namespace souffle::cli {
 struct CommonOptions {
   std::string model;
   bool json = false;
+  bool quiet = false;  ///< no progress on stderr (plan, compile; only on a terminal anyway)
   std::vector<std::string> dims;  ///< "name=value"
 };
 

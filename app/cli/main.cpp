@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
                      "print a step's result to stderr: analyze, horizontal, vertical, "
                      "partition, decisions, price");
   c_plan->add_flag("--json", plan.common.json, "print one JSON object");
+  c_plan->add_flag("-q,--quiet", plan.common.quiet, "no progress on stderr");
   c_plan->add_option("--dim", plan.common.dims, "bind a symbolic dimension: name=value");
 
   CompileCliOptions compile;
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
+  c_compile->add_flag("-q,--quiet", compile.common.quiet, "no progress on stderr");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
 
   ProfileCliOptions prof;

@@ -312,4 +312,32 @@ TEST(Cli, VerifyKernelsWithPerTileFlags) {
   EXPECT_TRUE(fs::exists(dir / "kernel0.sm_80.cubin"));
 }
 
+// Progress on stderr: the steps of plan and compile on a terminal (a pseudo-terminal made by
+// `script`), nothing into a pipe, nothing with -q; stdout the same either way.
+TEST(Cli, ProgressOnlyOnATerminal) {
+  const std::string model = sample("mmoe");
+  const CliRun piped = run_cli("plan " + model);
+  ASSERT_EQ(piped.code, 0) << piped.out;
+  EXPECT_EQ(piped.out.find("partition"), std::string::npos) << piped.out;
+  if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  auto on_terminal = [&](const std::string& args) {
+    // stdout to /dev/null, so what the pseudo-terminal shows is stderr.
+    const std::string cmd =
+        "script -qec \"" + std::string(SOUFFLE_CLI) + " " + args + " > /dev/null\" /dev/null 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return out;
+    std::array<char, 4096> buf{};
+    for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+    pclose(p);
+    return out;
+  };
+  const std::string plan = on_terminal("plan " + model);
+  EXPECT_NE(plan.find("partition"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("\033[K"), std::string::npos);  // rewritten in place
+  const std::string compile = on_terminal("compile " + model + " --arch sm_80");
+  EXPECT_NE(compile.find("emit"), std::string::npos) << compile;
+  EXPECT_EQ(on_terminal("plan " + model + " -q").find("partition"), std::string::npos);
+}
+
 }  // namespace

@@ -630,7 +630,16 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         // Both priced whole (cost model v2, as the plan's pricer prices them): flags can also
         // change what a stage costs (no weight tile loaded before a barrier that is not there).
         Priced with_flags{merged(stages, name, how), std::nullopt};
-        Priced with_grid{merged(std::move(stages), name, grid_only), std::nullopt};
+        // Where no boundary could take flags (none was priced for them), the merge made every
+        // choice the grid-barrier merge makes: that kernel is this one.
+        const bool candidates =
+            std::any_of(with_flags.k.boundaries.begin(), with_flags.k.boundaries.end(),
+                        [](const StageBoundary& b) {
+                          return b.kind == BoundaryKind::Flags || b.flags_price_us > 0;
+                        });
+        Priced with_grid = candidates
+                               ? Priced{merged(std::move(stages), name, grid_only), std::nullopt}
+                               : with_flags;
         const double fp = price_of(with_flags), gp = price_of(with_grid);
         const bool flags_kept = fp < gp;
         if (grid_only_form) *grid_only_form = with_grid;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/step_progress.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_pricer.h"
@@ -58,7 +59,15 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   schedule::parse_sync_mode(o.sync, sync);
   po.sync = sync;  // the plan is priced with the kernels verified
   po.waves = !o.no_waves;
-  KernelVerifyReport rep = verify_kernels(m, sets, po, vo, sync);
+  KernelVerifyReport rep = [&] {
+    StepProgress progress(o.common.quiet, "price");  // the line is cleared before any output
+    po.instrument = progress.instrument(std::move(po.instrument));
+    vo.progress = [&progress](const std::string& text) { progress.say(text); };
+    progress.start();
+    KernelVerifyReport r = verify_kernels(m, sets, po, vo, sync);
+    vo.progress = nullptr;
+    return r;
+  }();
   if (o.common.json) {
     nlohmann::json j;
     j["model"] = o.common.model;

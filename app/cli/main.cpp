@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
                      "independent stages side by side in waves where the cost model prices that "
                      "lower)");
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
+  c_verify->add_flag("-q,--quiet", verify.common.quiet, "no progress on stderr");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
 
   PlanCliOptions plan;

@@ -21,6 +21,10 @@ void StepProgress::start() const {
   if (m_on) std::cerr << "\r\033[K" << pipeline_order().front() << "…" << std::flush;
 }
 
+void StepProgress::say(const std::string& text) const {
+  if (m_on) std::cerr << "\r\033[K" << text << std::flush;
+}
+
 plan::PassInstrument StepProgress::instrument(plan::PassInstrument chain) {
   if (!m_on) return chain;
   return [this, chain = std::move(chain)](const plan::PassRecord& r) {

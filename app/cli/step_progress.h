@@ -21,6 +21,8 @@ class StepProgress {
   plan::PassInstrument instrument(plan::PassInstrument chain);
   /// Says what runs first (before any step has ended).
   void start() const;
+  /// Shows `text` as the line (what a step reports while it runs).
+  void say(const std::string& text) const;
 
  private:
   bool m_on;

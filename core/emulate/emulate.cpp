@@ -633,6 +633,8 @@ class Machine {
         return;
       case StmtKind::Stage: {
         const Stage* g = s.as<Stage>();
+        if (m_opt.progress)
+          m_opt.progress(m_kernel->name, g->index, static_cast<int>(m_kernel->stages.size()));
         std::string saved = m_stage;
         m_stage = g->index < static_cast<int>(m_kernel->stages.size())
                       ? m_kernel->stages[g->index].name

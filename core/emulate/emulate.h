@@ -3,6 +3,7 @@
 /// data-race and deadlock checks.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -35,6 +36,10 @@ struct EmulateOptions {
   /// The `flag_epoch` argument of this launch (see loop::FlagRelease): 1 for counters that
   /// start at zero, one more for each run over the same counters.
   int64_t flag_epoch = 1;
+  /// Optional: called as a stage starts (kernel name, stage index, stages in the kernel), for a
+  /// progress line on long runs. All threads run a stage together, so once per stage; under
+  /// per-tile flags, where blocks run as tasks, once per block that reaches it.
+  std::function<void(const std::string& kernel, int stage, int stages)> progress;
 };
 
 /// Global buffers by tensor name.

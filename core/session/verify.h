@@ -1,6 +1,7 @@
 /// \file Verifying a model's TE program against reference outputs (ONNX backend-test layout).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct VerifyOptions {
   double tolerance = 1e-4;          ///< RelativeL2
   double rtol = 1e-3, atol = 1e-7;  ///< AllClose
   bool f64 = false;
+  /// Optional: what runs now, for a progress line ("kernel0: stage 37 of 3003" while the
+  /// emulator runs kernels; verify_kernels calls it at most every 200 ms).
+  std::function<void(const std::string&)> progress;
 };
 
 /// A reference tensor as the model declares it: files store bfloat16 tensors as UINT16 bit

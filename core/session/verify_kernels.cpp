@@ -1,5 +1,7 @@
 #include "core/session/verify_kernels.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
 
@@ -60,8 +62,20 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
     }
     emulate::Buffers got;
     t0 = std::chrono::steady_clock::now();
+    emulate::EmulateOptions eo;
+    if (options.progress) {
+      // At most every 200 ms: a stage of a small kernel takes microseconds.
+      auto said = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+      eo.progress = [&options, &said, set_name](const std::string& kernel, int stage, int stages) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - said < std::chrono::milliseconds(200)) return;
+        said = now;
+        options.progress(
+            fmt::format("{}: emulating {}, stage {} of {}", set_name, kernel, stage + 1, stages));
+      };
+    }
     try {
-      got = emulate::run_kernels(ks, inputs);
+      got = emulate::run_kernels(ks, inputs, eo);
     } catch (const emulate::EmulationError& e) {
       rep.error = std::string("emulator: ") + e.what();
       out.ok = false;

@@ -312,8 +312,8 @@ TEST(Cli, VerifyKernelsWithPerTileFlags) {
   EXPECT_TRUE(fs::exists(dir / "kernel0.sm_80.cubin"));
 }
 
-// Progress on stderr: the steps of plan and compile on a terminal (a pseudo-terminal made by
-// `script`), nothing into a pipe, nothing with -q; stdout the same either way.
+// Progress on stderr: the steps of plan, compile and verify on a terminal (a pseudo-terminal made
+// by `script`), nothing into a pipe, nothing with -q; stdout the same either way.
 TEST(Cli, ProgressOnlyOnATerminal) {
   const std::string model = sample("mmoe");
   const CliRun piped = run_cli("plan " + model);
@@ -338,6 +338,10 @@ TEST(Cli, ProgressOnlyOnATerminal) {
   const std::string compile = on_terminal("compile " + model + " --arch sm_80");
   EXPECT_NE(compile.find("emit"), std::string::npos) << compile;
   EXPECT_EQ(on_terminal("plan " + model + " -q").find("partition"), std::string::npos);
+  // verify --level kernels: the planning steps, then the emulator's kernel and stage.
+  const std::string verify = on_terminal("verify " + model + " --level kernels");
+  EXPECT_NE(verify.find("partition"), std::string::npos) << verify;
+  EXPECT_NE(verify.find("emulating kernel0, stage 1 of"), std::string::npos) << verify;
 }
 
 }  // namespace

@@ -147,7 +147,8 @@ int run_compile(const CompileCliOptions& o) {
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   po.waves = !o.no_waves;
   PipelineResult run = [&] {
-    StepProgress progress(o.common.quiet, po.until);  // the line is cleared before any output
+    // Its line is cleared (when it goes out of scope) before any output.
+    StepProgress progress(o.common.quiet, po.until, plan::is_souffle(po.strategy));
     po.instrument = progress.instrument(std::move(po.instrument));
     progress.start();
     return run_pipeline(o.common.model, po);

@@ -44,7 +44,8 @@ int run_plan(const PlanCliOptions& o) {
     };
   }
   PipelineResult r = [&] {
-    StepProgress progress(o.common.quiet, po.until);  // the line is cleared before any output
+    // Its line is cleared (when it goes out of scope) before any output.
+    StepProgress progress(o.common.quiet, po.until, plan::is_souffle(po.strategy));
     po.instrument = progress.instrument(std::move(po.instrument));
     progress.start();
     return run_pipeline(o.common.model, po);

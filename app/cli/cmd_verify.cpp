@@ -60,7 +60,8 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   po.sync = sync;  // the plan is priced with the kernels verified
   po.waves = !o.no_waves;
   KernelVerifyReport rep = [&] {
-    StepProgress progress(o.common.quiet, "price");  // the line is cleared before any output
+    // Its line is cleared (when it goes out of scope) before any output.
+    StepProgress progress(o.common.quiet, "price", plan::is_souffle(po.strategy));
     po.instrument = progress.instrument(std::move(po.instrument));
     vo.progress = [&progress](const std::string& text) { progress.say(text); };
     progress.start();

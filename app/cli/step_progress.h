@@ -11,8 +11,9 @@ namespace souffle::cli {
 
 class StepProgress {
  public:
-  /// `until`: the last step the command runs (PipelineOptions::until).
-  StepProgress(bool quiet, std::string until);
+  /// `until`: the last step the command runs (PipelineOptions::until); `transforms`: whether
+  /// the strategy runs the horizontal, vertical and re-analyze steps (souffle's do).
+  StepProgress(bool quiet, std::string until, bool transforms);
   ~StepProgress();  ///< clears the line
   StepProgress(const StepProgress&) = delete;
   StepProgress& operator=(const StepProgress&) = delete;
@@ -27,6 +28,7 @@ class StepProgress {
  private:
   bool m_on;
   std::string m_until;
+  bool m_transforms;
 };
 
 }  // namespace souffle::cli

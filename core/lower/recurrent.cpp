@@ -258,35 +258,34 @@ DirResult unroll(LowerCtx& ctx, const Rec& r, int64_t d, bool rev) {
     bool gru = r.cell == Cell::Gru;
     const bool interleaved = r.cell == Cell::Lstm;  // column 4 * unit + gate (see the top)
     int64_t cols = r.gates * H + (gru && r.linear_before_reset ? H : 0);
-    te::Tensor pre =
-        ctx.reduce(p + "gates", {r.batch, cols}, r.calc, te::ReduceKind::Sum, {I + H},
-                   [&](const Idx& i, const Idx& k) {
-                     const Expr& b = i[0];
-                     const Expr& j = i[1];
-                     Expr kk = k[0];
-                     Expr row = gru && r.linear_before_reset
-                                    ? te::select(te::ge(j, r.i64(r.gates * H)), j - r.i64(H), j)
-                                    : j;
-                     if (interleaved)
-                       row = te::floormod(j, r.i64(r.gates)) * r.i64(H) +
-                             te::floordiv(j, r.i64(r.gates));
-                     Expr xw = r.x(time(b), b, te::min(kk, r.i64(I - 1))) *
-                               r.c(te::read(r.W, {r.i64(d), row, te::min(kk, r.i64(I - 1))}));
-                     Expr kh = te::max(kk - r.i64(I), r.i64(0));
-                     Expr hr = hprev(b, kh) * r.c(te::read(r.R, {r.i64(d), row, kh}));
-                     Expr zero = te::imm(r.calc, 0);
-                     if (gru) {
-                       // In a GRU the candidate block (2H..3H) takes only X*W; with
-                       // linear_before_reset the extra block (3H..4H) takes only H*R.
-                       Expr takes_h = te::lt(j, r.i64(2 * H));
-                       if (r.linear_before_reset) {
-                         takes_h = te::logical_or(takes_h, te::ge(j, r.i64(3 * H)));
-                         xw = te::select(te::lt(j, r.i64(3 * H)), xw, zero);
-                       }
-                       hr = te::select(takes_h, hr, zero);
-                     }
-                     return te::select(te::lt(kk, r.i64(I)), xw, hr);
-                   });
+    te::Tensor pre = ctx.reduce(
+        p + "gates", {r.batch, cols}, r.calc, te::ReduceKind::Sum, {I + H},
+        [&](const Idx& i, const Idx& k) {
+          const Expr& b = i[0];
+          const Expr& j = i[1];
+          Expr kk = k[0];
+          Expr row = gru && r.linear_before_reset
+                         ? te::select(te::ge(j, r.i64(r.gates * H)), j - r.i64(H), j)
+                         : j;
+          if (interleaved)
+            row = te::floormod(j, r.i64(r.gates)) * r.i64(H) + te::floordiv(j, r.i64(r.gates));
+          Expr xw = r.x(time(b), b, te::min(kk, r.i64(I - 1))) *
+                    r.c(te::read(r.W, {r.i64(d), row, te::min(kk, r.i64(I - 1))}));
+          Expr kh = te::max(kk - r.i64(I), r.i64(0));
+          Expr hr = hprev(b, kh) * r.c(te::read(r.R, {r.i64(d), row, kh}));
+          Expr zero = te::imm(r.calc, 0);
+          if (gru) {
+            // In a GRU the candidate block (2H..3H) takes only X*W; with
+            // linear_before_reset the extra block (3H..4H) takes only H*R.
+            Expr takes_h = te::lt(j, r.i64(2 * H));
+            if (r.linear_before_reset) {
+              takes_h = te::logical_or(takes_h, te::ge(j, r.i64(3 * H)));
+              xw = te::select(te::lt(j, r.i64(3 * H)), xw, zero);
+            }
+            hr = te::select(takes_h, hr, zero);
+          }
+          return te::select(te::lt(kk, r.i64(I)), xw, hr);
+        });
     auto g = [&](int64_t gate, const Idx& i) {
       Expr j = i[1] + r.i64(gate * H);  // the row of W, R and B
       Expr col = interleaved ? i[1] * r.i64(r.gates) + r.i64(gate) : j;

@@ -364,7 +364,6 @@ TEST(PlanPricing, CompileTakesThePricersKernels) {
     }
 }
 
-
 TEST(PlanPricing, AutoBuildsEachKernelsGridFormOnTheWay) {
   // Under sync auto each kernel is built with grid barriers only on the way to pricing flags
   // against them; the pricer keeps that form under the grid key, so the plan's own grid pass

@@ -13,20 +13,20 @@ namespace souffle::gpu {
 #define SOUFFLE_CUDA_FUNCTIONS(X)                                                                  \
   X(cuInit)                                                                                        \
   X(cuDriverGetVersion)                                                                            \
-  X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute)                    \
-      X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)                 \
-          X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)             \
-              X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) \
-                  X(cuFuncSetAttribute) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)             \
-                      X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)                   \
-                          X(cuMemcpyDtoDAsync) X(cuMemsetD8Async) X(cuStreamCreate)                \
-                              X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate)           \
-                                  X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)         \
-                                      X(cuEventElapsedTime) X(cuLaunchKernel)                      \
-                                          X(cuLaunchCooperativeKernel) X(cuStreamBeginCapture)     \
-                                              X(cuStreamEndCapture) X(cuGraphInstantiate)          \
-                                                  X(cuGraphLaunch) X(cuGraphExecDestroy)           \
-                                                      X(cuGraphDestroy)
+  X(cuDeviceGetCount)                                                                              \
+  X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                    \
+      X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                  \
+          X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString) X(cuModuleLoadDataEx)          \
+              X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) \
+                  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemAlloc) X(cuMemFree)        \
+                      X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoDAsync) X(cuMemsetD8Async)      \
+                          X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)              \
+                              X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                  \
+                                  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuLaunchKernel)    \
+                                      X(cuLaunchCooperativeKernel) X(cuStreamBeginCapture)         \
+                                          X(cuStreamEndCapture) X(cuGraphInstantiate)              \
+                                              X(cuGraphLaunch) X(cuGraphExecDestroy)               \
+                                                  X(cuGraphDestroy)
 
 /// The loaded entry points; a member is never null once cuda_api() returned the table.
 struct CudaApi {

@@ -15,8 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   for (int blocks : {0, 1, 7, 108, 132, 1000, 1 << 20})
-    if (double us = gpu::grid_barrier_us(c, blocks); !std::isfinite(us) || us < 0)
-      __builtin_trap();
+    if (double us = gpu::grid_barrier_us(c, blocks); !std::isfinite(us) || us < 0) __builtin_trap();
   try {
     (void)gpu::parse_calibration(gpu::calibration_json(c), "round-trip");
   } catch (const UserError&) {

@@ -25,8 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int rc = runner::serve(in, out, *backend);
   if (rc != 0 && rc != 3) __builtin_trap();
   std::istringstream answers(out.str());
-  for (std::string line; std::getline(answers, line);)
-  {
+  for (std::string line; std::getline(answers, line);) {
     if (!nlohmann::json::accept(line)) __builtin_trap();
     if (nlohmann::json::parse(line).value("code", "") == "internal") __builtin_trap();
   }

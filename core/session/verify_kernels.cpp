@@ -63,9 +63,10 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
     emulate::Buffers got;
     t0 = std::chrono::steady_clock::now();
     emulate::EmulateOptions eo;
+    // At most every 200 ms: a stage of a small kernel takes microseconds. (Lives as long as
+    // the run that reports through it.)
+    auto said = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     if (options.progress) {
-      // At most every 200 ms: a stage of a small kernel takes microseconds.
-      auto said = std::chrono::steady_clock::now() - std::chrono::seconds(1);
       eo.progress = [&options, &said, set_name](const std::string& kernel, int stage, int stages) {
         const auto now = std::chrono::steady_clock::now();
         if (now - said < std::chrono::milliseconds(200)) return;

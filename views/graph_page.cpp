@@ -51,10 +51,16 @@ void GraphPage::setPlan(PlanDataPtr plan) {
   m_panel->setPlan(m_plan);
 }
 
+void GraphPage::setPlanShown(bool on) {
+  if (on == m_planShown) return;
+  m_planShown = on;
+  applyPlan();
+}
+
 void GraphPage::applyPlan() {
   GraphScene* scene = m_panel->scene();
   const SceneGraph* g = scene->graph();
-  if (!g || !m_plan || m_plan->model != m_data) {
+  if (!g || !m_plan || m_plan->model != m_data || !m_planShown) {
     scene->setKernels({});
     m_panel->setEdgeBoundaries({});
     return;

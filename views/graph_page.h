@@ -31,6 +31,10 @@ class GraphPage : public QWidget {
   /// Draws the plan on the graph on screen: kernels, their labels and colours, the stage
   /// boundaries on edges, and the heat map. Nothing when the plan is of another model.
   void applyPlan();
+  /// Whether the plan is drawn (the step-through's steps before partitioning show the graph
+  /// without kernels: no clusters, badges or boundary-styled edges). On by default.
+  void setPlanShown(bool on);
+  bool planShown() const { return m_planShown; }
   /// Colours the boxes by op type (None) or as a heat map of `metric`.
   void setHeatMetric(HeatMetric metric);
   /// Where the measured times of the heat map come from (asked at each refresh).
@@ -60,6 +64,7 @@ class GraphPage : public QWidget {
   GraphPanel* m_panel;
   ModelDataPtr m_data;
   PlanDataPtr m_plan;
+  bool m_planShown = true;
   HeatMetric m_heatMetric = HeatMetric::None;
   std::function<MeasuredTimes()> m_measured;
   bool m_selectingNodes = false;

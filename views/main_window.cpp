@@ -228,18 +228,18 @@ void MainWindow::wire() {
       refreshExplorerViews();
     } else {
       m_graph->highlightNodes({});
-      m_graph->setClustersVisible(m_clustersAction->isChecked());
+      m_graphPage->setPlanShown(true);
     }
   });
   connect(m_steps, &StepThroughPanel::stepShown, this, [this](int index, const QStringList& nodes) {
     m_graph->highlightNodes(nodes);
-    // Before the partition step there are no kernels yet: the graph shows none.
+    // Before the partition step there are no kernels yet: the graph draws none (no clusters,
+    // badges or boundary-styled edges).
     const PipelineStep* step = m_steps->step(index);
     const std::vector<std::string>& order = pipeline_step_names();
     const auto at = step ? std::find(order.begin(), order.end(), step->name) : order.end();
     const auto partition = std::find(order.begin(), order.end(), "partition");
-    m_graph->setClustersVisible(m_clustersAction->isChecked() &&
-                                (at == order.end() || at >= partition));
+    m_graphPage->setPlanShown(at == order.end() || at >= partition);
   });
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     m_compareDock->setProperty("onScreen", visible);
@@ -1356,7 +1356,6 @@ void MainWindow::createExplorerViews() {
   QMenu* view = m_viewMenu;
   view->addSeparator();
   QAction* clusters = view->addAction(tr("Kernel &clusters"));
-  m_clustersAction = clusters;
   clusters->setCheckable(true);
   clusters->setChecked(true);
   clusters->setShortcut(QKeySequence(tr("Ctrl+Shift+K")));

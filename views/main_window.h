@@ -301,7 +301,6 @@ class MainWindow : public QMainWindow {
   StrategiesPage* m_strategies = nullptr;
   QDockWidget* m_strategyDock = nullptr;
   StepThroughPanel* m_steps = nullptr;
-  QAction* m_clustersAction = nullptr;  ///< View > Kernel clusters
   QDockWidget* m_stepsDock = nullptr;
 };
 

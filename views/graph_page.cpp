@@ -63,6 +63,7 @@ void GraphPage::applyPlan() {
   if (!g || !m_plan || m_plan->model != m_data || !m_planShown) {
     scene->setKernels({});
     m_panel->setEdgeBoundaries({});
+    if (g && !m_planShown) refreshHeat();  // which redraws the minimap without the plan too
     return;
   }
   // Kernel ids (not partition indices) are what the badges and palette show.

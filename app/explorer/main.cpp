@@ -11,6 +11,7 @@
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
+#include "core/session/pipeline_steps.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/graph_view.h"
@@ -86,11 +87,13 @@ int main(int argc, char** argv) {
       QStringLiteral("Once planned, profile the kernels through souffle-runner on BACKEND: cuda "
                      "(a GPU) or emulator (CPU times, not GPU times)."),
       QStringLiteral("BACKEND"));
+  // The step-through's steps, as the pipeline names them.
+  QStringList stepNames;
+  for (const std::string& n : souffle::pipeline_step_names())
+    stepNames << QString::fromStdString(n);
   QCommandLineOption stepOpt(QStringLiteral("step"),
-                             QStringLiteral("Show the step-through at the step of this name "
-                                            "(import, fold, lower, analyze, horizontal, vertical, "
-                                            "re-analyze, partition, decisions, price, build "
-                                            "kernels, emit)."),
+                             QStringLiteral("Show the step-through at the step of this name (%1).")
+                                 .arg(stepNames.join(QStringLiteral(", "))),
                              QStringLiteral("NAME"));
   parser.addOptions({restore, panel, profile, precisionOpt, syncOpt, colour, importOpt, stepOpt});
   // Bad usage exits with 2, as the command-line tool does (QCommandLineParser::process would
@@ -129,12 +132,6 @@ int main(int argc, char** argv) {
     const QStringList metrics = {QStringLiteral("op"),       QStringLiteral("time"),
                                  QStringLiteral("measured"), QStringLiteral("dram"),
                                  QStringLiteral("flops"),    QStringLiteral("intensity")};
-    const QStringList stepNames = {
-        QStringLiteral("import"),     QStringLiteral("fold"),       QStringLiteral("lower"),
-        QStringLiteral("analyze"),    QStringLiteral("horizontal"), QStringLiteral("vertical"),
-        QStringLiteral("re-analyze"), QStringLiteral("partition"),  QStringLiteral("decisions"),
-        QStringLiteral("price"),      QStringLiteral("cost"),       QStringLiteral("build kernels"),
-        QStringLiteral("emit")};
     if (parser.isSet(stepOpt) &&
         !stepNames.contains(parser.value(stepOpt).trimmed(), Qt::CaseInsensitive))
       return usage(QStringLiteral("--step %1: one of %2")

@@ -272,7 +272,9 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
       std::vector<const GemmStage*> read;
       te::for_each_node(op.body, [&](const te::Expr& x) {
         if (const te::Read* r = x.as<te::Read>())
-          if (auto it = gemms.find(r->tensor.get()); it != gemms.end()) read.push_back(&it->second);
+          if (auto it = gemms.find(r->tensor.get());
+              it != gemms.end() && std::find(read.begin(), read.end(), &it->second) == read.end())
+            read.push_back(&it->second);
       });
       for (const GemmStage* g : read)
         if (std::optional<loop::Kernel> k = schedule::schedule_on_gemm_tiles(

@@ -395,12 +395,7 @@ TEST(Roll, EveryRepetitionsStageIsFoundAtItsCall) {
   const std::string middle = "/lstm/LSTM/d0/t8/h";
   std::vector<const SourceSpan*> at = rolled_map.spans_of_te(middle);
   ASSERT_FALSE(at.empty());
-  const std::vector<std::string> lines = [&] {
-    std::vector<std::string> out;
-    std::stringstream ss(rolled);
-    for (std::string l; std::getline(ss, l);) out.push_back(l);
-    return out;
-  }();
+  const std::vector<std::string> lines = lines_of(rolled);
   EXPECT_NE(lines[size_t(at[0]->first_line - 1)].find("(in repetition"), std::string::npos)
       << lines[size_t(at[0]->first_line - 1)];
 }

@@ -17,7 +17,8 @@ bool is_epilogue(const te::ComputeOp& main, const std::vector<const te::ComputeO
 
 loop::Kernel schedule_fused(const te::ComputeOp& main,
                             const std::vector<const te::ComputeOp*>& epilogue,
-                            const ScheduleConfig& config, const std::vector<te::Tensor>& on_chip) {
+                            const ScheduleConfig& config, const std::vector<te::Tensor>& on_chip,
+                            const WeightPanel* panel) {
   GemmParts g;
   SOUFFLE_CHECK(match_gemm(main, g), "schedule_fused: " + main.name + " is not GEMM-like");
   std::vector<const te::ComputeOp*> group;
@@ -28,9 +29,11 @@ loop::Kernel schedule_fused(const te::ComputeOp& main,
   }
   // Both templates store through a per-element loop (the tensor-core one from its shared
   // accumulator tile), so the epilogue is computed the same way in either.
-  if (tensor_core_eligible(main, g, config))
+  if (tensor_core_eligible(main, g, config)) {
+    SOUFFLE_CHECK(!panel, "schedule_fused: " + main.name + " runs on tensor cores: no weight panel");
     return schedule_gemm_tc_fused(main, g, epilogue, on_chip, config);
-  return schedule_gemm_fused(main, g, epilogue, on_chip, config);
+  }
+  return schedule_gemm_fused(main, g, epilogue, on_chip, config, panel);
 }
 
 }  // namespace souffle::schedule

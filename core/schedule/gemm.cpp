@@ -5,6 +5,7 @@
 
 #include "core/loop/stmt.h"
 #include "core/schedule/template_util.h"
+#include "core/schedule/weight_panel.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
 
@@ -80,7 +81,8 @@ Kernel schedule_gemm(const te::ComputeOp& op, const GemmParts& g, const Schedule
 
 Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
                            const std::vector<const te::ComputeOp*>& epilogue,
-                           const std::vector<Tensor>& on_chip, const ScheduleConfig& c) {
+                           const std::vector<Tensor>& on_chip, const ScheduleConfig& c,
+                           const WeightPanel* panel) {
   Frame f;
   const gpu::Tile& config_tile = c.gemm_tile;
   const int64_t bm = config_tile.bm, bn = config_tile.bn, bk = config_tile.bk, tm = config_tile.tm,
@@ -117,6 +119,14 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     return o;
   };
   const Operand oa = operand(true), ob = operand(false);
+  // B from a weight panel: the block's columns of every K chunk, in shared memory for the whole
+  // kernel (weight_panel.h). No B tile is loaded in the K loop.
+  if (panel) {
+    SOUFFLE_CHECK(panel->buffer->shape == Shape({ksteps * bk, bn}) &&
+                      panel->buffer->dtype == ob.value.dtype(),
+                  "gemm " + op.name + ": weight panel " + panel->buffer->name + " has another shape");
+    SOUFFLE_CHECK(tg.iters == 1, "gemm " + op.name + ": a weight panel needs one tile per block");
+  }
   // Indices into a shared tile: with two stages the stage comes first.
   auto at = [&](Expr stage, Expr i, Expr j) {
     return db ? std::vector<Expr>{std::move(stage), std::move(i), std::move(j)}
@@ -173,8 +183,9 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
       r, tm, ForKind::Unrolled,
       loop::make_for(cc, tn, ForKind::Unrolled,
                      loop::store(acc, {r, cc}, te::reduce_identity(te::ReduceKind::Sum, t)))));
-  Expr prod = te::read(oa.smem, at(cur, ty * ic(tm) + r, kk)) *
-              te::read(ob.smem, at(cur, kk, tc * ic(tn) + cc));
+  Expr b_elem = panel ? te::read(panel->buffer, {ko * ic(bk) + kk, tc * ic(tn) + cc})
+                     : te::read(ob.smem, at(cur, kk, tc * ic(tn) + cc));
+  Expr prod = te::read(oa.smem, at(cur, ty * ic(tm) + r, kk)) * b_elem;
   if (prod.dtype() != t) prod = te::cast(t, prod);
   Stmt mac = loop::store(acc, {r, cc}, te::read(acc, {r, cc}) + prod);
   Stmt compute = loop::make_for(
@@ -183,9 +194,27 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   // Tile 0 of each operand is loaded before the K loop, each load marked so that merge_stages
   // can issue a weight's load before a grid barrier (the load then overlaps the wait).
   auto first_tile = [&](const Operand& o) {
+    if (!o.is_a && panel) return;
     body.push_back(loop::comment(std::string(kFirstTileMarker) + o.tag));
     body.push_back(load_direct(o, ic(0), ic(0)));
   };
+  // The loads of the next K tile in the K loop: no B tile with a panel.
+  auto both = [&](Stmt a, const std::function<Stmt()>& b) {
+    return panel ? a : loop::seq({std::move(a), b()});
+  };
+  if (panel && panel->load) {
+    // The whole panel once: a barrier first (the blocks' earlier stages are done with what
+    // the buffer held), and the barrier before the first K step makes it visible.
+    Operand whole = ob;
+    whole.rows = ksteps * bk;
+    whole.per_thread = ceil_div(whole.rows * whole.cols, threads);
+    body.push_back(loop::comment("weight panel " + panel->buffer->name + ": operand b, all of K"));
+    body.push_back(loop::block_barrier());
+    body.push_back(per_element(whole, [&](Expr, Expr ii, Expr jj) {
+      return with_global(whole, ic(0), ii, jj,
+                         [&](Expr v) { return loop::store(panel->buffer, {ii, jj}, v); });
+    }));
+  }
   if (!db) {
     // Step ko computes tile ko and then loads tile ko+1 (after the barrier that ends the
     // reads of tile ko): two barriers per step, as with the load at the top of the step.
@@ -206,11 +235,11 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     body.push_back(loop::block_barrier());
     Expr more = te::lt(ko + ic(1), ic(ksteps));
     Stmt kstep = loop::seq(
-        {loop::if_then_else(more,
-                            loop::seq({load_staged(oa, ko + ic(1)), load_staged(ob, ko + ic(1))})),
+        {loop::if_then_else(more, both(load_staged(oa, ko + ic(1)),
+                                       [&] { return load_staged(ob, ko + ic(1)); })),
          compute,
-         loop::if_then_else(
-             more, loop::seq({commit_staged(oa, ic(1) - cur), commit_staged(ob, ic(1) - cur)})),
+         loop::if_then_else(more, both(commit_staged(oa, ic(1) - cur),
+                                       [&] { return commit_staged(ob, ic(1) - cur); })),
          loop::block_barrier()});
     body.push_back(loop::make_for(ko, ksteps, ForKind::Serial,
                                   loop::let_stmt(cur, te::floormod(ko, ic(2)), kstep)));
@@ -272,15 +301,21 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   for (const Tensor& s : scalars) inner = loop::allocate(s, MemScope::Local, inner);
   inner = loop::allocate(acc, MemScope::Local, inner);
   if (db) {
-    inner = loop::allocate(ob.staged, MemScope::Local, inner);
+    if (!panel) inner = loop::allocate(ob.staged, MemScope::Local, inner);
     inner = loop::allocate(oa.staged, MemScope::Local, inner);
   }
-  inner =
-      loop::allocate(oa.smem, MemScope::Shared, loop::allocate(ob.smem, MemScope::Shared, inner));
+  if (!panel) inner = loop::allocate(ob.smem, MemScope::Shared, inner);
+  inner = loop::allocate(oa.smem, MemScope::Shared, inner);
+  // Outermost, as merge_stages allocates it for the whole kernel.
+  if (panel) inner = loop::allocate(panel->buffer, MemScope::Shared, inner);
 
   std::string schedule = "gemm " + std::to_string(bm) + "x" + std::to_string(bn) + "x" +
                          std::to_string(bk) + " tile " + std::to_string(tm) + "x" +
                          std::to_string(tn) + (db ? ", double-buffered" : "") + tg.describe();
+  if (panel)
+    schedule += panel->load ? ", weights loaded into the shared panel " + panel->buffer->name
+                            : ", weights read from the shared panel " + panel->buffer->name +
+                                  " an earlier stage loaded";
   if (!epilogue.empty()) {
     schedule += ", epilogue";
     for (const te::ComputeOp* e : epilogue) schedule += " " + e->name;

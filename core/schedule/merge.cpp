@@ -54,6 +54,25 @@ class StageRenumber : public loop::StmtMutator {
   int m_offset;
 };
 
+/// Drops the allocations of `buffers` (their bodies stay): buffers the merged kernel allocates
+/// once around all its stages (MergeOptions::kernel_shared).
+class DropAllocations : public loop::StmtMutator {
+ public:
+  explicit DropAllocations(const std::vector<Tensor>& buffers) : m_buffers(buffers) {}
+  bool dropped = false;
+
+ protected:
+  Stmt mutate_Allocate(const loop::Allocate& n, const Stmt& s) override {
+    if (std::find(m_buffers.begin(), m_buffers.end(), n.buffer) == m_buffers.end())
+      return loop::StmtMutator::mutate_Allocate(n, s);
+    dropped = true;
+    return mutate(n.body);
+  }
+
+ private:
+  const std::vector<Tensor>& m_buffers;
+};
+
 /// Binds `var` to `value` at the top of every Stage node's body.
 class BindStageBlock : public loop::StmtMutator {
  public:
@@ -392,6 +411,16 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
   auto offset_of = [&](size_t i) {
     return options.block_offsets.empty() ? int64_t{0} : options.block_offsets[i];
   };
+  // Kernel-lifetime buffers: out of each stage (whose arena then counts without them), around
+  // the whole body below.
+  if (!options.kernel_shared.empty())
+    for (Kernel& s : stages) {
+      DropAllocations drop(options.kernel_shared);
+      Stmt body = drop.mutate(s.body);
+      if (!drop.dropped) continue;
+      s.body = body;
+      s = loop::plan_shared_arena(s);
+    }
   for (size_t i = 0; i < stages.size(); ++i) {
     const Kernel& s = stages[i];
     SOUFFLE_CHECK(offset_of(i) >= 0, "merge: negative block offset");
@@ -773,6 +802,7 @@ Kernel merge_stages(std::vector<Kernel> stages, const std::string& name,
     }
   }
   Stmt all = loop::seq(std::move(body));
+  for (const Tensor& b : options.kernel_shared) all = loop::allocate(b, MemScope::Shared, all);
   // Intermediates nothing outside the kernel reads, owned by the blocks that touch them and
   // small enough, live in shared memory: no DRAM round trip, and each block's own range only.
   int64_t arena = 0;

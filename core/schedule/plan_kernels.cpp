@@ -19,6 +19,7 @@
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/price.h"
 #include "core/schedule/wavefront.h"
+#include "core/schedule/weight_panel.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -149,10 +150,30 @@ void describe_views(const KernelProgram& kp, const Unit& u, loop::Kernel& k) {
   for (const std::string& v : folded) text += " " + v;
 }
 
+/// The stage of the GEMM unit `u` (a GEMM and its epilogue TEs) under `c` with the unit's tile,
+/// reading operand B from `panel` when given; the views it folds told by the caller.
+loop::Kernel schedule_gemm_unit(const KernelProgram& kp, const Unit& u,
+                                const schedule::ScheduleConfig& c,
+                                const schedule::WeightPanel* panel = nullptr) {
+  const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
+  std::vector<const te::ComputeOp*> epilogue;
+  for (size_t i = 1; i < u.tes.size(); ++i)
+    epilogue.push_back(kp.op(static_cast<size_t>(u.tes[i])).get());
+  loop::Kernel k =
+      schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip, panel);
+  if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+  return k;
+}
+
 /// The scheduled stages of one partition and the units they came from.
 struct PartitionSchedule {
   std::vector<Unit> units;
   std::vector<loop::Kernel> stages;
+  /// Per stage, the unit it computes (its index in units), or -1 for a stage of a unit split in
+  /// several (a reduction whose rows went over blocks, and its consumers).
+  std::vector<int> stage_unit;
+  /// The configuration the stages were scheduled with (block, grid cap), tiles aside.
+  schedule::ScheduleConfig config;
 };
 
 PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Partition& p,
@@ -260,6 +281,8 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
   };
   auto schedule_all = [&](const schedule::ScheduleConfig& c) {
     std::vector<loop::Kernel> stages;
+    ps.stage_unit.clear();
+    ps.config = c;
     // The GEMMs scheduled so far by output: an element-wise TE that reads one on its tiles
     // (an LSTM's cell update) is scheduled on them (schedule_on_gemm_tiles).
     struct GemmStage {
@@ -284,14 +307,14 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
     };
     for (const Unit& u : ps.units) {
       const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
+      const int unit_index = static_cast<int>(&u - ps.units.data());
       try {
         std::vector<const te::ComputeOp*> epilogue;
         for (size_t i = 1; i < u.tes.size(); ++i)
           epilogue.push_back(kp.op(static_cast<size_t>(u.tes[i])).get());
         loop::Kernel k;
         if (u.gemm) {
-          k = schedule::schedule_fused(op, epilogue, schedule::with_tile(c, u.tile), u.on_chip);
-          if (!u.why.empty()) k.stages.front().schedule += "; tuned: " + u.why;
+          k = schedule_gemm_unit(kp, u, c);
           gemms[op.output.get()] = {&op, u.tile, k.launch.block_x};
         } else if (std::optional<loop::Kernel> aligned;
                    epilogue.empty() && !u.reduction &&
@@ -304,11 +327,13 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
           k = schedule::schedule_op(op, c);
           describe_views(kp, u, k);
           stages.push_back(std::move(k));
+          ps.stage_unit.push_back(-1);
           for (const te::ComputeOp* ep : epilogue) {
             loop::Kernel e = schedule::schedule_op(*ep, c);
             e.stages.front().schedule +=
                 "; not in the epilogue of " + op.name + ": its rows split over blocks";
             stages.push_back(std::move(e));
+            ps.stage_unit.push_back(-1);
           }
           continue;
         } else if (u.reduction && !epilogue.empty()) {
@@ -318,6 +343,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         }
         describe_views(kp, u, k);
         stages.push_back(std::move(k));
+        ps.stage_unit.push_back(unit_index);
       } catch (const std::exception& e) {
         throw KernelBuildError(name, op.name, std::string("cannot schedule: ") + e.what());
       }
@@ -656,8 +682,101 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       }
       return out;
     };
+    // Weight panels (weight_panel.h) for the stages ps.stages[order[j]] at `how`'s block
+    // offsets: the stages, with the GEMMs that keep their weights in shared memory rescheduled
+    // to read them there, and the buffers put in `how`. Nothing where no weights are read by
+    // two stages, or where the panels do not fit beside the largest stage's arena (within the
+    // per-block budget, and with the kernel's grid still co-resident on the plan's GPU).
+    auto panelled = [&](const std::vector<size_t>& order,
+                        schedule::MergeOptions& how) -> std::optional<std::vector<loop::Kernel>> {
+      if (!options.weight_panels) return std::nullopt;
+      const size_t n = order.size();
+      std::set<const te::TensorNode*> written;
+      for (const loop::Kernel& st : ps.stages)
+        for (const te::Tensor& t : st.outputs) written.insert(t.get());
+      auto is_written = [&](const te::TensorNode* t) { return written.count(t) > 0; };
+      std::vector<std::optional<schedule::PanelShape>> shapes(n);
+      std::vector<int64_t> offsets(n, 0), grids(n, 1);
+      int64_t arena = 0, block = 1, kernel_grid = 1;
+      bool any = false;
+      for (size_t j = 0; j < n; ++j) {
+        const loop::Kernel& st = ps.stages[order[j]];
+        offsets[j] = how.block_offsets.empty() ? 0 : how.block_offsets[j];
+        grids[j] = std::max<int64_t>(1, st.launch.grid_x);
+        arena = std::max(arena, (st.launch.dynamic_shared_bytes + 31) / 32 * 32);
+        block = std::max(block, st.launch.block_x);
+        kernel_grid = std::max(kernel_grid, offsets[j] + grids[j]);
+        const int u = ps.stage_unit[order[j]];
+        if (u < 0 || !ps.units[static_cast<size_t>(u)].gemm) continue;
+        const Unit& unit = ps.units[static_cast<size_t>(u)];
+        shapes[j] = schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
+                                                 schedule::with_tile(ps.config, unit.tile),
+                                                 is_written);
+        any |= shapes[j].has_value();
+      }
+      if (!any) return std::nullopt;
+      const schedule::PanelAssignment a =
+          schedule::assign_weight_panels(shapes, offsets, grids, how.shared_budget - arena, name);
+      if (a.buffers.empty()) return std::nullopt;
+      if (spec && options.cooperative_registers > 0 &&
+          gpu::max_active_blocks(*spec, static_cast<int>(block), options.cooperative_registers,
+                                 arena + a.bytes) < kernel_grid)
+        return std::nullopt;
+      std::vector<loop::Kernel> out;
+      for (size_t j = 0; j < n; ++j) {
+        if (!a.stage[j]) {
+          out.push_back(ps.stages[order[j]]);
+          continue;
+        }
+        const Unit& unit = ps.units[static_cast<size_t>(ps.stage_unit[order[j]])];
+        try {
+          out.push_back(schedule_gemm_unit(kp, unit, ps.config, &*a.stage[j]));
+        } catch (const std::exception& e) {
+          throw KernelBuildError(name, kp.op(static_cast<size_t>(unit.tes[0]))->name,
+                                 std::string("cannot schedule with a weight panel: ") + e.what());
+        }
+        describe_views(kp, unit, out.back());
+      }
+      how.kernel_shared = a.buffers;
+      out.front().stages.front().schedule += fmt::format(
+          "; weight panels: {} weights read by several GEMM stages kept in shared memory for "
+          "the whole kernel ({} bytes per block): {} stages load them, {} read them there",
+          a.groups, a.bytes, a.loads, a.reuses);
+      return out;
+    };
     Priced k, grid_k;
     Priced* grid_out = grid_form && auto_priced ? &grid_k : nullptr;
+    // The stages ps.stages[order[j]] built as `how` says, with weight panels where they fit,
+    // against without: the cheaper by the cost model (the panels without a GPU to price them:
+    // they only take loads away). `grid_only_form` as for build.
+    auto build_in = [&](const std::vector<size_t>& order, const schedule::MergeOptions& how,
+                        Priced* grid_only_form) {
+      std::vector<loop::Kernel> plain;
+      for (size_t i : order) plain.push_back(ps.stages[i]);
+      schedule::MergeOptions with = how;
+      std::optional<std::vector<loop::Kernel>> pinned = panelled(order, with);
+      if (!pinned) return build(std::move(plain), how, grid_only_form);
+      Priced grid_with, grid_without;
+      Priced in_panels = build(std::move(*pinned), with, grid_only_form ? &grid_with : nullptr);
+      if (!costs || !spec) {
+        if (grid_only_form) *grid_only_form = std::move(grid_with);
+        return in_panels;
+      }
+      Priced without = build(std::move(plain), how, grid_only_form ? &grid_without : nullptr);
+      auto choose = [&](Priced& a, Priced& b) {
+        const double wp = price_of(a), np = price_of(b);
+        const bool kept = wp < np;
+        Priced out = std::move(kept ? a : b);
+        out.k.stages.front().schedule += fmt::format(
+            "; weight panels {} (estimated {:.2f} us with them, {:.2f} us without)",
+            kept ? "kept" : "not kept", wp, np);
+        return out;
+      };
+      if (grid_only_form) *grid_only_form = choose(grid_with, grid_without);
+      return choose(in_panels, without);
+    };
+    std::vector<size_t> program_order(ps.stages.size());
+    for (size_t i = 0; i < program_order.size(); ++i) program_order[i] = i;
     const schedule::WaveLayout waves = options.waves && ps.stages.size() > 1
                                            ? schedule::pack_waves(ps.stages, cap)
                                            : schedule::WaveLayout{};
@@ -674,23 +793,21 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       // Stages side by side in waves, against program order: the cheaper by the cost model
       // (waves without a GPU to price them: they never need more barriers).
       schedule::MergeOptions packed = mo;
-      std::vector<loop::Kernel> ordered;
       for (size_t i : waves.order) {
-        ordered.push_back(ps.stages[i]);
         packed.block_offsets.push_back(waves.offset[i]);
         packed.waves.push_back(waves.wave[i]);
       }
-      k = build(std::move(ordered), packed, grid_out);
+      k = build_in(waves.order, packed, grid_out);
       if (costs && spec) {
         Priced plain_grid;
-        Priced plain = build(std::move(ps.stages), mo, grid_out ? &plain_grid : nullptr);
+        Priced plain = build_in(program_order, mo, grid_out ? &plain_grid : nullptr);
         choose_waves(k, std::move(plain));
         if (grid_out) choose_waves(grid_k, std::move(plain_grid));
       } else {
         k.k.stages.front().schedule += "; waves: " + waves.summary();
       }
     } else {
-      k = build(std::move(ps.stages), mo, grid_out);
+      k = build_in(program_order, mo, grid_out);
     }
     for (Priced* one : {&k, grid_out})
       if (one && cap > 0 && grid > cap)

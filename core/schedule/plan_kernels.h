@@ -93,6 +93,12 @@ struct KernelBuildOptions {
   /// when the cost model prices it below program order (on the plan's GPU). Off: program
   /// order, every stage from block 0.
   bool waves = true;
+  /// GEMM stages of one cooperative kernel that multiply by the same weights (an LSTM layer's
+  /// gate GEMM at each time step) keep the block's slice of them in a kernel-lifetime shared
+  /// buffer (schedule/weight_panel.h) where it fits beside the stages' arenas with the grid
+  /// still co-resident, kept when the cost model prices that lower. Off: every stage streams
+  /// its weights through its K loop.
+  bool weight_panels = true;
   /// Under SyncMode::Auto, the measured grid-barrier curve the flags are priced against (as the
   /// plan's pricer prices; null: the GPU spec's figures). Must outlive the build.
   const gpu::Calibration* calibration = nullptr;

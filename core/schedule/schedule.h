@@ -17,6 +17,7 @@ namespace souffle::schedule {
 
 struct OwnershipQuery;   // ownership.h
 struct DependenceProof;  // dependence.h
+struct WeightPanel;      // weight_panel.h
 
 struct ScheduleConfig {
   int64_t block = 256;  ///< threads per block of injective and reduction kernels
@@ -73,10 +74,13 @@ bool is_epilogue(const te::ComputeOp& main, const std::vector<const te::ComputeO
 /// by is_epilogue given the ones before it). Tensors in `on_chip` (main's output or an epilogue
 /// TE's) stay in registers and are not written to global memory: only pass those that nothing
 /// outside the group reads.
+/// With `panel` (weight_panel.h; the SIMT template only), operand B is read from a shared buffer
+/// that lives for the whole merged kernel, filled by this stage when panel->load.
 loop::Kernel schedule_fused(const te::ComputeOp& main,
                             const std::vector<const te::ComputeOp*>& epilogue,
                             const ScheduleConfig& config = {},
-                            const std::vector<te::Tensor>& on_chip = {});
+                            const std::vector<te::Tensor>& on_chip = {},
+                            const WeightPanel* panel = nullptr);
 
 /// The element-wise `op` on the tiles of the GEMM-like `gemm` it reads, when each of its
 /// elements (i, u) reads gemm's output only at columns G * u .. G * u + G - 1 of row i (an
@@ -142,6 +146,10 @@ struct MergeOptions {
   /// memory instead of global scratch.
   std::vector<te::Tensor> local;
   int64_t shared_budget = 48 * 1024;
+  /// Shared buffers that stages allocate and that must live for the whole kernel (weight
+  /// panels, weight_panel.h): each stage's own allocation is dropped (its arena counted without
+  /// it) and the buffer is allocated once around every stage.
+  std::vector<te::Tensor> kernel_shared;
   /// Tests: called with each dependence query between stages and its symbolic proof (the
   /// enumerating prover checks it on small shapes).
   std::function<void(const OwnershipQuery&, const DependenceProof&)> on_proof;

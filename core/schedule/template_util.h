@@ -116,9 +116,12 @@ loop::Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                                     const std::vector<te::Tensor>& on_chip,
                                     const ScheduleConfig& c);
 /// A GEMM whose store loop also computes `epilogue` (each accepted by is_epilogue, in order);
-/// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers.
+/// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers. With
+/// `panel`, operand B is read from that kernel-lifetime shared buffer (weight_panel.h), which
+/// this stage first fills when panel->load.
 loop::Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
                                  const std::vector<const te::ComputeOp*>& epilogue,
-                                 const std::vector<te::Tensor>& on_chip, const ScheduleConfig& c);
+                                 const std::vector<te::Tensor>& on_chip, const ScheduleConfig& c,
+                                 const WeightPanel* panel = nullptr);
 
 }  // namespace souffle::schedule::detail

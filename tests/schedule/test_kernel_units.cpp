@@ -222,6 +222,45 @@ TEST(KernelUnits, PartitionBuiltAloneIsItsKernelInThePlan) {
   }
 }
 
+int stages_saying(const loop::Kernel& k, const std::string& what) {
+  int n = 0;
+  for (const loop::StageInfo& st : k.stages) n += st.schedule.find(what) != std::string::npos;
+  return n;
+}
+
+/// The sample LSTM's souffle kernel keeps each layer's recurrent weights in shared memory: the
+/// first gate GEMM of a layer on its blocks loads them, every later step reads them there (the
+/// second layer loads again when its stages move to the blocks the first layer left), priced
+/// below streaming them, and verifies in the emulator. Off, every step streams them.
+TEST(KernelUnits, SampleLstmKeepsItsRecurrentWeightsInSharedMemory) {
+  const LoadedModel& m = model("lstm");
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = gpu::gpu_spec("a100");
+  const plan::FusionPlan p = plan::plan(m.program, po);
+  PlanBuild b = plan_build(p);
+  const loop::KernelSet with = build_plan_kernels(p, b.config, b.options);
+  ASSERT_EQ(with.kernels.size(), 1u);
+  const loop::Kernel& k = with.kernels[0];
+  EXPECT_EQ(stages_saying(k, "weights loaded into the shared panel"), 3);
+  EXPECT_EQ(stages_saying(k, "weights read from the shared panel"), 29);
+  EXPECT_NE(k.stages[0].schedule.find("weight panels kept"), std::string::npos)
+      << k.stages[0].schedule;
+  b.options.weight_panels = false;
+  const loop::KernelSet without = build_plan_kernels(p, b.config, b.options);
+  EXPECT_EQ(stages_saying(without.kernels.at(0), "shared panel"), 0);
+  // The arena grows by the panel (K = 64 inputs + 64 hidden by a 32-column tile of floats)
+  // at most: the GEMMs' B tiles are gone.
+  const int64_t grown =
+      k.launch.dynamic_shared_bytes - without.kernels.at(0).launch.dynamic_shared_bytes;
+  EXPECT_GT(grown, 0);
+  EXPECT_LE(grown, 128 * 32 * 4);
+  std::vector<TestDataSet> sets =
+      read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm");
+  KernelVerifyReport r = verify_kernels(m, sets, po, {});
+  EXPECT_TRUE(r.ok()) << r.error;
+}
+
 /// The rules and unfused kernels of the small sample model still verify in the emulator.
 TEST(KernelUnits, MmoeKernelsStillVerify) {
   const LoadedModel& m = model("mmoe");

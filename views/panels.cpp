@@ -190,7 +190,19 @@ QString PropertiesPanel::boundariesHtml(const plan::Partition& part, const Scene
                   .arg(st.block_offset)
                   .arg(wave_size[st.wave] - 1);
   }
-  if (rows.isEmpty() && beside.isEmpty()) return {};
+  // Its GEMM stages that keep their weights in shared memory for the whole kernel.
+  QString panels;
+  for (int s : mine) {
+    const plan::BuiltStage& st = part.built_stages[static_cast<size_t>(s)];
+    if (st.weight_panel.empty()) continue;
+    panels += (st.weight_panel_load
+                   ? tr("<li>stage <tt>%1</tt> loads its weights into <tt>%2</tt>, where later "
+                        "stages with the same weights on its blocks read them</li>")
+                   : tr("<li>stage <tt>%1</tt> reads its weights from <tt>%2</tt>, loaded by an "
+                        "earlier stage on its blocks</li>"))
+                  .arg(esc(st.name), esc(st.weight_panel));
+  }
+  if (rows.isEmpty() && beside.isEmpty() && panels.isEmpty()) return {};
   QString out;
   if (!rows.isEmpty())
     out += tr("<p>What orders its stages after the ones before:</p><ul>%1</ul>").arg(rows);
@@ -198,6 +210,9 @@ QString PropertiesPanel::boundariesHtml(const plan::Partition& part, const Scene
     out += tr("<p>Side by side in waves (independent stages on disjoint blocks between the same "
               "barriers):</p><ul>%1</ul>")
                .arg(beside);
+  if (!panels.isEmpty())
+    out += tr("<p>Weights kept in shared memory for the whole kernel (a weight panel):</p><ul>%1</ul>")
+               .arg(panels);
   return out;
 }
 

@@ -134,6 +134,10 @@ int run_compile(const CompileCliOptions& o) {
     throw UserError(
         "--no-waves is for comparison: a bundle's runner rebuilds its kernels in waves; drop "
         "--no-waves or --out");
+  if (o.no_weight_panels && !o.out.empty())
+    throw UserError(
+        "--no-weight-panels is for comparison: a bundle's runner rebuilds its kernels with "
+        "weight panels; drop --no-weight-panels or --out");
   schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
@@ -146,6 +150,7 @@ int run_compile(const CompileCliOptions& o) {
   po.compile = copts;
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   po.waves = !o.no_waves;
+  po.weight_panels = !o.no_weight_panels;
   PipelineResult run = [&] {
     // Its line is cleared (when it goes out of scope) before any output.
     StepProgress progress(o.common.quiet, po.until, plan::is_souffle(po.strategy));

@@ -21,6 +21,7 @@ int run_plan(const PlanCliOptions& o) {
   po.calibration = o.calibration;
   parse_sync_mode(o.sync, po.sync);
   po.waves = !o.no_waves;
+  po.weight_panels = !o.no_weight_panels;
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   po.import.dims = parse_dims(o.common.dims);
   if (!o.dump_after.empty()) {

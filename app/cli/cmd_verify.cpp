@@ -59,6 +59,7 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
   schedule::parse_sync_mode(o.sync, sync);
   po.sync = sync;  // the plan is priced with the kernels verified
   po.waves = !o.no_waves;
+  po.weight_panels = !o.no_weight_panels;
   KernelVerifyReport rep = [&] {
     // Its line is cleared (when it goes out of scope) before any output.
     StepProgress progress(o.common.quiet, "price", plan::is_souffle(po.strategy));

@@ -25,6 +25,7 @@ struct VerifyOptions {
   std::string precision = "fp32";  ///< compute type of the kernels (--level kernels)
   std::string sync = "grid";       ///< grid, flags or auto (--level kernels)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
+  bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
 };
 
 struct PlanCliOptions {
@@ -37,6 +38,7 @@ struct PlanCliOptions {
   std::string sync = "grid";       ///< grid, flags or auto (plan::PlanOptions::sync)
   std::string calibration;         ///< a calibration file (souffle-runner calibrate)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
+  bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
 };
 
 struct CompileCliOptions {
@@ -52,6 +54,7 @@ struct CompileCliOptions {
   std::string calibration;         ///< a calibration file: the plan is priced with it
   std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
   bool no_waves = false;           ///< kernels in program order (not with --out)
+  bool no_weight_panels = false;   ///< every GEMM streams its weights (not with --out)
 };
 
 struct ReportCliOptions {

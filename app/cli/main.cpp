@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
                      "kernels keep their stages in program order (--level kernels; default: "
                      "independent stages side by side in waves where the cost model prices that "
                      "lower)");
+  c_verify->add_flag("--no-weight-panels", verify.no_weight_panels,
+                     "every GEMM stage streams its weights (--level kernels; default: GEMM "
+                     "stages that multiply by the same weights keep them in shared memory where "
+                     "they fit and the cost model prices that lower)");
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
   c_verify->add_flag("-q,--quiet", verify.common.quiet, "no progress on stderr");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
@@ -68,6 +72,10 @@ int main(int argc, char** argv) {
   c_plan->add_flag("--no-waves", plan.no_waves,
                    "kernels keep their stages in program order (default: independent stages "
                    "side by side in waves where the cost model prices that lower)");
+  c_plan->add_flag("--no-weight-panels", plan.no_weight_panels,
+                   "every GEMM stage streams its weights (default: GEMM stages that multiply by "
+                   "the same weights keep them in shared memory where they fit and the cost "
+                   "model prices that lower)");
   c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
   c_plan->add_option("--dump-after", plan.dump_after,
                      "print a step's result to stderr: analyze, horizontal, vertical, "
@@ -98,6 +106,8 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--no-waves", compile.no_waves,
                       "kernels keep their stages in program order, for comparison (not with "
                       "--out)");
+  c_compile->add_flag("--no-weight-panels", compile.no_weight_panels,
+                      "every GEMM stage streams its weights, for comparison (not with --out)");
   c_compile
       ->add_option(
           "--sync", compile.sync,

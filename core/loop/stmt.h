@@ -403,6 +403,11 @@ struct StageInfo {
   /// Stages of one wave (>= 0) run side by side on disjoint blocks between the same barriers,
   /// none depending on another; -1: not packed (the stage runs alone on its blocks).
   int wave = -1;
+  /// The shared buffer its GEMM reads its weights from for the whole kernel (a weight panel,
+  /// schedule/weight_panel.h), "" for none; whether this stage loads it (else an earlier stage
+  /// on its blocks did).
+  std::string weight_panel{};
+  bool weight_panel_load = false;
 };
 
 /// Where one shared buffer sits in the kernel's shared arena.

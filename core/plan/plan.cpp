@@ -396,6 +396,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   out.precision = o.precision;
   out.sync = o.sync;
   out.waves = o.waves;
+  out.weight_panels = o.weight_panels;
   out.input = program;
   out.input_tes = program.ops.size();
   Pipeline pl(o, out.passes);
@@ -450,6 +451,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.precision = o.precision;
   out.sync = o.sync;
   out.waves = o.waves;
+  out.weight_panels = o.weight_panels;
   out.input = previous.input;
   out.input_tes = previous.input_tes;
   out.program = previous.program;

@@ -95,6 +95,10 @@ struct BuiltStage {
   /// of its blocks (loop::StageInfo).
   int wave = -1;
   int64_t block_offset = 0;
+  /// The shared buffer its GEMM keeps its weights in for the whole kernel ("" for none), and
+  /// whether it loads them there (loop::StageInfo::weight_panel).
+  std::string weight_panel;
+  bool weight_panel_load = false;
   /// The node that names the stage: its first ONNX node, else its first TE, else its name.
   const std::string& anchor() const;
 };
@@ -230,6 +234,10 @@ struct PlanOptions {
   /// model prices that below program order (schedule::KernelBuildOptions::waves); off: program
   /// order, for comparison.
   bool waves = true;
+  /// GEMM stages of a cooperative kernel that multiply by the same weights keep them in shared
+  /// memory where they fit (schedule::KernelBuildOptions::weight_panels); off: each stage
+  /// streams them, for comparison.
+  bool weight_panels = true;
   PassInstrument instrument;  ///< optional
   /// Build the printable snapshots (costs time on big models; off, records carry only times).
   bool snapshots = false;
@@ -250,6 +258,7 @@ struct FusionPlan {
   gpu::Precision precision = gpu::Precision::FP32;
   SyncMode sync = SyncMode::Grid;  ///< PlanOptions::sync; kernels built from the plan use it
   bool waves = true;               ///< PlanOptions::waves; kernels built from the plan use it
+  bool weight_panels = true;       ///< PlanOptions::weight_panels; the same
   te::TeProgram input;             ///< the program given to plan()
   te::TeProgram program;           ///< the (transformed) program the partitions refer to
   analysis::Analysis analysis;     ///< of `program`

@@ -322,7 +322,12 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   }
   std::vector<const te::ComputeOp*> ops{&op};
   ops.insert(ops.end(), epilogue.begin(), epilogue.end());
-  return finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
+  Kernel k = finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
+  if (panel) {
+    k.stages.front().weight_panel = panel->buffer->name;
+    k.stages.front().weight_panel_load = panel->load;
+  }
+  return k;
 }
 
 }  // namespace souffle::schedule::detail

@@ -841,6 +841,7 @@ PlanBuild plan_build(const plan::FusionPlan& plan) {
   b.options.split_launches = true;
   b.options.sync = plan.sync;
   b.options.waves = plan.waves;
+  b.options.weight_panels = plan.weight_panels;
   return b;
 }
 

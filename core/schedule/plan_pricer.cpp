@@ -89,6 +89,7 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
                                 g.launch_overhead_us, g.grid_sync_overhead_us);
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
   if (!c.waves) key += "|program-order";
+  if (!c.weight_panels) key += "|no-weight-panels";
   for (const std::string& t : p.global_scratch) key += "|global:" + t;
   for (const plan::ForcedSync& f : p.forced_sync)
     key += "|sync:" + f.te + "=" + boundary_kind_name(f.kind);
@@ -331,6 +332,8 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       bs.tes = info.tes;
       bs.wave = info.wave;
       bs.block_offset = info.block_offset;
+      bs.weight_panel = info.weight_panel;
+      bs.weight_panel_load = info.weight_panel_load;
       for (const te::Origin& o : info.origins)
         if (!o.node.empty() &&
             std::find(bs.nodes.begin(), bs.nodes.end(), o.node) == bs.nodes.end())

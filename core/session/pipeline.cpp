@@ -31,6 +31,7 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   po.precision = o.precision;
   po.sync = o.sync;
   po.waves = o.waves;
+  po.weight_panels = o.weight_panels;
   po.decisions = o.decisions;
   po.instrument = o.instrument;
   po.snapshots = o.snapshots;

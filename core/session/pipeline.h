@@ -28,7 +28,8 @@ struct PipelineOptions {
   /// Grid barriers, per-tile flags or the cheaper per boundary (plan::PlanOptions::sync): the
   /// plan's prices, its kernels and the compile step use it.
   SyncMode sync = SyncMode::Grid;
-  bool waves = true;  ///< plan::PlanOptions::waves
+  bool waves = true;          ///< plan::PlanOptions::waves
+  bool weight_panels = true;  ///< plan::PlanOptions::weight_panels
   plan::Decisions decisions;
   std::string calibration;  ///< a calibration file pricing the plan; empty: the spec's constants
   onnx_import::ImportOptions import;

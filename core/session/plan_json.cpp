@@ -146,6 +146,9 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
           b["wave"] = st.wave;
           b["block_offset"] = st.block_offset;
         }
+        // Its GEMM's weights in a shared buffer for the whole kernel, loaded here or earlier.
+        if (!st.weight_panel.empty())
+          b["weight_panel"] = {{"buffer", st.weight_panel}, {"loads", st.weight_panel_load}};
         built.push_back(std::move(b));
       }
       q["built_stages"] = built;

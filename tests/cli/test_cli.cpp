@@ -312,6 +312,34 @@ TEST(Cli, VerifyKernelsWithPerTileFlags) {
   EXPECT_TRUE(fs::exists(dir / "kernel0.sm_80.cubin"));
 }
 
+TEST(Cli, WeightPanelsAreOnByDefaultAndCanBeTurnedOffForComparison) {
+  // The sample LSTM's gate GEMMs keep their weights in shared memory: priced below streaming
+  // them every step, which --no-weight-panels builds (plan, verify, compile without --out).
+  CliRun on = run_cli("plan --json " + sample("lstm"));
+  CliRun off = run_cli("plan --json --no-weight-panels " + sample("lstm"));
+  ASSERT_EQ(on.code, 0) << on.out;
+  ASSERT_EQ(off.code, 0) << off.out;
+  auto a = nlohmann::json::parse(on.out.substr(on.out.find('{')));
+  auto b = nlohmann::json::parse(off.out.substr(off.out.find('{')));
+  EXPECT_LT(a["est_time_us"].get<double>(), b["est_time_us"].get<double>());
+  // Which stages load their panel and which read it there (plan --json built_stages).
+  auto panels = [](const nlohmann::json& j, bool loads) {
+    int n = 0;
+    for (const auto& st : j["partitions"][0]["built_stages"])
+      n += st.contains("weight_panel") && st["weight_panel"]["loads"] == loads;
+    return n;
+  };
+  EXPECT_EQ(panels(a, true), 3);
+  EXPECT_EQ(panels(a, false), 29);
+  EXPECT_EQ(panels(b, true) + panels(b, false), 0);
+  CliRun verify = run_cli("verify --level kernels --no-weight-panels " + sample("lstm"));
+  EXPECT_EQ(verify.code, 0) << verify.out;
+  fs::path dir = scratch("no_panels");
+  CliRun refused = run_cli("compile --no-weight-panels --out " + dir.string() + " " + sample("lstm"));
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("--no-weight-panels"), std::string::npos) << refused.out;
+}
+
 // Progress on stderr: the steps of plan, compile and verify on a terminal (a pseudo-terminal made
 // by `script`), nothing into a pipe, nothing with -q; stdout the same either way.
 TEST(Cli, ProgressOnlyOnATerminal) {

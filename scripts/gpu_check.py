@@ -168,19 +168,27 @@ def main(argv):
                         entry["error"] = (err or out)[-500:]
                     res["compiles"].append(entry)
                     step(name + " " + strat + " compile sm_90", s, "ok" if rc == 0 else "failed", err)
-                if m != "mmoe":
+                if m not in ("mmoe", "lstm"):
                     continue
-            # Every strategy with grid barriers, then souffle's kernels with per-tile flags.
-            for strategy, sync in (("all", "grid"), ("souffle", "flags")):
+            # Every strategy with grid barriers, then souffle's kernels with per-tile flags; for the
+            # LSTM also souffle's kernels in program order and with the weights streamed every
+            # step, the forms its waves and weight panels are measured against.
+            runs = [("all", "grid", []), ("souffle", "flags", [])]
+            if m == "lstm":
+                runs += [("souffle", "grid", ["--no-waves"]), ("souffle", "grid", ["--no-weight-panels"])]
+                if args.dry_run:
+                    runs = runs[2:]  # the dry run profiles MMoE in full, the LSTM's forms only
+            for strategy, sync, form in runs:
+                label = " ".join(["--sync " + sync] + form)
                 if clock.left() < 30:
-                    step(name + " profile --sync " + sync, 0, "skipped", "out of time")
+                    step(name + " profile " + label, 0, "skipped", "out of time")
                     break
                 if args.dry_run:
                     cmd = [cli, "profile", path, "--strategy", strategy, "--sync", sync, "--backend", "emulator",
-                           "--json", "-q"]
+                           "--json", "-q"] + form
                 else:
                     cmd = [cli, "profile", path, "--strategy", strategy, "--sync", sync, "--runs", str(args.runs),
-                           "--json", "-q", "--runner", runner, "--timeout", "90"]
+                           "--json", "-q", "--runner", runner, "--timeout", "90"] + form
                 rc, out, err, s = run(cmd, clock.left() - 10, env)
                 try:
                     j = json.loads(out)
@@ -191,7 +199,7 @@ def main(argv):
                     status = "ok" if rc == 0 else "mismatch" if rc == 1 else "failed"
                 except Exception:
                     status = "timeout" if rc is None else "failed"
-                step(name + " profile" + ("" if sync == "grid" else " --sync " + sync), s, status, err)
+                step(name + " profile" + ("" if (sync, form) == ("grid", []) else " " + label), s, status, err)
 
     # 3. PyTorch on the same GPU: eager and torch.compile of the same modules.
     if not args.no_torch and clock.left() > 30:
@@ -239,7 +247,9 @@ def finish(res, out_dir, code):
             rel = max([o["rel_l2"] for o in r.get("outputs", [])] or [0])
             md.append("| %s %s | %s | %d | %s | %s | %s | %s | %s | %.1e | %s |" % (
                 r["size"], r["model_name"],
-                r["strategy"] + ("" if r.get("sync", "grid") == "grid" else " (--sync %s)" % r["sync"]),
+                r["strategy"] + ("" if r.get("sync", "grid") == "grid" else " (--sync %s)" % r["sync"])
+                + ("" if r.get("waves", True) else " (--no-waves)")
+                + ("" if r.get("weight_panels", True) else " (--no-weight-panels)"),
                 len(r["kernels"]), fmt(r["est_total_us"]),
                 fmt(r["kernels_us"]), fmt(r["end_to_end_us"]), fmt(r["graph_us"]),
                 r["timer"] if r["gpu_time"] else "emulator (CPU time)", rel,

@@ -130,14 +130,6 @@ int run_compile(const CompileCliOptions& o) {
     throw UserError(
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
-  if (o.no_waves && !o.out.empty())
-    throw UserError(
-        "--no-waves is for comparison: a bundle's runner rebuilds its kernels in waves; drop "
-        "--no-waves or --out");
-  if (o.no_weight_panels && !o.out.empty())
-    throw UserError(
-        "--no-weight-panels is for comparison: a bundle's runner rebuilds its kernels with "
-        "weight panels; drop --no-weight-panels or --out");
   schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);

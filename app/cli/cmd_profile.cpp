@@ -21,8 +21,10 @@ namespace {
 
 void print_report(const ProfileReport& r) {
   const bool gpu = r.gpu_time();
-  std::cout << fmt::format("\n{}{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy,
-                           r.sync == "grid" ? "" : " (--sync " + r.sync + ")", r.device,
+  std::cout << fmt::format("\n{}{}{}{} on {}{}: {} kernels, {} runs, timed by {}\n", r.strategy,
+                           r.sync == "grid" ? "" : " (--sync " + r.sync + ")",
+                           r.waves ? "" : " (--no-waves)",
+                           r.weight_panels ? "" : " (--no-weight-panels)", r.device,
                            r.arch.empty() ? "" : " (" + r.arch + ")", r.kernels.size(), r.runs,
                            gpu ? r.timer : "the emulator (CPU wall time, not a GPU time)");
   if (!r.timer_note.empty()) std::cout << "  note: " << r.timer_note << "\n";
@@ -94,6 +96,8 @@ int run_profile(const ProfileCliOptions& o) {
   else
     pipe.gpu = gpu::gpu_spec("a100");
   pipe.sync = po.sync;  // plans priced and cut with the kernels profiled
+  pipe.waves = !o.no_waves;
+  pipe.weight_panels = !o.no_weight_panels;
   if (!o.decisions.empty()) pipe.decisions = plan::load_decisions(o.decisions);
   plan::PlanOptions plo = plan_options(pipe);
 

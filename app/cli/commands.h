@@ -53,8 +53,8 @@ struct CompileCliOptions {
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
   std::string calibration;         ///< a calibration file: the plan is priced with it
   std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
-  bool no_waves = false;           ///< kernels in program order (not with --out)
-  bool no_weight_panels = false;   ///< every GEMM streams its weights (not with --out)
+  bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
+  bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
 };
 
 struct ReportCliOptions {
@@ -96,6 +96,8 @@ struct ProfileCliOptions {
   int runs = 0;                      ///< 0: 20 on a GPU, 1 on the emulator
   int warmup = -1;                   ///< -1: 3 on a GPU, 0 on the emulator
   bool no_graph = false;
+  bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
+  bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
   double tolerance = 1e-4;
   std::string gpu;  ///< plan for this spec ("" = the runner's device, else a100)
   std::string precision = "fp32";

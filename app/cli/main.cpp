@@ -104,10 +104,9 @@ int main(int argc, char** argv) {
                         "NVRTC compilations at once (default: cores)");
   c_compile->add_option("--precision", compile.precision, "fp32 (default), tf32, fp16 or bf16");
   c_compile->add_flag("--no-waves", compile.no_waves,
-                      "kernels keep their stages in program order, for comparison (not with "
-                      "--out)");
+                      "kernels keep their stages in program order, for comparison");
   c_compile->add_flag("--no-weight-panels", compile.no_weight_panels,
-                      "every GEMM stage streams its weights, for comparison (not with --out)");
+                      "every GEMM stage streams its weights, for comparison");
   c_compile
       ->add_option(
           "--sync", compile.sync,
@@ -145,6 +144,10 @@ int main(int argc, char** argv) {
   c_prof->add_option("--trace", prof.trace, "write Chrome-trace JSON (Perfetto) here");
   c_prof->add_option("--timeout", prof.timeout_s, "seconds per runner request (default 600)");
   c_prof->add_flag("--no-graph", prof.no_graph, "skip the CUDA graph replay");
+  c_prof->add_flag("--no-waves", prof.no_waves,
+                   "kernels keep their stages in program order, for comparison");
+  c_prof->add_flag("--no-weight-panels", prof.no_weight_panels,
+                   "every GEMM stage streams its weights, for comparison");
   c_prof->add_flag("-q,--quiet", prof.quiet, "no progress on stderr");
   c_prof->add_flag("--json", prof.common.json, "print one JSON object");
   c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");

@@ -624,6 +624,8 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
   m.source.strategy = options.strategy;
   m.source.precision = gpu::precision_name(plan.precision);
   m.source.sync = schedule::sync_mode_name(sync);
+  m.source.waves = plan.waves;
+  m.source.weight_panels = plan.weight_panels;
   m.source.gpu = plan.gpu_spec.sm_count > 0 ? plan.gpu_spec : gpu::gpu_spec(plan.gpu);
   plan::Decisions applied;
   applied.edits = plan.applied;

@@ -100,8 +100,11 @@ std::string manifest_json(const BundleManifest& m) {
   if (!m.source.decisions_json.empty()) src["decisions"] = json::parse(m.source.decisions_json);
   // Fields of version 2 only where the bundle needs them: a bundle of grid-barrier kernels is
   // written exactly as version 1 wrote it.
-  const bool v2 = m.has_flags() || m.source.sync != "grid";
+  const bool v2 =
+      m.has_flags() || m.source.sync != "grid" || !m.source.waves || !m.source.weight_panels;
   if (v2) src["sync"] = m.source.sync;
+  if (!m.source.waves) src["waves"] = false;
+  if (!m.source.weight_panels) src["weight_panels"] = false;
   json tensors = json::array();
   for (const ManifestTensor& t : m.tensors) {
     json j = {{"name", t.name},
@@ -188,6 +191,13 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
     if (m.source.sync != "grid" && m.source.sync != "flags" && m.source.sync != "auto")
       throw UserError(file, "source", "field 'sync' must be grid, flags or auto");
   }
+  for (auto [key, flag] : {std::pair<const char*, bool*>{"waves", &m.source.waves},
+                           {"weight_panels", &m.source.weight_panels}})
+    if (v >= 2 && src.contains(key)) {
+      if (!src[key].is_boolean())
+        throw UserError(file, "source", std::string("field '") + key + "' must be true or false");
+      *flag = src[key].get<bool>();
+    }
   if (auto a = j.find("archs"); a != j.end() && a->is_array())
     for (const json& x : *a)
       if (x.is_string()) m.archs.push_back(x.get<std::string>());

@@ -72,6 +72,9 @@ struct ManifestSource {
   /// How dependent stages are ordered across blocks: "grid", "flags" or "auto"
   /// (schedule::SyncMode); bundles before version 2 are "grid".
   std::string sync = "grid";
+  /// The kernels' forms when not the defaults (plan::PlanOptions::waves, weight_panels; written
+  /// in version 2 only when off).
+  bool waves = true, weight_panels = true;
   gpu::GpuSpec gpu;
   std::string decisions_json;  ///< the decisions applied ("" when none)
 };

@@ -49,8 +49,10 @@ std::string runner_command(const ProfileOptions& o) {
 std::string plan_key(const plan::FusionPlan& plan) {
   plan::Decisions applied;
   applied.edits = plan.applied;
+  // Kernels of another form (program order, weights streamed) are another plan's measurement.
   return std::string(plan::strategy_name(plan.strategy)) + "|" + plan.gpu + "|" +
-         gpu::precision_name(plan.precision) + "|" + plan::to_json(applied);
+         gpu::precision_name(plan.precision) + "|" + plan::to_json(applied) +
+         (plan.waves ? "" : "|program-order") + (plan.weight_panels ? "" : "|no-weight-panels");
 }
 
 json profile_report_json(const ProfileReport& r) {
@@ -73,6 +75,8 @@ json profile_report_json(const ProfileReport& r) {
             {"plan_key", r.plan_key},
             {"strategy", r.strategy},
             {"sync", r.sync},
+            {"waves", r.waves},
+            {"weight_panels", r.weight_panels},
             {"precision", r.precision},
             {"gpu_spec", r.gpu_spec},
             {"backend", r.backend},
@@ -137,6 +141,8 @@ ProfileReport read_profile_report(const json& j) {
   r.plan_key = s("plan_key");
   r.strategy = s("strategy");
   r.sync = field(j, "sync", "", std::string("grid"));
+  r.waves = field(j, "waves", "", true);
+  r.weight_panels = field(j, "weight_panels", "", true);
   r.precision = s("precision");
   r.gpu_spec = s("gpu_spec");
   r.backend = s("backend");
@@ -270,6 +276,8 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   r.date = utc_now();
   r.est_total_us = plan.est_time_us;
   r.sync = schedule::sync_mode_name(m_options.sync);
+  r.waves = plan.waves;
+  r.weight_panels = plan.weight_panels;
   // Per-tile flags make other kernels from the same plan: their measurement is not the plan's.
   r.plan_key =
       plan_key(plan) + (m_options.sync == schedule::SyncMode::Grid ? "" : "|sync=" + r.sync);

@@ -67,6 +67,9 @@ struct ProfileReport {
   std::string plan_key;  ///< plan_key() of the plan measured (with "|sync=S" unless grid)
   /// How dependent stages were ordered across blocks: "grid", "flags" or "auto".
   std::string sync = "grid";
+  /// The kernels' forms: stages in waves, weights in shared memory where they fit (the plan's
+  /// defaults), or off for comparison (plan::PlanOptions).
+  bool waves = true, weight_panels = true;
   std::string backend, timer, timer_note;  ///< timer: "cupti", "cuda-events", "emulator"
   std::string device, compute_capability, arch, clocks, date, runner;
   int driver_version = 0;

@@ -73,6 +73,8 @@ class EmulatorBackend : public Backend {
     if (!schedule::parse_sync_mode(m.source.sync, sync))
       throw RunnerError("bad_bundle", "unknown sync mode '" + m.source.sync + "'");
     pipe.sync = sync;  // the plan was priced and cut with the kernels' sync mode
+    pipe.waves = m.source.waves;
+    pipe.weight_panels = m.source.weight_panels;
     if (!m.source.decisions_json.empty())
       pipe.decisions = plan::parse_decisions(m.source.decisions_json, m.dir + "/bundle.json");
     plan::PlanOptions po = plan_options(pipe);

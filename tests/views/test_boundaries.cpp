@@ -42,6 +42,7 @@ class TestBoundaries : public QObject {
   void initTestCase();
   void edgeKindIsTheStrongestBoundaryBetweenTheStages();
   void graphAndCodeShowTheKinds();
+  void propertiesSayWhereAGemmKeepsItsWeights();
 };
 
 void TestBoundaries::initTestCase() {
@@ -186,6 +187,31 @@ void TestBoundaries::graphAndCodeShowTheKinds() {
     counted |= l->text().contains(QStringLiteral("boundaries: ")) &&
                l->text().contains(QStringLiteral(" grid</span>"));
   QVERIFY(counted);
+}
+
+void TestBoundaries::propertiesSayWhereAGemmKeepsItsWeights() {
+  // The sample LSTM's gate GEMMs keep each layer's weights in shared memory: the first step on
+  // a layer's blocks loads them, the later steps read them there.
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QVERIFY(openAndPlan(w, "lstm"));
+  const SceneGraph* g = w.graphPanel()->scene()->graph();
+  QVERIFY(g);
+  int box = -1;
+  for (size_t b = 0; b < g->nodes.size() && box < 0; ++b)
+    if (g->nodes[b].onnxNode == QStringLiteral("/lstm/LSTM")) box = static_cast<int>(b);
+  QVERIFY(box >= 0);
+  w.graphPanel()->scene()->selectBox(box);
+  QTextDocument doc;
+  doc.setHtml(w.propertiesPanel()->html());
+  const QString props = doc.toPlainText();
+  QVERIFY2(props.contains(QStringLiteral("Weights kept in shared memory for the whole kernel")),
+           qPrintable(props));
+  QVERIFY2(props.contains(QStringLiteral("loads its weights into kernel0_weights")),
+           qPrintable(props));
+  QVERIFY2(props.contains(QStringLiteral("reads its weights from kernel0_weights")),
+           qPrintable(props));
 }
 
 QTEST_MAIN(TestBoundaries)

@@ -210,6 +210,7 @@ void ChartsPanel::changeEvent(QEvent* event) {
 void ChartsPanel::setProfile(ProfileDataPtr data) {
   m_profile = data && data->plan == m_plan ? std::move(data) : nullptr;
   rebuildTime();
+  rebuildRoofline();
 }
 
 void ChartsPanel::setMeasuredNote(const QString& note) {
@@ -228,6 +229,10 @@ int ChartsPanel::pointCount() const {
 }
 
 int ChartsPanel::partitionOfPoint(const QScatterSeries* series, int point) const {
+  if (series && series == m_measuredSeries)
+    return point >= 0 && static_cast<size_t>(point) < m_measuredPartitions.size()
+               ? m_measuredPartitions[static_cast<size_t>(point)]
+               : -1;
   for (size_t s = 0; s < m_kernelSeries.size(); ++s)
     if (m_kernelSeries[s] == series)
       return point >= 0 && static_cast<size_t>(point) < m_pointPartitions[s].size()
@@ -358,6 +363,20 @@ void ChartsPanel::rebuildRoofline() {
     xmax = std::max(xmax, i * 2);
     ymin = std::min(ymin, g / 2);
   }
+  // Measured on a GPU (never the emulator's CPU times): each kernel's FLOPs over its measured
+  // time, at the intensity of its estimated DRAM bytes (no DRAM counters are read).
+  const bool measured = m_profile && m_profile->plan == m_plan && m_profile->gpuTime();
+  std::vector<std::pair<QPointF, int>> measuredPoints;
+  if (measured)
+    for (size_t i = 0; i < parts.size() && i < m_profile->partitionUs.size(); ++i) {
+      const double us = m_profile->partitionUs[i];
+      if (us <= 0 || parts[i].flops <= 0) continue;
+      const double g = static_cast<double>(parts[i].flops) / (us * 1e3);
+      measuredPoints.push_back(
+          {QPointF(std::max(intensity(parts[i]), kMinIntensity), std::max(g, kMinGflops)),
+           static_cast<int>(i)});
+      ymin = std::min(ymin, std::max(g, kMinGflops) / 2);
+    }
   const double ridge = peak / bw;
   xmax = std::max(xmax, ridge * 4);
   ymin = std::max(ymin, kMinGflops / 2);
@@ -408,6 +427,23 @@ void ChartsPanel::rebuildRoofline() {
     connect(s, &QScatterSeries::hovered, this,
             [this, s](const QPointF& p, bool state) { onPointHovered(s, p, state); });
   }
+  m_measuredSeries = nullptr;
+  if (!measuredPoints.empty()) {
+    auto* s = new QScatterSeries();
+    s->setName(m_profile->label());  // "measured on NVIDIA H200 (cupti)"
+    s->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    s->setMarkerSize(9);
+    std::vector<int> idx;
+    for (const auto& [pt, part] : measuredPoints) {
+      s->append(pt);
+      idx.push_back(part);
+    }
+    m_measuredSeries = s;
+    m_measuredPartitions = std::move(idx);
+    c->addSeries(s);
+    connect(s, &QScatterSeries::clicked, this,
+            [this, s](const QPointF& p) { onPointClicked(s, p); });
+  }
   m_currentSeries = new QScatterSeries();
   m_currentSeries->setName(tr("selected"));
   m_currentSeries->setMarkerSize(16);
@@ -434,6 +470,13 @@ void ChartsPanel::rebuildRoofline() {
   for (size_t i = 0; i < m_kernelSeries.size(); ++i) {
     m_kernelSeries[i]->setColor(kindColors[i % 4]);
     m_kernelSeries[i]->setBorderColor(kindColors[i % 4].darker(130));
+  }
+  if (m_measuredSeries) {
+    // Hollow squares: where the estimate's circle of the same kernel would be if it were right.
+    QPen pen(m_dark ? QColor(0xe5, 0xc0, 0x7b) : QColor(0xb3, 0x6b, 0x00));
+    pen.setWidthF(2.0);
+    m_measuredSeries->setPen(pen);
+    m_measuredSeries->setBrush(Qt::NoBrush);
   }
   QPen ring(m_dark ? QColor(0xff, 0xd7, 0x00) : QColor(0x10, 0x10, 0x10));
   ring.setWidthF(2.5);

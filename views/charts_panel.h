@@ -82,6 +82,9 @@ class ChartsPanel : public QWidget {
 
   PlanDataPtr m_plan;
   CompileDataPtr m_compile;
+  /// Kernels at their measured FLOP/s (GPU times only), and the partition of each point.
+  QScatterSeries* m_measuredSeries = nullptr;
+  std::vector<int> m_measuredPartitions;
   ProfileDataPtr m_profile;
   int m_current = -1;
   bool m_dark = false;

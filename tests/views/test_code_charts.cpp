@@ -30,6 +30,7 @@
 #include "views/main_window.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
+#include "views/profile_runner.h"
 #include "views/project_controller.h"
 
 using namespace souffle;
@@ -203,6 +204,46 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
   for (QScatterSeries* s : charts->kernelSeries())
     for (int i = 0; i < s->count(); ++i) seen.insert(charts->partitionOfPoint(s, i));
   QCOMPARE(seen.size(), kernels);
+
+  // A GPU measurement of this plan puts each kernel also at its measured FLOP/s (squares, at
+  // the intensity of its estimated bytes); the emulator's CPU times put none there.
+  auto measuredSeries = [&]() -> QScatterSeries* {
+    for (QAbstractSeries* s : charts->view(ChartsPanel::RooflineTab)->chart()->series())
+      if (s->name().startsWith(QStringLiteral("measured")))
+        return qobject_cast<QScatterSeries*>(s);
+    return nullptr;
+  };
+  QVERIFY(!measuredSeries());
+  ProfileReport run;
+  run.backend = "cuda";
+  run.device = "NVIDIA H200";
+  run.timer = "cupti";
+  int withFlops = 0;
+  for (const plan::Partition& p : w.planData()->plan->partitions) {
+    KernelMeasurement k;
+    k.partition = p.id;
+    k.time_us.median = 2 * p.est_time_us;  // half the estimated speed
+    run.kernels.push_back(k);
+    withFlops += p.flops > 0;
+  }
+  charts->setProfile(makeProfileData(w.planData(), run));
+  QScatterSeries* measured = measuredSeries();
+  QVERIFY(measured);
+  QVERIFY2(measured->name().contains(QStringLiteral("H200")), qPrintable(measured->name()));
+  QCOMPARE(measured->count(), withFlops);
+  for (int i = 0; i < measured->count(); ++i) {
+    const int part = charts->partitionOfPoint(measured, i);
+    QVERIFY(part >= 0);
+    const plan::Partition& p = w.planData()->plan->partitions[static_cast<size_t>(part)];
+    // GFLOP/s; the chart's floor (1e-2) for the kernels that barely compute.
+    const double want = std::max(static_cast<double>(p.flops) / (2 * p.est_time_us * 1e3), 1e-2);
+    QVERIFY2(std::abs(measured->at(i).y() / want - 1) < 1e-9,
+             qPrintable(QString::number(measured->at(i).y())));
+  }
+  run.backend = "emulator";
+  charts->setProfile(makeProfileData(w.planData(), run));
+  QVERIFY(!measuredSeries());
+  charts->setProfile(nullptr);
 
   // Clicking a point selects its partition in the table and its nodes in the graph.
   QScatterSeries* series = charts->kernelSeries().back();

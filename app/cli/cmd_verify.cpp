@@ -49,7 +49,7 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
                        const std::vector<TestDataSet>& sets) {
   plan::PlanOptions po;
   po.strategy = plan::parse_strategy(o.strategy.empty() ? "souffle" : o.strategy);
-  po.gpu = gpu::gpu_spec("a100");
+  po.gpu = gpu::gpu_spec(o.gpu);
   po.precision = gpu::parse_precision(o.precision);
   po.pricer = schedule::make_pricer(po.gpu, po.precision);
   souffle::VerifyOptions vo;

@@ -26,6 +26,7 @@ struct VerifyOptions {
   std::string sync = "grid";       ///< grid, flags or auto (--level kernels)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
+  std::string gpu = "a100";        ///< the kernels are built for this spec (--level kernels)
 };
 
 struct PlanCliOptions {

@@ -685,8 +685,8 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     // Weight panels (weight_panel.h) for the stages ps.stages[order[j]] at `how`'s block
     // offsets: the stages, with the GEMMs that keep their weights in shared memory rescheduled
     // to read them there, and the buffers put in `how`. Nothing where no weights are read by
-    // two stages, or where the panels do not fit beside the largest stage's arena (within the
-    // per-block budget, and with the kernel's grid still co-resident on the plan's GPU).
+    // two stages, or where the panels do not fit beside the largest stage's arena (within a
+    // block's share of an SM, and with the kernel's grid still co-resident on the plan's GPU).
     auto panelled = [&](const std::vector<size_t>& order,
                         schedule::MergeOptions& how) -> std::optional<std::vector<loop::Kernel>> {
       if (!options.weight_panels) return std::nullopt;
@@ -715,8 +715,18 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         any |= shapes[j].has_value();
       }
       if (!any) return std::nullopt;
+      // Per block: on the plan's GPU, its share of an SM's shared memory when the grid's blocks
+      // spread evenly (within the opt-in maximum a block may have: the launchers opt in beyond
+      // 48 KB); without one, the residents' budget.
+      int64_t budget = how.shared_budget;
+      if (spec && spec->sm_count > 0) {
+        const int64_t per_sm = (kernel_grid + spec->sm_count - 1) / spec->sm_count;
+        budget = std::min(spec->max_shared_memory_per_block,
+                          spec->shared_memory_per_sm / per_sm -
+                              spec->reserved_shared_memory_per_block);
+      }
       const schedule::PanelAssignment a =
-          schedule::assign_weight_panels(shapes, offsets, grids, how.shared_budget - arena, name);
+          schedule::assign_weight_panels(shapes, offsets, grids, budget - arena, name);
       if (a.buffers.empty()) return std::nullopt;
       if (spec && options.cooperative_registers > 0 &&
           gpu::max_active_blocks(*spec, static_cast<int>(block), options.cooperative_registers,

@@ -211,8 +211,9 @@ QString PropertiesPanel::boundariesHtml(const plan::Partition& part, const Scene
               "barriers):</p><ul>%1</ul>")
                .arg(beside);
   if (!panels.isEmpty())
-    out += tr("<p>Weights kept in shared memory for the whole kernel (a weight panel):</p><ul>%1</ul>")
-               .arg(panels);
+    out +=
+        tr("<p>Weights kept in shared memory for the whole kernel (a weight panel):</p><ul>%1</ul>")
+            .arg(panels);
   return out;
 }
 

@@ -43,9 +43,10 @@ int main(int argc, char** argv) {
                      "kernels keep their stages in program order (--level kernels; default: "
                      "independent stages side by side in waves where the cost model prices that "
                      "lower)");
-  c_verify->add_option("--gpu", verify.gpu,
-                       "GPU spec the kernels are built for (--level kernels; a built-in name or a "
-                       "spec file; default a100): co-resident grids and weight panels depend on it");
+  c_verify->add_option(
+      "--gpu", verify.gpu,
+      "GPU spec the kernels are built for (--level kernels; a built-in name or a "
+      "spec file; default a100): co-resident grids and weight panels depend on it");
   c_verify->add_flag("--no-weight-panels", verify.no_weight_panels,
                      "every GEMM stage streams its weights (--level kernels; default: GEMM "
                      "stages that multiply by the same weights keep them in shared memory where "

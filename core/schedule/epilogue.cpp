@@ -30,7 +30,8 @@ loop::Kernel schedule_fused(const te::ComputeOp& main,
   // Both templates store through a per-element loop (the tensor-core one from its shared
   // accumulator tile), so the epilogue is computed the same way in either.
   if (tensor_core_eligible(main, g, config)) {
-    SOUFFLE_CHECK(!panel, "schedule_fused: " + main.name + " runs on tensor cores: no weight panel");
+    SOUFFLE_CHECK(!panel,
+                  "schedule_fused: " + main.name + " runs on tensor cores: no weight panel");
     return schedule_gemm_tc_fused(main, g, epilogue, on_chip, config);
   }
   return schedule_gemm_fused(main, g, epilogue, on_chip, config, panel);

@@ -122,9 +122,10 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   // B from a weight panel: the block's columns of every K chunk, in shared memory for the whole
   // kernel (weight_panel.h). No B tile is loaded in the K loop.
   if (panel) {
-    SOUFFLE_CHECK(panel->buffer->shape == Shape({ksteps * bk, bn}) &&
-                      panel->buffer->dtype == ob.value.dtype(),
-                  "gemm " + op.name + ": weight panel " + panel->buffer->name + " has another shape");
+    SOUFFLE_CHECK(
+        panel->buffer->shape == Shape({ksteps * bk, bn}) &&
+            panel->buffer->dtype == ob.value.dtype(),
+        "gemm " + op.name + ": weight panel " + panel->buffer->name + " has another shape");
     SOUFFLE_CHECK(tg.iters == 1, "gemm " + op.name + ": a weight panel needs one tile per block");
   }
   // Indices into a shared tile: with two stages the stage comes first.
@@ -184,7 +185,7 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
       loop::make_for(cc, tn, ForKind::Unrolled,
                      loop::store(acc, {r, cc}, te::reduce_identity(te::ReduceKind::Sum, t)))));
   Expr b_elem = panel ? te::read(panel->buffer, {ko * ic(bk) + kk, tc * ic(tn) + cc})
-                     : te::read(ob.smem, at(cur, kk, tc * ic(tn) + cc));
+                      : te::read(ob.smem, at(cur, kk, tc * ic(tn) + cc));
   Expr prod = te::read(oa.smem, at(cur, ty * ic(tm) + r, kk)) * b_elem;
   if (prod.dtype() != t) prod = te::cast(t, prod);
   Stmt mac = loop::store(acc, {r, cc}, te::read(acc, {r, cc}) + prod);
@@ -211,8 +212,9 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     body.push_back(loop::comment("weight panel " + panel->buffer->name + ": operand b, all of K"));
     body.push_back(loop::block_barrier());
     body.push_back(per_element(whole, [&](Expr, Expr ii, Expr jj) {
-      return with_global(whole, ic(0), ii, jj,
-                         [&](Expr v) { return loop::store(panel->buffer, {ii, jj}, v); });
+      return with_global(whole, ic(0), ii, jj, [&](Expr v) {
+        return loop::store(panel->buffer, {ii, jj}, v);
+      });
     }));
   }
   if (!db) {
@@ -234,13 +236,13 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     first_tile(ob);
     body.push_back(loop::block_barrier());
     Expr more = te::lt(ko + ic(1), ic(ksteps));
-    Stmt kstep = loop::seq(
-        {loop::if_then_else(more, both(load_staged(oa, ko + ic(1)),
-                                       [&] { return load_staged(ob, ko + ic(1)); })),
-         compute,
-         loop::if_then_else(more, both(commit_staged(oa, ic(1) - cur),
-                                       [&] { return commit_staged(ob, ic(1) - cur); })),
-         loop::block_barrier()});
+    Stmt kstep =
+        loop::seq({loop::if_then_else(more, both(load_staged(oa, ko + ic(1)),
+                                                 [&] { return load_staged(ob, ko + ic(1)); })),
+                   compute,
+                   loop::if_then_else(more, both(commit_staged(oa, ic(1) - cur),
+                                                 [&] { return commit_staged(ob, ic(1) - cur); })),
+                   loop::block_barrier()});
     body.push_back(loop::make_for(ko, ksteps, ForKind::Serial,
                                   loop::let_stmt(cur, te::floormod(ko, ic(2)), kstep)));
   }

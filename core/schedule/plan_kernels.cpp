@@ -709,9 +709,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         const int u = ps.stage_unit[order[j]];
         if (u < 0 || !ps.units[static_cast<size_t>(u)].gemm) continue;
         const Unit& unit = ps.units[static_cast<size_t>(u)];
-        shapes[j] = schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
-                                                 schedule::with_tile(ps.config, unit.tile),
-                                                 is_written);
+        shapes[j] =
+            schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
+                                         schedule::with_tile(ps.config, unit.tile), is_written);
         any |= shapes[j].has_value();
       }
       if (!any) return std::nullopt;
@@ -721,9 +721,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       int64_t budget = how.shared_budget;
       if (spec && spec->sm_count > 0) {
         const int64_t per_sm = (kernel_grid + spec->sm_count - 1) / spec->sm_count;
-        budget = std::min(spec->max_shared_memory_per_block,
-                          spec->shared_memory_per_sm / per_sm -
-                              spec->reserved_shared_memory_per_block);
+        budget =
+            std::min(spec->max_shared_memory_per_block,
+                     spec->shared_memory_per_sm / per_sm - spec->reserved_shared_memory_per_block);
       }
       const schedule::PanelAssignment a =
           schedule::assign_weight_panels(shapes, offsets, grids, budget - arena, name);
@@ -777,9 +777,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         const double wp = price_of(a), np = price_of(b);
         const bool kept = wp < np;
         Priced out = std::move(kept ? a : b);
-        out.k.stages.front().schedule += fmt::format(
-            "; weight panels {} (estimated {:.2f} us with them, {:.2f} us without)",
-            kept ? "kept" : "not kept", wp, np);
+        out.k.stages.front().schedule +=
+            fmt::format("; weight panels {} (estimated {:.2f} us with them, {:.2f} us without)",
+                        kept ? "kept" : "not kept", wp, np);
         return out;
       };
       if (grid_only_form) *grid_only_form = choose(grid_with, grid_without);

@@ -110,8 +110,8 @@ PanelAssignment assign_weight_panels(const std::vector<std::optional<PanelShape>
   for (const Class& c : ranked) {
     if (used + aligned(c.bytes) > budget) continue;
     used += aligned(c.bytes);
-    const std::string name = fmt::format("{}_weights{}", kernel_name,
-                                         held.empty() ? std::string() : std::to_string(held.size()));
+    const std::string name = fmt::format(
+        "{}_weights{}", kernel_name, held.empty() ? std::string() : std::to_string(held.size()));
     Held h;
     h.buffer = loop::make_buffer(name, {std::get<0>(c.shape), std::get<1>(c.shape)},
                                  static_cast<DType>(std::get<2>(c.shape)));

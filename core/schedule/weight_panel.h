@@ -51,8 +51,8 @@ struct PanelAssignment {
   std::vector<std::optional<WeightPanel>> stage;  ///< per stage; nothing: as before
   std::vector<te::Tensor> buffers;                ///< MergeOptions::kernel_shared
   int64_t bytes = 0;                              ///< the buffers, as the arena pads them
-  int groups = 0;  ///< distinct weights held in panels
-  int loads = 0;   ///< stages that fill a panel
+  int groups = 0;                                 ///< distinct weights held in panels
+  int loads = 0;                                  ///< stages that fill a panel
   int reuses = 0;  ///< stages that read a panel an earlier stage filled
 };
 

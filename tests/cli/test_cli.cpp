@@ -346,8 +346,8 @@ TEST(Cli, WeightPanelsAreOnByDefaultAndCanBeTurnedOffForComparison) {
   EXPECT_EQ(m["source"]["weight_panels"], false);
   EXPECT_EQ(m["source"]["waves"], false);
   for (const char* form : {"", " --no-weight-panels", " --no-waves --no-weight-panels"}) {
-    CliRun p = run_cli(std::string("profile --backend emulator --json -q") + form + " " +
-                       sample("lstm"));
+    CliRun p =
+        run_cli(std::string("profile --backend emulator --json -q") + form + " " + sample("lstm"));
     ASSERT_EQ(p.code, 0) << form << p.out;
     auto j = nlohmann::json::parse(p.out.substr(p.out.find('{')));
     const auto& r = j["strategies"][0];

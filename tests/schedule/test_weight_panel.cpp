@@ -175,8 +175,8 @@ TEST(WeightPanel, AStageLoadsUnlessItsBlocksHoldItsWeightsForItsTiles) {
   a = schedule::assign_weight_panels(Shapes{shape("A"), std::nullopt, shape("B")}, {0, 0, 0},
                                      {4, 4, 4}, 48 * 1024, "k");
   EXPECT_TRUE(a.buffers.empty());
-  a = schedule::assign_weight_panels(Shapes{shape("A"), shape("A")}, {0, 0}, {4, 4},
-                                     16 * 8 * 4 - 1, "k");
+  a = schedule::assign_weight_panels(Shapes{shape("A"), shape("A")}, {0, 0}, {4, 4}, 16 * 8 * 4 - 1,
+                                     "k");
   EXPECT_TRUE(a.buffers.empty());
   // Two shapes, room for one: the one that saves more loads.
   a = schedule::assign_weight_panels(
@@ -235,8 +235,7 @@ TEST(WeightPanel, AStageThatWouldReadAnotherTilesPanelIsCaughtByTheEmulator) {
   const loop::Kernel wrong = merged(c, {0, 1, 0, 0}, nullptr, {std::nullopt, std::nullopt, false});
   EXPECT_GT(schedule_test::emulated_error(ops_of(c), {wrong}, 3), 1e-2);
   // A block that never loaded the panel: the emulator names the read.
-  const loop::Kernel never =
-      merged(c, {0, 0, 2, 2}, nullptr, {std::nullopt, std::nullopt, false});
+  const loop::Kernel never = merged(c, {0, 0, 2, 2}, nullptr, {std::nullopt, std::nullopt, false});
   try {
     schedule_test::emulated_error(ops_of(c), {never}, 3);
     ADD_FAILURE() << "no error for a read of a panel never loaded";

@@ -209,8 +209,7 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
   // the intensity of its estimated bytes); the emulator's CPU times put none there.
   auto measuredSeries = [&]() -> QScatterSeries* {
     for (QAbstractSeries* s : charts->view(ChartsPanel::RooflineTab)->chart()->series())
-      if (s->name().startsWith(QStringLiteral("measured")))
-        return qobject_cast<QScatterSeries*>(s);
+      if (s->name().startsWith(QStringLiteral("measured"))) return qobject_cast<QScatterSeries*>(s);
     return nullptr;
   };
   QVERIFY(!measuredSeries());

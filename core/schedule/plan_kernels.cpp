@@ -174,6 +174,8 @@ struct PartitionSchedule {
   std::vector<int> stage_unit;
   /// The configuration the stages were scheduled with (block, grid cap), tiles aside.
   schedule::ScheduleConfig config;
+  /// Per stage, the stage of the GEMM on whose tiles it runs (schedule_on_gemm_tiles), or -1.
+  std::vector<int> on_tiles_of;
 };
 
 PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Partition& p,
@@ -282,6 +284,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
   auto schedule_all = [&](const schedule::ScheduleConfig& c) {
     std::vector<loop::Kernel> stages;
     ps.stage_unit.clear();
+    ps.on_tiles_of.clear();
     ps.config = c;
     // The GEMMs scheduled so far by output: an element-wise TE that reads one on its tiles
     // (an LSTM's cell update) is scheduled on them (schedule_on_gemm_tiles).
@@ -289,8 +292,10 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
       const te::ComputeOp* op;
       gpu::Tile tile;
       int64_t threads;
+      int stage;  ///< its index in `stages`
     };
     std::map<const te::TensorNode*, GemmStage> gemms;
+    int tiles_of = -1;  // the GEMM stage on_gemm_tiles last scheduled a TE on
     auto on_gemm_tiles = [&](const te::ComputeOp& op) -> std::optional<loop::Kernel> {
       std::vector<const GemmStage*> read;
       te::for_each_node(op.body, [&](const te::Expr& x) {
@@ -301,8 +306,10 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
       });
       for (const GemmStage* g : read)
         if (std::optional<loop::Kernel> k = schedule::schedule_on_gemm_tiles(
-                op, *g->op, g->tile, g->threads, schedule::with_tile(c, g->tile)))
+                op, *g->op, g->tile, g->threads, schedule::with_tile(c, g->tile))) {
+          tiles_of = g->stage;
           return k;
+        }
       return std::nullopt;
     };
     for (const Unit& u : ps.units) {
@@ -315,12 +322,18 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         loop::Kernel k;
         if (u.gemm) {
           k = schedule_gemm_unit(kp, u, c);
-          gemms[op.output.get()] = {&op, u.tile, k.launch.block_x};
+          gemms[op.output.get()] = {&op, u.tile, k.launch.block_x,
+                                    static_cast<int>(stages.size())};
         } else if (std::optional<loop::Kernel> aligned;
                    epilogue.empty() && !u.reduction &&
                    schedule::classify(op) == schedule::ScheduleKind::Injective &&
                    (aligned = on_gemm_tiles(op))) {
           k = std::move(*aligned);
+          describe_views(kp, u, k);
+          stages.push_back(std::move(k));
+          ps.stage_unit.push_back(unit_index);
+          ps.on_tiles_of.push_back(tiles_of);
+          continue;
         } else if (u.reduction && !epilogue.empty() && schedule::reduction_splits_rows(op, c)) {
           // Rescheduled on a smaller block, the rows now split over blocks, which takes no
           // epilogue: the reduction and its consumers become stages of their own again.
@@ -328,12 +341,14 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
           describe_views(kp, u, k);
           stages.push_back(std::move(k));
           ps.stage_unit.push_back(-1);
+          ps.on_tiles_of.push_back(-1);
           for (const te::ComputeOp* ep : epilogue) {
             loop::Kernel e = schedule::schedule_op(*ep, c);
             e.stages.front().schedule +=
                 "; not in the epilogue of " + op.name + ": its rows split over blocks";
             stages.push_back(std::move(e));
             ps.stage_unit.push_back(-1);
+            ps.on_tiles_of.push_back(-1);
           }
           continue;
         } else if (u.reduction && !epilogue.empty()) {
@@ -344,6 +359,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         describe_views(kp, u, k);
         stages.push_back(std::move(k));
         ps.stage_unit.push_back(unit_index);
+        ps.on_tiles_of.push_back(-1);
       } catch (const std::exception& e) {
         throw KernelBuildError(name, op.name, std::string("cannot schedule: ") + e.what());
       }
@@ -687,14 +703,27 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     // to read them there, and the buffers put in `how`. Nothing where no weights are read by
     // two stages, or where the panels do not fit beside the largest stage's arena (within a
     // block's share of an SM, and with the kernel's grid still co-resident on the plan's GPU).
-    auto panelled = [&](const std::vector<size_t>& order,
-                        schedule::MergeOptions& how) -> std::optional<std::vector<loop::Kernel>> {
-      if (!options.weight_panels) return std::nullopt;
-      const size_t n = order.size();
+    // Each stage's panel, were it to keep one: GEMMs whose operand B reads nothing the kernel
+    // writes. Their keys are also the lanes the waves keep on their blocks.
+    std::vector<std::optional<schedule::PanelShape>> stage_panels(ps.stages.size());
+    if (options.weight_panels) {
       std::set<const te::TensorNode*> written;
       for (const loop::Kernel& st : ps.stages)
         for (const te::Tensor& t : st.outputs) written.insert(t.get());
       auto is_written = [&](const te::TensorNode* t) { return written.count(t) > 0; };
+      for (size_t i = 0; i < ps.stages.size(); ++i) {
+        const int u = ps.stage_unit[i];
+        if (u < 0 || !ps.units[static_cast<size_t>(u)].gemm) continue;
+        const Unit& unit = ps.units[static_cast<size_t>(u)];
+        stage_panels[i] = schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
+                                                       schedule::with_tile(ps.config, unit.tile),
+                                                       is_written);
+      }
+    }
+    auto panelled = [&](const std::vector<size_t>& order,
+                        schedule::MergeOptions& how) -> std::optional<std::vector<loop::Kernel>> {
+      if (!options.weight_panels) return std::nullopt;
+      const size_t n = order.size();
       std::vector<std::optional<schedule::PanelShape>> shapes(n);
       std::vector<int64_t> offsets(n, 0), grids(n, 1);
       int64_t arena = 0, block = 1, kernel_grid = 1;
@@ -706,12 +735,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         arena = std::max(arena, (st.launch.dynamic_shared_bytes + 31) / 32 * 32);
         block = std::max(block, st.launch.block_x);
         kernel_grid = std::max(kernel_grid, offsets[j] + grids[j]);
-        const int u = ps.stage_unit[order[j]];
-        if (u < 0 || !ps.units[static_cast<size_t>(u)].gemm) continue;
-        const Unit& unit = ps.units[static_cast<size_t>(u)];
-        shapes[j] =
-            schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
-                                         schedule::with_tile(ps.config, unit.tile), is_written);
+        shapes[j] = stage_panels[order[j]];
         any |= shapes[j].has_value();
       }
       if (!any) return std::nullopt;
@@ -787,9 +811,15 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     };
     std::vector<size_t> program_order(ps.stages.size());
     for (size_t i = 0; i < program_order.size(); ++i) program_order[i] = i;
-    const schedule::WaveLayout waves = options.waves && ps.stages.size() > 1
-                                           ? schedule::pack_waves(ps.stages, cap)
-                                           : schedule::WaveLayout{};
+    // Waves keep each weights' GEMMs on the blocks they first got (their panels stay valid),
+    // and a stage on a GEMM's tiles on that GEMM's blocks.
+    std::vector<std::string> lanes(ps.stages.size());
+    for (size_t i = 0; i < ps.stages.size(); ++i)
+      if (stage_panels[i]) lanes[i] = stage_panels[i]->key;
+    const schedule::WaveLayout waves =
+        options.waves && ps.stages.size() > 1
+            ? schedule::pack_waves(ps.stages, cap, lanes, ps.on_tiles_of)
+            : schedule::WaveLayout{};
     // The cheaper of waves and program order by the cost model, the choice told in the kernel.
     auto choose_waves = [&](Priced& in_waves, Priced plain) {
       const double wp = price_of(in_waves), pp = price_of(plain);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/loop/mutator.h"
+#include "core/support/error.h"
 
 namespace souffle::schedule {
 namespace {
@@ -37,8 +38,11 @@ std::string WaveLayout::summary() const {
       levels, per_wave.size(), program_intervals, widest, grid);
 }
 
-WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap) {
+WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap,
+                      const std::vector<std::string>& lanes, const std::vector<int>& follow) {
   const size_t n = stages.size();
+  SOUFFLE_CHECK(lanes.empty() || lanes.size() == n, "pack_waves: a lane for every stage");
+  SOUFFLE_CHECK(follow.empty() || follow.size() == n, "pack_waves: a follow for every stage");
   WaveLayout out;
   out.order.resize(n);
   out.offset.assign(n, 0);
@@ -95,28 +99,63 @@ WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap)
   out.levels = levels;
   out.program_intervals = intervals;
   if (levels >= intervals) return out;
-  // Waves: each level's stages in program order, side by side while they fit.
+  // Waves: each level's stages in program order, side by side while they fit: a stage takes
+  // the first block its lane was given, or the block of the stage it follows, where that range
+  // is free in the wave, else the lowest free range, else it starts the next wave.
   std::vector<std::vector<size_t>> by_level(static_cast<size_t>(levels));
   for (size_t j = 0; j < n; ++j) by_level[static_cast<size_t>(level[j])].push_back(j);
   out.order.clear();
+  std::unordered_map<std::string, int64_t> home;
+  std::vector<bool> placed(n, false);
   int wave = -1;
   int64_t grid = 0;
+  std::vector<std::pair<int64_t, int64_t>> busy;  // the current wave's ranges [begin, end)
+  auto fits = [&](int64_t at, int64_t g) {
+    if (at < 0 || at + g > cap) return false;
+    for (const auto& [b, e] : busy)
+      if (at < e && b < at + g) return false;
+    return true;
+  };
+  auto lowest = [&](int64_t g) -> int64_t {
+    std::vector<int64_t> starts{0};
+    for (const auto& r : busy) starts.push_back(r.second);
+    std::sort(starts.begin(), starts.end());
+    for (int64_t at : starts)
+      if (fits(at, g)) return at;
+    return -1;
+  };
   for (const std::vector<size_t>& members : by_level) {
-    int64_t used = cap;  // forces a new wave at the first stage of the level
+    ++wave;  // each level starts a wave
+    busy.clear();
     for (size_t j : members) {
       const int64_t g = std::max<int64_t>(1, stages[j].launch.grid_x);
       const bool alone = phased(stages[j]);
-      if (used + g > cap || alone) {
+      if (alone && !busy.empty()) {
         ++wave;
-        used = 0;
+        busy.clear();
       }
-      out.offset[j] = used;
+      const std::string* lane = lanes.empty() || lanes[j].empty() ? nullptr : &lanes[j];
+      int64_t wanted = -1;
+      if (!follow.empty() && follow[j] >= 0 && static_cast<size_t>(follow[j]) < n &&
+          placed[static_cast<size_t>(follow[j])])
+        wanted = out.offset[static_cast<size_t>(follow[j])];
+      else if (lane)
+        if (auto h = home.find(*lane); h != home.end()) wanted = h->second;
+      int64_t at = fits(wanted, g) ? wanted : lowest(g);
+      if (at < 0) {
+        ++wave;
+        busy.clear();
+        at = fits(wanted, g) ? wanted : 0;
+      }
+      if (lane) home.emplace(*lane, at);
+      out.offset[j] = at;
       out.wave[j] = wave;
-      used += g;
-      grid = std::max(grid, used);
+      placed[j] = true;
+      busy.emplace_back(at, at + g);
+      grid = std::max(grid, at + g);
       out.order.push_back(j);
       // A phased stage's grid barriers stop every block: nothing runs beside it.
-      if (alone) used = cap;
+      if (alone) busy.emplace_back(0, cap);
     }
   }
   out.grid = grid;

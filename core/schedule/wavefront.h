@@ -44,6 +44,16 @@ struct WaveLayout {
 /// (grid barriers inside) alone in its wave. The order lists the waves by level. When packing
 /// gains nothing (no fewer levels than program order's intervals) the layout is program order
 /// at block 0.
-WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap);
+///
+/// `lanes` (optional, one per stage, "" for none) keep a block's work the same from wave to
+/// wave: a stage of a lane (a recurrent layer's gate GEMMs, whose weights stay in shared
+/// memory) takes the first block its lane's first stage got wherever that range is free in its
+/// wave, so a layer keeps its blocks when the layers beside it finish. `follow` (optional, a
+/// stage index or -1 per stage) puts a stage on the blocks of an earlier one where they are
+/// free (an LSTM's cell update on its gates' tiles). Otherwise a stage takes the lowest free
+/// range of its wave.
+WaveLayout pack_waves(const std::vector<loop::Kernel>& stages, int64_t grid_cap,
+                      const std::vector<std::string>& lanes = {},
+                      const std::vector<int>& follow = {});
 
 }  // namespace souffle::schedule

@@ -329,8 +329,8 @@ TEST(Cli, WeightPanelsAreOnByDefaultAndCanBeTurnedOffForComparison) {
       n += st.contains("weight_panel") && st["weight_panel"]["loads"] == loads;
     return n;
   };
-  EXPECT_EQ(panels(a, true), 3);
-  EXPECT_EQ(panels(a, false), 29);
+  EXPECT_EQ(panels(a, true), 2);
+  EXPECT_EQ(panels(a, false), 30);
   EXPECT_EQ(panels(b, true) + panels(b, false), 0);
   CliRun verify = run_cli("verify --level kernels --no-weight-panels " + sample("lstm"));
   EXPECT_EQ(verify.code, 0) << verify.out;

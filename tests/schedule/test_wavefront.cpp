@@ -127,6 +127,46 @@ TEST(Wavefront, TightGridSplitsAWave) {
   EXPECT_EQ(l.grid, widest);
 }
 
+TEST(Wavefront, LanesKeepEachLayerOnItsBlocks) {
+  const int steps = 4;
+  const std::vector<te::Op> ops = two_layers(steps);
+  const std::vector<loop::Kernel> stages = stages_of(ops);
+  const size_t last = 2 * steps - 1;  // b_3, alone in the last wave
+  const int64_t g = stages[0].launch.grid_x;
+  const schedule::WaveLayout plain = schedule::pack_waves(stages, 64);
+  EXPECT_EQ(plain.offset[last], 0);  // the lowest free blocks
+  // Layer a's steps in one lane, layer b's in another: b keeps the blocks it first got.
+  std::vector<std::string> lanes(stages.size(), "a");
+  for (size_t i = steps; i < stages.size(); ++i) lanes[i] = "b";
+  const schedule::WaveLayout l = schedule::pack_waves(stages, 64, lanes);
+  for (size_t t = 0; t < steps; ++t) {
+    EXPECT_EQ(l.offset[t], 0) << t;
+    EXPECT_EQ(l.offset[steps + t], g) << t;
+  }
+  EXPECT_EQ(l.wave, plain.wave);  // the same waves, the same grid
+  EXPECT_EQ(l.grid, plain.grid);
+  // A stage that follows another takes its blocks where they are free.
+  std::vector<int> follow(stages.size(), -1);
+  follow[last] = 1;  // a_1, at block 0
+  EXPECT_EQ(schedule::pack_waves(stages, 64, lanes, follow).offset[last], 0);
+  // Where the home is taken in a wave, the lowest free blocks: b_0 told to follow a_1, beside
+  // which it runs, cannot.
+  follow[last] = -1;
+  follow[steps] = 1;
+  const schedule::WaveLayout taken = schedule::pack_waves(stages, 64, lanes, follow);
+  EXPECT_EQ(taken.offset[steps], g);
+  // Merged as laid out, the kernel computes what the program does.
+  schedule::MergeOptions mo;
+  std::vector<loop::Kernel> ordered;
+  for (size_t i : l.order) {
+    ordered.push_back(stages[i]);
+    mo.block_offsets.push_back(l.offset[i]);
+    mo.waves.push_back(l.wave[i]);
+  }
+  const loop::Kernel k = schedule::merge_stages(std::move(ordered), "lanes", mo);
+  EXPECT_LE(schedule_test::emulated_error(ops, {k}, 11), 1e-5);
+}
+
 /// The stages merged in `l`'s order at its offsets.
 loop::Kernel merged_in_waves(const std::vector<loop::Kernel>& stages,
                              const schedule::WaveLayout& l) {

@@ -207,6 +207,17 @@ void kernel_steps(const PipelineResult& r, int k, size_t max, PipelineStep& buil
         "emits them.",
         part.id, launches.size(), plural(lines, "line", "lines"));
   }
+  // GEMM stages that keep their weights in shared memory for the whole kernel.
+  int64_t loads = 0, reads = 0;
+  for (const CompiledKernel* ck : launches)
+    for (const loop::StageInfo& st : ck->kernel.stages)
+      if (!st.weight_panel.empty()) ++(st.weight_panel_load ? loads : reads);
+  if (loads > 0)
+    build.sentence.insert(
+        build.sentence.size() - 1,
+        fmt::format("; {} load their weights into shared memory and {} read them there",
+                    plural(loads, "GEMM stage", "GEMM stages"),
+                    plural(reads, "later one", "later ones")));
 }
 
 }  // namespace

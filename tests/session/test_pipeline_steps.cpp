@@ -99,6 +99,18 @@ TEST(PipelineSteps, SentencesCarryTheStepsNumbers) {
   EXPECT_NE(step(steps, "emit").after.find("__global__"), std::string::npos);
 }
 
+TEST(PipelineSteps, BuildKernelsSaysWhichGemmsKeepTheirWeightsOnChip) {
+  std::vector<PipelineStep> steps = pipeline_steps(model("lstm"), options(plan::Strategy::Souffle));
+  const PipelineStep& b = step(steps, "build kernels");
+  EXPECT_NE(b.sentence.find("2 GEMM stages load their weights into shared memory and 30 later "
+                            "ones read them there."),
+            std::string::npos)
+      << b.sentence;
+  // BERT's GEMMs each read weights of their own: none.
+  std::vector<PipelineStep> bert = pipeline_steps(model("bert"), options(plan::Strategy::Souffle));
+  EXPECT_EQ(step(bert, "build kernels").sentence.find("shared memory"), std::string::npos);
+}
+
 TEST(PipelineSteps, UnfusedSaysItDoesNotTransform) {
   std::vector<PipelineStep> steps = pipeline_steps(model("mmoe"), options(plan::Strategy::Unfused));
   EXPECT_NE(step(steps, "analyze").sentence.find("does not transform"), std::string::npos);

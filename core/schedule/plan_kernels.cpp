@@ -322,8 +322,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         loop::Kernel k;
         if (u.gemm) {
           k = schedule_gemm_unit(kp, u, c);
-          gemms[op.output.get()] = {&op, u.tile, k.launch.block_x,
-                                    static_cast<int>(stages.size())};
+          gemms[op.output.get()] = {&op, u.tile, k.launch.block_x, static_cast<int>(stages.size())};
         } else if (std::optional<loop::Kernel> aligned;
                    epilogue.empty() && !u.reduction &&
                    schedule::classify(op) == schedule::ScheduleKind::Injective &&
@@ -698,13 +697,8 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       }
       return out;
     };
-    // Weight panels (weight_panel.h) for the stages ps.stages[order[j]] at `how`'s block
-    // offsets: the stages, with the GEMMs that keep their weights in shared memory rescheduled
-    // to read them there, and the buffers put in `how`. Nothing where no weights are read by
-    // two stages, or where the panels do not fit beside the largest stage's arena (within a
-    // block's share of an SM, and with the kernel's grid still co-resident on the plan's GPU).
-    // Each stage's panel, were it to keep one: GEMMs whose operand B reads nothing the kernel
-    // writes. Their keys are also the lanes the waves keep on their blocks.
+    // Each stage's panel (weight_panel.h), were it to keep one: GEMMs whose operand B reads
+    // nothing the kernel writes. Their keys are also the lanes the waves keep on their blocks.
     std::vector<std::optional<schedule::PanelShape>> stage_panels(ps.stages.size());
     if (options.weight_panels) {
       std::set<const te::TensorNode*> written;
@@ -715,11 +709,16 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         const int u = ps.stage_unit[i];
         if (u < 0 || !ps.units[static_cast<size_t>(u)].gemm) continue;
         const Unit& unit = ps.units[static_cast<size_t>(u)];
-        stage_panels[i] = schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
-                                                       schedule::with_tile(ps.config, unit.tile),
-                                                       is_written);
+        stage_panels[i] =
+            schedule::weight_panel_shape(*kp.op(static_cast<size_t>(unit.tes[0])),
+                                         schedule::with_tile(ps.config, unit.tile), is_written);
       }
     }
+    // Weight panels for the stages ps.stages[order[j]] at `how`'s block offsets: the stages,
+    // with the GEMMs that keep their weights in shared memory rescheduled to read them there,
+    // and the buffers put in `how`. Nothing where no weights are read by two stages, or where
+    // the panels do not fit beside the largest stage's arena (within a block's share of an SM,
+    // and with the kernel's grid still co-resident on the plan's GPU).
     auto panelled = [&](const std::vector<size_t>& order,
                         schedule::MergeOptions& how) -> std::optional<std::vector<loop::Kernel>> {
       if (!options.weight_panels) return std::nullopt;

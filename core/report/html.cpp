@@ -422,6 +422,11 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
   if (fold_stages) s += "</details>\n";
   if (!k.on_chip.empty())
     s += "<p class=\"figs\">kept on chip across syncs: " + ops_cell(k.on_chip, 8) + "</p>\n";
+  if (k.weight_panel_loads > 0)
+    s += fmt::format(
+        "<p class=\"figs\">weights kept in shared memory for the whole kernel: {} GEMM stages "
+        "load them, {} read them there</p>\n",
+        k.weight_panel_loads, k.weight_panel_reads);
   for (const ReportLaunch& l : k.launches) {
     if (!l.error.empty()) {
       s += "<p class=\"error\">" + esc(l.name) + ": " + esc(l.error) + "</p>\n";

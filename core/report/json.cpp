@@ -50,6 +50,7 @@ json kernel_json(const ReportKernel& k) {
             {"threads", k.threads},
             {"co_resident", k.co_resident},
             {"on_chip", k.on_chip},
+            {"weight_panels", {{"loads", k.weight_panel_loads}, {"reads", k.weight_panel_reads}}},
             {"flops", k.flops},
             {"dram_bytes", k.dram_bytes},
             {"intensity", k.intensity},

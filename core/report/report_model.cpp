@@ -215,6 +215,9 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     rk.threads = k.threads;
     rk.co_resident = k.co_resident;
     rk.on_chip = k.on_chip;
+    for (const plan::BuiltStage& st : k.built_stages)
+      if (!st.weight_panel.empty())
+        ++(st.weight_panel_load ? rk.weight_panel_loads : rk.weight_panel_reads);
     rk.flops = k.flops;
     rk.dram_bytes = k.dram_bytes;
     rk.est_time_us = k.est_time_us;

@@ -88,6 +88,9 @@ struct ReportKernel {
   int threads = 0;
   int64_t co_resident = 0;
   std::vector<std::string> on_chip;
+  /// GEMM stages that keep their weights in shared memory for the whole kernel (weight panels):
+  /// those that load them there, those that read what an earlier stage loaded.
+  int weight_panel_loads = 0, weight_panel_reads = 0;
   int64_t flops = 0, dram_bytes = 0;
   double est_time_us = 0;  ///< the cost model's estimate on the plan's GPU spec
   gpu::KernelCost cost;    ///< its roofline parts (compute, memory, launch, syncs)

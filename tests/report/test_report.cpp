@@ -244,6 +244,23 @@ TEST(ReportModel, BadInputsNameTheFile) {
   EXPECT_THROW(gather_report(test::sample_model_path("mmoe"), o), UserError);
 }
 
+TEST(ReportModel, KernelsSayWhichGemmsKeepTheirWeightsOnChip) {
+  const Report r =
+      gather_report(test::sample_model_path("lstm"), options({plan::Strategy::Souffle}));
+  ASSERT_EQ(r.plans.size(), 1u);
+  ASSERT_EQ(r.plans[0].kernels.size(), 1u);
+  const ReportKernel& k = r.plans[0].kernels[0];
+  EXPECT_EQ(k.weight_panel_loads, 2);
+  EXPECT_EQ(k.weight_panel_reads, 30);
+  EXPECT_NE(report_html(r).find("weights kept in shared memory for the whole kernel: 2 GEMM "
+                                "stages load them, 30 read them there"),
+            std::string::npos);
+  const nlohmann::json j = report_json(r);
+  EXPECT_EQ(j["plans"][0]["partitions"][0]["weight_panels"]["reads"], 30);
+  // MMoE's GEMMs each read weights of their own.
+  EXPECT_EQ(mmoe_all().plans[0].kernels[0].weight_panel_loads, 0);
+}
+
 TEST(ReportJson, SaysWhatTheModelSays) {
   const Report& r = mmoe_all();
   nlohmann::json j = report_json(r);

@@ -217,7 +217,7 @@ const GpuSpec& find_gpu(const std::vector<GpuSpec>& specs, const std::string& na
     if (!known.empty()) known += ", ";
     known += s.name;
   }
-  throw UserError("", name, "unknown GPU (known: " + known + ")");
+  throw UserError("unknown GPU '" + name + "' (known: " + known + ")");
 }
 
 GpuSpec gpu_spec(const std::string& name_or_path) {

@@ -36,14 +36,14 @@ ThreadPool& ThreadPool::global() {
 
 void ThreadPool::run_chunks() {
   for (;;) {
-    int64_t begin;
+    int64_t begin, end;
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       if (m_next >= m_n || m_error) return;
       begin = m_next;
-      m_next = std::min(m_n, m_next + m_chunk);
+      end = std::min(m_n, m_next + m_chunk);
+      m_next = end;
     }
-    int64_t end = std::min(m_n, begin + m_chunk);
     try {
       InJob in_job;
       (*m_fn)(begin, end);
@@ -98,6 +98,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
   {
     std::unique_lock<std::mutex> lock(m_mutex);
     m_done.wait(lock, [&] { return m_active == 0 && (m_next >= m_n || m_error); });
+    // No chunk is left for a worker that wakes only now (it saw this job's generation but had
+    // not started): after an error chunks remain, and m_fn is about to go.
+    m_next = m_n;
     m_fn = nullptr;
     error = m_error;
     m_error = nullptr;

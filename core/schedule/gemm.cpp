@@ -195,7 +195,6 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
   // Tile 0 of each operand is loaded before the K loop, each load marked so that merge_stages
   // can issue a weight's load before a grid barrier (the load then overlaps the wait).
   auto first_tile = [&](const Operand& o) {
-    if (!o.is_a && panel) return;
     body.push_back(loop::comment(std::string(kFirstTileMarker) + o.tag));
     body.push_back(load_direct(o, ic(0), ic(0)));
   };
@@ -221,7 +220,7 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     // Step ko computes tile ko and then loads tile ko+1 (after the barrier that ends the
     // reads of tile ko): two barriers per step, as with the load at the top of the step.
     first_tile(oa);
-    first_tile(ob);
+    if (!panel) first_tile(ob);  // a panel holds all of B
     Expr more = te::lt(ko + ic(1), ic(ksteps));
     Stmt kstep =
         loop::seq({loop::block_barrier(), compute, loop::block_barrier(),
@@ -233,7 +232,7 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     // through registers into the other stage. The stage written in step ko was last read in
     // step ko-1, which ended with the barrier, so one barrier per step suffices.
     first_tile(oa);
-    first_tile(ob);
+    if (!panel) first_tile(ob);  // a panel holds all of B
     body.push_back(loop::block_barrier());
     Expr more = te::lt(ko + ic(1), ic(ksteps));
     Stmt kstep =

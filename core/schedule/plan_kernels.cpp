@@ -656,6 +656,15 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         p.us = price_kernel(p.k, *spec, *costs, flops_of, options.cooperative_registers).total_us;
       return *p.us;
     };
+    // Keeps `candidate` where the cost model prices it below `other`, else `other`, and tells
+    // `say(kept, candidate's us, other's us)` in the kept kernel's schedule text.
+    auto keep_cheaper = [&](Priced& candidate, Priced other,
+                            const std::function<std::string(bool, double, double)>& say) {
+      const double cp = price_of(candidate), op = price_of(other);
+      const bool kept = cp < op;
+      if (!kept) candidate = std::move(other);
+      candidate.k.stages.front().schedule += say(kept, cp, op);
+    };
     // One kernel of the stages in the order and places `mo` says; under auto priced, its
     // grid-barrier form too (`grid_only_form`, as SyncMode::Grid builds it).
     auto build = [&](std::vector<loop::Kernel> stages, const schedule::MergeOptions& how,
@@ -796,17 +805,16 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         return in_panels;
       }
       Priced without = build(std::move(plain), how, grid_only_form ? &grid_without : nullptr);
-      auto choose = [&](Priced& a, Priced& b) {
-        const double wp = price_of(a), np = price_of(b);
-        const bool kept = wp < np;
-        Priced out = std::move(kept ? a : b);
-        out.k.stages.front().schedule +=
-            fmt::format("; weight panels {} (estimated {:.2f} us with them, {:.2f} us without)",
-                        kept ? "kept" : "not kept", wp, np);
-        return out;
+      auto say = [](bool kept, double wp, double np) {
+        return fmt::format("; weight panels {} (estimated {:.2f} us with them, {:.2f} us without)",
+                           kept ? "kept" : "not kept", wp, np);
       };
-      if (grid_only_form) *grid_only_form = choose(grid_with, grid_without);
-      return choose(in_panels, without);
+      if (grid_only_form) {
+        keep_cheaper(grid_with, std::move(grid_without), say);
+        *grid_only_form = std::move(grid_with);
+      }
+      keep_cheaper(in_panels, std::move(without), say);
+      return in_panels;
     };
     std::vector<size_t> program_order(ps.stages.size());
     for (size_t i = 0; i < program_order.size(); ++i) program_order[i] = i;
@@ -821,12 +829,11 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
             : schedule::WaveLayout{};
     // The cheaper of waves and program order by the cost model, the choice told in the kernel.
     auto choose_waves = [&](Priced& in_waves, Priced plain) {
-      const double wp = price_of(in_waves), pp = price_of(plain);
-      const bool kept = wp < pp;
-      if (!kept) in_waves = std::move(plain);
-      in_waves.k.stages.front().schedule +=
-          fmt::format("; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
-                      waves.summary(), kept ? "kept" : "program order kept", wp, pp);
+      keep_cheaper(in_waves, std::move(plain), [&](bool kept, double wp, double pp) {
+        return fmt::format(
+            "; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
+            waves.summary(), kept ? "kept" : "program order kept", wp, pp);
+      });
     };
     if (waves.changes()) {
       // Stages side by side in waves, against program order: the cheaper by the cost model

@@ -127,6 +127,19 @@ TEST(Wavefront, TightGridSplitsAWave) {
   EXPECT_EQ(l.grid, widest);
 }
 
+/// The stages merged in `l`'s order at its offsets.
+loop::Kernel merged_in_waves(const std::vector<loop::Kernel>& stages,
+                             const schedule::WaveLayout& l) {
+  schedule::MergeOptions mo;
+  std::vector<loop::Kernel> ordered;
+  for (size_t i : l.order) {
+    ordered.push_back(stages[i]);
+    mo.block_offsets.push_back(l.offset[i]);
+    mo.waves.push_back(l.wave[i]);
+  }
+  return schedule::merge_stages(std::move(ordered), "waves", mo);
+}
+
 TEST(Wavefront, LanesKeepEachLayerOnItsBlocks) {
   const int steps = 4;
   const std::vector<te::Op> ops = two_layers(steps);
@@ -156,28 +169,7 @@ TEST(Wavefront, LanesKeepEachLayerOnItsBlocks) {
   const schedule::WaveLayout taken = schedule::pack_waves(stages, 64, lanes, follow);
   EXPECT_EQ(taken.offset[steps], g);
   // Merged as laid out, the kernel computes what the program does.
-  schedule::MergeOptions mo;
-  std::vector<loop::Kernel> ordered;
-  for (size_t i : l.order) {
-    ordered.push_back(stages[i]);
-    mo.block_offsets.push_back(l.offset[i]);
-    mo.waves.push_back(l.wave[i]);
-  }
-  const loop::Kernel k = schedule::merge_stages(std::move(ordered), "lanes", mo);
-  EXPECT_LE(schedule_test::emulated_error(ops, {k}, 11), 1e-5);
-}
-
-/// The stages merged in `l`'s order at its offsets.
-loop::Kernel merged_in_waves(const std::vector<loop::Kernel>& stages,
-                             const schedule::WaveLayout& l) {
-  schedule::MergeOptions mo;
-  std::vector<loop::Kernel> ordered;
-  for (size_t i : l.order) {
-    ordered.push_back(stages[i]);
-    mo.block_offsets.push_back(l.offset[i]);
-    mo.waves.push_back(l.wave[i]);
-  }
-  return schedule::merge_stages(std::move(ordered), "waves", mo);
+  EXPECT_LE(schedule_test::emulated_error(ops, {merged_in_waves(stages, l)}, 11), 1e-5);
 }
 
 TEST(Wavefront, MergedWavesComputeWhatTheProgramDoesWithFewerGridBarriers) {

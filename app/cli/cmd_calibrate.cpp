@@ -51,9 +51,18 @@ int run_calibrate(const CalibrateCliOptions& o) {
                              s.blocks_per_sm, s.us);
   std::cout << fmt::format("  fit: {:.3f} us + {:.5f} us per block\n", c.grid_barrier_fit.base,
                            c.grid_barrier_fit.slope)
-            << fmt::format("  copy bandwidth {:.0f} GB/s\n", c.dram_bandwidth_gbps)
-            << "  GEMM rates: not measured by this build (the spec's peaks are used)\n"
-            << "wrote " << o.out << "\n";
+            << fmt::format("  copy bandwidth {:.0f} GB/s\n", c.dram_bandwidth_gbps);
+  auto rate = [&](const char* what, double tflops, const std::string& tile) {
+    if (tflops > 0)
+      std::cout << fmt::format("  {} GEMM (4096 cubed, the project's kernel) {:.1f} TFLOP/s: {}\n",
+                               what, tflops, tile);
+    else
+      std::cout << fmt::format("  {} GEMM: not measured (the spec's peak is used)\n", what);
+  };
+  rate("fp32 SIMT", c.gemm_fp32_tflops, c.gemm_fp32_tile);
+  rate("fp16 tensor-core", c.gemm_fp16_tflops, c.gemm_fp16_tile);
+  if (!c.gemm_note.empty()) std::cout << "  (" << c.gemm_note << ")\n";
+  std::cout << "wrote " << o.out << "\n";
   return 0;
 }
 

@@ -42,8 +42,13 @@ struct Calibration {
   std::vector<BarrierSample> grid_barrier;  ///< ascending by blocks
   LinearFit grid_barrier_fit;               ///< fit_barrier_cost(grid_barrier)
   double dram_bandwidth_gbps = 0;           ///< copy kernel: bytes read + written per second, 1e9
-  double gemm_fp32_tflops = 0;              ///< the project's SIMT GEMM at a large size
-  double gemm_fp16_tflops = 0;              ///< the project's tensor-core GEMM at a large size
+  /// The project's own GEMM kernels (the SIMT template, and the tensor-core one at fp16) on a
+  /// 4096-cubed fp32 problem with the tuner's tile for the device, checked against the known
+  /// result; 0: not measured (gemm_note says why).
+  double gemm_fp32_tflops = 0;
+  double gemm_fp16_tflops = 0;
+  std::string gemm_fp32_tile, gemm_fp16_tile;  ///< the tiles timed ("128x128x16 tile 8x8 ...")
+  std::string gemm_note;                       ///< why a GEMM rate is missing; empty when none
   /// Per-tile flags at one block per SM: one round of every block releasing its counter and
   /// waiting on the next block's (a release and one awaited tile), and what each further
   /// awaited tile adds (measured with four). 0: not measured.

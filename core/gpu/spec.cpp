@@ -220,6 +220,19 @@ const GpuSpec& find_gpu(const std::vector<GpuSpec>& specs, const std::string& na
   throw UserError("unknown GPU '" + name + "' (known: " + known + ")");
 }
 
+std::optional<GpuSpec> device_gpu_spec(const std::string& device_name) {
+  std::string name = device_name;
+  for (const char* prefix : {"NVIDIA ", "Tesla "})
+    if (name.rfind(prefix, 0) == 0) name = name.substr(std::string(prefix).size());
+  for (const std::string& n : {name, name.substr(0, name.find(' '))}) {
+    try {
+      return find_gpu(builtin_gpu_specs(), n);
+    } catch (const UserError&) {
+    }
+  }
+  return std::nullopt;
+}
+
 GpuSpec gpu_spec(const std::string& name_or_path) {
   std::error_code ec;
   if (fs::is_regular_file(name_or_path, ec)) {

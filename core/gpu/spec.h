@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ const GpuSpec& find_gpu(const std::vector<GpuSpec>& specs, const std::string& na
 /// A built-in GPU by name, or — when `name_or_path` names an existing file — the single spec in
 /// that file (or, with "FILE:NAME", the named spec in it).
 GpuSpec gpu_spec(const std::string& name_or_path);
+/// The built-in spec of a device the driver names `device_name` ("NVIDIA H200", "Tesla V100-SXM2-
+/// 16GB"): the name without the vendor, else its first word; nullopt when none matches.
+std::optional<GpuSpec> device_gpu_spec(const std::string& device_name);
 
 /// How many blocks of one kernel can be resident at once, and what limits it.
 struct Occupancy {

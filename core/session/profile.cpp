@@ -250,16 +250,7 @@ std::string ProfileSession::arch() const {
 
 std::optional<gpu::GpuSpec> ProfileSession::device_spec() const {
   if (emulator()) return std::nullopt;
-  std::string name = device();
-  for (const char* prefix : {"NVIDIA ", "Tesla "})
-    if (name.rfind(prefix, 0) == 0) name = name.substr(std::strlen(prefix));
-  for (const std::string& n : {name, name.substr(0, name.find(' '))}) {
-    try {
-      return gpu::find_gpu(gpu::builtin_gpu_specs(), n);
-    } catch (const UserError&) {
-    }
-  }
-  return std::nullopt;
+  return gpu::device_gpu_spec(device());
 }
 
 ProfileReport ProfileSession::profile(const std::string& model_path, const plan::FusionPlan& plan,

@@ -4,15 +4,18 @@
 // anything is launched.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/cupti.h"
 #include "core/gpu/nvrtc.h"
+#include "core/session/gemm_bench.h"
 #include "core/session/runner.h"
 
 namespace souffle::runner {
@@ -528,7 +531,11 @@ class CudaBackend : public Backend {
 
   // Calibration helpers (runner_calibrate in this file).
   CUfunction calibration_kernel(const char* name);
-  double time_launches(CUfunction f, unsigned grid, unsigned block, void** args, int n, bool coop);
+  double time_launches(CUfunction f, unsigned grid, unsigned block, void** args, int n, bool coop,
+                       unsigned shared = 0);
+  /// The TFLOP/s of the project's GEMM kernel `b` on the device; 0 and `note` when it cannot be
+  /// compiled, launched, or computes a wrong result.
+  double time_gemm(const GemmBench& b, std::string* note);
 
   const gpu::CudaApi* m_api = nullptr;
   std::string m_reason;
@@ -609,7 +616,7 @@ CUfunction CudaBackend::calibration_kernel(const char* name) {
 
 /// Median over 5 repetitions of the time of `n` back-to-back launches, in microseconds.
 double CudaBackend::time_launches(CUfunction f, unsigned grid, unsigned block, void** args, int n,
-                                  bool coop) {
+                                  bool coop, unsigned shared) {
   CUevent a = nullptr, b = nullptr;
   check(m_api->cuEventCreate(&a, CU_EVENT_DEFAULT), "cuEventCreate");
   check(m_api->cuEventCreate(&b, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -617,9 +624,11 @@ double CudaBackend::time_launches(CUfunction f, unsigned grid, unsigned block, v
   for (int rep = 0; rep < 6; ++rep) {
     check(m_api->cuEventRecord(a, m_stream), "cuEventRecord");
     for (int i = 0; i < n; ++i)
-      check(coop ? m_api->cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, 0, m_stream, args)
-                 : m_api->cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, m_stream, args, nullptr),
-            "a calibration launch");
+      check(
+          coop
+              ? m_api->cuLaunchCooperativeKernel(f, grid, 1, 1, block, 1, 1, shared, m_stream, args)
+              : m_api->cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared, m_stream, args, nullptr),
+          "a calibration launch");
     check(m_api->cuEventRecord(b, m_stream), "cuEventRecord");
     sync("calibration");
     if (rep > 0) t.push_back(elapsed_us(a, b));  // the first repetition warms up
@@ -627,6 +636,87 @@ double CudaBackend::time_launches(CUfunction f, unsigned grid, unsigned block, v
   m_api->cuEventDestroy(a);
   m_api->cuEventDestroy(b);
   return gpu::stats_of(t).median;
+}
+
+double CudaBackend::time_gemm(const GemmBench& b, std::string* note) {
+  const std::string what = std::string(gpu::precision_name(b.precision)) + " GEMM";
+  gpu::CompileOptions o;
+  o.arch = m_dev.arch();
+  gpu::CompileResult r = gpu::compile_cuda(b.cuda, "gemm_bench.cu", o);
+  if (!r.ok) {
+    *note = "the " + what + " kernel does not compile: " + r.error.substr(0, 400);
+    return 0;
+  }
+  std::string image = r.cubin.empty() ? r.ptx : std::string(r.cubin.begin(), r.cubin.end());
+  if (r.cubin.empty()) image.push_back('\0');
+  CUmodule module = nullptr;
+  check(m_api->cuModuleLoadDataEx(&module, image.data(), 0, nullptr, nullptr),
+        "loading the " + what + " kernel");
+  std::vector<CUdeviceptr> buffers;
+  auto release = [&] {
+    for (CUdeviceptr p : buffers) m_api->cuMemFree(p);
+    m_api->cuModuleUnload(module);
+  };
+  try {
+    CUfunction f = nullptr;
+    check(m_api->cuModuleGetFunction(&f, module, b.name.c_str()), "cuModuleGetFunction " + b.name);
+    const loop::LaunchConfig& l = b.kernel.launch;
+    const unsigned shared = static_cast<unsigned>(l.dynamic_shared_bytes);
+    if (shared > 48 * 1024)
+      check(m_api->cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      static_cast<int>(shared)),
+            "the " + what + " kernel's shared memory");
+    // A and B hold one value in every element (the bytes 0x3C: 0.0115 as fp32), so every
+    // element of C must come out as K times its square.
+    const unsigned char fill = 0x3C;
+    float value = 0;
+    {
+      uint32_t bits = 0x3C3C3C3Cu;
+      std::memcpy(&value, &bits, sizeof value);
+    }
+    std::vector<void*> args;
+    std::vector<CUdeviceptr> ptrs(b.params.size());
+    CUdeviceptr out = 0;
+    size_t out_bytes = 0;
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      const te::Tensor& t = b.params[i].tensor;
+      size_t bytes = static_cast<size_t>(shape_numel(t->shape)) * dtype_size(t->dtype);
+      check(m_api->cuMemAlloc(&ptrs[i], std::max<size_t>(bytes, 4)), "cuMemAlloc " + t->name);
+      buffers.push_back(ptrs[i]);
+      bool input = b.params[i].role == codegen::KernelParam::Role::Input;
+      check(m_api->cuMemsetD8Async(ptrs[i], input ? fill : 0, bytes, m_stream), "cuMemset");
+      if (t->name == "C") {
+        out = ptrs[i];
+        out_bytes = bytes;
+      }
+    }
+    for (CUdeviceptr& p : ptrs) args.push_back(&p);
+    const int launches = 3;
+    double us = time_launches(f, static_cast<unsigned>(l.grid_x), static_cast<unsigned>(l.block_x),
+                              args.data(), launches, l.cooperative, shared) /
+                launches;
+    // Check the first and last elements of C.
+    const size_t n = std::min<size_t>(out_bytes / 4, 4096);
+    std::vector<float> head(n), tail(n);
+    check(m_api->cuMemcpyDtoH(head.data(), out, n * 4), "reading the GEMM's result");
+    check(m_api->cuMemcpyDtoH(tail.data(), out + (out_bytes - n * 4), n * 4),
+          "reading the GEMM's result");
+    const double want = gemm_bench_expected(b, value, value);
+    const double tolerance = b.precision == gpu::Precision::FP32 ? 1e-3 : 1e-2;
+    for (const std::vector<float>* part : {&head, &tail})
+      for (float got : *part)
+        if (!(std::abs(got - want) <= tolerance * want)) {
+          *note = "the " + what + " kernel computed " + std::to_string(got) + " where " +
+                  std::to_string(want) + " was due: its rate is not kept";
+          release();
+          return 0;
+        }
+    release();
+    return us > 0 ? b.flops() / (us * 1e-6) / 1e12 : 0;
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
 gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
@@ -734,6 +824,38 @@ gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
   }
   if (src) m_api->cuMemFree(src);
   if (dst) m_api->cuMemFree(dst);
+
+  // GEMM rates: the project's own SIMT and tensor-core templates on a large problem, with the
+  // tiles the tuner picks for this device's spec.
+  on_event({{"event", "calibrate"}, {"phase", "GEMM rates"}});
+  std::optional<gpu::GpuSpec> spec = gpu::device_gpu_spec(m_dev.name);
+  std::vector<std::string> notes;
+  if (!spec) {
+    notes.push_back("no built-in GPU spec matches " + m_dev.name +
+                    ", so no tile is tuned for it: GEMM rates not measured");
+  } else {
+    schedule::GemmProblem p;
+    p.m = p.n = p.k = kCalibrationGemmSize;
+    for (gpu::Precision precision : {gpu::Precision::FP32, gpu::Precision::FP16}) {
+      const bool fp32 = precision == gpu::Precision::FP32;
+      if (!fp32 && m_dev.major < 7) {
+        notes.push_back("no tensor cores below compute capability 7.0");
+        continue;
+      }
+      std::string note;
+      try {
+        GemmBench b = make_gemm_bench(p, *spec, precision, nullptr,
+                                      fp32 ? "souffle_gemm_fp32" : "souffle_gemm_fp16");
+        double tflops = time_gemm(b, &note);
+        (fp32 ? c.gemm_fp32_tflops : c.gemm_fp16_tflops) = tflops;
+        if (tflops > 0) (fp32 ? c.gemm_fp32_tile : c.gemm_fp16_tile) = b.tile.describe();
+      } catch (const UserError& e) {
+        note = e.what();
+      }
+      if (!note.empty()) notes.push_back(note);
+    }
+  }
+  for (const std::string& n : notes) c.gemm_note += (c.gemm_note.empty() ? "" : "; ") + n;
   return c;
 }
 

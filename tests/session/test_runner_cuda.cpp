@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,9 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu/calibration.h"
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/cupti.h"
+#include "core/gpu/nvrtc.h"
 #include "core/session/bundle_manifest.h"
+#include "core/session/gemm_bench.h"
 #include "core/session/runner.h"
 
 namespace souffle {
@@ -38,6 +42,15 @@ struct FakeDriver {
   int plain_launches = 0;
   std::map<CUfunction, std::string> functions;
   std::vector<std::string> names;
+  std::string device_name = "Fake H200";
+  /// The GEMM kernels of the calibration: whether they compute C = K * A * B as the device
+  /// would (every A and B element alike), and their launch configurations by name.
+  bool gemm_right = true;
+  struct Launch {
+    unsigned grid = 0, block = 0, shared = 0;
+    int count = 0;
+  };
+  std::map<std::string, Launch> gemm_launches;
 };
 FakeDriver* g_fake = nullptr;
 
@@ -54,10 +67,20 @@ void flag_kernel(long long epoch, CUdeviceptr flags) {
   }
 }
 
-CUresult launch(CUfunction f, void** params, bool cooperative) {
+CUresult launch(CUfunction f, void** params, bool cooperative, unsigned grid = 0,
+                unsigned block = 0, unsigned shared = 0) {
   const std::string& name = g_fake->functions.at(f);
   std::function<void()> run;
-  if (name == "flagged") {
+  if (name.rfind("souffle_gemm_", 0) == 0) {
+    FakeDriver::Launch& l = g_fake->gemm_launches[name];
+    l = {grid, block, shared, l.count + 1};
+    const float* a = *static_cast<float**>(params[0]);
+    const float* b = *static_cast<float**>(params[1]);
+    float* c = *static_cast<float**>(params[2]);
+    const int64_t n = kCalibrationGemmSize;
+    const float value = g_fake->gemm_right ? static_cast<float>(n) * a[0] * b[0] : 1.0f;
+    run = [=] { std::fill(c, c + n * n, value); };
+  } else if (name == "flagged") {
     if (!cooperative) g_fake->violations.push_back("flagged launched without cooperation");
     // A launch (captured or not) copies its arguments when it is made.
     CUdeviceptr flags = *static_cast<CUdeviceptr*>(params[2]);
@@ -90,7 +113,7 @@ gpu::CudaApi fake_api() {
     return CUDA_SUCCESS;
   };
   a.cuDeviceGetName = [](char* name, int len, CUdevice) {
-    std::strncpy(name, "Fake H200", static_cast<size_t>(len));
+    std::strncpy(name, g_fake->device_name.c_str(), static_cast<size_t>(len));
     return CUDA_SUCCESS;
   };
   a.cuDeviceGetAttribute = [](int* v, CUdevice_attribute attr, CUdevice) {
@@ -196,9 +219,9 @@ gpu::CudaApi fake_api() {
     *ms = 0.001f;
     return CUDA_SUCCESS;
   };
-  a.cuLaunchKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, CUstream, void** params,
-                        void**) { return launch(f, params, false); };
+  a.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned,
+                        unsigned, unsigned shared, CUstream, void** params,
+                        void**) { return launch(f, params, false, gx, bx, shared); };
   a.cuLaunchCooperativeKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    unsigned, unsigned, CUstream,
                                    void** params) { return launch(f, params, true); };
@@ -314,6 +337,58 @@ TEST_F(FakeFixture, AFlagKernelThatIsNotCooperativeIsRefused) {
     EXPECT_NE(std::string(e.what()).find("not launched cooperatively"), std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(FakeFixture, CalibrationTimesTheProjectsGemmKernels) {
+  // The tiles the tuner picks for the device's spec, compiled for it, launched as built, and
+  // their results checked; the rate is FLOPs over the (fake) time per launch.
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  fake.device_name = "NVIDIA H200";
+  auto backend = runner::make_cuda_backend(api);
+  gpu::Calibration c = backend->calibrate([](const nlohmann::json&) {});
+  EXPECT_TRUE(c.gemm_note.empty()) << c.gemm_note;
+  schedule::GemmProblem p;
+  p.m = p.n = p.k = kCalibrationGemmSize;
+  for (gpu::Precision precision : {gpu::Precision::FP32, gpu::Precision::FP16}) {
+    const bool fp32 = precision == gpu::Precision::FP32;
+    GemmBench b = make_gemm_bench(p, gpu::gpu_spec("h200"), precision, nullptr,
+                                  fp32 ? "souffle_gemm_fp32" : "souffle_gemm_fp16");
+    const FakeDriver::Launch& l = fake.gemm_launches.at(b.name);
+    EXPECT_EQ(l.grid, b.kernel.launch.grid_x);
+    EXPECT_EQ(l.block, b.kernel.launch.block_x);
+    EXPECT_EQ(l.shared, b.kernel.launch.dynamic_shared_bytes);
+    EXPECT_EQ(l.count, 6 * 3);  // a warm-up repetition and five timed, of three launches
+    // The fake's events say 1 us for three launches.
+    EXPECT_NEAR(fp32 ? c.gemm_fp32_tflops : c.gemm_fp16_tflops, b.flops() / (1e-6 / 3) / 1e12,
+                1e-6 * b.flops() / (1e-6 / 3) / 1e12);
+    EXPECT_EQ(fp32 ? c.gemm_fp32_tile : c.gemm_fp16_tile, b.tile.describe());
+  }
+  gpu::Calibration back = gpu::parse_calibration(gpu::calibration_json(c), "cal.json");
+  EXPECT_EQ(back.gemm_fp16_tile, c.gemm_fp16_tile);
+  EXPECT_DOUBLE_EQ(back.gemm_fp32_tflops, c.gemm_fp32_tflops);
+}
+
+TEST_F(FakeFixture, AGemmThatComputesWrongValuesHasNoRate) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  fake.device_name = "NVIDIA H100 80GB HBM3";
+  fake.gemm_right = false;
+  auto backend = runner::make_cuda_backend(api);
+  gpu::Calibration c = backend->calibrate([](const nlohmann::json&) {});
+  EXPECT_EQ(c.gemm_fp32_tflops, 0);
+  EXPECT_EQ(c.gemm_fp16_tflops, 0);
+  EXPECT_TRUE(c.gemm_fp32_tile.empty());
+  EXPECT_NE(c.gemm_note.find("the fp32 GEMM kernel computed 1.000000 where"), std::string::npos)
+      << c.gemm_note;
+  EXPECT_NE(c.gemm_note.find("the fp16 GEMM kernel computed"), std::string::npos) << c.gemm_note;
+}
+
+TEST_F(FakeFixture, ADeviceWithoutASpecHasNoGemmRates) {
+  auto backend = runner::make_cuda_backend(api);  // "Fake H200"
+  gpu::Calibration c = backend->calibrate([](const nlohmann::json&) {});
+  EXPECT_EQ(c.gemm_fp32_tflops, 0);
+  EXPECT_NE(c.gemm_note.find("no built-in GPU spec matches Fake H200"), std::string::npos)
+      << c.gemm_note;
+  EXPECT_TRUE(fake.gemm_launches.empty());
 }
 
 }  // namespace

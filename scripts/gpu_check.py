@@ -240,6 +240,12 @@ def finish(res, out_dir, code):
         md += ["", "Calibration: launch %.2f us back to back (%.2f us as graph nodes); one grid barrier: %s; %s; copy %.0f GB/s."
                % (c.get("launch_overhead_us", 0), c.get("graph_launch_us", 0), gb or "not measured", flags,
                   c.get("dram_bandwidth_gbps", 0))]
+        for what, key in (("fp32 SIMT", "fp32"), ("fp16 tensor-core", "fp16")):
+            rate = c.get("gemm_%s_tflops" % key, 0)
+            md.append("GEMM, the project's %s kernel at 4096 cubed: %s." % (
+                what, "%.1f TFLOP/s (%s)" % (rate, c.get("gemm_%s_tile" % key, "")) if rate else "not measured"))
+        if c.get("gemm_note"):
+            md.append("GEMM note: %s." % c["gemm_note"])
     if res["profiles"]:
         md += ["", "| model | strategy | kernels | estimated us (spec) | measured us, sum of kernels | end to end us | CUDA graph us | timer | max rel. L2 | verified |",
                "|---|---|---|---|---|---|---|---|---|---|"]
@@ -254,6 +260,21 @@ def finish(res, out_dir, code):
                 fmt(r["kernels_us"]), fmt(r["end_to_end_us"]), fmt(r["graph_us"]),
                 r["timer"] if r["gpu_time"] else "emulator (CPU time)", rel,
                 "yes" if r["verified"] else ("ERROR: " + r.get("error", "")[:80] if r.get("error") else "no reference")))
+    counted = [(r, k) for r in res["profiles"] for k in r.get("kernels", [])
+               if k.get("dram_read_bytes", -1) >= 0 or k.get("achieved_occupancy", -1) >= 0]
+    if counted:
+        md += ["", "Hardware counters (one run under CUPTI's range profiler):", "",
+               "| model | strategy | kernel | est. DRAM MB | DRAM read MB | written MB | achieved occupancy |",
+               "|---|---|---|---|---|---|---|"]
+        mb = lambda b: "-" if b is None or b < 0 else "%.2f" % (b / 1e6)
+        for r, k in counted:
+            occ = k.get("achieved_occupancy", -1)
+            md.append("| %s %s | %s | %s | %s | %s | %s | %s |" % (
+                r["size"], r["model_name"], r["strategy"], k["name"], mb(k.get("est_dram_bytes", 0)),
+                mb(k.get("dram_read_bytes")), mb(k.get("dram_write_bytes")), "-" if occ < 0 else "%.0f%%" % (100 * occ)))
+    notes = sorted({r.get("counters_note", "") for r in res["profiles"] if r.get("gpu_time")} - {""})
+    for n in notes:
+        md += ["", "Counters: " + n]
     if res["compiles"]:
         md += ["", "| model | strategy | kernels | NVRTC errors | seconds |", "|---|---|---|---|---|"]
         for e in res["compiles"]:

@@ -364,7 +364,8 @@ void ChartsPanel::rebuildRoofline() {
     ymin = std::min(ymin, g / 2);
   }
   // Measured on a GPU (never the emulator's CPU times): each kernel's FLOPs over its measured
-  // time, at the intensity of its estimated DRAM bytes (no DRAM counters are read).
+  // time, at the intensity of its measured DRAM bytes where the hardware counters gave them,
+  // else of its estimated ones.
   const bool measured = m_profile && m_profile->plan == m_plan && m_profile->gpuTime();
   std::vector<std::pair<QPointF, int>> measuredPoints;
   if (measured)
@@ -372,9 +373,14 @@ void ChartsPanel::rebuildRoofline() {
       const double us = m_profile->partitionUs[i];
       if (us <= 0 || parts[i].flops <= 0) continue;
       const double g = static_cast<double>(parts[i].flops) / (us * 1e3);
+      const double bytes =
+          i < m_profile->partitionDramBytes.size() ? m_profile->partitionDramBytes[i] : -1.0;
+      const double x =
+          bytes > 0 ? static_cast<double>(parts[i].flops) / bytes : intensity(parts[i]);
       measuredPoints.push_back(
-          {QPointF(std::max(intensity(parts[i]), kMinIntensity), std::max(g, kMinGflops)),
-           static_cast<int>(i)});
+          {QPointF(std::max(x, kMinIntensity), std::max(g, kMinGflops)), static_cast<int>(i)});
+      xmin = std::min(xmin, std::max(x, kMinIntensity) / 2);
+      xmax = std::max(xmax, std::max(x, kMinIntensity) * 2);
       ymin = std::min(ymin, std::max(g, kMinGflops) / 2);
     }
   const double ridge = peak / bw;

@@ -101,11 +101,22 @@ ProfileDataPtr makeProfileData(PlanDataPtr plan, ProfileReport report) {
   d->plan = plan;
   d->report = std::move(report);
   if (!plan || !plan->plan) return d;
-  d->partitionUs.assign(plan->plan->partitions.size(), -1);
+  const size_t n = plan->plan->partitions.size();
+  d->partitionUs.assign(n, -1);
+  d->partitionDramBytes.assign(n, -1);
+  std::vector<bool> uncounted(n, false);
   for (const KernelMeasurement& k : d->report.kernels)
-    for (size_t i = 0; i < plan->plan->partitions.size(); ++i)
-      if (plan->plan->partitions[i].id == k.partition)
+    for (size_t i = 0; i < n; ++i)
+      if (plan->plan->partitions[i].id == k.partition) {
         d->partitionUs[i] = std::max(0.0, d->partitionUs[i]) + k.time_us.median;
+        if (k.dram_read_bytes < 0 || k.dram_write_bytes < 0)
+          uncounted[i] = true;
+        else
+          d->partitionDramBytes[i] =
+              std::max(0.0, d->partitionDramBytes[i]) + k.dram_read_bytes + k.dram_write_bytes;
+      }
+  for (size_t i = 0; i < n; ++i)
+    if (uncounted[i]) d->partitionDramBytes[i] = -1;
   return d;
 }
 

@@ -20,6 +20,9 @@ struct ProfileData {
   /// Per partition (indexed like plan->plan->partitions): the sum of the medians of its
   /// launches, -1 where nothing was measured.
   std::vector<double> partitionUs;
+  /// Per partition: DRAM bytes read and written by its launches in one run, from the hardware
+  /// counters; -1 where any of its launches has none.
+  std::vector<double> partitionDramBytes;
   /// "measured on NVIDIA H200 (cupti)" or "emulator: CPU time, not a GPU time".
   QString label() const;
   bool gpuTime() const { return report.gpu_time(); }

@@ -50,6 +50,21 @@ void print_report(const ProfileReport& r) {
   }
   std::cout << "\n";
   if (!r.graph_note.empty() && gpu) std::cout << "  graph: " << r.graph_note << "\n";
+  // Hardware counters of one more run, beside the plan's estimate of the DRAM traffic.
+  bool counted = false;
+  for (const KernelMeasurement& k : r.kernels) counted = counted || k.has_counters();
+  if (counted) {
+    std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>12} {:>10}\n", "counters (one run)",
+                             "est. DRAM MB", "DRAM read MB", "written MB", "occupancy");
+    auto mb = [](double b) { return b < 0 ? std::string("-") : fmt::format("{:.2f}", b / 1e6); };
+    for (const KernelMeasurement& k : r.kernels)
+      std::cout << fmt::format(
+          "  {:<28} {:>12.2f} {:>14} {:>12} {:>10}\n", k.name, k.est_dram_bytes / 1e6,
+          mb(k.dram_read_bytes), mb(k.dram_write_bytes),
+          k.achieved_occupancy < 0 ? std::string("-")
+                                   : fmt::format("{:.0f}%", 100 * k.achieved_occupancy));
+  }
+  if (!r.counters_note.empty() && gpu) std::cout << "  counters: " << r.counters_note << "\n";
   for (const OutputMeasurement& o : r.outputs)
     std::cout << fmt::format("  output {:<30} rel. L2 error {:.3e} {}\n", o.name, o.rel_l2,
                              o.ok ? "ok" : "MISMATCH");
@@ -65,6 +80,7 @@ int run_profile(const ProfileCliOptions& o) {
   po.runs = o.runs > 0 ? o.runs : (o.backend == "emulator" ? 1 : 20);
   po.warmup = o.warmup >= 0 ? o.warmup : (o.backend == "emulator" ? 0 : 3);
   po.graph = !o.no_graph;
+  po.counters = !o.no_counters;
   po.tolerance = o.tolerance;
   po.bundle_dir = o.bundle_dir;
   po.data_dir = o.data_dir;

@@ -97,6 +97,7 @@ struct ProfileCliOptions {
   int runs = 0;                      ///< 0: 20 on a GPU, 1 on the emulator
   int warmup = -1;                   ///< -1: 3 on a GPU, 0 on the emulator
   bool no_graph = false;
+  bool no_counters = false;
   bool no_waves = false;          ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;  ///< plan::PlanOptions::weight_panels off
   double tolerance = 1e-4;

@@ -148,6 +148,8 @@ int main(int argc, char** argv) {
   c_prof->add_option("--trace", prof.trace, "write Chrome-trace JSON (Perfetto) here");
   c_prof->add_option("--timeout", prof.timeout_s, "seconds per runner request (default 600)");
   c_prof->add_flag("--no-graph", prof.no_graph, "skip the CUDA graph replay");
+  c_prof->add_flag("--no-counters", prof.no_counters,
+                   "skip the run under CUPTI's range profiler (DRAM bytes, occupancy)");
   c_prof->add_flag("--no-waves", prof.no_waves,
                    "kernels keep their stages in program order, for comparison");
   c_prof->add_flag("--no-weight-panels", prof.no_weight_panels,

@@ -67,7 +67,11 @@ json profile_report_json(const ProfileReport& r) {
                   {"block", k.block},
                   {"cooperative", k.cooperative},
                   {"registers", k.registers},
-                  {"image", k.image}});
+                  {"image", k.image},
+                  {"dram_read_bytes", k.dram_read_bytes},
+                  {"dram_write_bytes", k.dram_write_bytes},
+                  {"achieved_occupancy", k.achieved_occupancy},
+                  {"est_dram_bytes", k.est_dram_bytes}});
   json outs = json::array();
   for (const OutputMeasurement& o : r.outputs)
     outs.push_back({{"name", o.name}, {"rel_l2", o.rel_l2}, {"ok", o.ok}});
@@ -98,6 +102,7 @@ json profile_report_json(const ProfileReport& r) {
             {"zeroing_us", r.zeroing_us},
             {"graph_us", r.graph_us},
             {"graph_note", r.graph_note},
+            {"counters_note", r.counters_note},
             {"est_total_us", r.est_total_us},
             {"outputs", outs},
             {"verified", r.verified},
@@ -170,6 +175,10 @@ ProfileReport read_profile_report(const json& j) {
       m.cooperative = field(x, "cooperative", "kernels[].", false);
       m.registers = field(x, "registers", "kernels[].", 0);
       m.image = field(x, "image", "kernels[].", std::string());
+      m.dram_read_bytes = field(x, "dram_read_bytes", "kernels[].", -1.0);
+      m.dram_write_bytes = field(x, "dram_write_bytes", "kernels[].", -1.0);
+      m.achieved_occupancy = field(x, "achieved_occupancy", "kernels[].", -1.0);
+      m.est_dram_bytes = field(x, "est_dram_bytes", "kernels[].", int64_t{0});
       r.kernels.push_back(m);
     }
   r.kernels_us = field(j, "kernels_us", "", 0.0);
@@ -177,6 +186,7 @@ ProfileReport read_profile_report(const json& j) {
   r.zeroing_us = field(j, "zeroing_us", "", 0.0);
   r.graph_us = field(j, "graph_us", "", 0.0);
   r.graph_note = s("graph_note");
+  r.counters_note = s("counters_note");
   r.est_total_us = field(j, "est_total_us", "", 0.0);
   if (auto o = j.find("outputs"); o != j.end() && o->is_array())
     for (const json& x : *o)
@@ -351,7 +361,8 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     json p = m_runner->call({{"op", "profile"},
                              {"runs", m_options.runs},
                              {"warmup", m_options.warmup},
-                             {"graph", m_options.graph}},
+                             {"graph", m_options.graph},
+                             {"counters", m_options.counters}},
                             m_options.timeout_s * (1 + m_options.runs + m_options.warmup), on_event,
                             m_options.cancel);
     r.timer = p.value("timer", "");
@@ -362,6 +373,8 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     r.zeroing_us = stats_from(p.value("zeroing_us", json::object())).median;
     r.graph_us = stats_from(p.value("graph_us", json::object())).median;
     r.graph_note = p.value("graph_note", "");
+    r.counters_note = p.value("counters_note", "");
+    const json counters = p.value("counters", json::array());
     bool has_reference = false;
     try {
       json v = m_runner->call({{"op", "verify"}, {"tolerance", m_options.tolerance}},
@@ -380,7 +393,11 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       r.error = "an output differs from the reference by more than " +
                 std::to_string(m_options.tolerance) + " (relative L2)";
     std::map<int, double> est;
-    for (const plan::Partition& part : plan.partitions) est[part.id] = part.est_time_us;
+    std::map<int, int64_t> est_bytes;
+    for (const plan::Partition& part : plan.partitions) {
+      est[part.id] = part.est_time_us;
+      est_bytes[part.id] = part.dram_bytes;
+    }
     for (const json& k : p.value("kernels", json::array())) {
       KernelMeasurement m;
       m.name = k.value("name", "");
@@ -389,6 +406,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       if (const CompiledKernel* ck = by_name.count(m.name) ? by_name[m.name] : nullptr) {
         m.partition = ck->partition;
         m.est_us = est.count(ck->partition) ? est[ck->partition] : 0;
+        m.est_dram_bytes = est_bytes.count(ck->partition) ? est_bytes[ck->partition] : 0;
         m.grid = ck->launch.grid_x;
         m.block = ck->launch.block_x;
         m.cooperative = ck->launch.cooperative;
@@ -396,6 +414,13 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       if (info.count(m.name)) {
         m.registers = info[m.name].value("registers", 0);
         m.image = info[m.name].value("image", "");
+      }
+      // The runner gives the counters in launch order, named after their kernels.
+      const size_t i = r.kernels.size();
+      if (i < counters.size() && counters[i].value("name", "") == m.name) {
+        m.dram_read_bytes = counters[i].value("dram_read_bytes", -1.0);
+        m.dram_write_bytes = counters[i].value("dram_write_bytes", -1.0);
+        m.achieved_occupancy = counters[i].value("achieved_occupancy", -1.0);
       }
       r.kernels_us += m.time_us.median;
       r.kernels.push_back(m);

@@ -37,6 +37,9 @@ struct ProfileOptions {
   /// Grid barriers or per-tile flags between dependent stages (CompileOptions::sync).
   schedule::SyncMode sync = schedule::SyncMode::Grid;
   double timeout_s = 600;  ///< per request
+  /// One more run under CUPTI's range profiler for DRAM bytes and achieved occupancy per kernel
+  /// (where the device allows it).
+  bool counters = true;
   std::function<void(const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -52,6 +55,12 @@ struct KernelMeasurement {
   bool cooperative = false;
   int registers = 0;
   std::string image;  ///< what the runner loaded ("cubin sm_90", "ptx sm_80 (JIT ...)")
+  /// Hardware counters of one run (CUPTI's range profiler); -1 where not measured.
+  double dram_read_bytes = -1, dram_write_bytes = -1;
+  double achieved_occupancy = -1;  ///< active warps over the SM's peak, 0..1
+  /// The plan's estimate of its partition's DRAM bytes (shared by split launches, as est_us).
+  int64_t est_dram_bytes = 0;
+  bool has_counters() const { return dram_read_bytes >= 0 || achieved_occupancy >= 0; }
 };
 
 struct OutputMeasurement {
@@ -80,7 +89,8 @@ struct ProfileReport {
   double zeroing_us = 0;     ///< median time clearing written buffers before a run
   double graph_us = 0;       ///< median of the run replayed as a CUDA graph (0: none)
   std::string graph_note;
-  double est_total_us = 0;  ///< the plan's estimate
+  std::string counters_note;  ///< why there are no hardware counters, when there are none
+  double est_total_us = 0;    ///< the plan's estimate
   std::vector<OutputMeasurement> outputs;
   bool verified = false;    ///< every output within tolerance of the reference
   std::string verify_note;  ///< why nothing was verified, when nothing was

@@ -13,6 +13,7 @@
 
 #include "core/gpu/calibration.h"
 #include "core/gpu/cupti.h"
+#include "core/gpu/cupti_counters.h"
 #include "core/session/bundle_manifest.h"
 
 namespace souffle::gpu {
@@ -55,6 +56,11 @@ struct ProfileData {
   gpu::Stats zeroing_us;   ///< clearing the buffers the kernels write, before each run
   gpu::Stats graph_us;     ///< the whole run (zeroing included) replayed as a CUDA graph
   std::string graph_note;  ///< why there is no graph figure, when there is none
+  /// Hardware counters of one more run, one entry per kernel in launch order (CUPTI's range
+  /// profiler: DRAM bytes read and written, achieved occupancy); empty when not measured, and
+  /// then counters_note says why.
+  std::vector<gpu::KernelCounters> counters;
+  std::string counters_note;
 };
 
 /// {"median", "min", "max", "count"} of a sample's statistics, and back (zeros where absent).
@@ -80,7 +86,8 @@ class Backend {
   /// One run in plan order: zeroes what the kernels write, launches each kernel and waits for
   /// it, so a fault names its kernel.
   virtual void run(const EventFn& on_event) = 0;
-  virtual ProfileData profile(int runs, int warmup, bool graph, const EventFn& on_event) = 0;
+  virtual ProfileData profile(int runs, int warmup, bool graph, bool counters,
+                              const EventFn& on_event) = 0;
   virtual gpu::Calibration calibrate(const EventFn& on_event) = 0;
   /// After a fault that leaves the device unusable (a CUDA context error) the runner exits.
   virtual bool dead() const { return false; }
@@ -90,7 +97,8 @@ class Backend {
 std::unique_ptr<Backend> make_cuda_backend(int device = 0);
 /// The same on a driver table the caller made and keeps alive (the tests run the backend on a
 /// fake driver that checks what it is asked to do).
-std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device = 0);
+std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device = 0,
+                                           const std::string& cupti_library = "");
 /// The CPU emulator backend: makes the bundle's kernels again from the model it names, checks
 /// they are the bundle's (same CUDA C), and emulates them.
 std::unique_ptr<Backend> make_emulator_backend();

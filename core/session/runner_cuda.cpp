@@ -65,7 +65,8 @@ struct Device {
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(int device) : m_ordinal(device) { m_api = gpu::cuda_api(&m_reason); }
-  CudaBackend(const gpu::CudaApi* api, int device) : m_api(api), m_ordinal(device) {}
+  CudaBackend(const gpu::CudaApi* api, int device, std::string cupti_library)
+      : m_api(api), m_ordinal(device), m_cupti_library(std::move(cupti_library)) {}
   ~CudaBackend() override { release(); }
 
   std::string name() const override { return "cuda"; }
@@ -241,7 +242,8 @@ class CudaBackend : public Backend {
     }
   }
 
-  ProfileData profile(int runs, int warmup, bool graph, const EventFn& on_event) override {
+  ProfileData profile(int runs, int warmup, bool graph, bool counters,
+                      const EventFn& on_event) override {
     need_bundle();
     ProfileData p;
     p.runs = runs;
@@ -312,6 +314,10 @@ class CudaBackend : public Backend {
       }
     }
     if (graph) replay_graph(runs, p);
+    if (counters) {
+      on_event({{"event", "profile"}, {"phase", "hardware counters"}});
+      count(order, p);
+    }
     return p;
   }
 
@@ -454,6 +460,38 @@ class CudaBackend : public Backend {
   /// overlap, so no replay's releases are seen by another. After the replays the counters hold
   /// a replay's counts while the kernels' epochs were overwritten, so restart_flags puts both
   /// back to the start (zero, next launch epoch 1) for whatever runs next.
+  /// One more run under CUPTI's range profiler: a range per launch, replayed as the metrics
+  /// need. Counters that cannot be had leave p.counters empty and say why in counters_note.
+  void count(const std::vector<std::string>& order, ProfileData& p) {
+    std::string why;
+    std::unique_ptr<gpu::CuptiCounterSession> session =
+        gpu::CuptiCounterSession::open(m_ctx, m_ordinal, &why, m_cupti_library);
+    if (!session) {
+      p.counters_note = why;
+      return;
+    }
+    std::string err;
+    if (!session->start(order.size(), &err)) {
+      p.counters_note = "the range profiler did not start: " + err;
+      return;
+    }
+    zero();
+    for (size_t k = 0; k < m_loaded.size(); ++k) launch(k);
+    sync("the counted run");
+    std::vector<gpu::RangeValues> ranges = session->stop(&err);
+    if (ranges.empty()) {
+      p.counters_note = "the range profiler gave no ranges: " + err;
+      return;
+    }
+    std::string problem;
+    p.counters = gpu::counters_from_ranges(ranges, order, &problem);
+    if (p.counters.empty())
+      p.counters_note = "the counters could not be matched to the launches: " + problem;
+    else if (session->passes() > 1)
+      p.counters_note = "each kernel replayed " + std::to_string(session->passes()) +
+                        " times by CUPTI (" + session->chip() + ")";
+  }
+
   void replay_graph(int runs, ProfileData& p) {
     struct Restart {
       CudaBackend& b;
@@ -540,6 +578,7 @@ class CudaBackend : public Backend {
   const gpu::CudaApi* m_api = nullptr;
   std::string m_reason;
   int m_ordinal = 0;
+  std::string m_cupti_library;  ///< the range profiler's libcupti; empty: the usual places
   CUdevice m_device = 0;
   CUcontext m_ctx = nullptr;
   CUstream m_stream = nullptr;
@@ -865,8 +904,9 @@ std::unique_ptr<Backend> make_cuda_backend(int device) {
   return std::make_unique<CudaBackend>(device);
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device) {
-  return std::make_unique<CudaBackend>(&api, device);
+std::unique_ptr<Backend> make_cuda_backend(const gpu::CudaApi& api, int device,
+                                           const std::string& cupti_library) {
+  return std::make_unique<CudaBackend>(&api, device, cupti_library);
 }
 
 }  // namespace souffle::runner

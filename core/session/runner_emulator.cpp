@@ -147,7 +147,8 @@ class EmulatorBackend : public Backend {
 
   void run(const EventFn& on_event) override { run_once(on_event, nullptr); }
 
-  ProfileData profile(int runs, int warmup, bool graph, const EventFn& on_event) override {
+  ProfileData profile(int runs, int warmup, bool graph, bool counters,
+                      const EventFn& on_event) override {
     ProfileData p;
     p.timer = "emulator";
     p.timer_note = "CPU wall time of the emulator, not a GPU time";
@@ -172,6 +173,7 @@ class EmulatorBackend : public Backend {
     }
     p.end_to_end_us = gpu::stats_of(total);
     if (graph) p.graph_note = "no CUDA graphs on the emulator";
+    if (counters) p.counters_note = "no hardware counters on the emulator";
     return p;
   }
 

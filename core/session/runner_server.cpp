@@ -185,7 +185,8 @@ class Server {
       int runs = req.value("runs", 20), warmup = req.value("warmup", 3);
       if (runs < 1 || runs > 100000 || warmup < 0 || warmup > 1000)
         throw RunnerError("bad_request", "runs must be 1..100000 and warmup 0..1000");
-      return profile_json(m_backend.profile(runs, warmup, req.value("graph", true), ev));
+      return profile_json(m_backend.profile(runs, warmup, req.value("graph", true),
+                                            req.value("counters", true), ev));
     }
     if (op == "calibrate") {
       gpu::Calibration c = m_backend.calibrate(ev);
@@ -273,6 +274,16 @@ json profile_json(const ProfileData& p) {
             {"graph_us", stats_json(p.graph_us)}};
   if (!p.timer_note.empty()) j["timer_note"] = p.timer_note;
   if (!p.graph_note.empty()) j["graph_note"] = p.graph_note;
+  if (!p.counters.empty()) {
+    json cs = json::array();
+    for (const gpu::KernelCounters& c : p.counters)
+      cs.push_back({{"name", c.name},
+                    {"dram_read_bytes", c.dram_read_bytes},
+                    {"dram_write_bytes", c.dram_write_bytes},
+                    {"achieved_occupancy", c.achieved_occupancy}});
+    j["counters"] = cs;
+  }
+  if (!p.counters_note.empty()) j["counters_note"] = p.counters_note;
   return j;
 }
 
@@ -294,6 +305,16 @@ ProfileData profile_from_json(const json& j) {
   p.zeroing_us = stats_from(j.value("zeroing_us", json::object()));
   p.graph_us = stats_from(j.value("graph_us", json::object()));
   p.graph_note = j.value("graph_note", "");
+  if (auto c = j.find("counters"); c != j.end() && c->is_array())
+    for (const json& x : *c) {
+      gpu::KernelCounters k;
+      k.name = x.value("name", "");
+      k.dram_read_bytes = x.value("dram_read_bytes", -1.0);
+      k.dram_write_bytes = x.value("dram_write_bytes", -1.0);
+      k.achieved_occupancy = x.value("achieved_occupancy", -1.0);
+      p.counters.push_back(k);
+    }
+  p.counters_note = j.value("counters_note", "");
   return p;
 }
 

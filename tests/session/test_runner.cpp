@@ -154,6 +154,8 @@ TEST(RunnerProtocol, LoadRunVerifyProfileReadOnTheEmulator) {
   EXPECT_EQ(p.kernels[0].duration_us.count, 2);
   EXPECT_GT(p.kernels[0].duration_us.median, 0);
   EXPECT_EQ(p.graph_note, "no CUDA graphs on the emulator");
+  EXPECT_TRUE(p.counters.empty());
+  EXPECT_EQ(p.counters_note, "no hardware counters on the emulator");
   EXPECT_EQ(fs::file_size(out_file), static_cast<uintmax_t>(a[4]["bytes"].get<int64_t>()));
   EXPECT_FALSE(a[5]["ok"]);
 }
@@ -507,6 +509,8 @@ TEST(ProfileSession, EmulatorEndToEndThroughTheRunner) {
     EXPECT_EQ(back.kernels.size(), r.kernels.size());
     EXPECT_EQ(back.timer, "emulator");
     EXPECT_EQ(back.verified, r.verified);
+    EXPECT_EQ(back.counters_note, "no hardware counters on the emulator");
+    for (const KernelMeasurement& k : back.kernels) EXPECT_FALSE(k.has_counters()) << k.name;
   }
 }
 

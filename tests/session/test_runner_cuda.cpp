@@ -23,6 +23,7 @@
 #include "core/gpu/nvrtc.h"
 #include "core/session/bundle_manifest.h"
 #include "core/session/gemm_bench.h"
+#include "core/session/profile.h"
 #include "core/session/runner.h"
 
 namespace souffle {
@@ -310,7 +311,9 @@ TEST_F(FakeFixture, TheEpochGrowsPerLaunchAndTheGraphStartsFromZero) {
   backend->run(quiet);
   backend->run(quiet);
   // Two warm-up runs, three timed, the graph replayed twice untimed and three times timed.
-  runner::ProfileData p = backend->profile(3, 2, true, quiet);
+  runner::ProfileData p = backend->profile(3, 2, true, false, quiet);
+  EXPECT_TRUE(p.counters.empty());
+  EXPECT_TRUE(p.counters_note.empty());  // not asked for
   EXPECT_TRUE(p.graph_note.empty()) << p.graph_note;
   backend->run(quiet);  // after the graph: counters and epochs start over
   EXPECT_TRUE(fake.violations.empty()) << fake.violations.front();
@@ -389,6 +392,59 @@ TEST_F(FakeFixture, ADeviceWithoutASpecHasNoGemmRates) {
   EXPECT_NE(c.gemm_note.find("no built-in GPU spec matches Fake H200"), std::string::npos)
       << c.gemm_note;
   EXPECT_TRUE(fake.gemm_launches.empty());
+}
+
+TEST_F(FakeFixture, CountersThatCannotBeHadAreNamedNotFatal) {
+  // CUPTI's range profiler missing: the timed runs stand, the counters say why they are absent.
+  auto backend = runner::make_cuda_backend(api, 0, "/nonexistent/libcupti_counters.so");
+  backend->load(two_kernels(dir));
+  runner::ProfileData p = backend->profile(2, 1, false, true, [](const nlohmann::json&) {});
+  EXPECT_EQ(p.kernels.size(), 2u);
+  EXPECT_TRUE(p.counters.empty());
+  EXPECT_NE(p.counters_note.find("/nonexistent/libcupti_counters.so"), std::string::npos)
+      << p.counters_note;
+  EXPECT_TRUE(fake.violations.empty()) << fake.violations.front();
+  // Through the protocol's JSON and back.
+  runner::ProfileData back = runner::profile_from_json(runner::profile_json(p));
+  EXPECT_EQ(back.counters_note, p.counters_note);
+}
+
+TEST(ProfileCounters, TravelThroughTheProtocolAndTheReport) {
+  runner::ProfileData p;
+  p.timer = "cupti";
+  p.kernels.resize(1);
+  p.kernels[0].name = "kernel0";
+  gpu::KernelCounters c;
+  c.name = "kernel0";
+  c.dram_read_bytes = 1.5e6;
+  c.dram_write_bytes = 2.5e5;
+  c.achieved_occupancy = 0.42;
+  p.counters = {c};
+  runner::ProfileData back = runner::profile_from_json(runner::profile_json(p));
+  ASSERT_EQ(back.counters.size(), 1u);
+  EXPECT_EQ(back.counters[0].name, "kernel0");
+  EXPECT_DOUBLE_EQ(back.counters[0].dram_read_bytes, 1.5e6);
+  EXPECT_DOUBLE_EQ(back.counters[0].dram_write_bytes, 2.5e5);
+  EXPECT_DOUBLE_EQ(back.counters[0].achieved_occupancy, 0.42);
+
+  ProfileReport r;
+  r.backend = "cuda";
+  KernelMeasurement m;
+  m.name = "kernel0";
+  m.dram_read_bytes = 1.5e6;
+  m.achieved_occupancy = 0.42;
+  m.est_dram_bytes = 1200000;
+  r.kernels = {m, KernelMeasurement{}};
+  r.counters_note = "each kernel replayed 2 times by CUPTI (GH100)";
+  ProfileReport rb = profile_report_from_json(profile_report_json(r));
+  ASSERT_EQ(rb.kernels.size(), 2u);
+  EXPECT_TRUE(rb.kernels[0].has_counters());
+  EXPECT_DOUBLE_EQ(rb.kernels[0].dram_read_bytes, 1.5e6);
+  EXPECT_DOUBLE_EQ(rb.kernels[0].dram_write_bytes, -1);
+  EXPECT_DOUBLE_EQ(rb.kernels[0].achieved_occupancy, 0.42);
+  EXPECT_EQ(rb.kernels[0].est_dram_bytes, 1200000);
+  EXPECT_FALSE(rb.kernels[1].has_counters());
+  EXPECT_EQ(rb.counters_note, r.counters_note);
 }
 
 }  // namespace

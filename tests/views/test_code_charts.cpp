@@ -239,6 +239,25 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
     QVERIFY2(std::abs(measured->at(i).y() / want - 1) < 1e-9,
              qPrintable(QString::number(measured->at(i).y())));
   }
+  // With DRAM counters, a kernel sits at the intensity of the bytes it moved (a partition's
+  // launches summed): here twice the estimate, so at half the estimated intensity.
+  for (KernelMeasurement& k : run.kernels)
+    for (const plan::Partition& p : w.planData()->plan->partitions)
+      if (p.id == k.partition) {
+        k.dram_read_bytes = 1.5 * static_cast<double>(p.dram_bytes);
+        k.dram_write_bytes = 0.5 * static_cast<double>(p.dram_bytes);
+      }
+  charts->setProfile(makeProfileData(w.planData(), run));
+  measured = measuredSeries();
+  QVERIFY(measured);
+  for (int i = 0; i < measured->count(); ++i) {
+    const plan::Partition& p =
+        w.planData()->plan->partitions[static_cast<size_t>(charts->partitionOfPoint(measured, i))];
+    if (p.dram_bytes <= 0) continue;
+    const double want = std::max(static_cast<double>(p.flops) / (2.0 * p.dram_bytes), 1e-3);
+    QVERIFY2(std::abs(measured->at(i).x() / want - 1) < 1e-9,
+             qPrintable(QString::number(measured->at(i).x()) + " vs " + QString::number(want)));
+  }
   run.backend = "emulator";
   charts->setProfile(makeProfileData(w.planData(), run));
   QVERIFY(!measuredSeries());

@@ -105,6 +105,7 @@ def main(argv):
         "compiles": [],
         "torch": None,
         "calibration": None,
+        "tune": None,
     }
 
     def step(name, seconds, status, detail=""):
@@ -135,6 +136,19 @@ def main(argv):
                 step("calibrate", time.time() - t0, "failed", json.dumps(answer[0] if answer else lines) + p.stderr)
         except subprocess.TimeoutExpired:
             step("calibrate", time.time() - t0, "timeout")
+
+    # 1b. GEMM tiles of the sample BERT chosen by timing the tuner's top candidates on the GPU,
+    # beside the tile cost model's choice (compile --tune measure).
+    if not args.dry_run and clock.left() > 240:
+        bert = os.path.join(ROOT, "sample_models", "bert", "model.onnx")
+        rc, out, err, s = run([cli, "compile", bert, "--tune", "measure", "--runner", "'%s'" % runner,
+                               "--tune-dir", os.path.join(work, "tune"), "--arch", "sm_90", "--gpu", "h200",
+                               "--json", "-q"], min(120, clock.left() - 180), env)
+        try:
+            res["tune"] = json.loads(out).get("tune")
+        except Exception:
+            pass
+        step("sample bert compile --tune measure", s, "ok" if rc == 0 else ("timeout" if rc is None else "failed"), err)
 
     # 2. The sample models (committed), then the paper-size ones (exported here with PyTorch).
     sets = [("sample", os.path.join(ROOT, "sample_models"))]
@@ -246,6 +260,13 @@ def finish(res, out_dir, code):
                 what, "%.1f TFLOP/s (%s)" % (rate, c.get("gemm_%s_tile" % key, "")) if rate else "not measured"))
         if c.get("gemm_note"):
             md.append("GEMM note: %s." % c["gemm_note"])
+    tune = res.get("tune")
+    if tune and tune.get("problems"):
+        md += ["", "GEMM tiles of the sample BERT timed on %s (compile --tune measure; the tile cost model's order first):" % tune.get("device", "?"), "",
+               "| GEMM | timer | candidates, us per launch |", "|---|---|---|"]
+        for t in tune["problems"]:
+            cands = ", ".join("%s %s" % (c["tile"], "failed" if c["us"] < 0 else "%.2f" % c["us"]) for c in t["candidates"])
+            md.append("| %s | %s | %s |" % (t["problem"], t.get("timer", ""), cands))
     if res["profiles"]:
         md += ["", "| model | strategy | kernels | estimated us (spec) | measured us, sum of kernels | end to end us | CUDA graph us | timer | max rel. L2 | verified |",
                "|---|---|---|---|---|---|---|---|---|---|"]

@@ -8,10 +8,13 @@
 #include "app/cli/step_progress.h"
 #include "core/loop/mutator.h"
 #include "core/plan/plan.h"
+#include "core/gpu/device.h"
 #include "core/session/bundle.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
+#include "core/session/profile.h"
+#include "core/session/tune_measure.h"
 #include "core/support/error.h"
 
 namespace souffle::cli {
@@ -143,6 +146,49 @@ int run_compile(const CompileCliOptions& o) {
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   po.waves = !o.no_waves;
   po.weight_panels = !o.no_weight_panels;
+  // --tune measure: the tuner's top candidates timed on the runner's GPU.
+  std::unique_ptr<ProfileSession> session;
+  std::unique_ptr<TileMeasurer> measurer;
+  std::string tune_dir;
+  if (o.tune == "measure") {
+    if (o.tune_top < 1) throw UserError("--tune-top must be at least 1");
+    if (o.runner.empty() && !gpu::cuda_device().available())
+      throw UserError("--tune measure times GEMM tiles on a GPU: " + gpu::cuda_device().reason +
+                      " (--runner CMD uses a runner on another machine; --tune model needs none)");
+    ProfileOptions popt;
+    popt.backend = "cuda";  // the emulator's CPU times never choose a GPU tile
+    popt.runner = o.runner;
+    session = std::make_unique<ProfileSession>(popt);  // UserError (exit 2): no GPU or runner
+    tune_dir = o.tune_dir;
+    if (tune_dir.empty()) {
+      std::string templ = (std::filesystem::temp_directory_path() / "souffle-tune-XXXXXX").string();
+      if (!mkdtemp(templ.data())) throw UserError("cannot create a temporary folder");
+      tune_dir = templ;
+    }
+    TileMeasureOptions mo;
+    mo.arch = session->arch();
+    mo.gpu = po.gpu;
+    mo.precision = po.precision;
+    mo.dir = tune_dir;
+    ProfileSession* s = session.get();
+    measurer = std::make_unique<TileMeasurer>(mo, [s](const std::vector<nlohmann::json>& reqs) {
+      std::vector<nlohmann::json> answers;
+      for (const nlohmann::json& r : reqs) answers.push_back(s->call(r));
+      return answers;
+    });
+    schedule::MeasureFn fn = measurer->fn();
+    const size_t top = static_cast<size_t>(o.tune_top);
+    po.tune_measure = [fn, top](const te::ComputeOp& op,
+                                const std::vector<schedule::TileEstimate>& candidates) {
+      // The tuner offers its measure_top (8); time the first `top` of them.
+      std::vector<schedule::TileEstimate> head(
+          candidates.begin(),
+          candidates.begin() + static_cast<long>(std::min(top, candidates.size())));
+      std::vector<double> t = fn(op, head);
+      t.resize(candidates.size(), -1.0);
+      return t;
+    };
+  }
   PipelineResult run = [&] {
     // Its line is cleared (when it goes out of scope) before any output.
     StepProgress progress(o.common.quiet, po.until, plan::is_souffle(po.strategy));
@@ -159,6 +205,15 @@ int run_compile(const CompileCliOptions& o) {
 
   for (const CompiledKernel& k : rep.kernels)
     if (!k.ok()) std::cerr << "error: " << k.error << "\n";
+  nlohmann::json tuned = nlohmann::json::array();
+  if (measurer)
+    for (const TileMeasurement& t : measurer->measurements()) {
+      nlohmann::json c = nlohmann::json::array();
+      for (size_t i = 0; i < t.tiles.size(); ++i)
+        c.push_back({{"tile", t.tiles[i]}, {"us", t.us[i]}});
+      tuned.push_back(
+          {{"problem", t.problem}, {"timer", t.timer}, {"candidates", c}, {"note", t.note}});
+    }
 
   if (o.common.json) {
     nlohmann::json j;
@@ -188,6 +243,12 @@ int run_compile(const CompileCliOptions& o) {
     j["build_ms"] = rep.build_ms;
     j["compile_ms"] = rep.compile_ms;
     j["load_ms"] = m.load_ms;
+    if (session)
+      j["tune"] = {{"mode", "measure"},
+                   {"device", session->device()},
+                   {"arch", session->arch()},
+                   {"dir", tune_dir},
+                   {"problems", tuned}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << fmt::format("{:<14} {:>5} {:>7} {:>6} {:>9} {:>5} {:>11}", "kernel", "part",
@@ -221,6 +282,22 @@ int run_compile(const CompileCliOptions& o) {
     if (!o.out.empty())
       std::cout << fmt::format("bundle: {} files in {}{}\n", bundle.files.size(), o.out,
                                bundle.harness ? "" : " (no harness: see ERRORS.txt)");
+    if (session) {
+      std::cout << fmt::format("tiles timed on {} ({}); candidate bundles in {}\n",
+                               session->device(), session->arch(), tune_dir);
+      for (const nlohmann::json& t : tuned) {
+        std::cout << "  GEMM " << t["problem"].get<std::string>() << " ("
+                  << t["timer"].get<std::string>() << "):";
+        for (const nlohmann::json& c : t["candidates"])
+          std::cout << fmt::format(" {} {}", c["tile"].get<std::string>(),
+                                   c["us"].get<double>() < 0
+                                       ? std::string("failed")
+                                       : fmt::format("{:.2f} us", c["us"].get<double>()));
+        std::cout << "\n";
+        if (!t["note"].get<std::string>().empty())
+          std::cout << "    note: " << t["note"].get<std::string>() << "\n";
+      }
+    }
   }
   return rep.errors == 0 ? 0 : 1;
 }

@@ -56,6 +56,12 @@ struct CompileCliOptions {
   std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
+  /// How GEMM tiles are chosen: "model" (the tile cost model) or "measure" (its top candidates
+  /// timed on the runner's GPU).
+  std::string tune = "model";
+  std::string runner;    ///< --tune measure: how to start souffle-runner (default: beside this)
+  int tune_top = 8;      ///< --tune measure: candidates timed per GEMM problem
+  std::string tune_dir;  ///< --tune measure: where candidate bundles go (default: a temp folder)
 };
 
 struct ReportCliOptions {

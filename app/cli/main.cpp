@@ -117,6 +117,19 @@ int main(int argc, char** argv) {
           "order of dependent stages across blocks: grid (default), flags or auto (per-tile "
           "flags, as verify --level kernels --sync; a bundle carries their counters)")
       ->check(CLI::IsMember({"grid", "flags", "auto"}));
+  c_compile
+      ->add_option("--tune", compile.tune,
+                   "GEMM tiles by the tile cost model (model, default) or by timing its top "
+                   "candidates on the runner's GPU (measure)")
+      ->check(CLI::IsMember({"model", "measure"}));
+  c_compile->add_option(
+      "--runner", compile.runner,
+      "--tune measure: command that starts souffle-runner (default: beside this)");
+  c_compile->add_option("--tune-top", compile.tune_top,
+                        "--tune measure: candidates timed per GEMM problem (default 8)");
+  c_compile->add_option("--tune-dir", compile.tune_dir,
+                        "--tune measure: folder for the candidate bundles (a remote runner must "
+                        "see it at the same path; default: a temporary folder)");
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");

@@ -279,7 +279,8 @@ TuneResult tune_gemm(const te::ComputeOp& op, const TuneOptions& o) {
     return ok_a && a.measured_us < b.measured_us;
   });
   std::copy(head.begin(), head.end(), r.ranked.begin());
-  r.measured = true;
+  // Measured only when some candidate was: with none, the model's order stands as it was.
+  r.measured = std::any_of(times.begin(), times.end(), [](double t) { return t >= 0; });
   return r;
 }
 

@@ -188,9 +188,17 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
       "build kernels",
       [&] {
         auto t = Clock::now();
-        // The kernels the plan's pricing built for its partitions (built once).
-        out.kernels.kernels =
-            build_compiled_kernels(out.plan, kernel_pricer(po).get(), out.plan.sync);
+        if (o.tune_measure) {
+          // Measured tiles recorded in the plan; its kernels built with them.
+          schedule::PlanBuild b = schedule::plan_build(out.plan);
+          b.options.measure = o.tune_measure;
+          schedule::tune_plan(out.plan, b.config, b.options);
+          out.kernels.kernels = build_compiled_kernels(out.plan, nullptr, out.plan.sync);
+        } else {
+          // The kernels the plan's pricing built for its partitions (built once).
+          out.kernels.kernels =
+              build_compiled_kernels(out.plan, kernel_pricer(po).get(), out.plan.sync);
+        }
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
       [&] { return kernels_text(out.kernels, false); },

@@ -35,7 +35,11 @@ struct PipelineOptions {
   onnx_import::ImportOptions import;
   /// The last step run: "price" (a plan), "build kernels", "emit" or "compile".
   std::string until = "price";
-  CompileOptions compile;           ///< archs, threads, batch of the compile step (gpu: `gpu`)
+  CompileOptions compile;  ///< archs, threads, batch of the compile step (gpu: `gpu`)
+  /// When set, "build kernels" first chooses every GEMM's tile with this measurement (the
+  /// tuner's top candidates timed on a GPU, tune_measure.h), records the tiles in the plan's
+  /// stages, and builds the kernels with them (the plan's prices stay those of its pricing).
+  schedule::MeasureFn tune_measure;
   plan::PassInstrument instrument;  ///< called after each step
   bool snapshots = false;           ///< printable snapshots in the records (`--dump-after`)
 };

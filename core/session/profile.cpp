@@ -248,6 +248,17 @@ ProfileSession::ProfileSession(ProfileOptions options) : m_options(std::move(opt
 
 ProfileSession::~ProfileSession() = default;
 
+json ProfileSession::call(const json& request) {
+  auto on_event = [this](const json& e) {
+    if (!m_options.progress) return;
+    if (e.value("event", "") == "launch")
+      m_options.progress("running " + e.value("kernel", ""));
+    else if (e.contains("phase"))
+      m_options.progress(e.value("phase", ""));
+  };
+  return m_runner->call(request, m_options.timeout_s, on_event, m_options.cancel);
+}
+
 std::string ProfileSession::device() const {
   const json& d = m_hello.value("devices", json::array());
   return d.empty() ? "" : d[0].value("name", "");

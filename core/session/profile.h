@@ -120,6 +120,9 @@ class ProfileSession {
   ~ProfileSession();
 
   const nlohmann::json& hello() const { return m_hello; }
+  /// One request to the runner, with this session's time limit, progress and cancel; the
+  /// answer, or RunnerFailure.
+  nlohmann::json call(const nlohmann::json& request);
   bool emulator() const { return m_options.backend == "emulator"; }
   std::string device() const;  ///< "NVIDIA H200", "CPU emulator"
   std::string arch() const;    ///< "sm_90"; "" on the emulator

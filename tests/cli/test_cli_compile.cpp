@@ -2,6 +2,7 @@
 // compiles) and the JSON it prints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -34,6 +35,16 @@ TEST(CliCompile, BadArchIsUsageError) {
 
 TEST(CliCompile, MissingModelIsExit2) {
   EXPECT_EQ(run_cli("compile /nonexistent/model.onnx --arch sm_80").code, 2);
+}
+
+TEST(CliCompile, TuneMeasureWithoutAGpuSaysWhatIsMissing) {
+  EXPECT_EQ(run_cli("compile " + mmoe() + " --tune fastest").code, 2);
+  CliRun r = souffle::cli_test::run_cli("compile " + mmoe() + " --tune measure -q", true);
+  if (r.code == 0) GTEST_SKIP() << "a GPU is present: the tiles were measured";
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("error: --tune measure times GEMM tiles on a GPU: "), std::string::npos)
+      << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 TEST(CliCompile, BadStrategyIsUsageError) {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@
 #include "core/session/gemm_bench.h"
 #include "core/session/profile.h"
 #include "core/session/runner.h"
+#include "core/session/tune_measure.h"
+#include "core/support/error.h"
 
 namespace souffle {
 namespace {
@@ -52,6 +55,11 @@ struct FakeDriver {
     int count = 0;
   };
   std::map<std::string, Launch> gemm_launches;
+  /// A virtual GPU clock: each launch, when it runs, takes durations_us[its name] (1 us unless
+  /// given); an event reads the clock when it is recorded.
+  double clock_us = 0;
+  std::map<std::string, double> durations_us;
+  std::vector<double> events;  ///< the clock at each event's last record, by handle - 1
 };
 FakeDriver* g_fake = nullptr;
 
@@ -90,10 +98,16 @@ CUresult launch(CUfunction f, void** params, bool cooperative, unsigned grid = 0
   } else {
     run = [] { ++g_fake->plain_launches; };
   }
-  if (g_fake->capturing)
-    g_fake->captured.push_back(run);
-  else
+  auto it = g_fake->durations_us.find(name);
+  const double us = it == g_fake->durations_us.end() ? 1.0 : it->second;
+  auto timed = [run, us] {
     run();
+    g_fake->clock_us += us;
+  };
+  if (g_fake->capturing)
+    g_fake->captured.push_back(timed);
+  else
+    timed();
   return CUDA_SUCCESS;
 }
 
@@ -210,14 +224,20 @@ gpu::CudaApi fake_api() {
   a.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
   a.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
   a.cuEventCreate = [](CUevent* e, unsigned) {
-    *e = reinterpret_cast<CUevent>(0x4);
+    g_fake->events.push_back(0);
+    *e = reinterpret_cast<CUevent>(static_cast<uintptr_t>(g_fake->events.size()));
     return CUDA_SUCCESS;
   };
   a.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
-  a.cuEventRecord = [](CUevent, CUstream) { return CUDA_SUCCESS; };
+  a.cuEventRecord = [](CUevent e, CUstream) {
+    g_fake->events.at(reinterpret_cast<uintptr_t>(e) - 1) = g_fake->clock_us;
+    return CUDA_SUCCESS;
+  };
   a.cuEventSynchronize = [](CUevent) { return CUDA_SUCCESS; };
-  a.cuEventElapsedTime = [](float* ms, CUevent, CUevent) {
-    *ms = 0.001f;
+  a.cuEventElapsedTime = [](float* ms, CUevent a, CUevent b) {
+    *ms = static_cast<float>((g_fake->events.at(reinterpret_cast<uintptr_t>(b) - 1) -
+                              g_fake->events.at(reinterpret_cast<uintptr_t>(a) - 1)) /
+                             1e3);
     return CUDA_SUCCESS;
   };
   a.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned,
@@ -361,9 +381,9 @@ TEST_F(FakeFixture, CalibrationTimesTheProjectsGemmKernels) {
     EXPECT_EQ(l.block, b.kernel.launch.block_x);
     EXPECT_EQ(l.shared, b.kernel.launch.dynamic_shared_bytes);
     EXPECT_EQ(l.count, 6 * 3);  // a warm-up repetition and five timed, of three launches
-    // The fake's events say 1 us for three launches.
-    EXPECT_NEAR(fp32 ? c.gemm_fp32_tflops : c.gemm_fp16_tflops, b.flops() / (1e-6 / 3) / 1e12,
-                1e-6 * b.flops() / (1e-6 / 3) / 1e12);
+    // Each launch takes 1 us on the fake's clock.
+    EXPECT_NEAR(fp32 ? c.gemm_fp32_tflops : c.gemm_fp16_tflops, b.flops() / 1e-6 / 1e12,
+                1e-4 * b.flops() / 1e-6 / 1e12);
     EXPECT_EQ(fp32 ? c.gemm_fp32_tile : c.gemm_fp16_tile, b.tile.describe());
   }
   gpu::Calibration back = gpu::parse_calibration(gpu::calibration_json(c), "cal.json");
@@ -445,6 +465,102 @@ TEST(ProfileCounters, TravelThroughTheProtocolAndTheReport) {
   EXPECT_EQ(rb.kernels[0].est_dram_bytes, 1200000);
   EXPECT_FALSE(rb.kernels[1].has_counters());
   EXPECT_EQ(rb.counters_note, r.counters_note);
+}
+
+/// The runner's requests served in this process on `backend`, as a RunnerBatch; a failed
+/// request throws with the runner's answer.
+RunnerBatch in_process(runner::Backend& backend) {
+  return [&backend](const std::vector<nlohmann::json>& requests) {
+    std::stringstream in, out;
+    for (const nlohmann::json& r : requests) in << r.dump() << "\n";
+    runner::serve(in, out, backend);
+    std::vector<nlohmann::json> answers;
+    std::string line;
+    while (std::getline(out, line)) {
+      if (line.empty()) continue;
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j.contains("event")) continue;
+      if (!j.value("ok", false)) throw UserError("the runner refused: " + j.dump());
+      answers.push_back(j);
+    }
+    return answers;
+  };
+}
+
+TEST_F(FakeFixture, TileCandidatesAreTimedOnTheRunnerAndReRanked) {
+  // The tuner's top three tiles for a GEMM, built as benchmark kernels, compiled for sm_90,
+  // loaded and timed by the CUDA backend; the fake clock makes the model's second the fastest.
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  auto backend = runner::make_cuda_backend(api, 0, "/nonexistent/libcupti_counters.so");
+  TileMeasureOptions o;
+  o.arch = "sm_90";
+  o.gpu = gpu::gpu_spec("h200");
+  o.dir = dir + "/tiles";
+  o.runs = 3;
+  o.warmup = 1;
+  TileMeasurer measurer(o, in_process(*backend));
+  schedule::GemmProblem p;
+  p.m = 96;
+  p.n = 80;
+  p.k = 64;
+  te::Op op = gemm_bench_op(p);
+  schedule::TuneOptions to;
+  to.gpu = o.gpu;
+  to.measure_top = 3;
+  schedule::TuneResult model = schedule::tune_gemm(*op, to);
+  ASSERT_GE(model.ranked.size(), 3u);
+  fake.durations_us = {{"tile0", 3.0}, {"tile1", 1.0}, {"tile2", 2.0}};
+  to.measure = measurer.fn();
+  schedule::TuneResult r = schedule::tune_gemm(*op, to);
+  EXPECT_TRUE(r.measured) << (measurer.measurements().empty() ? std::string("none")
+                                                              : measurer.measurements()[0].note);
+  EXPECT_EQ(r.ranked[0].tile.describe(), model.ranked[1].tile.describe());
+  EXPECT_EQ(r.ranked[1].tile.describe(), model.ranked[2].tile.describe());
+  EXPECT_EQ(r.ranked[2].tile.describe(), model.ranked[0].tile.describe());
+  EXPECT_NEAR(r.ranked[0].measured_us, 1.0, 1e-3);
+  EXPECT_NE(r.reason().find("(measured)"), std::string::npos) << r.reason();
+  std::vector<TileMeasurement> m = measurer.measurements();
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].problem, "batch 1, 96 x 80 x 64");
+  EXPECT_EQ(m[0].timer, "cuda-events");
+  ASSERT_EQ(m[0].us.size(), 3u);
+  EXPECT_NEAR(m[0].us[0], 3.0, 1e-3);
+  EXPECT_NEAR(m[0].us[2], 2.0, 1e-3);
+  // The candidate bundle is one a runner loads: three kernels over one A, B and C.
+  BundleManifest bundle = load_manifest(o.dir + "/gemm0");
+  EXPECT_EQ(bundle.kernels.size(), 3u);
+  EXPECT_EQ(bundle.tensors.size(), 3u);
+  // The same problem again is answered from what was measured.
+  const int launches = fake.plain_launches;
+  schedule::tune_gemm(*op, to);
+  EXPECT_EQ(fake.plain_launches, launches);
+  EXPECT_EQ(measurer.measurements().size(), 1u);
+}
+
+TEST_F(FakeFixture, ARunnerThatFailsLeavesTheModelsOrder) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  TileMeasureOptions o;
+  o.arch = "sm_90";
+  o.gpu = gpu::gpu_spec("h100");
+  o.dir = dir + "/tiles_failing";
+  TileMeasurer measurer(o, [](const std::vector<nlohmann::json>&) -> std::vector<nlohmann::json> {
+    throw UserError("runner died: CUDA_ERROR_ILLEGAL_ADDRESS in tile1");
+  });
+  schedule::GemmProblem p;
+  p.m = p.n = p.k = 64;
+  te::Op op = gemm_bench_op(p);
+  schedule::TuneOptions to;
+  to.gpu = o.gpu;
+  to.measure_top = 4;
+  schedule::TuneResult model = schedule::tune_gemm(*op, to);
+  to.measure = measurer.fn();
+  schedule::TuneResult r = schedule::tune_gemm(*op, to);
+  EXPECT_FALSE(r.measured);
+  EXPECT_EQ(r.best().tile.describe(), model.best().tile.describe());
+  EXPECT_EQ(r.reason().find("(measured)"), std::string::npos) << r.reason();
+  ASSERT_EQ(measurer.measurements().size(), 1u);
+  EXPECT_NE(measurer.measurements()[0].note.find("ILLEGAL_ADDRESS in tile1"), std::string::npos)
+      << measurer.measurements()[0].note;
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
                                   const plan::PlanOptions& plan_options,
-                                  const VerifyOptions& options, schedule::SyncMode sync) {
+                                  const VerifyOptions& options, schedule::SyncMode sync,
+                                  const schedule::MeasureFn& measure) {
   KernelVerifyReport rep;
   VerifyReport& out = rep.outputs;
   auto t0 = std::chrono::steady_clock::now();
@@ -32,6 +33,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   try {
     PlanBuild b = plan_build(p);
     b.options.sync = sync;
+    b.options.measure = measure;
     tune_plan(p, b.config, b.options);  // tensor-core tiles under tf32/fp16/bf16
     ks = build_plan_kernels(p, b.config, b.options);
   } catch (const KernelBuildError& e) {

@@ -39,10 +39,12 @@ struct KernelVerifyReport {
 /// Plans `model.program` under `options`, builds its kernels (plan_build) and runs them in the
 /// emulator on each data set, comparing outputs like verify_program (RelativeL2 unless AllClose
 /// is asked). UserError when a data set does not fit the model.
-/// `sync` orders the dependent stages of cooperative kernels (KernelBuildOptions::sync).
+/// `sync` orders the dependent stages of cooperative kernels (KernelBuildOptions::sync);
+/// `measure`, when set, ranks the GEMM tiles as `compile --tune measure` does.
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
                                   const plan::PlanOptions& plan_options,
                                   const VerifyOptions& options,
-                                  schedule::SyncMode sync = schedule::SyncMode::Grid);
+                                  schedule::SyncMode sync = schedule::SyncMode::Grid,
+                                  const schedule::MeasureFn& measure = {});
 
 }  // namespace souffle

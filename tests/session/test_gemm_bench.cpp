@@ -6,7 +6,10 @@
 #include "../schedule/schedule_test_util.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/gemm_bench.h"
+#include "core/session/test_data.h"
+#include "core/session/verify_kernels.h"
 #include "core/support/error.h"
+#include "tests/sample_model.h"
 
 namespace souffle {
 namespace {
@@ -94,6 +97,46 @@ TEST(GemmBench, CalibrationSizeCompilesForHopper) {
     EXPECT_EQ(r.kernels[0].name, b.name);
     EXPECT_EQ(r.kernels[0].spill_store_bytes, 0) << gpu::precision_name(p) << " " << b.why;
   }
+}
+
+TEST(GemmBench, MeasuredTilesVerifyOnSampleBert) {
+  // A measurement that prefers the model's last-ranked candidate of each GEMM: the kernels are
+  // built with those tiles (recorded as measured) and still match the reference data.
+  int measured = 0;
+  schedule::MeasureFn prefer_last = [&](const te::ComputeOp&,
+                                        const std::vector<schedule::TileEstimate>& c) {
+    ++measured;
+    std::vector<double> t;
+    for (size_t i = 0; i < c.size(); ++i) t.push_back(10.0 - static_cast<double>(i));
+    return t;
+  };
+  plan::PlanOptions po;
+  po.gpu = gpu::gpu_spec("a100");
+  po.strategy = plan::Strategy::Souffle;
+  VerifyOptions vo;
+  vo.tolerance = 1e-4;
+  KernelVerifyReport rep =
+      verify_kernels(test::sample_model("bert"),
+                     read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/bert"), po,
+                     vo, schedule::SyncMode::Grid, prefer_last);
+  EXPECT_TRUE(rep.ok()) << rep.error;
+  EXPECT_GT(measured, 0);
+  // The same plan with the model's own choice: its GEMM stages run other tiles.
+  KernelVerifyReport model = verify_kernels(
+      test::sample_model("bert"),
+      read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/bert"), po, vo);
+  EXPECT_TRUE(model.ok()) << model.error;
+  auto gemm_schedules = [](const KernelVerifyReport& r) {
+    std::vector<std::string> out;
+    for (const loop::Kernel& k : r.built.kernels)
+      for (const loop::StageInfo& s : k.stages)
+        if (s.schedule.rfind("gemm", 0) == 0) out.push_back(s.schedule);
+    return out;
+  };
+  const std::vector<std::string> chosen = gemm_schedules(rep), modelled = gemm_schedules(model);
+  ASSERT_FALSE(chosen.empty());
+  ASSERT_EQ(chosen.size(), modelled.size());
+  EXPECT_NE(chosen, modelled);
 }
 
 }  // namespace

@@ -125,6 +125,21 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
     for (const std::string& op : k.ops) ops << QString::fromStdString(op);
     return ops.join(QLatin1Char('\n'));
   }
+  if (role == Qt::ToolTipRole && column == MeasuredColumn && m_profile && m_profile->gpuTime()) {
+    // The hardware counters of the measured run, beside the estimate.
+    const size_t i = static_cast<size_t>(row);
+    QStringList lines;
+    if (i < m_profile->partitionDramBytes.size() && m_profile->partitionDramBytes[i] >= 0)
+      lines << tr("DRAM traffic measured %1, estimated %2")
+                   .arg(compactBytes(m_profile->partitionDramBytes[i]))
+                   .arg(compactBytes(static_cast<double>(k.dram_bytes)));
+    if (i < m_profile->partitionOccupancy.size() && m_profile->partitionOccupancy[i] >= 0)
+      lines << tr("achieved occupancy %1%").arg(100 * m_profile->partitionOccupancy[i], 0, 'f', 0);
+    if (lines.isEmpty() && !m_profile->report.counters_note.empty())
+      lines << tr("no hardware counters: %1")
+                   .arg(QString::fromStdString(m_profile->report.counters_note));
+    return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
+  }
   if (role != Qt::DisplayRole && role != SortRole) return {};
   const bool sort = role == SortRole;
   switch (column) {

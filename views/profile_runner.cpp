@@ -104,19 +104,28 @@ ProfileDataPtr makeProfileData(PlanDataPtr plan, ProfileReport report) {
   const size_t n = plan->plan->partitions.size();
   d->partitionUs.assign(n, -1);
   d->partitionDramBytes.assign(n, -1);
+  d->partitionOccupancy.assign(n, -1);
   std::vector<bool> uncounted(n, false);
+  std::vector<double> weight(n, 0), weighted(n, 0);
   for (const KernelMeasurement& k : d->report.kernels)
     for (size_t i = 0; i < n; ++i)
       if (plan->plan->partitions[i].id == k.partition) {
         d->partitionUs[i] = std::max(0.0, d->partitionUs[i]) + k.time_us.median;
+        if (k.achieved_occupancy >= 0) {
+          const double w = std::max(k.time_us.median, 1e-9);
+          weight[i] += w;
+          weighted[i] += w * k.achieved_occupancy;
+        }
         if (k.dram_read_bytes < 0 || k.dram_write_bytes < 0)
           uncounted[i] = true;
         else
           d->partitionDramBytes[i] =
               std::max(0.0, d->partitionDramBytes[i]) + k.dram_read_bytes + k.dram_write_bytes;
       }
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     if (uncounted[i]) d->partitionDramBytes[i] = -1;
+    if (weight[i] > 0) d->partitionOccupancy[i] = weighted[i] / weight[i];
+  }
   return d;
 }
 

@@ -23,6 +23,9 @@ struct ProfileData {
   /// Per partition: DRAM bytes read and written by its launches in one run, from the hardware
   /// counters; -1 where any of its launches has none.
   std::vector<double> partitionDramBytes;
+  /// Per partition: achieved occupancy (0..1) of its launches, weighted by their times; -1
+  /// where none was counted.
+  std::vector<double> partitionOccupancy;
   /// "measured on NVIDIA H200 (cupti)" or "emulator: CPU time, not a GPU time".
   QString label() const;
   bool gpuTime() const { return report.gpu_time(); }

@@ -8,7 +8,6 @@
 #include "app/cli/step_progress.h"
 #include "core/loop/mutator.h"
 #include "core/plan/plan.h"
-#include "core/gpu/device.h"
 #include "core/session/bundle.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
@@ -152,13 +151,15 @@ int run_compile(const CompileCliOptions& o) {
   std::string tune_dir;
   if (o.tune == "measure") {
     if (o.tune_top < 1) throw UserError("--tune-top must be at least 1");
-    if (o.runner.empty() && !gpu::cuda_device().available())
-      throw UserError("--tune measure times GEMM tiles on a GPU: " + gpu::cuda_device().reason +
-                      " (--runner CMD uses a runner on another machine; --tune model needs none)");
     ProfileOptions popt;
     popt.backend = "cuda";  // the emulator's CPU times never choose a GPU tile
     popt.runner = o.runner;
-    session = std::make_unique<ProfileSession>(popt);  // UserError (exit 2): no GPU or runner
+    popt.no_gpu_hint = "--tune model ranks the tiles without one";
+    try {
+      session = std::make_unique<ProfileSession>(popt);
+    } catch (const UserError& e) {  // exit 2: no GPU or no runner
+      throw UserError("--tune measure times GEMM tiles on a GPU: " + e.reason());
+    }
     tune_dir = o.tune_dir;
     if (tune_dir.empty()) {
       std::string templ = (std::filesystem::temp_directory_path() / "souffle-tune-XXXXXX").string();

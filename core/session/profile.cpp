@@ -223,9 +223,8 @@ std::string profile_unavailable_reason(const ProfileOptions& o) {
   if (o.backend == "cuda" && o.runner.empty()) {
     const gpu::DeviceInfo& d = gpu::cuda_device();
     if (!d.available())
-      return d.reason +
-             ": nothing to profile on here (--backend emulator runs the kernels in "
-             "the CPU emulator; --runner CMD uses a runner on another machine)";
+      return d.reason + ": nothing to profile on here (" + o.no_gpu_hint +
+             "; --runner CMD uses a runner on another machine)";
   }
   return "";
 }
@@ -242,8 +241,7 @@ ProfileSession::ProfileSession(ProfileOptions options) : m_options(std::move(opt
   }
   if (m_hello.contains("unavailable") && m_hello["unavailable"].is_string())
     throw UserError(m_hello["unavailable"].get<std::string>() + " (runner: " + m_command +
-                    "): nothing to profile on (--backend emulator runs the kernels in the CPU "
-                    "emulator)");
+                    "): nothing to profile on (" + m_options.no_gpu_hint + ")");
 }
 
 ProfileSession::~ProfileSession() = default;

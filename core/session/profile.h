@@ -37,6 +37,8 @@ struct ProfileOptions {
   /// Grid barriers or per-tile flags between dependent stages (CompileOptions::sync).
   schedule::SyncMode sync = schedule::SyncMode::Grid;
   double timeout_s = 600;  ///< per request
+  /// What the user can do instead when there is no GPU, in the message that says so.
+  std::string no_gpu_hint = "--backend emulator runs the kernels in the CPU emulator";
   /// One more run under CUPTI's range profiler for DRAM bytes and achieved occupancy per kernel
   /// (where the device allows it).
   bool counters = true;

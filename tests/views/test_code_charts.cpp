@@ -246,6 +246,7 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
       if (p.id == k.partition) {
         k.dram_read_bytes = 1.5 * static_cast<double>(p.dram_bytes);
         k.dram_write_bytes = 0.5 * static_cast<double>(p.dram_bytes);
+        k.achieved_occupancy = 0.5;
       }
   charts->setProfile(makeProfileData(w.planData(), run));
   measured = measuredSeries();
@@ -258,6 +259,29 @@ void TestCodeCharts::rooflinePointsAreKernelsAndClickSelects() {
     QVERIFY2(std::abs(measured->at(i).x() / want - 1) < 1e-9,
              qPrintable(QString::number(measured->at(i).x()) + " vs " + QString::number(want)));
   }
+  // The kernel table's measured cell tells the counters beside the estimate.
+  PartitionTableModel* table = w.partitionModel();
+  table->setProfile(makeProfileData(w.planData(), run));
+  for (int r = 0; r < table->rowCount(); ++r) {
+    const plan::Partition& p = w.planData()->plan->partitions[static_cast<size_t>(r)];
+    const QString tip =
+        table->data(table->index(r, PartitionTableModel::MeasuredColumn), Qt::ToolTipRole)
+            .toString();
+    QVERIFY2(tip.contains(QStringLiteral("achieved occupancy 50%")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("DRAM traffic measured %1, estimated %2")
+                              .arg(compactBytes(2.0 * static_cast<double>(p.dram_bytes)))
+                              .arg(compactBytes(static_cast<double>(p.dram_bytes)))),
+             qPrintable(tip));
+  }
+  ProfileReport uncounted = run;
+  for (KernelMeasurement& k : uncounted.kernels)
+    k.dram_read_bytes = k.dram_write_bytes = k.achieved_occupancy = -1;
+  uncounted.counters_note = "CUPTI's range profiler is not available: insufficient privileges";
+  table->setProfile(makeProfileData(w.planData(), uncounted));
+  QCOMPARE(
+      table->data(table->index(0, PartitionTableModel::MeasuredColumn), Qt::ToolTipRole).toString(),
+      QStringLiteral("no hardware counters: ") + QString::fromStdString(uncounted.counters_note));
+  table->setProfile(nullptr);
   run.backend = "emulator";
   charts->setProfile(makeProfileData(w.planData(), run));
   QVERIFY(!measuredSeries());

@@ -95,6 +95,11 @@ struct BuiltStage {
   /// of its blocks (loop::StageInfo).
   int wave = -1;
   int64_t block_offset = 0;
+  /// What the stage itself runs on and how its TEs were scheduled (loop::StageInfo: the tuned
+  /// GEMM tile, "injective", ...), as built; the plan's Stage holds the planner's estimate.
+  int64_t blocks = 0;
+  int64_t threads = 0;
+  std::string schedule;
   /// The shared buffer its GEMM keeps its weights in for the whole kernel ("" for none), and
   /// whether it loads them there (loop::StageInfo::weight_panel).
   std::string weight_panel;

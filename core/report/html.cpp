@@ -381,7 +381,17 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
       k.threads, k.co_resident > 0 ? fmt::format(" ({} co-resident)", k.co_resident) : "",
       flops_text(k.flops), bytes_text(k.dram_bytes), k.intensity, us_text(k.est_time_us),
       k.cost.bound, k.cost.compute_us, k.cost.memory_us, k.cost.launch_us, k.cost.sync_us,
-      k.measured ? fmt::format("; <b>{} µs measured</b>", us_text(k.measured->time_us)) : "");
+      k.measured
+          ? fmt::format(
+                "; <b>{} µs measured</b>{}{}", us_text(k.measured->time_us),
+                k.measured->dram_bytes >= 0
+                    ? fmt::format(", {} DRAM measured", bytes_text(static_cast<int64_t>(
+                                                            std::llround(k.measured->dram_bytes))))
+                    : "",
+                k.measured->occupancy >= 0
+                    ? fmt::format(", achieved occupancy {:.0f}%", 100 * k.measured->occupancy)
+                    : "")
+          : "");
   // Long lists (a recurrent model's kernel of thousands of stages) are folded after the first
   // entries, so the page lays out quickly; opening them shows the rest.
   constexpr size_t kShown = 40;

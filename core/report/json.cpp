@@ -63,7 +63,14 @@ json kernel_json(const ReportKernel& k) {
               {"bound", k.cost.bound}}},
             {"reasons", reasons},
             {"launches", launches}};
-  j["measured"] = k.measured ? json{{"time_us", k.measured->time_us}} : json(nullptr);
+  if (k.measured) {
+    json m = {{"time_us", k.measured->time_us}};
+    if (k.measured->dram_bytes >= 0) m["dram_bytes"] = k.measured->dram_bytes;
+    if (k.measured->occupancy >= 0) m["achieved_occupancy"] = k.measured->occupancy;
+    j["measured"] = m;
+  } else {
+    j["measured"] = nullptr;
+  }
   return j;
 }
 

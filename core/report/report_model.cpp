@@ -206,9 +206,22 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     rk.kind = k.kind;
     rk.ops = k.ops;
     rk.tes = te_names(p, k.tes);
-    for (const plan::Stage& s : k.stages)
-      rk.stages.push_back({s.kind, te_names(p, s.tes), te_nodes(p, s.tes), s.blocks, s.threads,
-                           s.schedule, s.sync_before});
+    for (const plan::Stage& s : k.stages) {
+      ReportStage rs{s.kind,    te_names(p, s.tes), te_nodes(p, s.tes), s.blocks,
+                     s.threads, s.schedule,         s.sync_before};
+      // A priced partition's stages as built (their tuned tiles and launch shapes), not the
+      // planner's estimate: the stage built from the same first TE.
+      if (k.priced && !rs.tes.empty())
+        for (const plan::BuiltStage& b : k.built_stages)
+          if (std::find(b.tes.begin(), b.tes.end(), rs.tes.front()) != b.tes.end() &&
+              b.threads > 0) {
+            rs.blocks = b.blocks;
+            rs.threads = static_cast<int>(b.threads);
+            rs.schedule = b.schedule;
+            break;
+          }
+      rk.stages.push_back(std::move(rs));
+    }
     rk.grid_syncs = k.grid_syncs;
     rk.cooperative = k.cooperative;
     rk.blocks = k.blocks;
@@ -454,11 +467,32 @@ void read_measurements(const nlohmann::json& j, const std::string& path,
       m.date = run.value("date", std::string());
       m.source = path;
       std::map<int, double> per_partition;
+      // Counters: bytes summed over a partition's launches (none when one launch lacks them),
+      // occupancy weighted by the launches' times.
+      std::map<int, double> bytes, occ_weight, occ_sum;
+      std::set<int> uncounted;
+      auto counter = [&](const nlohmann::json& k, const char* key) {
+        auto it = k.find(key);
+        if (it == k.end() || it->is_null()) return -1.0;
+        std::optional<double> v = json_number_as<double>(*it);
+        if (!v) throw UserError(path, "", strategy + ": \"" + key + "\": not a number");
+        return *v;
+      };
       for (const nlohmann::json& k : run["kernels"])
         if (k.is_object() && k.contains("time_us") && k["time_us"].is_object()) {
           std::optional<int> id = json_number_as<int>(k.value("partition", nlohmann::json(-1)));
           if (!id) throw UserError(path, "", strategy + ": \"partition\": not a whole number");
-          per_partition[*id] += k["time_us"].value("median", 0.0);
+          const double us = k["time_us"].value("median", 0.0);
+          per_partition[*id] += us;
+          const double rd = counter(k, "dram_read_bytes"), wr = counter(k, "dram_write_bytes");
+          if (rd < 0 || wr < 0)
+            uncounted.insert(*id);
+          else
+            bytes[*id] += rd + wr;
+          if (const double o = counter(k, "achieved_occupancy"); o >= 0) {
+            occ_weight[*id] += std::max(us, 1e-9);
+            occ_sum[*id] += std::max(us, 1e-9) * o;
+          }
         }
       for (const auto& [id, us] : per_partition) {
         auto it = std::find_if(target->kernels.begin(), target->kernels.end(),
@@ -469,6 +503,8 @@ void read_measurements(const nlohmann::json& j, const std::string& path,
                                       "plan?)",
                                       strategy, id, target->label));
         it->measured = MeasuredTime{us};
+        if (bytes.count(id) && !uncounted.count(id)) it->measured->dram_bytes = bytes[id];
+        if (occ_weight[id] > 0) it->measured->occupancy = occ_sum[id] / occ_weight[id];
         m.total_us += us;
       }
       target->measurement = m;

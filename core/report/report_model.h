@@ -74,6 +74,10 @@ struct ReportLaunch {
 /// A measured time, only when a measurement was given.
 struct MeasuredTime {
   double time_us = 0;
+  /// Hardware counters of one run (a `profile --json` file with them): DRAM bytes read and
+  /// written by the kernel's launches, achieved occupancy weighted by their times; -1: none.
+  double dram_bytes = -1;
+  double occupancy = -1;
 };
 
 struct ReportKernel {

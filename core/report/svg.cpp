@@ -149,6 +149,10 @@ std::string roofline_svg(const Report& r) {
               &k};
       if (k.measured && k.measured->time_us > 0)
         ymin = std::min(ymin, k.flops / (k.measured->time_us * 1e-6));
+      if (k.measured && k.measured->dram_bytes > 0) {
+        xmin = std::min(xmin, k.flops / k.measured->dram_bytes / 2);
+        xmax = std::max(xmax, k.flops / k.measured->dram_bytes * 2);
+      }
       points.push_back(p);
       xmin = std::min(xmin, p.x / 2);
       xmax = std::max(xmax, p.x * 2);
@@ -226,10 +230,12 @@ std::string roofline_svg(const Report& r) {
         X(p.x), Y(p.y), plan_colour(p.plan), xml_escape(tip));
     if (k.measured && k.measured->time_us > 0) {
       double my = k.flops / (k.measured->time_us * 1e-6);
+      // At the intensity of the bytes the counters saw, where they were read.
+      double mx = k.measured->dram_bytes > 0 ? k.flops / k.measured->dram_bytes : p.x;
       s += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"7\" height=\"7\" fill=\"none\" stroke=\"{}\" "
           "stroke-width=\"1.5\"><title>{} (measured)</title></rect>\n",
-          X(p.x) - 3.5, Y(my) - 3.5, plan_colour(p.plan), xml_escape(tip));
+          X(mx) - 3.5, Y(my) - 3.5, plan_colour(p.plan), xml_escape(tip));
     }
   }
   // Legend.

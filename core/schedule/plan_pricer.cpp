@@ -332,6 +332,9 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       bs.tes = info.tes;
       bs.wave = info.wave;
       bs.block_offset = info.block_offset;
+      bs.blocks = info.grid_x;
+      bs.threads = info.block_x;
+      bs.schedule = info.schedule;
       bs.weight_panel = info.weight_panel;
       bs.weight_panel_load = info.weight_panel_load;
       for (const te::Origin& o : info.origins)

@@ -176,6 +176,50 @@ TEST(ReportModel, MeasurementsOfFlagKernelsSaySo) {
   EXPECT_EQ(plans[0].measurement->device, "NVIDIA H200");
 }
 
+// Hardware counters in a profile run: a kernel's measured DRAM bytes (its launches summed) and
+// achieved occupancy (weighted by their times) travel into the HTML and JSON reports.
+TEST(ReportModel, MeasurementsCarryHardwareCounters) {
+  std::vector<ReportPlan> plans(1);
+  plans[0].strategy = plan::Strategy::Rules;
+  plans[0].label = "rules";
+  plans[0].kernels.resize(2);
+  plans[0].kernels[0].id = 0;
+  plans[0].kernels[1].id = 1;
+  parse_measurements(R"({"strategies": [{"strategy": "rules", "device": "NVIDIA H200",
+    "gpu_time": true, "kernels": [
+      {"partition": 0, "time_us": {"median": 1}, "dram_read_bytes": 3e6, "dram_write_bytes": 1e6,
+       "achieved_occupancy": 0.8},
+      {"partition": 0, "time_us": {"median": 3}, "dram_read_bytes": 2e6, "dram_write_bytes": 0,
+       "achieved_occupancy": 0.4},
+      {"partition": 1, "time_us": {"median": 2}, "dram_read_bytes": -1, "dram_write_bytes": -1,
+       "achieved_occupancy": -1}]}]})",
+                     "runs/profile.json", plans);
+  const ReportKernel& k0 = plans[0].kernels[0];
+  ASSERT_TRUE(k0.measured.has_value());
+  EXPECT_DOUBLE_EQ(k0.measured->time_us, 4.0);
+  EXPECT_DOUBLE_EQ(k0.measured->dram_bytes, 6e6);
+  EXPECT_DOUBLE_EQ(k0.measured->occupancy, (1 * 0.8 + 3 * 0.4) / 4);
+  ASSERT_TRUE(plans[0].kernels[1].measured.has_value());
+  EXPECT_LT(plans[0].kernels[1].measured->dram_bytes, 0);
+  EXPECT_LT(plans[0].kernels[1].measured->occupancy, 0);
+  // Through a real report of the sample MMoE.
+  fs::path d = scratch("counters");
+  std::ofstream(d / "profile.json") << R"({"strategies": [{"strategy": "rules",
+    "device": "NVIDIA H200", "gpu_time": true, "kernels": [
+      {"partition": 0, "time_us": {"median": 2}, "dram_read_bytes": 1.5e6,
+       "dram_write_bytes": 5e5, "achieved_occupancy": 0.625}]}]})";
+  ReportOptions o = options({plan::Strategy::Rules});
+  o.measurements = (d / "profile.json").string();
+  Report r = gather_report(test::sample_model_path("mmoe"), o);
+  nlohmann::json j = report_json(r);
+  const nlohmann::json& m = j["plans"][0]["partitions"][0]["measured"];
+  EXPECT_DOUBLE_EQ(m["dram_bytes"].get<double>(), 2e6);
+  EXPECT_DOUBLE_EQ(m["achieved_occupancy"].get<double>(), 0.625);
+  std::string html = report_html(r);
+  EXPECT_NE(html.find(" µs measured</b>, 2.00 MB DRAM measured, achieved occupancy 62%"),
+            std::string::npos);
+}
+
 // A profile run's field of the wrong type (found by fuzz_measurements: a boolean device) is a
 // refusal naming the file, not an exception from the JSON library ending the process.
 TEST(ReportModel, MeasurementsWithAWrongFieldTypeAreRefused) {

@@ -139,11 +139,12 @@ def main(argv):
 
     # 1b. GEMM tiles of the sample BERT chosen by timing the tuner's top candidates on the GPU,
     # beside the tile cost model's choice (compile --tune measure).
-    if not args.dry_run and clock.left() > 240:
+    # At most a minute: the models' profiles come first.
+    if not args.dry_run and clock.left() > 360:
         bert = os.path.join(ROOT, "sample_models", "bert", "model.onnx")
         rc, out, err, s = run([cli, "compile", bert, "--tune", "measure", "--runner", "'%s'" % runner,
                                "--tune-dir", os.path.join(work, "tune"), "--arch", "sm_90", "--gpu", "h200",
-                               "--json", "-q"], min(120, clock.left() - 180), env)
+                               "--json", "-q"], min(60, clock.left() - 300), env)
         try:
             res["tune"] = json.loads(out).get("tune")
         except Exception:

@@ -75,11 +75,19 @@ BundleManifest write_candidate_bundle(const std::string& dir, const std::vector<
     m.tensors.push_back(mt);
     return index[t->name] = static_cast<int>(m.tensors.size() - 1);
   };
+  // Compiled side by side (a nested use of the pool runs inline).
+  std::vector<gpu::CompileJob> jobs;
+  for (const GemmBench& b : benches) {
+    gpu::CompileJob j;
+    j.source = b.cuda;
+    j.name = b.name + ".cu";
+    j.options.arch = arch;
+    jobs.push_back(std::move(j));
+  }
+  const std::vector<gpu::CompileResult> compiled = gpu::compile_cuda_many(jobs);
   for (size_t i = 0; i < benches.size(); ++i) {
     const GemmBench& b = benches[i];
-    gpu::CompileOptions o;
-    o.arch = arch;
-    gpu::CompileResult r = gpu::compile_cuda(b.cuda, b.name + ".cu", o);
+    const gpu::CompileResult& r = compiled[i];
     if (!r.ok) {
       if (errors) (*errors)[i] = b.name + " (" + b.tile.describe() + "): " + r.error.substr(0, 300);
       continue;

@@ -22,23 +22,29 @@ std::string chrome_trace_json(const std::vector<ProfileReport>& reports) {
     double t = 0;
     for (const KernelMeasurement& k : r.kernels) {
       t += k.gap_us.median;
-      events.push_back({{"ph", "X"},
-                        {"pid", pid},
-                        {"tid", 1},
-                        {"name", k.name},
-                        {"cat", r.gpu_time() ? "kernel" : "emulated kernel"},
-                        {"ts", t},
-                        {"dur", k.time_us.median},
-                        {"args",
-                         {{"partition", k.partition},
-                          {"median_us", k.time_us.median},
-                          {"min_us", k.time_us.min},
-                          {"max_us", k.time_us.max},
-                          {"estimated_us", k.est_us},
-                          {"grid", k.grid},
-                          {"block", k.block},
-                          {"cooperative", k.cooperative},
-                          {"registers", k.registers}}}});
+      json e = {{"ph", "X"},
+                {"pid", pid},
+                {"tid", 1},
+                {"name", k.name},
+                {"cat", r.gpu_time() ? "kernel" : "emulated kernel"},
+                {"ts", t},
+                {"dur", k.time_us.median},
+                {"args",
+                 {{"partition", k.partition},
+                  {"median_us", k.time_us.median},
+                  {"min_us", k.time_us.min},
+                  {"max_us", k.time_us.max},
+                  {"estimated_us", k.est_us},
+                  {"grid", k.grid},
+                  {"block", k.block},
+                  {"cooperative", k.cooperative},
+                  {"registers", k.registers}}}};
+      // The hardware counters of the counted run, where they were read.
+      if (k.dram_read_bytes >= 0) e["args"]["dram_read_bytes"] = k.dram_read_bytes;
+      if (k.dram_write_bytes >= 0) e["args"]["dram_write_bytes"] = k.dram_write_bytes;
+      if (k.achieved_occupancy >= 0) e["args"]["achieved_occupancy"] = k.achieved_occupancy;
+      if (k.has_counters()) e["args"]["estimated_dram_bytes"] = k.est_dram_bytes;
+      events.push_back(std::move(e));
       t += k.time_us.median;
     }
     ++pid;

@@ -23,6 +23,7 @@
 #include "core/gpu/cupti.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/bundle_manifest.h"
+#include "core/session/chrome_trace.h"
 #include "core/session/gemm_bench.h"
 #include "core/session/profile.h"
 #include "core/session/runner.h"
@@ -465,6 +466,18 @@ TEST(ProfileCounters, TravelThroughTheProtocolAndTheReport) {
   EXPECT_EQ(rb.kernels[0].est_dram_bytes, 1200000);
   EXPECT_FALSE(rb.kernels[1].has_counters());
   EXPECT_EQ(rb.counters_note, r.counters_note);
+  // And into the Chrome trace's kernel events.
+  nlohmann::json trace = nlohmann::json::parse(chrome_trace_json({r}));
+  int counted = 0;
+  for (const nlohmann::json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["name"] == "kernel0") {
+      ++counted;
+      EXPECT_DOUBLE_EQ(e["args"]["dram_read_bytes"].get<double>(), 1.5e6);
+      EXPECT_DOUBLE_EQ(e["args"]["achieved_occupancy"].get<double>(), 0.42);
+      EXPECT_FALSE(e["args"].contains("dram_write_bytes"));
+      EXPECT_EQ(e["args"]["estimated_dram_bytes"], 1200000);
+    }
+  EXPECT_EQ(counted, 1);
 }
 
 /// The runner's requests served in this process on `backend`, as a RunnerBatch; a failed

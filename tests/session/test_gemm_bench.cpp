@@ -3,10 +3,14 @@
 // at the calibration's size.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <iostream>
+
 #include "../schedule/schedule_test_util.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/gemm_bench.h"
 #include "core/session/test_data.h"
+#include "core/session/tune_measure.h"
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 #include "tests/sample_model.h"
@@ -137,6 +141,56 @@ TEST(GemmBench, MeasuredTilesVerifyOnSampleBert) {
   ASSERT_FALSE(chosen.empty());
   ASSERT_EQ(chosen.size(), modelled.size());
   EXPECT_NE(chosen, modelled);
+}
+
+}  // namespace
+}  // namespace souffle
+
+namespace souffle {
+namespace {
+
+/// A runner that answers load, run and profile for a candidate bundle without a GPU: every
+/// kernel of the bundle "took" 1 us, so each candidate that compiled comes back measured.
+RunnerBatch bundle_reader(std::vector<size_t>* kernels) {
+  return [kernels](const std::vector<nlohmann::json>& reqs) {
+    BundleManifest m = load_manifest(reqs.at(0).at("bundle").get<std::string>());
+    kernels->push_back(m.kernels.size());
+    nlohmann::json ks = nlohmann::json::array();
+    for (const ManifestKernel& k : m.kernels)
+      ks.push_back({{"name", k.name},
+                    {"duration_us", {{"median", 1.0}, {"min", 1.0}, {"max", 1.0}, {"count", 1}}}});
+    return std::vector<nlohmann::json>{
+        nlohmann::json::object(), nlohmann::json::object(), {{"timer", "cupti"}, {"kernels", ks}}};
+  };
+}
+
+TEST(GemmBench, EveryCandidateOfTheSampleGemmsCompiles) {
+  // The candidates `compile --tune measure` would time for the GEMMs of the sample BERT and
+  // ResNeXt (implicit-GEMM convolutions, grouped ones batched): each problem's bundle compiles
+  // for sm_90 with every candidate in it.
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  for (const char* model : {"bert", "resnext"}) {
+    TileMeasureOptions o;
+    o.arch = "sm_90";
+    o.gpu = gpu::gpu_spec("h200");
+    o.dir = (std::filesystem::temp_directory_path() / "gemm_bench_candidates" / model).string();
+    std::vector<size_t> kernels;
+    TileMeasurer measurer(o, bundle_reader(&kernels));
+    plan::PlanOptions po;
+    po.gpu = o.gpu;
+    po.strategy = plan::Strategy::Rules;
+    plan::FusionPlan p = plan::plan(test::sample_model(model).program, po);
+    schedule::PlanBuild b = schedule::plan_build(p);
+    b.options.measure = measurer.fn();
+    schedule::tune_plan(p, b.config, b.options);
+    ASSERT_FALSE(measurer.measurements().empty()) << model;
+    for (const TileMeasurement& t : measurer.measurements()) {
+      EXPECT_TRUE(t.note.empty()) << model << " " << t.problem << ": " << t.note;
+      for (size_t i = 0; i < t.us.size(); ++i)
+        EXPECT_GE(t.us[i], 0) << model << " " << t.problem << " " << t.tiles[i];
+    }
+    std::cerr << model << ": " << measurer.measurements().size() << " GEMM problems\n";
+  }
 }
 
 }  // namespace

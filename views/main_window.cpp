@@ -581,6 +581,17 @@ void MainWindow::createPlanToolBar() {
     a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(key++)));
   }
   planMenu->addSeparator();
+  planMenu->addAction(tr("Load &calibration…"), this, [this] {
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Calibration file (souffle-cli calibrate --out FILE)"), QString(),
+        tr("Calibration (*.json);;All files (*)"));
+    if (file.isEmpty()) return;
+    QString error;
+    if (!loadCalibration(file, &error))
+      QMessageBox::warning(this, tr("Calibration not loaded"), error);
+  });
+  planMenu->addAction(tr("Use the GPU spec's constants"), this, [this] { clearCalibration(); });
+  planMenu->addSeparator();
   planMenu->addAction(m_partDock->toggleViewAction());
 }
 
@@ -602,6 +613,22 @@ void MainWindow::setStrategy(const QString& strategy) {
 
 void MainWindow::setGpu(const QString& gpu) {
   m_planBar->setGpu(gpu);
+}
+
+bool MainWindow::loadCalibration(const QString& file, QString* error) {
+  try {
+    PlanRunner::setCalibration(gpu::load_calibration(file.toStdString()));
+  } catch (const UserError& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  startPlan();
+  return true;
+}
+
+void MainWindow::clearCalibration() {
+  PlanRunner::setCalibration(std::nullopt);
+  startPlan();
 }
 
 void MainWindow::startPlan() {

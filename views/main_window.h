@@ -137,6 +137,12 @@ class MainWindow : public QMainWindow {
   void setGpu(const QString& gpu);
   /// "fp32", "tf32", "fp16" or "bf16"; re-plans the open model.
   void setPrecision(const QString& precision);
+  /// Prices every plan from now on with the calibration file `file` (souffle-runner's
+  /// `calibrate`) and re-plans; false and `error` (the file and the field named) for a file
+  /// that cannot be read, the constants in use kept.
+  bool loadCalibration(const QString& file, QString* error = nullptr);
+  /// Back to the GPU spec's constants; re-plans.
+  void clearCalibration();
   void setSync(const QString& sync);
   /// Opens a model (.onnx) or a project (.souffle).
   void openFile(const QString& path);

@@ -1,5 +1,7 @@
 #include "views/plan_runner.h"
 
+#include <mutex>
+
 #include <QHash>
 #include <QtConcurrent/QtConcurrent>
 #include <algorithm>
@@ -188,6 +190,21 @@ PlanRunner::~PlanRunner() {
   m_watcher->waitForFinished();
 }
 
+namespace {
+std::mutex g_calibration_mutex;
+std::optional<gpu::Calibration> g_calibration;
+}  // namespace
+
+void PlanRunner::setCalibration(std::optional<gpu::Calibration> calibration) {
+  std::lock_guard<std::mutex> lock(g_calibration_mutex);
+  g_calibration = std::move(calibration);
+}
+
+std::optional<gpu::Calibration> PlanRunner::calibration() {
+  std::lock_guard<std::mutex> lock(g_calibration_mutex);
+  return g_calibration;
+}
+
 plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gpu,
                                       const plan::Decisions& decisions, gpu::Precision precision,
                                       SyncMode sync) {
@@ -200,7 +217,11 @@ plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gp
   // What the pricing builds stays in the session's kernel cache: the code panel and compile
   // then build nothing for a planned partition.
   shared_kernel_cache().attach(po.gpu, po.precision);
-  return plan_options(po);
+  plan::PlanOptions o = plan_options(po);
+  // A calibration prices with its measured constants (the plan's cost_constants say which).
+  if (std::optional<gpu::Calibration> c = calibration())
+    o.pricer = schedule::shared_pricer(po.gpu, po.precision, *c);
+  return o;
 }
 
 PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,

@@ -9,8 +9,10 @@
 #include <QTimer>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "core/gpu/calibration.h"
 #include "core/plan/plan.h"
 #include "views/boundary_edges.h"
 #include "views/kernel_identity.h"
@@ -89,6 +91,10 @@ class PlanRunner : public QObject {
                              SyncMode sync = SyncMode::Grid);
   /// The plan options every view plans with (the pipeline's, priced from built kernels whose
   /// builds the session's kernel cache keeps). Throws UserError for an unknown GPU.
+  /// The calibration every plan of this process is priced with (a file souffle-runner
+  /// measured; `--calibration FILE` of the CLI), or none: the GPU spec's constants.
+  static void setCalibration(std::optional<gpu::Calibration> calibration);
+  static std::optional<gpu::Calibration> calibration();
   static plan::PlanOptions options(plan::Strategy strategy, const QString& gpu,
                                    const plan::Decisions& decisions,
                                    gpu::Precision precision = gpu::Precision::FP32,

@@ -24,6 +24,7 @@ StatusLine::StatusLine(QStatusBar* bar)
       m_layout(new QLabel(bar)),
       m_progress(new QProgressBar(bar)),
       m_cancel(new QToolButton(bar)) {
+  m_plan->setObjectName(QStringLiteral("planLabel"));
   m_progress->setRange(0, 0);  // the core pipeline reports no fractions: a busy indicator
   m_progress->setMaximumWidth(160);
   m_progress->setMaximumHeight(16);
@@ -83,11 +84,14 @@ void StatusLine::showModel(const LoadedModel* m, bool teLevel) {
 
 void StatusLine::showPlan(const PlanData* plan, bool planning, const QString& strategy,
                           const QString& gpu) {
-  if (planning)
+  if (planning) {
     m_plan->setText(tr("%1 · %2 · planning…").arg(strategy, gpu));
-  else if (plan)
+  } else if (plan) {
+    // Which constants priced it: the GPU spec's, or a calibration measured on a device.
+    const QString constants = QString::fromStdString(plan->plan->cost_constants);
+    m_plan->setToolTip(tr("Estimates priced with %1").arg(constants));
     m_plan->setText(
-        tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs")
+        tr("<b>%1</b> · %2 · %6 · <b>%3 kernel%4</b> · est. %5 µs%7")
             .arg(plan->strategy, plan->gpu)
             .arg(plan->plan->kernels())
             .arg(plan->plan->kernels() == 1 ? QString() : QStringLiteral("s"))
@@ -95,9 +99,13 @@ void StatusLine::showPlan(const PlanData* plan, bool planning, const QString& st
             .arg(QLatin1String(gpu::precision_name(plan->plan->precision)) +
                  (plan->plan->sync == SyncMode::Grid
                       ? QString()
-                      : tr(" · sync %1").arg(QLatin1String(sync_mode_name(plan->plan->sync))))));
-  else
+                      : tr(" · sync %1").arg(QLatin1String(sync_mode_name(plan->plan->sync)))))
+            .arg(constants.startsWith(QLatin1String("calibration")) ? tr(" (calibrated)")
+                                                                    : QString()));
+  } else {
     m_plan->clear();
+    m_plan->setToolTip(QString());
+  }
 }
 
 void StatusLine::setLoadTime(double ms) {

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   QCommandLineOption precisionOpt(QStringLiteral("precision"),
                                   QStringLiteral("Compute type: fp32, tf32, fp16 or bf16."),
                                   QStringLiteral("P"), QStringLiteral("fp32"));
+  QCommandLineOption calibrationOpt(
+      QStringLiteral("calibration"),
+      QStringLiteral("Price the plans with this calibration file (souffle-cli calibrate) instead "
+                     "of the GPU spec's constants."),
+      QStringLiteral("FILE"));
   QCommandLineOption syncOpt(
       QStringLiteral("sync"),
       QStringLiteral("Order of dependent stages across blocks: grid (Souffle's grid barriers), "
@@ -95,7 +100,8 @@ int main(int argc, char** argv) {
                              QStringLiteral("Show the step-through at the step of this name (%1).")
                                  .arg(stepNames.join(QStringLiteral(", "))),
                              QStringLiteral("NAME"));
-  parser.addOptions({restore, panel, profile, precisionOpt, syncOpt, colour, importOpt, stepOpt});
+  parser.addOptions(
+      {restore, panel, profile, precisionOpt, syncOpt, colour, importOpt, stepOpt, calibrationOpt});
   // Bad usage exits with 2, as the command-line tool does (QCommandLineParser::process would
   // exit with 1): an unknown option, or a value the explorer cannot take.
   auto usage = [](const QString& why) {
@@ -181,6 +187,11 @@ int main(int argc, char** argv) {
   window.setGpu(parser.value(gpuOpt));
   window.setPrecision(parser.value(precisionOpt));
   window.setSync(parser.value(syncOpt));
+  if (parser.isSet(calibrationOpt)) {
+    QString error;
+    if (!window.loadCalibration(parser.value(calibrationOpt), &error))
+      return usage(QStringLiteral("--calibration: %1").arg(error));
+  }
   {
     const QString c = parser.value(colour);
     using souffle::views::HeatMetric;

@@ -374,17 +374,34 @@ std::shared_ptr<PlanPricer> make_pricer(const gpu::GpuSpec& spec, gpu::Precision
   return std::make_shared<PlanPricer>(spec, precision, std::move(cal));
 }
 
-std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision) {
+namespace {
+
+std::shared_ptr<PlanPricer> shared_pricer_of(const gpu::GpuSpec& spec, gpu::Precision precision,
+                                             const gpu::Calibration* calibration) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<PlanPricer>> pricers;
-  const std::string key =
+  std::string key =
       fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.name, spec.sm_count, spec.shared_memory_per_sm,
                   spec.registers_per_sm, spec.dram_bandwidth_gbps, spec.peak_fp32_tflops,
                   spec.l2_bytes, spec.grid_sync_overhead_us, gpu::precision_name(precision));
+  if (calibration) key += "|" + calibration->file + "|" + gpu::calibration_json(*calibration);
   std::lock_guard<std::mutex> lock(mutex);
   std::shared_ptr<PlanPricer>& p = pricers[key];
-  if (!p) p = std::make_shared<PlanPricer>(spec, precision);
+  if (!p)
+    p = calibration ? std::make_shared<PlanPricer>(spec, precision, *calibration)
+                    : std::make_shared<PlanPricer>(spec, precision);
   return p;
+}
+
+}  // namespace
+
+std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision) {
+  return shared_pricer_of(spec, precision, nullptr);
+}
+
+std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision,
+                                          const gpu::Calibration& calibration) {
+  return shared_pricer_of(spec, precision, &calibration);
 }
 
 }  // namespace souffle::schedule

@@ -114,5 +114,9 @@ std::shared_ptr<PlanPricer> make_pricer(const gpu::GpuSpec& spec, gpu::Precision
 /// One pricer per GPU spec (by its figures) and precision for the whole process, so that every
 /// plan and re-plan of a session (the explorer's, a benchmark's) shares its kernel cache.
 std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision);
+/// The same with a calibration's constants (one pricer per spec, precision and calibration
+/// content, so that re-plans with the same file share their cache).
+std::shared_ptr<PlanPricer> shared_pricer(const gpu::GpuSpec& spec, gpu::Precision precision,
+                                          const gpu::Calibration& calibration);
 
 }  // namespace souffle::schedule

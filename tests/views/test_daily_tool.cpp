@@ -6,10 +6,12 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -70,6 +72,7 @@ class TestDailyTool : public QObject {
   void badOptionsExitWithTwo();
   void syncSelectorReplansWithFlags();
   void orderingASelectedStageIsADecision();
+  void calibrationPricesThePlanAndSaysSo();
 };
 
 void TestDailyTool::initTestCase() {
@@ -302,6 +305,10 @@ void TestDailyTool::badOptionsExitWithTwo() {
   auto [sync, syncWhy] = run({QStringLiteral("--sync"), QStringLiteral("barrier")});
   QCOMPARE(sync, 2);
   QVERIFY2(syncWhy.contains(QStringLiteral("barrier")), qPrintable(syncWhy));
+  auto [cal, calWhy] =
+      run({QStringLiteral("--calibration"), QStringLiteral("/nonexistent/calibration.json")});
+  QCOMPARE(cal, 2);
+  QVERIFY2(calWhy.contains(QStringLiteral("/nonexistent/calibration.json")), qPrintable(calWhy));
   auto [missing, missingWhy] =
       run({QStringLiteral("/nonexistent/model.onnx"), QStringLiteral("--screenshot"),
            QDir::temp().filePath(QStringLiteral("never.png"))});
@@ -375,6 +382,56 @@ void TestDailyTool::orderingASelectedStageIsADecision() {
   QTRY_VERIFY_WITH_TIMEOUT(settled(w) && !w.isPlanning(), 120000);
   QTest::qWait(200);
   QCOMPARE(w.decisionEditor()->undoStack()->count(), steps);
+}
+
+// Plan > Load calibration: the plans are priced with the file's measured constants (a slower
+// launch makes every estimate larger), the status line says so and names the file; a bad file
+// is refused with its name and the constants in use stay; the spec's constants come back.
+void TestDailyTool::calibrationPricesThePlanAndSaysSo() {
+  MainWindow w;
+  QVERIFY(open(w, "mmoe", "rules"));
+  const PlanDataPtr spec = w.planData();
+  QVERIFY(QString::fromStdString(spec->plan->cost_constants).startsWith(QLatin1String("spec")));
+  QTemporaryDir dir;
+  const QString file = dir.filePath(QStringLiteral("h100.json"));
+  {
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"json({"version": 1, "device": "NVIDIA H100 (recorded)",
+      "date": "2026-12-05T00:00:00Z", "launch_overhead_us": 25.0, "dram_bandwidth_gbps": 1000})json");
+  }
+  QString error;
+  QVERIFY2(w.loadCalibration(file, &error), qPrintable(error));
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData() != spec, 120000);
+  const plan::FusionPlan& p = *w.planData()->plan;
+  const QString constants = QString::fromStdString(p.cost_constants);
+  QVERIFY2(constants.startsWith(QLatin1String("calibration ")) && constants.contains(file) &&
+               constants.contains(QLatin1String("launch")),
+           qPrintable(constants));
+  QVERIFY(p.est_time_us > spec->plan->est_time_us);
+  auto* label = w.statusBar()->findChild<QLabel*>(QStringLiteral("planLabel"));
+  QVERIFY(label);
+  QVERIFY2(label->text().contains(QLatin1String("(calibrated)")), qPrintable(label->text()));
+  QVERIFY2(label->toolTip().contains(file), qPrintable(label->toolTip()));
+
+  const PlanDataPtr calibrated = w.planData();
+  const QString bad = dir.filePath(QStringLiteral("bad.json"));
+  {
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"json({"version": 1, "device": "x", "launch_overhead_us": -3})json");
+  }
+  QVERIFY(!w.loadCalibration(bad, &error));
+  QVERIFY2(error.contains(bad) && error.contains(QLatin1String("launch_overhead_us")),
+           qPrintable(error));
+  QCOMPARE(w.planData(), calibrated);  // nothing re-planned
+
+  w.clearCalibration();
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.planData() != calibrated, 120000);
+  QVERIFY(
+      QString::fromStdString(w.planData()->plan->cost_constants).startsWith(QLatin1String("spec")));
+  QCOMPARE(w.planData()->plan->est_time_us, spec->plan->est_time_us);
+  QVERIFY(!label->text().contains(QLatin1String("(calibrated)")));
 }
 
 QTEST_MAIN(TestDailyTool)

@@ -472,6 +472,10 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   m_plan.reset();
   m_kernels->model()->setPlan(nullptr);
   m_errorDock->hide();
+  if (m_afterLoad) {
+    showError(*m_afterLoad);
+    m_afterLoad.reset();
+  }
   m_nodes->setModelData(m_data);
   m_properties->setModelData(m_data);
   m_teText->setText(m_data->teText);
@@ -1037,6 +1041,10 @@ void MainWindow::createEditing() {
   for (QDockWidget* d : {m_transformsDock, m_compareDock})
     m_viewMenu->addAction(d->toggleViewAction());
   m_viewMenu->addAction(undoDock);
+}
+
+void MainWindow::showErrorAfterLoad(const LoadError& error) {
+  m_afterLoad = error;
 }
 
 void MainWindow::showError(const LoadError& error) {

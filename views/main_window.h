@@ -4,6 +4,7 @@
 #include <QMainWindow>
 #include <QPalette>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,9 @@ class MainWindow : public QMainWindow {
   ComparisonView* comparisonView() const { return m_compare; }
   /// Shows `error` in the problems panel (the window stays usable).
   void showError(const LoadError& error);
+  /// Shows `error` once the model being opened has loaded (a load clears the problems panel):
+  /// a project's part that could not be used while the rest opens.
+  void showErrorAfterLoad(const LoadError& error);
   QTableView* partitionTable() const { return m_kernels->table(); }
   StrategyTableModel* strategyModel() const { return m_strategies->model(); }
   QTableView* strategyTable() const { return m_strategies->table(); }
@@ -266,6 +270,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_nodesDock;
   QDockWidget* m_teDock;
   QDockWidget* m_errorDock;
+  std::optional<LoadError> m_afterLoad;  ///< showErrorAfterLoad
   KernelsPage* m_kernels;
   QDockWidget* m_partDock;
   CodePanel* m_code = nullptr;

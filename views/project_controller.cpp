@@ -10,10 +10,12 @@
 #include <QStatusBar>
 #include <nlohmann/json.hpp>
 
+#include "core/gpu/calibration.h"
 #include "core/support/error.h"
 #include "views/edit_commands.h"
 #include "views/main_window.h"
 #include "views/panels.h"
+#include "views/plan_runner.h"
 
 namespace souffle::views {
 
@@ -73,6 +75,7 @@ Project ProjectController::snapshot() const {
   p.te_level = m_window->isTeLevel();
   p.decisions = m_window->decisionEditor()->decisions();
   p.measurements = m_window->measurements();
+  if (std::optional<gpu::Calibration> c = PlanRunner::calibration()) p.calibration = c->file;
   return p;
 }
 
@@ -122,6 +125,20 @@ bool ProjectController::apply(const Project& p, const QString& path, bool asSave
   m_decisionsModel = QFileInfo(model).absoluteFilePath();
   m_window->decisionEditor()->reset(p.decisions);
   m_window->setMeasurements(p.measurements);
+  // The project's calibration prices its plans; one that cannot be read is reported and the
+  // spec's constants stand (the rest of the project opens).
+  PlanRunner::setCalibration(std::nullopt);
+  if (!p.calibration.empty()) {
+    try {
+      PlanRunner::setCalibration(gpu::load_calibration(p.calibration));
+    } catch (const UserError& e) {
+      LoadError err = projectError(QString::fromStdString(p.calibration), e);
+      err.title =
+          tr("The project's calibration could not be read: the GPU spec's constants "
+             "price its plans");
+      m_window->showErrorAfterLoad(err);
+    }
+  }
   m_window->setStrategy(QString::fromStdString(p.strategy));
   m_window->setGpu(QString::fromStdString(p.gpu));
   m_window->setPrecision(QString::fromStdString(p.precision));

@@ -60,6 +60,7 @@ std::string project_to_json(const Project& p, const std::string& project_path) {
   if (p.sync != "grid") j["sync"] = p.sync;
   j["te_level"] = p.te_level;
   j["decisions"] = nlohmann::json::parse(plan::to_json(p.decisions));
+  if (!p.calibration.empty()) j["calibration"] = p.calibration;
   if (!p.measurements.empty()) {
     nlohmann::json m = nlohmann::json::array();
     for (const std::string& t : p.measurements) m.push_back(nlohmann::json::parse(t));
@@ -107,6 +108,7 @@ Project parse_project(const std::string& text, const std::string& project_path) 
   p.gpu = string_field(j, "gpu", file, false, p.gpu);
   p.precision = string_field(j, "precision", file, false, p.precision);
   p.sync = string_field(j, "sync", file, false, p.sync);
+  p.calibration = string_field(j, "calibration", file, false, "");
   if (SyncMode m; !parse_sync_mode(p.sync, m))
     throw UserError(file, "sync", "field 'sync' is '" + p.sync + "': grid, auto or flags");
   if (j.contains("te_level")) {

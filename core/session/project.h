@@ -24,6 +24,10 @@ struct Project {
   /// Profile runs kept with the project (profile_report_json objects as text, each with its
   /// plan_key, device, driver, clocks and date), so a reopened project shows them.
   std::vector<std::string> measurements;
+  /// A calibration file (souffle-cli calibrate) the plans are priced with; empty: the GPU
+  /// spec's constants. Kept as given; a file that cannot be read when the project is opened is
+  /// reported and the spec's constants are used.
+  std::string calibration;
   bool operator==(const Project&) const = default;
 };
 

@@ -33,6 +33,7 @@ class ProjectTest : public ::testing::Test {
     p.precision = "fp16";
     p.sync = "auto";
     p.te_level = true;
+    p.calibration = (dir / "h100_calibration.json").string();
     p.decisions.edits.push_back({plan::Edit::Kind::Merge, "t1", "t2"});
     p.decisions.edits.push_back({plan::Edit::Kind::Split, "MatMul_3", ""});
     p.decisions.edits.push_back({plan::Edit::Kind::Forbid, "h:0", ""});
@@ -59,6 +60,17 @@ TEST_F(ProjectTest, RoundTrip) {
   save_project(p, path);
   EXPECT_EQ(load_project(path), p);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_F(ProjectTest, CalibrationIsAFileName) {
+  EXPECT_NE(error_of(R"({"version": 1, "model": "m.onnx", "calibration": 3})")
+                .find("field 'calibration' must be a string"),
+            std::string::npos);
+  // None saved when there is none.
+  Project p = sample();
+  p.calibration.clear();
+  EXPECT_EQ(project_to_json(p, (dir / "p.souffle").string()).find("calibration"),
+            std::string::npos);
 }
 
 TEST_F(ProjectTest, MeasurementsMustBeKeyedObjects) {

@@ -23,6 +23,7 @@
 #include "views/main_window.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
+#include "views/project_controller.h"
 #include "views/table_model.h"
 
 using namespace souffle;
@@ -413,6 +414,28 @@ void TestDailyTool::calibrationPricesThePlanAndSaysSo() {
   QVERIFY(label);
   QVERIFY2(label->text().contains(QLatin1String("(calibrated)")), qPrintable(label->text()));
   QVERIFY2(label->toolTip().contains(file), qPrintable(label->toolTip()));
+  QCOMPARE(QString::fromStdString(w.project()->snapshot().calibration), file);  // kept by projects
+  {
+    // A saved project opens calibrated; one whose calibration cannot be read opens with the
+    // spec's constants and the problems panel says why.
+    const QString saved = dir.filePath(QStringLiteral("calibrated.souffle"));
+    QVERIFY(w.project()->save(saved));
+    MainWindow again;
+    again.project()->setInteractive(false);
+    QVERIFY(again.project()->open(saved));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(again) && again.planData(), 120000);
+    QVERIFY(QString::fromStdString(again.planData()->plan->cost_constants).contains(file));
+    QFile::remove(file);
+    MainWindow third;
+    third.show();
+    third.project()->setInteractive(false);
+    QVERIFY(third.project()->open(saved));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(third) && third.planData(), 120000);
+    QVERIFY(QString::fromStdString(third.planData()->plan->cost_constants)
+                .startsWith(QLatin1String("spec")));
+    QVERIFY(third.isErrorShown());
+    QVERIFY2(third.errorPanel()->text().contains(file), qPrintable(third.errorPanel()->text()));
+  }
 
   const PlanDataPtr calibrated = w.planData();
   const QString bad = dir.filePath(QStringLiteral("bad.json"));

@@ -8,10 +8,12 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "core/gpu/calibration.h"
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
 #include "core/session/pipeline_steps.h"
+#include "core/support/error.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/graph_view.h"
@@ -187,10 +189,13 @@ int main(int argc, char** argv) {
   window.setGpu(parser.value(gpuOpt));
   window.setPrecision(parser.value(precisionOpt));
   window.setSync(parser.value(syncOpt));
+  // --calibration: checked now, taken after a project is opened (it wins over the project's).
   if (parser.isSet(calibrationOpt)) {
-    QString error;
-    if (!window.loadCalibration(parser.value(calibrationOpt), &error))
-      return usage(QStringLiteral("--calibration: %1").arg(error));
+    try {
+      souffle::gpu::load_calibration(parser.value(calibrationOpt).toStdString());
+    } catch (const souffle::UserError& e) {
+      return usage(QStringLiteral("--calibration: %1").arg(QString::fromUtf8(e.what())));
+    }
   }
   {
     const QString c = parser.value(colour);
@@ -353,6 +358,7 @@ int main(int argc, char** argv) {
     if (!yes || !window.project()->restoreAutosave()) window.project()->discardAutosave();
   }
   if (!args.isEmpty()) window.openFile(args.front());
+  if (parser.isSet(calibrationOpt)) window.loadCalibration(parser.value(calibrationOpt));
   exitCode = app.exec();
   return exitCode;
 }

@@ -282,18 +282,38 @@ def finish(res, out_dir, code):
                 fmt(r["kernels_us"]), fmt(r["end_to_end_us"]), fmt(r["graph_us"]),
                 r["timer"] if r["gpu_time"] else "emulator (CPU time)", rel,
                 "yes" if r["verified"] else ("ERROR: " + r.get("error", "")[:80] if r.get("error") else "no reference")))
-    counted = [(r, k) for r in res["profiles"] for k in r.get("kernels", [])
-               if k.get("dram_read_bytes", -1) >= 0 or k.get("achieved_occupancy", -1) >= 0]
-    if counted:
-        md += ["", "Hardware counters (one run under CUPTI's range profiler):", "",
-               "| model | strategy | kernel | est. DRAM MB | DRAM read MB | written MB | achieved occupancy |",
-               "|---|---|---|---|---|---|---|"]
-        mb = lambda b: "-" if b is None or b < 0 else "%.2f" % (b / 1e6)
-        for r, k in counted:
-            occ = k.get("achieved_occupancy", -1)
-            md.append("| %s %s | %s | %s | %s | %s | %s | %s |" % (
-                r["size"], r["model_name"], r["strategy"], k["name"], mb(k.get("est_dram_bytes", 0)),
-                mb(k.get("dram_read_bytes")), mb(k.get("dram_write_bytes")), "-" if occ < 0 else "%.0f%%" % (100 * occ)))
+    # Per plan: the counted DRAM traffic against the estimate and the time-weighted occupancy;
+    # per kernel only the five slowest of each plan (a recurrent model has thousands).
+    mb = lambda b: "-" if b is None or b < 0 else "%.2f" % (b / 1e6)
+    counted_plans = []
+    for r in res["profiles"]:
+        ks = [k for k in r.get("kernels", []) if k.get("dram_read_bytes", -1) >= 0 and k.get("dram_write_bytes", -1) >= 0]
+        if ks:
+            counted_plans.append((r, ks))
+    if counted_plans:
+        md += ["", "Hardware counters (one run under CUPTI's range profiler), per plan:", "",
+               "| model | strategy | kernels counted | est. DRAM MB | measured DRAM MB | achieved occupancy (time-weighted) |",
+               "|---|---|---|---|---|---|"]
+        for r, ks in counted_plans:
+            occ = [(k["time_us"]["median"], k["achieved_occupancy"]) for k in ks if k.get("achieved_occupancy", -1) >= 0]
+            w = sum(t for t, _ in occ)
+            md.append("| %s %s | %s | %d of %d | %s | %s | %s |" % (
+                r["size"], r["model_name"], r["strategy"], len(ks), len(r["kernels"]),
+                # A partition split into launches gives each its estimate: count it once.
+                mb(sum({k.get("partition", k["name"]): k.get("est_dram_bytes", 0) for k in ks}.values())),
+                mb(sum(k["dram_read_bytes"] + k["dram_write_bytes"] for k in ks)),
+                "%.0f%%" % (100 * sum(t * o for t, o in occ) / w) if w > 0 else "-"))
+        md += ["", "The five slowest kernels of each counted plan (a split partition's launches each "
+               "show its whole estimate):", "",
+               "| model | strategy | kernel | us | est. DRAM MB | DRAM read MB | written MB | achieved occupancy |",
+               "|---|---|---|---|---|---|---|---|"]
+        for r, ks in counted_plans:
+            for k in sorted(ks, key=lambda k: -k["time_us"]["median"])[:5]:
+                occ = k.get("achieved_occupancy", -1)
+                md.append("| %s %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    r["size"], r["model_name"], r["strategy"], k["name"], fmt(k["time_us"]["median"]),
+                    mb(k.get("est_dram_bytes", 0)), mb(k.get("dram_read_bytes")), mb(k.get("dram_write_bytes")),
+                    "-" if occ < 0 else "%.0f%%" % (100 * occ)))
     notes = sorted({r.get("counters_note", "") for r in res["profiles"] if r.get("gpu_time")} - {""})
     for n in notes:
         md += ["", "Counters: " + n]

@@ -136,14 +136,10 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
     if (k.priced) {
       nlohmann::json built = nlohmann::json::array();
       for (const plan::BuiltStage& st : k.built_stages) {
-        nlohmann::json b = {{"launch", st.launch},
-                            {"name", st.name},
-                            {"anchor", st.anchor()},
-                            {"tes", st.tes},
-                            {"nodes", st.nodes},
-                            {"blocks", st.blocks},
-                            {"threads", st.threads},
-                            {"schedule", st.schedule}};
+        nlohmann::json b = {{"launch", st.launch},   {"name", st.name},
+                            {"anchor", st.anchor()}, {"tes", st.tes},
+                            {"nodes", st.nodes},     {"blocks", st.blocks},
+                            {"threads", st.threads}, {"schedule", st.schedule}};
         // Side by side with the other stages of its wave, from this block on.
         if (st.wave >= 0) {
           b["wave"] = st.wave;

@@ -177,18 +177,8 @@ int run_compile(const CompileCliOptions& o) {
       for (const nlohmann::json& r : reqs) answers.push_back(s->call(r));
       return answers;
     });
-    schedule::MeasureFn fn = measurer->fn();
-    const size_t top = static_cast<size_t>(o.tune_top);
-    po.tune_measure = [fn, top](const te::ComputeOp& op,
-                                const std::vector<schedule::TileEstimate>& candidates) {
-      // The tuner offers its measure_top (8); time the first `top` of them.
-      std::vector<schedule::TileEstimate> head(
-          candidates.begin(),
-          candidates.begin() + static_cast<long>(std::min(top, candidates.size())));
-      std::vector<double> t = fn(op, head);
-      t.resize(candidates.size(), -1.0);
-      return t;
-    };
+    po.tune_measure = measurer->fn();
+    po.tune_top = static_cast<size_t>(o.tune_top);
   }
   PipelineResult run = [&] {
     // Its line is cleared (when it goes out of scope) before any output.

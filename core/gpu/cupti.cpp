@@ -147,6 +147,21 @@ std::vector<std::string> cupti_candidates() {
   return out;
 }
 
+void* open_cupti(const std::string& library, std::string* loaded, std::string* error) {
+  const std::vector<std::string> candidates =
+      library.empty() ? cupti_candidates() : std::vector<std::string>{library};
+  for (const std::string& c : candidates)
+    if (void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      if (loaded) *loaded = c;
+      return h;
+    }
+  if (error) {
+    const char* e = library.empty() ? nullptr : dlerror();
+    *error = e ? e : "";
+  }
+  return nullptr;
+}
+
 CuptiKernelTracer* CuptiKernelTracer::instance(std::string* reason, const std::string& library) {
   static std::mutex mu;
   static CuptiKernelTracer* tracer = nullptr;
@@ -157,15 +172,8 @@ CuptiKernelTracer* CuptiKernelTracer::instance(std::string* reason, const std::s
     if (reason) *reason = failure;
     return nullptr;
   }
-  std::vector<std::string> candidates =
-      library.empty() ? cupti_candidates() : std::vector<std::string>{library};
-  void* h = nullptr;
   std::string loaded;
-  for (const std::string& c : candidates)
-    if ((h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      loaded = c;
-      break;
-    }
+  void* h = open_cupti(library, &loaded, nullptr);
   if (!h) {
     failure =
         "CUPTI not found (libcupti.so in the CUDA toolkit's extras/CUPTI/lib64, lib64 or "

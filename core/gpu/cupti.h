@@ -74,4 +74,9 @@ class CuptiKernelTracer {
 /// the usual library paths).
 std::vector<std::string> cupti_candidates();
 
+/// dlopen of `library`, or of the first of cupti_candidates() that loads when it is empty; the
+/// handle (one per library for the process) and the file in `loaded`, or null and `error`
+/// (dlerror's text when a named library does not load).
+void* open_cupti(const std::string& library, std::string* loaded, std::string* error);
+
 }  // namespace souffle::gpu

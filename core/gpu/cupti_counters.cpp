@@ -144,25 +144,15 @@ struct LoadedApi {
   std::string reason;
 };
 
-std::string dlerror_text() {
-  const char* e = dlerror();
-  return e ? e : "no reason given";
-}
-
 LoadedApi load(const std::string& library) {
   LoadedApi l;
-  std::vector<std::string> candidates =
-      library.empty() ? cupti_candidates() : std::vector<std::string>{library};
-  void* h = nullptr;
-  for (const std::string& c : candidates)
-    if ((h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      l.api.library = c;
-      break;
-    }
+  std::string why;
+  void* h = open_cupti(library, &l.api.library, &why);
   if (!h) {
     l.reason = library.empty() ? "libcupti not found (libcupti.so in the CUDA toolkit's "
                                  "extras/CUPTI/lib64, lib64 or lib, or SOUFFLE_CUPTI=FILE)"
-                               : library + " could not be loaded (" + dlerror_text() + ")";
+                               : library + " could not be loaded (" +
+                                     (why.empty() ? std::string("no reason given") : why) + ")";
     return l;
   }
   std::string missing;

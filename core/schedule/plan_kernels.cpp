@@ -264,6 +264,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         to.limits.threads = threads;
         to.limits.fit_co_resident = multi;
         to.measure = options.measure;
+        to.measure_top = options.measure_top;
         schedule::TuneResult r = schedule::tune_gemm(op, to);
         if (!r.ok() && multi) {
           to.limits.fit_co_resident = false;

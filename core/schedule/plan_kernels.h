@@ -68,6 +68,7 @@ struct KernelBuildOptions {
   /// loop (schedule::is_epilogue); its output is written only when something else reads it.
   bool epilogues = true;
   schedule::MeasureFn measure;  ///< optional: ranks tile candidates by measured time
+  size_t measure_top = 8;       ///< how many of the model's best `measure` times per GEMM
   /// Under rules and unfused, which launch without grid synchronization, a partition whose
   /// stages would need a grid barrier becomes several launches (kernelN.0, kernelN.1, ...).
   /// Off: one kernel per partition (cooperative where it needs grid barriers). plan_build

@@ -192,6 +192,7 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
           // Measured tiles recorded in the plan; its kernels built with them.
           schedule::PlanBuild b = schedule::plan_build(out.plan);
           b.options.measure = o.tune_measure;
+          b.options.measure_top = o.tune_top;
           schedule::tune_plan(out.plan, b.config, b.options);
           out.kernels.kernels = build_compiled_kernels(out.plan, nullptr, out.plan.sync);
         } else {

@@ -40,6 +40,7 @@ struct PipelineOptions {
   /// tuner's top candidates timed on a GPU, tune_measure.h), records the tiles in the plan's
   /// stages, and builds the kernels with them (the plan's prices stay those of its pricing).
   schedule::MeasureFn tune_measure;
+  size_t tune_top = 8;              ///< candidates tune_measure times per GEMM problem
   plan::PassInstrument instrument;  ///< called after each step
   bool snapshots = false;           ///< printable snapshots in the records (`--dump-after`)
 };

@@ -182,10 +182,15 @@ TEST(GemmBench, EveryCandidateOfTheSampleGemmsCompiles) {
     plan::FusionPlan p = plan::plan(test::sample_model(model).program, po);
     schedule::PlanBuild b = schedule::plan_build(p);
     b.options.measure = measurer.fn();
+    b.options.measure_top = 3;
     schedule::tune_plan(p, b.config, b.options);
     ASSERT_FALSE(measurer.measurements().empty()) << model;
-    for (const TileMeasurement& t : measurer.measurements()) {
+    ASSERT_EQ(kernels.size(), measurer.measurements().size()) << model;
+    for (size_t m = 0; m < kernels.size(); ++m) {
+      const TileMeasurement& t = measurer.measurements()[m];
       EXPECT_TRUE(t.note.empty()) << model << " " << t.problem << ": " << t.note;
+      EXPECT_EQ(t.tiles.size(), 3u) << model << " " << t.problem;          // measure_top
+      EXPECT_EQ(kernels[m], t.tiles.size()) << model << " " << t.problem;  // all compiled
       for (size_t i = 0; i < t.us.size(); ++i)
         EXPECT_GE(t.us[i], 0) << model << " " << t.problem << " " << t.tiles[i];
     }

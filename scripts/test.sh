@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh), builds and runs every test with CTest, then builds the sanitizer tree
 # (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs its subset of the suite there
-# (scripts/sanitize.sh). Both steps always run; the command fails if either fails.
+# (scripts/sanitize.sh), and checks that clang-format would change no tracked C++ file
+# (scripts/check_format.sh). Every step always runs; the command fails if any fails.
 #   SANITIZE=0 scripts/test.sh   skips the sanitizer step (the Release suite only)
 # Extra arguments go to the Release CTest run.
 set -euo pipefail
@@ -13,6 +14,9 @@ status=0
 start=$(date +%s)
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" "$@" || status=$?
 echo "test: Release suite finished in $(($(date +%s) - start)) s (exit $status)"
+fmt=0
+scripts/check_format.sh || fmt=$?
+[ $fmt -eq 0 ] || status=$fmt
 if [ "${SANITIZE:-1}" != 0 ]; then
   start=$(date +%s)
   san=0

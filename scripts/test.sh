@@ -14,6 +14,14 @@ status=0
 start=$(date +%s)
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" "$@" || status=$?
 echo "test: Release suite finished in $(($(date +%s) - start)) s (exit $status)"
+# Each test's output ends with its peak resident size (tests/harness/memory_ceiling); the largest:
+log="$BUILD_DIR/Testing/Temporary/LastTest.log"
+if [ -f "$log" ]; then
+  echo "test: largest peak resident sizes (whole process tree):"
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
+       match($0, /peak RSS [0-9]+ MB/) { split(substr($0, RSTART), f, " "); print f[3], name }' "$log" |
+    sort -rn | head -5 | awk '{ printf "  %6d MB  %s\n", $1, $2 }'
+fi
 fmt=0
 scripts/check_format.sh || fmt=$?
 [ $fmt -eq 0 ] || status=$fmt

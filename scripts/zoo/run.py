@@ -43,8 +43,9 @@ ISSUE_14_OPS = {
     "Scan", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "SequenceConstruct",
     "SequenceAt", "SequenceInsert", "SequenceEmpty", "SplitToSequence", "ConcatFromSequence",
 }
-VARIANT_ORDER = ["ts", "dynamo", "fp16", "int8"]
-DEFAULT_TOLERANCE = {"ts": 1e-4, "dynamo": 1e-4, "fp16": 1e-2, "int8": 5e-2}
+# "file": a corpus file (scripts/zoo/corpus.py), the model folder itself holds model.onnx.
+VARIANT_ORDER = ["ts", "dynamo", "fp16", "int8", "file"]
+DEFAULT_TOLERANCE = {"ts": 1e-4, "dynamo": 1e-4, "fp16": 1e-2, "int8": 5e-2, "file": 1e-4}
 
 
 def find_models(zoo, only, variants):
@@ -54,6 +55,10 @@ def find_models(zoo, only, variants):
     for model in sorted(os.listdir(zoo)):
         mdir = os.path.join(zoo, model)
         if not os.path.isdir(mdir) or (only and model not in only):
+            continue
+        if os.path.isfile(os.path.join(mdir, "model.onnx")):
+            if not variants or "file" in variants:
+                found.append((model, "file", mdir))
             continue
         for variant in VARIANT_ORDER:
             vdir = os.path.join(mdir, variant)
@@ -99,7 +104,7 @@ def child_cpu():
 Run = collections.namedtuple("Run", "rc out err wall cpu")
 
 
-def run_cli(cli, args, cpu_limit):
+def run_cli(cli, args, cpu_limit, extra=()):
     """Runs souffle-cli with a limit of `cpu_limit` CPU seconds (user + system, all threads);
     rc None when the run went past it. Limits and times are CPU time: on a shared machine the
     wall time depends on everyone else's load, the CPU time much less. A wall-clock guard of
@@ -111,7 +116,7 @@ def run_cli(cli, args, cpu_limit):
     t0 = time.time()
     c0 = child_cpu()
     try:
-        p = subprocess.run([cli] + args, capture_output=True, text=True, timeout=30 * cpu_limit + 60,
+        p = subprocess.run([cli] + args[:2] + list(extra) + args[2:], capture_output=True, text=True, timeout=30 * cpu_limit + 60,
                            preexec_fn=limit)
         rc, out, err = p.returncode, p.stdout, p.stderr
         if rc in (-signal.SIGXCPU, -signal.SIGKILL):
@@ -157,8 +162,8 @@ def failed_step(name, r, model_path, timeout):
     return done(name, "fail", r, short_error(first_error(r.err, r.out), model_path), {"rc": r.rc})
 
 
-def step_import(cli, path, timeout):
-    r = run_cli(cli, ["inspect", path, "--json"], timeout)
+def step_import(cli, path, timeout, extra=()):
+    r = run_cli(cli, ["inspect", path, "--json"], timeout, extra)
     if r.rc != 0:
         s = failed_step("import", r, path, timeout)
         j = parse_json(r.out) if r.out.strip() else None
@@ -173,12 +178,12 @@ def step_import(cli, path, timeout):
                 {"onnx_nodes": j["onnx_nodes"], "tes": j["tes"], "load_ms": j["load_ms"]})
 
 
-def step_verify(cli, path, level, strategy, tol, timeout):
+def step_verify(cli, path, level, strategy, tol, timeout, extra=()):
     name = "te" if level == "te" else "kernels " + strategy
     args = ["verify", path, "--level", level, "--tolerance", "%g" % tol, "--json"]
     if strategy:
         args += ["--strategy", strategy]
-    r = run_cli(cli, args, timeout)
+    r = run_cli(cli, args, timeout, extra)
     j = parse_json(r.out) if r.rc in (0, 1) and r.out.strip() else None
     if j is None:
         return failed_step(name, r, path, timeout)
@@ -198,9 +203,9 @@ def step_verify(cli, path, level, strategy, tol, timeout):
     return done(name, "fail", r, detail + " (limit %g)" % tol, data)
 
 
-def step_plan(cli, path, strategy, timeout):
+def step_plan(cli, path, strategy, timeout, extra=()):
     name = "plan " + strategy
-    r = run_cli(cli, ["plan", path, "--strategy", strategy, "--json"], timeout)
+    r = run_cli(cli, ["plan", path, "--strategy", strategy, "--json"], timeout, extra)
     if r.rc != 0:
         return failed_step(name, r, path, timeout)
     j = parse_json(r.out)
@@ -209,10 +214,10 @@ def step_plan(cli, path, strategy, timeout):
         {"kernels": j["kernels"], "grid_syncs": j["grid_syncs"], "est_time_us": j["est_time_us"]})
 
 
-def step_compile(cli, path, strategy, archs, timeout):
+def step_compile(cli, path, strategy, archs, timeout, extra=()):
     name = "nvrtc " + strategy
     args = ["compile", path, "--strategy", strategy, "--arch", archs, "--batch", "64", "--json"]
-    r = run_cli(cli, args, timeout)
+    r = run_cli(cli, args, timeout, extra)
     j = parse_json(r.out) if r.rc in (0, 1) and r.out.strip() else None
     if j is None:
         return failed_step(name, r, path, timeout)
@@ -231,18 +236,20 @@ def run_model(cli, model, variant, vdir, a, log):
         steps.append(Step("export", "fail", meta.get("export_s"), "export: " + meta.get("error", "no model.onnx")))
         return meta, steps
     tol = float(meta.get("tolerance", DEFAULT_TOLERANCE.get(variant, 1e-4)))
+    # Arguments the model needs on every command (a corpus file's --dim NAME=VALUE).
+    extra = meta.get("args", [])
 
-    imp = step_import(cli, path, a.timeout)
+    imp = step_import(cli, path, a.timeout, extra)
     steps.append(imp)
     log(imp)
     if imp.status != "ok":
         return meta, steps
-    te = step_verify(cli, path, "te", None, tol, a.kernel_budget)
+    te = step_verify(cli, path, "te", None, tol, a.kernel_budget, extra)
     steps.append(te)
     log(te)
     plans = {}
     for s in a.strategies:
-        st = step_plan(cli, path, s, a.timeout)
+        st = step_plan(cli, path, s, a.timeout, extra)
         plans[s] = st
         steps.append(st)
         log(st)
@@ -259,7 +266,7 @@ def run_model(cli, model, variant, vdir, a, log):
             steps.append(Step("kernels " + s, "skip", None, "emulator budget: %s took over %d CPU s" % (
                 budget_hit, a.kernel_budget)))
         else:
-            st = step_verify(cli, path, "kernels", s, tol, a.kernel_budget)
+            st = step_verify(cli, path, "kernels", s, tol, a.kernel_budget, extra)
             if st.data.get("timeout"):
                 budget_hit = "kernels " + s
                 st = Step(st.name, "skip", st.seconds, "emulator budget: over %d CPU s" % a.kernel_budget,
@@ -271,7 +278,7 @@ def run_model(cli, model, variant, vdir, a, log):
             if plans[s].status != "ok":
                 steps.append(Step("nvrtc " + s, "skip", None, "no plan"))
                 continue
-            st = step_compile(cli, path, s, a.archs, a.compile_timeout)
+            st = step_compile(cli, path, s, a.archs, a.compile_timeout, extra)
             steps.append(st)
             log(st)
     return meta, steps

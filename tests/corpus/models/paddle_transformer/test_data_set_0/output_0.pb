@@ -1,0 +1,1 @@
+Bfetch_name_0Jf>yG?Å>Hi¿

@@ -58,7 +58,8 @@ te::Tensor LowerCtx::constant_tensor(const std::string& suffix, ConstTensorPtr d
 }
 
 UserError LowerCtx::error(const std::string& reason) const {
-  return UserError("", m_node.name + " (" + m_node.op_type + ")", reason);
+  // An op of another domain is named with it (com.microsoft.Attention).
+  return UserError("", m_node.name + " (" + registry_key(m_node) + ")", reason);
 }
 
 const Registry& Registry::instance() {
@@ -79,6 +80,7 @@ const Registry& Registry::instance() {
     register_optimizer(reg);
     register_linalg(reg);
     register_text(reg);
+    register_contrib(reg);
     return reg;
   }();
   return r;

@@ -92,6 +92,9 @@ void register_sampling(Registry& r);
 void register_optimizer(Registry& r);
 void register_linalg(Registry& r);
 void register_text(Registry& r);
+/// com.microsoft contrib ops (core/lower/contrib.cpp); registered last, as some reuse the
+/// lowerings of the ONNX ops they extend.
+void register_contrib(Registry& r);
 
 /// The registry key of a node's op: its op type in the default domain ("" or "ai.onnx"), else
 /// "domain.OpType" (e.g. "ai.onnx.preview.training.Adam").

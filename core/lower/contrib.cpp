@@ -1,0 +1,846 @@
+// Lowering of the com.microsoft contrib ops that ONNX Runtime's exporters and graph optimizer
+// write most often, as ONNX Runtime's ContribOperators documentation defines them:
+// FusedMatMul, Gelu / FastGelu / BiasGelu / QuickGelu, BiasAdd / BiasSplitGelu,
+// SkipLayerNormalization, LayerNormalization, (Skip)SimplifiedLayerNormalization (RMS norm; the
+// plain one lives in the ONNX domain, where ONNX Runtime registers it), Attention and
+// MultiHeadAttention (static shapes, no past state), and the QLinear element-wise ops, pool and
+// concat of its quantizer. Any other contrib op (DynamicQuantizeLSTM, ...) is not registered,
+// so the model is refused naming the op, its domain and its nodes; a documented input or
+// attribute we do not lower (a past key/value cache, rotary embeddings, packed QKV) is refused
+// naming it.
+//
+// Everything is built from the same shapes as the ONNX ops they fuse: matmuls as one reduce,
+// statistics as reduces followed by an element-wise normalize, softmax as max / exp / sum /
+// divide, so the global analysis sees the patterns it already fuses.
+#include <cmath>
+#include <functional>
+#include <numbers>
+#include <optional>
+#include <string>
+
+#include "core/lower/lower.h"
+
+namespace souffle::lower {
+namespace {
+
+using te::Expr;
+using Idx = std::vector<Expr>;
+
+void require_float(const LowerCtx& ctx, const te::Tensor& t, const char* what) {
+  if (!is_float(t->dtype))
+    throw ctx.error(std::string(what) + " must be a floating-point tensor, got " +
+                    dtype_name(t->dtype));
+}
+
+/// A one-element tensor (scalar or [1]) read as a value of type `calc`.
+Expr read_scalar(const LowerCtx& ctx, const te::Tensor& t, DType calc, const char* what) {
+  if (shape_numel(t->shape) != 1)
+    throw ctx.error(std::string(what) + " must be a single value, got shape " +
+                    shape_str(t->shape));
+  return te::cast(calc, te::read(t, Idx(t->shape.size(), te::int_imm(0))));
+}
+
+/// A [n] vector (a bias, gamma, beta) that must match the last dim `n` of the input.
+void require_vector(const LowerCtx& ctx, const te::Tensor& t, int64_t n, const char* what) {
+  if (t->shape != Shape{n})
+    throw ctx.error(std::string(what) + " must have shape [" + std::to_string(n) + "], got " +
+                    shape_str(t->shape));
+}
+
+/// The output name of output `i`, or "" when the node does not ask for it.
+bool wants_output(const LowerCtx& ctx, size_t i) {
+  return i < ctx.num_outputs() && !ctx.node().outputs[i].empty();
+}
+
+void refuse_input(const LowerCtx& ctx, size_t i, const char* name, const char* why) {
+  if (ctx.has_input(i))
+    throw ctx.error(std::string("input ") + std::to_string(i) + " '" + name +
+                    "' is not supported: " + why);
+}
+
+// ---- FusedMatMul ----
+
+/// One operand of FusedMatMul as the matmul sees it: with transBatch the first dim moves to
+/// the place before the last (perm [1..n-2, 0, n-1]); with trans the last two dims swap.
+struct MatOperand {
+  te::Tensor t;
+  bool trans = false, trans_batch = false;
+  Shape batch;       ///< the logical batch dims
+  int64_t rows = 0;  ///< of the logical matrix
+  int64_t cols = 0;
+
+  static MatOperand make(const LowerCtx& ctx, te::Tensor t, bool trans, bool trans_batch,
+                         const char* what) {
+    MatOperand o;
+    o.t = t;
+    const Shape& s = t->shape;
+    if (s.size() < 2)
+      throw ctx.error(std::string(what) + " of shape " + shape_str(s) +
+                      " must have rank >= 2 (rank-1 operands are not supported)");
+    o.trans = trans;
+    o.trans_batch = trans_batch && s.size() >= 3;
+    Shape logical = s;
+    if (o.trans_batch) {
+      logical.assign(s.begin() + 1, s.end() - 1);
+      logical.push_back(s.front());
+      logical.push_back(s.back());
+    }
+    o.batch.assign(logical.begin(), logical.end() - 2);
+    int64_t p = logical[logical.size() - 2], q = logical.back();
+    o.rows = trans ? q : p;
+    o.cols = trans ? p : q;
+    return o;
+  }
+
+  /// The element at logical (batch..., row, col); `out_batch` is the broadcast batch index.
+  Expr at(const Idx& out_batch, const Expr& row, const Expr& col) const {
+    Idx b;
+    size_t off = out_batch.size() - batch.size();
+    for (size_t d = 0; d < batch.size(); ++d)
+      b.push_back(batch[d] == 1 ? te::int_imm(0) : out_batch[off + d]);
+    Expr p = trans ? col : row, q = trans ? row : col;
+    Idx idx;
+    if (trans_batch) {
+      idx.push_back(p);
+      idx.insert(idx.end(), b.begin(), b.end());
+    } else {
+      idx = b;
+      idx.push_back(p);
+    }
+    idx.push_back(q);
+    return te::read(t, std::move(idx));
+  }
+};
+
+std::vector<te::Tensor> lower_fused_matmul(LowerCtx& ctx) {
+  te::Tensor a = ctx.required(0), b = ctx.required(1);
+  require_float(ctx, a, "A");
+  if (a->dtype != b->dtype) throw ctx.error("A and B have different types");
+  const graph::Node& n = ctx.node();
+  double alpha = n.attr_float("alpha", 1.0);
+  MatOperand x = MatOperand::make(ctx, a, n.attr_int("transA", 0) != 0,
+                                  n.attr_int("transBatchA", 0) != 0, "A");
+  MatOperand y = MatOperand::make(ctx, b, n.attr_int("transB", 0) != 0,
+                                  n.attr_int("transBatchB", 0) != 0, "B");
+  if (x.cols != y.rows)
+    throw ctx.error("inner dimensions differ: " + shape_str(a->shape) + " x " +
+                    shape_str(b->shape) + " (after the transposes) have " + std::to_string(x.cols) +
+                    " and " + std::to_string(y.rows));
+  Shape batch = broadcast_shapes(ctx, x.batch, y.batch);
+  Shape out = batch;
+  out.push_back(x.rows);
+  out.push_back(y.cols);
+  const size_t nb = batch.size();
+  DType dt = a->dtype, ct = compute_type(dt);
+  te::Tensor acc =
+      ctx.reduce("matmul", out, ct, te::ReduceKind::Sum, {x.cols}, [&](const Idx& i, const Idx& r) {
+        Idx bi(i.begin(), i.begin() + static_cast<long>(nb));
+        return te::cast(ct, x.at(bi, i[nb], r[0])) * te::cast(ct, y.at(bi, r[0], i[nb + 1]));
+      });
+  if (alpha == 1.0 && ct == dt) return {acc};
+  return {ctx.compute("scale", out, dt, [&](const Idx& i) {
+    Expr v = te::read(acc, i);
+    if (alpha != 1.0) v = v * alpha;
+    return te::cast(dt, v);
+  })};
+}
+
+// ---- Gelu family ----
+
+Expr gelu_erf(const Expr& x) {
+  return x * 0.5 * (te::erf(x * (1.0 / std::numbers::sqrt2)) + 1.0);
+}
+
+Expr gelu_tanh(const Expr& x) {
+  Expr inner = (x + x * x * x * 0.044715) * std::sqrt(2.0 / std::numbers::pi);
+  return x * 0.5 * (te::tanh(inner) + 1.0);
+}
+
+/// f(x + bias) element-wise, bias (optional input 1) broadcast along the last dims.
+std::vector<te::Tensor> biased_unary(LowerCtx& ctx, bool bias_required,
+                                     const std::function<Expr(const Expr&)>& f) {
+  te::Tensor x = ctx.required(0);
+  te::Tensor bias = bias_required ? ctx.required(1) : ctx.input(1);
+  require_float(ctx, x, "input");
+  Shape s = x->shape;
+  if (bias) {
+    if (bias->dtype != x->dtype) throw ctx.error("bias must have the input's type");
+    if (broadcast_shapes(ctx, s, bias->shape) != s)
+      throw ctx.error("bias of shape " + shape_str(bias->shape) +
+                      " does not broadcast to the input " + shape_str(s));
+  }
+  DType dt = x->dtype, ct = compute_type(dt);
+  return {ctx.compute("", s, dt, [&](const Idx& i) {
+    Expr v = te::cast(ct, te::read(x, i));
+    if (bias) v = v + te::cast(ct, read_broadcast(bias, i));
+    return te::cast(dt, f(v));
+  })};
+}
+
+std::vector<te::Tensor> lower_quick_gelu(LowerCtx& ctx) {
+  double alpha = ctx.node().attr_float("alpha", 1.702);
+  return biased_unary(ctx, false, [&](const Expr& x) { return x * te::sigmoid(x * alpha); });
+}
+
+std::vector<te::Tensor> lower_bias_add(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), bias = ctx.required(1), skip = ctx.required(2);
+  require_float(ctx, x, "X");
+  if (x->shape.size() != 3) throw ctx.error("X must have rank 3 [N, S, C]");
+  require_vector(ctx, bias, x->shape[2], "bias");
+  if (skip->shape != x->shape) throw ctx.error("skip must have X's shape");
+  DType dt = x->dtype, ct = compute_type(dt);
+  return {ctx.compute("", x->shape, dt, [&](const Idx& i) {
+    return te::cast(dt, te::cast(ct, te::read(x, i)) + te::cast(ct, te::read(bias, {i[2]})) +
+                            te::cast(ct, te::read(skip, i)));
+  })};
+}
+
+std::vector<te::Tensor> lower_bias_split_gelu(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), bias = ctx.required(1);
+  require_float(ctx, x, "X");
+  if (x->shape.size() != 3) throw ctx.error("X must have rank 3 [N, S, D]");
+  int64_t d = x->shape[2];
+  if (d % 2 != 0) throw ctx.error("the last dim of X must be even");
+  require_vector(ctx, bias, d, "bias");
+  DType dt = x->dtype, ct = compute_type(dt);
+  auto at = [&](const Idx& i, const Expr& c) {
+    return te::cast(ct, te::read(x, {i[0], i[1], c})) + te::cast(ct, te::read(bias, {c}));
+  };
+  // Y = left * Gelu(right), the halves of X + bias along the last dim.
+  return {ctx.compute("", {x->shape[0], x->shape[1], d / 2}, dt, [&](const Idx& i) {
+    return te::cast(dt, at(i, i[2]) * gelu_erf(at(i, i[2] + te::int_imm(d / 2))));
+  })};
+}
+
+// ---- Layer norms with a skip input, RMS norm ----
+
+/// x + skip (+ bias) over the input's shape, in the compute type; skip is the input's shape or
+/// broadcast along the leading dims ([S, D] or [1, S, D] for a [B, S, D] input).
+te::Tensor skip_sum(LowerCtx& ctx, const te::Tensor& x, const te::Tensor& skip,
+                    const te::Tensor& bias, DType ct) {
+  const Shape& s = x->shape;
+  if (skip->dtype != x->dtype) throw ctx.error("skip must have the input's type");
+  if (broadcast_shapes(ctx, s, skip->shape) != s)
+    throw ctx.error("skip of shape " + shape_str(skip->shape) +
+                    " does not broadcast to the input " + shape_str(s));
+  if (bias) require_vector(ctx, bias, s.back(), "bias");
+  return ctx.compute("skip_sum", s, ct, [&](const Idx& i) {
+    Expr v = te::cast(ct, te::read(x, i)) + te::cast(ct, read_broadcast(skip, i));
+    if (bias) v = v + te::cast(ct, te::read(bias, {i.back()}));
+    return v;
+  });
+}
+
+/// A keep-dims sum over the last dim of f(i) for every row.
+te::Tensor row_sum(LowerCtx& ctx, const std::string& suffix, const Shape& s, DType ct,
+                   const std::function<Expr(const Idx&)>& f) {
+  Shape out = s;
+  out.back() = 1;
+  return ctx.reduce(suffix, out, ct, te::ReduceKind::Sum, {s.back()},
+                    [&](const Idx& i, const Idx& r) {
+                      Idx full = i;
+                      full.back() = r[0];
+                      return f(full);
+                    });
+}
+
+Expr stat(const te::Tensor& t, const Idx& i) {
+  Idx j = i;
+  j.back() = te::int_imm(0);
+  return te::read(t, std::move(j));
+}
+
+/// SkipLayerNormalization (simplified: SkipSimplifiedLayerNormalization, an RMS norm).
+std::vector<te::Tensor> lower_skip_layer_norm(LowerCtx& ctx, bool simplified) {
+  te::Tensor x = ctx.required(0), skip = ctx.required(1), gamma = ctx.required(2);
+  te::Tensor beta = simplified ? nullptr : ctx.input(3);
+  te::Tensor bias = ctx.input(simplified ? 3 : 4);
+  require_float(ctx, x, "input");
+  const Shape& s = x->shape;
+  if (s.size() < 2 || s.size() > 3) throw ctx.error("input must have rank 2 or 3");
+  int64_t d = s.back();
+  require_vector(ctx, gamma, d, "gamma");
+  if (beta) require_vector(ctx, beta, d, "beta");
+  double eps = ctx.node().attr_float("epsilon", 1e-12);
+  DType dt = x->dtype, ct = compute_type(dt);
+  te::Tensor sum = skip_sum(ctx, x, skip, bias, ct);
+  Expr inv_d = te::imm(ct, 1.0 / static_cast<double>(d));
+  te::Tensor mean;
+  if (!simplified)
+    mean = row_sum(ctx, "mean", s, ct, [&](const Idx& i) { return te::read(sum, i) * inv_d; });
+  te::Tensor var = row_sum(ctx, simplified ? "mean_square" : "var", s, ct, [&](const Idx& i) {
+    Expr c = te::read(sum, i);
+    if (mean) c = c - stat(mean, i);
+    return c * c * inv_d;
+  });
+  te::Tensor inv = ctx.compute("inv_std", var->shape, ct, [&](const Idx& i) {
+    return te::call(te::CallFn::Rsqrt, {te::read(var, i) + te::imm(ct, eps)});
+  });
+  te::Tensor y = ctx.compute("normalize", s, dt, [&](const Idx& i) {
+    Expr v = te::read(sum, i);
+    if (mean) v = v - stat(mean, i);
+    v = v * stat(inv, i) * te::cast(ct, te::read(gamma, {i.back()}));
+    if (beta) v = v + te::cast(ct, te::read(beta, {i.back()}));
+    return te::cast(dt, v);
+  });
+  std::vector<te::Tensor> outs{y, nullptr, nullptr, nullptr};
+  // The statistics are float for float and half inputs alike (ONNX Runtime's U type).
+  auto as_f32 = [&](const te::Tensor& t, const char* suffix) {
+    return ctx.compute(suffix, t->shape, DType::Float32,
+                       [&](const Idx& i) { return te::cast(DType::Float32, te::read(t, i)); });
+  };
+  if (wants_output(ctx, 1)) {
+    if (simplified) throw ctx.error("output 1 'mean' is not defined for the simplified form");
+    outs[1] = as_f32(mean, "mean_out");
+  }
+  if (wants_output(ctx, 2)) outs[2] = as_f32(inv, "inv_std_out");
+  if (wants_output(ctx, 3))
+    outs[3] = ctx.compute("input_skip_bias_sum", s, dt,
+                          [&](const Idx& i) { return te::cast(dt, te::read(sum, i)); });
+  outs.resize(std::max<size_t>(1, ctx.num_outputs()));
+  return outs;
+}
+
+/// SimplifiedLayerNormalization: x / sqrt(mean(x^2) + epsilon) * scale over the dims from
+/// `axis` on; output 1 is 1 / sqrt(mean(x^2) + epsilon) with the normalized dims kept as 1s.
+std::vector<te::Tensor> lower_simplified_layer_norm(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), scale = ctx.required(1);
+  require_float(ctx, x, "X");
+  const Shape& s = x->shape;
+  int64_t rank = static_cast<int64_t>(s.size());
+  if (rank < 1) throw ctx.error("X must have rank >= 1");
+  int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", -1), rank);
+  double eps = ctx.node().attr_float("epsilon", 1e-5);
+  std::optional<DType> st =
+      dtype_from_onnx(static_cast<int32_t>(ctx.node().attr_int("stash_type", 1)));
+  if (!st || !is_float(*st)) throw ctx.error("stash_type must be a floating-point type");
+  DType dt = x->dtype, ct = compute_type(*st);
+  Shape norm(s.begin() + axis, s.end());
+  if (broadcast_shapes(ctx, norm, scale->shape) != norm)
+    throw ctx.error("scale of shape " + shape_str(scale->shape) +
+                    " does not broadcast to the normalized shape " + shape_str(norm));
+  Shape out = s;
+  for (int64_t d = axis; d < rank; ++d) out[static_cast<size_t>(d)] = 1;
+  auto full_index = [&](const Idx& i, const Idx& r) {
+    Idx f(i.begin(), i.begin() + axis);
+    f.insert(f.end(), r.begin(), r.end());
+    return f;
+  };
+  Expr inv_n = te::imm(ct, 1.0 / static_cast<double>(shape_numel(norm)));
+  te::Tensor ms = ctx.reduce("mean_square", out, ct, te::ReduceKind::Sum, norm,
+                             [&](const Idx& i, const Idx& r) {
+                               Expr v = te::cast(ct, te::read(x, full_index(i, r)));
+                               return v * v * inv_n;
+                             });
+  te::Tensor inv = ctx.compute("inv_std", out, ct, [&](const Idx& i) {
+    return te::call(te::CallFn::Rsqrt, {te::read(ms, i) + te::imm(ct, eps)});
+  });
+  te::Tensor y = ctx.compute("normalize", s, dt, [&](const Idx& i) {
+    Expr v = te::cast(ct, te::read(x, i)) * read_broadcast(inv, i);
+    return te::cast(dt, v * te::cast(ct, read_broadcast(scale, i)));
+  });
+  std::vector<te::Tensor> outs{y};
+  if (wants_output(ctx, 1))
+    outs.push_back(ctx.compute("inv_std_out", out, *st,
+                               [&](const Idx& i) { return te::cast(*st, te::read(inv, i)); }));
+  return outs;
+}
+
+// ---- Attention ----
+
+/// Scaled dot-product attention over heads: out[b, s, n * hv + h] =
+/// sum_t softmax_t(scale * q.k + additive(b, n, s, t)) * v[b, n, t, h].
+struct AttentionShape {
+  int64_t batch = 0, heads = 0, q_len = 0, kv_len = 0, head_qk = 0, head_v = 0;
+};
+using HeadRead = std::function<Expr(const Expr& b, const Expr& n, const Expr& pos, const Expr& h)>;
+using Additive = std::function<Expr(const Idx& bnst)>;
+
+te::Tensor attention_core(LowerCtx& ctx, const AttentionShape& a, DType dt, double scale,
+                          const HeadRead& q, const HeadRead& k, const HeadRead& v,
+                          const Additive& additive) {
+  const DType ct = DType::Float32;
+  Shape scores{a.batch, a.heads, a.q_len, a.kv_len};
+  te::Tensor qk = ctx.reduce(
+      "qk", scores, ct, te::ReduceKind::Sum, {a.head_qk}, [&](const Idx& i, const Idx& r) {
+        return te::cast(ct, q(i[0], i[1], i[2], r[0])) * te::cast(ct, k(i[0], i[1], i[3], r[0]));
+      });
+  te::Tensor logits = ctx.compute("logits", scores, ct, [&](const Idx& i) {
+    Expr l = te::read(qk, i) * scale;
+    if (additive) l = l + additive(i);
+    return l;
+  });
+  Shape row{a.batch, a.heads, a.q_len, 1};
+  auto over_t = [](const Idx& i, const Expr& t) { return Idx{i[0], i[1], i[2], t}; };
+  te::Tensor mx =
+      ctx.reduce("max", row, ct, te::ReduceKind::Max, {a.kv_len},
+                 [&](const Idx& i, const Idx& r) { return te::read(logits, over_t(i, r[0])); });
+  te::Tensor e = ctx.compute("exp", scores, ct, [&](const Idx& i) {
+    return te::exp(te::read(logits, i) - te::read(mx, over_t(i, te::int_imm(0))));
+  });
+  te::Tensor sum =
+      ctx.reduce("sum", row, ct, te::ReduceKind::Sum, {a.kv_len},
+                 [&](const Idx& i, const Idx& r) { return te::read(e, over_t(i, r[0])); });
+  te::Tensor p = ctx.compute("softmax", scores, ct, [&](const Idx& i) {
+    return te::read(e, i) / te::read(sum, over_t(i, te::int_imm(0)));
+  });
+  Expr hv = te::int_imm(a.head_v);
+  te::Tensor acc =
+      ctx.reduce("pv", {a.batch, a.q_len, a.heads * a.head_v}, ct, te::ReduceKind::Sum, {a.kv_len},
+                 [&](const Idx& i, const Idx& r) {
+                   Expr n = te::floordiv(i[2], hv), h = te::floormod(i[2], hv);
+                   return te::read(p, {i[0], n, i[1], r[0]}) * te::cast(ct, v(i[0], n, r[0], h));
+                 });
+  if (dt == ct) return acc;
+  return ctx.compute("", acc->shape, dt,
+                     [&](const Idx& i) { return te::cast(dt, te::read(acc, i)); });
+}
+
+/// The key mask of Attention's mask_index or MultiHeadAttention's key_padding_mask: [B] end
+/// positions (keys at and after it are masked), [B, T] or [B, S, T] with 1 for keys to keep.
+/// Returns the additive term (0 or mask_filter_value) at (b, n, s, t), or nothing.
+Additive key_mask(const LowerCtx& ctx, const te::Tensor& m, const AttentionShape& a, double filter,
+                  const char* what) {
+  if (!m) return {};
+  if (m->dtype != DType::Int32) throw ctx.error(std::string(what) + " must be int32");
+  const Shape& s = m->shape;
+  Expr masked_value = te::imm(DType::Float32, filter), zero = te::imm(DType::Float32, 0);
+  if (s == Shape{a.batch})
+    return [=](const Idx& i) {
+      return te::select(te::lt(i[3], te::cast(DType::Int64, te::read(m, {i[0]}))), zero,
+                        masked_value);
+    };
+  if (s == Shape{a.batch, a.kv_len})
+    return [=](const Idx& i) {
+      return te::select(te::gt(te::read(m, {i[0], i[3]}), te::int_imm(0, DType::Int32)), zero,
+                        masked_value);
+    };
+  if (s == Shape{a.batch, a.q_len, a.kv_len})
+    return [=](const Idx& i) {
+      return te::select(te::gt(te::read(m, {i[0], i[2], i[3]}), te::int_imm(0, DType::Int32)), zero,
+                        masked_value);
+    };
+  throw ctx.error(std::string(what) + " of shape " + shape_str(s) + " is not supported (only [" +
+                  std::to_string(a.batch) + "] end positions, [batch, kv_length] and [batch, " +
+                  "sequence, kv_length] key masks)");
+}
+
+/// attention_bias [B or 1, N or 1, S, T], added to the scaled scores.
+Additive attention_bias(const LowerCtx& ctx, const te::Tensor& t, const AttentionShape& a) {
+  if (!t) return {};
+  const Shape& s = t->shape;
+  if (s.size() != 4 || (s[0] != 1 && s[0] != a.batch) || (s[1] != 1 && s[1] != a.heads) ||
+      s[2] != a.q_len || s[3] != a.kv_len)
+    throw ctx.error("attention_bias of shape " + shape_str(s) + " does not fit [batch or 1, " +
+                    "heads or 1, " + std::to_string(a.q_len) + ", " + std::to_string(a.kv_len) +
+                    "]");
+  return [=](const Idx& i) { return te::cast(DType::Float32, read_broadcast(t, i)); };
+}
+
+Additive sum_of(std::vector<Additive> terms) {
+  std::vector<Additive> present;
+  for (Additive& f : terms)
+    if (f) present.push_back(std::move(f));
+  if (present.empty()) return {};
+  return [present](const Idx& i) {
+    Expr e = present[0](i);
+    for (size_t k = 1; k < present.size(); ++k) e = e + present[k](i);
+    return e;
+  };
+}
+
+Additive causal(bool on, double filter) {
+  if (!on) return {};
+  return [filter](const Idx& i) {
+    return te::select(te::gt(i[3], i[2]), te::imm(DType::Float32, filter),
+                      te::imm(DType::Float32, 0));
+  };
+}
+
+int64_t num_heads(const LowerCtx& ctx) {
+  int64_t n = ctx.node().attr_int("num_heads", 0);
+  if (n <= 0) throw ctx.error("num_heads must be given and positive");
+  return n;
+}
+
+int64_t divide_heads(const LowerCtx& ctx, int64_t width, int64_t heads, const char* what) {
+  if (width % heads != 0)
+    throw ctx.error(std::string(what) + " width " + std::to_string(width) +
+                    " is not divisible by num_heads " + std::to_string(heads));
+  return width / heads;
+}
+
+/// Attention: input [B, S, Din] times the packed weights [Din, Dq + Dk + Dv] (+ bias) gives Q,
+/// K and V; the attention of each head over the whole sequence.
+std::vector<te::Tensor> lower_attention(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), w = ctx.required(1), bias = ctx.input(2);
+  refuse_input(ctx, 4, "past", "a key/value cache (past state) is not lowered");
+  refuse_input(ctx, 6, "past_sequence_length", "a key/value cache (past state) is not lowered");
+  const graph::Node& n = ctx.node();
+  if (n.attr_int("do_rotary", 0) != 0)
+    throw ctx.error("attribute do_rotary = 1 (rotary embeddings) is not supported");
+  require_float(ctx, x, "input");
+  if (w->dtype != x->dtype || (bias && bias->dtype != x->dtype))
+    throw ctx.error("weights and bias must have the input's type");
+  if (x->shape.size() != 3) throw ctx.error("input must have rank 3 [batch, sequence, hidden]");
+  if (w->shape.size() != 2 || w->shape[0] != x->shape[2])
+    throw ctx.error("weights of shape " + shape_str(w->shape) + " do not fit the input " +
+                    shape_str(x->shape));
+  AttentionShape a;
+  a.batch = x->shape[0];
+  a.q_len = a.kv_len = x->shape[1];
+  a.heads = num_heads(ctx);
+  int64_t width = w->shape[1];
+  std::vector<int64_t> sizes = n.attr_ints("qkv_hidden_sizes", {});
+  if (sizes.empty()) {
+    if (width % 3 != 0) throw ctx.error("weights width must be 3 x hidden size");
+    sizes = {width / 3, width / 3, width / 3};
+  }
+  if (sizes.size() != 3 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != width)
+    throw ctx.error(
+        "qkv_hidden_sizes must be 3 sizes, Q's equal to K's, summing to the "
+        "weights' width " +
+        std::to_string(width));
+  if (bias) require_vector(ctx, bias, width, "bias");
+  a.head_qk = divide_heads(ctx, sizes[0], a.heads, "Q");
+  a.head_v = divide_heads(ctx, sizes[2], a.heads, "V");
+  DType dt = x->dtype, ct = DType::Float32;
+  te::Tensor acc = ctx.reduce("qkv", {a.batch, a.q_len, width}, ct, te::ReduceKind::Sum,
+                              {x->shape[2]}, [&](const Idx& i, const Idx& r) {
+                                return te::cast(ct, te::read(x, {i[0], i[1], r[0]})) *
+                                       te::cast(ct, te::read(w, {r[0], i[2]}));
+                              });
+  te::Tensor qkv = acc;
+  if (bias)
+    qkv = ctx.compute("qkv_bias", acc->shape, ct, [&](const Idx& i) {
+      return te::read(acc, i) + te::cast(ct, te::read(bias, {i[2]}));
+    });
+  auto part = [&](int64_t offset, int64_t head) -> HeadRead {
+    return [=](const Expr& b, const Expr& hn, const Expr& pos, const Expr& h) {
+      return te::read(qkv, {b, pos, hn * te::int_imm(head) + h + te::int_imm(offset)});
+    };
+  };
+  double scale = n.attr_float("scale", 0.0);
+  if (scale == 0.0) scale = 1.0 / std::sqrt(static_cast<double>(a.head_qk));
+  double filter = n.attr_float("mask_filter_value", -10000.0);
+  Additive add = sum_of({key_mask(ctx, ctx.input(3), a, filter, "mask_index"),
+                         causal(n.attr_int("unidirectional", 0) != 0, filter),
+                         attention_bias(ctx, ctx.input(5), a)});
+  te::Tensor y = attention_core(ctx, a, dt, scale, part(0, a.head_qk), part(sizes[0], a.head_qk),
+                                part(sizes[0] + sizes[1], a.head_v), add);
+  std::vector<te::Tensor> outs{y};
+  if (wants_output(ctx, 1)) {
+    // present [2, B, N, S, H]: this call's keys and values (there is no past to prepend).
+    if (a.head_qk != a.head_v) throw ctx.error("output 'present' needs equal K and V head sizes");
+    outs.push_back(
+        ctx.compute("present", {2, a.batch, a.heads, a.kv_len, a.head_qk}, dt, [&](const Idx& i) {
+          Expr off = te::select(te::eq(i[0], te::int_imm(0)), te::int_imm(sizes[0]),
+                                te::int_imm(sizes[0] + sizes[1]));
+          return te::cast(dt,
+                          te::read(qkv, {i[1], i[3], i[2] * te::int_imm(a.head_qk) + i[4] + off}));
+        }));
+  }
+  return outs;
+}
+
+/// MultiHeadAttention with separate query [B, S, D], key [B, L, D] and value [B, L, Dv] (or
+/// key and value already split into heads, [B, N, L, H]), an optional packed bias.
+std::vector<te::Tensor> lower_multi_head_attention(LowerCtx& ctx) {
+  te::Tensor q = ctx.required(0), k = ctx.input(1), v = ctx.input(2), bias = ctx.input(3);
+  refuse_input(ctx, 6, "past_key", "a key/value cache (past state) is not lowered");
+  refuse_input(ctx, 7, "past_value", "a key/value cache (past state) is not lowered");
+  refuse_input(ctx, 8, "past_sequence_length", "a key/value cache (past state) is not lowered");
+  refuse_input(ctx, 9, "cache_indirection", "beam-search cache indirection is not lowered");
+  if (wants_output(ctx, 3)) throw ctx.error("output 3 'qk' is not supported");
+  if (!k || !v)
+    throw ctx.error(
+        "packed QKV or KV (query holding keys and values) is not supported: give "
+        "key and value inputs");
+  require_float(ctx, q, "query");
+  if (k->dtype != q->dtype || v->dtype != q->dtype || (bias && bias->dtype != q->dtype))
+    throw ctx.error("key, value and bias must have the query's type");
+  if (q->shape.size() != 3) throw ctx.error("query must have rank 3 [batch, sequence, hidden]");
+  const graph::Node& n = ctx.node();
+  AttentionShape a;
+  a.batch = q->shape[0];
+  a.q_len = q->shape[1];
+  a.heads = num_heads(ctx);
+  int64_t dq = q->shape[2];
+  a.head_qk = divide_heads(ctx, dq, a.heads, "query");
+  bool split = k->shape.size() == 4;
+  int64_t dv = 0;
+  if (k->shape.size() == 3 && v->shape.size() == 3) {
+    if (k->shape[0] != a.batch || k->shape[2] != dq || v->shape[0] != a.batch ||
+        v->shape[1] != k->shape[1])
+      throw ctx.error("key " + shape_str(k->shape) + " and value " + shape_str(v->shape) +
+                      " do not fit the query " + shape_str(q->shape));
+    a.kv_len = k->shape[1];
+    dv = v->shape[2];
+    a.head_v = divide_heads(ctx, dv, a.heads, "value");
+  } else if (split && v->shape.size() == 4) {
+    if (k->shape[0] != a.batch || k->shape[1] != a.heads || k->shape[3] != a.head_qk ||
+        v->shape[0] != a.batch || v->shape[1] != a.heads || v->shape[2] != k->shape[2])
+      throw ctx.error("key " + shape_str(k->shape) + " and value " + shape_str(v->shape) +
+                      " do not fit [batch, heads, kv_length, head_size]");
+    if (bias) throw ctx.error("a bias with keys and values already split into heads");
+    a.kv_len = k->shape[2];
+    a.head_v = v->shape[3];
+    dv = a.heads * a.head_v;
+  } else {
+    throw ctx.error("key " + shape_str(k->shape) + " and value " + shape_str(v->shape) +
+                    " are not supported (rank 3 [batch, kv_length, hidden], or rank 4 [batch, "
+                    "heads, kv_length, head_size]; packed KV is not supported)");
+  }
+  if (bias) require_vector(ctx, bias, 2 * dq + dv, "bias");
+  DType ct = DType::Float32;
+  auto with_bias = [&](const Expr& value, const Expr& col) {
+    Expr e = te::cast(ct, value);
+    return bias ? e + te::cast(ct, te::read(bias, {col})) : e;
+  };
+  HeadRead qr = [&](const Expr& b, const Expr& hn, const Expr& pos, const Expr& h) {
+    Expr c = hn * te::int_imm(a.head_qk) + h;
+    return with_bias(te::read(q, {b, pos, c}), c);
+  };
+  auto kv_read = [&](const te::Tensor& t, int64_t head, int64_t offset) -> HeadRead {
+    return [&, t, head, offset](const Expr& b, const Expr& hn, const Expr& pos, const Expr& h) {
+      if (split) return te::cast(ct, te::read(t, {b, hn, pos, h}));
+      Expr c = hn * te::int_imm(head) + h;
+      return with_bias(te::read(t, {b, pos, c}), c + te::int_imm(offset));
+    };
+  };
+  HeadRead kr = kv_read(k, a.head_qk, dq), vr = kv_read(v, a.head_v, 2 * dq);
+  double scale = n.attr_float("scale", 0.0);
+  if (scale == 0.0) scale = 1.0 / std::sqrt(static_cast<double>(a.head_qk));
+  double filter = n.attr_float("mask_filter_value", -10000.0);
+  Additive add = sum_of({key_mask(ctx, ctx.input(4), a, filter, "key_padding_mask"),
+                         causal(n.attr_int("unidirectional", 0) != 0, filter),
+                         attention_bias(ctx, ctx.input(5), a)});
+  DType dt = q->dtype;
+  std::vector<te::Tensor> outs{attention_core(ctx, a, dt, scale, qr, kr, vr, add)};
+  // present_key / present_value [B, N, L, H]: the (biased) keys and values split into heads.
+  auto present = [&](const char* suffix, const HeadRead& r, int64_t head) {
+    return ctx.compute(suffix, {a.batch, a.heads, a.kv_len, head}, dt,
+                       [&](const Idx& i) { return te::cast(dt, r(i[0], i[1], i[2], i[3])); });
+  };
+  if (wants_output(ctx, 1) || wants_output(ctx, 2)) {
+    outs.push_back(wants_output(ctx, 1) ? present("present_key", kr, a.head_qk) : nullptr);
+    if (wants_output(ctx, 2)) outs.push_back(present("present_value", vr, a.head_v));
+  }
+  return outs;
+}
+
+// ---- QLinear ops (ONNX Runtime's quantizer, QOperator format) ----
+
+/// A quantized operand: the tensor, its scale and zero point (absent: 0), read in f32.
+struct QOperand {
+  te::Tensor x;
+  Expr scale, zero;
+  Expr value(const Idx& i, bool broadcast) const {  ///< x - zero_point, in f32
+    Expr q = broadcast ? read_broadcast(x, i) : te::read(x, i);
+    return te::cast(DType::Float32, te::cast(DType::Int32, q) - te::cast(DType::Int32, zero));
+  }
+};
+
+void require_quantized(const LowerCtx& ctx, const te::Tensor& t, const char* what) {
+  if (t->dtype != DType::Int8 && t->dtype != DType::UInt8)
+    throw ctx.error(std::string(what) + " must be int8 or uint8, got " + dtype_name(t->dtype));
+}
+
+QOperand q_operand(const LowerCtx& ctx, size_t x, size_t scale, size_t zero, const char* what) {
+  QOperand o;
+  o.x = ctx.required(x);
+  require_quantized(ctx, o.x, what);
+  o.scale =
+      read_scalar(ctx, ctx.required(scale), DType::Float32, (std::string(what) + " scale").c_str());
+  if (te::Tensor z = ctx.input(zero)) {
+    if (z->dtype != o.x->dtype)
+      throw ctx.error(std::string(what) + " zero point must have its tensor's type");
+    o.zero = read_scalar(ctx, z, DType::Int32, (std::string(what) + " zero point").c_str());
+  } else {
+    o.zero = te::int_imm(0, DType::Int32);
+  }
+  return o;
+}
+
+/// round-half-even(v) + zero_point saturated to `t`; v is first narrowed to f32 so that the
+/// interpreter (which carries doubles) rounds the value a GPU or ONNX Runtime rounds.
+Expr requantize(const Expr& v, const Expr& zero, DType t) {
+  const DType f = DType::Float32;
+  double lo = t == DType::UInt8 ? 0 : -128, hi = t == DType::UInt8 ? 255 : 127;
+  Expr r = te::call(te::CallFn::Round, {round_to_own_type(te::cast(f, v))}) + te::cast(f, zero);
+  return te::cast(t, te::min(te::max(r, te::imm(f, lo)), te::imm(f, hi)));
+}
+
+/// An f32 product as f32 arithmetic rounds it (see requantize).
+Expr f32_mul(const Expr& a, const Expr& b) {
+  return round_to_own_type(a * b);
+}
+
+std::vector<te::Tensor> lower_qlinear_binary(LowerCtx& ctx, bool mul) {
+  QOperand a = q_operand(ctx, 0, 1, 2, "A"), b = q_operand(ctx, 3, 4, 5, "B");
+  Expr c_scale = read_scalar(ctx, ctx.required(6), DType::Float32, "C scale");
+  Expr c_zero = te::int_imm(0, DType::Int32);
+  if (te::Tensor z = ctx.input(7)) {
+    if (z->dtype != a.x->dtype) throw ctx.error("C zero point must have A's type");
+    c_zero = read_scalar(ctx, z, DType::Int32, "C zero point");
+  }
+  if (a.x->dtype != b.x->dtype) throw ctx.error("A and B have different types");
+  Shape s = broadcast_shapes(ctx, a.x->shape, b.x->shape);
+  DType t = a.x->dtype;
+  return {ctx.compute("", s, t, [&](const Idx& i) {
+    Expr va = a.value(i, true), vb = b.value(i, true);
+    Expr v;
+    if (mul) {
+      // (A - za)(B - zb) * (sa * sb / sc), as ONNX Runtime's kernel scales it.
+      v = f32_mul(round_to_own_type(va * vb), round_to_own_type(a.scale * b.scale / c_scale));
+    } else {
+      v = round_to_own_type(f32_mul(va, round_to_own_type(a.scale / c_scale)) +
+                            f32_mul(vb, round_to_own_type(b.scale / c_scale)));
+    }
+    return requantize(v, c_zero, t);
+  })};
+}
+
+/// Y = quantize(f(dequantize(X))), as ONNX Runtime's table-driven kernels compute it.
+std::vector<te::Tensor> lower_qlinear_lookup(LowerCtx& ctx,
+                                             const std::function<Expr(const Expr&)>& f) {
+  QOperand x = q_operand(ctx, 0, 1, 2, "X");
+  Expr y_scale = read_scalar(ctx, ctx.required(3), DType::Float32, "Y scale");
+  Expr y_zero = te::int_imm(0, DType::Int32);
+  if (te::Tensor z = ctx.input(4)) {
+    if (z->dtype != x.x->dtype) throw ctx.error("Y zero point must have X's type");
+    y_zero = read_scalar(ctx, z, DType::Int32, "Y zero point");
+  }
+  DType t = x.x->dtype;
+  return {ctx.compute("", x.x->shape, t, [&](const Idx& i) {
+    Expr real = f32_mul(x.value(i, false), x.scale);
+    return requantize(round_to_own_type(f(real)) / y_scale, y_zero, t);
+  })};
+}
+
+std::vector<te::Tensor> lower_qlinear_global_avg_pool(LowerCtx& ctx) {
+  QOperand x = q_operand(ctx, 0, 1, 2, "X");
+  Expr y_scale = read_scalar(ctx, ctx.required(3), DType::Float32, "y_scale");
+  te::Tensor yz = ctx.required(4);
+  if (yz->dtype != x.x->dtype) throw ctx.error("y_zero_point must have X's type");
+  Expr y_zero = read_scalar(ctx, yz, DType::Int32, "y_zero_point");
+  const Shape& s = x.x->shape;
+  if (s.size() < 3) throw ctx.error("X must have rank >= 3");
+  bool last = ctx.node().attr_int("channels_last", 0) != 0;
+  size_t c_dim = last ? s.size() - 1 : 1;
+  Shape spatial, out = s;
+  for (size_t d = 1; d < s.size(); ++d)
+    if (d != c_dim) {
+      spatial.push_back(s[d]);
+      out[d] = 1;
+    }
+  int64_t image = shape_numel(spatial);
+  DType t = x.x->dtype;
+  // The integer sum of (x - zero_point), requantized once with x_scale / (y_scale * size).
+  te::Tensor sum = ctx.reduce(
+      "sum", out, DType::Int32, te::ReduceKind::Sum, spatial, [&](const Idx& i, const Idx& r) {
+        Idx full;
+        size_t k = 0;
+        for (size_t d = 0; d < s.size(); ++d) full.push_back(d == 0 || d == c_dim ? i[d] : r[k++]);
+        return te::cast(DType::Int32, te::read(x.x, full)) - te::cast(DType::Int32, x.zero);
+      });
+  return {ctx.compute("", out, t, [&](const Idx& i) {
+    Expr scale =
+        round_to_own_type(x.scale / round_to_own_type(y_scale * static_cast<double>(image)));
+    return requantize(f32_mul(te::cast(DType::Float32, te::read(sum, i)), scale), y_zero, t);
+  })};
+}
+
+std::vector<te::Tensor> lower_qlinear_concat(LowerCtx& ctx) {
+  Expr y_scale = read_scalar(ctx, ctx.required(0), DType::Float32, "Y_scale");
+  te::Tensor yz = ctx.required(1);
+  require_quantized(ctx, yz, "Y_zero_point");
+  Expr y_zero = read_scalar(ctx, yz, DType::Int32, "Y_zero_point");
+  if (ctx.num_inputs() < 5 || (ctx.num_inputs() - 2) % 3 != 0)
+    throw ctx.error("inputs must be Y_scale, Y_zero_point, then (X, scale, zero point) triples");
+  std::vector<QOperand> ins;
+  for (size_t j = 2; j < ctx.num_inputs(); j += 3) {
+    if (!ctx.has_input(j + 2)) throw ctx.error("every input needs its zero point");
+    ins.push_back(q_operand(ctx, j, j + 1, j + 2, "X"));
+    if (ins.back().x->dtype != yz->dtype) throw ctx.error("inputs must have Y_zero_point's type");
+  }
+  const Shape& first = ins[0].x->shape;
+  int64_t rank = static_cast<int64_t>(first.size());
+  int64_t axis = normalize_axis(ctx, ctx.node().attr_int("axis", 0), rank);
+  Shape out = first;
+  out[static_cast<size_t>(axis)] = 0;
+  std::vector<int64_t> starts;
+  for (const QOperand& o : ins) {
+    const Shape& s = o.x->shape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (s.size() != first.size() ||
+          (d != axis && s[static_cast<size_t>(d)] != first[static_cast<size_t>(d)]))
+        throw ctx.error("input shapes " + shape_str(first) + " and " + shape_str(s) +
+                        " differ outside the axis");
+    starts.push_back(out[static_cast<size_t>(axis)]);
+    out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
+  }
+  DType t = yz->dtype;
+  return {ctx.compute("", out, t, [&](const Idx& i) {
+    Expr pos = i[static_cast<size_t>(axis)];
+    Expr v;
+    for (size_t j = 0; j < ins.size(); ++j) {
+      Idx at = i;
+      // Clamped: a select reads both sides, so every input's read must stay in bounds.
+      int64_t len = ins[j].x->shape[static_cast<size_t>(axis)];
+      at[static_cast<size_t>(axis)] =
+          te::min(te::max(pos - te::int_imm(starts[j]), te::int_imm(0)), te::int_imm(len - 1));
+      Expr real = f32_mul(ins[j].value(at, false), ins[j].scale);
+      Expr q = requantize(round_to_own_type(real / y_scale), y_zero, t);
+      v = v.defined() ? te::select(te::ge(pos, te::int_imm(starts[j])), q, v) : q;
+    }
+    return v;
+  })};
+}
+
+/// Registers `key` as the lowering already registered under `existing` (the same semantics
+/// under another domain's name).
+void alias(Registry& r, const std::string& key, const std::string& existing) {
+  const LowerFn* fn = r.find(existing);
+  SOUFFLE_CHECK(fn != nullptr, "contrib alias of an op not registered yet: " + existing);
+  r.add(key, *fn);
+}
+
+}  // namespace
+
+void register_contrib(Registry& r) {
+  const std::string ms = "com.microsoft.";
+  r.add(ms + "FusedMatMul", lower_fused_matmul);
+  // com.microsoft Gelu is the erf form, ONNX Gelu's default.
+  alias(r, ms + "Gelu", "Gelu");
+  r.add(ms + "FastGelu", [](LowerCtx& ctx) { return biased_unary(ctx, false, gelu_tanh); });
+  r.add(ms + "BiasGelu", [](LowerCtx& ctx) { return biased_unary(ctx, true, gelu_erf); });
+  r.add(ms + "QuickGelu", lower_quick_gelu);
+  r.add(ms + "BiasAdd", lower_bias_add);
+  r.add(ms + "BiasSplitGelu", lower_bias_split_gelu);
+  alias(r, ms + "LayerNormalization", "LayerNormalization");
+  r.add(ms + "SkipLayerNormalization",
+        [](LowerCtx& ctx) { return lower_skip_layer_norm(ctx, false); });
+  r.add(ms + "SkipSimplifiedLayerNormalization",
+        [](LowerCtx& ctx) { return lower_skip_layer_norm(ctx, true); });
+  // ONNX Runtime registers SimplifiedLayerNormalization in the ONNX domain.
+  r.add("SimplifiedLayerNormalization", lower_simplified_layer_norm);
+  alias(r, ms + "SimplifiedLayerNormalization", "SimplifiedLayerNormalization");
+  r.add(ms + "Attention", lower_attention);
+  r.add(ms + "MultiHeadAttention", lower_multi_head_attention);
+  r.add(ms + "QLinearAdd", [](LowerCtx& ctx) { return lower_qlinear_binary(ctx, false); });
+  r.add(ms + "QLinearMul", [](LowerCtx& ctx) { return lower_qlinear_binary(ctx, true); });
+  r.add(ms + "QLinearSigmoid", [](LowerCtx& ctx) {
+    return lower_qlinear_lookup(ctx, [](const Expr& x) { return te::sigmoid(x); });
+  });
+  r.add(ms + "QLinearLeakyRelu", [](LowerCtx& ctx) {
+    double alpha = ctx.node().attr_float("alpha", 0.01);
+    return lower_qlinear_lookup(ctx, [alpha](const Expr& x) {
+      return te::select(te::ge(x, te::imm(x.dtype(), 0)), x, round_to_own_type(x * alpha));
+    });
+  });
+  r.add(ms + "QLinearGlobalAveragePool", lower_qlinear_global_avg_pool);
+  r.add(ms + "QLinearConcat", lower_qlinear_concat);
+}
+
+}  // namespace souffle::lower

@@ -1,0 +1,1 @@
+BleakyJ`rux’q†´ªtwqrŸ“qvwÅ¸wuµÏry®½Ğv«¡svÉ¼wvu´qwwwrœspr­ruqvƒtšt|Â¦®wv…ÄrÂtŸ‡tsxp¦Æ‹ª¡pqvvšrroxussÓ†ªw

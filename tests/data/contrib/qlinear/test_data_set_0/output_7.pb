@@ -1,0 +1,2 @@
+Bgap_nhwcJ
+wåxoîhoÅqu

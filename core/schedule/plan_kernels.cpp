@@ -360,6 +360,8 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         stages.push_back(std::move(k));
         ps.stage_unit.push_back(unit_index);
         ps.on_tiles_of.push_back(-1);
+      } catch (const std::logic_error&) {
+        throw;  // a bug in a template is not a schedule that cannot be made
       } catch (const std::exception& e) {
         throw KernelBuildError(name, op.name, std::string("cannot schedule: ") + e.what());
       }
@@ -405,6 +407,8 @@ loop::Kernel merged(std::vector<loop::Kernel> stages, const std::string& name,
                     const schedule::MergeOptions& options = {}) {
   try {
     return schedule::merge_stages(std::move(stages), name, options);
+  } catch (const std::logic_error&) {
+    throw;  // a failed proof or verifier is a bug, not a refusal
   } catch (const std::exception& e) {
     throw KernelBuildError(name, "", std::string("cannot merge stages: ") + e.what());
   }
@@ -529,7 +533,7 @@ std::optional<gpu::GpuSpec> plan_gpu(const plan::FusionPlan& plan) {
   if (plan.gpu_spec.sm_count > 0) return plan.gpu_spec;
   try {
     return gpu::gpu_spec(plan.gpu);
-  } catch (const std::exception&) {
+  } catch (const UserError&) {  // a name no built-in spec has
     return std::nullopt;
   }
 }
@@ -774,6 +778,8 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         const Unit& unit = ps.units[static_cast<size_t>(ps.stage_unit[order[j]])];
         try {
           out.push_back(schedule_gemm_unit(kp, unit, ps.config, &*a.stage[j]));
+        } catch (const std::logic_error&) {
+          throw;
         } catch (const std::exception& e) {
           throw KernelBuildError(name, kp.op(static_cast<size_t>(unit.tes[0]))->name,
                                  std::string("cannot schedule with a weight panel: ") + e.what());

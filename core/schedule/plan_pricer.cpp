@@ -267,7 +267,11 @@ plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::Fusio
     observe(key, ks);
     keep(key, std::move(ks));
     keep_grid_form(key, context, p, std::move(grid));
+  } catch (const std::logic_error&) {
+    throw;  // an internal error is a bug: it reaches the top, it is never priced
   } catch (const std::exception& e) {
+    // A partition that cannot be built (a user-level refusal: no schedule fits, too many
+    // blocks, an op the templates do not take) is priced as not built, with the reason.
     out = plan::PartitionPrice{};
     out.error = e.what();
   }

@@ -405,5 +405,33 @@ TEST(PlanPricing, AutoBuildsEachKernelsGridFormOnTheWay) {
   }
 }
 
+TEST(PlanPricing, AnInternalErrorIsNeverPriced) {
+  // A bug met while building a partition reaches the caller; a partition that cannot be built
+  // (a user-level refusal) is priced as not built, with the reason. The build observer runs
+  // inside the build, so it stands in for a failing template or verifier here.
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  auto pricer = std::make_shared<schedule::PlanPricer>(a100, gpu::Precision::FP32);
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Rules;
+  po.gpu = a100;
+  po.pricer = pricer;
+  const plan::FusionPlan p = plan::plan(test::sample_model("mmoe").program, po);
+  ASSERT_FALSE(p.partitions.empty());
+  plan::PlanOptions other = po;
+  other.gpu = gpu::gpu_spec("h100");  // another GPU, planned without this pricer: its
+  other.pricer = nullptr;             // partitions are not in the pricer's cache
+  const plan::FusionPlan q = plan::plan(test::sample_model("mmoe").program, other);
+  pricer->set_build_observer([](const std::string&, const loop::KernelSet&) {
+    throw InternalError("planted bug in a build");
+  });
+  EXPECT_THROW(pricer->price(q, q.partitions.front()), InternalError);
+  pricer->set_build_observer([](const std::string&, const loop::KernelSet&) {
+    throw UserError("", "", "planted refusal");
+  });
+  const plan::PartitionPrice refused = pricer->price(q, q.partitions.back());
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.error.find("planted refusal"), std::string::npos) << refused.error;
+}
+
 }  // namespace
 }  // namespace souffle

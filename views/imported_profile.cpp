@@ -36,9 +36,10 @@ ExternalProfileDataPtr mapExternalProfile(PlanDataPtr plan,
       if (it != d->match.kernel_us.end()) d->partitionUs[i] = it->second;
     }
   }
-  const QString format = profile->format == "pytorch-trace"    ? QObject::tr("PyTorch")
-                         : profile->format == "nsight-compute" ? QObject::tr("Nsight Compute")
-                                                               : QObject::tr("CSV");
+  const QString format = profile->format == "pytorch-trace"         ? QObject::tr("PyTorch")
+                         : profile->format == "nsight-compute"      ? QObject::tr("Nsight Compute")
+                         : profile->format == "onnxruntime-profile" ? QObject::tr("ONNX Runtime")
+                                                                    : QObject::tr("CSV");
   d->source = QObject::tr("imported: %1 (%2, %3)")
                   .arg(QFileInfo(QString::fromStdString(profile->path)).fileName(), format,
                        QString::fromStdString(profile->time_kind));
@@ -132,7 +133,8 @@ ImportedProfilePanel::ImportedProfilePanel(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   m_summary = new QLabel(tr("Import a profile with File › Import profile… (a CSV of name and "
-                            "time, Nsight Compute's CSV, or a PyTorch profiler trace)."),
+                            "time, Nsight Compute's CSV, a PyTorch profiler trace or an ONNX "
+                            "Runtime profile)."),
                          this);
   m_summary->setWordWrap(true);
   m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -1,6 +1,7 @@
 /// \file An imported profile (a CSV of names and times, Nsight Compute's CSV, a PyTorch profiler
-/// trace) mapped onto the plan on screen: per node and per kernel measured times for the heat map
-/// and the kernel table, and a panel listing every entry with what it matched or why not.
+/// trace, an ONNX Runtime profile) mapped onto the plan on screen: per node and per kernel measured
+/// times for the heat map and the kernel table, and a panel listing every entry with what it
+/// matched or why not.
 #pragma once
 
 #include <QHash>

@@ -734,7 +734,7 @@ bool MainWindow::importProfile(const QString& given) {
     path = QFileDialog::getOpenFileName(
         this, tr("Import a profile"), QFileInfo(m_lastPath).absolutePath(),
         tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
-           "PyTorch profiler trace (*.json);;All files (*)"));
+           "PyTorch profiler trace or ONNX Runtime profile (*.json);;All files (*)"));
   if (path.isEmpty()) return false;
   try {
     m_importedPanel->importFile(path, m_plan);
@@ -743,6 +743,7 @@ bool MainWindow::importProfile(const QString& given) {
     err.file = QString::fromStdString(e.file());
     err.node = QString::fromStdString(e.node());
     err.reason = tr("cannot import the profile: %1").arg(QString::fromStdString(e.reason()));
+    err.title = tr("The profile could not be imported");  // the model on screen is fine
     showError(err);
     return false;
   }

@@ -511,6 +511,18 @@ void read_measurements(const nlohmann::json& j, const std::string& path,
     }
     return;
   }
+  // Another tool's trace (ONNX Runtime's profile is a bare array of Chrome trace events; the
+  // PyTorch profiler's an object with traceEvents) times that tool's operators, not this plan's
+  // kernels: refused as such, saying where it is taken.
+  const bool trace = (j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("ph")) ||
+                     (j.is_object() && j.contains("traceEvents"));
+  if (trace)
+    throw UserError(path, "",
+                    "a trace of another runtime (an ONNX Runtime profile or a PyTorch profiler "
+                    "trace: its operators' times, not this plan's kernels); --measurements takes "
+                    "the JSON of `souffle-cli profile --json` or {\"kernels\": [{\"kernel\": "
+                    "ID, \"time_us\": T}]}. Import such a trace in the explorer (Kernels > "
+                    "Import a profile), which matches it to the model's nodes");
   if (!j.is_object() || !j.contains("kernels") || !j["kernels"].is_array())
     throw UserError(path, "", "\"kernels\": missing or not a list of {kernel, time_us}");
   ReportPlan* target = plans.empty() ? nullptr : &plans.front();

@@ -380,6 +380,63 @@ void read_trace(const std::string& path, const nlohmann::json& j, ExternalProfil
   out.entries = std::move(entries);
 }
 
+/// True when `events` holds ONNX Runtime's per-node events (cat "Node", "<node>_kernel_time").
+bool has_onnxruntime_nodes(const nlohmann::json& events) {
+  if (!events.is_array()) return false;
+  const std::string suffix = "_kernel_time";
+  for (const nlohmann::json& e : events) {
+    if (!e.is_object() || e.value("cat", "") != "Node") continue;
+    const std::string name = e.value("name", "");
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
+/// ONNX Runtime's profile (SessionOptions.enable_profiling): per run ("model_run" events), each
+/// node's "<node>_kernel_time" durations summed; per node the median over the runs it ran in.
+void read_onnxruntime(const std::string& path, const nlohmann::json& events, ExternalProfile& out) {
+  out.format = "onnxruntime-profile";
+  const std::string suffix = "_kernel_time";
+  std::vector<std::pair<double, double>> runs;  // start, end
+  for (const nlohmann::json& e : events)
+    if (e.is_object() && e.value("cat", "") == "Session" && e.value("name", "") == "model_run") {
+      const double ts = e.value("ts", 0.0);
+      runs.push_back({ts, ts + e.value("dur", 0.0)});
+    }
+  std::sort(runs.begin(), runs.end());
+  std::set<std::string> providers;
+  std::vector<std::string> order;                              // node names, first seen first
+  std::map<std::string, std::map<size_t, double>> per_run_us;  // node -> run -> summed µs
+  for (const nlohmann::json& e : events) {
+    if (!e.is_object() || e.value("cat", "") != "Node" || e.value("ph", "X") != "X") continue;
+    std::string name = e.value("name", "");
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;  // "_fence_before", "_fence_after"
+    name.resize(name.size() - suffix.size());
+    const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
+    if (!(dur >= 0))
+      throw UserError(path, "", fmt::format("event '{}': a negative duration", name));
+    size_t run = 0;  // the run whose span holds the event (events outside any run: run 0)
+    for (size_t r = 0; r < runs.size(); ++r)
+      if (ts >= runs[r].first && ts <= runs[r].second) run = r;
+    if (!per_run_us.count(name)) order.push_back(name);
+    per_run_us[name][run] += dur;
+    if (e.contains("args") && e["args"].is_object())
+      if (const std::string p = e["args"].value("provider", ""); !p.empty()) providers.insert(p);
+  }
+  std::string provider;
+  for (const std::string& p : providers) provider += (provider.empty() ? "" : ", ") + p;
+  out.time_kind =
+      "ONNX Runtime node time (" + (provider.empty() ? "provider not named" : provider) + ")";
+  Collector c;
+  for (const std::string& name : order)
+    for (const auto& [run, us] : per_run_us[name]) c.add(name, us, "node");
+  out.entries = c.take();
+}
+
 }  // namespace
 
 ExternalProfile read_external_profile(const std::string& path) {
@@ -401,8 +458,19 @@ ExternalProfile parse_external_profile(const std::string& text, const std::strin
     } catch (const std::exception& e) {
       throw UserError(path, "", std::string("not valid JSON: ") + e.what());
     }
+    // ONNX Runtime writes its profile as a bare array of Chrome trace events.
+    const nlohmann::json* events = j.is_array()                                 ? &j
+                                   : j.is_object() && j.contains("traceEvents") ? &j["traceEvents"]
+                                                                                : nullptr;
+    if (events && has_onnxruntime_nodes(*events)) {
+      read_onnxruntime(path, *events, out);
+      return out;
+    }
     if (!j.is_object() || !j.contains("traceEvents"))
-      throw UserError(path, "", "a JSON file without traceEvents: not a Chrome trace");
+      throw UserError(path, "",
+                      "a JSON file that is neither a PyTorch profiler trace (an object with "
+                      "traceEvents) nor an ONNX Runtime profile (an array of events with cat "
+                      "\"Node\" named \"<node>_kernel_time\", as enable_profiling writes)");
     read_trace(path, j, out);
     return out;
   }
@@ -475,6 +543,16 @@ int kernel_id_of(const std::string& name) {
   for (++i; i < name.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
   return id;
+}
+
+/// The model node an ONNX Runtime node stands for: the longest node name that the name starts
+/// with, followed by '/' or '_' (its optimizer names a fused node "<first node>/<Fusion>" and
+/// an inserted one "<node>_new_reshape"); "" if none.
+std::string onnxruntime_origin(const std::string& name, const std::set<std::string>& nodes) {
+  for (size_t p = name.size(); p-- > 1;)
+    if ((name[p] == '/' || name[p] == '_') && nodes.count(name.substr(0, p)))
+      return name.substr(0, p);
+  return "";
 }
 
 }  // namespace
@@ -553,6 +631,11 @@ ExternalMatch match_external_profile(const ExternalProfile& profile,
         m.kernel = k;
       } else if (node_set.count(e.name)) {
         m.nodes = {e.name};
+      } else if (const std::string origin = profile.format == "onnxruntime-profile"
+                                                ? onnxruntime_origin(e.name, node_set)
+                                                : std::string();
+                 !origin.empty()) {
+        m.nodes = {origin};
       } else if (auto d = by_dotted.find(e.name); d != by_dotted.end()) {
         m.module_path = e.name;
         m.nodes = subtree_nodes(d->second);
@@ -560,13 +643,19 @@ ExternalMatch match_external_profile(const ExternalProfile& profile,
         m.why = plan ? fmt::format("the plan has no kernel {}", k) : "no plan to match kernels";
       } else {
         m.why = e.kind == "kernel" ? "not a kernel of this plan (another program's kernel?)"
-                                   : "no ONNX node, module path or kernel of that name";
+                : profile.format == "onnxruntime-profile"
+                    ? "not a node of this model: ONNX Runtime's optimizer made it (record the "
+                      "profile with graph_optimization_level ORT_DISABLE_ALL to keep the model's "
+                      "nodes)"
+                    : "no ONNX node, module path or kernel of that name";
       }
     }
     if (m.why.empty() && (m.kernel >= 0 || !m.nodes.empty() || e.kind == "module")) {
       ++out.matched;
       if (m.kernel >= 0) out.kernel_us[m.kernel] += e.time_us * 1.0;
-      for (const std::string& n : m.nodes) out.node_us[n] = e.time_us;
+      // ONNX Runtime may run a node as several (a fused node and the reshapes it inserted).
+      const bool sum = profile.format == "onnxruntime-profile";
+      for (const std::string& n : m.nodes) out.node_us[n] = (sum ? out.node_us[n] : 0) + e.time_us;
     } else {
       if (m.why.empty()) m.why = "matches no node";
       ++out.unmatched;

@@ -241,6 +241,23 @@ TEST(ReportModel, MeasurementsWithAWrongFieldTypeAreRefused) {
                UserError);
 }
 
+// ONNX Runtime's profile given as measurements: refused as a trace of another runtime, naming
+// the file and what --measurements takes (it used to say only that "kernels" was missing).
+TEST(ReportModel, AnotherRuntimesTraceIsRefusedAsMeasurements) {
+  std::vector<ReportPlan> plans(1);
+  plans[0].strategy = plan::Strategy::Souffle;
+  try {
+    parse_measurements(R"([{"cat": "Node", "name": "/layers.0/Softmax_kernel_time", "ph": "X",
+      "ts": 10, "dur": 4, "args": {"provider": "CPUExecutionProvider"}}])",
+                       "ort_profile.json", plans);
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.file(), "ort_profile.json");
+    EXPECT_NE(e.reason().find("ONNX Runtime profile"), std::string::npos) << e.reason();
+    EXPECT_NE(e.reason().find("souffle-cli profile --json"), std::string::npos) << e.reason();
+  }
+}
+
 TEST(ReportModel, CalibrationIsRecorded) {
   fs::path d = scratch("calibration");
   gpu::Calibration c;

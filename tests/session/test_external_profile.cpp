@@ -1,12 +1,14 @@
 // External profiles: a PyTorch profiler trace recorded from the sample BERT's PyTorch module
 // matches the ONNX nodes by module path; an Nsight Compute CSV (in ncu's layout) matches the
 // plan's kernels; a plain CSV matches nodes, module paths and kernels; what matches nothing is
-// listed with why; bad files are errors naming the file and line.
+// listed with why; ONNX Runtime's own profile matches the model's nodes (its fused nodes the node
+// they start with); bad files are errors naming the file and line.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/schedule/plan_pricer.h"
 #include "core/session/external_profile.h"
@@ -115,6 +117,48 @@ TEST(ExternalProfile, PlainCsvOfNamesAndTimes) {
   std::remove(path.c_str());
 }
 
+TEST(ExternalProfile, OnnxRuntimeProfileMatchesTheModelsNodes) {
+  const std::string path = data("onnxruntime_profile_bert_sample_cpu.json");
+  const ExternalProfile p = read_external_profile(path);
+  EXPECT_EQ(p.format, "onnxruntime-profile");
+  EXPECT_EQ(p.time_kind, "ONNX Runtime node time (CPUExecutionProvider)");
+  const LoadedModel& bert = test::sample_model("bert");
+  const ExternalMatch m = match_external_profile(p, node_names(bert), nullptr);
+  // The softmax of layer 0 by its own name; per run its events summed, the median of the two
+  // runs (the mean of two), read here from the file independently.
+  std::ifstream in(path);
+  const nlohmann::json events = nlohmann::json::parse(in);
+  std::vector<std::pair<double, double>> runs;
+  for (const nlohmann::json& e : events)
+    if (e["name"] == "model_run")
+      runs.push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
+  ASSERT_EQ(runs.size(), 2u);
+  std::vector<double> per_run(2, 0);
+  for (const nlohmann::json& e : events)
+    if (e["cat"] == "Node" && e["name"] == "/layers.0/Softmax_kernel_time")
+      for (size_t r = 0; r < 2; ++r)
+        if (e["ts"] >= runs[r].first && e["ts"] <= runs[r].second)
+          per_run[r] += e["dur"].get<double>();
+  ASSERT_GT(per_run[0], 0);
+  ASSERT_GT(per_run[1], 0);
+  const MatchedEntry* softmax = find(m, "/layers.0/Softmax");
+  ASSERT_NE(softmax, nullptr);
+  EXPECT_EQ(softmax->entry->calls, 2);
+  EXPECT_DOUBLE_EQ(softmax->entry->time_us, (per_run[0] + per_run[1]) / 2);
+  EXPECT_EQ(softmax->nodes, std::vector<std::string>{"/layers.0/Softmax"});
+  EXPECT_DOUBLE_EQ(m.node_us.at("/layers.0/Softmax"), softmax->entry->time_us);
+  // A node ONNX Runtime's optimizer fused keeps the first node's name before the fusion's.
+  const MatchedEntry* fused = find(m, "/layers.0/key/MatMul/MatMulAddFusion");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->nodes, std::vector<std::string>{"/layers.0/key/MatMul"});
+  // A node it inserted matches nothing, and says why.
+  const MatchedEntry* inserted = find(m, "gemm_input_reshape");
+  ASSERT_NE(inserted, nullptr);
+  EXPECT_NE(inserted->why.find("ONNX Runtime's optimizer made it"), std::string::npos);
+  EXPECT_GE(m.matched, 20u);
+  EXPECT_EQ(m.matched + m.unmatched, p.entries.size());
+}
+
 TEST(ExternalProfile, BadFilesSayWhy) {
   auto reason = [](const std::string& text) {
     const std::string path = write_temp("souffle_bad_profile.csv", text);
@@ -130,7 +174,11 @@ TEST(ExternalProfile, BadFilesSayWhy) {
   };
   EXPECT_NE(reason("name,time\na,1\nb,fast\n").find("line 3"), std::string::npos);
   EXPECT_NE(reason("{\"traceEvents\": []}").find("no module calls"), std::string::npos);
-  EXPECT_NE(reason("{\"other\": 1}").find("not a Chrome trace"), std::string::npos);
+  EXPECT_NE(reason("{\"other\": 1}").find("neither a PyTorch profiler trace"), std::string::npos);
+  // A JSON array of events but no ONNX Runtime node events: what was expected is named.
+  EXPECT_NE(reason("[{\"cat\": \"Session\", \"name\": \"model_run\", \"ph\": \"X\"}]")
+                .find("ONNX Runtime profile (an array of events with cat \"Node\""),
+            std::string::npos);
   EXPECT_NE(reason("{oops").find("not valid JSON"), std::string::npos);
   EXPECT_NE(reason("just one column\n").find("not a profile CSV"), std::string::npos);
   EXPECT_THROW(read_external_profile("/nonexistent/profile.csv"), UserError);

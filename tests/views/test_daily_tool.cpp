@@ -175,6 +175,38 @@ void TestDailyTool::importedProfilesOnTheGraph() {
     QVERIFY(w.graphPanel()->legend()->legend().title.contains(QStringLiteral("per node")));
     QVERIFY(w.graphPanel()->legend()->legend().note.contains(QStringLiteral("CPU time")));
   }
+  {
+    // ONNX Runtime's own profile of the sample BERT: its node names are the model's (a node its
+    // optimizer fused, the node it starts with).
+    MainWindow w;
+    QVERIFY(open(w, "bert", "souffle"));
+    QVERIFY(w.importProfile(data("onnxruntime_profile_bert_sample_cpu.json")));
+    QVERIFY(!w.isErrorShown());
+    const int softmax = boxOfNode(w, QStringLiteral("/layers.0/Softmax"));
+    const int key = boxOfNode(w, QStringLiteral("/layers.0/key/MatMul"));
+    QVERIFY(softmax >= 0 && key >= 0);
+    QVERIFY(!std::isnan(w.graphPanel()->scene()->heatOf(softmax)));
+    QVERIFY(!std::isnan(w.graphPanel()->scene()->heatOf(key)));
+    QVERIFY(w.graphPanel()->legend()->legend().note.contains(QStringLiteral("ONNX Runtime")));
+    QVERIFY(w.importedProfilePanel()->summary().contains(QStringLiteral("ONNX Runtime")));
+    // A JSON file that is no profile: refused as a profile, naming the file and what was
+    // expected; the model on screen was opened and stays.
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("events.json"));
+    QFile out(bad);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(R"([{"cat": "Session", "name": "model_run", "ph": "X", "ts": 0, "dur": 1}])");
+    out.close();
+    QVERIFY(!w.importProfile(bad));
+    QVERIFY(w.isErrorShown());
+    const QString text = w.errorPanel()->text();
+    QVERIFY2(text.startsWith(QStringLiteral("The profile could not be imported")),
+             qPrintable(text));
+    QVERIFY(!text.contains(QStringLiteral("The model could not be opened")));
+    QVERIFY(text.contains(QStringLiteral("events.json")));
+    QVERIFY(text.contains(QStringLiteral("ONNX Runtime profile")));
+    QVERIFY(w.planData());
+  }
 }
 
 void TestDailyTool::stableKernelIdentitiesAcrossAnEdit() {

@@ -1,12 +1,9 @@
 #include "core/gpu/tile.h"
+#include "core/support/int_math.h"
 
 namespace souffle::gpu {
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 /// Registers a GEMM thread needs beyond its tiles: indices, addresses, loop counters.
 constexpr int64_t kRegOverhead = 32;

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "core/loop/mutator.h"
+#include "core/support/int_math.h"
 #include "core/te/mutator.h"
 
 namespace souffle::loop {
@@ -14,11 +15,6 @@ using te::BinaryOp;
 const te::IntImm* int_const(const Expr& e) {
   const te::IntImm* i = e.as<te::IntImm>();
   return i && (e.dtype() == DType::Int64 || e.dtype() == DType::Bool) ? i : nullptr;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 /// Folds op on two constants; false when it cannot (division by zero, unhandled op).

@@ -2,14 +2,11 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include "core/support/int_math.h"
 
 namespace souffle::plan {
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 /// The planner's tiles read operands 4 bytes wide (fp32).
 constexpr int64_t kElem = 4;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/analysis/access.h"
+#include "core/support/int_math.h"
 #include "core/te/equal.h"
 #include "core/te/mutator.h"
 #include "core/te/verify.h"
@@ -45,11 +46,6 @@ Range add(Range a, Range b) {
   __int128 lo = static_cast<__int128>(a.lo) + b.lo, hi = static_cast<__int128>(a.hi) + b.hi;
   if (lo < -kBig || hi > kBig) return {};
   return {true, static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
-}
-
-int64_t floor_div(int64_t a, int64_t c) {
-  int64_t q = a / c;
-  return (a % c != 0 && ((a < 0) != (c < 0))) ? q - 1 : q;
 }
 
 /// const + sum(coeff * atom); atoms are vars or non-affine int64 subexpressions, kept unique by

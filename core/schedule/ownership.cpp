@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/loop/mutator.h"
+#include "core/support/int_math.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -27,11 +28,6 @@ const char* ownership_name(Ownership o) {
 }
 
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 /// Thrown inside the walk when the proof cannot go on; caught by prove_ownership.
 struct Unproven {

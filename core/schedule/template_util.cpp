@@ -8,6 +8,7 @@
 #include "core/loop/mutator.h"
 #include "core/loop/simplify.h"
 #include "core/loop/verify.h"
+#include "core/support/int_math.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
 
@@ -19,10 +20,6 @@ using loop::MemScope;
 using loop::Stmt;
 using te::Expr;
 using te::Tensor;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 Expr ic(int64_t v) {
   return te::int_imm(v);

@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "core/schedule/schedule.h"
+#include "core/support/int_math.h"
 
 namespace souffle::schedule::detail {
 
-int64_t ceil_div(int64_t a, int64_t b);
+using souffle::ceil_div;
 
 /// The block and thread variables every template binds.
 struct Frame {

@@ -195,6 +195,30 @@ void place_pure_view(const ProgramFacts& f, int v, int host, std::vector<int>& g
                                  " is a pure view: no kernel, folded into its reader's indexing");
 }
 
+/// The earliest kernel among the non-alias TEs that read pure view `v`'s output, directly or
+/// through further alias views; -1 when nothing does. Kernels are numbered in dependency order but
+/// not in TE order (a later TE may join an earlier kernel's epilogue), so the view must ride with
+/// the lowest-numbered of its readers, never merely the first reader by TE index or a reader of
+/// its source that does not read it.
+int earliest_reader_group(const ProgramFacts& f, int v, const std::vector<int>& group_of) {
+  const analysis::Analysis& a = f.analysis();
+  int best = -1;
+  std::vector<int> todo{v};
+  std::set<int> seen{v};
+  while (!todo.empty()) {
+    int w = todo.back();
+    todo.pop_back();
+    for (int c : a.tensors[a.tes[w].output_tensor].consumers) {
+      if (f.is_alias(c)) {
+        if (seen.insert(c).second) todo.push_back(c);
+      } else if (group_of[c] >= 0 && (best < 0 || group_of[c] < best)) {
+        best = group_of[c];
+      }
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<Group> partition_unfused(const ProgramFacts& f) {
@@ -211,27 +235,10 @@ std::vector<Group> partition_unfused(const ProgramFacts& f) {
     group_of[i] = int(groups.size());
     groups.push_back(Group::of({i}, "one kernel for " + f.label(i)));
   }
-  // A pure view launches nothing: it rides with its first reader (the earliest kernel that
-  // needs it), or with its source's producer when nothing reads it.
-  for (int v : views) {
-    int out = a.tes[v].output_tensor;
-    int host = -1;
-    for (int c : a.tensors[out].consumers)
-      if (group_of[c] >= 0) {
-        host = group_of[c];
-        break;
-      }
-    if (host < 0) {
-      // Read only by other views (or nobody): find the first real reader of the source.
-      const std::vector<int>& r = f.readers(f.resolve(out));
-      for (int c : r)
-        if (c > v) {
-          host = group_of[c];
-          break;
-        }
-    }
-    place_pure_view(f, v, host, group_of, groups);
-  }
+  // A pure view launches nothing: it rides with the earliest kernel that reads it, or with its
+  // source's producer when nothing reads it.
+  for (int v : views)
+    place_pure_view(f, v, earliest_reader_group(f, v, group_of), group_of, groups);
   return groups;
 }
 
@@ -299,16 +306,10 @@ std::vector<Group> partition_rules(const ProgramFacts& f) {
     group_of[i] = int(groups.size());
     groups.push_back(Group::of({i}, "kernel starts at " + f.label(i) + ": " + refusal));
   }
-  for (int v = 0; v < n; ++v) {
-    if (!f.is_alias(v)) continue;
-    int host = -1;
-    for (int c : f.readers(f.resolve(a.tes[v].output_tensor)))
-      if (c > v) {
-        host = group_of[c];
-        break;
-      }
-    place_pure_view(f, v, host, group_of, groups);
-  }
+  // A pure view rides with the earliest kernel that reads it (see earliest_reader_group).
+  for (int v = 0; v < n; ++v)
+    if (f.is_alias(v))
+      place_pure_view(f, v, earliest_reader_group(f, v, group_of), group_of, groups);
   return groups;
 }
 

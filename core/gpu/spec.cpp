@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -231,6 +232,69 @@ std::optional<GpuSpec> device_gpu_spec(const std::string& device_name) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<GpuSpec> device_gpu_spec(const DeviceAttributes& d) {
+  std::optional<GpuSpec> base = device_gpu_spec(d.name);
+  // A name that matches a part of another architecture is no base for this device.
+  if (!base || (!d.compute_capability.empty() && base->compute_capability != d.compute_capability))
+    return std::nullopt;
+  GpuSpec s = *base;
+  std::vector<std::string> fixes;
+  auto take = [&fixes](auto& field, auto measured, const char* what) {
+    if (measured <= 0 || field == measured) return;
+    fixes.push_back(std::string(what) + " " + std::to_string(measured) + " (spec " +
+                    std::to_string(field) + ")");
+    field = measured;
+  };
+  const int spec_sms = s.sm_count;
+  take(s.sm_count, d.sm_count, "SMs");
+  take(s.max_threads_per_sm, d.max_threads_per_sm, "threads per SM");
+  take(s.max_threads_per_block, d.max_threads_per_block, "threads per block");
+  take(s.max_blocks_per_sm, d.max_blocks_per_sm, "blocks per SM");
+  take(s.registers_per_sm, d.registers_per_sm, "registers per SM");
+  take(s.max_registers_per_block, d.max_registers_per_block, "registers per block");
+  take(s.shared_memory_per_sm, d.shared_memory_per_sm, "shared memory per SM");
+  take(s.max_shared_memory_per_block, d.max_shared_memory_per_block, "shared memory per block");
+  // The driver reports 0 reserved bytes on parts that reserve none: only a positive figure is
+  // a measurement.
+  take(s.reserved_shared_memory_per_block, d.reserved_shared_memory_per_block,
+       "reserved shared memory per block");
+  take(s.warp_size, d.warp_size, "warp size");
+  take(s.l2_bytes, d.l2_bytes, "L2 bytes");
+  // The driver's memory size is a little under the datasheet's: a different size, not a few
+  // reserved megabytes, is another part.
+  if (d.memory_bytes > 0 && std::abs(static_cast<double>(d.memory_bytes - s.dram_bytes)) >
+                                0.05 * static_cast<double>(s.dram_bytes))
+    take(s.dram_bytes, d.memory_bytes, "memory bytes");
+  if (d.sm_count > 0 && d.sm_count != spec_sms && spec_sms > 0) {
+    const double f = static_cast<double>(d.sm_count) / spec_sms;
+    s.peak_fp32_tflops *= f;
+    s.peak_tf32_tflops *= f;
+    s.peak_fp16_tflops *= f;
+    fixes.push_back("peak rates scaled by " + std::to_string(d.sm_count) + "/" +
+                    std::to_string(spec_sms) + " SMs");
+    if (d.memory_clock_mhz > 0 && d.memory_bus_bits > 0) {
+      // Two transfers per memory clock over the whole bus.
+      s.dram_bandwidth_gbps =
+          std::round(2.0 * d.memory_clock_mhz * 1e6 * d.memory_bus_bits / 8 / 1e9);
+      fixes.push_back("DRAM bandwidth " +
+                      std::to_string(static_cast<int64_t>(s.dram_bandwidth_gbps)) +
+                      " GB/s from its " + std::to_string(d.memory_bus_bits) + "-bit bus at " +
+                      std::to_string(d.memory_clock_mhz) + " MHz");
+    }
+  }
+  if (fixes.empty()) return s;
+  std::string name = d.name;
+  for (const char* prefix : {"NVIDIA ", "Tesla "})
+    if (name.rfind(prefix, 0) == 0) name = name.substr(std::string(prefix).size());
+  std::string what;
+  for (const std::string& f : fixes) what += (what.empty() ? "" : ", ") + f;
+  s.source = "the device " + d.name + " as its driver describes it, on the built-in " + s.name +
+             " (matched by its name): " + what + "; " + s.source;
+  s.name = name.empty() ? s.name : name;
+  s.aliases.clear();
+  return s;
 }
 
 GpuSpec gpu_spec(const std::string& name_or_path) {

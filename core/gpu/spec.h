@@ -59,6 +59,36 @@ GpuSpec gpu_spec(const std::string& name_or_path);
 /// 16GB"): the name without the vendor, else its first word; nullopt when none matches.
 std::optional<GpuSpec> device_gpu_spec(const std::string& device_name);
 
+/// What the driver reports of one device (cuDeviceGetAttribute, cuDeviceTotalMem); 0 or empty
+/// where it reports nothing.
+struct DeviceAttributes {
+  std::string name;                ///< cuDeviceGetName: "NVIDIA H100 PCIe"
+  std::string compute_capability;  ///< "9.0"
+  int sm_count = 0;
+  int max_threads_per_sm = 0;
+  int max_threads_per_block = 0;
+  int max_blocks_per_sm = 0;
+  int registers_per_sm = 0;
+  int max_registers_per_block = 0;
+  int64_t shared_memory_per_sm = 0;              ///< bytes
+  int64_t max_shared_memory_per_block = 0;       ///< bytes, the opt-in maximum
+  int64_t reserved_shared_memory_per_block = 0;  ///< bytes
+  int warp_size = 0;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int clock_mhz = 0;         ///< the SM clock the driver reports
+  int memory_clock_mhz = 0;  ///< the memory clock (data moves twice per cycle)
+  int memory_bus_bits = 0;   ///< the memory interface's width
+};
+
+/// The spec of a device as its driver describes it: the built-in spec its name matches as the
+/// base, every resource the driver reports taken from the device. Where the device is another part
+/// than the base (a different SM count: an H100 PCIe under the H100 SXM5 name), the peak rates are
+/// scaled by the SM counts and the DRAM bandwidth is computed from the memory clock and bus width;
+/// the spec is then named after the device and `source` says what was corrected. nullopt when no
+/// built-in spec matches the name, or the one that does has another compute capability.
+std::optional<GpuSpec> device_gpu_spec(const DeviceAttributes& device);
+
 /// How many blocks of one kernel can be resident at once, and what limits it.
 struct Occupancy {
   int blocks_per_sm = 0;     ///< 0 when one block does not fit at all

@@ -269,7 +269,11 @@ std::string ProfileSession::arch() const {
 
 std::optional<gpu::GpuSpec> ProfileSession::device_spec() const {
   if (emulator()) return std::nullopt;
-  return gpu::device_gpu_spec(device());
+  const json& d = m_hello.value("devices", json::array());
+  if (d.empty()) return std::nullopt;
+  // The name picks the built-in spec; the device's own attributes (SM count, shared memory,
+  // clocks) correct it, so that a part sharing a name is planned as the part it is.
+  return gpu::device_gpu_spec(runner::device_attributes_from_json(d[0]));
 }
 
 ProfileReport ProfileSession::profile(const std::string& model_path, const plan::FusionPlan& plan,

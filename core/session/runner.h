@@ -14,6 +14,7 @@
 #include "core/gpu/calibration.h"
 #include "core/gpu/cupti.h"
 #include "core/gpu/cupti_counters.h"
+#include "core/gpu/spec.h"
 #include "core/session/bundle_manifest.h"
 
 namespace souffle::gpu {
@@ -43,6 +44,11 @@ class RunnerError : public std::runtime_error {
 /// "kernel": ..., "index": i, "of": n}), so that a caller can name the kernel a dying runner
 /// was running.
 using EventFn = std::function<void(const nlohmann::json&)>;
+
+/// A device's attributes as the fields of hello's "devices" entries ("sm_count",
+/// "shared_memory_per_sm", "memory_bus_bits", ...), and back (0 where a field is absent).
+nlohmann::json device_attributes_json(const gpu::DeviceAttributes& d);
+gpu::DeviceAttributes device_attributes_from_json(const nlohmann::json& device);
 
 /// Timings of the timed runs of a profile request.
 struct ProfileData {

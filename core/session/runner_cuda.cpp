@@ -58,6 +58,7 @@ struct Device {
   int max_threads_per_sm = 0;
   bool cooperative = false;
   size_t memory = 0;
+  gpu::DeviceAttributes attributes;  ///< what hello reports and the device's spec is made from
   std::string arch() const { return "sm_" + std::to_string(major * 10 + minor); }
   std::string cc() const { return std::to_string(major) + "." + std::to_string(minor); }
 };
@@ -97,6 +98,7 @@ class CudaBackend : public Backend {
                               {"clock_mhz", d.clock_khz / 1000},
                               {"memory_clock_mhz", d.memory_clock_khz / 1000},
                               {"cooperative_launch", d.cooperative}});
+      h["devices"].back().update(device_attributes_json(d.attributes));
     }
     if (n <= 0) h["unavailable"] = "no CUDA device";
     std::string why;
@@ -390,6 +392,24 @@ class CudaBackend : public Backend {
     d.max_threads_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
     d.cooperative = attr(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
     m_api->cuDeviceTotalMem(&d.memory, dev);
+    gpu::DeviceAttributes& a = d.attributes;
+    a.name = d.name;
+    a.compute_capability = d.cc();
+    a.sm_count = d.sms;
+    a.max_threads_per_sm = d.max_threads_per_sm;
+    a.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    a.max_blocks_per_sm = d.max_blocks_per_sm;
+    a.registers_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    a.max_registers_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    a.shared_memory_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    a.max_shared_memory_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    a.reserved_shared_memory_per_block = attr(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+    a.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    a.l2_bytes = d.l2_bytes;
+    a.memory_bytes = static_cast<int64_t>(d.memory);
+    a.clock_mhz = d.clock_khz / 1000;
+    a.memory_clock_mhz = d.memory_clock_khz / 1000;
+    a.memory_bus_bits = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     return d;
   }
 
@@ -867,7 +887,7 @@ gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
   // GEMM rates: the project's own SIMT and tensor-core templates on a large problem, with the
   // tiles the tuner picks for this device's spec.
   on_event({{"event", "calibrate"}, {"phase", "GEMM rates"}});
-  std::optional<gpu::GpuSpec> spec = gpu::device_gpu_spec(m_dev.name);
+  std::optional<gpu::GpuSpec> spec = gpu::device_gpu_spec(m_dev.attributes);
   std::vector<std::string> notes;
   if (!spec) {
     notes.push_back("no built-in GPU spec matches " + m_dev.name +

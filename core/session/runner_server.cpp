@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "core/session/runner.h"
 #include "core/support/error.h"
@@ -123,6 +125,18 @@ class Server {
                               ", asked for " +
                               req["protocol"].dump(-1, ' ', false, json::error_handler_t::replace));
       json h = m_backend.hello();
+      // Each device's spec as the caller should plan for it: the built-in spec its name
+      // matches, corrected by what its driver reports (a spec file's form: a caller writes it
+      // and plans with --gpu FILE).
+      if (h.contains("devices") && h["devices"].is_array())
+        for (json& d : h["devices"]) {
+          if (!d.is_object() || !d.contains("name") || d.value("emulator", false)) continue;
+          if (std::optional<gpu::GpuSpec> spec =
+                  gpu::device_gpu_spec(device_attributes_from_json(d)))
+            d["gpu_spec"] = json::parse(gpu_spec_json(*spec));
+          else
+            d["gpu_spec_note"] = "no built-in GPU spec matches " + d.value("name", "");
+        }
       h["protocol"] = kProtocolVersion;
       h["runner"] = "souffle-runner";
       return h;
@@ -241,6 +255,58 @@ class Server {
 };
 
 }  // namespace
+
+json device_attributes_json(const gpu::DeviceAttributes& d) {
+  return {{"name", d.name},
+          {"compute_capability", d.compute_capability},
+          {"sm_count", d.sm_count},
+          {"max_threads_per_sm", d.max_threads_per_sm},
+          {"max_threads_per_block", d.max_threads_per_block},
+          {"max_blocks_per_sm", d.max_blocks_per_sm},
+          {"registers_per_sm", d.registers_per_sm},
+          {"max_registers_per_block", d.max_registers_per_block},
+          {"shared_memory_per_sm", d.shared_memory_per_sm},
+          {"max_shared_memory_per_block", d.max_shared_memory_per_block},
+          {"reserved_shared_memory_per_block", d.reserved_shared_memory_per_block},
+          {"warp_size", d.warp_size},
+          {"l2_bytes", d.l2_bytes},
+          {"memory_bytes", d.memory_bytes},
+          {"clock_mhz", d.clock_mhz},
+          {"memory_clock_mhz", d.memory_clock_mhz},
+          {"memory_bus_bits", d.memory_bus_bits}};
+}
+
+gpu::DeviceAttributes device_attributes_from_json(const json& j) {
+  gpu::DeviceAttributes d;
+  if (!j.is_object()) return d;
+  auto text = [&j](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto num = [&j](const char* key, auto& field) {
+    auto it = j.find(key);
+    if (it == j.end()) return;
+    if (auto v = json_number_as<std::remove_reference_t<decltype(field)>>(*it)) field = *v;
+  };
+  d.name = text("name");
+  d.compute_capability = text("compute_capability");
+  num("sm_count", d.sm_count);
+  num("max_threads_per_sm", d.max_threads_per_sm);
+  num("max_threads_per_block", d.max_threads_per_block);
+  num("max_blocks_per_sm", d.max_blocks_per_sm);
+  num("registers_per_sm", d.registers_per_sm);
+  num("max_registers_per_block", d.max_registers_per_block);
+  num("shared_memory_per_sm", d.shared_memory_per_sm);
+  num("max_shared_memory_per_block", d.max_shared_memory_per_block);
+  num("reserved_shared_memory_per_block", d.reserved_shared_memory_per_block);
+  num("warp_size", d.warp_size);
+  num("l2_bytes", d.l2_bytes);
+  num("memory_bytes", d.memory_bytes);
+  num("clock_mhz", d.clock_mhz);
+  num("memory_clock_mhz", d.memory_clock_mhz);
+  num("memory_bus_bits", d.memory_bus_bits);
+  return d;
+}
 
 json stats_json(const gpu::Stats& s) {
   return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"count", s.count}};

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "core/gpu/spec.h"
 #include "core/support/error.h"
@@ -148,6 +149,98 @@ TEST_F(SpecFile, BadValuesAndBadJson) {
     EXPECT_EQ(e.file(), "f.json");
     EXPECT_EQ(e.reason(), "field 'sm_count' must be at least 1");
   }
+}
+
+/// What the driver of an H100 PCIe reports (114 SMs, 5120-bit HBM2e at 1593 MHz; the resources
+/// per SM of every GH100).
+DeviceAttributes h100_pcie() {
+  DeviceAttributes d;
+  d.name = "NVIDIA H100 PCIe";
+  d.compute_capability = "9.0";
+  d.sm_count = 114;
+  d.max_threads_per_sm = 2048;
+  d.max_threads_per_block = 1024;
+  d.max_blocks_per_sm = 32;
+  d.registers_per_sm = 65536;
+  d.max_registers_per_block = 65536;
+  d.shared_memory_per_sm = 233472;
+  d.max_shared_memory_per_block = 232448;
+  d.reserved_shared_memory_per_block = 1024;
+  d.warp_size = 32;
+  d.l2_bytes = 52428800;
+  d.memory_bytes = 85020000000;
+  d.clock_mhz = 1755;
+  d.memory_clock_mhz = 1593;
+  d.memory_bus_bits = 5120;
+  return d;
+}
+
+TEST(DeviceGpuSpec, NameOnlyMatchesTheSxmPart) {
+  // The name alone cannot tell the PCIe part from the SXM one: the reason for the attributes.
+  ASSERT_TRUE(device_gpu_spec(std::string("NVIDIA H100 PCIe")));
+  EXPECT_EQ(device_gpu_spec(std::string("NVIDIA H100 PCIe"))->sm_count, 132);
+}
+
+TEST(DeviceGpuSpec, AttributesCorrectTheNamedBase) {
+  std::optional<GpuSpec> s = device_gpu_spec(h100_pcie());
+  ASSERT_TRUE(s);
+  const GpuSpec& sxm = find_gpu(builtin_gpu_specs(), "H100-SXM5-80GB");
+  EXPECT_EQ(s->name, "H100 PCIe");
+  EXPECT_EQ(s->sm_count, 114);
+  EXPECT_EQ(s->compute_capability, "9.0");
+  EXPECT_EQ(s->shared_memory_per_sm, 233472);
+  EXPECT_NEAR(s->peak_fp32_tflops, sxm.peak_fp32_tflops * 114 / 132, 1e-9);
+  EXPECT_NEAR(s->peak_fp16_tflops, sxm.peak_fp16_tflops * 114 / 132, 1e-9);
+  EXPECT_EQ(s->dram_bandwidth_gbps, 2039);   // 2 x 1593 MHz x 640 bytes
+  EXPECT_EQ(s->dram_bytes, sxm.dram_bytes);  // within 5% of the datasheet's: not corrected
+  EXPECT_NE(s->source.find("SMs 114 (spec 132)"), std::string::npos) << s->source;
+  EXPECT_NE(s->source.find("H100-SXM5-80GB"), std::string::npos) << s->source;
+  // A cooperative kernel is planned for the SMs the device has: a grid the SXM spec would
+  // allow is too large here.
+  EXPECT_EQ(max_active_blocks(*s, 256, 32, 0), 8 * 114);
+  EXPECT_EQ(max_active_blocks(sxm, 256, 32, 0), 8 * 132);
+}
+
+TEST(DeviceGpuSpec, MatchingAttributesKeepTheDatasheet) {
+  DeviceAttributes d = h100_pcie();
+  d.name = "NVIDIA H200";
+  d.sm_count = 132;
+  d.memory_bytes = 150754820096;
+  d.memory_clock_mhz = 3201;
+  std::optional<GpuSpec> s = device_gpu_spec(d);
+  ASSERT_TRUE(s);
+  const GpuSpec& h200 = find_gpu(builtin_gpu_specs(), "h200");
+  EXPECT_EQ(s->name, h200.name);
+  EXPECT_EQ(s->dram_bandwidth_gbps, h200.dram_bandwidth_gbps);
+  EXPECT_EQ(s->peak_fp16_tflops, h200.peak_fp16_tflops);
+  EXPECT_EQ(s->source, h200.source);
+}
+
+TEST(DeviceGpuSpec, ResourcesComeFromTheDevice) {
+  DeviceAttributes d;
+  d.name = "NVIDIA A100-SXM4-40GB";
+  d.compute_capability = "8.0";
+  d.shared_memory_per_sm = 102400;  // a partitioned (MIG-like) view reports less
+  d.max_shared_memory_per_block = 101376;
+  std::optional<GpuSpec> s = device_gpu_spec(d);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->shared_memory_per_sm, 102400);
+  EXPECT_EQ(s->max_shared_memory_per_block, 101376);
+  EXPECT_EQ(s->sm_count, 108);                              // not reported: the datasheet's
+  EXPECT_EQ(s->peak_fp32_tflops, a100().peak_fp32_tflops);  // same SMs: rates kept
+  EXPECT_EQ(s->name, "A100-SXM4-40GB");
+  EXPECT_NE(s->source.find("shared memory per SM 102400 (spec 167936)"), std::string::npos);
+}
+
+TEST(DeviceGpuSpec, NoBaseNoSpec) {
+  DeviceAttributes d = h100_pcie();
+  d.name = "NVIDIA GH200 480GB";
+  EXPECT_FALSE(device_gpu_spec(d));
+  // A name of another architecture is no base.
+  d.name = "NVIDIA A100-SXM4-40GB";
+  EXPECT_FALSE(device_gpu_spec(d));
+  d.compute_capability = "8.0";
+  EXPECT_TRUE(device_gpu_spec(d));
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ struct FakeDriver {
   std::map<CUfunction, std::string> functions;
   std::vector<std::string> names;
   std::string device_name = "Fake H200";
+  std::map<CUdevice_attribute, int> attributes;  ///< what cuDeviceGetAttribute reports instead
   /// The GEMM kernels of the calibration: whether they compute C = K * A * B as the device
   /// would (every A and B element alike), and their launch configurations by name.
   bool gemm_right = true;
@@ -133,6 +134,10 @@ gpu::CudaApi fake_api() {
     return CUDA_SUCCESS;
   };
   a.cuDeviceGetAttribute = [](int* v, CUdevice_attribute attr, CUdevice) {
+    if (auto it = g_fake->attributes.find(attr); it != g_fake->attributes.end()) {
+      *v = it->second;
+      return CUDA_SUCCESS;
+    }
     switch (attr) {
       case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
         *v = 9;
@@ -149,7 +154,7 @@ gpu::CudaApi fake_api() {
     return CUDA_SUCCESS;
   };
   a.cuDeviceTotalMem = [](size_t* b, CUdevice) {
-    *b = size_t{1} << 30;
+    *b = size_t{80} << 30;
     return CUDA_SUCCESS;
   };
   a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
@@ -574,6 +579,76 @@ TEST_F(FakeFixture, ARunnerThatFailsLeavesTheModelsOrder) {
   ASSERT_EQ(measurer.measurements().size(), 1u);
   EXPECT_NE(measurer.measurements()[0].note.find("ILLEGAL_ADDRESS in tile1"), std::string::npos)
       << measurer.measurements()[0].note;
+}
+
+TEST_F(FakeFixture, HelloReportsTheDevicesAttributesAndTheSpecMadeFromThem) {
+  // An H100 PCIe: the name alone would plan it as the 132-SM SXM part.
+  fake.device_name = "NVIDIA H100 PCIe";
+  fake.attributes = {{CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 114},
+                     {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048},
+                     {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024},
+                     {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 32},
+                     {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 65536},
+                     {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536},
+                     {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 233472},
+                     {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448},
+                     {CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, 1024},
+                     {CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32},
+                     {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 52428800},
+                     {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1755000},
+                     {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 1593000},
+                     {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120}};
+  auto backend = runner::make_cuda_backend(api);
+  std::stringstream in(R"({"op": "hello", "id": 1})"
+                       "\n"),
+      out;
+  runner::serve(in, out, *backend);
+  nlohmann::json h = nlohmann::json::parse(out.str());
+  ASSERT_TRUE(h.value("ok", false)) << h.dump();
+  const nlohmann::json& d = h["devices"][0];
+  EXPECT_EQ(d["sm_count"], 114);
+  EXPECT_EQ(d["shared_memory_per_sm"], 233472);
+  EXPECT_EQ(d["max_shared_memory_per_block"], 232448);
+  EXPECT_EQ(d["registers_per_sm"], 65536);
+  EXPECT_EQ(d["clock_mhz"], 1755);
+  EXPECT_EQ(d["memory_clock_mhz"], 1593);
+  EXPECT_EQ(d["memory_bus_bits"], 5120);
+  EXPECT_EQ(runner::device_attributes_from_json(d).max_threads_per_block, 1024);
+  // The spec the device is planned for, in a spec file's form.
+  ASSERT_TRUE(d.contains("gpu_spec")) << d.dump();
+  std::vector<gpu::GpuSpec> specs = gpu::parse_gpu_specs(d["gpu_spec"].dump(), "hello");
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].name, "H100 PCIe");
+  EXPECT_EQ(specs[0].sm_count, 114);
+  EXPECT_EQ(specs[0].dram_bandwidth_gbps, 2039);
+  // The device check's dry run replays this answer (tests/gpu_check/answers/hello.json): it
+  // must be what this runner answers. SOUFFLE_RECORD_ANSWERS=1 writes it again.
+  const fs::path recorded =
+      fs::path(SOUFFLE_SOURCE_DIR) / "tests" / "gpu_check" / "answers" / "hello.json";
+  if (std::getenv("SOUFFLE_RECORD_ANSWERS")) {
+    nlohmann::json file = {{"what",
+                            "souffle-runner's answer to hello on the fake driver of "
+                            "tests/session/test_runner_cuda.cpp describing an H100 PCIe (114 SMs)"},
+                           {"rc", 0},
+                           {"stdout_lines", {h.dump()}},
+                           {"stderr", ""},
+                           {"seconds", 0.2}};
+    std::ofstream(recorded) << file.dump(1) << "\n";
+  }
+  std::ifstream in_file(recorded);
+  ASSERT_TRUE(in_file) << recorded;
+  nlohmann::json file = nlohmann::json::parse(in_file);
+  EXPECT_EQ(nlohmann::json::parse(file["stdout_lines"][0].get<std::string>()), h)
+      << "the recorded hello is not this runner's: record it again with SOUFFLE_RECORD_ANSWERS=1";
+  // A device no built-in spec names has none, and says so.
+  fake.device_name = "Fake H200";
+  std::stringstream in2(R"({"op": "hello", "id": 2})"
+                        "\n"),
+      out2;
+  runner::serve(in2, out2, *backend);
+  nlohmann::json h2 = nlohmann::json::parse(out2.str());
+  EXPECT_FALSE(h2["devices"][0].contains("gpu_spec"));
+  EXPECT_EQ(h2["devices"][0]["gpu_spec_note"], "no built-in GPU spec matches Fake H200");
 }
 
 }  // namespace

@@ -3,10 +3,10 @@
 // FusedMatMul, Gelu / FastGelu / BiasGelu / QuickGelu, BiasAdd / BiasSplitGelu,
 // SkipLayerNormalization, LayerNormalization, (Skip)SimplifiedLayerNormalization (RMS norm; the
 // plain one lives in the ONNX domain, where ONNX Runtime registers it), Attention and
-// MultiHeadAttention (static shapes, no past state), and the QLinear element-wise ops, pool and
-// concat of its quantizer. Any other contrib op (DynamicQuantizeLSTM, ...) is not registered,
-// so the model is refused naming the op, its domain and its nodes; a documented input or
-// attribute we do not lower (a past key/value cache, rotary embeddings, packed QKV) is refused
+// MultiHeadAttention (static shapes, no past state), and the QLinear element-wise ops, pool,
+// concat and QGemm of its quantizer. Any other contrib op (DynamicQuantizeLSTM, ...) is not
+// registered, so the model is refused naming the op, its domain and its nodes; a documented input
+// or attribute we do not lower (a past key/value cache, rotary embeddings, packed QKV) is refused
 // naming it.
 //
 // Everything is built from the same shapes as the ONNX ops they fuse: matmuls as one reduce,
@@ -798,6 +798,76 @@ std::vector<te::Tensor> lower_qlinear_concat(LowerCtx& ctx) {
   })};
 }
 
+/// QGemm: Y = alpha * a_scale * b_scale * ((A - a_zero_point)(B - b_zero_point) + C), C an
+/// int32 bias at that scale; quantized with y_scale / y_zero_point when given, else float.
+/// b_scale and b_zero_point are per tensor or per column of Y.
+std::vector<te::Tensor> lower_qgemm(LowerCtx& ctx) {
+  te::Tensor a = ctx.required(0), b = ctx.required(3), c = ctx.input(6);
+  te::Tensor as = ctx.required(1), azp = ctx.input(2), bs = ctx.required(4), bzp = ctx.input(5);
+  te::Tensor ys = ctx.input(7), yzp = ctx.input(8);
+  require_quantized(ctx, a, "A");
+  require_quantized(ctx, b, "B");
+  if (a->shape.size() != 2 || b->shape.size() != 2)
+    throw ctx.error("A and B must be matrices, got " + shape_str(a->shape) + " and " +
+                    shape_str(b->shape));
+  const graph::Node& n = ctx.node();
+  bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  double alpha = n.attr_float("alpha", 1.0);
+  int64_t m = ta ? a->shape[1] : a->shape[0], k = ta ? a->shape[0] : a->shape[1];
+  int64_t kb = tb ? b->shape[1] : b->shape[0], cols = tb ? b->shape[0] : b->shape[1];
+  if (k != kb)
+    throw ctx.error("inner dimensions differ: " + shape_str(a->shape) + " x " +
+                    shape_str(b->shape));
+  const DType f = DType::Float32, i32 = DType::Int32;
+  Expr a_scale = read_scalar(ctx, as, f, "a_scale");
+  Expr a_zero = azp ? read_scalar(ctx, azp, i32, "a_zero_point") : te::int_imm(0, i32);
+  if (azp && azp->dtype != a->dtype) throw ctx.error("a_zero_point must have A's type");
+  // Per tensor or per column: a one-element tensor or an [N] vector.
+  auto per_column = [&](const te::Tensor& t, const char* what) {
+    if (shape_numel(t->shape) == 1) return false;
+    if (t->shape != Shape{cols})
+      throw ctx.error(std::string(what) + " must be a single value or have shape [" +
+                      std::to_string(cols) + "], got " + shape_str(t->shape));
+    return true;
+  };
+  auto column_value = [&](const te::Tensor& t, bool by_column, const Expr& col, DType as_type) {
+    return te::cast(as_type, by_column ? te::read(t, {col})
+                                       : te::read(t, Idx(t->shape.size(), te::int_imm(0))));
+  };
+  bool bs_col = per_column(bs, "b_scale");
+  bool bzp_col = bzp && per_column(bzp, "b_zero_point");
+  if (bzp && bzp->dtype != b->dtype) throw ctx.error("b_zero_point must have B's type");
+  if (c) {
+    if (c->dtype != i32) throw ctx.error("C must be int32");
+    if (broadcast_shapes(ctx, {m, cols}, c->shape) != Shape{m, cols})
+      throw ctx.error("C of shape " + shape_str(c->shape) + " does not broadcast to [" +
+                      std::to_string(m) + ", " + std::to_string(cols) + "]");
+  }
+  te::Tensor acc = ctx.reduce(
+      "matmul", {m, cols}, i32, te::ReduceKind::Sum, {k}, [&](const Idx& i, const Idx& r) {
+        Expr x = te::cast(i32, ta ? te::read(a, {r[0], i[0]}) : te::read(a, {i[0], r[0]}));
+        Expr w = te::cast(i32, tb ? te::read(b, {i[1], r[0]}) : te::read(b, {r[0], i[1]}));
+        Expr wz = bzp ? column_value(bzp, bzp_col, i[1], i32) : te::int_imm(0, i32);
+        return (x - a_zero) * (w - wz);
+      });
+  DType out = f;
+  if (ys) {
+    out = yzp ? yzp->dtype : DType::UInt8;
+    if (out != DType::UInt8 && out != DType::Int8)
+      throw ctx.error("y_zero_point must be int8 or uint8");
+  }
+  return {ctx.compute("requantize", {m, cols}, out, [&](const Idx& i) {
+    Expr total = te::read(acc, i);
+    if (c) total = total + read_broadcast(c, i);
+    Expr scale =
+        round_to_own_type(round_to_own_type(a_scale * alpha) * column_value(bs, bs_col, i[1], f));
+    if (!ys) return f32_mul(te::cast(f, total), scale);
+    scale = round_to_own_type(scale / read_scalar(ctx, ys, f, "y_scale"));
+    Expr zero = yzp ? read_scalar(ctx, yzp, i32, "y_zero_point") : te::int_imm(0, i32);
+    return requantize(f32_mul(te::cast(f, total), scale), zero, out);
+  })};
+}
+
 /// Registers `key` as the lowering already registered under `existing` (the same semantics
 /// under another domain's name).
 void alias(Registry& r, const std::string& key, const std::string& existing) {
@@ -841,6 +911,7 @@ void register_contrib(Registry& r) {
   });
   r.add(ms + "QLinearGlobalAveragePool", lower_qlinear_global_avg_pool);
   r.add(ms + "QLinearConcat", lower_qlinear_concat);
+  r.add(ms + "QGemm", lower_qgemm);
 }
 
 }  // namespace souffle::lower

@@ -174,7 +174,9 @@ def attention():
 
 def qlinear():
     """QLinearAdd and QLinearMul (uint8, broadcast; int8), QLinearSigmoid, QLinearLeakyRelu,
-    QLinearGlobalAveragePool (NCHW and channels-last) and QLinearConcat (inputs requantized)."""
+    QLinearGlobalAveragePool (NCHW and channels-last), QLinearConcat (inputs requantized) and
+    QGemm (quantized output with an int32 bias; float output with per-column scales and zero
+    points, alpha)."""
     u8, i8 = np.uint8, np.int8
     f = lambda v: np.array(v, np.float32)
     nodes = [
@@ -195,6 +197,10 @@ def qlinear():
                     domain=MS, channels_last=1),
         h.make_node("QLinearConcat", ["sc", "zc", "a", "sa", "za", "c2", "sc", "zc"], ["concat"],
                     domain=MS, axis=1),
+        h.make_node("QGemm", ["ga", "sa", "za", "gw", "sw", "zw", "gc", "sc", "zc"], ["qgemm"],
+                    domain=MS, transB=1),
+        h.make_node("QGemm", ["ga", "sa", "za", "gw2", "sw_col", "zw_col"], ["qgemm_float"],
+                    domain=MS, alpha=0.5),
     ]
     feeds = {
         "a": rng.integers(0, 256, (2, 6, 8), dtype=u8),
@@ -203,16 +209,24 @@ def qlinear():
         "b8": rng.integers(-128, 128, (2, 6, 8), dtype=i8),
         "img": rng.integers(0, 256, (2, 3, 4, 5), dtype=u8),
         "c2": rng.integers(0, 256, (2, 3, 8), dtype=u8),
+        "ga": rng.integers(0, 256, (4, 16), dtype=u8),
     }
     inits = [init("sa", f(0.05)), init("za", np.array(128, u8)), init("sb", f(0.03)),
              init("zb", np.array(100, u8)), init("sc", f(0.07)), init("zc", np.array(120, u8)),
-             init("z8", np.array(3, i8)), init("sy", f(1 / 256)), init("zy", np.array(0, u8))]
+             init("z8", np.array(3, i8)), init("sy", f(1 / 256)), init("zy", np.array(0, u8)),
+             init("gw", rng.integers(-127, 128, (10, 16), dtype=i8)),
+             init("gw2", rng.integers(-127, 128, (16, 10), dtype=i8)),
+             init("sw", f(0.02)), init("zw", np.array(0, i8)),
+             init("sw_col", (rng.random(10) * 0.03 + 0.005).astype(np.float32)),
+             init("zw_col", rng.integers(-3, 4, (10,), dtype=i8)),
+             init("gc", rng.integers(-2000, 2000, (10,), dtype=np.int32))]
     elem = {np.dtype(u8): T.UINT8, np.dtype(i8): T.INT8}
     outs = [("add", T.UINT8, (2, 6, 8)), ("mul", T.UINT8, (2, 6, 8)),
             ("add8", T.INT8, (2, 6, 8)), ("mul8", T.INT8, (2, 6, 8)),
             ("sigmoid", T.UINT8, (2, 6, 8)), ("leaky", T.UINT8, (2, 6, 8)),
             ("gap", T.UINT8, (2, 3, 1, 1)), ("gap_nhwc", T.UINT8, (2, 1, 1, 5)),
-            ("concat", T.UINT8, (2, 9, 8))]
+            ("concat", T.UINT8, (2, 9, 8)), ("qgemm", T.UINT8, (4, 10)),
+            ("qgemm_float", T.FLOAT, (4, 10))]
     m = model("qlinear", nodes, [vi(k, elem[v.dtype], v.shape) for k, v in feeds.items()],
               [vi(o, t, s) for o, t, s in outs], inits)
     save_case("qlinear", m, feeds)

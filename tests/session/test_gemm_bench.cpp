@@ -184,17 +184,21 @@ TEST(GemmBench, EveryCandidateOfTheSampleGemmsCompiles) {
     b.options.measure = measurer.fn();
     b.options.measure_top = 3;
     schedule::tune_plan(p, b.config, b.options);
-    ASSERT_FALSE(measurer.measurements().empty()) << model;
-    ASSERT_EQ(kernels.size(), measurer.measurements().size()) << model;
+    // measurements() returns a copy: held here, so that `t` below refers to a live element. (A
+    // reference into the temporary read freed memory; a note or problem whose length was garbage
+    // then grew the process to 21 GB while streaming the failure message, or crashed it.)
+    const std::vector<TileMeasurement> measured = measurer.measurements();
+    ASSERT_FALSE(measured.empty()) << model;
+    ASSERT_EQ(kernels.size(), measured.size()) << model;
     for (size_t m = 0; m < kernels.size(); ++m) {
-      const TileMeasurement& t = measurer.measurements()[m];
+      const TileMeasurement& t = measured[m];
       EXPECT_TRUE(t.note.empty()) << model << " " << t.problem << ": " << t.note;
       EXPECT_EQ(t.tiles.size(), 3u) << model << " " << t.problem;          // measure_top
       EXPECT_EQ(kernels[m], t.tiles.size()) << model << " " << t.problem;  // all compiled
       for (size_t i = 0; i < t.us.size(); ++i)
         EXPECT_GE(t.us[i], 0) << model << " " << t.problem << " " << t.tiles[i];
     }
-    std::cerr << model << ": " << measurer.measurements().size() << " GEMM problems\n";
+    std::cerr << model << ": " << measured.size() << " GEMM problems\n";
   }
 }
 

@@ -2,7 +2,7 @@
 """Writes the small com.microsoft contrib-op models of tests/data/contrib, each with one data set
 whose reference outputs ONNX Runtime computes (backend-test layout), and the model ONNX Runtime's
 graph optimizer saves for a tiny BERT-like block (ort_optimized_bert). Run with a Python that has
-numpy, onnx and onnxruntime:  VENV/bin/python tests/data/contrib/make_contrib_models.py
+numpy, onnx, onnxruntime and sympy:  VENV/bin/python tests/data/contrib/make_contrib_models.py
 """
 import os
 import shutil
@@ -349,6 +349,22 @@ def ort_optimized_bert():
     return sorted({(n.domain or "ai.onnx") + "." + n.op_type for n in opt.graph.node})
 
 
+def ort_transformers_bert():
+    """The BERT-like block as ONNX Runtime's transformer optimizer
+    (onnxruntime.transformers.optimizer, model_type bert; it needs sympy) writes it: one
+    Attention (its key mask reduced to end positions), SkipLayerNormalization, BiasGelu. The
+    reference outputs are ONNX Runtime's on the unoptimized block."""
+    from onnxruntime.transformers import optimizer
+    m, feeds = bert_block()
+    tmp = os.path.join(HERE, "ort_transformers_bert.tmp.onnx")
+    onnx.save(m, tmp)
+    opt = optimizer.optimize_model(tmp, model_type="bert", num_heads=2, hidden_size=16,
+                                   opt_level=0).model
+    os.remove(tmp)
+    save_case("ort_transformers_bert", opt, feeds, run_model=m)
+    return sorted({(n.domain or "ai.onnx") + "." + n.op_type for n in opt.graph.node})
+
+
 def refused():
     """Contrib ops not lowered, each refused by name: DynamicQuantizeLSTM, and Attention with a
     past state (the input named in the refusal). No data set: these models must not load."""
@@ -384,4 +400,5 @@ if __name__ == "__main__":
     qlinear()
     print("ONNX Runtime's optimizer wrote:", ", ".join(ort_optimized_bert()))
     refused()
+    print("ONNX Runtime's transformer optimizer wrote:", ", ".join(ort_transformers_bert()))
     sys.exit(0)

@@ -18,6 +18,7 @@ Inputs are random (fixed seed); outputs are what PyTorch computes in eval mode, 
 import argparse
 import collections
 import inspect
+import json
 import math
 import os
 import sys
@@ -32,6 +33,9 @@ import torch.nn.functional as F
 from torchvision.models import efficientnet as tv_efficientnet
 from torchvision.models import resnet as tv_resnet
 from torchvision.models import swin_transformer as tv_swin
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnx_export  # noqa: E402
 
 OPSET = 17
 MODEL_NAMES = ["bert", "resnext", "lstm", "efficientnet", "swin", "mmoe"]
@@ -337,13 +341,13 @@ def export_one(name, out_dir, full, variant=None, fold=True):
     params = inspect.signature(torch.onnx.export).parameters
     if "training" in params:
         kwargs["training"] = torch.onnx.TrainingMode.EVAL
-    if "dynamo" in params:
-        # PyTorch 2.9 and later default to the dynamo-based exporter; the reference layout and
-        # the ops the project expects come from the TorchScript-based one.
-        kwargs["dynamo"] = False
     with torch.no_grad():
-        torch.onnx.export(model, torch_inputs, model_path, **kwargs)
+        # The TorchScript-based exporter where this PyTorch still has it (the reference layout
+        # and the ops the project expects come from it), else the dynamo-based one, said so.
+        exporter, exporter_note = onnx_export.export(torch, model, torch_inputs, model_path, **kwargs)
     export_s = time.time() - t0
+    if exporter_note:
+        print("%s: %s" % (variant or name, exporter_note), flush=True)
 
     proto = onnx.load(model_path)
     onnx.checker.check_model(proto)
@@ -381,7 +385,8 @@ def export_one(name, out_dir, full, variant=None, fold=True):
         ),
         flush=True,
     )
-    return dict(name=variant or name, cfg=cfg, size=size, nodes=len(proto.graph.node), ops=ops, params=params)
+    return dict(name=variant or name, cfg=cfg, size=size, nodes=len(proto.graph.node), ops=ops, params=params,
+                exporter=exporter, exporter_note=exporter_note, export_s=export_s)
 
 
 def pin_output_shapes(proto, ref):
@@ -423,6 +428,7 @@ def main(argv):
     parser.add_argument(
         "--no-fold", action="store_true", help="export without constant folding (keeps Shape/Gather chains)"
     )
+    parser.add_argument("--summary", help="write what was exported (exporter used, notes) to this JSON file")
     args = parser.parse_args(argv)
 
     if (args.full or args.swin_t) and not args.out:
@@ -443,6 +449,10 @@ def main(argv):
         for name in names:
             results.append(export_one(name, out_dir, full=args.full, fold=not args.no_fold))
     total = sum(r["size"] for r in results)
+    if args.summary:
+        keys = ("name", "size", "nodes", "params", "exporter", "exporter_note", "export_s")
+        with open(args.summary, "w") as f:
+            json.dump([{k: r[k] for k in keys} for r in results], f, indent=1)
     print("total %.2f MB in %s" % (total / 1e6, out_dir))
     return 0
 

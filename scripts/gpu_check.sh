@@ -1,57 +1,124 @@
 #!/usr/bin/env bash
 # The project's device check. Two halves:
 #
-#   scripts/gpu_check.sh --prepare            here: builds souffle-cli and souffle-runner and
-#                                             collects them, with the shared libraries a GPU
-#                                             machine without Qt/libonnx/protobuf lacks, into
-#                                             .gpu_check/ (ignored by git; at most ~20 MB)
-#   scripts/gpu_check.sh [--quick] --out DIR  on the GPU machine, in the repository's root:
-#                                             exports the paper-size models with PyTorch,
-#                                             compiles every strategy for the device's arch,
-#                                             runs, verifies and profiles them through
-#                                             souffle-runner, calibrates the device, times the
-#                                             same PyTorch modules eager and under torch.compile,
-#                                             and writes DIR/results.md and DIR/results.json
-#   scripts/gpu_check.sh --dry-run --out DIR  everything but the launches, here (a CTest test)
+#   scripts/gpu_check.sh --prepare [--pack DIR] [--no-build]
+#       here: builds souffle-cli and souffle-runner (not with --no-build) and packs them into
+#       DIR (default .gpu_check/, ignored by git) with the shared libraries a GPU machine lacks
+#       (libonnx, protobuf, ...), never the C library or the C++ runtime (the GPU machine's own
+#       serve, as they serve its PyTorch). The packed binaries find the packed libraries through
+#       their own run paths ($ORIGIN), so no library path is exported to anything: PyTorch, the
+#       exporters and every other process of the check load what they always load.
+#       DIR/pack.json lists what was packed and the newest glibc and C++ runtime symbol
+#       versions the pack needs; --prepare fails if anything packed needs a glibc newer than
+#       this machine's.
 #
-# The GPU machine has the CUDA 13 toolkit (NVRTC), PyTorch, onnx and onnxruntime, but no Qt,
-# libonnx or protobuf development packages and no network. The whole check keeps within
-# --budget seconds (default 480); steps that would not fit are recorded as skipped.
+#   scripts/gpu_check.sh [--quick] [--pack DIR] --out DIR
+#       on the GPU machine, in the repository's root. --quick (under two minutes) proves that
+#       the runner loads, runs, verifies and times one small bundle and that PyTorch imports;
+#       without it the check also calibrates the device, times the tuner's GEMM tiles, exports
+#       the paper-size models with PyTorch, profiles every strategy and times PyTorch eager
+#       and under torch.compile. Each step is isolated (a failure is a row of the results);
+#       DIR/results.md and DIR/results.json are rewritten after every step, and every answer
+#       of the device is kept under DIR/answers/ (replayable with --replay).
+#
+#   scripts/gpu_check.sh --dry-run [--pack DIR] --out DIR
+#       the same Python here, without a device: the device's answers are replayed from
+#       tests/gpu_check/answers/ (or --replay DIR), NVRTC compiles and the emulator run for
+#       real. Without --pack it packs into a temporary folder first (a CTest test).
+#
+# The whole check keeps within --budget seconds (default 480, --quick 110).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PACK=${GPU_CHECK_PACK:-$ROOT/.gpu_check}
+
+# The libraries a pack never carries: the C library's own (the device's loader must match
+# them); the C++ runtime, zlib and expat (every machine with Python has them, a second copy in
+# a process that loads the first is what breaks, and this machine's expat needs glibc 2.36);
+# and CUDA (the device's driver and toolkit).
+NEVER_PACK='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libmvec|libnsl|ld-linux.*|libstdc\+\+|libgcc_s|libatomic|libz|libexpat|libcuda|libnvrtc.*|libcupti|libnvidia-.*)\.so'
+
+# The newest version of symbol set $2 (GLIBC, GLIBCXX, CXXABI) that ELF file $1 needs.
+newest_needed() {
+  readelf -V --wide "$1" 2>/dev/null | grep -o "Name: $2_[0-9.]*" | sed "s/Name: $2_//" |
+    sort -V | tail -1
+}
+
+ensure_patchelf() {
+  command -v patchelf >/dev/null && return 0
+  echo "gpu_check: installing patchelf (the packed binaries' run paths)" >&2
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get install -y patchelf >/dev/null 2>&1 ||
+    { $sudo apt-get update >/dev/null 2>&1 && $sudo apt-get install -y patchelf >/dev/null 2>&1; } ||
+    { echo "gpu_check: patchelf is missing and could not be installed" >&2; exit 2; }
+}
 
 prepare() {
+  local pack=$1 build_it=$2
   local build=${BUILD_DIR:-build}
-  if [ ! -f "$build/build.ninja" ]; then
-    scripts/setup.sh >/dev/null  # packages and a configured build
+  if [ "$build_it" = 1 ]; then
+    if [ ! -f "$build/build.ninja" ]; then
+      scripts/setup.sh >/dev/null  # packages and a configured build
+    fi
+    cmake --build "$build" --target souffle-cli souffle-runner >/dev/null
   fi
-  cmake --build "$build" --target souffle-cli souffle-runner >/dev/null
-  rm -rf "$PACK"
-  mkdir -p "$PACK/bin" "$PACK/lib" "$PACK/share/souffle"
-  cp "$build/app/cli/souffle-cli" "$build/app/runner/souffle-runner" "$PACK/bin/"
-  cp resources/* "$PACK/share/souffle/"
-  # Every shared library the two need except the C library's own, the driver and NVRTC (the
-  # GPU machine's CUDA toolkit has those).
-  for exe in "$PACK/bin/"*; do
-    ldd "$exe" | awk '/=>/ {print $3}'
-  done | sort -u | while read -r lib; do
-    [ -n "$lib" ] && [ -f "$lib" ] || continue
-    case "$(basename "$lib")" in
-      libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libcuda.so*|libnvrtc*) ;;
-      *) cp -L "$lib" "$PACK/lib/" ;;
-    esac
+  for exe in "$build/app/cli/souffle-cli" "$build/app/runner/souffle-runner"; do
+    [ -x "$exe" ] || { echo "gpu_check: $exe is not built" >&2; exit 2; }
   done
-  strip --strip-unneeded "$PACK/bin/"* "$PACK/lib/"* 2>/dev/null || true
-  du -sh "$PACK" | awk '{print "gpu_check: packed " $1 " into '"$PACK"'"}'
+  ensure_patchelf
+  rm -rf "$pack"
+  mkdir -p "$pack/bin" "$pack/lib" "$pack/share/souffle"
+  cp "$build/app/cli/souffle-cli" "$build/app/runner/souffle-runner" "$pack/bin/"
+  cp -r resources/. "$pack/share/souffle/"
+  local packed=() kept=()
+  while read -r lib; do
+    [ -n "$lib" ] && [ -f "$lib" ] || continue
+    if basename "$lib" | grep -Eq "$NEVER_PACK"; then
+      kept+=("$(basename "$lib")")
+    else
+      cp -L "$lib" "$pack/lib/"
+      packed+=("$(basename "$lib")")
+    fi
+  done < <(for exe in "$pack/bin/"*; do ldd "$exe" | awk '/=>/ {print $3}'; done | sort -u)
+  strip --strip-unneeded "$pack/bin/"* "$pack/lib/"* 2>/dev/null || true
+  # Each binary looks in ../lib beside itself, each packed library beside itself (a run path
+  # is not inherited by a library's own needs).
+  for f in "$pack/bin/"*; do patchelf --set-rpath '$ORIGIN/../lib' "$f"; done
+  for f in "$pack/lib/"*; do [ -f "$f" ] && patchelf --set-rpath '$ORIGIN' "$f"; done
+  local here glibc=0 glibcxx=0 cxxabi=0 v
+  here=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
+  for f in "$pack/bin/"* "$pack/lib/"*; do
+    [ -f "$f" ] || continue
+    v=$(newest_needed "$f" GLIBC)
+    if [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$v" "$here" | sort -V | tail -1)" != "$here" ]; then
+      echo "gpu_check: $(basename "$f") needs glibc $v, newer than this machine's $here" >&2
+      exit 2
+    fi
+    glibc=$(printf '%s\n%s\n' "$glibc" "${v:-0}" | sort -V | tail -1)
+    glibcxx=$(printf '%s\n%s\n' "$glibcxx" "$(newest_needed "$f" GLIBCXX)" | sort -V | tail -1)
+    cxxabi=$(printf '%s\n%s\n' "$cxxabi" "$(newest_needed "$f" CXXABI)" | sort -V | tail -1)
+  done
+  python3 - "$pack/pack.json" "$glibc" "$glibcxx" "$cxxabi" "$here" "${packed[*]:-}" "${kept[*]:-}" <<'EOF'
+import json, sys
+out, glibc, glibcxx, cxxabi, here, packed, kept = sys.argv[1:8]
+json.dump({"glibc_needed": glibc, "glibcxx_needed": glibcxx, "cxxabi_needed": cxxabi,
+           "packed_on_glibc": here, "packed": packed.split(), "left_to_the_device": kept.split()},
+          open(out, "w"), indent=1)
+EOF
+  du -sh "$pack" | awk -v p="$pack" -v g="$glibc" -v x="$glibcxx" \
+    '{print "gpu_check: packed " $1 " into " p " (needs glibc " g ", GLIBCXX " x ")"}'
 }
 
 mode=run
+pack=""
+build_it=1
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --prepare) mode=prepare ;;
+    --no-build) build_it=0 ;;
+    --pack) pack=$2; shift ;;
+    --pack=*) pack=${1#--pack=} ;;
     --dry-run) mode=dry; args+=("$1") ;;
     *) args+=("$1") ;;
   esac
@@ -59,22 +126,16 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$mode" = prepare ]; then
-  prepare
+  prepare "${pack:-${GPU_CHECK_PACK:-$ROOT/.gpu_check}}" "$build_it"
   exit 0
 fi
-if [ "$mode" = dry ]; then
-  # The dry run packs from this machine's build, as --prepare does, then runs the check on the
-  # pack with every launch replaced (emulator backend, NVRTC compile only).
-  PACK=${GPU_CHECK_PACK:-$(mktemp -d)/pack}
-  GPU_CHECK_PACK=$PACK prepare >/dev/null
+if [ "$mode" = dry ] && [ -z "$pack" ] && [ -z "${GPU_CHECK_PACK:-}" ]; then
+  # Packs from this machine's build, as --prepare does, then runs the check on the pack.
+  pack=$(mktemp -d)/pack
+  prepare "$pack" "$build_it" >/dev/null
 fi
-[ -x "$PACK/bin/souffle-cli" ] || { echo "gpu_check: no pack at $PACK (run scripts/gpu_check.sh --prepare here first)" >&2; exit 2; }
-
-export LD_LIBRARY_PATH="$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# NVRTC and CUPTI of the machine's CUDA toolkit.
-for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/extras/CUPTI/lib64 \
-         /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
-done
-[ -d /usr/local/cuda/include ] && export SOUFFLE_CUDA_INCLUDE=${SOUFFLE_CUDA_INCLUDE:-/usr/local/cuda/include}
-exec python3 scripts/gpu_check.py --pack "$PACK" "${args[@]}"
+pack=${pack:-${GPU_CHECK_PACK:-$ROOT/.gpu_check}}
+[ -x "$pack/bin/souffle-cli" ] || { echo "gpu_check: no pack at $pack (run scripts/gpu_check.sh --prepare here first)" >&2; exit 2; }
+# No library path is exported here: the check gives the CUDA toolkit's folders to the
+# project's binaries alone (gpu_check.py), never to PyTorch.
+exec python3 scripts/gpu_check.py --pack "$pack" "${args[@]}"

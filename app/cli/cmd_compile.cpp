@@ -140,6 +140,7 @@ int run_compile(const CompileCliOptions& o) {
   copts.gpu = po.gpu;
   po.calibration = o.calibration;
   po.import.dims = parse_dims(o.common.dims);
+  po.import.bind = parse_binds(o.common.binds);
   po.until = "compile";
   po.compile = copts;
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds

@@ -170,12 +170,8 @@ void run_one(const fs::path& dir, const ConformanceOptions& o, int fd) {
         if (ds.input_values.size() != r.graph.inputs.size())
           return write_all(fd,
                            report_line("fail", ds.dir + ": input count differs from the model's"));
-        InputBindings bind;
-        for (size_t k = 0; k < ds.input_values.size(); ++k)
-          bind[r.graph.inputs[k]] = ds.input_values[k];
+        InputBindings bind = bind_from_data(r.graph.inputs, r.graph.inputs, ds);
         LoadedModel m = load_model(model, {}, false, bind);
-        ds.inputs.clear();
-        ds.input_values.clear();
         std::string f = first_failure(verify_program(m, {ds}, vo));
         if (!f.empty())
           return write_all(fd, report_line("fail", f + " (inputs bound as constants)"));

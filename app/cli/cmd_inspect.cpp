@@ -29,6 +29,16 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) 
   return out;
 }
 
+std::map<std::string, graph::DataValue> parse_binds(const std::vector<std::string>& binds) {
+  std::map<std::string, graph::DataValue> out;
+  for (const std::string& b : binds) {
+    auto [name, value] = onnx_import::parse_binding(b);
+    if (!out.emplace(name, std::move(value)).second)
+      throw UserError("--bind " + name + " is given twice");
+  }
+  return out;
+}
+
 namespace {
 
 nlohmann::json value_json(const graph::Value& v) {
@@ -50,6 +60,7 @@ std::string human_bytes(double b) {
 int run_inspect(const CommonOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.dims);
+  io.bind = parse_binds(o.binds);
   LoadedModel m = load_model(o.model, io, /*report_unsupported=*/true);
   const graph::Graph& g = m.graph;
 

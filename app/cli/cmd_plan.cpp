@@ -24,6 +24,7 @@ int run_plan(const PlanCliOptions& o) {
   po.weight_panels = !o.no_weight_panels;
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   po.import.dims = parse_dims(o.common.dims);
+  po.import.bind = parse_binds(o.common.binds);
   if (!o.dump_after.empty()) {
     const std::vector<std::string>& order = pipeline_order();
     const auto last = std::find(order.begin(), order.end(), "price");

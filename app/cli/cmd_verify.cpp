@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_pricer.h"
+#include "core/session/load.h"
 #include "core/session/verify.h"
 #include "core/session/verify_kernels.h"
 
@@ -44,9 +46,28 @@ std::vector<TestDataSet> reference_sets(const VerifyOptions& o) {
   return sets;
 }
 
+/// Adds the checks of `r` (another model loaded for other data sets) to `into`.
+void merge(VerifyReport& into, const VerifyReport& r) {
+  into.checks.insert(into.checks.end(), r.checks.begin(), r.checks.end());
+  into.ok = into.ok && r.ok;
+  into.max_rel_l2 = std::max(into.max_rel_l2, r.max_rel_l2);
+  into.run_ms += r.run_ms;
+}
+
+/// Says which inputs were bound from each data set (load_for_data), on stderr.
+void note_bound(const VerifyOptions& o, const std::vector<ModelForData>& runs) {
+  if (o.common.quiet || runs.empty() || runs[0].bound.empty()) return;
+  std::string names;
+  for (const std::string& n : runs[0].bound) names += (names.empty() ? "'" : ", '") + n + "'";
+  std::cerr << fmt::format(
+      "note: an If depends on {}: bound from each data set's inputs, one model per data set\n",
+      names);
+}
+
 /// The plan's partitions as emulated kernels, compared with the reference outputs.
-int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
-                       const std::vector<TestDataSet>& sets) {
+int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& runs) {
+  std::vector<TestDataSet> sets;
+  for (const ModelForData& r : runs) sets.insert(sets.end(), r.sets.begin(), r.sets.end());
   plan::PlanOptions po;
   po.strategy = plan::parse_strategy(o.strategy.empty() ? "souffle" : o.strategy);
   po.gpu = gpu::gpu_spec(o.gpu);
@@ -66,7 +87,18 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
     po.instrument = progress.instrument(std::move(po.instrument));
     vo.progress = [&progress](const std::string& text) { progress.say(text); };
     progress.start();
-    KernelVerifyReport r = verify_kernels(m, sets, po, vo, sync);
+    KernelVerifyReport r;
+    for (const ModelForData& run : runs) {
+      KernelVerifyReport one = verify_kernels(run.model, run.sets, po, vo, sync);
+      if (&run == &runs.front()) {
+        r = std::move(one);
+        continue;
+      }
+      merge(r.outputs, one.outputs);
+      if (r.error.empty()) r.error = one.error;
+      r.plan_ms += one.plan_ms;
+      r.build_ms += one.build_ms;
+    }
     vo.progress = nullptr;
     return r;
   }();
@@ -109,16 +141,24 @@ int run_verify_kernels(const VerifyOptions& o, const LoadedModel& m,
 int run_verify(const VerifyOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.common.dims);
-  LoadedModel m = load_model(o.common.model, io);
-  if (o.level == "kernels") return run_verify_kernels(o, m, reference_sets(o));
-  if (!o.strategy.empty())
-    m.program = plan::transformed_program(m.program, plan::parse_strategy(o.strategy));
-  std::vector<TestDataSet> sets = reference_sets(o);
+  io.bind = parse_binds(o.common.binds);
+  std::vector<ModelForData> runs = load_for_data(o.common.model, io, reference_sets(o));
+  note_bound(o, runs);
+  if (o.level == "kernels") return run_verify_kernels(o, runs);
+  std::vector<TestDataSet> sets;
+  for (ModelForData& r : runs) {
+    sets.insert(sets.end(), r.sets.begin(), r.sets.end());
+    if (!o.strategy.empty())
+      r.model.program =
+          plan::transformed_program(r.model.program, plan::parse_strategy(o.strategy));
+  }
+  const LoadedModel& m = runs.front().model;
   souffle::VerifyOptions vo;
   vo.criterion = Criterion::RelativeL2;
   vo.tolerance = o.tolerance;
   vo.f64 = o.f64;
-  VerifyReport rep = verify_program(m, sets, vo);
+  VerifyReport rep;
+  for (const ModelForData& r : runs) merge(rep, verify_program(r.model, r.sets, vo));
 
   if (o.common.json) {
     nlohmann::json j;

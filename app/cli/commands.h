@@ -6,13 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/graph.h"
+
 namespace souffle::cli {
 
 struct CommonOptions {
   std::string model;
   bool json = false;
   bool quiet = false;  ///< no progress on stderr (plan, compile; only on a terminal anyway)
-  std::vector<std::string> dims;  ///< "name=value"
+  std::vector<std::string> dims;   ///< "name=value"
+  std::vector<std::string> binds;  ///< "NAME=VALUE": a model input fixed as a constant
 };
 
 struct VerifyOptions {
@@ -134,5 +137,9 @@ int run_report(const ReportCliOptions& o);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);
+
+/// Parses --bind NAME=VALUE arguments (onnx_import::parse_binding); UserError on a malformed one
+/// or a name given twice.
+std::map<std::string, graph::DataValue> parse_binds(const std::vector<std::string>& binds);
 
 }  // namespace souffle::cli

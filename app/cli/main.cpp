@@ -5,6 +5,12 @@
 #include "app/cli/commands.h"
 #include "core/support/error.h"
 
+namespace {
+const char* const kBindHelp =
+    "fix a model input as a constant, e.g. one that decides an If: NAME=VALUE (numbers, "
+    "comma-separated, or a .pb file)";
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace souffle::cli;
   CLI::App app{"Souffle Explorer command line: inspect, verify and test ONNX models"};
@@ -15,6 +21,7 @@ int main(int argc, char** argv) {
   c_inspect->add_option("MODEL", inspect.model, "model.onnx")->required();
   c_inspect->add_flag("--json", inspect.json, "print one JSON object");
   c_inspect->add_option("--dim", inspect.dims, "bind a symbolic dimension: name=value");
+  c_inspect->add_option("--bind", inspect.binds, kBindHelp);
 
   VerifyOptions verify;
   auto* c_verify = app.add_subcommand("verify", "run the model and compare with reference data");
@@ -54,6 +61,7 @@ int main(int argc, char** argv) {
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
   c_verify->add_flag("-q,--quiet", verify.common.quiet, "no progress on stderr");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
+  c_verify->add_option("--bind", verify.common.binds, kBindHelp);
 
   PlanCliOptions plan;
   auto* c_plan = app.add_subcommand("plan", "fusion plan: kernels, stages, reasons, cost");
@@ -87,6 +95,7 @@ int main(int argc, char** argv) {
   c_plan->add_flag("--json", plan.common.json, "print one JSON object");
   c_plan->add_flag("-q,--quiet", plan.common.quiet, "no progress on stderr");
   c_plan->add_option("--dim", plan.common.dims, "bind a symbolic dimension: name=value");
+  c_plan->add_option("--bind", plan.common.binds, kBindHelp);
 
   CompileCliOptions compile;
   auto* c_compile =
@@ -135,6 +144,7 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
   c_compile->add_flag("-q,--quiet", compile.common.quiet, "no progress on stderr");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
+  c_compile->add_option("--bind", compile.common.binds, kBindHelp);
 
   ProfileCliOptions prof;
   auto* c_prof = app.add_subcommand(
@@ -170,6 +180,7 @@ int main(int argc, char** argv) {
   c_prof->add_flag("-q,--quiet", prof.quiet, "no progress on stderr");
   c_prof->add_flag("--json", prof.common.json, "print one JSON object");
   c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");
+  c_prof->add_option("--bind", prof.common.binds, kBindHelp);
 
   CalibrateCliOptions cal;
   auto* c_cal = app.add_subcommand(
@@ -204,6 +215,7 @@ int main(int argc, char** argv) {
   c_report->add_option("--kernel", report.kernel,
                        "--steps: the kernel the schedule and emit pages show");
   c_report->add_option("--dim", report.common.dims, "bind a symbolic dimension: name=value");
+  c_report->add_option("--bind", report.common.binds, kBindHelp);
 
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
@@ -256,7 +268,9 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
+    // An InternalError's message starts with "internal error: " already.
+    const std::string what = e.what();
+    std::cerr << (what.rfind("internal error", 0) == 0 ? "" : "internal error: ") << what << "\n";
     return 3;
   }
   return 2;

@@ -8,8 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -330,11 +333,22 @@ bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, Tens
   for (int k = 0; k < tt.shape().dim_size(); ++k) {
     const auto& d = tt.shape().dim(k);
     if (d.has_dim_value()) {
-      if (d.dim_value() < 0)
+      if (d.dim_value() >= 0) {
+        out.shape.push_back(d.dim_value());
+        continue;
+      }
+      // Paddle2ONNX and others write an unknown size as -1: a model input's is free like an
+      // unnamed symbolic dimension. Other negatives, and -1 where it must be exact, are refused.
+      if (!free_dims || d.dim_value() != -1)
         throw UserError("", "",
                         what + ": dimension " + std::to_string(k) + " is negative (" +
                             std::to_string(d.dim_value()) + ")");
-      out.shape.push_back(d.dim_value());
+      out.shape.push_back(1);
+      (*free_dims)[static_cast<size_t>(k)] = true;
+      if (warn)
+        ctx.warn_once("?" + vi.name() + "#" + std::to_string(k),
+                      "input " + what + ": dimension " + std::to_string(k) + " is declared as " +
+                          std::to_string(d.dim_value()) + " (unknown); using 1");
       continue;
     }
     const std::string& param = d.dim_param();
@@ -598,12 +612,16 @@ Graph convert_graph(const onnx::GraphProto& gp, Context& ctx, int64_t opset, boo
     bool composite =
         out.has_type() && (out.type().has_sequence_type() || out.type().has_optional_type());
     if (!v.type_known && !composite) {
-      // Keep the declared type as a hint for inference; it is not trusted until inferred.
+      // Keep the declared type as a hint for inference; it is not trusted until inferred. A
+      // declared shape is a claim, not an input: one with unknown (-1) or impossible dims is
+      // left to inference, with a warning naming the output.
       TensorType t;
       try {
         if (declared_type(out, ctx, false, t)) v.type = t;
-      } catch (const UserError&) {
-        if (!is_subgraph) throw;
+      } catch (const UserError& e) {
+        if (!is_subgraph)
+          ctx.warnings.push_back("output '" + out.name() + "': declared type not used (" +
+                                 e.reason() + "); its shape is inferred");
       }
     }
     g.outputs.push_back(out.name());
@@ -655,6 +673,102 @@ bool looks_like_sequence_or_optional(const std::string& bytes, const onnx::Tenso
   return true;
 }
 
+// ---------------------------------------------------------------- bound inputs
+
+ConstTensorPtr convert(const TensorData& d, DType to) {
+  auto t = std::make_shared<TensorData>(to, d.shape());
+  for (int64_t i = 0; i < d.numel(); ++i)
+    if (is_float(to))
+      t->set_f64(i, d.get_f64(i));
+    else
+      t->set_i64(i, d.get_i64(i));
+  return t;
+}
+
+/// Binds a sequence/optional input: its tensors become constants "<name>[i]" and the input a
+/// composite of them. A file cannot tell an optional of one tensor from a sequence of one, so
+/// the model's declared kind decides.
+void bind_composite(Graph& g, const std::string& name, graph::Composite::Kind declared,
+                    const graph::DataValue& value) {
+  using Kind = graph::Composite::Kind;
+  graph::Composite c;
+  c.kind = declared;
+  if (value.is_tensor()) {
+    if (declared != Kind::Optional)
+      throw UserError("input '" + name + "' is a sequence, the value bound to it a tensor");
+    c.has_value = true;
+  } else if (declared == Kind::Sequence) {
+    if (*value.composite != Kind::Sequence)
+      throw UserError("input '" + name + "' is a sequence, the value bound to it an " +
+                      value.describe());
+  } else if (*value.composite == Kind::Optional) {
+    c.has_value = value.has_value;
+    c.holds_sequence = value.holds_sequence;
+  } else {
+    if (value.tensors.size() > 1)
+      throw UserError("input '" + name + "' is an optional, the value bound to it a " +
+                      value.describe());
+    c.has_value = value.tensors.size() == 1;
+  }
+  for (size_t i = 0; i < value.tensors.size(); ++i) {
+    std::string elem = name + "[" + std::to_string(i) + "]";
+    while (g.has_value(elem)) elem += "'";
+    Value ev;
+    ev.name = elem;
+    ev.constant = value.tensors[i];
+    ev.type = {value.tensors[i]->dtype(), value.tensors[i]->shape()};
+    ev.type_known = true;
+    g.values.emplace(elem, std::move(ev));
+    c.elements.push_back(elem);
+  }
+  g.values.erase(name);
+  g.composites[name] = std::move(c);
+}
+
+/// Fixes the bound model inputs as constants (ImportOptions::bind).
+void bind_inputs(Graph& g, const std::map<std::string, graph::DataValue>& bind) {
+  for (const auto& [name, value] : bind) {
+    auto it = std::find(g.inputs.begin(), g.inputs.end(), name);
+    if (it == g.inputs.end()) {
+      std::string names;
+      for (const std::string& in : g.inputs) names += (names.empty() ? "'" : ", '") + in + "'";
+      throw UserError("cannot bind '" + name + "': no model input has that name (inputs: " +
+                      (names.empty() ? "none" : names) + ")");
+    }
+    Value& v = g.value(name);
+    if (v.declared_composite) {
+      bind_composite(g, name, *v.declared_composite, value);
+      g.inputs.erase(it);
+      continue;
+    }
+    if (!value.is_tensor() || value.tensors.size() != 1)
+      throw UserError("input '" + name + "' is a tensor, the value bound to it a " +
+                      value.describe());
+    ConstTensorPtr data = value.tensors[0];
+    // Dims declared without a size (symbolic) take the bound value's size.
+    if (v.type.shape.size() == data->shape().size() && v.free_dims.size() == v.type.shape.size())
+      for (size_t d = 0; d < v.type.shape.size(); ++d)
+        if (v.free_dims[d]) v.type.shape[d] = data->shape()[d];
+    // A scalar or a list of numbers (the command line's) fills the declared shape.
+    if (v.type.shape != data->shape() && data->shape().size() <= 1 &&
+        data->numel() == shape_numel(v.type.shape)) {
+      auto shaped = std::make_shared<TensorData>(data->dtype(), v.type.shape);
+      for (int64_t i = 0; i < data->numel(); ++i)
+        if (is_float(data->dtype()))
+          shaped->set_f64(i, data->get_f64(i));
+        else
+          shaped->set_i64(i, data->get_i64(i));
+      data = shaped;
+    }
+    if (v.type.shape != data->shape())
+      throw UserError("input '" + name + "' is " + graph::type_str(v.type) +
+                      ", the value bound to it " + shape_str(data->shape()));
+    v.constant = data->dtype() == v.type.dtype ? data : convert(*data, v.type.dtype);
+    v.free_dims.clear();
+    g.inputs.erase(it);
+  }
+}
+
 }  // namespace
 
 ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
@@ -673,6 +787,7 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
     int64_t opset = default_opset(model, ctx);
     result.graph = convert_graph(model.graph(), ctx, opset, false);
     if (result.graph.name.empty()) result.graph.name = "main";
+    bind_inputs(result.graph, options.bind);
   } catch (const UserError& e) {
     throw e.with_file(file);
   }
@@ -809,6 +924,61 @@ ConstTensorPtr read_tensor_pb(const std::string& path) {
                       "supported");
     throw e.with_file(path);
   }
+}
+
+std::pair<std::string, graph::DataValue> parse_binding(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == 0 || eq == std::string::npos || eq + 1 == text.size())
+    throw UserError("--bind '" + text +
+                    "': expected NAME=VALUE (numbers separated by commas, "
+                    "or a .pb file)");
+  std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+  std::vector<std::string> items;
+  for (size_t at = 0; at <= value.size();) {
+    size_t end = value.find(',', at);
+    if (end == std::string::npos) end = value.size();
+    items.push_back(value.substr(at, end - at));
+    at = end + 1;
+  }
+  // Integers stay exact as int64; anything else is read as float64.
+  bool integral = true;
+  std::vector<double> reals;
+  std::vector<int64_t> ints;
+  for (const std::string& item : items) {
+    if (item == "true" || item == "false") {
+      ints.push_back(item == "true");
+      reals.push_back(item == "true");
+      continue;
+    }
+    const char* b = item.c_str();
+    char* e = nullptr;
+    errno = 0;
+    long long i = std::strtoll(b, &e, 10);
+    if (!item.empty() && *e == '\0' && errno == 0) {
+      ints.push_back(i);
+      reals.push_back(static_cast<double>(i));
+      continue;
+    }
+    double d = std::strtod(b, &e);
+    std::error_code ec;
+    if ((item.empty() || *e != '\0') && fs::is_regular_file(value, ec))
+      return {name, read_value_pb(value)};
+    if (item.empty() || *e != '\0')
+      throw UserError("--bind " + name + ": '" + item +
+                      "' is not a number (VALUE is numbers separated by commas, or a .pb file "
+                      "that exists)");
+    integral = false;
+    reals.push_back(d);
+  }
+  Shape shape;
+  if (items.size() > 1) shape.push_back(static_cast<int64_t>(items.size()));
+  auto t = std::make_shared<TensorData>(integral ? DType::Int64 : DType::Float64, shape);
+  for (size_t i = 0; i < items.size(); ++i)
+    if (integral)
+      t->set_i64(static_cast<int64_t>(i), ints[i]);
+    else
+      t->set_f64(static_cast<int64_t>(i), reals[i]);
+  return {name, graph::DataValue(t)};
 }
 
 }  // namespace souffle::onnx_import

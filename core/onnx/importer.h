@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -13,6 +14,12 @@ namespace souffle::onnx_import {
 struct ImportOptions {
   /// Values for symbolic dimensions ("batch" -> 1); unbound ones default to 1 with a warning.
   std::map<std::string, int64_t> dims;
+  /// Model inputs fixed as constants (`--bind NAME=VALUE`): each stops being an input and folds
+  /// like an initializer, so what it decides (an If's branch, a Reshape's target) is settled at
+  /// compile time. A value is converted to the input's declared element type; one of as many
+  /// elements as the declared shape takes that shape; dims declared without a size take the
+  /// value's. A sequence or optional input takes a value of its kind.
+  std::map<std::string, graph::DataValue> bind;
   /// Largest tensor a model may declare, in elements; larger is refused as absurd.
   int64_t max_elements = int64_t{1} << 34;
 };
@@ -29,6 +36,11 @@ ImportResult import_model(const std::string& path, const ImportOptions& options 
 /// Same, from bytes in memory; `file` names the source in messages and roots external data.
 ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
                                 const ImportOptions& options = {});
+
+/// Parses one `--bind` argument, "NAME=VALUE": VALUE is numbers separated by commas (one is a
+/// scalar, several a vector; `true`/`false` are 1/0), or a file holding a serialized TensorProto,
+/// SequenceProto or OptionalProto (the backend-test layout's .pb). UserError when malformed.
+std::pair<std::string, graph::DataValue> parse_binding(const std::string& text);
 
 /// Reads one serialized TensorProto (the backend-test layout's input_K.pb / output_K.pb).
 ConstTensorPtr read_tensor_pb(const std::string& path);

@@ -11,6 +11,7 @@
 #include "core/gpu/calibration.h"
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
+#include "core/graph/graph.h"
 #include "core/plan/plan.h"
 
 namespace souffle::report {
@@ -36,6 +37,7 @@ struct ReportOptions {
   std::string calibration;              ///< a calibration file, recorded in the environment
   std::string measurements;             ///< measured kernel times (see load_measurements)
   std::map<std::string, int64_t> dims;  ///< symbolic dimensions bound on import
+  std::map<std::string, graph::DataValue> bind;  ///< model inputs fixed as constants (--bind)
   /// Build every kernel and emit its CUDA C (no NVRTC). Off: plans and figures only.
   bool code = true;
 };

@@ -2,99 +2,54 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "core/lower/lower.h"
 #include "core/te/verify.h"
 
 namespace souffle {
 namespace {
-ConstTensorPtr convert(const TensorData& d, DType to) {
-  auto t = std::make_shared<TensorData>(to, d.shape());
-  for (int64_t i = 0; i < d.numel(); ++i)
-    if (is_float(to))
-      t->set_f64(i, d.get_f64(i));
-    else
-      t->set_i64(i, d.get_i64(i));
-  return t;
-}
-/// Binds a sequence/optional input: its tensors become constants "<name>[i]" and the input a
-/// composite of them. A file cannot tell an optional of one tensor from a sequence of one, so
-/// the model's declared kind decides.
-void bind_composite(graph::Graph& g, const std::string& name, graph::Composite::Kind declared,
-                    const graph::DataValue& value) {
-  using Kind = graph::Composite::Kind;
-  graph::Composite c;
-  c.kind = declared;
-  if (value.is_tensor()) {
-    if (declared != Kind::Optional)
-      throw UserError(g.source_file, "",
-                      "input '" + name + "' is a sequence, the value bound to it a tensor");
-    c.has_value = true;
-  } else if (declared == Kind::Sequence) {
-    if (*value.composite != Kind::Sequence)
-      throw UserError(
-          g.source_file, "",
-          "input '" + name + "' is a sequence, the value bound to it an " + value.describe());
-  } else if (*value.composite == Kind::Optional) {
-    c.has_value = value.has_value;
-    c.holds_sequence = value.holds_sequence;
-  } else {
-    if (value.tensors.size() > 1)
-      throw UserError(
-          g.source_file, "",
-          "input '" + name + "' is an optional, the value bound to it a " + value.describe());
-    c.has_value = value.tensors.size() == 1;
+/// The top-level Ifs whose condition depends on model inputs, with those inputs in order.
+std::vector<std::pair<std::string, std::vector<std::string>>> input_decided_ifs(
+    const graph::Graph& g) {
+  std::map<std::string, const graph::Node*> producer;
+  for (const graph::Node& n : g.nodes)
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) producer[o] = &n;
+  std::set<std::string> inputs(g.inputs.begin(), g.inputs.end());
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const graph::Node& n : g.nodes) {
+    if (n.op_type != "If" || n.inputs.empty()) continue;
+    std::set<std::string> seen{n.inputs[0]}, found;
+    std::vector<std::string> todo{n.inputs[0]};
+    while (!todo.empty()) {
+      std::string v = todo.back();
+      todo.pop_back();
+      if (inputs.count(v)) found.insert(v);
+      auto it = producer.find(v);
+      if (it == producer.end()) continue;
+      for (const std::string& in : it->second->inputs)
+        if (!in.empty() && seen.insert(in).second) todo.push_back(in);
+    }
+    if (found.empty()) continue;
+    std::vector<std::string> ordered;
+    for (const std::string& in : g.inputs)
+      if (found.count(in)) ordered.push_back(in);
+    out.emplace_back(n.name, std::move(ordered));
   }
-  for (size_t i = 0; i < value.tensors.size(); ++i) {
-    std::string elem = name + "[" + std::to_string(i) + "]";
-    while (g.has_value(elem)) elem += "'";
-    graph::Value ev;
-    ev.name = elem;
-    ev.constant = value.tensors[i];
-    ev.type = {value.tensors[i]->dtype(), value.tensors[i]->shape()};
-    ev.type_known = true;
-    g.values.emplace(elem, std::move(ev));
-    c.elements.push_back(elem);
-  }
-  g.values.erase(name);
-  g.composites[name] = std::move(c);
+  return out;
 }
 
-/// The half of loading after the importer: bind inputs, infer and fold, lower, verify.
+/// The half of loading after the importer: infer and fold, lower, verify.
 LoadedModel finish_load(onnx_import::ImportResult r, const std::string& path,
-                        bool report_unsupported, const InputBindings& bind,
-                        std::chrono::steady_clock::time_point t0) {
+                        bool report_unsupported, std::chrono::steady_clock::time_point t0) {
   LoadedModel m;
   m.path = path;
   m.onnx_nodes = r.graph.nodes.size();
   m.warnings = std::move(r.warnings);
   m.graph = std::move(r.graph);
-  for (const auto& [name, value] : bind) {
-    auto it = std::find(m.graph.inputs.begin(), m.graph.inputs.end(), name);
-    if (it == m.graph.inputs.end())
-      throw UserError(path, "", "no model input named '" + name + "'");
-    graph::Value& v = m.graph.value(name);
-    if (v.declared_composite) {
-      bind_composite(m.graph, name, *v.declared_composite, value);
-      m.graph.inputs.erase(it);
-      continue;
-    }
-    if (!value.is_tensor() || value.tensors.size() != 1)
-      throw UserError(
-          path, "",
-          "input '" + name + "' is a tensor, the value bound to it a " + value.describe());
-    const ConstTensorPtr& data = value.tensors[0];
-    // Dims declared without a size (symbolic) take the bound value's size.
-    if (v.type.shape.size() == data->shape().size() && v.free_dims.size() == v.type.shape.size())
-      for (size_t d = 0; d < v.type.shape.size(); ++d)
-        if (v.free_dims[d]) v.type.shape[d] = data->shape()[d];
-    if (v.type.shape != data->shape())
-      throw UserError(path, "",
-                      "input '" + name + "' is " + graph::type_str(v.type) +
-                          ", the value bound to it " + shape_str(data->shape()));
-    v.constant = data->dtype() == v.type.dtype ? data : convert(*data, v.type.dtype);
-    m.graph.inputs.erase(it);
-  }
   for (const std::string& in : m.graph.inputs)
     if (m.graph.value(in).declared_composite)
       throw UserError(path, "",
@@ -109,7 +64,7 @@ LoadedModel finish_load(onnx_import::ImportResult r, const std::string& path,
     m.unsupported = interp::find_unsupported(m.graph);
     if (!m.unsupported.empty()) return m;
   }
-  m.stats = interp::infer_and_fold(m.graph);
+  m.stats = infer_and_fold_model(m.graph);
   graph::verify(m.graph);
   try {
     m.program = lower::lower_graph(m.graph);
@@ -124,18 +79,119 @@ LoadedModel finish_load(onnx_import::ImportResult r, const std::string& path,
 
 }  // namespace
 
+interp::InferFoldStats infer_and_fold_model(graph::Graph& g) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> decided = input_decided_ifs(g);
+  try {
+    return interp::infer_and_fold(g);
+  } catch (const UserError& e) {
+    // A node inlined from an If's branch is named "<If>/then/..." or "<If>/else/...".
+    for (const auto& [name, inputs] : decided) {
+      const std::string& node = e.node();
+      if (node.compare(0, name.size(), name) != 0 ||
+          (node.size() > name.size() && node[name.size()] != '/' && node[name.size()] != ' '))
+        continue;
+      std::string which, how;
+      for (const std::string& in : inputs) {
+        which += (which.empty() ? "'" : ", '") + in + "'";
+        how += (how.empty() ? "--bind " : " --bind ") + in + "=VALUE";
+      }
+      std::string branch;
+      if (node.compare(name.size(), 6, "/then/") == 0) branch = "its then branch";
+      if (node.compare(name.size(), 6, "/else/") == 0) branch = "its else branch";
+      throw UnboundControlInputs(
+          UserError(e.file(), name + " (If)",
+                    fmt::format("If '{}' depends on input{} {}: bind {} with {} (both branches "
+                                "are built while the condition is not a constant, and {} fails "
+                                "for these shapes: {}{})",
+                                name, inputs.size() == 1 ? "" : "s", which,
+                                inputs.size() == 1 ? "it" : "them", how,
+                                branch.empty() ? "the If" : branch, node.empty() ? "" : node + ": ",
+                                e.reason())),
+          inputs);
+    }
+    throw;
+  }
+}
+
+namespace {
+onnx_import::ImportOptions with_bindings(const onnx_import::ImportOptions& options,
+                                         const InputBindings& bind) {
+  onnx_import::ImportOptions o = options;
+  for (const auto& [name, value] : bind) o.bind[name] = value;
+  return o;
+}
+}  // namespace
+
 LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options,
                        bool report_unsupported, const InputBindings& bind) {
   auto t0 = std::chrono::steady_clock::now();
-  return finish_load(onnx_import::import_model(path, options), path, report_unsupported, bind, t0);
+  return finish_load(onnx_import::import_model(path, with_bindings(options, bind)), path,
+                     report_unsupported, t0);
 }
 
 LoadedModel load_model_bytes(std::string_view bytes, const std::string& file,
                              const onnx_import::ImportOptions& options, bool report_unsupported,
                              const InputBindings& bind) {
   auto t0 = std::chrono::steady_clock::now();
-  return finish_load(onnx_import::import_model_bytes(bytes, file, options), file,
-                     report_unsupported, bind, t0);
+  return finish_load(onnx_import::import_model_bytes(bytes, file, with_bindings(options, bind)),
+                     file, report_unsupported, t0);
+}
+
+InputBindings bind_from_data(const std::vector<std::string>& model_inputs,
+                             const std::vector<std::string>& names, TestDataSet& ds) {
+  if (ds.input_values.size() != model_inputs.size())
+    throw UserError(
+        ds.dir, "",
+        fmt::format("{} inputs, the model takes {}", ds.input_values.size(), model_inputs.size()));
+  InputBindings bind;
+  std::vector<graph::DataValue> kept;
+  for (size_t k = 0; k < model_inputs.size(); ++k) {
+    if (std::find(names.begin(), names.end(), model_inputs[k]) != names.end())
+      bind[model_inputs[k]] = ds.input_values[k];
+    else
+      kept.push_back(ds.input_values[k]);
+  }
+  for (const std::string& n : names)
+    if (!bind.count(n)) throw UserError(ds.dir, "", "the model has no input '" + n + "'");
+  ds.input_values = std::move(kept);
+  ds.inputs.clear();
+  for (const graph::DataValue& v : ds.input_values)
+    ds.inputs.insert(ds.inputs.end(), v.tensors.begin(), v.tensors.end());
+  return bind;
+}
+
+std::vector<ModelForData> load_for_data(const std::string& path,
+                                        const onnx_import::ImportOptions& options,
+                                        std::vector<TestDataSet> sets) {
+  std::vector<std::string> file_inputs;
+  auto read_inputs = [&] {
+    if (!file_inputs.empty()) return;
+    onnx_import::ImportOptions plain = options;
+    plain.bind.clear();
+    file_inputs = onnx_import::import_model(path, plain).graph.inputs;
+  };
+  std::vector<std::string> given;
+  for (const auto& [name, value] : options.bind) given.push_back(name);
+  if (!given.empty()) {
+    read_inputs();
+    for (TestDataSet& ds : sets) bind_from_data(file_inputs, given, ds);
+  }
+  std::vector<ModelForData> out;
+  try {
+    out.push_back({load_model(path, options), std::move(sets), {}});
+    return out;
+  } catch (const UnboundControlInputs& e) {
+    read_inputs();
+    // The data's inputs without those bound above, in the file's order.
+    std::vector<std::string> rest;
+    for (const std::string& in : file_inputs)
+      if (!options.bind.count(in)) rest.push_back(in);
+    for (TestDataSet& ds : sets) {
+      InputBindings bind = bind_from_data(rest, e.inputs(), ds);
+      out.push_back({load_model(path, options, false, bind), {ds}, e.inputs()});
+    }
+  }
+  return out;
 }
 
 }  // namespace souffle

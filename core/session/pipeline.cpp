@@ -138,7 +138,7 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
   steps.step(
       "fold",
       [&] {
-        m.stats = interp::infer_and_fold(m.graph);
+        m.stats = infer_and_fold_model(m.graph);
         graph::verify(m.graph);
       },
       [&] { return graph::print(m.graph); },

@@ -609,7 +609,7 @@ def fmt_s(s):
     return "%.0f s" % s if s >= 10 else "%.1f s" % s
 
 
-def table(out, json_paths, md):
+def table(outs, json_paths, md):
     """docs/corpus.md: one row per file, with its origin and every step's result."""
     results = {}
     wall = 0.0
@@ -622,9 +622,10 @@ def table(out, json_paths, md):
         for r in j["results"]:
             results[r["model"]] = r
     metas = {}
-    for name in sorted(os.listdir(out)):
-        if os.path.isfile(meta_path(os.path.join(out, name))):
-            metas[name] = read_meta(os.path.join(out, name))
+    for out in outs:
+        for name in sorted(os.listdir(out)):
+            if os.path.isfile(meta_path(os.path.join(out, name))):
+                metas[name] = read_meta(os.path.join(out, name))
     lines = []
     add = lines.append
     add("# Corpus: ONNX files from other exporters")
@@ -742,6 +743,7 @@ def main():
     ap.add_argument("--all", action="store_true", help="fetch: also the files the corpus does not commit")
     ap.add_argument("--json", nargs="+", help="table: run.py's JSON results")
     ap.add_argument("--md", help="table: where to write it")
+    ap.add_argument("--also", nargs="+", default=[], help="table: more corpus folders (the files not committed)")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
     out = os.path.abspath(a.out)
@@ -764,7 +766,7 @@ def main():
     elif a.command == "table":
         if not a.json or not a.md:
             ap.error("table needs --json and --md")
-        table(out, a.json, a.md)
+        table([out] + [os.path.abspath(d) for d in a.also], a.json, a.md)
     return 0
 
 

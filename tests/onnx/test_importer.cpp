@@ -5,6 +5,9 @@
 #include <fstream>
 
 #include "core/onnx/importer.h"
+#include "core/session/load.h"
+#include "core/session/test_data.h"
+#include "core/session/verify.h"
 #include "core/support/error.h"
 
 namespace souffle::onnx_import {
@@ -512,6 +515,168 @@ TEST(Import, SparseInitializersAndConstantsBecomeDense) {
   auto huge = relu_model();
   *huge.mutable_graph()->add_sparse_initializer() = sparse({int64_t{1} << 33}, {0}, {1});
   EXPECT_TRUE(contains(expect_error(huge).reason(), "too large"));
+}
+
+// ---- declared shapes are claims: Paddle2ONNX's -1
+
+const std::string kPaddleOut = "save_infer_model/scale_0.tmp_1";
+
+// x[-1,4] -> MatMul -> Relu -> out[-1,3], with value_info [-1,-1]: Paddle2ONNX's habits.
+onnx::ModelProto paddle_style_model() {
+  auto m = new_model();
+  add_io(m.mutable_graph()->mutable_input(), "x", {-1, 4});
+  add_io(m.mutable_graph()->mutable_output(), kPaddleOut, {-1, 3});
+  add_io(m.mutable_graph()->mutable_value_info(), "fc.tmp_0", {-1, -1});
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("fc.w_0");
+  w->set_data_type(1);
+  w->add_dims(4);
+  w->add_dims(3);
+  for (int i = 0; i < 12; ++i) w->add_float_data(0.1f * static_cast<float>(i - 6));
+  add_node(m, "MatMul", {"x", "fc.w_0"}, {"fc.tmp_0"});
+  add_node(m, "Relu", {"fc.tmp_0"}, {kPaddleOut});
+  return m;
+}
+
+bool any_warning(const std::vector<std::string>& ws, const std::string& a, const std::string& b) {
+  for (const std::string& w : ws)
+    if (contains(w, a) && contains(w, b)) return true;
+  return false;
+}
+
+TEST(DeclaredShapes, UnknownOutputDimIsInferredWithAWarningNamingIt) {
+  ImportResult r = import_proto(paddle_style_model());
+  EXPECT_TRUE(any_warning(r.warnings, "output '" + kPaddleOut + "'", "inferred"));
+  EXPECT_TRUE(any_warning(r.warnings, "input 'x'", "-1"));
+  LoadedModel m = load_model_bytes(paddle_style_model().SerializeAsString(), "mem/model.onnx");
+  EXPECT_EQ(m.graph.value(kPaddleOut).type.shape, (Shape{1, 3}));
+  EXPECT_EQ(m.graph.value("x").type.shape, (Shape{1, 4}));
+}
+
+TEST(DeclaredShapes, UnknownInputDimTakesTheBoundValuesSize) {
+  ImportOptions o;
+  auto x = std::make_shared<TensorData>(DType::Float32, Shape{5, 4});
+  o.bind["x"] = graph::DataValue(x);
+  LoadedModel m = load_model_bytes(paddle_style_model().SerializeAsString(), "mem/model.onnx", o);
+  EXPECT_EQ(m.graph.value(kPaddleOut).type.shape, (Shape{5, 3}));
+}
+
+TEST(DeclaredShapes, OtherNegativeInputDimsStayRefused) {
+  auto m = paddle_style_model();
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(-2);
+  EXPECT_TRUE(contains(expect_error(m).reason(), "negative"));
+}
+
+TEST(DeclaredShapes, PaddleFixtureVerifiesAgainstOnnxRuntime) {
+  const std::string dir =
+      std::string(SOUFFLE_SOURCE_DIR) + "/tests/data/exporters/paddle_unknown_dims";
+  LoadedModel m = load_model(dir + "/model.onnx");
+  VerifyReport rep = verify_program(m, read_test_data(dir), VerifyOptions{});
+  ASSERT_EQ(rep.checks.size(), 1u);
+  EXPECT_TRUE(rep.ok) << rep.checks[0].cmp.describe();
+}
+
+// ---- inputs bound as constants (--bind)
+
+TEST(Bind, ParsesNumbersAndRefusesTheRest) {
+  auto [name, v] = parse_binding("sr=16000");
+  EXPECT_EQ(name, "sr");
+  ASSERT_TRUE(v.is_tensor());
+  EXPECT_EQ(v.tensors[0]->dtype(), DType::Int64);
+  EXPECT_EQ(v.tensors[0]->shape(), Shape{});
+  EXPECT_EQ(v.tensors[0]->get_i64(0), 16000);
+  auto [n2, v2] = parse_binding("scale=0.5,2");
+  EXPECT_EQ(v2.tensors[0]->dtype(), DType::Float64);
+  EXPECT_EQ(v2.tensors[0]->shape(), Shape{2});
+  EXPECT_DOUBLE_EQ(v2.tensors[0]->get_f64(0), 0.5);
+  EXPECT_EQ(parse_binding("flag=true").second.tensors[0]->get_i64(0), 1);
+  for (const char* bad : {"sr", "=1", "sr=", "sr=abc", "sr=1,,2"})
+    EXPECT_THROW(parse_binding(bad), UserError) << bad;
+}
+
+TEST(Bind, AScalarFillsTheDeclaredShapeInTheDeclaredType) {
+  auto m = new_model();
+  add_io(m.mutable_graph()->mutable_input(), "x", {2, 3});
+  add_io(m.mutable_graph()->mutable_input(), "s", {1});
+  add_io(m.mutable_graph()->mutable_output(), "y", {2, 3});
+  add_node(m, "Mul", {"x", "s"}, {"y"});
+  ImportOptions o;
+  o.bind.insert(parse_binding("s=3"));
+  ImportResult r = import_proto(m, "mem/model.onnx", o);
+  EXPECT_EQ(r.graph.inputs, std::vector<std::string>{"x"});
+  ASSERT_TRUE(r.graph.value("s").constant);
+  EXPECT_EQ(r.graph.value("s").constant->dtype(), DType::Float32);
+  EXPECT_EQ(r.graph.value("s").constant->shape(), Shape{1});
+  EXPECT_EQ(r.graph.value("s").constant->get_f64(0), 3.0);
+
+  o.bind.clear();
+  o.bind.insert(parse_binding("s=1,2"));
+  EXPECT_TRUE(contains(expect_error(m, "mem/model.onnx", o).reason(), "the value bound to it"));
+  o.bind.clear();
+  o.bind.insert(parse_binding("t=1"));
+  UserError e = expect_error(m, "mem/model.onnx", o);
+  EXPECT_TRUE(contains(e.reason(), "no model input") && contains(e.reason(), "'x', 's'"))
+      << e.reason();
+}
+
+// ---- an If decided by a model input (tests/data/exporters/handwritten_models.py)
+
+const std::string kIfModel =
+    std::string(SOUFFLE_SOURCE_DIR) + "/tests/data/exporters/if_on_input/model.onnx";
+
+TEST(InputDecidedIf, UnboundIsRefusedNamingTheIfTheInputAndTheBinding) {
+  try {
+    load_model(kIfModel);
+    ADD_FAILURE() << "loaded";
+  } catch (const UnboundControlInputs& e) {
+    EXPECT_EQ(e.inputs(), std::vector<std::string>{"sr"});
+    EXPECT_TRUE(contains(e.reason(),
+                         "If 'If_0' depends on input 'sr': bind it with --bind "
+                         "sr=VALUE"))
+        << e.reason();
+    // The failure of the branch that made it necessary, named.
+    EXPECT_TRUE(contains(e.reason(), "else branch") && contains(e.reason(), "decoder/Reshape"))
+        << e.reason();
+    EXPECT_EQ(e.file(), kIfModel);
+  }
+}
+
+TEST(InputDecidedIf, BoundItLoadsTheTakenBranchOnly) {
+  ImportOptions o;
+  o.bind.insert(parse_binding("sr=16000"));
+  LoadedModel m = load_model(kIfModel, o);
+  EXPECT_EQ(m.graph.inputs, std::vector<std::string>{"x"});
+  for (const graph::Node& n : m.graph.nodes) EXPECT_FALSE(contains(n.name, "decoder")) << n.name;
+  // The other rate takes the invalid branch: its error, no longer about binding.
+  o.bind.clear();
+  o.bind.insert(parse_binding("sr=8000"));
+  try {
+    load_model(kIfModel, o);
+    ADD_FAILURE() << "loaded";
+  } catch (const UnboundControlInputs&) {
+    ADD_FAILURE() << "asks to bind what is bound";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.node(), "decoder/Reshape")) << e.what();
+  }
+}
+
+TEST(InputDecidedIf, DataSetsBindTheDecidingInput) {
+  const std::string dir = std::string(SOUFFLE_SOURCE_DIR) + "/tests/data/exporters/if_on_input";
+  std::vector<ModelForData> runs = load_for_data(kIfModel, {}, read_test_data(dir));
+  ASSERT_EQ(runs.size(), 2u);  // one model per data set
+  for (const ModelForData& r : runs) {
+    EXPECT_EQ(r.bound, std::vector<std::string>{"sr"});
+    ASSERT_EQ(r.sets.size(), 1u);
+    EXPECT_EQ(r.sets[0].inputs.size(), 1u);  // x; sr became a constant
+    VerifyReport rep = verify_program(r.model, r.sets, VerifyOptions{});
+    EXPECT_TRUE(rep.ok);
+  }
 }
 
 }  // namespace

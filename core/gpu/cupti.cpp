@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include <cupti_activity.h>
@@ -88,26 +89,15 @@ std::vector<KernelTimes> group_runs(const std::vector<KernelActivity>& records,
 
 namespace {
 
-struct CuptiApi {
-  decltype(&::cuptiActivityEnable) enable = nullptr;
-  decltype(&::cuptiActivityDisable) disable = nullptr;
-  decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&::cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&::cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&::cuptiGetResultString) result_string = nullptr;
-  decltype(&::cuptiGetVersion) get_version = nullptr;
+/// What the buffer callbacks collect for the tracer that is started (CUPTI calls them from its
+/// own thread, and they take no user pointer).
+struct Collected {
+  std::mutex mu;
+  const CuptiActivityApi* api = nullptr;
+  std::vector<KernelActivity> records;
+  size_t dropped = 0;
 };
-
-CuptiApi g_api;
-std::mutex g_records_mu;
-std::vector<KernelActivity> g_records;
-size_t g_dropped = 0;
-
-std::string result_text(CUptiResult r) {
-  const char* s = nullptr;
-  if (g_api.result_string && g_api.result_string(r, &s) == CUPTI_SUCCESS && s) return s;
-  return "CUPTI error " + std::to_string(static_cast<int>(r));
-}
+Collected g_collected;
 
 constexpr size_t kBufferBytes = 8u << 20;
 
@@ -117,19 +107,88 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  CUpti_Activity* record = nullptr;
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t,
+                               size_t valid) {
+  const CuptiActivityApi* api = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_collected.mu);
+    api = g_collected.api;
+  }
   std::vector<KernelActivity> got;
-  while (g_api.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
-    KernelActivity a;
-    if (parse_kernel_record(record, a)) got.push_back(std::move(a));
+  size_t dropped = 0;
+  if (api) {
+    CUpti_Activity* record = nullptr;
+    while (api->cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+      KernelActivity a;
+      if (parse_kernel_record(record, a)) got.push_back(std::move(a));
+    }
+    // Records that found no room in a buffer are lost; CUPTI counts them per context and stream.
+    if (api->cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
   }
   std::free(buffer);
-  std::lock_guard<std::mutex> lock(g_records_mu);
-  g_records.insert(g_records.end(), got.begin(), got.end());
+  std::lock_guard<std::mutex> lock(g_collected.mu);
+  g_collected.records.insert(g_collected.records.end(), got.begin(), got.end());
+  g_collected.dropped += dropped;
+}
+
+#define SOUFFLE_STR2(x) #x
+#define SOUFFLE_STR(x) SOUFFLE_STR2(x)
+
+struct LoadedActivityApi {
+  CuptiActivityApi api;
+  std::string reason;
+};
+
+LoadedActivityApi load_activity_api(const std::string& library) {
+  LoadedActivityApi l;
+  void* h = open_cupti(library, &l.api.library, nullptr);
+  if (!h) {
+    l.reason =
+        "CUPTI not found (libcupti.so in the CUDA toolkit's extras/CUPTI/lib64, lib64 or lib, or "
+        "SOUFFLE_CUPTI=FILE)";
+    return l;
+  }
+  std::string missing;
+#define SOUFFLE_CUPTI_ACTIVITY_LOOKUP(f)                                \
+  l.api.f = reinterpret_cast<decltype(&::f)>(dlsym(h, SOUFFLE_STR(f))); \
+  if (!l.api.f) missing += std::string(missing.empty() ? "" : ", ") + SOUFFLE_STR(f);
+  SOUFFLE_CUPTI_ACTIVITY_FUNCTIONS(SOUFFLE_CUPTI_ACTIVITY_LOOKUP)
+#undef SOUFFLE_CUPTI_ACTIVITY_LOOKUP
+  if (!missing.empty()) l.reason = l.api.library + " lacks the activity API (" + missing + ")";
+  return l;
 }
 
 }  // namespace
+
+std::string CuptiActivityApi::result_text(CUptiResult r) const {
+  const char* s = nullptr;
+  if (cuptiGetResultString && cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
+  return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+const CuptiActivityApi* cupti_activity_api(const std::string& library, std::string* reason) {
+  static std::mutex mu;
+  static auto* loaded = new std::map<std::string, LoadedActivityApi>();  // never unloaded
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = loaded->find(library);
+  if (it == loaded->end()) it = loaded->emplace(library, load_activity_api(library)).first;
+  if (!it->second.reason.empty()) {
+    if (reason) *reason = it->second.reason;
+    return nullptr;
+  }
+  return &it->second.api;
+}
+
+std::string cupti_version_refusal(uint32_t library, uint32_t headers) {
+  constexpr uint32_t kMajor = 10000;  // major * 10000 + minor * 100 + update, from CUDA 13
+  const bool ok = headers >= kMajor ? library / kMajor == headers / kMajor
+                                    : library >= headers && library < kMajor;
+  if (ok) return "";
+  return "it has CUPTI API version " + std::to_string(library) + ", this build reads version " +
+         std::to_string(headers) +
+         (headers >= kMajor ? "'s major (" + std::to_string(headers / kMajor) + ")"
+                            : std::string(" or newer"));
+}
 
 std::vector<std::string> cupti_candidates() {
   std::vector<std::string> out;
@@ -164,84 +223,71 @@ void* open_cupti(const std::string& library, std::string* loaded, std::string* e
 
 CuptiKernelTracer* CuptiKernelTracer::instance(std::string* reason, const std::string& library) {
   static std::mutex mu;
-  static CuptiKernelTracer* tracer = nullptr;
+  static CuptiKernelTracer* tracer = nullptr;  // kept for the process, as libcupti is
   static std::string failure;
   std::lock_guard<std::mutex> lock(mu);
   if (tracer) return tracer;
-  if (!failure.empty()) {
-    if (reason) *reason = failure;
-    return nullptr;
+  if (failure.empty()) {
+    std::string why;
+    const CuptiActivityApi* api = cupti_activity_api(library, &why);
+    std::unique_ptr<CuptiKernelTracer> t = api ? open(*api, &why) : nullptr;
+    if (t)
+      tracer = t.release();
+    else
+      failure = why + ": kernel times come from CUDA events";
   }
-  std::string loaded;
-  void* h = open_cupti(library, &loaded, nullptr);
-  if (!h) {
-    failure =
-        "CUPTI not found (libcupti.so in the CUDA toolkit's extras/CUPTI/lib64, lib64 or "
-        "lib, or SOUFFLE_CUPTI=FILE): kernel times come from CUDA events";
-    if (reason) *reason = failure;
-    return nullptr;
-  }
-  g_api.enable = reinterpret_cast<decltype(g_api.enable)>(dlsym(h, "cuptiActivityEnable"));
-  g_api.disable = reinterpret_cast<decltype(g_api.disable)>(dlsym(h, "cuptiActivityDisable"));
-  g_api.register_callbacks = reinterpret_cast<decltype(g_api.register_callbacks)>(
-      dlsym(h, "cuptiActivityRegisterCallbacks"));
-  g_api.flush_all = reinterpret_cast<decltype(g_api.flush_all)>(dlsym(h, "cuptiActivityFlushAll"));
-  g_api.next_record =
-      reinterpret_cast<decltype(g_api.next_record)>(dlsym(h, "cuptiActivityGetNextRecord"));
-  g_api.result_string =
-      reinterpret_cast<decltype(g_api.result_string)>(dlsym(h, "cuptiGetResultString"));
-  g_api.get_version = reinterpret_cast<decltype(g_api.get_version)>(dlsym(h, "cuptiGetVersion"));
-  if (!g_api.enable || !g_api.disable || !g_api.register_callbacks || !g_api.flush_all ||
-      !g_api.next_record || !g_api.get_version) {
-    failure = loaded + " lacks the activity API: kernel times come from CUDA events";
-    if (reason) *reason = failure;
-    return nullptr;
-  }
+  if (!tracer && reason) *reason = failure;
+  return tracer;
+}
+
+std::unique_ptr<CuptiKernelTracer> CuptiKernelTracer::open(const CuptiActivityApi& api,
+                                                           std::string* reason) {
   uint32_t version = 0;
-  g_api.get_version(&version);
+  CUptiResult r = api.cuptiGetVersion(&version);
+  if (r != CUPTI_SUCCESS) {
+    if (reason) *reason = api.library + ": cuptiGetVersion: " + api.result_text(r);
+    return nullptr;
+  }
   // Records are laid out as the library's own API version has them; this build reads the
   // layout of the headers it was compiled with.
-  // A newer library of the same major version appends to the records this build reads.
-  if (version < CUPTI_API_VERSION || version / 10000 != CUPTI_API_VERSION / 10000) {
-    failure = loaded + " has CUPTI API version " + std::to_string(version) + ", this build reads " +
-              std::to_string(CUPTI_API_VERSION) + ": kernel times come from CUDA events";
-    if (reason) *reason = failure;
+  if (std::string no = cupti_version_refusal(version); !no.empty()) {
+    if (reason) *reason = api.library + " cannot be read: " + no;
     return nullptr;
   }
-  CUptiResult r = g_api.register_callbacks(buffer_requested, buffer_completed);
+  r = api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   if (r != CUPTI_SUCCESS) {
-    failure =
-        "CUPTI refused its buffers (" + result_text(r) + "): kernel times come from CUDA events";
-    if (reason) *reason = failure;
+    if (reason) *reason = "CUPTI refused its buffers (" + api.result_text(r) + ")";
     return nullptr;
   }
-  tracer = new CuptiKernelTracer();
-  tracer->m_library = loaded;
-  tracer->m_version = version;
-  return tracer;
+  std::unique_ptr<CuptiKernelTracer> t(new CuptiKernelTracer(api));
+  t->m_version = version;
+  return t;
 }
 
 bool CuptiKernelTracer::start(std::string* error) {
   {
-    std::lock_guard<std::mutex> lock(g_records_mu);
-    g_records.clear();
+    std::lock_guard<std::mutex> lock(g_collected.mu);
+    g_collected.api = &m_api;
+    g_collected.records.clear();
+    g_collected.dropped = 0;
   }
-  CUptiResult r = g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  m_dropped = 0;
+  CUptiResult r = m_api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS) {
-    if (error) *error = "cuptiActivityEnable: " + result_text(r);
+    if (error) *error = "cuptiActivityEnable: " + m_api.result_text(r);
     return false;
   }
   return true;
 }
 
 std::vector<KernelActivity> CuptiKernelTracer::stop(std::string* error) {
-  CUptiResult r = g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (r != CUPTI_SUCCESS && error) *error = "cuptiActivityFlushAll: " + result_text(r);
-  g_api.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  std::lock_guard<std::mutex> lock(g_records_mu);
-  m_dropped = g_dropped;
+  CUptiResult r = m_api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (r != CUPTI_SUCCESS && error) *error = "cuptiActivityFlushAll: " + m_api.result_text(r);
+  m_api.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  std::lock_guard<std::mutex> lock(g_collected.mu);
+  m_dropped = g_collected.dropped;
   std::vector<KernelActivity> out;
-  out.swap(g_records);
+  out.swap(g_collected.records);
   return out;
 }
 

@@ -8,12 +8,6 @@
 #include <map>
 #include <mutex>
 
-#include <cupti_profiler_host.h>
-#include <cupti_profiler_target.h>
-#include <cupti_range_profiler.h>
-#include <cupti_result.h>
-#include <cupti_target.h>
-
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/cupti.h"
 
@@ -81,66 +75,8 @@ namespace {
 #define SOUFFLE_STR2(x) #x
 #define SOUFFLE_STR(x) SOUFFLE_STR2(x)
 
-// Every libcupti entry point the counters use; a missing one is named when the library loads.
-#define SOUFFLE_CUPTI_PROFILER_FUNCTIONS(X)       \
-  X(cuptiGetResultString)                         \
-  X(cuptiProfilerInitialize)                      \
-  X(cuptiProfilerDeInitialize)                    \
-  X(cuptiProfilerDeviceSupported)                 \
-  X(cuptiDeviceGetChipName)                       \
-  X(cuptiProfilerGetCounterAvailability)          \
-  X(cuptiProfilerHostInitialize)                  \
-  X(cuptiProfilerHostDeinitialize)                \
-  X(cuptiProfilerHostGetMetricProperties)         \
-  X(cuptiProfilerHostConfigAddMetrics)            \
-  X(cuptiProfilerHostGetConfigImageSize)          \
-  X(cuptiProfilerHostGetConfigImage)              \
-  X(cuptiProfilerHostGetNumOfPasses)              \
-  X(cuptiProfilerHostEvaluateToGpuValues)         \
-  X(cuptiRangeProfilerEnable)                     \
-  X(cuptiRangeProfilerDisable)                    \
-  X(cuptiRangeProfilerGetCounterDataSize)         \
-  X(cuptiRangeProfilerCounterDataImageInitialize) \
-  X(cuptiRangeProfilerSetConfig)                  \
-  X(cuptiRangeProfilerStart)                      \
-  X(cuptiRangeProfilerStop)                       \
-  X(cuptiRangeProfilerDecodeData)                 \
-  X(cuptiRangeProfilerGetCounterDataInfo)         \
-  X(cuptiRangeProfilerCounterDataGetRangeInfo)
-
-struct ProfilerApi {
-#define SOUFFLE_CUPTI_MEMBER(f) decltype(&::f) f = nullptr;
-  SOUFFLE_CUPTI_PROFILER_FUNCTIONS(SOUFFLE_CUPTI_MEMBER)
-#undef SOUFFLE_CUPTI_MEMBER
-  /// Optional: older libraries lack it.
-  decltype(&::cuptiGetErrorMessage) get_error_message = nullptr;
-  std::string library;
-
-  /// "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: User doesn't have sufficient privileges ...".
-  std::string error_text(CUptiResult r) const {
-    const char* name = nullptr;
-    std::string s = this->cuptiGetResultString(r, &name) == CUPTI_SUCCESS && name
-                        ? name
-                        : "CUPTI error " + std::to_string(static_cast<int>(r));
-    const char* message = nullptr;
-    if (get_error_message && get_error_message(r, &message) == CUPTI_SUCCESS && message) {
-      std::string m = message;
-      while (!m.empty() && std::isspace(static_cast<unsigned char>(m.back()))) m.pop_back();
-      if (!m.empty() && m != s) s += ": " + m;
-    }
-    return s;
-  }
-
-  /// True when `r` is success; otherwise false and `error` names the call and CUPTI's reason.
-  bool ok(CUptiResult r, const char* call, std::string* error) const {
-    if (r == CUPTI_SUCCESS) return true;
-    if (error) *error = std::string(call) + ": " + error_text(r);
-    return false;
-  }
-};
-
 struct LoadedApi {
-  ProfilerApi api;
+  CuptiProfilerApi api;
   std::string reason;
 };
 
@@ -161,7 +97,7 @@ LoadedApi load(const std::string& library) {
   if (!l.api.f) missing += std::string(missing.empty() ? "" : ", ") + SOUFFLE_STR(f);
   SOUFFLE_CUPTI_PROFILER_FUNCTIONS(SOUFFLE_CUPTI_LOOKUP)
 #undef SOUFFLE_CUPTI_LOOKUP
-  l.api.get_error_message =
+  l.api.cuptiGetErrorMessage =
       reinterpret_cast<decltype(&::cuptiGetErrorMessage)>(dlsym(h, "cuptiGetErrorMessage"));
   if (!missing.empty())
     l.reason =
@@ -169,9 +105,9 @@ LoadedApi load(const std::string& library) {
   return l;
 }
 
-/// libcupti's profiler entry points, loaded once per library for the process (a library is never
-/// unloaded: CUPTI keeps hooks in the driver). nullptr and `reason` when they cannot be.
-const ProfilerApi* profiler_api(const std::string& library, std::string* reason) {
+}  // namespace
+
+const CuptiProfilerApi* cupti_profiler_api(const std::string& library, std::string* reason) {
   static std::mutex mu;
   static auto* loaded = new std::map<std::string, LoadedApi>();
   std::lock_guard<std::mutex> lock(mu);
@@ -183,6 +119,28 @@ const ProfilerApi* profiler_api(const std::string& library, std::string* reason)
   }
   return &it->second.api;
 }
+
+std::string CuptiProfilerApi::error_text(CUptiResult r) const {
+  const char* name = nullptr;
+  std::string s = cuptiGetResultString(r, &name) == CUPTI_SUCCESS && name
+                      ? name
+                      : "CUPTI error " + std::to_string(static_cast<int>(r));
+  const char* message = nullptr;
+  if (cuptiGetErrorMessage && cuptiGetErrorMessage(r, &message) == CUPTI_SUCCESS && message) {
+    std::string m = message;
+    while (!m.empty() && std::isspace(static_cast<unsigned char>(m.back()))) m.pop_back();
+    if (!m.empty() && m != s) s += ": " + m;
+  }
+  return s;
+}
+
+bool CuptiProfilerApi::ok(CUptiResult r, const char* call, std::string* error) const {
+  if (r == CUPTI_SUCCESS) return true;
+  if (error) *error = std::string(call) + ": " + error_text(r);
+  return false;
+}
+
+namespace {
 
 /// A CUPTI parameter block: zeroed (pPriv and every field left unset are null), its size set as
 /// this build's headers lay it out, which lets an older or newer library read it.
@@ -197,7 +155,7 @@ T params(size_t struct_size) {
 /// A host object (the metric evaluator for one chip), released when it goes.
 class HostObject {
  public:
-  explicit HostObject(const ProfilerApi& api) : m_api(api) {}
+  explicit HostObject(const CuptiProfilerApi& api) : m_api(api) {}
   ~HostObject() {
     if (!m_object) return;
     auto p = SOUFFLE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
@@ -280,7 +238,7 @@ class HostObject {
   CUpti_Profiler_Host_Object* get() const { return m_object; }
 
  private:
-  const ProfilerApi& m_api;
+  const CuptiProfilerApi& m_api;
   CUpti_Profiler_Host_Object* m_object = nullptr;
 };
 
@@ -313,7 +271,7 @@ std::string unsupported_reason(const CUpti_Profiler_DeviceSupported_Params& p) {
 bool counter_config_image(const std::string& chip, const std::vector<uint8_t>& availability,
                           const std::vector<std::string>& metrics, std::vector<uint8_t>* image,
                           size_t* passes, std::string* error, const std::string& library) {
-  const ProfilerApi* api = profiler_api(library, error);
+  const CuptiProfilerApi* api = cupti_profiler_api(library, error);
   if (!api) return false;
   HostObject host(*api);
   return host.initialize(chip, availability, error) &&
@@ -321,7 +279,7 @@ bool counter_config_image(const std::string& chip, const std::vector<uint8_t>& a
 }
 
 struct CuptiCounterSession::Impl {
-  const ProfilerApi& api;
+  const CuptiProfilerApi& api;
   CUcontext ctx = nullptr;
   bool profiler_initialized = false;
   std::string chip;
@@ -332,7 +290,7 @@ struct CuptiCounterSession::Impl {
   std::vector<uint8_t> counter_data;
   bool running = false;
 
-  explicit Impl(const ProfilerApi& a) : api(a) {}
+  explicit Impl(const CuptiProfilerApi& a) : api(a) {}
   ~Impl() {
     if (running) {
       auto p = SOUFFLE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
@@ -365,21 +323,33 @@ std::unique_ptr<CuptiCounterSession> CuptiCounterSession::open(void* cu_context,
                                                                std::string* reason,
                                                                const std::string& library) {
   std::string why;
+  const CuptiProfilerApi* api = cupti_profiler_api(library, &why);
+  const CudaApi* cu = api && cu_context ? cuda_api(&why) : nullptr;
+  if (api && !cu_context) why = "no CUDA context to profile";
+  if (!cu) {
+    if (reason) *reason = "CUPTI's range profiler is not available: " + why;
+    return nullptr;
+  }
+  return open(*api, *cu, cu_context, device_ordinal, reason);
+}
+
+std::unique_ptr<CuptiCounterSession> CuptiCounterSession::open(const CuptiProfilerApi& profiler,
+                                                               const CudaApi& cu, void* cu_context,
+                                                               int device_ordinal,
+                                                               std::string* reason) {
+  std::string why;
   auto fail = [&]() {
     if (reason) *reason = "CUPTI's range profiler is not available: " + why;
     return nullptr;
   };
-  const ProfilerApi* api = profiler_api(library, &why);
-  if (!api) return fail();
+  const CuptiProfilerApi* api = &profiler;
   if (!cu_context) {
     why = "no CUDA context to profile";
     return fail();
   }
-  const CudaApi* cu = cuda_api(&why);
-  if (!cu) return fail();
   CUdevice device = 0;
-  if (CUresult r = cu->cuDeviceGet(&device, device_ordinal); r != CUDA_SUCCESS) {
-    why = "cuDeviceGet(" + std::to_string(device_ordinal) + "): " + cu->error_text(r);
+  if (CUresult r = cu.cuDeviceGet(&device, device_ordinal); r != CUDA_SUCCESS) {
+    why = "cuDeviceGet(" + std::to_string(device_ordinal) + "): " + cu.error_text(r);
     return fail();
   }
 
@@ -432,7 +402,7 @@ std::unique_ptr<CuptiCounterSession> CuptiCounterSession::open(void* cu_context,
 
 bool CuptiCounterSession::start(size_t max_ranges, std::string* error) {
   Impl& s = *m_impl;
-  const ProfilerApi& api = s.api;
+  const CuptiProfilerApi& api = s.api;
   if (s.running) {
     if (error) *error = "the range profiler is already started";
     return false;
@@ -486,7 +456,7 @@ bool CuptiCounterSession::start(size_t max_ranges, std::string* error) {
 
 std::vector<RangeValues> CuptiCounterSession::stop(std::string* error) {
   Impl& s = *m_impl;
-  const ProfilerApi& api = s.api;
+  const CuptiProfilerApi& api = s.api;
   if (!s.running) {
     if (error) *error = "the range profiler was not started";
     return {};

@@ -56,6 +56,9 @@ struct ProfileData {
   /// kernel; CUPTI missing), "emulator" (CPU wall time of the emulator: not a GPU time).
   std::string timer;
   std::string timer_note;  ///< why not CUPTI, when it is not
+  /// Kernel activity records CUPTI dropped in the timed runs (its buffers were full); then the
+  /// kernels are timed by CUDA events instead and timer_note says so.
+  size_t dropped_records = 0;
   int runs = 0, warmup = 0;
   std::vector<gpu::KernelTimes> kernels;  ///< in launch order
   gpu::Stats end_to_end_us;               ///< first kernel's launch to the last one's end (events)

@@ -60,7 +60,9 @@ class Server {
       json r = dispatch(op, req);
       r["ok"] = true;
       answer(id, r);
-      return op != "quit";
+      // A fault in an optional part (graph replay, counted run, a calibration GEMM) is answered
+      // with what was measured; the runner still exits after it.
+      return op != "quit" && !m_backend.dead();
     } catch (const RunnerError& e) {
       json r = error_json(e.code(), e.what());
       if (!e.kernel().empty()) r["kernel"] = e.kernel();
@@ -339,6 +341,7 @@ json profile_json(const ProfileData& p) {
             {"zeroing_us", stats_json(p.zeroing_us)},
             {"graph_us", stats_json(p.graph_us)}};
   if (!p.timer_note.empty()) j["timer_note"] = p.timer_note;
+  if (p.dropped_records) j["dropped_records"] = p.dropped_records;
   if (!p.graph_note.empty()) j["graph_note"] = p.graph_note;
   if (!p.counters.empty()) {
     json cs = json::array();
@@ -357,6 +360,7 @@ ProfileData profile_from_json(const json& j) {
   ProfileData p;
   p.timer = j.value("timer", "");
   p.timer_note = j.value("timer_note", "");
+  p.dropped_records = j.value("dropped_records", size_t{0});
   p.runs = j.value("runs", 0);
   p.warmup = j.value("warmup", 0);
   if (auto k = j.find("kernels"); k != j.end() && k->is_array())

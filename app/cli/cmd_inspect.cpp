@@ -39,6 +39,16 @@ std::map<std::string, graph::DataValue> parse_binds(const std::vector<std::strin
   return out;
 }
 
+std::map<std::string, Shape> parse_shapes(const std::vector<std::string>& shapes) {
+  std::map<std::string, Shape> out;
+  for (const std::string& s : shapes) {
+    auto [name, shape] = onnx_import::parse_shape(s);
+    if (!out.emplace(name, std::move(shape)).second)
+      throw UserError("--shape " + name + " is given twice");
+  }
+  return out;
+}
+
 namespace {
 
 nlohmann::json value_json(const graph::Value& v) {
@@ -61,6 +71,7 @@ int run_inspect(const CommonOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.dims);
   io.bind = parse_binds(o.binds);
+  io.shapes = parse_shapes(o.shapes);
   LoadedModel m = load_model(o.model, io, /*report_unsupported=*/true);
   const graph::Graph& g = m.graph;
 

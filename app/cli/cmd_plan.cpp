@@ -25,6 +25,7 @@ int run_plan(const PlanCliOptions& o) {
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   po.import.dims = parse_dims(o.common.dims);
   po.import.bind = parse_binds(o.common.binds);
+  po.import.shapes = parse_shapes(o.common.shapes);
   if (!o.dump_after.empty()) {
     const std::vector<std::string>& order = pipeline_order();
     const auto last = std::find(order.begin(), order.end(), "price");

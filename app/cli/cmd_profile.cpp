@@ -101,6 +101,7 @@ int run_profile(const ProfileCliOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.common.dims);
   io.bind = parse_binds(o.common.binds);
+  io.shapes = parse_shapes(o.common.shapes);
   LoadedModel m = load_model(o.common.model, io);
 
   ProfileSession session(po);  // UserError (exit 2) when no GPU / runner

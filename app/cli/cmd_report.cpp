@@ -59,6 +59,7 @@ int run_report(const ReportCliOptions& o) {
   ro.measurements = o.measurements;
   ro.dims = parse_dims(o.common.dims);
   ro.bind = parse_binds(o.common.binds);
+  ro.shapes = parse_shapes(o.common.shapes);
   ro.code = report::format_has_code(format);
   report::Report r = report::gather_report(o.common.model, ro);
   const size_t bytes = report::write_report(r, o.out);

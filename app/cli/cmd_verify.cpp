@@ -142,6 +142,7 @@ int run_verify(const VerifyOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = parse_dims(o.common.dims);
   io.bind = parse_binds(o.common.binds);
+  io.shapes = parse_shapes(o.common.shapes);
   std::vector<ModelForData> runs = load_for_data(o.common.model, io, reference_sets(o));
   note_bound(o, runs);
   if (o.level == "kernels") return run_verify_kernels(o, runs);

@@ -16,6 +16,7 @@ struct CommonOptions {
   bool quiet = false;  ///< no progress on stderr (plan, compile; only on a terminal anyway)
   std::vector<std::string> dims;   ///< "name=value"
   std::vector<std::string> binds;  ///< "NAME=VALUE": a model input fixed as a constant
+  std::vector<std::string> shapes;  ///< "NAME=D0,D1,...": sizes for an input's unsized dims
 };
 
 struct VerifyOptions {
@@ -141,5 +142,8 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);
 /// Parses --bind NAME=VALUE arguments (onnx_import::parse_binding); UserError on a malformed one
 /// or a name given twice.
 std::map<std::string, graph::DataValue> parse_binds(const std::vector<std::string>& binds);
+
+/// Parses --shape NAME=D0,D1,... arguments (onnx_import::parse_shape).
+std::map<std::string, Shape> parse_shapes(const std::vector<std::string>& shapes);
 
 }  // namespace souffle::cli

@@ -9,6 +9,8 @@ namespace {
 const char* const kBindHelp =
     "fix a model input as a constant, e.g. one that decides an If: NAME=VALUE (numbers, "
     "comma-separated, or a .pb file)";
+const char* const kShapeHelp =
+    "an input's shape, sizing its dims declared without one (unnamed or -1): NAME=D0,D1,...";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
   c_inspect->add_flag("--json", inspect.json, "print one JSON object");
   c_inspect->add_option("--dim", inspect.dims, "bind a symbolic dimension: name=value");
   c_inspect->add_option("--bind", inspect.binds, kBindHelp);
+  c_inspect->add_option("--shape", inspect.shapes, kShapeHelp);
 
   VerifyOptions verify;
   auto* c_verify = app.add_subcommand("verify", "run the model and compare with reference data");
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
   c_verify->add_flag("-q,--quiet", verify.common.quiet, "no progress on stderr");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
   c_verify->add_option("--bind", verify.common.binds, kBindHelp);
+  c_verify->add_option("--shape", verify.common.shapes, kShapeHelp);
 
   PlanCliOptions plan;
   auto* c_plan = app.add_subcommand("plan", "fusion plan: kernels, stages, reasons, cost");
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
   c_plan->add_flag("-q,--quiet", plan.common.quiet, "no progress on stderr");
   c_plan->add_option("--dim", plan.common.dims, "bind a symbolic dimension: name=value");
   c_plan->add_option("--bind", plan.common.binds, kBindHelp);
+  c_plan->add_option("--shape", plan.common.shapes, kShapeHelp);
 
   CompileCliOptions compile;
   auto* c_compile =
@@ -145,6 +150,7 @@ int main(int argc, char** argv) {
   c_compile->add_flag("-q,--quiet", compile.common.quiet, "no progress on stderr");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
   c_compile->add_option("--bind", compile.common.binds, kBindHelp);
+  c_compile->add_option("--shape", compile.common.shapes, kShapeHelp);
 
   ProfileCliOptions prof;
   auto* c_prof = app.add_subcommand(
@@ -181,6 +187,7 @@ int main(int argc, char** argv) {
   c_prof->add_flag("--json", prof.common.json, "print one JSON object");
   c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");
   c_prof->add_option("--bind", prof.common.binds, kBindHelp);
+  c_prof->add_option("--shape", prof.common.shapes, kShapeHelp);
 
   CalibrateCliOptions cal;
   auto* c_cal = app.add_subcommand(
@@ -216,6 +223,7 @@ int main(int argc, char** argv) {
                        "--steps: the kernel the schedule and emit pages show");
   c_report->add_option("--dim", report.common.dims, "bind a symbolic dimension: name=value");
   c_report->add_option("--bind", report.common.binds, kBindHelp);
+  c_report->add_option("--shape", report.common.shapes, kShapeHelp);
 
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");

@@ -329,26 +329,59 @@ bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, Tens
   out.dtype = element_type(tt.elem_type(), what);
   if (!tt.has_shape()) return false;
   out.shape.clear();
-  if (free_dims) free_dims->assign(static_cast<size_t>(tt.shape().dim_size()), false);
-  for (int k = 0; k < tt.shape().dim_size(); ++k) {
+  const int rank = tt.shape().dim_size();
+  if (free_dims) free_dims->assign(static_cast<size_t>(rank), false);
+  // A model input's shape given by the options (--shape) sizes its dims declared without one.
+  const Shape* given = nullptr;
+  if (free_dims) {
+    auto g = ctx.options.shapes.find(vi.name());
+    if (g != ctx.options.shapes.end()) {
+      given = &g->second;
+      if (static_cast<int>(given->size()) != rank)
+        throw UserError("", "",
+                        "input " + what + " has rank " + std::to_string(rank) + ", the shape " +
+                            shape_str(*given) + " given for it rank " +
+                            std::to_string(given->size()));
+    }
+  }
+  // A dim with a size: it must agree with a given shape.
+  auto sized = [&](int k, int64_t v) {
+    if (given && (*given)[static_cast<size_t>(k)] != v)
+      throw UserError("", "",
+                      "input " + what + ": dimension " + std::to_string(k) + " is " +
+                          std::to_string(v) + ", the shape given for it " + shape_str(*given) +
+                          " says " + std::to_string((*given)[static_cast<size_t>(k)]));
+    out.shape.push_back(v);
+  };
+  // A dim without a size: the given shape's, else 1 with a warning (key, text) saying so.
+  auto unsized = [&](int k, const std::string& key, const std::string& text) {
+    if (given) {
+      if ((*given)[static_cast<size_t>(k)] < 0)
+        throw UserError("", "", "input " + what + ": a negative size in " + shape_str(*given));
+      out.shape.push_back((*given)[static_cast<size_t>(k)]);
+      return;
+    }
+    out.shape.push_back(1);
+    if (free_dims) (*free_dims)[static_cast<size_t>(k)] = true;
+    if (warn) ctx.warn_once(key, text);
+  };
+  for (int k = 0; k < rank; ++k) {
     const auto& d = tt.shape().dim(k);
+    const std::string dim = "dimension " + std::to_string(k);
+    const std::string how =
+        "; using 1 (give the input's shape with --shape " + vi.name() + "=D0,D1,... or bind it)";
     if (d.has_dim_value()) {
       if (d.dim_value() >= 0) {
-        out.shape.push_back(d.dim_value());
+        sized(k, d.dim_value());
         continue;
       }
       // Paddle2ONNX and others write an unknown size as -1: a model input's is free like an
       // unnamed symbolic dimension. Other negatives, and -1 where it must be exact, are refused.
       if (!free_dims || d.dim_value() != -1)
         throw UserError("", "",
-                        what + ": dimension " + std::to_string(k) + " is negative (" +
-                            std::to_string(d.dim_value()) + ")");
-      out.shape.push_back(1);
-      (*free_dims)[static_cast<size_t>(k)] = true;
-      if (warn)
-        ctx.warn_once("?" + vi.name() + "#" + std::to_string(k),
-                      "input " + what + ": dimension " + std::to_string(k) + " is declared as " +
-                          std::to_string(d.dim_value()) + " (unknown); using 1");
+                        what + ": " + dim + " is negative (" + std::to_string(d.dim_value()) + ")");
+      unsized(k, "?" + vi.name() + "#" + std::to_string(k),
+              "input " + what + ": " + dim + " is declared as -1 (unknown)" + how);
       continue;
     }
     const std::string& param = d.dim_param();
@@ -356,20 +389,16 @@ bool declared_type(const onnx::ValueInfoProto& vi, Context& ctx, bool warn, Tens
     if (it != ctx.options.dims.end()) {
       if (it->second < 0)
         throw UserError("", "", "dimension '" + param + "' is bound to a negative value");
-      out.shape.push_back(it->second);
+      sized(k, it->second);
       continue;
     }
-    out.shape.push_back(1);
-    if (free_dims) (*free_dims)[static_cast<size_t>(k)] = true;
-    if (warn) {
-      if (param.empty())
-        ctx.warn_once(
-            "?" + vi.name() + "#" + std::to_string(k),
-            "input " + what + ": dimension " + std::to_string(k) + " has no size; using 1");
-      else
-        ctx.warn_once(
-            param, "symbolic dimension '" + param + "' (input " + what + ") is not bound; using 1");
-    }
+    if (param.empty())
+      unsized(k, "?" + vi.name() + "#" + std::to_string(k),
+              "input " + what + ": " + dim + " has no size" + how);
+    else
+      unsized(k, param,
+              "symbolic dimension '" + param + "' (input " + what +
+                  ") is not bound; using 1 (bind it with --dim " + param + "=VALUE)");
   }
   checked_numel(out.shape, ctx, what);
   return true;
@@ -787,6 +816,10 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
     int64_t opset = default_opset(model, ctx);
     result.graph = convert_graph(model.graph(), ctx, opset, false);
     if (result.graph.name.empty()) result.graph.name = "main";
+    for (const auto& [name, shape] : options.shapes)
+      if (std::find(result.graph.inputs.begin(), result.graph.inputs.end(), name) ==
+          result.graph.inputs.end())
+        throw UserError("--shape " + name + ": no model input has that name");
     bind_inputs(result.graph, options.bind);
   } catch (const UserError& e) {
     throw e.with_file(file);
@@ -979,6 +1012,30 @@ std::pair<std::string, graph::DataValue> parse_binding(const std::string& text) 
     else
       t->set_f64(static_cast<int64_t>(i), reals[i]);
   return {name, graph::DataValue(t)};
+}
+
+std::pair<std::string, Shape> parse_shape(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == 0 || eq == std::string::npos)
+    throw UserError("--shape '" + text + "': expected NAME=D0,D1,... (e.g. x=1,3,48,192)");
+  std::string name = text.substr(0, eq), dims = text.substr(eq + 1);
+  Shape shape;
+  for (size_t at = 0; at < dims.size();) {
+    size_t end = dims.find(',', at);
+    if (end == std::string::npos) end = dims.size();
+    const std::string item = dims.substr(at, end - at);
+    char* e = nullptr;
+    errno = 0;
+    long long v = std::strtoll(item.c_str(), &e, 10);
+    if (item.empty() || *e != '\0' || errno != 0 || v < 0)
+      throw UserError("--shape " + text + ": '" + item +
+                      "' is not a size (a non-negative integer)");
+    shape.push_back(v);
+    at = end + 1;
+    if (end + 1 == dims.size())
+      throw UserError("--shape " + text + ": a size is missing after the last comma");
+  }
+  return {name, shape};
 }
 
 }  // namespace souffle::onnx_import

@@ -14,6 +14,9 @@ namespace souffle::onnx_import {
 struct ImportOptions {
   /// Values for symbolic dimensions ("batch" -> 1); unbound ones default to 1 with a warning.
   std::map<std::string, int64_t> dims;
+  /// Shapes of model inputs (`--shape NAME=D0,D1,...`): they size the dims declared without one
+  /// (unnamed, -1, or symbolic and not in `dims`); the dims declared with a size must agree.
+  std::map<std::string, Shape> shapes;
   /// Model inputs fixed as constants (`--bind NAME=VALUE`): each stops being an input and folds
   /// like an initializer, so what it decides (an If's branch, a Reshape's target) is settled at
   /// compile time. A value is converted to the input's declared element type; one of as many
@@ -41,6 +44,10 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
 /// scalar, several a vector; `true`/`false` are 1/0), or a file holding a serialized TensorProto,
 /// SequenceProto or OptionalProto (the backend-test layout's .pb). UserError when malformed.
 std::pair<std::string, graph::DataValue> parse_binding(const std::string& text);
+
+/// Parses one `--shape` argument, "NAME=D0,D1,..." (non-negative integers; "NAME=" is a scalar).
+/// UserError when malformed.
+std::pair<std::string, Shape> parse_shape(const std::string& text);
 
 /// Reads one serialized TensorProto (the backend-test layout's input_K.pb / output_K.pb).
 ConstTensorPtr read_tensor_pb(const std::string& path);

@@ -585,6 +585,7 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   onnx_import::ImportOptions io;
   io.dims = o.dims;
   io.bind = o.bind;
+  io.shapes = o.shapes;
   LoadedModel m = load_model(path, io);
   r.model = summarize(m);
   r.model.flops = analysis::analyze(m.program).total_flops;

@@ -38,6 +38,7 @@ struct ReportOptions {
   std::string measurements;             ///< measured kernel times (see load_measurements)
   std::map<std::string, int64_t> dims;  ///< symbolic dimensions bound on import
   std::map<std::string, graph::DataValue> bind;  ///< model inputs fixed as constants (--bind)
+  std::map<std::string, Shape> shapes;           ///< model input shapes given on import (--shape)
   /// Build every kernel and emit its CUDA C (no NVRTC). Off: plans and figures only.
   bool code = true;
 };

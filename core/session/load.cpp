@@ -81,6 +81,14 @@ LoadedModel finish_load(onnx_import::ImportResult r, const std::string& path,
 
 interp::InferFoldStats infer_and_fold_model(graph::Graph& g) {
   std::vector<std::pair<std::string, std::vector<std::string>>> decided = input_decided_ifs(g);
+  // Inputs with dims declared without a size, taken as 1: a likely cause of a failure.
+  std::string unsized;
+  for (const std::string& in : g.inputs) {
+    const graph::Value& v = g.value(in);
+    if (std::find(v.free_dims.begin(), v.free_dims.end(), true) == v.free_dims.end()) continue;
+    unsized +=
+        fmt::format("{}'{}' as {}", unsized.empty() ? "" : ", ", in, shape_str(v.type.shape));
+  }
   try {
     return interp::infer_and_fold(g);
   } catch (const UserError& e) {
@@ -109,6 +117,10 @@ interp::InferFoldStats infer_and_fold_model(graph::Graph& g) {
                                 e.reason())),
           inputs);
     }
+    if (!unsized.empty())
+      throw UserError(e.file(), e.node(),
+                      e.reason() + " (inputs with dims declared without a size, each taken as " +
+                          "1: " + unsized + "; give their shapes with --shape NAME=D0,D1,...)");
     throw;
   }
 }
@@ -163,32 +175,46 @@ InputBindings bind_from_data(const std::vector<std::string>& model_inputs,
 std::vector<ModelForData> load_for_data(const std::string& path,
                                         const onnx_import::ImportOptions& options,
                                         std::vector<TestDataSet> sets) {
-  std::vector<std::string> file_inputs;
-  auto read_inputs = [&] {
-    if (!file_inputs.empty()) return;
-    onnx_import::ImportOptions plain = options;
-    plain.bind.clear();
-    file_inputs = onnx_import::import_model(path, plain).graph.inputs;
-  };
+  onnx_import::ImportOptions plain = options;
+  plain.bind.clear();
+  const graph::Graph file = onnx_import::import_model(path, plain).graph;
   std::vector<std::string> given;
   for (const auto& [name, value] : options.bind) given.push_back(name);
-  if (!given.empty()) {
-    read_inputs();
-    for (TestDataSet& ds : sets) bind_from_data(file_inputs, given, ds);
+  if (!given.empty())
+    for (TestDataSet& ds : sets) bind_from_data(file.inputs, given, ds);
+  // The data's inputs left, in the file's order.
+  std::vector<std::string> rest;
+  for (const std::string& in : file.inputs)
+    if (!options.bind.count(in)) rest.push_back(in);
+  // Dims declared without a size take the data's (sets of the same shapes load together).
+  std::vector<std::pair<std::map<std::string, Shape>, std::vector<TestDataSet>>> groups;
+  for (TestDataSet& ds : sets) {
+    std::map<std::string, Shape> shapes;
+    for (size_t k = 0; k < rest.size() && k < ds.input_values.size(); ++k) {
+      const graph::Value& v = file.value(rest[k]);
+      const graph::DataValue& d = ds.input_values[k];
+      if (std::find(v.free_dims.begin(), v.free_dims.end(), true) == v.free_dims.end() ||
+          !d.is_tensor() || d.tensors.size() != 1 ||
+          d.tensors[0]->shape().size() != v.type.shape.size())
+        continue;
+      shapes[rest[k]] = d.tensors[0]->shape();
+    }
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == shapes; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {shapes, {}});
+    it->second.push_back(std::move(ds));
   }
   std::vector<ModelForData> out;
-  try {
-    out.push_back({load_model(path, options), std::move(sets), {}});
-    return out;
-  } catch (const UnboundControlInputs& e) {
-    read_inputs();
-    // The data's inputs without those bound above, in the file's order.
-    std::vector<std::string> rest;
-    for (const std::string& in : file_inputs)
-      if (!options.bind.count(in)) rest.push_back(in);
-    for (TestDataSet& ds : sets) {
-      InputBindings bind = bind_from_data(rest, e.inputs(), ds);
-      out.push_back({load_model(path, options, false, bind), {ds}, e.inputs()});
+  for (auto& [shapes, group] : groups) {
+    onnx_import::ImportOptions o = options;
+    for (const auto& [name, shape] : shapes) o.shapes[name] = shape;
+    try {
+      out.push_back({load_model(path, o), std::move(group), {}});
+    } catch (const UnboundControlInputs& e) {
+      for (TestDataSet& ds : group) {
+        InputBindings bind = bind_from_data(rest, e.inputs(), ds);
+        out.push_back({load_model(path, o, false, bind), {ds}, e.inputs()});
+      }
     }
   }
   return out;

@@ -78,9 +78,10 @@ struct ModelForData {
 };
 
 /// The model at `path` loaded to be run on `sets`: the inputs `options` binds leave the data
-/// sets; and when an If's condition depends on further inputs (UnboundControlInputs), the model
-/// is loaded once per data set with those inputs bound to its values, since we compile for one
-/// branch. Otherwise one entry with all the sets.
+/// sets; input dims declared without a size (and not sized by `options`) take the sizes of the
+/// data's inputs, one load per distinct shape; and when an If's condition depends on further
+/// inputs (UnboundControlInputs), the model is loaded once per data set with those inputs bound
+/// to its values, since we compile for one branch.
 std::vector<ModelForData> load_for_data(const std::string& path,
                                         const onnx_import::ImportOptions& options,
                                         std::vector<TestDataSet> sets);

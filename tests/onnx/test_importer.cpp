@@ -679,5 +679,72 @@ TEST(InputDecidedIf, DataSetsBindTheDecidingInput) {
   }
 }
 
+// ---- input dims declared without a size: --shape, or the data's (Paddle2ONNX's habits)
+
+// x[-1,3,?,?] (no dim_value, no dim_param) -> MaxPool 2x2 -> y: fails when ? is taken as 1.
+onnx::ModelProto unsized_pool_model() {
+  auto m = new_model();
+  auto* x = add_io(m.mutable_graph()->mutable_input(), "x", {-1, 3});
+  auto* shape = x->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim();
+  shape->add_dim();
+  add_io(m.mutable_graph()->mutable_output(), "y", {-1, 3, -1, -1});
+  auto* n = add_node(m, "MaxPool", {"x"}, {"y"}, "pool");
+  auto* k = n->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  return m;
+}
+
+TEST(InputShapes, AShapeSizesTheUnsizedDimsAndMustAgreeWithTheRest) {
+  ImportOptions o;
+  o.shapes.insert(parse_shape("x=2,3,8,6"));
+  LoadedModel m = load_model_bytes(unsized_pool_model().SerializeAsString(), "mem/model.onnx", o);
+  EXPECT_EQ(m.graph.value("y").type.shape, (Shape{2, 3, 7, 5}));  // 2x2 window, stride 1
+  EXPECT_TRUE(m.warnings.empty() || !any_warning(m.warnings, "input 'x'", "using 1"));
+  o.shapes["x"] = {2, 4, 8, 6};  // dim 1 is declared 3
+  EXPECT_TRUE(contains(expect_error(unsized_pool_model(), "mem/model.onnx", o).reason(),
+                       "dimension 1 is 3"));
+  o.shapes["x"] = {2, 3, 8};
+  EXPECT_TRUE(contains(expect_error(unsized_pool_model(), "mem/model.onnx", o).reason(), "rank"));
+  o.shapes.clear();
+  o.shapes["z"] = {1};
+  EXPECT_TRUE(
+      contains(expect_error(unsized_pool_model(), "mem/model.onnx", o).reason(), "no model input"));
+  EXPECT_EQ(parse_shape("x=1,3,48,192").second, (Shape{1, 3, 48, 192}));
+  EXPECT_EQ(parse_shape("s=").second, Shape{});
+  for (const char* bad : {"x", "=1", "x=1,", "x=a", "x=-1"})
+    EXPECT_THROW(parse_shape(bad), UserError) << bad;
+}
+
+TEST(InputShapes, AFailureNamesTheUnsizedInputsAndHowToSizeThem) {
+  try {
+    load_model_bytes(unsized_pool_model().SerializeAsString(), "mem/model.onnx");
+    ADD_FAILURE() << "loaded";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.reason(), "'x' as [1, 3, 1, 1]") && contains(e.reason(), "--shape"))
+        << e.reason();
+  }
+}
+
+TEST(InputShapes, DataSetsSizeTheUnsizedDims) {
+  TempDir dir;
+  {
+    std::ofstream f(dir.path / "model.onnx", std::ios::binary);
+    f << unsized_pool_model().SerializeAsString();
+  }
+  TestDataSet ds;
+  ds.dir = (dir.path / "test_data_set_0").string();
+  auto x = std::make_shared<TensorData>(DType::Float32, Shape{1, 3, 4, 4});
+  for (int64_t i = 0; i < x->numel(); ++i) x->set_f64(i, static_cast<double>(i % 7));
+  ds.input_values = {graph::DataValue(x)};
+  ds.inputs = {x};
+  std::vector<ModelForData> runs = load_for_data((dir.path / "model.onnx").string(), {}, {ds});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].model.graph.value("y").type.shape, (Shape{1, 3, 3, 3}));
+}
+
 }  // namespace
 }  // namespace souffle::onnx_import

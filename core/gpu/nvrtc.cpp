@@ -1,17 +1,21 @@
 #include "core/gpu/nvrtc.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <regex>
 #include <sstream>
 #include <unordered_map>
 
+#include "core/gpu/compile_cache.h"
 #include "core/support/error.h"
 #include "core/support/thread_pool.h"
 
@@ -76,23 +80,6 @@ std::string format_error(const std::string& name, const std::string& log,
   os << "--- " << name << " ---\n" << numbered_source(source);
   return os.str();
 }
-
-// ---- disk entries: a magic line, then length-prefixed fields ----
-void put_field(std::ostream& os, const std::string& s) {
-  os << s.size() << '\n';
-  os.write(s.data(), static_cast<std::streamsize>(s.size()));
-  os << '\n';
-}
-bool get_field(std::istream& is, std::string& s) {
-  size_t n = 0;
-  if (!(is >> n)) return false;
-  is.get();
-  s.resize(n);
-  is.read(s.data(), static_cast<std::streamsize>(n));
-  is.get();
-  return static_cast<bool>(is);
-}
-constexpr const char* kDiskMagic = "souffle-nvrtc-cache-1";
 
 std::mutex g_include_mutex;
 std::string g_include_override;
@@ -197,9 +184,31 @@ void set_cuda_include_dir(const std::string& dir) {
 // ---- cache ----
 
 struct CompileCache::Impl {
+  Impl() {
+    std::string problem;
+    const int64_t cap = default_compile_cache_bytes(&problem);
+    const std::string dir = default_compile_cache_dir();
+    if (!dir.empty()) disk = make_disk(dir, cap);
+    if (!problem.empty()) say(problem);
+  }
+  std::shared_ptr<DiskCompileCache> make_disk(const std::string& dir, int64_t cap) {
+    return std::make_shared<DiskCompileCache>(dir, cap, [this](const std::string& w) { say(w); });
+  }
+  void say(const std::string& text) {
+    std::function<void(const std::string&)> h;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      h = warn;
+    }
+    if (h) h(text);
+  }
+
   mutable std::mutex mutex;
   std::unordered_map<std::string, CompileResult> memory;  // by full key text
-  std::string disk_dir;
+  std::shared_ptr<DiskCompileCache> disk;
+  std::function<void(const std::string&)> warn = [](const std::string& text) {
+    std::cerr << "warning: " << text << "\n";
+  };
   int64_t hits = 0, misses = 0;
 };
 
@@ -213,13 +222,24 @@ CompileCache::Impl& CompileCache::impl() const {
   return the_impl;
 }
 
-void CompileCache::set_disk_dir(const std::string& dir) {
+void CompileCache::set_disk_dir(const std::string& dir, int64_t max_bytes) {
+  std::shared_ptr<DiskCompileCache> disk;
+  if (!dir.empty())
+    disk = impl().make_disk(dir, max_bytes >= 0 ? max_bytes : default_compile_cache_bytes());
   std::lock_guard<std::mutex> lock(impl().mutex);
-  impl().disk_dir = dir;
+  impl().disk = std::move(disk);
 }
 std::string CompileCache::disk_dir() const {
   std::lock_guard<std::mutex> lock(impl().mutex);
-  return impl().disk_dir;
+  return impl().disk ? impl().disk->dir() : "";
+}
+std::shared_ptr<DiskCompileCache> CompileCache::disk() const {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  return impl().disk;
+}
+void CompileCache::set_warning_handler(std::function<void(const std::string&)> handler) {
+  std::lock_guard<std::mutex> lock(impl().mutex);
+  impl().warn = std::move(handler);
 }
 void CompileCache::clear_memory() {
   std::lock_guard<std::mutex> lock(impl().mutex);
@@ -235,7 +255,7 @@ int64_t CompileCache::misses() const {
 }
 
 bool CompileCache::lookup(const std::string& key, const std::string& full_key, CompileResult& out) {
-  std::string dir;
+  std::shared_ptr<DiskCompileCache> disk;
   {
     std::lock_guard<std::mutex> lock(impl().mutex);
     auto it = impl().memory.find(full_key);
@@ -244,28 +264,15 @@ bool CompileCache::lookup(const std::string& key, const std::string& full_key, C
       ++impl().hits;
       return true;
     }
-    dir = impl().disk_dir;
+    disk = impl().disk;
   }
-  if (!dir.empty()) {
-    std::ifstream is(dir + "/" + key + ".nvrtc", std::ios::binary);
-    std::string magic, stored_key, arch, ptx, cubin, log;
-    if (is && std::getline(is, magic) && magic == kDiskMagic && get_field(is, stored_key) &&
-        stored_key == full_key && get_field(is, arch) && get_field(is, ptx) &&
-        get_field(is, cubin) && get_field(is, log)) {
-      CompileResult r;
-      r.ok = true;
-      r.arch = arch;
-      r.ptx = std::move(ptx);
-      r.cubin.assign(cubin.begin(), cubin.end());
-      r.log = std::move(log);
-      r.kernels = parse_ptxas_info(r.log);
-      r.key = key;
-      std::lock_guard<std::mutex> lock(impl().mutex);
-      impl().memory[full_key] = r;
-      ++impl().hits;
-      out = std::move(r);
-      return true;
-    }
+  CompileResult r;
+  if (disk && disk->load(key, full_key, r)) {
+    std::lock_guard<std::mutex> lock(impl().mutex);
+    impl().memory[full_key] = r;
+    ++impl().hits;
+    out = std::move(r);
+    return true;
   }
   std::lock_guard<std::mutex> lock(impl().mutex);
   ++impl().misses;
@@ -273,33 +280,13 @@ bool CompileCache::lookup(const std::string& key, const std::string& full_key, C
 }
 
 void CompileCache::store(const std::string& full_key, const CompileResult& result) {
-  std::string dir;
+  std::shared_ptr<DiskCompileCache> disk;
   {
     std::lock_guard<std::mutex> lock(impl().mutex);
     impl().memory[full_key] = result;
-    dir = impl().disk_dir;
+    disk = impl().disk;
   }
-  // Only successes go to disk: a failure is cheap to reproduce and its message names the source.
-  if (dir.empty() || !result.ok) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string path = dir + "/" + result.key + ".nvrtc";
-  const std::string tmp =
-      path + ".tmp" +
-      std::to_string(std::hash<std::string>{}(full_key) ^ reinterpret_cast<uintptr_t>(&result));
-  {
-    std::ofstream os(tmp, std::ios::binary);
-    if (!os) return;  // a read-only cache folder only costs recompiles
-    os << kDiskMagic << '\n';
-    put_field(os, full_key);
-    put_field(os, result.arch);
-    put_field(os, result.ptx);
-    put_field(os, std::string(result.cubin.begin(), result.cubin.end()));
-    put_field(os, result.log);
-  }
-  // rename is atomic, so a concurrent reader sees either no entry or a whole one.
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  if (disk) disk->store(result.key, full_key, result);
 }
 
 // ---- compilation ----
@@ -323,6 +310,23 @@ std::string nvrtc_version() {
 }
 
 namespace {
+
+/// NVRTC's version and the size of the library that answers it: a patch release (the same
+/// major.minor) is another compiler, so another cache key.
+std::string nvrtc_identity() {
+  static const std::string id = [] {
+    std::string out = nvrtc_version();
+#ifdef SOUFFLE_HAVE_NVRTC
+    Dl_info info{};
+    struct stat st {};
+    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname &&
+        ::stat(info.dli_fname, &st) == 0)
+      out += " " + std::to_string(static_cast<long long>(st.st_size));
+#endif
+    return out;
+  }();
+  return id;
+}
 
 #ifdef SOUFFLE_HAVE_NVRTC
 void compile_uncached(const std::string& source, const std::vector<std::string>& flags,
@@ -384,7 +388,9 @@ CompileResult compile_cuda(const std::string& source, const std::string& name,
   std::string full_key = source;
   full_key += '\0';
   for (const auto& f : flags) full_key += f + '\0';
-  full_key += nvrtc_version();
+  full_key += nvrtc_identity();
+  full_key += '\0';
+  full_key += "entry format " + std::to_string(kCompileCacheFormat);
   r.key = hash_hex(full_key);
 
   if (options.use_cache) {

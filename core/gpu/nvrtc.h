@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,8 @@ class ThreadPool;
 }
 
 namespace souffle::gpu {
+
+class DiskCompileCache;
 
 struct CompileOptions {
   /// "sm_80", "sm_90", any "sm_XX" (PTX + CUBIN) or "compute_XX" (PTX only).
@@ -20,7 +24,9 @@ struct CompileOptions {
   std::vector<std::string> include_dirs;  ///< searched before the CUDA toolkit's
   std::vector<std::string> defines;       ///< "NAME" or "NAME=VALUE"
   std::vector<std::string> extra_flags;   ///< passed to NVRTC as they are
-  /// Look results up in, and store them into, the process-wide cache (CompileCache::global()).
+  /// Look results up in, and store them into, the process-wide cache (CompileCache::global()):
+  /// in memory, and on disk in the cache folder (compile_cache.h). False: NVRTC compiles, and
+  /// nothing is read from or written to either.
   bool use_cache = true;
 };
 
@@ -72,15 +78,25 @@ struct CompileJob {
 std::vector<CompileResult> compile_cuda_many(const std::vector<CompileJob>& jobs,
                                              ThreadPool* pool = nullptr);
 
-/// Results by key, in memory and optionally in a folder on disk (one file per key), so that an
-/// unchanged kernel is never compiled twice, in this process or (with a folder) the next one.
+/// Results by key, in memory and in a folder on disk (DiskCompileCache: one file per key), so
+/// that an unchanged kernel is never compiled twice, in this process or the next one. The key is
+/// a hash of the source, the NVRTC options (arch included), NVRTC's version and library, and the
+/// entry format. The folder is default_compile_cache_dir() with the cap
+/// default_compile_cache_bytes() until set otherwise.
 class CompileCache {
  public:
   static CompileCache& global();
-  /// "" turns the disk cache off. The folder is created when needed.
-  void set_disk_dir(const std::string& dir);
+  /// "" turns the disk cache off. The folder is created when needed; `max_bytes` < 0 keeps the
+  /// default cap.
+  void set_disk_dir(const std::string& dir, int64_t max_bytes = -1);
   std::string disk_dir() const;
+  /// The disk cache, or null when it is off.
+  std::shared_ptr<DiskCompileCache> disk() const;
+  /// Where the disk cache's problems go (each kind said once per folder); default: a
+  /// "warning: ..." line on stderr. Null says nothing.
+  void set_warning_handler(std::function<void(const std::string&)> handler);
   void clear_memory();
+  /// Lookups answered (from memory or disk) and not, in this process.
   int64_t hits() const;
   int64_t misses() const;
 

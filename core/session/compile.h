@@ -27,7 +27,9 @@ struct CompileOptions {
   /// Co-residency is judged on this GPU; when its name is empty, on the built-in spec named by
   /// the plan (plan.gpu).
   gpu::GpuSpec gpu;
-  bool use_cache = true;  ///< the process-wide NVRTC cache (an unchanged kernel compiles once)
+  /// The process-wide NVRTC cache, in memory and on disk (gpu::CompileCache): an unchanged
+  /// kernel compiles once, in this process or any later one. False: every kernel is compiled.
+  bool use_cache = true;
   /// Grid barriers or per-tile flags between dependent stages (KernelBuildOptions::sync); other
   /// than Grid, the kernels are built again instead of taken from the pricer.
   schedule::SyncMode sync = schedule::SyncMode::Grid;

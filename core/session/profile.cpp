@@ -312,6 +312,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   CompileOptions co;
   if (plan.gpu_spec.sm_count > 0) co.gpu = plan.gpu_spec;
   co.sync = m_options.sync;
+  co.use_cache = m_options.use_cache;
   co.archs.clear();
   if (!emulator()) co.archs = {r.arch};
   say("compiling " + r.strategy + " kernels" + (r.arch.empty() ? "" : " for " + r.arch));

@@ -42,6 +42,8 @@ struct ProfileOptions {
   /// One more run under CUPTI's range profiler for DRAM bytes and achieved occupancy per kernel
   /// (where the device allows it).
   bool counters = true;
+  /// The NVRTC compile cache (in memory and on disk; CompileOptions::use_cache).
+  bool use_cache = true;
   std::function<void(const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;
 };

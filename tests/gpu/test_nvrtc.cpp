@@ -101,6 +101,10 @@ TEST(Nvrtc, BadArchIsReportedNotThrown) {
 
 TEST(Nvrtc, CacheReturnsTheSameBinary) {
   SKIP_WITHOUT_NVRTC();
+  // In memory only: a warm disk cache (an earlier run's) would answer the sm_80 miss below.
+  const std::string saved_dir = CompileCache::global().disk_dir();
+  CompileCache::global().set_disk_dir("");
+  CompileCache::global().clear_memory();
   const std::string src = "extern \"C\" __global__ void cached_k(float* y) { y[threadIdx.x] = 2; }";
   CompileOptions o;
   o.arch = "sm_90";
@@ -118,6 +122,7 @@ TEST(Nvrtc, CacheReturnsTheSameBinary) {
   CompileResult c = compile_cuda(src, "a.cu", o);
   EXPECT_FALSE(c.from_cache);
   EXPECT_NE(c.key, a.key);
+  CompileCache::global().set_disk_dir(saved_dir);
 }
 
 TEST(Nvrtc, DiskCacheSurvivesClearingMemory) {
@@ -125,6 +130,7 @@ TEST(Nvrtc, DiskCacheSurvivesClearingMemory) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("souffle_nvrtc_cache_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
+  const std::string saved_dir = CompileCache::global().disk_dir();
   CompileCache::global().set_disk_dir(dir.string());
   const std::string src = "extern \"C\" __global__ void disk_k(int* y) { y[threadIdx.x] = 7; }";
   CompileOptions o;
@@ -132,7 +138,7 @@ TEST(Nvrtc, DiskCacheSurvivesClearingMemory) {
   ASSERT_TRUE(a.ok) << a.error;
   CompileCache::global().clear_memory();
   CompileResult b = compile_cuda(src, "d.cu", o);
-  CompileCache::global().set_disk_dir("");
+  CompileCache::global().set_disk_dir(saved_dir);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(b.ok);
   EXPECT_TRUE(b.from_cache);

@@ -8,9 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include <cupti_activity.h>
-#include <cupti_result.h>
-#include <cupti_version.h>
+#include "core/gpu/cupti_api.h"
 
 namespace souffle::gpu {
 
@@ -250,7 +248,7 @@ std::unique_ptr<CuptiKernelTracer> CuptiKernelTracer::open(const CuptiActivityAp
   }
   // Records are laid out as the library's own API version has them; this build reads the
   // layout of the headers it was compiled with.
-  if (std::string no = cupti_version_refusal(version); !no.empty()) {
+  if (std::string no = cupti_version_refusal(version, CUPTI_API_VERSION); !no.empty()) {
     if (reason) *reason = api.library + " cannot be read: " + no;
     return nullptr;
   }
@@ -262,6 +260,10 @@ std::unique_ptr<CuptiKernelTracer> CuptiKernelTracer::open(const CuptiActivityAp
   std::unique_ptr<CuptiKernelTracer> t(new CuptiKernelTracer(api));
   t->m_version = version;
   return t;
+}
+
+std::string CuptiKernelTracer::library() const {
+  return m_api.library;
 }
 
 bool CuptiKernelTracer::start(std::string* error) {

@@ -7,9 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <cupti_activity.h>
-#include <cupti_version.h>
-
 namespace souffle::gpu {
 
 /// One kernel execution as CUPTI recorded it (a CONCURRENT_KERNEL activity record).
@@ -52,31 +49,7 @@ std::vector<KernelTimes> group_runs(const std::vector<KernelActivity>& records,
                                     const std::vector<std::string>& order, int runs,
                                     std::string* problem);
 
-// libcupti's activity entry points the tracer uses.
-#define SOUFFLE_CUPTI_ACTIVITY_FUNCTIONS(X) \
-  X(cuptiActivityEnable)                    \
-  X(cuptiActivityDisable)                   \
-  X(cuptiActivityRegisterCallbacks)         \
-  X(cuptiActivityFlushAll)                  \
-  X(cuptiActivityGetNextRecord)             \
-  X(cuptiActivityGetNumDroppedRecords)      \
-  X(cuptiGetResultString)                   \
-  X(cuptiGetVersion)
-
-/// The activity API of one libcupti (loaded at run time), or a test's fake of it.
-struct CuptiActivityApi {
-#define SOUFFLE_CUPTI_ACTIVITY_MEMBER(f) decltype(&::f) f = nullptr;
-  SOUFFLE_CUPTI_ACTIVITY_FUNCTIONS(SOUFFLE_CUPTI_ACTIVITY_MEMBER)
-#undef SOUFFLE_CUPTI_ACTIVITY_MEMBER
-  std::string library;  ///< the file it came from
-  /// "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" (or the number when the library has no name for it).
-  std::string result_text(CUptiResult r) const;
-};
-
-/// libcupti's activity API from `library` (else the first of cupti_candidates() that loads),
-/// once per library for the process; nullptr and `reason` when it cannot be loaded or lacks an
-/// entry point.
-const CuptiActivityApi* cupti_activity_api(const std::string& library, std::string* reason);
+struct CuptiActivityApi;
 
 /// Why this build (compiled against CUPTI API version `headers`) cannot read the records of a
 /// libcupti of API version `library`, or "" when it can. From CUDA 13 the version is
@@ -84,7 +57,7 @@ const CuptiActivityApi* cupti_activity_api(const std::string& library, std::stri
 /// version keeps the record layouts this build reads (a change of layout is a new record
 /// version), whatever its minor or update, so 13.0's 130000 is read by a build against
 /// 130001's headers. Before, the version was a plain count that had to be at least the headers'.
-std::string cupti_version_refusal(uint32_t library, uint32_t headers = CUPTI_API_VERSION);
+std::string cupti_version_refusal(uint32_t library, uint32_t headers);
 
 /// Collects CUPTI kernel activity records between start() and stop(). One collects at a time in
 /// a process (CUPTI's buffer callbacks are global).
@@ -102,7 +75,7 @@ class CuptiKernelTracer {
   /// Flushes, disables and returns every kernel record since start(); dropped() then says how
   /// many records CUPTI dropped meanwhile (a full buffer; they are not in what is returned).
   std::vector<KernelActivity> stop(std::string* error);
-  std::string library() const { return m_api.library; }
+  std::string library() const;
   uint32_t version() const { return m_version; }
   size_t dropped() const { return m_dropped; }
 

@@ -10,6 +10,7 @@
 
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/cupti.h"
+#include "core/gpu/cupti_api.h"
 
 namespace souffle::gpu {
 

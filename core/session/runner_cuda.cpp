@@ -14,6 +14,7 @@
 
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/cupti.h"
+#include "core/gpu/cupti_api.h"
 #include "core/gpu/cupti_counters.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/gemm_bench.h"

@@ -20,8 +20,7 @@
 #include <vector>
 
 #include "core/gpu/cuda_api.h"
-#include "core/gpu/cupti.h"
-#include "core/gpu/cupti_counters.h"
+#include "core/gpu/cupti_api.h"
 
 namespace souffle::fake {
 

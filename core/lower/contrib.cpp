@@ -868,6 +868,222 @@ std::vector<te::Tensor> lower_qgemm(LowerCtx& ctx) {
   })};
 }
 
+// ---- DynamicQuantizeLSTM ----
+
+/// ONNX Runtime's dynamic quantization of a float tensor to uint8 (its GetQuantizationParameter):
+/// the range [min(x, 0), max(x, 0)] over 255 steps (scale 1 for an all-zero range), the zero
+/// point rounded half to even. Per row (of dim 0) when `per_row`, else one for the tensor.
+struct DynamicQuant {
+  te::Tensor scale, zero;  ///< f32 and uint8: [] or [rows]
+  bool per_row = false;
+  /// x quantized with the parameters of `row`, minus the zero point, as int32.
+  Expr centred(const Expr& x, const Expr& row) const {
+    const DType f = DType::Float32;
+    Idx at = per_row ? Idx{row} : Idx{};
+    Expr q = te::call(te::CallFn::Round, {round_to_own_type(x / te::read(scale, at))}) +
+             te::cast(f, te::read(zero, at));
+    q = te::min(te::max(q, te::imm(f, 0)), te::imm(f, 255));
+    return te::cast(DType::Int32, q) - te::cast(DType::Int32, te::read(zero, at));
+  }
+};
+
+DynamicQuant dynamic_quant(LowerCtx& ctx, const std::string& suffix, const te::Tensor& x,
+                           bool per_row) {
+  const DType f = DType::Float32;
+  Shape out, red = x->shape;
+  if (per_row) {
+    out = {x->shape[0]};
+    red.erase(red.begin());
+  }
+  auto xin = [&](const Idx& i, const Idx& k) {
+    Idx at = i;
+    at.insert(at.end(), k.begin(), k.end());
+    return te::read(x, at);
+  };
+  te::Tensor mx = ctx.reduce(suffix + "_max", out, f, te::ReduceKind::Max, red, xin, te::imm(f, 0));
+  te::Tensor mn = ctx.reduce(suffix + "_min", out, f, te::ReduceKind::Min, red, xin, te::imm(f, 0));
+  DynamicQuant q;
+  q.per_row = per_row;
+  q.scale = ctx.compute(suffix + "_scale", out, f, [&](const Idx& i) {
+    Expr hi = te::read(mx, i), lo = te::read(mn, i);
+    return te::select(te::eq(hi, lo), te::imm(f, 1), round_to_own_type((hi - lo) / 255.0));
+  });
+  q.zero = ctx.compute(suffix + "_zero_point", out, DType::UInt8, [&](const Idx& i) {
+    Expr z = round_to_own_type(te::imm(f, 0) -
+                               round_to_own_type(te::read(mn, i) / te::read(q.scale, i)));
+    z = te::min(te::max(z, te::imm(f, 0)), te::imm(f, 255));
+    return te::cast(DType::UInt8, te::call(te::CallFn::Round, {z}));
+  });
+  return q;
+}
+
+/// DynamicQuantizeLSTM: an LSTM (gates i, o, f, c; sigmoid, tanh, tanh) whose weights W
+/// [dirs, input, 4H] and R [dirs, H, 4H] are int8/uint8 with a scale and zero point per
+/// direction or per gate column, and whose products take X (the whole sequence at once) and
+/// each step's H quantized to uint8 on the fly, as ONNX Runtime computes it: the int32 product
+/// times input scale x weight scale, the X part and the H part added, then the biases. H is
+/// quantized per batch row, as ONNX Runtime does when it runs the rows in parallel (on one
+/// thread it quantizes the batch together: the two differ within the quantization error).
+std::vector<te::Tensor> lower_dynamic_quantize_lstm(LowerCtx& ctx) {
+  te::Tensor x = ctx.required(0), w = ctx.required(1), r = ctx.required(2), bias = ctx.input(3);
+  refuse_input(ctx, 4, "sequence_lens", "sequences of different lengths are not lowered");
+  refuse_input(ctx, 7, "P", "peephole weights are not lowered");
+  te::Tensor ws = ctx.required(8), wz = ctx.required(9), rs = ctx.required(10),
+             rz = ctx.required(11);
+  const graph::Node& n = ctx.node();
+  for (const char* a : {"activations", "activation_alpha", "activation_beta", "clip"})
+    if (n.has_attr(a))
+      throw ctx.error(std::string("attribute ") + a + " is not supported (the default sigmoid, " +
+                      "tanh, tanh without clipping are)");
+  if (n.attr_int("input_forget", 0) != 0) throw ctx.error("input_forget = 1 is not supported");
+  std::string dir = n.attr_string("direction", "forward");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+    throw ctx.error("direction '" + dir + "' is not forward, reverse or bidirectional");
+  int64_t dirs = dir == "bidirectional" ? 2 : 1;
+  if (x->dtype != DType::Float32) throw ctx.error("X must be f32");
+  if (x->shape.size() != 3) throw ctx.error("X must have rank 3 [sequence, batch, input]");
+  int64_t seq = x->shape[0], batch = x->shape[1], in = x->shape[2];
+  int64_t hs = n.attr_int("hidden_size", 0);
+  if (hs <= 0) throw ctx.error("hidden_size must be given and positive");
+  int64_t g4 = 4 * hs;
+  require_quantized(ctx, w, "W");
+  require_quantized(ctx, r, "R");
+  if (w->shape != Shape{dirs, in, g4} || r->shape != Shape{dirs, hs, g4})
+    throw ctx.error("W " + shape_str(w->shape) + " and R " + shape_str(r->shape) + " must be [" +
+                    std::to_string(dirs) + ", input, 4 x hidden] and [" + std::to_string(dirs) +
+                    ", hidden, 4 x hidden]");
+  if (bias && bias->shape != Shape{dirs, 2 * g4})
+    throw ctx.error("B must have shape [" + std::to_string(dirs) + ", 8 x hidden]");
+  // A weight scale or zero point: per direction [dirs], or per gate column [dirs, 4H].
+  auto param = [&](const te::Tensor& t, const char* what, const Expr& d, const Expr& col) {
+    if (t->shape == Shape{dirs}) return te::read(t, {d});
+    if (t->shape == Shape{dirs, g4}) return te::read(t, {d, col});
+    throw ctx.error(std::string(what) + " must have shape [" + std::to_string(dirs) + "] or [" +
+                    std::to_string(dirs) + ", " + std::to_string(g4) + "], got " +
+                    shape_str(t->shape));
+  };
+  param(ws, "W_scale", te::int_imm(0), te::int_imm(0));
+  param(wz, "W_zero_point", te::int_imm(0), te::int_imm(0));
+  param(rs, "R_scale", te::int_imm(0), te::int_imm(0));
+  param(rz, "R_zero_point", te::int_imm(0), te::int_imm(0));
+  if (wz->dtype != w->dtype || rz->dtype != r->dtype)
+    throw ctx.error("zero points must have their weights' type");
+  te::Tensor h0 = ctx.input(5), c0 = ctx.input(6);
+  for (const te::Tensor& t : {h0, c0})
+    if (t && t->shape != Shape{dirs, batch, hs})
+      throw ctx.error("initial_h and initial_c must have shape [" + std::to_string(dirs) + ", " +
+                      std::to_string(batch) + ", " + std::to_string(hs) + "]");
+  // An absent or all-zero initial state contributes nothing to the first step's product.
+  auto all_zero = [&](size_t i) {
+    if (!ctx.has_input(i)) return true;
+    ConstTensorPtr c = ctx.constant(i);
+    if (!c) return false;
+    for (int64_t k = 0; k < c->numel(); ++k)
+      if (c->get_f64(k) != 0) return false;
+    return true;
+  };
+  const DType f = DType::Float32, i32 = DType::Int32;
+  DynamicQuant xq = dynamic_quant(ctx, "x", x, false);
+  std::vector<std::vector<te::Tensor>> hs_of(static_cast<size_t>(dirs));
+  std::vector<te::Tensor> h_last, c_last;
+  for (int64_t d = 0; d < dirs; ++d) {
+    const std::string dn = "dir" + std::to_string(d);
+    Expr de = te::int_imm(d);
+    bool rev = dir == "reverse" || d == 1;
+    // The X part of every step at once: [S, B, 4H].
+    te::Tensor xw_acc = ctx.reduce(dn + "_xw", {seq, batch, g4}, i32, te::ReduceKind::Sum, {in},
+                                   [&](const Idx& i, const Idx& k) {
+                                     return xq.centred(te::read(x, {i[0], i[1], k[0]}), {}) *
+                                            (te::cast(i32, te::read(w, {de, k[0], i[2]})) -
+                                             te::cast(i32, param(wz, "", de, i[2])));
+                                   });
+    te::Tensor xw = ctx.compute(dn + "_xw_float", xw_acc->shape, f, [&](const Idx& i) {
+      Expr scale = round_to_own_type(te::read(xq.scale, {}) * te::cast(f, param(ws, "", de, i[2])));
+      return f32_mul(te::cast(f, te::read(xw_acc, i)), scale);
+    });
+    te::Tensor h_prev, c_prev;
+    bool h_zero = all_zero(5), c_zero = all_zero(6);
+    if (!h_zero)
+      h_prev = ctx.compute(dn + "_h0", {batch, hs}, f, [&](const Idx& i) {
+        return te::read(h0, {de, i[0], i[1]});
+      });
+    if (!c_zero)
+      c_prev = ctx.compute(dn + "_c0", {batch, hs}, f, [&](const Idx& i) {
+        return te::read(c0, {de, i[0], i[1]});
+      });
+    std::vector<te::Tensor> steps(static_cast<size_t>(seq));
+    for (int64_t s = 0; s < seq; ++s) {
+      int64_t t = rev ? seq - 1 - s : s;
+      const std::string sn = dn + "_t" + std::to_string(t);
+      te::Tensor hr_acc;
+      DynamicQuant hq;
+      if (h_prev) {
+        hq = dynamic_quant(ctx, sn + "_h", h_prev, true);
+        hr_acc = ctx.reduce(sn + "_hr", {batch, g4}, i32, te::ReduceKind::Sum, {hs},
+                            [&](const Idx& i, const Idx& k) {
+                              return hq.centred(te::read(h_prev, {i[0], k[0]}), i[0]) *
+                                     (te::cast(i32, te::read(r, {de, k[0], i[1]})) -
+                                      te::cast(i32, param(rz, "", de, i[1])));
+                            });
+      }
+      // The pre-activation of gate `g` (0 i, 1 o, 2 f, 3 c) of unit h.
+      auto pre = [&](const Idx& i, int64_t g) {
+        Expr col = i[1] + te::int_imm(g * hs);
+        Expr v = te::read(xw, {te::int_imm(t), i[0], col});
+        if (hr_acc) {
+          Expr scale =
+              round_to_own_type(te::read(hq.scale, {i[0]}) * te::cast(f, param(rs, "", de, col)));
+          v = round_to_own_type(v + f32_mul(te::cast(f, te::read(hr_acc, {i[0], col})), scale));
+        }
+        if (bias)
+          v = v + round_to_own_type(te::read(bias, {de, col}) +
+                                    te::read(bias, {de, col + te::int_imm(g4)}));
+        return v;
+      };
+      te::Tensor c = ctx.compute(sn + "_c", {batch, hs}, f, [&](const Idx& i) {
+        Expr v = te::sigmoid(pre(i, 0)) * te::tanh(pre(i, 3));
+        if (c_prev) v = v + te::sigmoid(pre(i, 2)) * te::read(c_prev, i);
+        return v;
+      });
+      te::Tensor h = ctx.compute(sn + "_h", {batch, hs}, f, [&](const Idx& i) {
+        return te::sigmoid(pre(i, 1)) * te::tanh(te::read(c, i));
+      });
+      steps[static_cast<size_t>(t)] = h;
+      h_prev = h;
+      c_prev = c;
+    }
+    hs_of[static_cast<size_t>(d)] = steps;
+    h_last.push_back(h_prev);
+    c_last.push_back(c_prev);
+  }
+  // Y [S, dirs, B, H], Y_h and Y_c [dirs, B, H]: each a select over the per-step tensors.
+  auto pick = [](const std::vector<te::Tensor>& ts, const Expr& which, const Idx& at) {
+    Expr v = te::read(ts[0], at);
+    for (size_t k = 1; k < ts.size(); ++k)
+      v = te::select(te::eq(which, te::int_imm(static_cast<int64_t>(k))), te::read(ts[k], at), v);
+    return v;
+  };
+  std::vector<te::Tensor> outs(3);
+  if (wants_output(ctx, 0)) {
+    std::vector<te::Tensor> flat;  // index s * dirs + d
+    for (int64_t s = 0; s < seq; ++s)
+      for (int64_t d = 0; d < dirs; ++d)
+        flat.push_back(hs_of[static_cast<size_t>(d)][static_cast<size_t>(s)]);
+    outs[0] = ctx.compute("Y", {seq, dirs, batch, hs}, f, [&](const Idx& i) {
+      return pick(flat, i[0] * te::int_imm(dirs) + i[1], {i[2], i[3]});
+    });
+  }
+  if (wants_output(ctx, 1))
+    outs[1] = ctx.compute("Y_h", {dirs, batch, hs}, f, [&](const Idx& i) {
+      return pick(h_last, i[0], {i[1], i[2]});
+    });
+  if (wants_output(ctx, 2))
+    outs[2] = ctx.compute("Y_c", {dirs, batch, hs}, f, [&](const Idx& i) {
+      return pick(c_last, i[0], {i[1], i[2]});
+    });
+  return outs;
+}
+
 /// Registers `key` as the lowering already registered under `existing` (the same semantics
 /// under another domain's name).
 void alias(Registry& r, const std::string& key, const std::string& existing) {
@@ -912,6 +1128,7 @@ void register_contrib(Registry& r) {
   r.add(ms + "QLinearGlobalAveragePool", lower_qlinear_global_avg_pool);
   r.add(ms + "QLinearConcat", lower_qlinear_concat);
   r.add(ms + "QGemm", lower_qgemm);
+  r.add(ms + "DynamicQuantizeLSTM", lower_dynamic_quantize_lstm);
 }
 
 }  // namespace souffle::lower

@@ -108,17 +108,25 @@ TEST(Contrib, RefusalsNameTheInputOrForm) {
   r = reason_of(mha, {iota({1, 2, 4}), iota({1, 2, 4}), iota({1, 2, 4}), nullptr, nullptr, nullptr,
                       iota({1, 2, 1, 2})});
   EXPECT_NE(r.find("'past_key'"), std::string::npos) << r;
+  // DynamicQuantizeLSTM with peepholes.
+  graph::Node lstm = contrib("DynamicQuantizeLSTM", 12, {{"hidden_size", int_attr(1)}});
+  auto i8 = [](const Shape& s) {
+    return TensorData::from_f64(DType::Int8, s, std::vector<double>(shape_numel(s), 1));
+  };
+  r = reason_of(lstm, {iota({2, 1, 2}), i8({1, 2, 4}), i8({1, 1, 4}), nullptr, nullptr, nullptr,
+                       nullptr, iota({1, 3}), iota({1}), i8({1}), iota({1}), i8({1})});
+  EXPECT_NE(r.find("'P'"), std::string::npos) << r;
 }
 
 TEST(Contrib, UnloweredContribOpsAreNotRegistered) {
-  // DynamicQuantizeLSTM and the like stay out of the registry, so a model holding one is
+  // EmbedLayerNormalization and the like stay out of the registry, so a model holding one is
   // refused before lowering with the op, its domain and its nodes named.
   const Registry& reg = Registry::instance();
-  EXPECT_EQ(reg.find("com.microsoft.DynamicQuantizeLSTM"), nullptr);
+  EXPECT_EQ(reg.find("com.microsoft.EmbedLayerNormalization"), nullptr);
   EXPECT_NE(reg.find("com.microsoft.SkipLayerNormalization"), nullptr);
   EXPECT_NE(reg.find("SimplifiedLayerNormalization"), nullptr);
-  graph::Node lstm = contrib("DynamicQuantizeLSTM", 1);
-  std::string r = reason_of(lstm, {iota({2, 1, 3})});
+  graph::Node embed = contrib("EmbedLayerNormalization", 1);
+  std::string r = reason_of(embed, {iota({2, 1, 3})});
   EXPECT_NE(r.find("com.microsoft"), std::string::npos) << r;
 }
 

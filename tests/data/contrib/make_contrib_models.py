@@ -39,9 +39,9 @@ def model(name, nodes, inputs, outputs, inits, opset=17):
     return m
 
 
-def save_case(name, m, feeds, run_model=None):
+def save_case(name, m, feeds, run_model=None, threads=0):
     """Writes NAME/model.onnx (m) and its test_data_set_0, the outputs ONNX Runtime's for
-    run_model (m itself when None)."""
+    run_model (m itself when None), on `threads` threads (0: its default)."""
     d = os.path.join(HERE, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "test_data_set_0"))
@@ -49,6 +49,7 @@ def save_case(name, m, feeds, run_model=None):
     onnx.save(m, path)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = threads
     ref = (run_model or m).SerializeToString()
     sess = ort.InferenceSession(ref, so, providers=["CPUExecutionProvider"])
     outs = sess.run(None, feeds)
@@ -365,23 +366,48 @@ def ort_transformers_bert():
     return sorted({(n.domain or "ai.onnx") + "." + n.op_type for n in opt.graph.node})
 
 
+def dynamic_quantize_lstm():
+    """DynamicQuantizeLSTM as ONNX Runtime's dynamic quantizer writes it for an LSTM:
+    bidirectional, int8 weights with a scale per direction (W) and per gate column (R), biases,
+    a given initial state. Two threads for the batch of two: ONNX Runtime then quantizes each
+    batch row's hidden state on its own, as the lowering does (on one thread it quantizes the
+    batch together)."""
+    s, b, i, hs = 5, 2, 3, 4
+    nodes = [h.make_node("DynamicQuantizeLSTM",
+                         ["x", "w", "r", "bias", "", "h0", "c0", "", "ws", "wz", "rs", "rz"],
+                         ["y", "y_h", "y_c"], domain=MS, hidden_size=hs,
+                         direction="bidirectional", name="lstm_0")]
+    feeds = {"x": f32((s, b, i)), "h0": f32((2, b, hs), 0.5), "c0": f32((2, b, hs), 0.5)}
+    inits = [init("w", rng.integers(-127, 128, (2, i, 4 * hs), dtype=np.int8)),
+             init("r", rng.integers(-127, 128, (2, hs, 4 * hs), dtype=np.int8)),
+             init("bias", f32((2, 8 * hs), 0.1)),
+             init("ws", np.array([0.004, 0.006], np.float32)),
+             init("wz", np.zeros(2, np.int8)),
+             init("rs", (rng.random((2, 4 * hs)) * 0.004 + 0.002).astype(np.float32)),
+             init("rz", np.zeros((2, 4 * hs), np.int8))]
+    m = model("dynamic_quantize_lstm", nodes, [vi(k, T.FLOAT, v.shape) for k, v in feeds.items()],
+              [vi("y", T.FLOAT, (s, 2, b, hs)), vi("y_h", T.FLOAT, (2, b, hs)),
+               vi("y_c", T.FLOAT, (2, b, hs))], inits)
+    save_case("dynamic_quantize_lstm", m, feeds, threads=2)
+
+
 def refused():
-    """Contrib ops not lowered, each refused by name: DynamicQuantizeLSTM, and Attention with a
-    past state (the input named in the refusal). No data set: these models must not load."""
+    """Contrib ops not lowered, each refused by name: EmbedLayerNormalization, and Attention
+    with a past state (the input named in the refusal). No data set: these models must not
+    load."""
     d = os.path.join(HERE, "refused")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    hs, i = 4, 3
-    lstm = model("dynamic_quantize_lstm", [
-        h.make_node("DynamicQuantizeLSTM",
-                    ["x", "w", "r", "", "", "", "", "", "ws", "wz", "rs", "rz"], ["y"],
-                    domain=MS, hidden_size=hs, name="lstm_0")],
-        [vi("x", T.FLOAT, (2, 1, i))], [vi("y", T.FLOAT, (2, 1, 1, hs))],
-        [init("w", rng.integers(-8, 8, (1, i, 4 * hs), dtype=np.int8)),
-         init("r", rng.integers(-8, 8, (1, hs, 4 * hs), dtype=np.int8)),
-         init("ws", np.array([0.05], np.float32)), init("wz", np.array([0], np.int8)),
-         init("rs", np.array([0.05], np.float32)), init("rz", np.array([0], np.int8))])
-    onnx.save(lstm, os.path.join(d, "dynamic_quantize_lstm.onnx"))
+    s, hid = 4, 8
+    embed = model("embed_layer_norm", [
+        h.make_node("EmbedLayerNormalization",
+                    ["ids", "", "word", "pos", "", "gamma", "beta"], ["y", "mask_index"],
+                    domain=MS, name="embeddings_0")],
+        [vi("ids", T.INT32, (1, s))],
+        [vi("y", T.FLOAT, (1, s, hid)), vi("mask_index", T.INT32, (1,))],
+        [init("word", f32((10, hid))), init("pos", f32((s, hid))),
+         init("gamma", f32((hid,))), init("beta", f32((hid,)))])
+    onnx.save(embed, os.path.join(d, "embed_layer_norm.onnx"))
     b, s, dd, n, past = 1, 2, 4, 2, 3
     att = model("attention_past", [
         h.make_node("Attention", ["x", "w", "b", "", "past"], ["y", "present"], domain=MS,
@@ -398,6 +424,7 @@ if __name__ == "__main__":
     layer_norms()
     attention()
     qlinear()
+    dynamic_quantize_lstm()
     print("ONNX Runtime's optimizer wrote:", ", ".join(ort_optimized_bert()))
     refused()
     print("ONNX Runtime's transformer optimizer wrote:", ", ".join(ort_transformers_bert()))

@@ -66,8 +66,9 @@ void print_report(const ProfileReport& r) {
   }
   if (!r.counters_note.empty() && gpu) std::cout << "  counters: " << r.counters_note << "\n";
   for (const OutputMeasurement& o : r.outputs)
-    std::cout << fmt::format("  output {:<30} rel. L2 error {:.3e} {}\n", o.name, o.rel_l2,
-                             o.ok ? "ok" : "MISMATCH");
+    std::cout << fmt::format(
+        "  output {:<30} {} {}\n", o.name, o.ok ? "ok      " : "MISMATCH",
+        o.detail.empty() ? fmt::format("relative L2 {:.3g}", o.rel_l2) : o.detail);
   if (!r.verify_note.empty()) std::cout << "  not verified: " << r.verify_note << "\n";
 }
 
@@ -81,7 +82,9 @@ int run_profile(const ProfileCliOptions& o) {
   po.warmup = o.warmup >= 0 ? o.warmup : (o.backend == "emulator" ? 0 : 3);
   po.graph = !o.no_graph;
   po.counters = !o.no_counters;
-  po.tolerance = o.tolerance;
+  warn_tolerance(o.tolerance);
+  po.rtol = o.rtol;
+  po.atol = o.atol;
   po.bundle_dir = o.bundle_dir;
   po.data_dir = o.data_dir;
   schedule::parse_sync_mode(o.sync, po.sync);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,9 @@ struct VerifyOptions {
   CommonOptions common;
   std::string data_dir;  ///< default: the model's folder
   std::string level = "te";
-  double tolerance = 1e-4;  ///< relative L2 error limit per output
+  /// Element-wise tolerance (core/session/compare.h); unset: the default of the precision.
+  std::optional<double> rtol, atol;
+  double tolerance = -1;  ///< deprecated --tolerance (a relative L2 limit): warned about, unused
   bool f64 = false;
   std::string strategy;  ///< verify the TE program this strategy transforms to ("" = lowered)
   std::string precision = "fp32";  ///< compute type of the kernels (--level kernels)
@@ -108,10 +111,11 @@ struct ProfileCliOptions {
   int warmup = -1;                   ///< -1: 3 on a GPU, 0 on the emulator
   bool no_graph = false;
   bool no_counters = false;
-  bool no_waves = false;          ///< kernels in program order (plan::PlanOptions::waves off)
-  bool no_weight_panels = false;  ///< plan::PlanOptions::weight_panels off
-  double tolerance = 1e-4;
-  std::string gpu;  ///< plan for this spec ("" = the runner's device, else a100)
+  bool no_waves = false;             ///< kernels in program order (plan::PlanOptions::waves off)
+  bool no_weight_panels = false;     ///< plan::PlanOptions::weight_panels off
+  std::optional<double> rtol, atol;  ///< as VerifyOptions
+  double tolerance = -1;             ///< deprecated, as VerifyOptions
+  std::string gpu;                   ///< plan for this spec ("" = the runner's device, else a100)
   std::string precision = "fp32";
   std::string decisions;
   std::string sync = "grid";  ///< grid, flags or auto (KernelBuildOptions::sync)
@@ -135,6 +139,9 @@ int run_compile(const CompileCliOptions& o);
 int run_profile(const ProfileCliOptions& o);
 int run_calibrate(const CalibrateCliOptions& o);
 int run_report(const ReportCliOptions& o);
+
+/// Says on stderr that --tolerance (a relative L2 limit) no longer judges outputs, when given.
+void warn_tolerance(double tolerance);
 
 /// Parses --dim name=value pairs; throws UserError on a malformed one.
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims);

@@ -35,7 +35,14 @@ int main(int argc, char** argv) {
                    "te: the TE program in the interpreter; kernels: the plan's kernels in the "
                    "emulator")
       ->check(CLI::IsMember({"te", "kernels"}));
-  c_verify->add_option("--tolerance", verify.tolerance, "relative L2 error limit (default 1e-4)");
+  c_verify->add_option("--rtol", verify.rtol,
+                       "element-wise relative tolerance: |got - want| <= atol + rtol |want| "
+                       "(default by precision: fp32 1e-4, tf32 5e-3, fp16 1e-2, bf16 5e-2)");
+  c_verify->add_option("--atol", verify.atol,
+                       "element-wise absolute tolerance (default by precision: fp32 1e-5, tf32 "
+                       "5e-4, fp16 1e-3, bf16 5e-3; int8 QDQ models 1e-2)");
+  // Hidden: the old relative L2 limit, still accepted so that old scripts run (with a warning).
+  c_verify->add_option("--tolerance", verify.tolerance)->group("");
   c_verify->add_option("--precision", verify.precision,
                        "kernel compute type: fp32 (default), tf32, fp16, bf16 (--level kernels)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
@@ -170,7 +177,12 @@ int main(int argc, char** argv) {
       ->add_option("--sync", prof.sync,
                    "order of dependent stages across blocks: grid (default), flags or auto")
       ->check(CLI::IsMember({"grid", "flags", "auto"}));
-  c_prof->add_option("--tolerance", prof.tolerance, "relative L2 error limit (default 1e-4)");
+  c_prof->add_option("--rtol", prof.rtol,
+                     "element-wise relative tolerance of the outputs (default by precision, as "
+                     "verify)");
+  c_prof->add_option("--atol", prof.atol,
+                     "element-wise absolute tolerance of the outputs (default by precision)");
+  c_prof->add_option("--tolerance", prof.tolerance)->group("");  // hidden, as verify's
   c_prof->add_option("--bundle-dir", prof.bundle_dir,
                      "keep the bundles here (one folder per strategy; default: temporary)");
   c_prof->add_option("--data", prof.data_dir, "folder with test_data_set_0 (default: model's)");

@@ -74,7 +74,16 @@ json profile_report_json(const ProfileReport& r) {
                   {"est_dram_bytes", k.est_dram_bytes}});
   json outs = json::array();
   for (const OutputMeasurement& o : r.outputs)
-    outs.push_back({{"name", o.name}, {"rel_l2", o.rel_l2}, {"ok", o.ok}});
+    outs.push_back({{"name", o.name},
+                    {"ok", o.ok},
+                    {"rtol", o.rtol},
+                    {"atol", o.atol},
+                    {"mismatches", o.mismatches},
+                    {"elements", o.elements},
+                    {"max_abs", o.max_abs},
+                    {"max_rel", o.max_rel},
+                    {"rel_l2", o.rel_l2},
+                    {"detail", o.detail}});
   json j = {{"model", r.model},
             {"plan_key", r.plan_key},
             {"strategy", r.strategy},
@@ -189,10 +198,21 @@ ProfileReport read_profile_report(const json& j) {
   r.counters_note = s("counters_note");
   r.est_total_us = field(j, "est_total_us", "", 0.0);
   if (auto o = j.find("outputs"); o != j.end() && o->is_array())
-    for (const json& x : *o)
-      r.outputs.push_back({field(x, "name", "outputs[].", std::string()),
-                           field(x, "rel_l2", "outputs[].", 0.0),
-                           field(x, "ok", "outputs[].", false)});
+    for (const json& x : *o) {
+      // Measurements saved before outputs were judged element-wise hold only name, rel_l2, ok.
+      OutputMeasurement m;
+      m.name = field(x, "name", "outputs[].", std::string());
+      m.rel_l2 = field(x, "rel_l2", "outputs[].", 0.0);
+      m.ok = field(x, "ok", "outputs[].", false);
+      m.rtol = field(x, "rtol", "outputs[].", 0.0);
+      m.atol = field(x, "atol", "outputs[].", 0.0);
+      m.mismatches = field(x, "mismatches", "outputs[].", int64_t{0});
+      m.elements = field(x, "elements", "outputs[].", int64_t{0});
+      m.max_abs = field(x, "max_abs", "outputs[].", 0.0);
+      m.max_rel = field(x, "max_rel", "outputs[].", 0.0);
+      m.detail = field(x, "detail", "outputs[].", std::string());
+      r.outputs.push_back(std::move(m));
+    }
   r.verified = field(j, "verified", "", false);
   r.verify_note = s("verify_note");
   r.compile_ms = field(j, "compile_ms", "", 0.0);
@@ -391,21 +411,42 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     const json counters = p.value("counters", json::array());
     bool has_reference = false;
     try {
-      json v = m_runner->call({{"op", "verify"}, {"tolerance", m_options.tolerance}},
-                              m_options.timeout_s, on_event, m_options.cancel);
+      json req = {{"op", "verify"}};
+      if (m_options.rtol) req["rtol"] = *m_options.rtol;
+      if (m_options.atol) req["atol"] = *m_options.atol;
+      json v = m_runner->call(req, m_options.timeout_s, on_event, m_options.cancel);
       has_reference = true;
       r.verified = v.value("pass", false);
+      auto number = [](const json& o, const char* key) {
+        auto it = o.find(key);
+        return it != o.end() && it->is_number() ? it->get<double>() : NAN;
+      };
       for (const json& o : v.value("outputs", json::array())) {
-        double rel = o["rel_l2"].is_number() ? o["rel_l2"].get<double>() : NAN;
-        r.outputs.push_back({o.value("name", ""), rel, o.value("ok", false)});
+        OutputMeasurement m;
+        m.name = o.value("name", "");
+        m.ok = o.value("ok", false);
+        m.rel_l2 = number(o, "rel_l2");
+        m.rtol = number(o, "rtol");
+        m.atol = number(o, "atol");
+        m.max_abs = number(o, "max_abs");
+        m.max_rel = number(o, "max_rel");
+        m.mismatches = o.value("mismatches", int64_t{0});
+        m.elements = o.value("elements", int64_t{0});
+        m.detail = o.value("detail", "");
+        r.outputs.push_back(std::move(m));
       }
     } catch (const RunnerFailure& e) {
       if (e.code() != "no_reference") throw;
       r.verify_note = e.what();
     }
-    if (has_reference && !r.verified)
-      r.error = "an output differs from the reference by more than " +
-                std::to_string(m_options.tolerance) + " (relative L2)";
+    if (has_reference && !r.verified) {
+      r.error = "an output differs from the reference";
+      for (const OutputMeasurement& o : r.outputs)
+        if (!o.ok) {
+          r.error += ": " + o.name + ", " + o.detail;
+          break;
+        }
+    }
     std::map<int, double> est;
     std::map<int, int64_t> est_bytes;
     for (const plan::Partition& part : plan.partitions) {

@@ -29,7 +29,9 @@ struct ProfileOptions {
   std::string runner;
   int runs = 20, warmup = 3;
   bool graph = true;  ///< also replay the whole run as a CUDA graph
-  double tolerance = 1e-4;
+  /// Outputs are judged element-wise, |got - want| <= atol + rtol |want| (compare.h); unset, the
+  /// runner takes the default of the plan's precision and each output's type.
+  std::optional<double> rtol, atol;
   /// Where bundles are written (one folder per strategy); empty: a temporary folder, removed
   /// afterwards. A remote runner needs a folder it sees at the same path.
   std::string bundle_dir;
@@ -67,10 +69,16 @@ struct KernelMeasurement {
   bool has_counters() const { return dram_read_bytes >= 0 || achieved_occupancy >= 0; }
 };
 
+/// One output as souffle-runner's verify judged it (compare.h): the verdict, the tolerance and
+/// the errors beside it.
 struct OutputMeasurement {
   std::string name;
   double rel_l2 = 0;
   bool ok = false;
+  double rtol = 0, atol = 0;
+  int64_t mismatches = 0, elements = 0;
+  double max_abs = 0, max_rel = 0;
+  std::string detail;  ///< Comparison::describe()
 };
 
 /// One plan measured. Times are GPU times only when backend is "cuda"; the emulator's are CPU
@@ -96,7 +104,7 @@ struct ProfileReport {
   std::string counters_note;  ///< why there are no hardware counters, when there are none
   double est_total_us = 0;    ///< the plan's estimate
   std::vector<OutputMeasurement> outputs;
-  bool verified = false;    ///< every output within tolerance of the reference
+  bool verified = false;    ///< every output element within its tolerance of the reference
   std::string verify_note;  ///< why nothing was verified, when nothing was
   double compile_ms = 0, load_ms = 0;
   std::string error, error_kernel;

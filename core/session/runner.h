@@ -120,9 +120,6 @@ std::unique_ptr<Backend> make_emulator_backend();
 std::string launch_refusal(const ManifestKernel& k, int per_sm, int sms, bool cooperative_launch,
                            const std::string& device, const std::string& resources);
 
-/// Relative L2 error of `got` against `want`, both raw arrays of `dtype`.
-double relative_l2(const std::string& got, const std::string& want, DType dtype);
-
 /// Answers requests from `in` on `out`, one JSON line each, until quit or end of input.
 /// Returns the process exit code (0; 3 after a fault that killed the device context).
 int serve(std::istream& in, std::ostream& out, Backend& backend);

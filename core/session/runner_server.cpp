@@ -12,6 +12,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "core/session/compare.h"
 #include "core/session/runner.h"
 #include "core/support/error.h"
 #include "core/support/json_number.h"
@@ -222,13 +223,26 @@ class Server {
 
   json verify(const json& req) {
     const BundleManifest& m = manifest();
-    double tolerance = req.value("tolerance", 1e-4);
+    // Element-wise (compare.h), each output with the default tolerance of the bundle's precision
+    // and its type unless the request gives rtol and atol.
+    const gpu::Precision precision = m.source.precision.empty()
+                                         ? gpu::Precision::FP32
+                                         : gpu::parse_precision(m.source.precision);
+    auto number = [&req](const char* key) -> std::optional<double> {
+      auto it = req.find(key);
+      if (it == req.end()) return std::nullopt;
+      if (!it->is_number() || it->get<double>() < 0)
+        throw RunnerError("bad_request", std::string(key) + " must be a number >= 0");
+      return it->get<double>();
+    };
+    const std::optional<double> rtol = number("rtol"), atol = number("atol");
     if (!m.has_expected)
       throw RunnerError("no_reference",
                         "the bundle has no expected outputs: there is nothing to verify against");
     json outs = json::array();
     bool all = true;
     int checked = 0;
+    auto finite = [](double v) { return std::isfinite(v) ? json(v) : json("nan"); };
     for (size_t i = 0; i < m.tensors.size(); ++i) {
       const ManifestTensor& t = m.tensors[i];
       if (t.output_index < 0) continue;
@@ -237,17 +251,26 @@ class Server {
                           "output " + t.name + " has no expected data in the bundle");
       std::string want =
           read_bytes((std::filesystem::path(m.dir) / t.expected).string(), 0, t.bytes);
-      double rel = relative_l2(m_backend.read(static_cast<int>(i)), want, t.dtype);
-      bool ok = rel <= tolerance;  // NaN fails
-      all = all && ok;
+      Tolerance tol = default_tolerance(precision, t.dtype);
+      if (rtol) tol.rtol = *rtol;
+      if (atol) tol.atol = *atol;
+      const Comparison c = compare_bytes(want, m_backend.read(static_cast<int>(i)), t.dtype, tol);
+      all = all && c.ok();
       ++checked;
       outs.push_back({{"name", t.name},
                       {"index", t.output_index},
-                      {"rel_l2", std::isfinite(rel) ? json(rel) : json("nan")},
-                      {"ok", ok}});
+                      {"ok", c.ok()},
+                      {"rtol", c.rtol},
+                      {"atol", c.atol},
+                      {"mismatches", c.mismatches},
+                      {"elements", c.numel},
+                      {"max_abs", finite(c.max_abs_error)},
+                      {"max_rel", finite(c.max_rel_error)},
+                      {"rel_l2", finite(c.rel_l2_error)},
+                      {"detail", c.describe()}});
     }
     if (checked == 0) throw RunnerError("no_reference", "the bundle lists no model outputs");
-    return {{"outputs", outs}, {"pass", all}, {"tolerance", tolerance}};
+    return {{"outputs", outs}, {"pass", all}};
   }
 
   std::ostream& m_out;
@@ -410,21 +433,6 @@ std::string launch_refusal(const ManifestKernel& k, int per_sm, int sms, bool co
            std::to_string(sms) + " SMs = " + std::to_string(fits) + "; it is not launched (its " +
            why + " would never complete)";
   return "";
-}
-
-double relative_l2(const std::string& got, const std::string& want, DType dtype) {
-  if (got.size() != want.size()) return NAN;
-  int64_t n = static_cast<int64_t>(got.size()) / dtype_size(dtype);
-  std::vector<int64_t> shape = {n};
-  TensorData a(dtype, shape, std::string(got)), b(dtype, shape, std::string(want));
-  double err = 0, norm = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double x = a.get_f64(i), y = b.get_f64(i);
-    err += (x - y) * (x - y);
-    norm += y * y;
-  }
-  if (norm == 0) return err == 0 ? 0 : std::sqrt(err);
-  return std::sqrt(err) / std::sqrt(norm);
 }
 
 int serve(std::istream& in, std::ostream& out, Backend& backend) {

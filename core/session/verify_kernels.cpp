@@ -27,6 +27,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   plan::FusionPlan p = plan::plan(model.program, plan_options);
   rep.plan_ms = ms_since(t0);
   const te::TeProgram& prog = p.program;
+  const bool quantized = is_quantized(model.graph);
 
   t0 = std::chrono::steady_clock::now();
   loop::KernelSet ks;
@@ -103,10 +104,9 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
         out.ok = false;
         return rep;
       }
-      judge_output(c, *want, *have, options);
-      out.max_rel_l2 = std::max(out.max_rel_l2, c.cmp.rel_l2_error);
-      out.ok = out.ok && c.ok;
-      out.checks.push_back(std::move(c));
+      judge_output(c, *want, *have,
+                   output_tolerance(options, plan_options.precision, want->dtype(), quantized));
+      out.add(std::move(c));
     }
   }
   return rep;

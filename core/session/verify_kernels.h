@@ -37,8 +37,8 @@ struct KernelVerifyReport {
 };
 
 /// Plans `model.program` under `options`, builds its kernels (plan_build) and runs them in the
-/// emulator on each data set, comparing outputs like verify_program (RelativeL2 unless AllClose
-/// is asked). UserError when a data set does not fit the model.
+/// emulator on each data set, judging outputs like verify_program (the default tolerance is the
+/// plan's precision's). UserError when a data set does not fit the model.
 /// `sync` orders the dependent stages of cooperative kernels (KernelBuildOptions::sync);
 /// `measure`, when set, ranks the GEMM tiles as `compile --tune measure` does.
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,

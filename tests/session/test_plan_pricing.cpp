@@ -103,9 +103,7 @@ TEST_P(PlanPricingModel, SyncAutoNeverPricesAboveGridAndVerifies) {
   const LoadedModel& model = test::sample_model(m);
   const std::vector<TestDataSet> sets =
       read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + m);
-  VerifyOptions vo;
-  vo.criterion = Criterion::RelativeL2;
-  vo.tolerance = 1e-4;
+  VerifyOptions vo;  // the default element-wise tolerance of the plan's precision
   KernelVerifyReport rep = verify_kernels(model, sets, po, vo, SyncMode::Auto);
   EXPECT_TRUE(rep.ok()) << rep.error;
   EXPECT_EQ(rep.grid_barriers, autop.grid_syncs);
@@ -161,9 +159,7 @@ TEST(SyncDecisions, ForcedKindsAreBuiltVerifiedOrRefused) {
   // The kernels built with the forced orders compute the model's outputs.
   const std::vector<TestDataSet> sets =
       read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm");
-  VerifyOptions vo;
-  vo.criterion = Criterion::RelativeL2;
-  vo.tolerance = 1e-4;
+  VerifyOptions vo;  // the default element-wise tolerance of the plan's precision
   KernelVerifyReport rep = verify_kernels(test::sample_model("lstm"), sets, po, vo);
   EXPECT_TRUE(rep.ok()) << rep.error;
   EXPECT_GT(rep.flag_waits, 0);

@@ -11,6 +11,7 @@
 #include "core/plan/plan.h"
 #include "core/session/bundle.h"
 #include "core/session/bundle_manifest.h"
+#include "core/session/compare.h"
 #include "core/session/compile.h"
 #include "core/session/pipeline.h"
 #include "core/session/profile.h"
@@ -136,7 +137,7 @@ TEST(RunnerProtocol, LoadRunVerifyProfileReadOnTheEmulator) {
   ASSERT_FALSE(output.empty());
   auto a = serve({{{"id", 1}, {"op", "load"}, {"bundle", dir}},
                   {{"id", 2}, {"op", "run"}},
-                  {{"id", 3}, {"op", "verify"}, {"tolerance", 1e-4}},
+                  {{"id", 3}, {"op", "verify"}, {"rtol", 1e-4}, {"atol", 1e-5}},
                   {{"id", 4}, {"op", "profile"}, {"runs", 2}},
                   {{"id", 5}, {"op", "read"}, {"tensor", output}, {"file", out_file}},
                   {{"id", 6}, {"op", "read"}, {"tensor", "no such tensor"}, {"file", out_file}}});
@@ -177,6 +178,16 @@ TEST(RunnerProtocol, AWrongInputFailsVerification) {
   EXPECT_TRUE(a[1]["ok"]) << a[1].dump();
   EXPECT_TRUE(a[3]["ok"]);
   EXPECT_FALSE(a[3]["pass"]);
+  // Each output says how far off it is: elements outside the (default fp32) tolerance, named.
+  for (const json& o : a[3]["outputs"]) {
+    EXPECT_FALSE(o["ok"]) << o.dump();
+    EXPECT_GT(o["mismatches"].get<int64_t>(), 0) << o.dump();
+    EXPECT_EQ(o["rtol"], 1e-4) << o.dump();
+    EXPECT_EQ(o["atol"], 1e-5) << o.dump();
+    EXPECT_NE(o["detail"].get<std::string>().find("elements outside rtol 0.0001 + atol 1e-05"),
+              std::string::npos)
+        << o.dump();
+  }
 }
 
 TEST(RunnerProtocol, TheEmulatorRefusesAnEditedBundle) {
@@ -319,7 +330,7 @@ TEST(BundleFlags, TheEmulatorRunsAFlagsBundleThreeTimesWithTheEpochGrowing) {
   std::vector<json> requests = {{{"id", 0}, {"op", "load"}, {"bundle", dir}}};
   for (int run = 1; run <= 3; ++run) {
     requests.push_back({{"id", 10 * run}, {"op", "run"}});
-    requests.push_back({{"id", 10 * run + 1}, {"op", "verify"}, {"tolerance", 1e-4}});
+    requests.push_back({{"id", 10 * run + 1}, {"op", "verify"}});
     requests.push_back({{"id", 10 * run + 2},
                         {"op", "read"},
                         {"tensor", flags},
@@ -418,14 +429,20 @@ TEST(LaunchRefusal, CoResidencyOnTheDevice) {
   EXPECT_NE(r.find("its per-tile flags would never complete"), std::string::npos) << r;
 }
 
-TEST(RelativeL2, OfRawArrays) {
+TEST(RunnerVerify, JudgesRawArraysElementWise) {
+  // The runner's read-back buffers go through the same comparison as every verification.
   std::string a(8, '\0'), b(8, '\0');
   float x[2] = {3, 4}, y[2] = {3, 4.5f};
   std::memcpy(a.data(), x, 8);
   std::memcpy(b.data(), y, 8);
-  EXPECT_NEAR(runner::relative_l2(a, b, DType::Float32), 0.5 / std::sqrt(9 + 20.25), 1e-7);
-  EXPECT_EQ(runner::relative_l2(a, a, DType::Float32), 0);
-  EXPECT_TRUE(std::isnan(runner::relative_l2(a, std::string(4, '\0'), DType::Float32)));
+  Comparison c = compare_bytes(a, b, DType::Float32, Tolerance{1e-4, 1e-5});
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.mismatches, 1);
+  EXPECT_EQ(c.worst_index, 1);
+  EXPECT_NEAR(c.rel_l2_error, 0.5 / 5, 1e-7);
+  EXPECT_NEAR(c.max_abs_error, 0.5, 1e-7);
+  EXPECT_TRUE(compare_bytes(a, a, DType::Float32, Tolerance{}).ok());
+  EXPECT_FALSE(compare_bytes(a, std::string(4, '\0'), DType::Float32, Tolerance{}).shape_ok);
 }
 
 // ---- the runner as a process ----

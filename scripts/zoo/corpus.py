@@ -214,6 +214,7 @@ def export_tf2onnx(out, names):
             "keras_transformer": "Keras encoder block (MultiHeadAttention, LayerNormalization, gelu)",
             "keras_gru": "Keras GRU + LSTM"}
     for name in names:
+        keras.backend.clear_session()  # layer names (and so tf2onnx's node names) restart per model
         tf.random.set_seed(seed_of(name))
         keras.utils.set_random_seed(seed_of(name))
         model, inputs, _ = builders[name]()

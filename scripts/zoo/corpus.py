@@ -140,7 +140,8 @@ EXPORTS = {
     "paddle2onnx": ["paddle_cnn", "paddle_transformer"],
     "torch": ["torch20_cnn_ts", "torch20_lstm_ts"],
     "spox": ["spox_mlp"],
-    "ort": ["ort_dynamic_int8", "ort_dynamic_lstm", "ort_static_qdq", "ort_static_qoperator", "ort_optimized"],
+    "ort": ["ort_dynamic_int8", "ort_dynamic_lstm", "ort_static_qdq", "ort_static_qoperator", "ort_optimized",
+            "ort_optimized_cnn"],
 }
 def meta_path(d):
     return os.path.join(d, "zoo.json")
@@ -428,6 +429,7 @@ def export_ort(out, names):
         "ort_static_qdq": ("paddle_cnn", QuantFormat.QDQ),
         "ort_static_qoperator": ("torch20_cnn_ts", QuantFormat.QOperator),
         "ort_optimized": ("keras_transformer", "optimize"),
+        "ort_optimized_cnn": ("keras_cnn", "optimize"),
     }
     what = {"ort_dynamic_int8": "keras_transformer, quantize_dynamic (int8 weights, dynamic activations)",
             "ort_dynamic_lstm": "torch20_lstm_ts, quantize_dynamic (com.microsoft DynamicQuantizeLSTM)",
@@ -435,7 +437,9 @@ def export_ort(out, names):
             "ort_static_qoperator": "torch20_cnn_ts, quantize_static, QOperator (QLinearConv, com.microsoft "
                                     "QLinear* ops)",
             "ort_optimized": "keras_transformer after ONNX Runtime's graph optimizer (ORT_ENABLE_EXTENDED, "
-                             "com.microsoft fused ops)"}
+                             "com.microsoft fused ops)",
+            "ort_optimized_cnn": "keras_cnn after ONNX Runtime's graph optimizer (ORT_ENABLE_EXTENDED: com.microsoft "
+                                 "FusedConv, QuickGelu)"}
     for name in names:
         src, how = jobs[name]
         src_dir = os.path.join(out, src)

@@ -24,11 +24,14 @@ struct Priced {
   bool split_rows = true;       ///< which rows variant
   double other_us = kUnpriced;  ///< the other rows variant (infinite when not built)
   std::vector<int> sites;       ///< TEs after a grid barrier between stages, in either variant
+  std::vector<int> kept_sites;  ///< those of the cheapest variant
   /// Intermediates the chosen rows variant keeps in shared memory (empty: none, and the two
   /// prices below are not taken).
   std::vector<std::string> residents;
   double on_chip_us = kUnpriced, global_us = kUnpriced;  ///< residents kept there / not
   bool global_scratch = false;                           ///< global scratch was cheaper
+  int grid_barriers = 0;                                 ///< of the cheapest variant's kernels
+  int launches = 0;                                      ///< the same
 };
 
 class Prices {
@@ -86,15 +89,21 @@ class Prices {
     g.tes = tes;
     Partition p = build_partitions(m_f, {g}, m_precision)[0];
     Priced out;
-    if (infeasible(m_f, p).empty()) {
+    // Priced whether or not its stages fit the co-resident grid by the partitioner's estimate:
+    // the build schedules a cooperative kernel's stages within the blocks that are co-resident.
+    {
       PartitionPrice a = m_pricer.price(m_context, p);
       if (a.ok()) {
         out.us = a.est_time_us;
+        out.grid_barriers = a.grid_barriers;
+        out.launches = a.launches;
         out.sites = a.barrier_sites;
+        out.kept_sites = a.barrier_sites;
         std::vector<std::string> residents = a.on_chip;
-        // A barrier that is no site between stages is inside one: a short reduction's rows
-        // split over blocks.
-        if (a.grid_barriers > static_cast<int>(a.barrier_sites.size())) {
+        // A short reduction's rows split over blocks are joined across a grid barrier (inside
+        // its stage, or before a reader of its result that the block owning a whole row could
+        // read without one).
+        if (a.grid_barriers > 0 && has_reduction(p.tes)) {
           // Rows kept in one block: no barrier inside a short reduction, fewer blocks on it.
           p.split_rows = false;
           PartitionPrice b = m_pricer.price(m_context, p);
@@ -104,6 +113,9 @@ class Prices {
               out.other_us = out.us;
               out.us = b.est_time_us;
               out.split_rows = false;
+              out.grid_barriers = b.grid_barriers;
+              out.launches = b.launches;
+              out.kept_sites = b.barrier_sites;
               residents = b.on_chip;
             } else {
               out.other_us = b.est_time_us;
@@ -125,6 +137,9 @@ class Prices {
             if (g.est_time_us < out.us) {
               out.us = g.est_time_us;
               out.global_scratch = true;
+              out.grid_barriers = g.grid_barriers;
+              out.launches = g.launches;
+              out.kept_sites = g.barrier_sites;
             }
           }
         }
@@ -132,7 +147,14 @@ class Prices {
     }
     std::sort(out.sites.begin(), out.sites.end());
     out.sites.erase(std::unique(out.sites.begin(), out.sites.end()), out.sites.end());
+    std::sort(out.kept_sites.begin(), out.kept_sites.end());
     return out;
+  }
+  /// Whether `tes` hold a reduction that is not compute-intensive (whose rows may be split).
+  bool has_reduction(const std::vector<int>& tes) const {
+    for (int te : tes)
+      if (!m_f.compute(te) && m_f.analysis().tes[te].is_reduction) return true;
+    return false;
   }
 
   const ProgramFacts& m_f;
@@ -215,6 +237,46 @@ void take_reasons(const Group& from, const std::vector<int>& tes, Group& to) {
     if (d.te < 0 || std::find(tes.begin(), tes.end(), d.te) != tes.end()) to.decisions.push_back(d);
 }
 
+/// Rules' cut of `tes` (in order): the rules strategy's kernels (`rules_of`: each TE's kernel in
+/// partition_rules of the same program) restricted to them, each cut again where its built
+/// kernel still has a grid barrier between stages, as the rules strategy launches its stages
+/// separately there; in the rules kernels' order.
+std::vector<std::vector<int>> rules_cut(const ProgramFacts& f, const std::vector<int>& tes,
+                                        const std::vector<int>& rules_of, Prices& price) {
+  std::map<int, std::vector<int>> by_kernel;
+  for (int te : tes) by_kernel[rules_of[te]].push_back(te);
+  std::vector<std::vector<int>> out;
+  for (auto& [kernel, part] : by_kernel) out.push_back(std::move(part));
+  // A piece cut at its barriers is built anew, and may show barriers of its own.
+  for (int round = 0; round < 4; ++round) {
+    price.prefetch(out);
+    std::vector<std::vector<int>> next;
+    bool cut = false;
+    for (std::vector<int>& part : out) {
+      std::vector<std::vector<int>> pieces = cut_at(f, part, price.of(part).kept_sites);
+      cut |= pieces.size() > 1;
+      for (std::vector<int>& piece : pieces) next.push_back(std::move(piece));
+    }
+    out = std::move(next);
+    if (!cut) break;
+  }
+  return out;
+}
+
+/// Whether kernels `pieces`, run in this order, read nothing a later one writes.
+bool in_order(const ProgramFacts& f, const std::vector<std::vector<int>>& pieces) {
+  const analysis::Analysis& a = f.analysis();
+  std::map<int, size_t> at;
+  for (size_t i = 0; i < pieces.size(); ++i)
+    for (int te : pieces[i]) at[te] = i;
+  for (const auto& [te, i] : at)
+    for (const analysis::InputAccess& in : a.tes[te].inputs) {
+      auto p = at.find(a.tensors[in.tensor].producer);
+      if (p != at.end() && p->second > i) return false;
+    }
+  return true;
+}
+
 }  // namespace
 
 std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context,
@@ -226,6 +288,13 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
     for (int te : g.tes)
       if (f.compute(te)) f.schedule(te);
   Prices price(f, context, pricer, precision);
+  // The rules strategy's kernels of the same TEs: a candidate for every group.
+  std::vector<int> rules_of(f.analysis().tes.size(), -1);
+  {
+    const std::vector<Group> rules = partition_rules(f);
+    for (size_t r = 0; r < rules.size(); ++r)
+      for (int te : rules[r].tes) rules_of[te] = static_cast<int>(r);
+  }
   std::vector<Group> out;
   for (const Group& g : groups) {
     std::vector<std::vector<int>> segs = segments_of(f, g, price);
@@ -250,7 +319,7 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
       d.te = te;
       d.merged_us = merged == kUnpriced ? 0 : merged;
       d.split_us = apart == kUnpriced ? 0 : apart;
-      // A pair that cannot be priced keeps the paper's rule (fused).
+      // A pair whose kernels fail to build keeps the paper's rule (fused).
       if (merged == kUnpriced || apart == kUnpriced || merged <= apart) {
         d.kind = DecisionKind::Join;
         d.reason =
@@ -317,12 +386,74 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
         settled.push_back(std::move(one));
       }
     }
+    // Rules' cut of the same TEs, its kernels launched one after another without grid
+    // synchronization, where it prices below the cuts chosen: the walk is greedy and its
+    // segments end at every barrier, where rules' kernels end only where a launch must.
+    bool rules_kept = false;
+    {
+      std::vector<int> all = g.tes;
+      std::sort(all.begin(), all.end());
+      std::vector<std::vector<int>> cut = rules_cut(f, all, rules_of, price);
+      double souffle_us = 0, rules_us = 0;
+      int barriers = 0, launches = 0;
+      const size_t kernels = settled.size();
+      for (const Piece& p : settled) {
+        std::vector<int> tes;
+        for (const std::vector<int>& s : p.segs) tes.insert(tes.end(), s.begin(), s.end());
+        std::sort(tes.begin(), tes.end());
+        const Priced& pr = price.of(tes);
+        souffle_us += pr.us;
+        barriers += pr.grid_barriers;
+      }
+      for (const std::vector<int>& c : cut) {
+        const Priced& pr = price.of(c);
+        rules_us += pr.us;
+        launches += pr.launches;
+      }
+      if (rules_us < souffle_us && in_order(f, cut)) {
+        rules_kept = true;
+        settled.clear();
+        for (std::vector<int>& c : cut) {
+          Piece p;
+          Decision d;
+          d.kind = DecisionKind::RulesCut;
+          d.te = head(f, c);
+          d.merged_us = souffle_us == kUnpriced ? 0 : souffle_us;
+          d.split_us = rules_us;
+          const std::string as =
+              fmt::format("{:.2f} us as {} launch{} without grid synchronization", rules_us,
+                          launches, launches == 1 ? "" : "es");
+          d.reason = souffle_us == kUnpriced
+                         ? "rules' cut is kept here: " + as +
+                               "; the kernels of the cuts chosen by price could not be built"
+                         : fmt::format(
+                               "rules' cut is cheaper here: {} < {:.2f} us as {} kernel{} with "
+                               "{} grid barrier{}",
+                               as, souffle_us, kernels, kernels == 1 ? "" : "s", barriers,
+                               barriers == 1 ? "" : "s");
+          p.decisions.push_back(std::move(d));
+          p.segs.push_back(std::move(c));
+          settled.push_back(std::move(p));
+        }
+      }
+    }
     for (const Piece& p : settled) {
       std::vector<int> tes;
       for (const std::vector<int>& s : p.segs) tes.insert(tes.end(), s.begin(), s.end());
       Group n;
       n.tes = tes;
-      take_reasons(g, tes, n);
+      if (rules_kept) {
+        // The souffle walk's reasons are about kernels this one is not; its first TE's
+        // decisions (the program's start, a co-residency cut) still hold.
+        for (const Decision& d : g.decisions)
+          if (std::find(tes.begin(), tes.end(), d.te) != tes.end()) {
+            n.decisions.push_back(d);
+            n.reasons.push_back(d.reason);
+            n.reason_te.push_back(d.te);
+          }
+      } else {
+        take_reasons(g, tes, n);
+      }
       for (const Decision& d : p.decisions) {
         n.decisions.push_back(d);
         n.reasons.push_back(d.reason);

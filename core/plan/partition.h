@@ -110,8 +110,11 @@ std::vector<Group> partition_souffle(const ProgramFacts& f);
 /// memory-intensive neighbours stay together unless a barrier separates them), and walking them
 /// in order each segment joins the kernel before it only when `pricer` prices the two merged
 /// (the previous segment with this one) at most as much as apart. A kernel that ends up priced
-/// above the sum of its segments is split back into them. Every choice is a Decision with both
-/// prices. `context` is the plan being made (program, analysis, strategy, GPU, precision).
+/// above the sum of its segments is split back into them. Where the rules strategy's kernels of
+/// the group's TEs (partition_rules, cut again where a kernel would need a grid barrier: rules
+/// launches those stages one after another) price below the kernels so chosen, they are kept
+/// instead, so that no group is priced above rules' cut of it. Every choice is a Decision with
+/// both prices. `context` is the plan being made (program, analysis, strategy, GPU, precision).
 std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context,
                                 const KernelPricer& pricer, gpu::Precision precision,
                                 std::vector<Group> groups);

@@ -75,6 +75,8 @@ const char* decision_kind_name(DecisionKind k) {
       return "keep-on-chip";
     case DecisionKind::GlobalScratch:
       return "global-scratch";
+    case DecisionKind::RulesCut:
+      return "rules-cut";
   }
   return "?";
 }

@@ -67,6 +67,9 @@ enum class DecisionKind : uint8_t {
   RowsInBlock,     ///< short reductions keep each row in one block: cheaper than the barrier
   KeepOnChip,      ///< intermediates proven block-owned stay in shared memory: no dearer
   GlobalScratch,   ///< those intermediates go to global scratch: cheaper than shared memory
+  /// the rules strategy's kernels of a co-resident group's TEs, launched one after another
+  /// without grid synchronization, priced below the cuts the walk chose (merged: those)
+  RulesCut,
 };
 const char* decision_kind_name(DecisionKind k);  ///< "start", "join", "cut-cheaper", ...
 
@@ -75,10 +78,12 @@ struct Decision {
   DecisionKind kind = DecisionKind::Start;
   int te = -1;  ///< the TE where it applies (op index), -1 for a whole kernel
   /// The kernel with the TE's stages merged in; for rows-in-block, the rows split over blocks;
-  /// for keep-on-chip and global-scratch, the kernel with `tensors` in shared memory.
+  /// for keep-on-chip and global-scratch, the kernel with `tensors` in shared memory; for
+  /// rules-cut, the kernels the walk chose for the group (sum).
   double merged_us = 0;
   /// The kernels apart (sum); for rows-in-block, the rows kept in one block; for keep-on-chip
-  /// and global-scratch, the kernel with `tensors` in global scratch.
+  /// and global-scratch, the kernel with `tensors` in global scratch; for rules-cut, rules'
+  /// kernels of the group (sum).
   double split_us = 0;
   std::string reason;  ///< the same in words, for people
   /// The tensors a keep-on-chip or global-scratch decision is about; empty for the others.

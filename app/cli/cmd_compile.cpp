@@ -132,6 +132,7 @@ int run_compile(const CompileCliOptions& o) {
     throw UserError(
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
+  copts.use_cache = !o.no_cache;
   schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
@@ -236,6 +237,10 @@ int run_compile(const CompileCliOptions& o) {
     j["build_ms"] = rep.build_ms;
     j["compile_ms"] = rep.compile_ms;
     j["load_ms"] = m.load_ms;
+    const CacheSummary cache = cache_summary(rep, copts.use_cache);
+    j["cache"] = {{"enabled", cache.enabled},   {"dir", cache.dir},
+                  {"kernels", cache.kernels},   {"kernels_from_cache", cache.kernels_from_cache},
+                  {"compiles", cache.compiles}, {"compiles_from_cache", cache.from_cache}};
     if (session)
       j["tune"] = {{"mode", "measure"},
                    {"device", session->device()},
@@ -272,6 +277,7 @@ int run_compile(const CompileCliOptions& o) {
         "({} archs)\n",
         rep.kernels.size(), rep.errors, max_regs, spills, rep.build_ms, rep.compile_ms,
         copts.archs.size());
+    std::cout << cache_summary_line(cache_summary(rep, copts.use_cache)) << "\n";
     if (!o.out.empty())
       std::cout << fmt::format("bundle: {} files in {}{}\n", bundle.files.size(), o.out,
                                bundle.harness ? "" : " (no harness: see ERRORS.txt)");

@@ -89,6 +89,7 @@ int run_profile(const ProfileCliOptions& o) {
   po.data_dir = o.data_dir;
   schedule::parse_sync_mode(o.sync, po.sync);
   po.timeout_s = o.timeout_s;
+  po.use_cache = !o.no_cache;
   if (po.runs < 1) throw UserError("--runs must be at least 1");
   if (o.backend != "cuda" && o.backend != "emulator")
     throw UserError("--backend " + o.backend + ": cuda or emulator");

@@ -9,6 +9,10 @@
 
 #include "core/graph/graph.h"
 
+namespace souffle {
+struct CompileReport;
+}
+
 namespace souffle::cli {
 
 struct CommonOptions {
@@ -69,6 +73,8 @@ struct CompileCliOptions {
   std::string runner;    ///< --tune measure: how to start souffle-runner (default: beside this)
   int tune_top = 8;      ///< --tune measure: candidates timed per GEMM problem
   std::string tune_dir;  ///< --tune measure: where candidate bundles go (default: a temp folder)
+  /// NVRTC compiles every kernel: the compile cache is neither read nor written.
+  bool no_cache = false;
 };
 
 struct ReportCliOptions {
@@ -122,6 +128,7 @@ struct ProfileCliOptions {
   std::string bundle_dir, data_dir, trace;
   double timeout_s = 600;
   bool quiet = false;
+  bool no_cache = false;  ///< as CompileCliOptions
 };
 
 struct CalibrateCliOptions {
@@ -139,6 +146,22 @@ int run_compile(const CompileCliOptions& o);
 int run_profile(const ProfileCliOptions& o);
 int run_calibrate(const CalibrateCliOptions& o);
 int run_report(const ReportCliOptions& o);
+
+struct CacheCliOptions {
+  std::string action = "stats";  ///< stats or clear
+  bool json = false;
+};
+int run_cache(const CacheCliOptions& o);
+
+/// How many of a compile's kernels (all their archs) and NVRTC results came from the compile
+/// cache, for compile's summary and JSON.
+struct CacheSummary {
+  bool enabled = true;
+  std::string dir;  ///< the disk cache's folder ("" when off)
+  int kernels = 0, kernels_from_cache = 0, compiles = 0, from_cache = 0;
+};
+CacheSummary cache_summary(const CompileReport& report, bool use_cache);
+std::string cache_summary_line(const CacheSummary& summary);
 
 /// Says on stderr that --tolerance (a relative L2 limit) no longer judges outputs, when given.
 void warn_tolerance(double tolerance);

@@ -153,6 +153,9 @@ int main(int argc, char** argv) {
                         "see it at the same path; default: a temporary folder)");
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
+  c_compile->add_flag("--no-cache", compile.no_cache,
+                      "compile every kernel with NVRTC, neither reading nor writing the compile "
+                      "cache (souffle-cli cache)");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
   c_compile->add_flag("-q,--quiet", compile.common.quiet, "no progress on stderr");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");
@@ -195,6 +198,9 @@ int main(int argc, char** argv) {
                    "kernels keep their stages in program order, for comparison");
   c_prof->add_flag("--no-weight-panels", prof.no_weight_panels,
                    "every GEMM stage streams its weights, for comparison");
+  c_prof->add_flag("--no-cache", prof.no_cache,
+                   "compile every kernel with NVRTC, neither reading nor writing the compile "
+                   "cache");
   c_prof->add_flag("-q,--quiet", prof.quiet, "no progress on stderr");
   c_prof->add_flag("--json", prof.common.json, "print one JSON object");
   c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");
@@ -236,6 +242,13 @@ int main(int argc, char** argv) {
   c_report->add_option("--dim", report.common.dims, "bind a symbolic dimension: name=value");
   c_report->add_option("--bind", report.common.binds, kBindHelp);
   c_report->add_option("--shape", report.common.shapes, kShapeHelp);
+
+  CacheCliOptions cache;
+  auto* c_cache = app.add_subcommand(
+      "cache", "the compile cache on disk: stats (entries, size, hits) or clear");
+  c_cache->add_option("ACTION", cache.action, "stats (default) or clear")
+      ->check(CLI::IsMember({"stats", "clear"}));
+  c_cache->add_flag("--json", cache.json, "print one JSON object");
 
   ConformanceOptions conf;
   auto* c_conf = app.add_subcommand("conformance", "run ONNX backend-test folders");
@@ -284,6 +297,7 @@ int main(int argc, char** argv) {
     if (*c_prof) return run_profile(prof);
     if (*c_cal) return run_calibrate(cal);
     if (*c_report) return run_report(report);
+    if (*c_cache) return run_cache(cache);
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

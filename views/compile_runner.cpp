@@ -157,8 +157,12 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
                    .arg(part.stages.size())
                    .arg(part.stages.size() == 1 ? QString() : QStringLiteral("s")));
     PartitionKernelsPtr pk;
+    // Compiled by this run: not in the cache before it. The cache's entry says only whether it
+    // was compiled when it was made, which an earlier compile of the same kernels did.
+    bool compiledNow = false;
     try {
-      if (cachedOnly && !cache.has_compiled(p, static_cast<size_t>(i), options)) continue;
+      const bool had = cache.has_compiled(p, static_cast<size_t>(i), options);
+      if (cachedOnly && !had) continue;
       if (filter) {
         // A planted source is this compile's own: built or found, then compiled here.
         auto mine = std::make_shared<PartitionKernels>(*cache.kernels(p, static_cast<size_t>(i)));
@@ -168,8 +172,10 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
           mine->compiled_here = true;
         }
         pk = mine;
+        compiledNow = mine->compiled_here;
       } else {
         pk = cache.compiled(p, static_cast<size_t>(i), options);
+        compiledNow = !had && pk->compiled_here;
       }
     } catch (const std::exception& e) {
       auto failed = std::make_shared<PartitionKernels>();
@@ -177,7 +183,7 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
       pk = failed;
     }
     KernelCompile& kc = data->kernels[static_cast<size_t>(i)];
-    kc.compiledNow = pk->compiled_here;
+    kc.compiledNow = compiledNow;
     if (!pk->error.empty()) {
       // The partition's kernels could not be built: every arch fails with the build's error.
       kc.name = QStringLiteral("kernel%1").arg(part.id);
@@ -191,7 +197,7 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
       continue;
     }
     if (pk->kernels.empty()) continue;  // views only: nothing to launch
-    (pk->compiled_here ? data->compiled : data->reused) += 1;
+    (compiledNow ? data->compiled : data->reused) += 1;
     for (const CompiledKernel& ck : pk->kernels) {
       // A partition split into launches (kernelN.0, kernelN.1, ...) shows them as one row:
       // names and sources joined, per arch the most registers and shared memory, the spills

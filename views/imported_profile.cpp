@@ -163,20 +163,7 @@ ImportedProfilePanel::ImportedProfilePanel(QWidget* parent)
 
 void ImportedProfilePanel::setData(ExternalProfileDataPtr data) {
   m_model->setData(data);
-  if (!data || !data->profile) return;
-  m_summary->setText(summary());
-}
-
-void ImportedProfilePanel::importFile(const QString& path, PlanDataPtr plan) {
-  auto profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
-  setData(mapExternalProfile(std::move(plan), std::move(profile)));
-}
-
-bool ImportedProfilePanel::followPlan(PlanDataPtr plan) {
-  const ExternalProfileDataPtr d = data();
-  if (!d) return false;
-  setData(mapExternalProfile(std::move(plan), d->profile));
-  return true;
+  m_summary->setText(data && data->profile ? summary() : QString());
 }
 
 QString ImportedProfilePanel::summary() const {

@@ -60,14 +60,10 @@ class ImportedProfilePanel : public QWidget {
   Q_OBJECT
  public:
   explicit ImportedProfilePanel(QWidget* parent = nullptr);
+  /// Shows `data` (null: none); the profile itself belongs to the model's ExplorerSession.
   void setData(ExternalProfileDataPtr data);
   /// The imported profile mapped onto the plan on screen (null: none).
   ExternalProfileDataPtr data() const { return m_model->profileData(); }
-  /// Reads the timing file at `path` and maps it onto `plan`; throws UserError (naming the file
-  /// and the reason) when it cannot be read, and then keeps what it showed.
-  void importFile(const QString& path, PlanDataPtr plan);
-  /// The imported profile follows a new plan (kernel numbers, nodes); false when none is shown.
-  bool followPlan(PlanDataPtr plan);
   ImportedProfileModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
   QString summary() const;

@@ -28,6 +28,22 @@ QString compactBytes(double v) {
   return QString::number(v, 'f', u == 0 || v >= 100 ? 0 : 1) + QLatin1String(units[u]);
 }
 
+QString timeWithUnit(double us) {
+  const char* unit = " µs";
+  double v = us;
+  if (std::abs(us) >= 1e6) {
+    v = us / 1e6;
+    unit = " s";
+  } else if (std::abs(us) >= 1e3) {
+    v = us / 1e3;
+    unit = " ms";
+  }
+  // Three significant digits: 2 decimals below 10, 1 below 100, none above; 3 below 1 µs.
+  const double a = std::abs(v);
+  const int decimals = a < 1 ? 3 : a < 10 ? 2 : a < 100 ? 1 : 0;
+  return QString::number(v, 'f', decimals) + QString::fromUtf8(unit);
+}
+
 QString estimateDelta(double beforeUs, double afterUs) {
   const double d = afterUs - beforeUs;
   if (std::abs(d) < 0.05) return QObject::tr("no change in est. time");
@@ -179,7 +195,7 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
       if (sort) return us;
       // An emulator time is a CPU time: never shown as if it were the GPU's.
       return m_profile->gpuTime() ? QString::number(us, 'f', 2)
-                                  : tr("%1 (CPU)").arg(QString::number(us, 'f', 0));
+                                  : tr("%1 (CPU)").arg(timeWithUnit(us));
     }
     default:
       return {};
@@ -235,7 +251,7 @@ QString PartitionTableModel::header(int column) const {
     case ShareColumn:
       return tr("Share");
     case MeasuredColumn:
-      return m_profile && !m_profile->gpuTime() ? tr("Emul. µs") : tr("Meas. µs");
+      return m_profile && !m_profile->gpuTime() ? tr("Emul. time") : tr("Meas. µs");
     case RegisterColumn:
       return tr("Regs");
     case SharedColumn:

@@ -63,6 +63,9 @@ class PartitionTableModel : public TableModel {
 /// "1.2 G", "340 M", "12 k" (base 1000, FLOPs) or "1.5 MiB" (bytes).
 QString compactCount(double v);
 QString compactBytes(double v);
+/// `us` microseconds with three significant digits in the unit that fits: "12.3 s", "845 ms",
+/// "1.23 ms", "12.3 µs" (an emulator's CPU times run to millions of µs).
+QString timeWithUnit(double us);
 /// The change from `beforeUs` to `afterUs`: "−5.1 µs, −2.9%", "+0.4 µs, +0.2%", "no change".
 QString estimateDelta(double beforeUs, double afterUs);
 

@@ -50,7 +50,8 @@ ExportOutcome writeBundle(const plan::FusionPlan& plan, const std::string& model
 }
 
 ExportOutcome writeReport(const plan::FusionPlan& plan, const plan::Decisions& edits,
-                          const std::string& model, const std::string& path) {
+                          const std::string& model, const std::string& path,
+                          const std::string& measurements) {
   try {
     report::ReportOptions o;
     o.strategies = {plan.strategy};
@@ -58,7 +59,10 @@ ExportOutcome writeReport(const plan::FusionPlan& plan, const plan::Decisions& e
     o.precision = plan.precision;
     o.edits = edits;
     o.code = report::format_has_code(report::report_format(path));
-    const size_t bytes = report::write_report(report::gather_report(model, o), path);
+    report::Report r = report::gather_report(model, o);
+    if (!measurements.empty())
+      report::parse_measurements(measurements, "the explorer's profile run", r.plans);
+    const size_t bytes = report::write_report(r, path);
     return {true, QObject::tr("Wrote the report %1 (%2 kB)")
                       .arg(QString::fromStdString(path))
                       .arg(bytes / 1024)};

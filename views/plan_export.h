@@ -27,9 +27,11 @@ ExportOutcome writePlanJson(const plan::FusionPlan& plan, const std::string& mod
 ExportOutcome writeBundle(const plan::FusionPlan& plan, const std::string& model,
                           const std::string& dir);
 /// A report of the plan (HTML, JSON, CSV or DOT by `path`'s extension) with the user's `edits`:
-/// the plan before and after them.
+/// the plan before and after them. `measurements`: a profile run of the plan in the shape of
+/// `souffle-cli profile --json` (empty: none), its times beside the estimates.
 ExportOutcome writeReport(const plan::FusionPlan& plan, const plan::Decisions& edits,
-                          const std::string& model, const std::string& path);
+                          const std::string& model, const std::string& path,
+                          const std::string& measurements = {});
 /// The walk-through: one HTML page per pipeline step, the first at `path`, the others beside it.
 ExportOutcome writeWalkthrough(const plan::FusionPlan& plan, const plan::Decisions& decisions,
                                const std::string& model, const std::string& path);

@@ -378,21 +378,65 @@ int64_t count_flops(const Expr& body) {
     data[e.get()] = d;
     return d;
   };
-  int64_t flops = 0;
-  te::for_each_node(body, [&](const Expr& e) {
+  // Each operation on data once (shared nodes once).
+  auto counts = [&](const Expr& e) -> bool {
     switch (e.kind()) {
       case ExprKind::Unary:
       case ExprKind::Binary:
       case ExprKind::Call:
-        if (on_data(e)) ++flops;
-        break;
+        return on_data(e);
       case ExprKind::Select:
-        if (on_data(e.as<te::Select>()->cond)) ++flops;
-        break;
+        return on_data(e.as<te::Select>()->cond);
       default:
-        break;
+        return false;
     }
-  });
+  };
+  auto all_of = [&](const Expr& e) {
+    int64_t n = 0;
+    te::for_each_node(e, [&](const Expr& x) { n += counts(x); });
+    return n;
+  };
+  // A select on an index predicate (a horizontally fused TE's operands, a concatenation) runs
+  // one of its branches at each point: only the costlier counts. A select on data computes
+  // both (predicated), as before.
+  std::unordered_set<const te::ExprNode*> seen;
+  int64_t flops = 0;
+  std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    if (!e.defined() || !seen.insert(e.get()).second) return;
+    flops += counts(e);
+    switch (e.kind()) {
+      case ExprKind::Unary:
+        walk(e.as<te::Unary>()->a);
+        return;
+      case ExprKind::Binary:
+        walk(e.as<te::Binary>()->a);
+        walk(e.as<te::Binary>()->b);
+        return;
+      case ExprKind::Call:
+        for (const Expr& a : e.as<te::Call>()->args) walk(a);
+        return;
+      case ExprKind::Select: {
+        const auto* s = e.as<te::Select>();
+        walk(s->cond);
+        if (on_data(s->cond)) {
+          walk(s->t);
+          walk(s->f);
+        } else {
+          walk(all_of(s->t) >= all_of(s->f) ? s->t : s->f);
+        }
+        return;
+      }
+      case ExprKind::Cast:
+        walk(e.as<te::Cast>()->a);
+        return;
+      case ExprKind::Read:
+        for (const Expr& a : e.as<te::Read>()->indices) walk(a);
+        return;
+      default:
+        return;
+    }
+  };
+  walk(body);
   return flops;
 }
 

@@ -10,7 +10,9 @@ ReadInfo analyze_read(const te::Read& read, const te::ComputeOp& op);
 
 /// Arithmetic ops in one evaluation of `body`: each Unary/Binary/Call on data (not on index
 /// math) counts 1, a Select counts 1 when its condition depends on data; casts, reads and
-/// index arithmetic are free. Shared nodes count once.
+/// index arithmetic are free. Shared nodes count once. A Select on an index predicate runs one
+/// branch at each point (a horizontally fused TE picks its operands so): only its costlier
+/// branch counts.
 int64_t count_flops(const te::Expr& body);
 
 }  // namespace souffle::analysis

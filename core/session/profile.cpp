@@ -2,6 +2,9 @@
 
 #include <stdlib.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -496,3 +499,19 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
 }
 
 }  // namespace souffle
+std::string verification_summary(const ProfileReport& r) {
+  if (r.outputs.empty()) return r.verify_note.empty() ? "" : "not verified: " + r.verify_note;
+  double rtol = 0, atol = 0, max_abs = 0, max_l2 = 0;
+  for (const OutputMeasurement& o : r.outputs) {
+    if (!o.ok) return "outputs differ: " + o.name + ": " + o.detail;
+    rtol = std::max(rtol, o.rtol);
+    atol = std::max(atol, o.atol);
+    max_abs = std::max(max_abs, o.max_abs);
+    max_l2 = std::max(max_l2, o.rel_l2);
+  }
+  return fmt::format(
+      "outputs verified: every element within rtol {:g} + atol {:g} (max abs error {:.2g}, max "
+      "relative L2 {:.2g})",
+      rtol, atol, max_abs, max_l2);
+}
+

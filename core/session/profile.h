@@ -120,6 +120,12 @@ nlohmann::json profile_report_json(const ProfileReport& r);
 ProfileReport profile_report_from_json(const nlohmann::json& j);
 
 /// Why profiling with `options` cannot start on this machine, or "" when it may: a local CUDA
+
+/// One line on how the outputs compared (compare.h), for the explorer and the CLI: "outputs
+/// verified: every element within rtol 0.0001 + atol 1e-05 (max abs error 1.4e-06, max relative
+/// L2 1.8e-07)", "outputs differ: NAME: DETAIL", "not verified: NOTE", or "" when there was no
+/// output to verify.
+std::string verification_summary(const ProfileReport& r);
 /// backend needs a driver and a device; any backend needs a runner to start.
 std::string profile_unavailable_reason(const ProfileOptions& options);
 

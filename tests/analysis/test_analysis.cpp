@@ -256,6 +256,32 @@ TEST(Analysis, QkvHasSpatialReuse) {
   EXPECT_EQ(an.total_flops, 3 * 2 * 16 * 32 * 32 + 2 * 16 * 32);
 }
 
+// A horizontally fused GEMM picks one operand pair per point by an index predicate: it does one
+// GEMM's work per output element, not the sum of its branches'; a select on data computes both.
+TEST(Analysis, SelectOnAnIndexCountsOneBranch) {
+  auto x = te::make_input("X", {16, 32}, DType::Float32);
+  auto wq = te::make_input("Wq", {32, 32}, DType::Float32);
+  auto wk = te::make_input("Wk", {32, 32}, DType::Float32);
+  auto wv = te::make_input("Wv", {32, 32}, DType::Float32);
+  auto qkv = te::reduce(
+      "QKV", {3, 16, 32}, DType::Float32, te::ReduceKind::Sum, {32},
+      [&](const Idx& i, const Idx& r) {
+        auto a = te::read(x, {i[1], r[0]});
+        auto pick = [&](const te::Tensor& w) { return a * te::read(w, {r[0], i[2]}); };
+        return te::select(te::eq(i[0], te::imm(DType::Int64, 0)), pick(wq),
+                          te::select(te::eq(i[0], te::imm(DType::Int64, 1)), pick(wk), pick(wv)));
+      });
+  auto relu = te::compute("R", {16, 32}, DType::Float32, [&](const Idx& i) {
+    auto v = te::read(x, i);
+    return te::select(te::gt(v, te::float_imm(0)), v * 2.0, v * 0.5);
+  });
+  Analysis an = analyze(program({x, wq, wk, wv}, {qkv, relu}));
+  EXPECT_EQ(an.tes[0].flops_per_point, 2);  // one multiply and the fold, as one GEMM
+  EXPECT_EQ(an.tes[0].flops, 2 * 3 * 16 * 32 * 32);
+  EXPECT_EQ(an.tes[0].kind, Intensity::Compute);
+  EXPECT_EQ(an.tes[1].flops_per_point, 4);  // the comparison, the select and both products
+}
+
 TEST(Analysis, PrintedText) {
   auto x = te::make_input("x", {2, 3}, DType::Float32);
   auto t = te::compute("t", {3, 2}, DType::Float32, [&](const Idx& i) {

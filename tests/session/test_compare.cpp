@@ -12,6 +12,7 @@
 #include "core/gpu/spec.h"
 #include "core/session/compare.h"
 #include "core/session/load.h"
+#include "core/session/profile.h"
 #include "core/session/verify.h"
 #include "core/session/verify_kernels.h"
 
@@ -188,6 +189,37 @@ TEST(Verify, AWrongScoreFailsAtTeAndKernelLevel) {
   EXPECT_TRUE(k.error.empty()) << k.error;
   EXPECT_FALSE(k.ok());
   EXPECT_EQ(k.outputs.mismatches, 1);
+}
+
+TEST(Compare, AProfileRunSaysHowItsOutputsCompared) {
+  ProfileReport r;
+  EXPECT_EQ(verification_summary(r), "");
+  r.verify_note = "the bundle has no expected outputs";
+  EXPECT_EQ(verification_summary(r), "not verified: the bundle has no expected outputs");
+  OutputMeasurement a;
+  a.name = "scores";
+  a.ok = true;
+  a.rtol = 1e-4;
+  a.atol = 1e-5;
+  a.max_abs = 1.2e-7;
+  a.rel_l2 = 9.4e-4;
+  r.outputs = {a};
+  EXPECT_EQ(verification_summary(r),
+            "outputs verified: every element within rtol 0.0001 + atol 1e-05 (max abs error "
+            "1.2e-07, max relative L2 0.00094)");
+  OutputMeasurement b = a;
+  b.name = "boxes";
+  b.ok = false;
+  b.detail = "3 of 40 elements outside rtol 0.0001 + atol 1e-05";
+  r.outputs.push_back(b);
+  EXPECT_EQ(verification_summary(r),
+            "outputs differ: boxes: 3 of 40 elements outside rtol 0.0001 + atol 1e-05");
+  // Saved and read back, a run keeps its figures.
+  const ProfileReport back = profile_report_from_json(profile_report_json(r));
+  ASSERT_EQ(back.outputs.size(), 2u);
+  EXPECT_EQ(back.outputs[1].detail, b.detail);
+  EXPECT_EQ(back.outputs[0].max_abs, a.max_abs);
+  EXPECT_EQ(back.outputs[0].rtol, a.rtol);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTextBlock>
 #include <QtTest>
 
@@ -506,12 +507,14 @@ void TestCodeCharts::profileOnTheEmulatorFillsTheTable() {
   QVERIFY(!data->gpuTime());
   QVERIFY(!w.isErrorShown());
   // Every kernel measured, and labelled as the emulator's CPU time, never as a GPU time.
+  // CPU times run to millions of µs: three significant digits with their unit, never cut off.
+  const QRegularExpression shown(QStringLiteral("^\\d+(\\.\\d+)? (s|ms|µs) \\(CPU\\)$"));
   for (int r = 0; r < model->rowCount(); ++r) {
     const QString t = model->data(model->index(r, PartitionTableModel::MeasuredColumn)).toString();
-    QVERIFY2(t.endsWith(QStringLiteral("(CPU)")), qPrintable(t));
+    QVERIFY2(shown.match(t).hasMatch(), qPrintable(t));
   }
   QCOMPARE(model->headerData(PartitionTableModel::MeasuredColumn, Qt::Horizontal).toString(),
-           QStringLiteral("Emul. µs"));
+           QStringLiteral("Emul. time"));
   QChart* time = w.chartsPanel()->view(ChartsPanel::TimeTab)->chart();
   bool labelled = false;
   for (QAbstractSeries* s : time->series())
@@ -519,6 +522,21 @@ void TestCodeCharts::profileOnTheEmulatorFillsTheTable() {
       for (QBarSet* set : bars->barSets())
         labelled |= set->label().contains(QStringLiteral("no GPU"));
   QVERIFY(labelled);
+
+  // A report exported now carries the measured times (and says whose).
+  {
+    QTemporaryDir dir;
+    const QString report = dir.filePath(QStringLiteral("mmoe-report.html"));
+    QSignalSpy exported(&w, &MainWindow::reportExported);
+    QVERIFY(w.exportReport(report));
+    QVERIFY(exported.wait(300000));
+    QVERIFY2(exported.front().front().toBool(), qPrintable(exported.front().back().toString()));
+    QFile f(report);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(f.readAll());
+    QVERIFY(!html.contains(QStringLiteral("No measured times were given")));
+    QVERIFY(html.contains(QStringLiteral("Measured times are shown")));
+  }
 
   // A runner that dies mid-run: the problems panel names the kernel, the window stays usable.
   qputenv("SOUFFLE_RUNNER_ABORT_AT", "kernel2");

@@ -65,6 +65,9 @@ void print_report(const ProfileReport& r) {
                                    : fmt::format("{:.0f}%", 100 * k.achieved_occupancy));
   }
   if (!r.counters_note.empty() && gpu) std::cout << "  counters: " << r.counters_note << "\n";
+  if (r.dropped_records > 0)
+    std::cout << "  CUPTI dropped " << r.dropped_records
+              << " activity records: kernels timed by CUDA events\n";
   for (const OutputMeasurement& o : r.outputs)
     std::cout << fmt::format(
         "  output {:<30} {} {}\n", o.name, o.ok ? "ok      " : "MISMATCH",

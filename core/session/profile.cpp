@@ -115,6 +115,7 @@ json profile_report_json(const ProfileReport& r) {
             {"graph_us", r.graph_us},
             {"graph_note", r.graph_note},
             {"counters_note", r.counters_note},
+            {"dropped_records", r.dropped_records},
             {"est_total_us", r.est_total_us},
             {"outputs", outs},
             {"verified", r.verified},
@@ -199,6 +200,7 @@ ProfileReport read_profile_report(const json& j) {
   r.graph_us = field(j, "graph_us", "", 0.0);
   r.graph_note = s("graph_note");
   r.counters_note = s("counters_note");
+  r.dropped_records = field(j, "dropped_records", "", int64_t{0});
   r.est_total_us = field(j, "est_total_us", "", 0.0);
   if (auto o = j.find("outputs"); o != j.end() && o->is_array())
     for (const json& x : *o) {
@@ -327,6 +329,15 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
                  " MHz, memory up to " + std::to_string(devs[0].value("memory_clock_mhz", 0)) +
                  " MHz";
   }
+  // A dead runner is restarted for the next plan (a fault kills only the runner).
+  auto restart_if_dead = [&] {
+    if (m_runner->alive()) return;
+    try {
+      m_runner = std::make_unique<RunnerProcess>(m_command);
+      m_runner->call({{"op", "hello"}, {"protocol", 1}}, 60);
+    } catch (const RunnerFailure&) {
+    }
+  };
   auto say = [&](const std::string& s) {
     if (m_options.progress) m_options.progress(s);
   };
@@ -411,45 +422,8 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     r.graph_us = stats_from(p.value("graph_us", json::object())).median;
     r.graph_note = p.value("graph_note", "");
     r.counters_note = p.value("counters_note", "");
+    r.dropped_records = p.value("dropped_records", int64_t{0});
     const json counters = p.value("counters", json::array());
-    bool has_reference = false;
-    try {
-      json req = {{"op", "verify"}};
-      if (m_options.rtol) req["rtol"] = *m_options.rtol;
-      if (m_options.atol) req["atol"] = *m_options.atol;
-      json v = m_runner->call(req, m_options.timeout_s, on_event, m_options.cancel);
-      has_reference = true;
-      r.verified = v.value("pass", false);
-      auto number = [](const json& o, const char* key) {
-        auto it = o.find(key);
-        return it != o.end() && it->is_number() ? it->get<double>() : NAN;
-      };
-      for (const json& o : v.value("outputs", json::array())) {
-        OutputMeasurement m;
-        m.name = o.value("name", "");
-        m.ok = o.value("ok", false);
-        m.rel_l2 = number(o, "rel_l2");
-        m.rtol = number(o, "rtol");
-        m.atol = number(o, "atol");
-        m.max_abs = number(o, "max_abs");
-        m.max_rel = number(o, "max_rel");
-        m.mismatches = o.value("mismatches", int64_t{0});
-        m.elements = o.value("elements", int64_t{0});
-        m.detail = o.value("detail", "");
-        r.outputs.push_back(std::move(m));
-      }
-    } catch (const RunnerFailure& e) {
-      if (e.code() != "no_reference") throw;
-      r.verify_note = e.what();
-    }
-    if (has_reference && !r.verified) {
-      r.error = "an output differs from the reference";
-      for (const OutputMeasurement& o : r.outputs)
-        if (!o.ok) {
-          r.error += ": " + o.name + ", " + o.detail;
-          break;
-        }
-    }
     std::map<int, double> est;
     std::map<int, int64_t> est_bytes;
     for (const plan::Partition& part : plan.partitions) {
@@ -483,22 +457,63 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       r.kernels_us += m.time_us.median;
       r.kernels.push_back(m);
     }
+    bool has_reference = false;
+    try {
+      json req = {{"op", "verify"}};
+      if (m_options.rtol) req["rtol"] = *m_options.rtol;
+      if (m_options.atol) req["atol"] = *m_options.atol;
+      json v = m_runner->call(req, m_options.timeout_s, on_event, m_options.cancel);
+      has_reference = true;
+      r.verified = v.value("pass", false);
+      auto number = [](const json& o, const char* key) {
+        auto it = o.find(key);
+        return it != o.end() && it->is_number() ? it->get<double>() : NAN;
+      };
+      for (const json& o : v.value("outputs", json::array())) {
+        OutputMeasurement m;
+        m.name = o.value("name", "");
+        m.ok = o.value("ok", false);
+        m.rel_l2 = number(o, "rel_l2");
+        m.rtol = number(o, "rtol");
+        m.atol = number(o, "atol");
+        m.max_abs = number(o, "max_abs");
+        m.max_rel = number(o, "max_rel");
+        m.mismatches = o.value("mismatches", int64_t{0});
+        m.elements = o.value("elements", int64_t{0});
+        m.detail = o.value("detail", "");
+        r.outputs.push_back(std::move(m));
+      }
+    } catch (const RunnerFailure& e) {
+      if (e.code() == "no_reference") {
+        r.verify_note = e.what();
+      } else if (!m_runner->alive()) {
+        // The runner answered the profile and then exited (a fault in the graph replay or the
+        // counted run, named in graph_note or counters_note, poisons its context): the timings
+        // stand, the outputs could not be read back.
+        r.verify_note = std::string("the runner exited after the profile: ") + e.what();
+        r.error = "the outputs were not verified: the runner exited after the timed runs (" +
+                  std::string(e.what()) + ")";
+        restart_if_dead();
+      } else {
+        throw;
+      }
+    }
+    if (has_reference && !r.verified) {
+      r.error = "an output differs from the reference";
+      for (const OutputMeasurement& o : r.outputs)
+        if (!o.ok) {
+          r.error += ": " + o.name + ", " + o.detail;
+          break;
+        }
+    }
   } catch (const RunnerFailure& e) {
     r.error = e.what();
     r.error_kernel = e.kernel();
-    if (!m_runner->alive()) {
-      // A dead runner is restarted for the next plan (a fault kills only the runner).
-      try {
-        m_runner = std::make_unique<RunnerProcess>(m_command);
-        m_runner->call({{"op", "hello"}, {"protocol", 1}}, 60);
-      } catch (const RunnerFailure&) {
-      }
-    }
+    restart_if_dead();
   }
   return r;
 }
 
-}  // namespace souffle
 std::string verification_summary(const ProfileReport& r) {
   if (r.outputs.empty()) return r.verify_note.empty() ? "" : "not verified: " + r.verify_note;
   double rtol = 0, atol = 0, max_abs = 0, max_l2 = 0;
@@ -515,3 +530,4 @@ std::string verification_summary(const ProfileReport& r) {
       rtol, atol, max_abs, max_l2);
 }
 
+}  // namespace souffle

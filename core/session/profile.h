@@ -102,7 +102,10 @@ struct ProfileReport {
   double graph_us = 0;       ///< median of the run replayed as a CUDA graph (0: none)
   std::string graph_note;
   std::string counters_note;  ///< why there are no hardware counters, when there are none
-  double est_total_us = 0;    ///< the plan's estimate
+  /// Activity records CUPTI dropped (its buffers overflowed): the kernels were then timed by
+  /// CUDA events, and timer_note says so.
+  int64_t dropped_records = 0;
+  double est_total_us = 0;  ///< the plan's estimate
   std::vector<OutputMeasurement> outputs;
   bool verified = false;    ///< every output element within its tolerance of the reference
   std::string verify_note;  ///< why nothing was verified, when nothing was
@@ -117,15 +120,15 @@ struct ProfileReport {
 std::string plan_key(const plan::FusionPlan& plan);
 
 nlohmann::json profile_report_json(const ProfileReport& r);
-ProfileReport profile_report_from_json(const nlohmann::json& j);
-
-/// Why profiling with `options` cannot start on this machine, or "" when it may: a local CUDA
 
 /// One line on how the outputs compared (compare.h), for the explorer and the CLI: "outputs
 /// verified: every element within rtol 0.0001 + atol 1e-05 (max abs error 1.4e-06, max relative
 /// L2 1.8e-07)", "outputs differ: NAME: DETAIL", "not verified: NOTE", or "" when there was no
 /// output to verify.
 std::string verification_summary(const ProfileReport& r);
+ProfileReport profile_report_from_json(const nlohmann::json& j);
+
+/// Why profiling with `options` cannot start on this machine, or "" when it may: a local CUDA
 /// backend needs a driver and a device; any backend needs a runner to start.
 std::string profile_unavailable_reason(const ProfileOptions& options);
 

@@ -543,5 +543,55 @@ TEST(ProfileSession, ACudaBackendWithoutAGpuSaysWhatIsMissing) {
   }
 }
 
+TEST(ProfileSession, ARunnerThatExitsAfterTheProfileKeepsTheTimings) {
+  // A fault in the graph replay or the counted run poisons the runner's context: it answers
+  // the profile with the timings and exits. The report keeps the timings, says the outputs were
+  // not verified, and the next profile starts a new runner. A proxy in front of the emulator
+  // runner stands in for that runner: it passes every line on and exits after the profile.
+  const fs::path dir = fs::temp_directory_path() / "souffle_exit_after_profile";
+  fs::create_directories(dir);
+  const fs::path proxy = dir / "proxy.py";
+  std::ofstream(proxy) << R"(import json, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+for line in sys.stdin:
+    req = json.loads(line)
+    child.stdin.write(line); child.stdin.flush()
+    while True:
+        out = child.stdout.readline()
+        if not out:
+            sys.exit(0)
+        sys.stdout.write(out); sys.stdout.flush()
+        msg = json.loads(out)
+        if "id" in msg and msg["id"] == req.get("id"):
+            break
+    if req.get("op") == "profile":
+        child.kill()
+        sys.exit(3)
+)";
+  ProfileOptions o;
+  o.backend = "emulator";
+  o.runner = "python3 " + proxy.string() + " " + kRunner + " --backend emulator";
+  o.runs = 1;
+  o.warmup = 0;
+  ProfileSession s(o);
+  const LoadedModel& m = test::sample_model("mmoe");
+  PipelineOptions pipe;
+  pipe.gpu = gpu::gpu_spec("a100");
+  pipe.strategy = plan::Strategy::Souffle;
+  const plan::FusionPlan p = plan::plan(m.program, plan_options(pipe));
+  const ProfileReport r = s.profile(test::sample_model_path("mmoe"), p);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.kernels.size(), p.partitions.size());
+  EXPECT_GT(r.kernels_us, 0);
+  EXPECT_FALSE(r.verified);
+  EXPECT_NE(r.error.find("not verified"), std::string::npos) << r.error;
+  EXPECT_NE(r.verify_note.find("exited after the profile"), std::string::npos) << r.verify_note;
+  // A new runner (through the same proxy, which now exits after its first profile again)
+  // answers the next plan.
+  const ProfileReport again = s.profile(test::sample_model_path("mmoe"), p);
+  EXPECT_EQ(again.kernels.size(), p.partitions.size());
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace souffle

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/session/profile.h"
+#include "views/explorer_session.h"
 #include "views/partition_table_model.h"
 
 namespace souffle::views {
@@ -14,15 +15,16 @@ KernelRuns::KernelRuns(QObject* parent)
 QString KernelRuns::setPlan(const PlanDataPtr& plan) {
   dropCompile();
   m_profile.reset();
-  if (!plan) return {};
-  auto it = m_measurements.find(plan_key(*plan->plan));
-  if (it == m_measurements.end()) return {};
+  if (!plan || !m_session) return {};
+  const std::string key = plan_key(*plan->plan);
+  const std::optional<std::string> kept = m_session->measurement(key);
+  if (!kept) return {};
   try {
-    m_profile = makeProfileData(plan, profile_report_from_json(nlohmann::json::parse(it->second)));
+    m_profile = makeProfileData(plan, profile_report_from_json(nlohmann::json::parse(*kept)));
   } catch (const std::exception& ex) {
     // A kept run this build cannot read (a colleague's project, a hand edit) is dropped; the
     // plan and the user's edits stay.
-    m_measurements.erase(it);
+    m_session->dropMeasurement(key);
     return QString::fromUtf8(ex.what());
   }
   return {};
@@ -35,24 +37,9 @@ void KernelRuns::dropCompile() {
 
 void KernelRuns::keepProfile(ProfileDataPtr data) {
   m_profile = std::move(data);
-  m_measurements[m_profile->report.plan_key] = profile_report_json(m_profile->report).dump();
-}
-
-std::vector<std::string> KernelRuns::measurements() const {
-  std::vector<std::string> out;
-  for (const auto& [key, text] : m_measurements) out.push_back(text);
-  return out;
-}
-
-void KernelRuns::setMeasurements(const std::vector<std::string>& reports) {
-  m_measurements.clear();
-  for (const std::string& t : reports) {
-    try {
-      nlohmann::json j = nlohmann::json::parse(t);
-      m_measurements[j.value("plan_key", std::string())] = t;
-    } catch (const std::exception&) {
-    }
-  }
+  if (m_session)
+    m_session->keepMeasurement(m_profile->report.plan_key,
+                               profile_report_json(m_profile->report).dump());
 }
 
 CompileFailure firstCompileFailure(const CompileData& data) {
@@ -110,14 +97,11 @@ QString profileSummary(const ProfileData& data) {
   const QString measured =
       r.gpu_time() ? QObject::tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
                    : QObject::tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
-  // How the outputs compared: element-wise, with the tolerance and the largest errors.
-  const std::string verification = verification_summary(r);
   return QObject::tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
       .arg(r.kernels.size())
       .arg(data.label(), measured)
       .arg(r.est_total_us, 0, 'f', 1)
-      .arg(verification.empty() ? QString()
-                                : QStringLiteral("; ") + QString::fromStdString(verification));
+      .arg(r.verified ? QObject::tr(", outputs verified") : QString());
 }
 
 }  // namespace souffle::views

@@ -1,6 +1,6 @@
 /// \file The compile and profile runs of the plan on screen: both runners, the last compile, the
-/// measurements shown and every profile run kept for this session's plans (by plan key, which a
-/// project saves), and the texts the window shows of them.
+/// measurements shown (the runs kept for the model's plans live in its ExplorerSession), and the
+/// texts the window shows of them.
 #pragma once
 
 #include <QObject>
@@ -12,6 +12,8 @@
 #include "views/profile_runner.h"
 
 namespace souffle::views {
+
+class ExplorerSession;
 
 class KernelRuns : public QObject {
   Q_OBJECT
@@ -25,6 +27,9 @@ class KernelRuns : public QObject {
   /// The measurements shown (null before a profile of the plan on screen).
   ProfileDataPtr profileData() const { return m_profile; }
 
+  /// The session whose kept profile runs setPlan and keepProfile use (a new model's).
+  void setSession(ExplorerSession* session) { m_session = session; }
+
   /// A new plan is on screen: a compile in progress is cancelled and the last one dropped (its
   /// results would not match the kernels); a kept profile run of this very plan (same strategy,
   /// GPU, precision and edits) comes back as profileData. A kept run that cannot be read is
@@ -34,20 +39,15 @@ class KernelRuns : public QObject {
   void dropCompile();
   /// Keeps `data` as the compile of the plan on screen.
   void keepCompile(CompileDataPtr data) { m_compile = std::move(data); }
-  /// Keeps `data` as the measurements shown and among those kept for its plan.
+  /// Keeps `data` as the measurements shown and, in the session, among those kept for its plan.
   void keepProfile(ProfileDataPtr data);
-
-  /// Every profile run kept (profile_report_json texts); setMeasurements replaces them (a
-  /// project being opened; texts that are not JSON are skipped).
-  std::vector<std::string> measurements() const;
-  void setMeasurements(const std::vector<std::string>& reports);
 
  private:
   CompileRunner* m_compiler;
   ProfileRunner* m_profiler;
   CompileDataPtr m_compile;
   ProfileDataPtr m_profile;
-  std::map<std::string, std::string> m_measurements;  ///< by plan_key
+  ExplorerSession* m_session = nullptr;
 };
 
 /// The first failed compile of a compile: the build error, else the first (kernel, arch) that
@@ -61,8 +61,7 @@ CompileFailure firstCompileFailure(const CompileData& data);
 /// "Compiled 12 kernels for sm_80 and sm_90 in 3.1 s: up to 96 registers, 0 B spilled", or how
 /// many compiles failed.
 QString compileSummary(const CompileData& data);
-/// "Profiled 12 kernels, measured on …: 85.3 µs (estimated 91.0 µs); outputs verified: every
-/// element within rtol 0.0001 + atol 1e-05 (max abs error …)" (verification_summary).
+/// "Profiled 12 kernels, measured on …: 85.3 µs (estimated 91.0 µs), outputs verified".
 QString profileSummary(const ProfileData& data);
 
 }  // namespace souffle::views

@@ -24,6 +24,7 @@
 #include <QToolBar>
 #include <QToolTip>
 #include <QUndoView>
+#include <nlohmann/json.hpp>
 
 #include "core/session/profile.h"
 #include "core/support/error.h"
@@ -92,6 +93,7 @@ MainWindow::MainWindow(QWidget* parent)
   createKernelViews();
   updateColors();
   wire();
+  beginSession(QString(), true);
 
   updateStatus();
 }
@@ -224,6 +226,7 @@ void MainWindow::wire() {
     if (on) refreshExplorerViews();
   });
   connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
+    if (m_session) m_session->setStepping(on);
     if (on) {
       refreshExplorerViews();
     } else {
@@ -425,7 +428,12 @@ void MainWindow::openDialog() {
 }
 
 void MainWindow::openModel(const QString& path) {
-  m_lastPath = QFileInfo(path).absoluteFilePath();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  if (!m_session->isFor(absolute)) {
+    if (!m_project->confirmLeave()) return;  // Cancel: the model on screen stays, edits too
+    beginSession(absolute);
+  }
+  m_lastPath = absolute;
   m_reloadAction->setEnabled(true);
   setBusy(true, tr("Loading %1…").arg(QFileInfo(path).fileName()));
   m_loader->load(m_lastPath);
@@ -446,7 +454,31 @@ void MainWindow::cancelLoad() {
   setBusy(false);
 }
 
+void MainWindow::beginSession(const QString& modelPath, bool fresh) {
+  const QString path = modelPath.isEmpty() ? QString() : QFileInfo(modelPath).absoluteFilePath();
+  if (m_session && !fresh && m_session->isFor(path)) return;
+  // A mode chosen on the welcome page (step-through before any model) is kept for the first
+  // model; the state of a model never reaches the next one.
+  const bool stepping = m_session && m_session->modelPath().isEmpty() && m_session->isStepping();
+  delete m_session;
+  m_session = new ExplorerSession(path, this);
+  m_session->setStepping(stepping);
+  m_runs->setSession(m_session);
+  m_runs->setPlan(nullptr);  // the compile and the measurements shown were the model's before
+  showImportedProfile();
+  m_importedDock->hide();
+  if (!stepping) {
+    m_stepsDock->hide();
+    m_steps->clear();
+    m_graph->highlightNodes({});
+    m_graphPage->setPlanShown(true);
+  }
+  m_editor->reset();
+  m_project->sessionStarted();
+}
+
 void MainWindow::closeModel() {
+  if (!m_project->confirmLeave()) return;  // Cancel: the model stays open
   m_loader->cancel();
   m_planner->cancel();
   m_plan.reset();
@@ -455,6 +487,7 @@ void MainWindow::closeModel() {
   m_code->setPlan(nullptr);
   m_charts->setPlan(nullptr);
   m_data.reset();
+  beginSession(QString());
   refreshExplorerViews();
   m_graphPage->clear();
   m_nodes->setModelData(nullptr);
@@ -685,8 +718,7 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     showError(e);
   }
   refreshCompare();
-  if (m_importedPanel->followPlan(m_plan))  // an imported profile follows (kernels, nodes)
-    m_kernels->model()->setImported(m_importedPanel->data());
+  if (m_session->importedProfile()) showImportedProfile();  // follows (kernels, nodes)
   m_graphPage->applyPlan();
   setBusy(!m_graph->isFinal());
   updateStatus();
@@ -736,8 +768,9 @@ bool MainWindow::importProfile(const QString& given) {
         tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
            "PyTorch profiler trace or ONNX Runtime profile (*.json);;All files (*)"));
   if (path.isEmpty()) return false;
+  std::shared_ptr<const ExternalProfile> profile;
   try {
-    m_importedPanel->importFile(path, m_plan);
+    profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
   } catch (const UserError& e) {
     LoadError err;
     err.file = QString::fromStdString(e.file());
@@ -747,7 +780,8 @@ bool MainWindow::importProfile(const QString& given) {
     showError(err);
     return false;
   }
-  m_kernels->model()->setImported(m_importedPanel->data());
+  m_session->setImportedProfile(std::move(profile));
+  showImportedProfile();
   m_importedDock->show();
   m_importedDock->raise();
   setHeatMetric(HeatMetric::MeasuredTime);
@@ -761,6 +795,14 @@ void MainWindow::setHeatMetric(HeatMetric metric) {
   m_planBar->setHeatMetric(metric);
   for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
   m_graphPage->setHeatMetric(metric);
+}
+
+void MainWindow::showImportedProfile() {
+  std::shared_ptr<const ExternalProfile> profile = m_session->importedProfile();
+  ExternalProfileDataPtr data =
+      profile && m_plan ? mapExternalProfile(m_plan, std::move(profile)) : nullptr;
+  m_importedPanel->setData(data);
+  m_kernels->model()->setImported(data);
 }
 
 ExternalProfileDataPtr MainWindow::importedProfile() const {
@@ -1140,10 +1182,17 @@ bool MainWindow::exportReport(const QString& given) {
         tr("HTML (*.html);;JSON (*.json);;CSV (*.csv);;Graphviz DOT (*.dot)"));
   if (path.isEmpty()) return false;
   say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
+  // The profile run of the plan on screen goes with it. A report with edits holds the plan
+  // before them too, and a run is read as the unedited plan's: then none is passed.
+  std::string measured;
+  if (ProfileDataPtr p = m_runs->profileData();
+      p && p->plan == m_plan && m_editor->decisions().edits.empty())
+    measured = nlohmann::json{{"strategies", {profile_report_json(p->report)}}}.dump();
   runExport(
       this,
       [plan = m_plan->plan, edits = m_editor->decisions(), model = m_lastPath.toStdString(),
-       out = path.toStdString()] { return writeReport(*plan, edits, model, out); },
+       out = path.toStdString(),
+       measured] { return writeReport(*plan, edits, model, out, measured); },
       [this](const ExportOutcome& o) {
         say(o.message, o.ok ? 8000 : 0);
         emit reportExported(o.ok, o.message);
@@ -1326,11 +1375,11 @@ void MainWindow::profileKernels() {
 }
 
 std::vector<std::string> MainWindow::measurements() const {
-  return m_runs->measurements();
+  return m_session->measurements();
 }
 
 void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
-  m_runs->setMeasurements(reports);
+  m_session->setMeasurements(reports);
 }
 
 void MainWindow::startProfile(const QString& backend) {

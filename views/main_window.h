@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "views/compile_runner.h"
+#include "views/explorer_session.h"
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
 #include "views/kernel_runs.h"
@@ -55,8 +56,16 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Starts loading `path` (off the GUI thread); a load in progress is dropped.
+  /// Starts loading `path` (off the GUI thread); a load in progress is dropped. Another model
+  /// than the one open first asks to save its unsaved edits (Cancel keeps it) and starts a new
+  /// session: nothing of the model before (edits, imported profile, step-through, kept
+  /// measurements) carries over.
   void openModel(const QString& path);
+  /// Ends the session of the model open and starts one for `modelPath` (empty: no model),
+  /// unless it is that model's and `fresh` is false. Asks nothing (see openModel).
+  void beginSession(const QString& modelPath, bool fresh = false);
+  /// What belongs to the model open (never null).
+  ExplorerSession* session() const { return m_session; }
   /// Restores geometry, dock layout and theme saved by the last session.
   void restoreSettings();
 
@@ -247,9 +256,13 @@ class MainWindow : public QMainWindow {
   void refreshCompare();
   /// The measured times of the plan on screen: an imported profile, else a profile run.
   MeasuredTimes measuredTimes() const;
+  /// The session's imported profile mapped onto the plan on screen, in its panel and the
+  /// kernel table (cleared when there is none).
+  void showImportedProfile();
 
   ModelLoader* m_loader;
   PlanRunner* m_planner;
+  ExplorerSession* m_session = nullptr;
   ModelDataPtr m_data;
   PlanDataPtr m_plan;
   bool m_teLevel = false;

@@ -1,5 +1,6 @@
 #include "views/project_controller.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -26,6 +27,20 @@ const char* kFilter = "Souffle projects (*.souffle);;All files (*)";
 /// The path stored inside an autosave: the project it was saved from, so a restore can keep it.
 const char* kOriginKey = "autosave_of";
 
+QString autosaveFolder() {
+  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+}
+
+/// This process's instances so far: tests open several windows in one process.
+int nextInstance() {
+  static int n = 0;
+  return n++;
+}
+
+QString lockPathOf(const QString& autosave) {
+  return autosave + QStringLiteral(".lock");
+}
+
 LoadError projectError(const QString& file, const UserError& e) {
   LoadError err;
   err.file = file;
@@ -36,33 +51,53 @@ LoadError projectError(const QString& file, const UserError& e) {
 
 }  // namespace
 
-ProjectController::ProjectController(MainWindow* window) : QObject(window), m_window(window) {
+ProjectController::ProjectController(MainWindow* window)
+    : QObject(window),
+      m_window(window),
+      m_autosavePath(autosaveFolder() + QStringLiteral("/autosave-%1-%2.souffle")
+                                            .arg(QCoreApplication::applicationPid())
+                                            .arg(nextInstance())) {
   m_timer.setSingleShot(true);
   m_timer.setInterval(2000);
   connect(&m_timer, &QTimer::timeout, this, &ProjectController::writeAutosave);
   connect(window->decisionEditor(), &DecisionEditor::changed, this, &ProjectController::touch);
   connect(window, &MainWindow::planned, this, &ProjectController::touch);
   connect(window, &MainWindow::planFailed, this, &ProjectController::touch);
-  connect(window, &MainWindow::modelLoaded, this, [this] {
-    // A different model than the decisions were made for: its decisions start empty.
-    const QString model = m_window->modelPath();
-    if (!m_decisionsModel.isEmpty() && model != m_decisionsModel) {
-      m_window->decisionEditor()->reset();
-      m_path.clear();
-      m_hasSaved = false;
-    }
-    m_decisionsModel = model;
-    touch();
-  });
+  connect(window, &MainWindow::modelLoaded, this, &ProjectController::touch);
 }
 
-QString ProjectController::autosavePath() {
-  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
-         QStringLiteral("/autosave.souffle");
+ProjectController::~ProjectController() {
+  m_timer.stop();
 }
 
-bool ProjectController::hasAutosave() {
-  return QFileInfo::exists(autosavePath());
+QStringList ProjectController::orphanedAutosaves() {
+  QStringList out;
+  const QDir dir(autosaveFolder());
+  for (const QFileInfo& f :
+       dir.entryInfoList({QStringLiteral("autosave*.souffle")}, QDir::Files, QDir::Time)) {
+    // The instance that wrote it holds its lock while it runs. A lock left behind by a process
+    // that is gone is stale, whatever its age (0: never stale by age alone).
+    QLockFile lock(lockPathOf(f.absoluteFilePath()));
+    lock.setStaleLockTime(0);
+    if (!lock.tryLock(0)) continue;
+    lock.unlock();
+    out << f.absoluteFilePath();
+  }
+  return out;
+}
+
+void ProjectController::discardOrphanedAutosaves() {
+  for (const QString& f : orphanedAutosaves()) {
+    QFile::remove(f);
+    QFile::remove(lockPathOf(f));  // stale: its instance is gone
+  }
+}
+
+void ProjectController::sessionStarted() {
+  m_path.clear();
+  m_saved = Project{};
+  m_hasSaved = false;
+  updateTitle();
 }
 
 Project ProjectController::snapshot() const {
@@ -107,6 +142,15 @@ void ProjectController::writeAutosave() {
   const Project p = snapshot();
   if (p.model.empty()) return;
   QDir().mkpath(QFileInfo(autosavePath()).absolutePath());
+  if (!m_lock) {
+    // Locked before the first write: another instance never takes it for an orphan.
+    m_lock = std::make_unique<QLockFile>(lockPathOf(autosavePath()));
+    m_lock->setStaleLockTime(0);
+    if (!m_lock->tryLock(0)) {
+      m_lock.reset();
+      return;
+    }
+  }
   QSaveFile f(autosavePath());
   if (!f.open(QIODevice::WriteOnly)) return;
   // Absolute model path (no project folder to be relative to), plus where it came from.
@@ -118,11 +162,12 @@ void ProjectController::writeAutosave() {
 }
 
 bool ProjectController::apply(const Project& p, const QString& path, bool asSaved) {
+  const QString model = QString::fromStdString(p.model);
+  // The project is a session of its own, even of the model open (its state replaces it).
+  m_window->beginSession(model, true);
   m_path = path;
   m_saved = p;
   m_hasSaved = asSaved;
-  const QString model = QString::fromStdString(p.model);
-  m_decisionsModel = QFileInfo(model).absoluteFilePath();
   m_window->decisionEditor()->reset(p.decisions);
   m_window->setMeasurements(p.measurements);
   // The project's calibration prices its plans; one that cannot be read is reported and the
@@ -160,6 +205,7 @@ bool ProjectController::open(const QString& given) {
     emit openFailed(projectError(path, e));
     return false;
   }
+  if (!confirmLeave()) return false;  // Cancel: what is open stays
   apply(p, path, true);
   emit opened(path);
   return true;
@@ -207,25 +253,35 @@ void ProjectController::openDialog() {
   if (!path.isEmpty()) open(path);
 }
 
-bool ProjectController::restoreAutosave() {
-  const QString file = autosavePath();
+bool ProjectController::readAutosave(const QString& file, Project* p, QString* origin) {
   QFile f(file);
   if (!f.open(QIODevice::ReadOnly)) return false;
   const std::string text = f.readAll().toStdString();
-  Project p;
-  QString origin;
   try {
-    p = parse_project(text, file.toStdString());
+    *p = parse_project(text, file.toStdString());
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_object() && j.contains(kOriginKey) && j[kOriginKey].is_string())
-      origin = QString::fromStdString(j[kOriginKey].get<std::string>());
+      *origin = QString::fromStdString(j[kOriginKey].get<std::string>());
   } catch (const UserError& e) {
     m_window->showError(projectError(file, e));
     emit openFailed(projectError(file, e));
     return false;
   }
+  return true;
+}
+
+bool ProjectController::restoreAutosave() {
+  const QStringList orphans = orphanedAutosaves();
+  if (orphans.isEmpty()) return false;
+  const QString file = orphans.front();
+  Project p;
+  QString origin;
+  if (!readAutosave(file, &p, &origin)) return false;
+  QFile::remove(file);  // this instance autosaves it from now on, under its own name
+  QFile::remove(lockPathOf(file));
   apply(p, origin, false);
   updateTitle();
+  touch();
   return true;
 }
 
@@ -234,14 +290,22 @@ void ProjectController::discardAutosave() {
   QFile::remove(autosavePath());
 }
 
+bool ProjectController::confirmLeave() {
+  if (!m_interactive || m_window->modelPath().isEmpty() || !isModified()) return true;
+  const QMessageBox::StandardButton answer =
+      m_ask
+          ? m_ask()
+          : QMessageBox::question(
+                m_window, tr("Unsaved decisions"),
+                tr("Save the project of %1 before leaving it?")
+                    .arg(QFileInfo(m_path.isEmpty() ? m_window->modelPath() : m_path).fileName()),
+                QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (answer == QMessageBox::Cancel) return false;
+  return answer != QMessageBox::Save || save();
+}
+
 bool ProjectController::closing() {
-  if (m_interactive && isModified() && !m_window->modelPath().isEmpty()) {
-    const auto answer = QMessageBox::question(
-        m_window, tr("Unsaved decisions"), tr("Save the project before closing?"),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-    if (answer == QMessageBox::Cancel) return false;
-    if (answer == QMessageBox::Save && !save()) return false;
-  }
+  if (!confirmLeave()) return false;
   discardAutosave();
   return true;
 }

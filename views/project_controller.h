@@ -1,10 +1,17 @@
 /// \file The open project of the explorer window: `.souffle` open/save, the modified mark in
-/// the title, and a debounced autosave that the next start offers to restore after a crash.
+/// the title, the save question before unsaved edits are left, and a debounced autosave of this
+/// instance (its own file, locked while it runs) that a later start offers to restore once its
+/// instance is gone.
 #pragma once
 
+#include <QLockFile>
+#include <QMessageBox>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QTimer>
+#include <functional>
+#include <memory>
 
 #include "core/session/project.h"
 #include "views/model_loader.h"
@@ -17,16 +24,23 @@ class ProjectController : public QObject {
   Q_OBJECT
  public:
   explicit ProjectController(MainWindow* window);
+  ~ProjectController() override;
 
-  /// Where autosaves go (under the application's data folder).
-  static QString autosavePath();
-  static bool hasAutosave();
+  /// Where this instance autosaves (under the application's data folder, named by process id
+  /// and instance; a lock file beside it says the instance still runs).
+  QString autosavePath() const { return m_autosavePath; }
+  /// The autosaves whose instance is gone (crashed or killed), newest first: an explorer that
+  /// still runs keeps its own.
+  static QStringList orphanedAutosaves();
+  static bool hasAutosave() { return !orphanedAutosaves().isEmpty(); }
   /// Milliseconds between the last change and the autosave (default 2000).
   void setAutosaveDelay(int ms) { m_timer.setInterval(ms); }
   /// Off for screenshots: a run that exits without closing must not leave an autosave behind.
   void setAutosaveEnabled(bool on) { m_autosave = on; }
   /// False in tests and screenshots: no dialogs, no questions.
   void setInteractive(bool on) { m_interactive = on; }
+  /// Answers the save question instead of a message box (tests); null: the message box.
+  void setSaveQuestion(std::function<QMessageBox::StandardButton()> ask) { m_ask = std::move(ask); }
 
   /// The window's state as a project (model, options, decisions).
   Project snapshot() const;
@@ -40,12 +54,22 @@ class ProjectController : public QObject {
   bool save(const QString& path = {});
   bool saveAs();
   void openDialog();
-  /// Restores the autosave as an unsaved project (its original path, if it had one, is kept).
+  /// Restores the newest orphaned autosave as an unsaved project (its original path, if it had
+  /// one, is kept) and removes it: from now on it is this instance's.
   bool restoreAutosave();
+  /// Removes this instance's autosave.
   void discardAutosave();
-  /// Called on a clean close: asks to save a modified project (when interactive), removes the
-  /// autosave. False when the user cancels the close.
+  /// Removes the autosaves of instances that are gone.
+  static void discardOrphanedAutosaves();
+  /// Before the edits of the model open are left (another model, a project, closing the
+  /// model): asks to save them when they are unsaved (when interactive). False on Cancel, or
+  /// when the save did not happen.
+  bool confirmLeave();
+  /// Called on a clean close: confirmLeave, then removes the autosave. False when the user
+  /// cancels the close.
   bool closing();
+  /// A new model session started: the project it was (path, saved state) is forgotten.
+  void sessionStarted();
 
  signals:
   void saved(const QString& path);
@@ -63,6 +87,9 @@ class ProjectController : public QObject {
   bool apply(const Project& p, const QString& path, bool asSaved);
   void writeAutosave();
   void updateTitle();
+  /// Reads the project autosaved in `file` (its origin into `origin`); false with the problem
+  /// shown when it cannot be read.
+  bool readAutosave(const QString& file, Project* p, QString* origin);
 
   MainWindow* m_window;
   QString m_path;
@@ -70,8 +97,10 @@ class ProjectController : public QObject {
   bool m_hasSaved = false;
   bool m_interactive = true;
   bool m_autosave = true;
-  /// The model the current decisions were made for; opening another model starts afresh.
-  QString m_decisionsModel;
+  std::function<QMessageBox::StandardButton()> m_ask;
+  QString m_autosavePath;
+  /// Held from the first autosave to the end of the instance: its autosave is no orphan.
+  std::unique_ptr<QLockFile> m_lock;
   QTimer m_timer;
 };
 

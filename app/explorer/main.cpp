@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QStatusBar>
 #include <QTimer>
 #include <cstdio>
 
@@ -24,11 +25,37 @@
 using souffle::views::LoadError;
 using souffle::views::MainWindow;
 
+namespace {
+
+/// Selects and shows the first box whose name or op type contains `text`; false when none does.
+bool selectFirstMatch(MainWindow& window, const QString& text) {
+  window.graphPanel()->scene()->clearSelection();
+  const auto* g = window.graphPanel()->scene()->graph();
+  for (size_t i = 0; g && i < g->nodes.size(); ++i)
+    if (g->nodes[i].subtitle.contains(text, Qt::CaseInsensitive) ||
+        g->nodes[i].title.contains(text, Qt::CaseInsensitive)) {
+      window.graphPanel()->scene()->selectBox(static_cast<int>(i));
+      window.graphPanel()->view()->reveal(static_cast<int>(i));
+      return true;
+    }
+  return false;
+}
+
+QString noMatch(const QString& text, const MainWindow& window) {
+  const auto* g = window.graphPanel()->scene()->graph();
+  return QStringLiteral("--select %1: no node's name or op type contains it (%2 nodes looked at)")
+      .arg(text)
+      .arg(g ? g->nodes.size() : 0);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("Souffle"));
-  QApplication::setApplicationName(QStringLiteral("Souffle Explorer"));
-  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+  // The arguments are parsed and checked before a QApplication exists: --help, --version and
+  // bad usage need no display.
+  QCoreApplication::setOrganizationName(QStringLiteral("Souffle"));
+  QCoreApplication::setApplicationName(QStringLiteral("Souffle Explorer"));
+  QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Explore how an ONNX model is compiled."));
@@ -72,9 +99,12 @@ int main(int argc, char** argv) {
                                QStringLiteral("FILE"));
   QCommandLineOption gpuOpt(QStringLiteral("gpu"), QStringLiteral("GPU of the cost model."),
                             QStringLiteral("GPU"), QStringLiteral("A100"));
-  QCommandLineOption select(QStringLiteral("select"),
-                            QStringLiteral("Select the first node matching TEXT."),
-                            QStringLiteral("TEXT"));
+  QCommandLineOption select(
+      QStringLiteral("select"),
+      QStringLiteral("Select the first node whose name or op type contains TEXT "
+                     "(none: with --screenshot exit 2, else said in the "
+                     "status bar)."),
+      QStringLiteral("TEXT"));
   QCommandLineOption timeout(QStringLiteral("timeout"),
                              QStringLiteral("Seconds to wait for the screenshot (default 120)."),
                              QStringLiteral("S"), QStringLiteral("120"));
@@ -110,10 +140,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "souffle-explorer: %s\n", qPrintable(why));
     return 2;
   };
-  if (!parser.parse(QCoreApplication::arguments())) return usage(parser.errorText());
-  if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
-  if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
-  {
+  // The options' values the explorer cannot take (0: none).
+  auto check = [&]() -> int {
+    const QStringList themes = {QStringLiteral("system"), QStringLiteral("light"),
+                                QStringLiteral("dark")};
+    if (!themes.contains(parser.value(theme)))
+      return usage(QStringLiteral("--theme %1: one of %2")
+                       .arg(parser.value(theme), themes.join(QStringLiteral(", "))));
     QStringList names;
     bool known = false;
     for (souffle::plan::Strategy s : souffle::plan::every_strategy()) {
@@ -164,6 +197,27 @@ int main(int argc, char** argv) {
     if (parser.isSet(importOpt) && !QFileInfo::exists(parser.value(importOpt)))
       return usage(
           QStringLiteral("--import-profile %1: no such file").arg(parser.value(importOpt)));
+    return 0;
+  };
+  // Qt's own options (-platform, -style…) are known only once QApplication took them out: a
+  // command line with one is parsed again then.
+  QStringList raw;
+  for (int i = 0; i < argc; ++i) raw << QString::fromLocal8Bit(argv[i]);
+  const bool parsedEarly = parser.parse(raw);
+  if (parsedEarly) {
+    if (parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("version"))) {
+      QCoreApplication core(argc, argv);
+      if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
+      parser.showVersion();
+    }
+    if (const int code = check()) return code;
+  }
+  QApplication app(argc, argv);
+  if (!parsedEarly) {
+    if (!parser.parse(QCoreApplication::arguments())) return usage(parser.errorText());
+    if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
+    if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
+    if (const int code = check()) return code;
   }
 
   const QStringList args = parser.positionalArguments();
@@ -274,17 +328,13 @@ int main(int argc, char** argv) {
     auto shoot = [&, save, ready] {
       if (done || !ready()) return;
       done = true;
-      if (parser.isSet(select)) {
-        window.graphPanel()->scene()->clearSelection();
-        const auto* g = window.graphPanel()->scene()->graph();
-        const QString q = parser.value(select);
-        for (size_t i = 0; g && i < g->nodes.size(); ++i)
-          if (g->nodes[i].subtitle.contains(q, Qt::CaseInsensitive) ||
-              g->nodes[i].title.contains(q, Qt::CaseInsensitive)) {
-            window.graphPanel()->scene()->selectBox(static_cast<int>(i));
-            window.graphPanel()->view()->reveal(static_cast<int>(i));
-            break;
-          }
+      // A picture without the node asked for would pass for the one wanted: bad usage (2), no
+      // picture.
+      if (parser.isSet(select) && !selectFirstMatch(window, parser.value(select))) {
+        std::fprintf(stderr, "souffle-explorer: %s\n",
+                     qPrintable(noMatch(parser.value(select), window)));
+        QApplication::exit(2);
+        return;
       }
       // Let queued repaints (minimap, panels) land before grabbing.
       QTimer::singleShot(300, &window, [save] { save(0); });
@@ -320,6 +370,18 @@ int main(int argc, char** argv) {
       QApplication::exit(3);
     });
   }
+  if (parser.isSet(select) && !shooting) {
+    // On screen the window stays for the person using it: a node that is not there is said in
+    // the status line, once the graph is drawn.
+    auto selected = std::make_shared<bool>(false);
+    QObject::connect(&window, &MainWindow::graphDrawn, &window,
+                     [&window, selected, text = parser.value(select)](bool final) {
+                       if (!final || *selected) return;
+                       *selected = true;
+                       if (!selectFirstMatch(window, text))
+                         window.statusBar()->showMessage(noMatch(text, window), 20000);
+                     });
+  }
   if (shooting) {
     window.project()->setInteractive(false);
     window.project()->setAutosaveEnabled(false);
@@ -336,12 +398,19 @@ int main(int argc, char** argv) {
           steps->setCurrentStep(i);
     });
   }
-  for (const QString& title : parser.value(panel).split(QLatin1Char(','), Qt::SkipEmptyParts))
-    for (QDockWidget* d : window.findChildren<QDockWidget*>())
-      if (d->windowTitle().compare(title.trimmed(), Qt::CaseInsensitive) == 0) {
-        d->show();
-        d->raise();
-      }
+  for (const QString& title : parser.value(panel).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    QDockWidget* dock = nullptr;
+    QStringList titles;
+    for (QDockWidget* d : window.findChildren<QDockWidget*>()) {
+      titles << d->windowTitle();
+      if (d->windowTitle().compare(title.trimmed(), Qt::CaseInsensitive) == 0) dock = d;
+    }
+    if (!dock)
+      return usage(QStringLiteral("--panel %1: no such panel (%2)")
+                       .arg(title.trimmed(), titles.join(QStringLiteral(", "))));
+    dock->show();
+    dock->raise();
+  }
   // A crash left an autosave behind: restore it, discard it, ask, or (screenshots) skip.
   QString answer = parser.value(restore);
   if (!parser.isSet(restore) && qEnvironmentVariableIsSet("SOUFFLE_RESTORE"))
@@ -355,7 +424,8 @@ int main(int argc, char** argv) {
                                               "Restore the project it autosaved?"),
                                   QMessageBox::Yes | QMessageBox::No,
                                   QMessageBox::Yes) == QMessageBox::Yes;
-    if (!yes || !window.project()->restoreAutosave()) window.project()->discardAutosave();
+    if (!yes || !window.project()->restoreAutosave())
+      souffle::views::ProjectController::discardOrphanedAutosaves();
   }
   if (!args.isEmpty()) window.openFile(args.front());
   if (parser.isSet(calibrationOpt)) window.loadCalibration(parser.value(calibrationOpt));

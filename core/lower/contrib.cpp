@@ -1,6 +1,6 @@
 // Lowering of the com.microsoft contrib ops that ONNX Runtime's exporters and graph optimizer
 // write most often, as ONNX Runtime's ContribOperators documentation defines them:
-// FusedMatMul, Gelu / FastGelu / BiasGelu / QuickGelu, BiasAdd / BiasSplitGelu,
+// FusedMatMul, FusedConv, Gelu / FastGelu / BiasGelu / QuickGelu, BiasAdd / BiasSplitGelu,
 // SkipLayerNormalization, LayerNormalization, (Skip)SimplifiedLayerNormalization (RMS norm; the
 // plain one lives in the ONNX domain, where ONNX Runtime registers it), Attention and
 // MultiHeadAttention (static shapes, no past state), and the QLinear element-wise ops, pool,
@@ -16,6 +16,7 @@
 #include <functional>
 #include <numbers>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/lower/lower.h"
@@ -1084,6 +1085,44 @@ std::vector<te::Tensor> lower_dynamic_quantize_lstm(LowerCtx& ctx) {
   return outs;
 }
 
+// ---- FusedConv ----
+
+/// FusedConv: activation(Conv(X, W, B) + Z), the Conv lowered by `conv` (the ONNX op's own
+/// lowering, on this node's inputs and Conv attributes); the activation and its parameters as
+/// ONNX Runtime's graph optimizer writes them.
+std::vector<te::Tensor> lower_fused_conv(LowerCtx& ctx, const LowerFn& conv) {
+  const graph::Node& n = ctx.node();
+  std::string act = n.attr_string("activation", "");
+  std::vector<double> p = n.attr_floats("activation_params", {});
+  auto param = [&](size_t i, double def) { return i < p.size() ? p[i] : def; };
+  static const std::set<std::string> known = {"",     "Relu",      "Tanh",       "Sigmoid",
+                                              "Clip", "LeakyRelu", "HardSigmoid"};
+  if (!known.count(act))
+    throw ctx.error("activation '" + act +
+                    "' is not supported (Relu, Tanh, Sigmoid, Clip, LeakyRelu, HardSigmoid)");
+  if (act == "Clip" && p.size() < 2)
+    throw ctx.error("activation Clip needs activation_params [min, max]");
+  te::Tensor y = conv(ctx)[0];
+  te::Tensor z = ctx.input(3);
+  if (z && (z->shape != y->shape || z->dtype != y->dtype))
+    throw ctx.error("Z of shape " + shape_str(z->shape) + " must have the output's shape " +
+                    shape_str(y->shape) + " and type");
+  if (act.empty() && !z) return {y};
+  DType dt = y->dtype, ct = compute_type(dt);
+  return {ctx.compute("activation", y->shape, dt, [&](const Idx& i) {
+    Expr v = te::cast(ct, te::read(y, i));
+    if (z) v = v + te::cast(ct, te::read(z, i));
+    Expr zero = te::imm(ct, 0), one = te::imm(ct, 1);
+    if (act == "Relu") v = te::max(v, zero);
+    if (act == "Tanh") v = te::tanh(v);
+    if (act == "Sigmoid") v = te::sigmoid(v);
+    if (act == "LeakyRelu") v = te::select(te::ge(v, zero), v, v * param(0, 0.01));
+    if (act == "Clip") v = te::min(te::max(v, te::imm(ct, param(0, 0))), te::imm(ct, param(1, 0)));
+    if (act == "HardSigmoid") v = te::max(zero, te::min(one, v * param(0, 0.2) + param(1, 0.5)));
+    return te::cast(dt, v);
+  })};
+}
+
 /// Registers `key` as the lowering already registered under `existing` (the same semantics
 /// under another domain's name).
 void alias(Registry& r, const std::string& key, const std::string& existing) {
@@ -1129,6 +1168,9 @@ void register_contrib(Registry& r) {
   r.add(ms + "QLinearConcat", lower_qlinear_concat);
   r.add(ms + "QGemm", lower_qgemm);
   r.add(ms + "DynamicQuantizeLSTM", lower_dynamic_quantize_lstm);
+  const LowerFn* conv = r.find("Conv");
+  SOUFFLE_CHECK(conv != nullptr, "FusedConv registered before Conv");
+  r.add(ms + "FusedConv", [conv = *conv](LowerCtx& ctx) { return lower_fused_conv(ctx, conv); });
 }
 
 }  // namespace souffle::lower

@@ -88,6 +88,25 @@ def fused_matmul():
     save_case("fused_matmul", m, feeds)
 
 
+def fused_conv():
+    """FusedConv as ONNX Runtime's optimizer writes it for Conv + activation: each activation it
+    fuses, with its parameters, a bias, strides and pads, and the Z input (Conv + Add + Relu)."""
+    nodes = [h.make_node("FusedConv", ["x", "w", "b"], [f"y_{a.lower()}"], domain=MS,
+                         activation=a, pads=[1, 1, 1, 1], **({"activation_params": p} if p else {}))
+             for a, p in [("Relu", None), ("Tanh", None), ("Sigmoid", None),
+                          ("LeakyRelu", [0.2]), ("Clip", [-0.5, 0.75]),
+                          ("HardSigmoid", [0.25, 0.4])]]
+    nodes.append(h.make_node("FusedConv", ["x", "w", "", "z"], ["y_sum_relu"], domain=MS,
+                             activation="Relu", strides=[2, 2], pads=[1, 1, 1, 1]))
+    outs = [n.output[0] for n in nodes]
+    feeds = {"x": f32((1, 3, 6, 6)), "z": f32((1, 4, 3, 3))}
+    m = model("fused_conv", nodes, [vi(k, T.FLOAT, v.shape) for k, v in feeds.items()],
+              [vi(o, T.FLOAT, (1, 4, 3, 3) if o == "y_sum_relu" else (1, 4, 6, 6))
+               for o in outs],
+              [init("w", f32((4, 3, 3, 3), 0.3)), init("b", f32((4,), 0.1))])
+    save_case("fused_conv", m, feeds)
+
+
 def gelu_family():
     """Gelu, FastGelu (with and without bias), BiasGelu and QuickGelu (default and given alpha)."""
     shape = (2, 3, 16)
@@ -425,6 +444,7 @@ if __name__ == "__main__":
     attention()
     qlinear()
     dynamic_quantize_lstm()
+    fused_conv()
     print("ONNX Runtime's optimizer wrote:", ", ".join(ort_optimized_bert()))
     refused()
     print("ONNX Runtime's transformer optimizer wrote:", ", ".join(ort_transformers_bert()))

@@ -11,6 +11,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
@@ -26,6 +27,7 @@
 #include <QUndoView>
 #include <nlohmann/json.hpp>
 
+#include "core/onnx/importer.h"
 #include "core/session/profile.h"
 #include "core/support/error.h"
 #include "views/charts_panel.h"
@@ -297,6 +299,9 @@ void MainWindow::createActions() {
   connect(m_recent, &RecentFiles::openRequested, this, &MainWindow::openModel);
   m_reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
   m_reloadAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+R"))});
+  file->addAction(tr("Model &inputs…"), this, &MainWindow::editInputOptions)
+      ->setToolTip(tr("Symbolic dims, input shapes and inputs fixed as constants (one that "
+                      "decides an If), as souffle-cli's --dim, --shape and --bind"));
   m_closeAction = file->addAction(tr("&Close model"), this, &MainWindow::closeModel);
   m_closeAction->setShortcut(QKeySequence(tr("Ctrl+W")));
   file->addSeparator();
@@ -435,9 +440,64 @@ void MainWindow::openModel(const QString& path) {
   }
   m_lastPath = absolute;
   m_reloadAction->setEnabled(true);
+  auto strings = [](const QStringList& l) {
+    std::vector<std::string> out;
+    for (const QString& s : l) out.push_back(s.toStdString());
+    return out;
+  };
+  onnx_import::ImportOptions options;
+  try {
+    options = onnx_import::import_options(strings(m_inputDims), strings(m_inputBinds),
+                                          strings(m_inputShapes));
+  } catch (const UserError& e) {
+    LoadError err;
+    err.file = absolute;
+    err.reason = QString::fromStdString(e.reason());
+    err.title = tr("The model inputs are malformed (File > Model inputs…)");
+    showError(err);
+    return;
+  }
   setBusy(true, tr("Loading %1…").arg(QFileInfo(path).fileName()));
-  m_loader->load(m_lastPath);
+  m_loader->load(m_lastPath, options);
 }
+
+void MainWindow::setInputOptions(const QStringList& dims, const QStringList& binds,
+                                 const QStringList& shapes) {
+  m_inputDims = dims;
+  m_inputBinds = binds;
+  m_inputShapes = shapes;
+}
+
+void MainWindow::editInputOptions() {
+  QStringList lines;
+  for (const QString& d : m_inputDims) lines << QStringLiteral("--dim ") + d;
+  for (const QString& b : m_inputBinds) lines << QStringLiteral("--bind ") + b;
+  for (const QString& s : m_inputShapes) lines << QStringLiteral("--shape ") + s;
+  bool ok = false;
+  const QString text = QInputDialog::getMultiLineText(
+      this, tr("Model inputs"),
+      tr("One a line, as souffle-cli takes them:\n--dim NAME=VALUE (a symbolic dim)\n"
+         "--bind NAME=VALUE (an input fixed as a constant, e.g. one that decides an If)\n"
+         "--shape NAME=D0,D1,... (an input's dims declared without a size)"),
+      lines.join(QLatin1Char('\n')), &ok);
+  if (!ok) return;
+  QStringList dims, binds, shapes;
+  for (QString line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+    line = line.trimmed();
+    if (line.startsWith(QStringLiteral("--dim ")))
+      dims << line.mid(6).trimmed();
+    else if (line.startsWith(QStringLiteral("--bind ")))
+      binds << line.mid(7).trimmed();
+    else if (line.startsWith(QStringLiteral("--shape ")))
+      shapes << line.mid(8).trimmed();
+    else if (!line.isEmpty())
+      binds << line;  // a bare NAME=VALUE binds an input
+  }
+  setInputOptions(dims, binds, shapes);
+  if (m_project) m_project->touch();
+  reload();
+}
+
 
 void MainWindow::reload() {
   if (!m_lastPath.isEmpty()) openModel(m_lastPath);

@@ -61,6 +61,16 @@ class MainWindow : public QMainWindow {
   /// session: nothing of the model before (edits, imported profile, step-through, kept
   /// measurements) carries over.
   void openModel(const QString& path);
+  /// How the model's inputs are given, each as on the command line (NAME=VALUE): symbolic dims,
+  /// inputs fixed as constants (one that decides an If), input shapes. Used by the next load
+  /// (Model inputs… sets them and reloads); a project keeps them.
+  void setInputOptions(const QStringList& dims, const QStringList& binds,
+                       const QStringList& shapes);
+  QStringList inputDims() const { return m_inputDims; }
+  QStringList inputBinds() const { return m_inputBinds; }
+  QStringList inputShapes() const { return m_inputShapes; }
+  /// The dialog of Model inputs…: one "--dim|--bind|--shape NAME=VALUE" a line; reloads.
+  void editInputOptions();
   /// Ends the session of the model open and starts one for `modelPath` (empty: no model),
   /// unless it is that model's and `fresh` is false. Asks nothing (see openModel).
   void beginSession(const QString& modelPath, bool fresh = false);
@@ -310,6 +320,7 @@ class MainWindow : public QMainWindow {
   RecentFiles* m_recent = nullptr;
   QMenu* m_viewMenu;
   QAction* m_cancelAction;
+  QStringList m_inputDims, m_inputBinds, m_inputShapes;
   QAction* m_teLevelAction;
   QAction* m_reloadAction;
   QAction* m_closeAction;

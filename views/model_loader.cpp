@@ -32,14 +32,14 @@ ModelLoader::~ModelLoader() {
   m_watcher->waitForFinished();
 }
 
-LoadOutcome ModelLoader::run(const QString& path) {
+LoadOutcome ModelLoader::run(const QString& path, const onnx_import::ImportOptions& options) {
   LoadOutcome out;
   const std::string file = path.toStdString();
   try {
     if (!QFileInfo::exists(path)) throw UserError(file, "", "no such file");
     if (!QFileInfo(path).isFile())
       throw UserError(file, "", "not a regular file (a folder or a device): not a model");
-    auto model = std::make_shared<LoadedModel>(load_model(file));
+    auto model = std::make_shared<LoadedModel>(load_model(file, options));
     out.data = buildModelData(std::move(model));
   } catch (const UserError& e) {
     out.error.file = QString::fromStdString(e.file().empty() ? file : e.file());
@@ -54,13 +54,13 @@ LoadOutcome ModelLoader::run(const QString& path) {
   return out;
 }
 
-void ModelLoader::load(const QString& path) {
+void ModelLoader::load(const QString& path, const onnx_import::ImportOptions& options) {
   ++m_generation;
   m_busy = true;
   m_path = path;
   m_timer.start();
   m_watcher->setProperty("generation", m_generation);
-  m_watcher->setFuture(QtConcurrent::run(&ModelLoader::run, path));
+  m_watcher->setFuture(QtConcurrent::run(&ModelLoader::run, path, options));
   emit started(path);
 }
 

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QString>
 
+#include "core/onnx/importer.h"
 #include "views/scene_graph.h"
 
 namespace souffle::views {
@@ -34,13 +35,14 @@ class ModelLoader : public QObject {
   explicit ModelLoader(QObject* parent = nullptr);
   ~ModelLoader() override;
 
-  void load(const QString& path);
+  /// Loads `path` with `options` (symbolic dims, bound inputs, input shapes).
+  void load(const QString& path, const onnx_import::ImportOptions& options = {});
   void cancel();
   bool isBusy() const { return m_busy; }
   QString currentPath() const { return m_path; }
 
   /// The synchronous body of a load, for tests and tools: never throws.
-  static LoadOutcome run(const QString& path);
+  static LoadOutcome run(const QString& path, const onnx_import::ImportOptions& options = {});
 
  signals:
   void started(const QString& path);

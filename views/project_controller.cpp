@@ -111,6 +111,9 @@ Project ProjectController::snapshot() const {
   p.decisions = m_window->decisionEditor()->decisions();
   p.measurements = m_window->measurements();
   if (std::optional<gpu::Calibration> c = PlanRunner::calibration()) p.calibration = c->file;
+  for (const QString& d : m_window->inputDims()) p.dims.push_back(d.toStdString());
+  for (const QString& b : m_window->inputBinds()) p.bind.push_back(b.toStdString());
+  for (const QString& s : m_window->inputShapes()) p.shapes.push_back(s.toStdString());
   return p;
 }
 
@@ -189,6 +192,12 @@ bool ProjectController::apply(const Project& p, const QString& path, bool asSave
   m_window->setPrecision(QString::fromStdString(p.precision));
   m_window->setSync(QString::fromStdString(p.sync));
   m_window->setTeLevel(p.te_level);
+  auto list = [](const std::vector<std::string>& v) {
+    QStringList out;
+    for (const std::string& s : v) out << QString::fromStdString(s);
+    return out;
+  };
+  m_window->setInputOptions(list(p.dims), list(p.bind), list(p.shapes));
   // A model that fails to load keeps the decisions; the error panel names the path tried.
   m_window->openModel(model);
   updateTitle();

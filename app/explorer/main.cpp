@@ -134,6 +134,19 @@ int main(int argc, char** argv) {
                              QStringLiteral("NAME"));
   parser.addOptions(
       {restore, panel, profile, precisionOpt, syncOpt, colour, importOpt, stepOpt, calibrationOpt});
+  // How the model's inputs are given, as souffle-cli takes them (File > Model inputs… later).
+  QCommandLineOption dimOpt(QStringLiteral("dim"), QStringLiteral("Bind a symbolic dimension."),
+                            QStringLiteral("NAME=VALUE"));
+  QCommandLineOption bindOpt(
+      QStringLiteral("bind"),
+      QStringLiteral("Fix a model input as a constant, e.g. one that decides an If (numbers, "
+                     "comma-separated, or a .pb file)."),
+      QStringLiteral("NAME=VALUE"));
+  QCommandLineOption shapeOpt(
+      QStringLiteral("shape"),
+      QStringLiteral("An input's shape, sizing its dims declared without one (unnamed or -1)."),
+      QStringLiteral("NAME=D0,D1,..."));
+  parser.addOptions({dimOpt, bindOpt, shapeOpt});
   // Bad usage exits with 2, as the command-line tool does (QCommandLineParser::process would
   // exit with 1): an unknown option, or a value the explorer cannot take.
   auto usage = [](const QString& why) {
@@ -427,6 +440,7 @@ int main(int argc, char** argv) {
     if (!yes || !window.project()->restoreAutosave())
       souffle::views::ProjectController::discardOrphanedAutosaves();
   }
+  window.setInputOptions(parser.values(dimOpt), parser.values(bindOpt), parser.values(shapeOpt));
   if (!args.isEmpty()) window.openFile(args.front());
   if (parser.isSet(calibrationOpt)) window.loadCalibration(parser.value(calibrationOpt));
   exitCode = app.exec();

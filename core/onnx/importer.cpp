@@ -1038,4 +1038,31 @@ std::pair<std::string, Shape> parse_shape(const std::string& text) {
   return {name, shape};
 }
 
+ImportOptions import_options(const std::vector<std::string>& dims,
+                             const std::vector<std::string>& binds,
+                             const std::vector<std::string>& shapes) {
+  ImportOptions o;
+  for (const std::string& d : dims) {
+    size_t eq = d.find('=');
+    char* e = nullptr;
+    errno = 0;
+    long long v = eq == std::string::npos ? -1 : std::strtoll(d.c_str() + eq + 1, &e, 10);
+    if (eq == 0 || eq == std::string::npos || eq + 1 == d.size() || *e != '\0' || errno != 0 ||
+        v < 0)
+      throw UserError("--dim '" + d + "': expected NAME=VALUE, a non-negative integer");
+    o.dims[d.substr(0, eq)] = v;
+  }
+  for (const std::string& b : binds) {
+    auto [name, value] = parse_binding(b);
+    if (!o.bind.emplace(name, std::move(value)).second)
+      throw UserError("--bind " + name + " is given twice");
+  }
+  for (const std::string& s : shapes) {
+    auto [name, shape] = parse_shape(s);
+    if (!o.shapes.emplace(name, std::move(shape)).second)
+      throw UserError("--shape " + name + " is given twice");
+  }
+  return o;
+}
+
 }  // namespace souffle::onnx_import

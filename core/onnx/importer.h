@@ -45,6 +45,12 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
 /// SequenceProto or OptionalProto (the backend-test layout's .pb). UserError when malformed.
 std::pair<std::string, graph::DataValue> parse_binding(const std::string& text);
 
+/// The options the command line's `--dim NAME=VALUE`, `--bind NAME=VALUE` and `--shape
+/// NAME=D0,D1,...` arguments give (each list as typed); UserError naming a malformed one.
+ImportOptions import_options(const std::vector<std::string>& dims,
+                             const std::vector<std::string>& binds,
+                             const std::vector<std::string>& shapes);
+
 /// Parses one `--shape` argument, "NAME=D0,D1,..." (non-negative integers; "NAME=" is a scalar).
 /// UserError when malformed.
 std::pair<std::string, Shape> parse_shape(const std::string& text);

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/onnx/importer.h"
 #include "core/support/boundary.h"
 #include "core/support/error.h"
 
@@ -61,6 +62,11 @@ std::string project_to_json(const Project& p, const std::string& project_path) {
   j["te_level"] = p.te_level;
   j["decisions"] = nlohmann::json::parse(plan::to_json(p.decisions));
   if (!p.calibration.empty()) j["calibration"] = p.calibration;
+  nlohmann::json inputs = nlohmann::json::object();
+  if (!p.dims.empty()) inputs["dim"] = p.dims;
+  if (!p.bind.empty()) inputs["bind"] = p.bind;
+  if (!p.shapes.empty()) inputs["shape"] = p.shapes;
+  if (!inputs.empty()) j["inputs"] = inputs;
   if (!p.measurements.empty()) {
     nlohmann::json m = nlohmann::json::array();
     for (const std::string& t : p.measurements) m.push_back(nlohmann::json::parse(t));
@@ -111,6 +117,33 @@ Project parse_project(const std::string& text, const std::string& project_path) 
   p.calibration = string_field(j, "calibration", file, false, "");
   if (SyncMode m; !parse_sync_mode(p.sync, m))
     throw UserError(file, "sync", "field 'sync' is '" + p.sync + "': grid, auto or flags");
+  if (j.contains("inputs")) {
+    const nlohmann::json& in = j["inputs"];
+    if (!in.is_object())
+      throw UserError(file, "inputs", "field 'inputs' must be an object (dim, bind, shape)");
+    auto list = [&](const char* key, std::vector<std::string>& out) {
+      if (!in.contains(key)) return;
+      if (!in[key].is_array())
+        throw UserError(
+            file, "inputs",
+            std::string("field 'inputs.") + key + "' must be a list of NAME=VALUE strings");
+      for (const nlohmann::json& v : in[key]) {
+        if (!v.is_string())
+          throw UserError(
+              file, "inputs",
+              std::string("field 'inputs.") + key + "' must be a list of NAME=VALUE strings");
+        out.push_back(v.get<std::string>());
+      }
+    };
+    list("dim", p.dims);
+    list("bind", p.bind);
+    list("shape", p.shapes);
+    try {
+      onnx_import::import_options(p.dims, p.bind, p.shapes);
+    } catch (const UserError& e) {
+      throw UserError(file, "inputs", e.reason());
+    }
+  }
   if (j.contains("te_level")) {
     if (!j["te_level"].is_boolean())
       throw UserError(file, "te_level", "field 'te_level' must be true or false");

@@ -28,6 +28,10 @@ struct Project {
   /// spec's constants. Kept as given; a file that cannot be read when the project is opened is
   /// reported and the spec's constants are used.
   std::string calibration;
+  /// How the model's inputs are given, each as on the command line (NAME=VALUE): symbolic dims
+  /// (--dim), inputs fixed as constants, e.g. one that decides an If (--bind), input shapes
+  /// (--shape). The model is loaded with them (onnx_import::import_options).
+  std::vector<std::string> dims, bind, shapes;
   bool operator==(const Project&) const = default;
 };
 

@@ -62,6 +62,21 @@ TEST_F(ProjectTest, RoundTrip) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 }
 
+TEST_F(ProjectTest, ModelInputsRoundTripAndMalformedOnesAreRefused) {
+  Project p = sample();
+  p.dims = {"batch=1"};
+  p.bind = {"sr=16000"};
+  p.shapes = {"x=1,3,48,192"};
+  const std::string path = (dir / "p.souffle").string();
+  save_project(p, path);
+  EXPECT_EQ(load_project(path), p);
+  const std::string base = R"({"version": 1, "model": "m.onnx", "inputs": )";
+  EXPECT_NE(error_of(base + R"({"bind": ["sr"]}})").find("NAME=VALUE"), std::string::npos);
+  EXPECT_NE(error_of(base + R"({"shape": "x=1"}})").find("inputs.shape"), std::string::npos);
+  EXPECT_NE(error_of(base + R"({"dim": ["n=-2"]}})").find("--dim"), std::string::npos);
+  EXPECT_EQ(error_of(base + R"({}})"), "");
+}
+
 TEST_F(ProjectTest, CalibrationIsAFileName) {
   EXPECT_NE(error_of(R"({"version": 1, "model": "m.onnx", "calibration": 3})")
                 .find("field 'calibration' must be a string"),

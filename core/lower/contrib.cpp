@@ -1085,6 +1085,81 @@ std::vector<te::Tensor> lower_dynamic_quantize_lstm(LowerCtx& ctx) {
   return outs;
 }
 
+// ---- MatMulIntegerToFloat, DynamicQuantizeMatMul ----
+
+/// float(sum_k (A - a_zero_point)(B - b_zero_point)) * (a_scale * b_scale) + bias, B a matrix
+/// [K, N] with its scale and zero point per tensor or per column, A [..., M, K] quantized (its
+/// value minus zero point given by `a_at` as int32), as ONNX Runtime's kernels compute it.
+std::vector<te::Tensor> int_matmul_to_float(LowerCtx& ctx, const Shape& a_shape,
+                                            const std::function<Expr(const Idx&)>& a_at,
+                                            const std::function<Expr()>& a_scale,
+                                            const te::Tensor& b, const te::Tensor& bs,
+                                            const te::Tensor& bzp, const te::Tensor& bias) {
+  require_quantized(ctx, b, "B");
+  if (b->shape.size() != 2) throw ctx.error("B must be a matrix, got " + shape_str(b->shape));
+  if (a_shape.size() < 2) throw ctx.error("A must have rank >= 2");
+  int64_t k = a_shape.back(), cols = b->shape[1];
+  if (b->shape[0] != k)
+    throw ctx.error("inner dimensions differ: " + shape_str(a_shape) + " x " + shape_str(b->shape));
+  auto per_column = [&](const te::Tensor& t, const char* what) {
+    if (shape_numel(t->shape) == 1) return false;
+    if (t->shape != Shape{cols})
+      throw ctx.error(std::string(what) + " must be a single value or have shape [" +
+                      std::to_string(cols) + "], got " + shape_str(t->shape));
+    return true;
+  };
+  auto at_col = [](const te::Tensor& t, bool by_column, const Expr& col) {
+    return by_column ? te::read(t, {col}) : te::read(t, Idx(t->shape.size(), te::int_imm(0)));
+  };
+  bool bs_col = per_column(bs, "b_scale");
+  bool bzp_col = bzp && per_column(bzp, "b_zero_point");
+  if (bzp && bzp->dtype != b->dtype) throw ctx.error("b_zero_point must have B's type");
+  if (!is_float(bs->dtype)) throw ctx.error("b_scale must be float");
+  if (bias && bias->shape != Shape{cols})
+    throw ctx.error("bias must have shape [" + std::to_string(cols) + "]");
+  const DType f = DType::Float32, i32 = DType::Int32;
+  Shape out = a_shape;
+  out.back() = cols;
+  size_t last = out.size() - 1;
+  te::Tensor acc =
+      ctx.reduce("matmul", out, i32, te::ReduceKind::Sum, {k}, [&](const Idx& i, const Idx& r) {
+        Idx ai = i;
+        ai[last] = r[0];
+        Expr w = te::cast(i32, te::read(b, {r[0], i[last]}));
+        if (bzp) w = w - te::cast(i32, at_col(bzp, bzp_col, i[last]));
+        return a_at(ai) * w;
+      });
+  return {ctx.compute("scale", out, f, [&](const Idx& i) {
+    Expr scale = round_to_own_type(a_scale() * te::cast(f, at_col(bs, bs_col, i[last])));
+    Expr v = f32_mul(te::cast(f, te::read(acc, i)), scale);
+    if (bias) v = v + te::cast(f, te::read(bias, {i[last]}));
+    return v;
+  })};
+}
+
+std::vector<te::Tensor> lower_matmul_integer_to_float(LowerCtx& ctx) {
+  te::Tensor a = ctx.required(0), b = ctx.required(1), as = ctx.required(2), bs = ctx.required(3),
+             azp = ctx.input(4), bzp = ctx.input(5), bias = ctx.input(6);
+  require_quantized(ctx, a, "A");
+  if (azp && azp->dtype != a->dtype) throw ctx.error("a_zero_point must have A's type");
+  const DType f = DType::Float32, i32 = DType::Int32;
+  Expr a_scale = read_scalar(ctx, as, f, "a_scale");
+  Expr a_zero = azp ? read_scalar(ctx, azp, i32, "a_zero_point") : te::int_imm(0, i32);
+  return int_matmul_to_float(
+      ctx, a->shape, [&](const Idx& i) { return te::cast(i32, te::read(a, i)) - a_zero; },
+      [&] { return a_scale; }, b, bs, bzp, bias);
+}
+
+std::vector<te::Tensor> lower_dynamic_quantize_matmul(LowerCtx& ctx) {
+  te::Tensor a = ctx.required(0), b = ctx.required(1), bs = ctx.required(2), bzp = ctx.input(3),
+             bias = ctx.input(4);
+  if (a->dtype != DType::Float32) throw ctx.error("A must be f32");
+  DynamicQuant aq = dynamic_quant(ctx, "a", a, false);
+  return int_matmul_to_float(
+      ctx, a->shape, [&](const Idx& i) { return aq.centred(te::read(a, i), {}); },
+      [&] { return te::read(aq.scale, {}); }, b, bs, bzp, bias);
+}
+
 // ---- FusedConv ----
 
 /// FusedConv: activation(Conv(X, W, B) + Z), the Conv lowered by `conv` (the ONNX op's own
@@ -1168,6 +1243,8 @@ void register_contrib(Registry& r) {
   r.add(ms + "QLinearConcat", lower_qlinear_concat);
   r.add(ms + "QGemm", lower_qgemm);
   r.add(ms + "DynamicQuantizeLSTM", lower_dynamic_quantize_lstm);
+  r.add(ms + "MatMulIntegerToFloat", lower_matmul_integer_to_float);
+  r.add(ms + "DynamicQuantizeMatMul", lower_dynamic_quantize_matmul);
   const LowerFn* conv = r.find("Conv");
   SOUFFLE_CHECK(conv != nullptr, "FusedConv registered before Conv");
   r.add(ms + "FusedConv", [conv = *conv](LowerCtx& ctx) { return lower_fused_conv(ctx, conv); });

@@ -88,6 +88,33 @@ def fused_matmul():
     save_case("fused_matmul", m, feeds)
 
 
+def integer_matmuls():
+    """MatMulIntegerToFloat (uint8 A, int8 B per column, bias) and DynamicQuantizeMatMul (float A
+    quantized on the fly; per-tensor and per-column B scales, bias), as ONNX Runtime's optimizer
+    fuses them from a dynamically quantized MatMul."""
+    nodes = [
+        h.make_node("MatMulIntegerToFloat", ["qa", "w", "sa", "sw_col", "za", "zw_col", "bias"],
+                    ["y_int_to_float"], domain=MS),
+        h.make_node("MatMulIntegerToFloat", ["qa", "w", "sa", "sw"], ["y_int_to_float_plain"],
+                    domain=MS),
+        h.make_node("DynamicQuantizeMatMul", ["x", "w", "sw", "zw", "bias"], ["y_dynamic"],
+                    domain=MS),
+        h.make_node("DynamicQuantizeMatMul", ["x", "w", "sw_col", "zw_col"],
+                    ["y_dynamic_col"], domain=MS),
+    ]
+    feeds = {"qa": rng.integers(0, 256, (2, 3, 8), dtype=np.uint8), "x": f32((2, 3, 8))}
+    elem = {np.dtype(np.float32): T.FLOAT, np.dtype(np.uint8): T.UINT8}
+    m = model("integer_matmuls", nodes, [vi(k, elem[v.dtype], v.shape) for k, v in feeds.items()],
+              [vi(n.output[0], T.FLOAT, (2, 3, 5)) for n in nodes],
+              [init("w", rng.integers(-127, 128, (8, 5), dtype=np.int8)),
+               init("sa", np.array(0.02, np.float32)), init("za", np.array(120, np.uint8)),
+               init("sw", np.array(0.01, np.float32)), init("zw", np.array(0, np.int8)),
+               init("sw_col", (rng.random(5) * 0.02 + 0.005).astype(np.float32)),
+               init("zw_col", rng.integers(-3, 4, (5,), dtype=np.int8)),
+               init("bias", f32((5,), 0.1))])
+    save_case("integer_matmuls", m, feeds)
+
+
 def fused_conv():
     """FusedConv as ONNX Runtime's optimizer writes it for Conv + activation: each activation it
     fuses, with its parameters, a bias, strides and pads, and the Z input (Conv + Add + Relu)."""
@@ -445,6 +472,7 @@ if __name__ == "__main__":
     qlinear()
     dynamic_quantize_lstm()
     fused_conv()
+    integer_matmuls()
     print("ONNX Runtime's optimizer wrote:", ", ".join(ort_optimized_bert()))
     refused()
     print("ONNX Runtime's transformer optimizer wrote:", ", ".join(ort_transformers_bert()))

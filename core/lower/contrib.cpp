@@ -1,10 +1,12 @@
-// Lowering of the com.microsoft contrib ops that ONNX Runtime's exporters and graph optimizer
-// write most often, as ONNX Runtime's ContribOperators documentation defines them:
+// Lowering of the com.microsoft contrib ops that ONNX Runtime's exporters, quantizer and graph
+// optimizers write most often, as ONNX Runtime's ContribOperators documentation defines them:
 // FusedMatMul, FusedConv, Gelu / FastGelu / BiasGelu / QuickGelu, BiasAdd / BiasSplitGelu,
-// SkipLayerNormalization, LayerNormalization, (Skip)SimplifiedLayerNormalization (RMS norm; the
-// plain one lives in the ONNX domain, where ONNX Runtime registers it), Attention and
-// MultiHeadAttention (static shapes, no past state), and the QLinear element-wise ops, pool,
-// concat and QGemm of its quantizer. Any other contrib op (DynamicQuantizeLSTM, ...) is not
+// EmbedLayerNormalization, SkipLayerNormalization, LayerNormalization,
+// (Skip)SimplifiedLayerNormalization (RMS norm; the plain one lives in the ONNX domain, where
+// ONNX Runtime registers it), Attention and MultiHeadAttention (static shapes, no past state),
+// the QLinear element-wise ops, pool, concat and QGemm of its quantizer, its
+// DynamicQuantizeLSTM, and the MatMulIntegerToFloat / DynamicQuantizeMatMul its optimizer makes
+// of dynamically quantized matmuls. Any other contrib op (GroupQueryAttention, ...) is not
 // registered, so the model is refused naming the op, its domain and its nodes; a documented input
 // or attribute we do not lower (a past key/value cache, rotary embeddings, packed QKV) is refused
 // naming it.
@@ -299,6 +301,80 @@ std::vector<te::Tensor> lower_skip_layer_norm(LowerCtx& ctx, bool simplified) {
     outs[3] = ctx.compute("input_skip_bias_sum", s, dt,
                           [&](const Idx& i) { return te::cast(dt, te::read(sum, i)); });
   outs.resize(std::max<size_t>(1, ctx.num_outputs()));
+  return outs;
+}
+
+/// EmbedLayerNormalization: word + position (+ segment) embeddings gathered by id, then a
+/// layer norm over the hidden dim; mask_index is the number of 1s of each row of the mask (0s
+/// without a mask), embedding_sum the sum before the norm. An id out of its table's range is
+/// clamped into it (ONNX Runtime stops with an error there).
+std::vector<te::Tensor> lower_embed_layer_norm(LowerCtx& ctx) {
+  te::Tensor ids = ctx.required(0), seg = ctx.input(1), word = ctx.required(2),
+             pos = ctx.required(3), seg_table = ctx.input(4), gamma = ctx.required(5),
+             beta = ctx.required(6), mask = ctx.input(7), pos_ids = ctx.input(8);
+  if (ids->shape.size() != 2) throw ctx.error("input_ids must have rank 2 [batch, sequence]");
+  int64_t b = ids->shape[0], s = ids->shape[1];
+  require_float(ctx, word, "word_embedding");
+  if (word->shape.size() != 2) throw ctx.error("word_embedding must be a matrix");
+  int64_t hid = word->shape[1];
+  for (const te::Tensor& t : {pos, seg_table})
+    if (t && (t->shape.size() != 2 || t->shape[1] != hid || t->dtype != word->dtype))
+      throw ctx.error("embedding tables must be [rows, " + std::to_string(hid) +
+                      "] of word_embedding's type");
+  if ((seg == nullptr) != (seg_table == nullptr))
+    throw ctx.error("segment_ids and segment_embedding come together");
+  for (const te::Tensor& t : {ids, seg, mask})
+    if (t && (t->shape != ids->shape || t->dtype != DType::Int32))
+      throw ctx.error("input_ids, segment_ids and mask must be int32 [batch, sequence]");
+  if (pos_ids && (pos_ids->dtype != DType::Int32 || pos_ids->shape.size() != 2 ||
+                  (pos_ids->shape[0] != 1 && pos_ids->shape[0] != b) || pos_ids->shape[1] != s))
+    throw ctx.error("position_ids must be int32 [batch or 1, sequence]");
+  require_vector(ctx, gamma, hid, "gamma");
+  require_vector(ctx, beta, hid, "beta");
+  double eps = ctx.node().attr_float("epsilon", 1e-12);
+  DType dt = word->dtype, ct = compute_type(dt);
+  auto row = [](const te::Tensor& table, const Expr& id) {
+    Expr i = te::cast(DType::Int64, id);
+    return te::min(te::max(i, te::int_imm(0)), te::int_imm(table->shape[0] - 1));
+  };
+  te::Tensor sum = ctx.compute("embedding_sum", {b, s, hid}, ct, [&](const Idx& i) {
+    Expr p =
+        pos_ids ? te::read(pos_ids, {pos_ids->shape[0] == 1 ? te::int_imm(0) : i[0], i[1]}) : i[1];
+    Expr v = te::cast(ct, te::read(word, {row(word, te::read(ids, {i[0], i[1]})), i[2]})) +
+             te::cast(ct, te::read(pos, {row(pos, p), i[2]}));
+    if (seg)
+      v = v +
+          te::cast(ct, te::read(seg_table, {row(seg_table, te::read(seg, {i[0], i[1]})), i[2]}));
+    return v;
+  });
+  Shape shape{b, s, hid};
+  Expr inv_d = te::imm(ct, 1.0 / static_cast<double>(hid));
+  te::Tensor mean =
+      row_sum(ctx, "mean", shape, ct, [&](const Idx& i) { return te::read(sum, i) * inv_d; });
+  te::Tensor var = row_sum(ctx, "var", shape, ct, [&](const Idx& i) {
+    Expr c = te::read(sum, i) - stat(mean, i);
+    return c * c * inv_d;
+  });
+  te::Tensor y = ctx.compute("normalize", shape, dt, [&](const Idx& i) {
+    Expr v = (te::read(sum, i) - stat(mean, i)) *
+             te::call(te::CallFn::Rsqrt, {stat(var, i) + te::imm(ct, eps)});
+    return te::cast(
+        dt, v * te::cast(ct, te::read(gamma, {i[2]})) + te::cast(ct, te::read(beta, {i[2]})));
+  });
+  std::vector<te::Tensor> outs{y, nullptr, nullptr};
+  if (wants_output(ctx, 1)) {
+    if (mask)
+      outs[1] = ctx.reduce("mask_index", {b}, DType::Int32, te::ReduceKind::Sum, {s},
+                           [&](const Idx& i, const Idx& r) {
+                             return te::read(mask, {i[0], r[0]});
+                           });
+    else
+      outs[1] = ctx.compute("mask_index", {b}, DType::Int32,
+                            [](const Idx&) { return te::int_imm(0, DType::Int32); });
+  }
+  if (wants_output(ctx, 2))
+    outs[2] = ctx.compute("embedding_sum_out", shape, dt,
+                          [&](const Idx& i) { return te::cast(dt, te::read(sum, i)); });
   return outs;
 }
 
@@ -1219,6 +1295,7 @@ void register_contrib(Registry& r) {
   r.add(ms + "BiasAdd", lower_bias_add);
   r.add(ms + "BiasSplitGelu", lower_bias_split_gelu);
   alias(r, ms + "LayerNormalization", "LayerNormalization");
+  r.add(ms + "EmbedLayerNormalization", lower_embed_layer_norm);
   r.add(ms + "SkipLayerNormalization",
         [](LowerCtx& ctx) { return lower_skip_layer_norm(ctx, false); });
   r.add(ms + "SkipSimplifiedLayerNormalization",

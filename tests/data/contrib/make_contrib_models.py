@@ -134,6 +134,31 @@ def fused_conv():
     save_case("fused_conv", m, feeds)
 
 
+def embed_layer_norm():
+    """EmbedLayerNormalization as ONNX Runtime's transformer optimizer writes it for BERT's
+    embeddings: word, position and segment tables, a mask (its row sums as mask_index), the
+    embedding sum; and the plain form without segments or mask (mask_index all 0)."""
+    b, s, hid = 2, 4, 8
+    nodes = [
+        h.make_node("EmbedLayerNormalization",
+                    ["ids", "seg", "word", "pos", "seg_table", "gamma", "beta", "mask"],
+                    ["y", "mask_index", "embedding_sum"], domain=MS, epsilon=1e-5),
+        h.make_node("EmbedLayerNormalization", ["ids", "", "word", "pos", "", "gamma", "beta"],
+                    ["y_plain", "mask_index_plain"], domain=MS),
+    ]
+    feeds = {"ids": rng.integers(0, 10, (b, s)).astype(np.int32),
+             "seg": rng.integers(0, 2, (b, s)).astype(np.int32),
+             "mask": np.array([[1, 1, 1, 0], [1, 0, 1, 1]], np.int32)}
+    m = model("embed_layer_norm", nodes, [vi(k, T.INT32, v.shape) for k, v in feeds.items()],
+              [vi("y", T.FLOAT, (b, s, hid)), vi("mask_index", T.INT32, (b,)),
+               vi("embedding_sum", T.FLOAT, (b, s, hid)), vi("y_plain", T.FLOAT, (b, s, hid)),
+               vi("mask_index_plain", T.INT32, (b,))],
+              [init("word", f32((10, hid))), init("pos", f32((s, hid))),
+               init("seg_table", f32((2, hid))), init("gamma", f32((hid,), 0.5) + 1),
+               init("beta", f32((hid,), 0.1))])
+    save_case("embed_layer_norm", m, feeds)
+
+
 def gelu_family():
     """Gelu, FastGelu (with and without bias), BiasGelu and QuickGelu (default and given alpha)."""
     shape = (2, 3, 16)
@@ -438,22 +463,19 @@ def dynamic_quantize_lstm():
 
 
 def refused():
-    """Contrib ops not lowered, each refused by name: EmbedLayerNormalization, and Attention
-    with a past state (the input named in the refusal). No data set: these models must not
-    load."""
+    """Contrib ops not lowered, each refused by name: GroupQueryAttention, and Attention with a
+    past state (the input named in the refusal). No data set: these models must not load."""
     d = os.path.join(HERE, "refused")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    s, hid = 4, 8
-    embed = model("embed_layer_norm", [
-        h.make_node("EmbedLayerNormalization",
-                    ["ids", "", "word", "pos", "", "gamma", "beta"], ["y", "mask_index"],
-                    domain=MS, name="embeddings_0")],
-        [vi("ids", T.INT32, (1, s))],
-        [vi("y", T.FLOAT, (1, s, hid)), vi("mask_index", T.INT32, (1,))],
-        [init("word", f32((10, hid))), init("pos", f32((s, hid))),
-         init("gamma", f32((hid,))), init("beta", f32((hid,)))])
-    onnx.save(embed, os.path.join(d, "embed_layer_norm.onnx"))
+    gqa = model("group_query_attention", [
+        h.make_node("GroupQueryAttention", ["q", "k", "v", "", "", "seqlens", "total"],
+                    ["y", "present_k", "present_v"], domain=MS, num_heads=2, kv_num_heads=1,
+                    name="gqa_0")],
+        [vi("q", T.FLOAT, (1, 3, 8)), vi("k", T.FLOAT, (1, 3, 4)), vi("v", T.FLOAT, (1, 3, 4))],
+        [vi("y", T.FLOAT, (1, 3, 8))],
+        [init("seqlens", np.array([2], np.int32)), init("total", np.array(3, np.int32))])
+    onnx.save(gqa, os.path.join(d, "group_query_attention.onnx"))
     b, s, dd, n, past = 1, 2, 4, 2, 3
     att = model("attention_past", [
         h.make_node("Attention", ["x", "w", "b", "", "past"], ["y", "present"], domain=MS,
@@ -473,6 +495,7 @@ if __name__ == "__main__":
     dynamic_quantize_lstm()
     fused_conv()
     integer_matmuls()
+    embed_layer_norm()
     print("ONNX Runtime's optimizer wrote:", ", ".join(ort_optimized_bert()))
     refused()
     print("ONNX Runtime's transformer optimizer wrote:", ", ".join(ort_transformers_bert()))

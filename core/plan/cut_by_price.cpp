@@ -32,6 +32,7 @@ struct Priced {
   bool global_scratch = false;                           ///< global scratch was cheaper
   int grid_barriers = 0;                                 ///< of the cheapest variant's kernels
   int launches = 0;                                      ///< the same
+  double launch_us = 0;  ///< what one launch costs (the pricer's constant)
 };
 
 class Prices {
@@ -97,13 +98,13 @@ class Prices {
         out.us = a.est_time_us;
         out.grid_barriers = a.grid_barriers;
         out.launches = a.launches;
+        out.launch_us = a.launch_us / std::max(a.launches, 1);
         out.sites = a.barrier_sites;
         out.kept_sites = a.barrier_sites;
         std::vector<std::string> residents = a.on_chip;
-        // A short reduction's rows split over blocks are joined across a grid barrier (inside
-        // its stage, or before a reader of its result that the block owning a whole row could
-        // read without one).
-        if (a.grid_barriers > 0 && has_reduction(p.tes)) {
+        // A barrier that is no site between stages is inside one: a short reduction's rows
+        // split over blocks.
+        if (a.grid_barriers > static_cast<int>(a.barrier_sites.size())) {
           // Rows kept in one block: no barrier inside a short reduction, fewer blocks on it.
           p.split_rows = false;
           PartitionPrice b = m_pricer.price(m_context, p);
@@ -149,12 +150,6 @@ class Prices {
     out.sites.erase(std::unique(out.sites.begin(), out.sites.end()), out.sites.end());
     std::sort(out.kept_sites.begin(), out.kept_sites.end());
     return out;
-  }
-  /// Whether `tes` hold a reduction that is not compute-intensive (whose rows may be split).
-  bool has_reduction(const std::vector<int>& tes) const {
-    for (int te : tes)
-      if (!m_f.compute(te) && m_f.analysis().tes[te].is_reduction) return true;
-    return false;
   }
 
   const ProgramFacts& m_f;
@@ -237,16 +232,21 @@ void take_reasons(const Group& from, const std::vector<int>& tes, Group& to) {
     if (d.te < 0 || std::find(tes.begin(), tes.end(), d.te) != tes.end()) to.decisions.push_back(d);
 }
 
-/// Rules' cut of `tes` (in order): the rules strategy's kernels (`rules_of`: each TE's kernel in
-/// partition_rules of the same program) restricted to them, each cut again where its built
-/// kernel still has a grid barrier between stages, as the rules strategy launches its stages
-/// separately there; in the rules kernels' order.
-std::vector<std::vector<int>> rules_cut(const ProgramFacts& f, const std::vector<int>& tes,
-                                        const std::vector<int>& rules_of, Prices& price) {
+/// The rules strategy's kernels (`rules_of`: each TE's kernel in partition_rules of the same
+/// program) restricted to `tes` (in order), in the rules kernels' order.
+std::vector<std::vector<int>> rules_kernels(const std::vector<int>& tes,
+                                            const std::vector<int>& rules_of) {
   std::map<int, std::vector<int>> by_kernel;
   for (int te : tes) by_kernel[rules_of[te]].push_back(te);
   std::vector<std::vector<int>> out;
   for (auto& [kernel, part] : by_kernel) out.push_back(std::move(part));
+  return out;
+}
+
+/// Rules' cut of kernels `out` (rules_kernels): each cut again where its built kernel still has
+/// a grid barrier between stages, as the rules strategy launches its stages separately there.
+std::vector<std::vector<int>> rules_cut(const ProgramFacts& f, std::vector<std::vector<int>> out,
+                                        Prices& price) {
   // A piece cut at its barriers is built anew, and may show barriers of its own.
   for (int round = 0; round < 4; ++round) {
     price.prefetch(out);
@@ -393,8 +393,7 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
     {
       std::vector<int> all = g.tes;
       std::sort(all.begin(), all.end());
-      std::vector<std::vector<int>> cut = rules_cut(f, all, rules_of, price);
-      double souffle_us = 0, rules_us = 0;
+      double souffle_us = 0, rules_us = 0, launch_us = 0;
       int barriers = 0, launches = 0;
       const size_t kernels = settled.size();
       for (const Piece& p : settled) {
@@ -404,11 +403,23 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
         const Priced& pr = price.of(tes);
         souffle_us += pr.us;
         barriers += pr.grid_barriers;
+        launch_us = std::max(launch_us, pr.launch_us);
       }
-      for (const std::vector<int>& c : cut) {
-        const Priced& pr = price.of(c);
-        rules_us += pr.us;
-        launches += pr.launches;
+      std::vector<std::vector<int>> cut = rules_kernels(all, rules_of);
+      // Each rules kernel that runs something costs a launch at least: where that is already
+      // no cheaper, its kernels are not built.
+      int64_t running = 0;
+      for (const std::vector<int>& c : cut)
+        running += std::any_of(c.begin(), c.end(), [&](int te) { return !f.is_alias(te); });
+      if (souffle_us > launch_us * static_cast<double>(running)) {
+        cut = rules_cut(f, std::move(cut), price);
+        for (const std::vector<int>& c : cut) {
+          const Priced& pr = price.of(c);
+          rules_us += pr.us;
+          launches += pr.launches;
+        }
+      } else {
+        rules_us = kUnpriced;
       }
       if (rules_us < souffle_us && in_order(f, cut)) {
         rules_kept = true;

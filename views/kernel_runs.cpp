@@ -97,11 +97,14 @@ QString profileSummary(const ProfileData& data) {
   const QString measured =
       r.gpu_time() ? QObject::tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
                    : QObject::tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
+  // How the outputs compared: element-wise, with the tolerance and the largest errors.
+  const std::string verification = verification_summary(r);
   return QObject::tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
       .arg(r.kernels.size())
       .arg(data.label(), measured)
       .arg(r.est_total_us, 0, 'f', 1)
-      .arg(r.verified ? QObject::tr(", outputs verified") : QString());
+      .arg(verification.empty() ? QString()
+                                : QStringLiteral("; ") + QString::fromStdString(verification));
 }
 
 }  // namespace souffle::views

@@ -816,6 +816,28 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
     int64_t opset = default_opset(model, ctx);
     result.graph = convert_graph(model.graph(), ctx, opset, false);
     if (result.graph.name.empty()) result.graph.name = "main";
+    // value_info is never read (inference types every value), but unknown (-1) or negative dims
+    // there are said once, naming a few of the tensors, so nobody takes them for sizes we used.
+    std::vector<std::string> unknown;
+    for (const auto& vi : model.graph().value_info()) {
+      if (!vi.has_type() || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+        continue;
+      for (const auto& d : vi.type().tensor_type().shape().dim())
+        if (d.has_dim_value() && d.dim_value() < 0) {
+          unknown.push_back(vi.name());
+          break;
+        }
+    }
+    if (!unknown.empty()) {
+      std::string names;
+      for (size_t i = 0; i < unknown.size() && i < 3; ++i)
+        names += (i ? ", '" : "'") + unknown[i] + "'";
+      if (unknown.size() > 3) names += ", ...";
+      result.warnings.push_back("value_info declares negative (unknown) dims for " +
+                                std::to_string(unknown.size()) + " tensor" +
+                                (unknown.size() == 1 ? "" : "s") + " (" + names +
+                                "); their shapes are inferred");
+    }
     for (const auto& [name, shape] : options.shapes)
       if (std::find(result.graph.inputs.begin(), result.graph.inputs.end(), name) ==
           result.graph.inputs.end())

@@ -548,6 +548,7 @@ TEST(DeclaredShapes, UnknownOutputDimIsInferredWithAWarningNamingIt) {
   ImportResult r = import_proto(paddle_style_model());
   EXPECT_TRUE(any_warning(r.warnings, "output '" + kPaddleOut + "'", "inferred"));
   EXPECT_TRUE(any_warning(r.warnings, "input 'x'", "-1"));
+  EXPECT_TRUE(any_warning(r.warnings, "value_info", "'fc.tmp_0'"));
   LoadedModel m = load_model_bytes(paddle_style_model().SerializeAsString(), "mem/model.onnx");
   EXPECT_EQ(m.graph.value(kPaddleOut).type.shape, (Shape{1, 3}));
   EXPECT_EQ(m.graph.value("x").type.shape, (Shape{1, 4}));

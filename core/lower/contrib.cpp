@@ -329,6 +329,9 @@ std::vector<te::Tensor> lower_embed_layer_norm(LowerCtx& ctx) {
   if (pos_ids && (pos_ids->dtype != DType::Int32 || pos_ids->shape.size() != 2 ||
                   (pos_ids->shape[0] != 1 && pos_ids->shape[0] != b) || pos_ids->shape[1] != s))
     throw ctx.error("position_ids must be int32 [batch or 1, sequence]");
+  if (!pos_ids && pos->shape[0] < s)
+    throw ctx.error("position_embedding has " + std::to_string(pos->shape[0]) +
+                    " rows for a sequence of " + std::to_string(s));
   require_vector(ctx, gamma, hid, "gamma");
   require_vector(ctx, beta, hid, "beta");
   double eps = ctx.node().attr_float("epsilon", 1e-12);

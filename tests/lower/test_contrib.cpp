@@ -116,6 +116,11 @@ TEST(Contrib, RefusalsNameTheInputOrForm) {
   r = reason_of(lstm, {iota({2, 1, 2}), i8({1, 2, 4}), i8({1, 1, 4}), nullptr, nullptr, nullptr,
                        nullptr, iota({1, 3}), iota({1}), i8({1}), iota({1}), i8({1})});
   EXPECT_NE(r.find("'P'"), std::string::npos) << r;
+  // EmbedLayerNormalization with a position table shorter than the sequence.
+  auto ids = TensorData::from_f64(DType::Int32, {1, 3}, {0, 1, 0});
+  r = reason_of(contrib("EmbedLayerNormalization", 7),
+                {ids, nullptr, iota({2, 4}), iota({2, 4}), nullptr, iota({4}), iota({4})});
+  EXPECT_NE(r.find("position_embedding has 2 rows for a sequence of 3"), std::string::npos) << r;
 }
 
 TEST(Contrib, UnloweredContribOpsAreNotRegistered) {

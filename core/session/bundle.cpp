@@ -631,6 +631,18 @@ BundleReport write_model_bundle(const std::string& dir, const std::string& model
   std::vector<TestDataSet> sets;
   if (std::filesystem::exists(std::filesystem::path(data) / "test_data_set_0"))
     sets = read_test_data(data);
+  // Inputs bound as constants (--bind) are no longer the program's: their values leave the data
+  // sets, which hold one value per input of the file.
+  if (!sets.empty() && sets.front().input_values.size() != plan.input.inputs.size()) {
+    const std::vector<std::string> file_inputs = onnx_import::import_model(model_path).graph.inputs;
+    std::set<std::string> kept;
+    for (const te::Tensor& t : plan.input.inputs) kept.insert(t->name);
+    std::vector<std::string> bound;
+    for (const std::string& in : file_inputs)
+      if (!kept.count(in)) bound.push_back(in);
+    for (TestDataSet& ds : sets)
+      if (ds.input_values.size() == file_inputs.size()) bind_from_data(file_inputs, bound, ds);
+  }
   BundleOptions bo;
   bo.model = model_path;
   bo.strategy = plan::strategy_name(plan.strategy);

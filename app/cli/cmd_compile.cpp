@@ -195,7 +195,9 @@ int run_compile(const CompileCliOptions& o) {
   const CompileReport& rep = run.kernels;
 
   BundleReport bundle;
-  if (!o.out.empty()) bundle = write_model_bundle(o.out, o.common.model, o.data_dir, p, rep, copts);
+  if (!o.out.empty())
+    bundle = write_model_bundle(o.out, o.common.model, o.data_dir, p, rep, copts, po.import.dims,
+                                o.common.binds, o.common.shapes);
 
   for (const CompiledKernel& k : rep.kernels)
     if (!k.ok()) std::cerr << "error: " << k.error << "\n";

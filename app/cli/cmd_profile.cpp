@@ -131,7 +131,7 @@ int run_profile(const ProfileCliOptions& o) {
     plo.strategy = s;
     plan::FusionPlan p = plan::plan(m.program, plo);
     if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
-    reports.push_back(session.profile(o.common.model, p, io.dims));
+    reports.push_back(session.profile(o.common.model, p, io.dims, o.common.binds, o.common.shapes));
     if (progress) std::cerr << "\r\033[K" << std::flush;
   }
 

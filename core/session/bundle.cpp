@@ -410,6 +410,8 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
   fs::path model = fs::absolute(options.model, ec);
   m.source.model = ec ? options.model : model.lexically_normal().string();
   m.source.dims = options.dims;
+  m.source.bind = options.bind;
+  m.source.shapes = options.shapes;
   m.source.strategy = options.strategy;
   m.source.precision = gpu::precision_name(plan.precision);
   m.source.sync = schedule::sync_mode_name(sync);
@@ -624,7 +626,9 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
 BundleReport write_model_bundle(const std::string& dir, const std::string& model_path,
                                 const std::string& data_dir, const plan::FusionPlan& plan,
                                 const CompileReport& report, const CompileOptions& compile_options,
-                                const std::map<std::string, int64_t>& dims) {
+                                const std::map<std::string, int64_t>& dims,
+                                const std::vector<std::string>& bind,
+                                const std::vector<std::string>& shapes) {
   std::string data =
       data_dir.empty() ? std::filesystem::path(model_path).parent_path().string() : data_dir;
   if (data.empty()) data = ".";
@@ -648,6 +652,8 @@ BundleReport write_model_bundle(const std::string& dir, const std::string& model
   bo.strategy = plan::strategy_name(plan.strategy);
   bo.data = sets.empty() ? nullptr : &sets.front();
   bo.dims = dims;
+  bo.bind = bind;
+  bo.shapes = shapes;
   bo.cuda_architectures.clear();
   for (const std::string& a : compile_options.archs)  // "sm_80" -> "80"
     bo.cuda_architectures.push_back(a.substr(a.find('_') + 1));

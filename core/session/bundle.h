@@ -23,6 +23,7 @@ struct BundleOptions {
   /// Symbolic dimensions the model was imported with (recorded in bundle.json, so that the
   /// kernels can be made again from the model).
   std::map<std::string, int64_t> dims;
+  std::vector<std::string> bind, shapes;  ///< --bind and --shape as given (recorded the same way)
 };
 
 /// One device tensor of the harness and where its bytes come from.
@@ -65,6 +66,8 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
 BundleReport write_model_bundle(const std::string& dir, const std::string& model_path,
                                 const std::string& data_dir, const plan::FusionPlan& plan,
                                 const CompileReport& report, const CompileOptions& compile_options,
-                                const std::map<std::string, int64_t>& dims = {});
+                                const std::map<std::string, int64_t>& dims = {},
+                                const std::vector<std::string>& bind = {},
+                                const std::vector<std::string>& shapes = {});
 
 }  // namespace souffle

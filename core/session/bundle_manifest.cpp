@@ -98,6 +98,8 @@ std::string manifest_json(const BundleManifest& m) {
               {"precision", m.source.precision},
               {"gpu", spec_object(m.source.gpu)}};
   if (!m.source.decisions_json.empty()) src["decisions"] = json::parse(m.source.decisions_json);
+  if (!m.source.bind.empty()) src["bind"] = m.source.bind;
+  if (!m.source.shapes.empty()) src["shape"] = m.source.shapes;
   // Fields of version 2 only where the bundle needs them: a bundle of grid-barrier kernels is
   // written exactly as version 1 wrote it.
   const bool v2 =
@@ -181,6 +183,10 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
   if (auto d = src.find("dims"); d != src.end() && d->is_object())
     for (auto it = d->begin(); it != d->end(); ++it)
       if (it->is_number_integer()) m.source.dims[it.key()] = it->get<int64_t>();
+  for (const auto& [key, into] : {std::pair{"bind", &m.source.bind}, {"shape", &m.source.shapes}})
+    if (auto b = src.find(key); b != src.end() && b->is_array())
+      for (const json& v : *b)
+        if (v.is_string()) into->push_back(v.get<std::string>());
   m.source.gpu =
       gpu::parse_gpu_specs(
           json{{"version", 1}, {"gpus", json::array({r.need(src, "gpu", "source")})}}.dump(), file)

@@ -68,6 +68,9 @@ struct ManifestKernel {
 struct ManifestSource {
   std::string model;  ///< absolute path of the ONNX file
   std::map<std::string, int64_t> dims;
+  /// Inputs fixed as constants and input shapes, as the command line gives them (NAME=VALUE of
+  /// --bind and --shape); written only when any.
+  std::vector<std::string> bind, shapes;
   std::string strategy, precision;
   /// How dependent stages are ordered across blocks: "grid", "flags" or "auto"
   /// (schedule::SyncMode); bundles before version 2 are "grid".

@@ -302,7 +302,9 @@ std::optional<gpu::GpuSpec> ProfileSession::device_spec() const {
 }
 
 ProfileReport ProfileSession::profile(const std::string& model_path, const plan::FusionPlan& plan,
-                                      const std::map<std::string, int64_t>& dims) {
+                                      const std::map<std::string, int64_t>& dims,
+                                      const std::vector<std::string>& bind,
+                                      const std::vector<std::string>& shapes) {
   ProfileReport r;
   r.model = model_path;
   r.strategy = plan::strategy_name(plan.strategy);
@@ -378,7 +380,8 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       if (on) fs::remove_all(dir, ec);
     }
   } cleanup{dir, temporary};
-  BundleReport br = write_model_bundle(dir, model_path, m_options.data_dir, plan, rep, co, dims);
+  BundleReport br =
+      write_model_bundle(dir, model_path, m_options.data_dir, plan, rep, co, dims, bind, shapes);
   if (!br.harness) {
     r.error = "the bundle could not be completed (see " + dir + "/ERRORS.txt)";
     return r;

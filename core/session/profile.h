@@ -152,8 +152,11 @@ class ProfileSession {
 
   /// Compiles `plan` for the device, writes its bundle, and has the runner load, run, verify
   /// and time it. Never throws for a kernel that fails: the report's error names it.
+  /// `dims`, `bind` and `shapes` are how the model was imported (recorded in the bundle).
   ProfileReport profile(const std::string& model_path, const plan::FusionPlan& plan,
-                        const std::map<std::string, int64_t>& dims = {});
+                        const std::map<std::string, int64_t>& dims = {},
+                        const std::vector<std::string>& bind = {},
+                        const std::vector<std::string>& shapes = {});
 
  private:
   ProfileOptions m_options;

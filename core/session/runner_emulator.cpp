@@ -58,6 +58,10 @@ class EmulatorBackend : public Backend {
     io.dims = m.source.dims;
     LoadedModel model;
     try {
+      onnx_import::ImportOptions given =
+          onnx_import::import_options({}, m.source.bind, m.source.shapes);
+      io.bind = std::move(given.bind);
+      io.shapes = std::move(given.shapes);
       model = load_model(m.source.model, io);
     } catch (const UserError& e) {
       throw RunnerError("bad_bundle", std::string("the emulator makes the kernels again from the "

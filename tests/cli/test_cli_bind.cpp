@@ -40,6 +40,9 @@ TEST(CliBind, EveryCommandTakesBind) {
   CliRun bundle = run_cli(
       "compile -q --arch sm_90 " + kIf + b + " --out " + testing::TempDir() + "bind_bundle", true);
   EXPECT_EQ(bundle.code, 0) << bundle.out;
+  // The emulator makes the kernels again from the bundle's model, with the bundle's bindings.
+  CliRun profile = run_cli("profile -q --backend emulator " + kIf + b, true);
+  EXPECT_EQ(profile.code, 0) << profile.out;
   CliRun verify = run_cli("verify -q " + kIf + b, true);
   EXPECT_EQ(verify.code, 0) << verify.out;
   EXPECT_TRUE(contains(verify.out, "verified")) << verify.out;

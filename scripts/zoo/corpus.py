@@ -44,7 +44,8 @@ import zipfile
 
 # ------------------------------------------------------------------------------------------------
 # Files shipped inside wheels. dims: the values given to --dim for the symbolic input dims
-# (named dims only; shape: the input shapes fed, for dims the file leaves unnamed). feeds:
+# (named dims only); shapes: the shapes of inputs whose dims the file leaves unnamed (? or -1),
+# given to --shape NAME=D0,D1,... feeds:
 # "zeros", "image" (uniform 0..1), "audio" (uniform -1..1), an integer (a constant), default
 # a standard normal.
 # ------------------------------------------------------------------------------------------------
@@ -605,6 +606,8 @@ def reference(out, only):
             outputs={o.name: list(r.shape) for o, r in zip(sess.get_outputs(), outs)},
             reference="ONNX Runtime %s, CPU, one thread" % ort.__version__,
             args=sum((["--dim", "%s=%d" % kv] for kv in sorted(meta.get("dims", {}).items())), []) +
+            sum((["--shape", "%s=%s" % (k, ",".join(map(str, v)))] for k, v in sorted(meta.get("shapes", {}).items())),
+                []) +
             sum((["--bind", "%s=%s" % kv] for kv in sorted(meta.get("bind", {}).items())), []))
         write_meta(d, meta)
         print("reference", name, {o.name: list(r.shape) for o, r in zip(sess.get_outputs(), outs)})

@@ -1448,7 +1448,7 @@ void MainWindow::startProfile(const QString& backend) {
   say(tr("Profiling %1 kernels on the %2…")
           .arg(m_plan->plan->kernels())
           .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
-  m_profiler->start(m_plan, backend);
+  m_profiler->start(m_plan, backend, m_inputDims, m_inputBinds, m_inputShapes);
 }
 
 void MainWindow::onProfiled(ProfileDataPtr data) {

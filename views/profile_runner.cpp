@@ -1,5 +1,7 @@
 #include "views/profile_runner.h"
 
+#include "core/onnx/importer.h"
+
 #include <QMetaObject>
 #include <QPointer>
 #include <QtConcurrent>
@@ -42,7 +44,8 @@ void ProfileRunner::cancel() {
   if (m_cancel) m_cancel->store(true);
 }
 
-void ProfileRunner::start(PlanDataPtr plan, const QString& backend) {
+void ProfileRunner::start(PlanDataPtr plan, const QString& backend, const QStringList& dims,
+                          const QStringList& binds, const QStringList& shapes) {
   if (m_busy) cancel();
   ++m_generation;
   m_busy = true;
@@ -67,12 +70,20 @@ void ProfileRunner::start(PlanDataPtr plan, const QString& backend) {
         },
         Qt::QueuedConnection);
   };
-  m_watcher->setFuture(QtConcurrent::run([plan = std::move(plan), o, cancel] {
-    return run(plan, o);  // `cancel` is kept alive until the run returns
+  auto strings = [](const QStringList& l) {
+    std::vector<std::string> out;
+    for (const QString& s : l) out.push_back(s.toStdString());
+    return out;
+  };
+  m_watcher->setFuture(QtConcurrent::run([plan = std::move(plan), o, cancel, d = strings(dims),
+                                          b = strings(binds), sh = strings(shapes)] {
+    return run(plan, o, d, b, sh);  // `cancel` is kept alive until the run returns
   }));
 }
 
-ProfileDataPtr ProfileRunner::run(PlanDataPtr plan, ProfileOptions options) {
+ProfileDataPtr ProfileRunner::run(PlanDataPtr plan, ProfileOptions options,
+                                  std::vector<std::string> dims, std::vector<std::string> binds,
+                                  std::vector<std::string> shapes) {
   auto d = std::make_shared<ProfileData>();
   d->plan = plan;
   d->report.backend = options.backend;
@@ -83,7 +94,8 @@ ProfileDataPtr ProfileRunner::run(PlanDataPtr plan, ProfileOptions options) {
   const LoadedModel& m = *plan->model->model;
   try {
     ProfileSession s(options);
-    d->report = s.profile(m.path, *plan->plan);
+    d->report = s.profile(m.path, *plan->plan, onnx_import::import_options(dims, {}, {}).dims,
+                          binds, shapes);
   } catch (const UserError& e) {
     d->report.backend = options.backend;
     d->report.error = e.what();

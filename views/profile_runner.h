@@ -43,12 +43,17 @@ class ProfileRunner : public QObject {
 
   /// Starts profiling `plan` on `backend` ("cuda" or "emulator"); a run in progress is
   /// cancelled and its result dropped.
-  void start(PlanDataPtr plan, const QString& backend);
+  /// `inputs` is how the model was imported (--dim, --bind, --shape as text, each NAME=VALUE):
+  /// the bundle records it, so the emulator loads the model the same way.
+  void start(PlanDataPtr plan, const QString& backend, const QStringList& dims = {},
+             const QStringList& binds = {}, const QStringList& shapes = {});
   void cancel();
   bool isBusy() const { return m_busy; }
 
   /// The synchronous body (never throws): the report's error says what failed.
-  static ProfileDataPtr run(PlanDataPtr plan, ProfileOptions options);
+  static ProfileDataPtr run(PlanDataPtr plan, ProfileOptions options,
+                            std::vector<std::string> dims = {}, std::vector<std::string> binds = {},
+                            std::vector<std::string> shapes = {});
 
  signals:
   void progress(const QString& what);

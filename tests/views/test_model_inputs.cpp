@@ -1,6 +1,8 @@
 // The explorer takes a model's inputs as souffle-cli does (--dim, --bind, --shape): a model whose
 // If depends on a sample-rate input opens once the rate is bound, the refusal says how to bind it
 // otherwise, and a project keeps the binding.
+#include <QAction>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -9,6 +11,7 @@
 #include "views/main_window.h"
 #include "views/model_loader.h"
 #include "views/panels.h"
+#include "views/profile_runner.h"
 #include "views/project_controller.h"
 
 using namespace souffle;
@@ -57,6 +60,16 @@ void TestModelInputs::windowBindsAndTheProjectKeepsIt() {
     w.reload();
     QTRY_VERIFY_WITH_TIMEOUT(w.modelData() != nullptr && !w.isLoading(), 30000);
     QVERIFY(!w.isErrorShown());
+    // Profiled on the emulator, which loads the model again with the same binding.
+    QTRY_VERIFY_WITH_TIMEOUT(w.planData() != nullptr && !w.isPlanning(), 60000);
+    QAction* emu = w.profileEmulatorAction();
+    QTRY_VERIFY_WITH_TIMEOUT(emu && emu->isEnabled(), 30000);
+    QSignalSpy done(w.profileRunner(), &ProfileRunner::finished);
+    emu->trigger();
+    QVERIFY(done.wait(120000));
+    QVERIFY(w.profileData());
+    QVERIFY2(w.profileData()->report.error.empty(), w.profileData()->report.error.c_str());
+    QVERIFY(w.profileData()->report.verified);
     QVERIFY(w.project()->save(project));
   }
   Project p = read_project(project.toStdString());

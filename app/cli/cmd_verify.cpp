@@ -82,14 +82,19 @@ souffle::VerifyOptions verify_options(const VerifyOptions& o) {
   return vo;
 }
 
-std::vector<TestDataSet> reference_sets(const VerifyOptions& o) {
+/// The data sets to verify against. A folder without any is an error, but a model that cannot
+/// be taken says so first: its error names the model, the node and the reason.
+std::vector<TestDataSet> reference_sets(const VerifyOptions& o,
+                                        const onnx_import::ImportOptions& io) {
   std::string dir = o.data_dir.empty()
                         ? std::filesystem::path(o.common.model).parent_path().string()
                         : o.data_dir;
   if (dir.empty()) dir = ".";
   std::vector<TestDataSet> sets = read_test_data(dir);
-  if (sets.empty())
+  if (sets.empty()) {
+    load_model(o.common.model, io);
     throw UserError(dir, "", "no test_data_set_N folders with reference data found");
+  }
   return sets;
 }
 
@@ -191,7 +196,7 @@ int run_verify(const VerifyOptions& o) {
   io.dims = parse_dims(o.common.dims);
   io.bind = parse_binds(o.common.binds);
   io.shapes = parse_shapes(o.common.shapes);
-  std::vector<ModelForData> runs = load_for_data(o.common.model, io, reference_sets(o));
+  std::vector<ModelForData> runs = load_for_data(o.common.model, io, reference_sets(o, io));
   note_bound(o, runs);
   if (o.level == "kernels") return run_verify_kernels(o, runs);
   std::vector<TestDataSet> sets;

@@ -498,7 +498,6 @@ void MainWindow::editInputOptions() {
   reload();
 }
 
-
 void MainWindow::reload() {
   if (!m_lastPath.isEmpty()) openModel(m_lastPath);
 }

@@ -19,8 +19,8 @@ struct CommonOptions {
   std::string model;
   bool json = false;
   bool quiet = false;  ///< no progress on stderr (plan, compile; only on a terminal anyway)
-  std::vector<std::string> dims;   ///< "name=value"
-  std::vector<std::string> binds;  ///< "NAME=VALUE": a model input fixed as a constant
+  std::vector<std::string> dims;    ///< "name=value"
+  std::vector<std::string> binds;   ///< "NAME=VALUE": a model input fixed as a constant
   std::vector<std::string> shapes;  ///< "NAME=D0,D1,...": sizes for an input's unsized dims
 };
 

@@ -6,9 +6,12 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/codegen/codegen_cuda.h"
 #include "core/loop/mutator.h"
 #include "core/session/bundle_manifest.h"
+#include "core/session/compare.h"
 #include "core/session/verify.h"
 #include "core/support/error.h"
 #include "embedded/bundle_resources.h"
@@ -271,6 +274,15 @@ std::string harness_source(const plan::FusionPlan& plan, const CompileReport& re
                            const std::vector<std::vector<int>>& kernel_args,
                            const std::vector<std::string>& expected_files,
                            const std::set<int>& model_outputs, size_t n_tensors) {
+  // The loosest of verify's defaults over the model's outputs (one tolerance for the harness).
+  Tolerance tol{0, 0};
+  for (int i : model_outputs) {
+    const Tolerance d =
+        default_tolerance(plan.precision, table.tensors[static_cast<size_t>(i)].dtype);
+    tol.rtol = std::max(tol.rtol, d.rtol);
+    tol.atol = std::max(tol.atol, d.atol);
+  }
+  if (model_outputs.empty()) tol = Tolerance{};
   std::ostringstream s;
   s << "// Host harness for " << comment_safe(options.model) << " (" << options.strategy
     << " strategy, planned for " << comment_safe(plan.gpu)
@@ -283,9 +295,10 @@ std::string harness_source(const plan::FusionPlan& plan, const CompileReport& re
        "// protobuf. It allocates every tensor with cudaMalloc, checks each kernel's "
        "co-residency,\n"
        "// launches the kernels in plan order (cooperatively where a kernel has grid barriers),\n"
-       "// compares the outputs by relative L2 error and times the runs with CUDA events.\n"
+       "// compares the outputs element by element (|got - want| <= atol + rtol |want|, as\n"
+       "// souffle-cli verify does) and times the runs with CUDA events.\n"
        "//\n"
-       "// usage: harness [--data DIR] [--tolerance 1e-4] [--runs 20] [--device N]\n"
+       "// usage: harness [--data DIR] [--rtol R] [--atol A] [--runs 20] [--device N]\n"
        "// exit:  0 outputs match, 1 an output differs, 2 setup error (no GPU, missing file, ...)\n"
        "#include <cuda_runtime.h>\n\n"
        "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
@@ -300,7 +313,10 @@ std::string harness_source(const plan::FusionPlan& plan, const CompileReport& re
        "  const char* expected;     // expected/NAME.bin, model outputs only\n"
        "  bool is_model_output;\n};\n\n"
     << "static const char* kModel = " << quoted(options.model) << ";\n"
-    << "static const bool kHaveExpected = " << (options.data ? "true" : "false") << ";\n\n"
+    << "static const bool kHaveExpected = " << (options.data ? "true" : "false") << ";\n"
+    << "// verify's default element-wise tolerance for these outputs at the plan's precision\n"
+    << "static const double kRtol = " << fmt::format("{:g}", tol.rtol)
+    << ", kAtol = " << fmt::format("{:g}", tol.atol) << ";\n\n"
     << "static const TensorInfo kTensors[] = {\n";
   for (size_t i = 0; i < n_tensors; ++i) {
     const BundleTensor& t = table.tensors[i];
@@ -376,9 +392,10 @@ std::string readme(const plan::FusionPlan& plan, const CompileReport& report,
     s << "Build and run (needs the CUDA toolkit, CMake >= 3.18, and a GPU to run):\n\n"
          "  cmake -S . -B build            # -DCMAKE_CUDA_ARCHITECTURES=90 for one arch only\n"
          "  cmake --build build -j\n"
-         "  ./build/harness [--tolerance 1e-4] [--runs 20] [--device N] [--data DIR]\n\n"
-         "The harness exits 0 when every output matches test_data_set_0 (relative L2 error\n"
-         "within the tolerance), 1 on a mismatch, 2 on a setup error (no GPU, a missing file,\n"
+         "  ./build/harness [--rtol R] [--atol A] [--runs 20] [--device N] [--data DIR]\n\n"
+         "The harness exits 0 when every output matches test_data_set_0 (every element within\n"
+         "atol + rtol |want|; the defaults are verify's for the plan's precision), 1 on a\n"
+         "mismatch, 2 on a setup error (no GPU, a missing file,\n"
          "a cooperative grid the GPU cannot hold at once). It prints the median and minimum\n"
          "time of each kernel and of the whole model over the runs.\n\n";
   else

@@ -826,6 +826,11 @@ void CodeGenC::emit_stmt(const Stmt& s) {
     case loop::StmtKind::FragmentLoad:
     case loop::StmtKind::FragmentMma:
     case loop::StmtKind::FragmentStore:
+    case loop::StmtKind::AsyncCopy:
+    case loop::StmtKind::AsyncCommit:
+    case loop::StmtKind::AsyncWait:
+    case loop::StmtKind::MatrixLoad:
+    case loop::StmtKind::MmaSync:
       emit_fragment_op(s);
       break;
   }

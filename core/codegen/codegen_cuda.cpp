@@ -4,6 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "core/codegen/mma_ptx.h"
 #include "core/codegen/roll.h"
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
@@ -213,8 +214,10 @@ namespace {
 
 bool has_fragments(const loop::Stmt& s) {
   bool found = false;
-  loop::for_each_stmt(
-      s, [&](const loop::Stmt& x) { found |= x.as<loop::FragmentAlloc>() != nullptr; });
+  loop::for_each_stmt(s, [&](const loop::Stmt& x) {
+    found |= x.as<loop::FragmentAlloc>() != nullptr || x.as<loop::MatrixLoad>() != nullptr ||
+             x.as<loop::AsyncCopy>() != nullptr;
+  });
   return found;
 }
 
@@ -269,6 +272,28 @@ void CodeGenCuda::emit_fragment_op(const loop::Stmt& s) {
     line("wmma::store_matrix_sync(" + element_address(st->dest.get(), st->origin) + ", " +
          frag(st->fragment, st->index) + ", " + std::to_string(st->dest->shape.back()) +
          ", wmma::mem_row_major);");
+  } else if (const loop::AsyncCopy* c = s.as<loop::AsyncCopy>()) {
+    m_features.insert("mma_sync");
+    line(ptx_async_copy(element_address(c->dst.get(), c->dst_index),
+                        element_address(c->src.get(), c->src_index), c->bytes,
+                        c->pred.defined() ? expr(c->pred) : ""));
+  } else if (s.as<loop::AsyncCommit>()) {
+    m_features.insert("mma_sync");
+    line(ptx_async_commit());
+  } else if (const loop::AsyncWait* w = s.as<loop::AsyncWait>()) {
+    m_features.insert("mma_sync");
+    line(ptx_async_wait(w->pending));
+  } else if (const loop::MatrixLoad* ml = s.as<loop::MatrixLoad>()) {
+    m_features.insert("mma_sync");
+    line(ptx_matrix_load(element_address(ml->dst.get(), {ml->dst_offset}), ml->count, ml->trans,
+                         element_address(ml->src.get(), ml->src_index)));
+  } else if (const loop::MmaSync* m = s.as<loop::MmaSync>()) {
+    m_features.insert("mma_sync");
+    if (m->type == loop::MmaType::F16) m_features.insert("fp16");
+    if (m->type == loop::MmaType::BF16) m_features.insert("bf16");
+    auto at = [&](const te::Tensor& t, const te::Expr& o) { return element_address(t.get(), {o}); };
+    line(ptx_mma_sync(m->type, at(m->d, m->d_offset), at(m->a, m->a_offset), at(m->b, m->b_offset),
+                      at(m->c, m->c_offset)));
   } else {
     CodeGenC::emit_fragment_op(s);
   }
@@ -297,6 +322,10 @@ void CodeGenCuda::emit_local_alloc(const loop::Allocate& a, const std::string& n
     loop::VectorCopy c;
     if (const loop::For* f = s.as<loop::For>())
       wide |= loop::match_vector_copy(*f, c) && (c.dst == a.buffer || c.src == a.buffer);
+    // mma.sync and ldmatrix registers are passed to inline PTX as 32-bit words.
+    if (const loop::MatrixLoad* m = s.as<loop::MatrixLoad>()) wide |= m->dst == a.buffer;
+    if (const loop::MmaSync* m = s.as<loop::MmaSync>())
+      wide |= m->a == a.buffer || m->b == a.buffer || m->c == a.buffer || m->d == a.buffer;
   });
   line(std::string(wide ? "__align__(16) " : "") + type_name(a.buffer->dtype) + " " + name + "[" +
        std::to_string(n) + "];");
@@ -460,6 +489,17 @@ Footprint footprint(const loop::Stmt& body) {
       touch(fs->fragment, false);
     } else if (const loop::FragmentFill* ff = s.as<loop::FragmentFill>()) {
       touch(ff->fragment, true);
+    } else if (const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>()) {
+      touch(ac->src, false);
+      touch(ac->dst, true);
+    } else if (const loop::MatrixLoad* ml = s.as<loop::MatrixLoad>()) {
+      touch(ml->src, false);
+      touch(ml->dst, true);
+    } else if (const loop::MmaSync* ms = s.as<loop::MmaSync>()) {
+      touch(ms->a, false);
+      touch(ms->b, false);
+      touch(ms->c, false);
+      touch(ms->d, true);
     } else if (const loop::FragmentMma* fm = s.as<loop::FragmentMma>()) {
       touch(fm->a, false);
       touch(fm->b, false);
@@ -497,6 +537,7 @@ std::map<const te::TensorNode*, int64_t> constant_leading_index(
     if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) access(at->buffer, at->indices);
     if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) access(fl->source, fl->origin);
     if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) access(fs->dest, fs->origin);
+    if (const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>()) access(ac->src, ac->src_index);
   });
   loop::for_each_expr(body, [&](const te::Expr& e) {
     te::for_each_node(e, [&](const te::Expr& n) {
@@ -539,6 +580,13 @@ class SliceAccesses : public loop::StmtMutator {
     if (it == m_slices.end()) return loop::StmtMutator::mutate_FragmentLoad(n, s);
     return loop::fragment_load(n.fragment, mutate_expr(n.index), it->second,
                                leading_zero(mutated(n.origin)));
+  }
+  loop::Stmt mutate_AsyncCopy(const loop::AsyncCopy& n, const loop::Stmt& s) override {
+    auto it = m_slices.find(n.src.get());
+    if (it == m_slices.end()) return loop::StmtMutator::mutate_AsyncCopy(n, s);
+    return loop::async_copy(n.dst, mutated(n.dst_index), it->second,
+                            leading_zero(mutated(n.src_index)), n.bytes,
+                            n.pred.defined() ? mutate_expr(n.pred) : n.pred);
   }
   loop::Stmt mutate_FragmentStore(const loop::FragmentStore& n, const loop::Stmt& s) override {
     auto it = m_slices.find(n.dest.get());
@@ -715,6 +763,7 @@ std::string CodeGenCuda::includes() {
   if (m_features.count("fp16")) s += "#include <cuda_fp16.h>\n";
   if (m_features.count("bf16")) s += "#include <cuda_bf16.h>\n";
   if (m_features.count("wmma")) s += "#include <mma.h>\nnamespace wmma = nvcuda::wmma;\n";
+  if (m_features.count("mma_sync")) s += mma_ptx_helpers();
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/emulate/mma_sync.h"
 #include "core/interp/scalar_ops.h"
 #include "core/te/printer.h"
 
@@ -61,6 +62,7 @@ struct Mem {
   int64_t numel = 1;
   MemScope scope = MemScope::Global;
   int64_t copies = 1;
+  int64_t base = 0;  ///< shared: the buffer's byte offset in the kernel's arena (bank model)
   std::vector<Val> data;
   std::vector<uint8_t> written;
   /// Epoch and accessor (thread for shared, block for global) of the last write / reads;
@@ -170,6 +172,9 @@ class Machine {
       m_mems[t.get()] = &f;
     }
     m_block_epoch.assign(static_cast<size_t>(m_grid), 0);
+    m_open_copies.clear();
+    m_copy_groups.clear();
+    m_pending_copies = 0;
     // A kernel boundary orders everything before it: start a fresh grid epoch.
     ++m_grid_epoch;
     if (!k.flags.empty()) {
@@ -329,6 +334,8 @@ class Machine {
         const te::Read* r = e.as<te::Read>();
         Mem& m = mem(r->tensor);
         std::vector<int64_t> flat = addresses(m, r->indices, lanes, "read");
+        if (m_opt.bank_conflicts && m.scope == MemScope::Shared)
+          count_banks(m, flat, lanes, "ld.shared");
         for (size_t i = 0; i < n; ++i) {
           int64_t a = flat[i];
           if (m_opt.check_uninitialized && !m.written[a])
@@ -543,12 +550,15 @@ class Machine {
                       : a->scope == MemScope::Local ? m_lanes
                                                     : 1;
           m->init(m_opt.check_races && a->scope != MemScope::Local);
+          for (const loop::SharedSlot& sl : m_kernel->shared)
+            if (sl.buffer == a->buffer) m->base = sl.offset;
           *slot = std::move(m);
         }
         Mem* m = slot->get();
         Mem* prev = m_mems.count(a->buffer.get()) ? m_mems[a->buffer.get()] : nullptr;
         m_mems[a->buffer.get()] = m;
         exec(a->body, lanes);
+        if (m_pending_copies > 0) check_no_pending(*m);
         if (prev)
           m_mems[a->buffer.get()] = prev;
         else
@@ -565,6 +575,8 @@ class Machine {
         // All lanes evaluate before any writes, as one warp-wide instruction does.
         Vals v = eval(value, lanes);
         std::vector<int64_t> flat = addresses(m, idx, lanes, atomic ? "atomic add" : "store");
+        if (m_opt.bank_conflicts && m.scope == MemScope::Shared && !atomic)
+          count_banks(m, flat, lanes, "st.shared");
         for (size_t i = 0; i < lanes.size(); ++i) {
           int64_t a = flat[i];
           if (atomic) {
@@ -662,6 +674,21 @@ class Machine {
         return;
       case StmtKind::FragmentStore:
         exec_fragment_store(*s.as<FragmentStore>(), lanes);
+        return;
+      case StmtKind::AsyncCopy:
+        exec_async_copy(*s.as<AsyncCopy>(), lanes);
+        return;
+      case StmtKind::AsyncCommit:
+        exec_async_commit(lanes);
+        return;
+      case StmtKind::AsyncWait:
+        exec_async_wait(s.as<AsyncWait>()->pending, lanes);
+        return;
+      case StmtKind::MatrixLoad:
+        exec_matrix_load(*s.as<MatrixLoad>(), lanes);
+        return;
+      case StmtKind::MmaSync:
+        exec_mma_sync(*s.as<MmaSync>(), lanes);
         return;
     }
   }
@@ -948,6 +975,223 @@ class Machine {
         d.mem.data[pd + e].f = out[static_cast<size_t>(e)];
         d.mem.written[pd + e] = 1;
       }
+    }
+  }
+
+  // ---- Ampere-class warp statements (semantics in emulate/mma_sync.cpp) ----
+
+  /// One cp.async in flight: the values read at issue, written to dst when its group completes.
+  struct PendingCopy {
+    Mem* dst;
+    int64_t addr;
+    int32_t lane;
+    std::vector<Val> values;
+  };
+  std::vector<std::vector<PendingCopy>> m_open_copies;  ///< per lane: not yet committed
+  std::vector<std::vector<std::vector<PendingCopy>>> m_copy_groups;  ///< per lane: committed
+  int64_t m_pending_copies = 0;
+
+  /// Counts the bank wavefronts of a warp-wide shared access (flat addresses per lane).
+  void count_banks(const Mem& m, const std::vector<int64_t>& flat, const Lanes& lanes,
+                   const char* kind, int64_t elements = 1) {
+    const int64_t es = dtype_size(m.dtype);
+    BankStats& st = (*m_opt.bank_conflicts)[m_kernel->name + "/" + m_stage][kind];
+    for (size_t i = 0; i < lanes.size();) {
+      const int32_t warp = lanes[i] / static_cast<int32_t>(loop::kWarpSize);
+      std::vector<int64_t> addr(loop::kWarpSize, -1);
+      for (; i < lanes.size() && lanes[i] / loop::kWarpSize == warp; ++i)
+        addr[lanes[i] % loop::kWarpSize] = m.base + (flat[i] % m.numel) * es;
+      int64_t ideal = 0;
+      const int64_t w = mma::wavefronts(addr, es * elements, ideal);
+      ++st.accesses;
+      st.wavefronts += w;
+      st.conflicts += w - ideal;
+    }
+  }
+
+  void check_no_pending(const Mem& m) {
+    for (size_t l = 0; l < m_copy_groups.size(); ++l) {
+      bool hit = false;
+      for (const PendingCopy& c : m_open_copies[l]) hit |= c.dst == &m;
+      for (const auto& g : m_copy_groups[l])
+        for (const PendingCopy& c : g) hit |= c.dst == &m;
+      if (hit)
+        fail("cp.async into " + m.name + " by " + who(static_cast<int32_t>(l)) +
+             " never waited for before the buffer's end");
+    }
+  }
+
+  void exec_async_copy(const loop::AsyncCopy& n, const Lanes& lanes) {
+    if (m_open_copies.empty()) {
+      m_open_copies.resize(static_cast<size_t>(m_lanes));
+      m_copy_groups.resize(static_cast<size_t>(m_lanes));
+    }
+    Mem &dst = mem(n.dst), &src = mem(n.src);
+    const int64_t k = n.elements();
+    Lanes on = lanes, off;
+    if (n.pred.defined()) {
+      Vals p = eval(n.pred, lanes);
+      on.clear();
+      for (size_t i = 0; i < lanes.size(); ++i) (p[i].i ? on : off).push_back(lanes[i]);
+    }
+    auto aligned = [&](const Mem& m, int64_t a, int32_t lane, const char* side) {
+      if (((a % m.numel) * dtype_size(m.dtype) + m.base) % n.bytes != 0 ||
+          a % m.numel + k > m.numel)
+        fail("cp.async " + std::string(side) + " " + m.name + element(m, a) + " by " + who(lane) +
+             " is not " + std::to_string(n.bytes) + "-byte aligned or runs past the buffer");
+    };
+    std::vector<int64_t> sa =
+        on.empty() ? std::vector<int64_t>() : addresses(src, n.src_index, on, "cp.async read");
+    std::vector<int64_t> da = addresses(dst, n.dst_index, lanes, "cp.async write");
+    if (m_opt.bank_conflicts) count_banks(dst, da, lanes, "cp.async", k);
+    size_t j = 0;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      const int32_t lane = lanes[i];
+      aligned(dst, da[i], lane, "to");
+      PendingCopy c{&dst, da[i], lane, std::vector<Val>(static_cast<size_t>(k), Val{})};
+      if (j < on.size() && on[j] == lane) {
+        const int64_t a = sa[j++];
+        aligned(src, a, lane, "from");
+        for (int64_t e = 0; e < k; ++e) {
+          if (m_opt.check_uninitialized && !src.written[a + e])
+            fail("cp.async of never-written " + src.name + element(src, a + e) + " by " +
+                 who(lane));
+          track(src, a + e, lane, false);
+          c.values[static_cast<size_t>(e)] = src.data[a + e];
+        }
+      }
+      m_open_copies[static_cast<size_t>(lane)].push_back(std::move(c));
+      ++m_pending_copies;
+    }
+  }
+
+  void exec_async_commit(const Lanes& lanes) {
+    if (m_open_copies.empty()) return;
+    for (int32_t l : lanes) {
+      // An empty group still counts for wait_group, as on the GPU.
+      m_copy_groups[static_cast<size_t>(l)].push_back(
+          std::move(m_open_copies[static_cast<size_t>(l)]));
+      m_open_copies[static_cast<size_t>(l)].clear();
+    }
+  }
+
+  void exec_async_wait(int64_t pending, const Lanes& lanes) {
+    if (m_copy_groups.empty()) return;
+    for (int32_t l : lanes) {
+      auto& groups = m_copy_groups[static_cast<size_t>(l)];
+      while (static_cast<int64_t>(groups.size()) > pending) {
+        for (const PendingCopy& c : groups.front()) {
+          for (size_t e = 0; e < c.values.size(); ++e) {
+            const int64_t a = c.addr + static_cast<int64_t>(e);
+            track(*c.dst, a, c.lane, true);
+            c.dst->data[a] = c.values[e];
+            c.dst->written[a] = 1;
+          }
+          --m_pending_copies;
+        }
+        groups.erase(groups.begin());
+      }
+    }
+  }
+
+  /// The flat address of a Local register buffer's element `off` for `lane`, bounds-checked.
+  int64_t reg(const Mem& m, int64_t off, int32_t lane, const char* what) {
+    if (off < 0 || off >= m.numel)
+      fail(std::string(what) + ": register " + m.name + "[" + std::to_string(off) +
+           "] outside its " + std::to_string(m.numel) + " elements (" + who(lane) + ")");
+    return static_cast<int64_t>(lane) * m.numel + off;
+  }
+
+  void exec_matrix_load(const loop::MatrixLoad& n, const Lanes& lanes) {
+    const char* what = "ldmatrix";
+    std::vector<size_t> warps = whole_warps(lanes, what);
+    Mem &src = mem(n.src), &dst = mem(n.dst);
+    const int64_t es = dtype_size(src.dtype), per_row = 16 / es;
+    Vals off = eval(n.dst_offset, lanes);
+    std::vector<int64_t> sa = addresses(src, n.src_index, lanes, what);
+    for (size_t at : warps) {
+      const int64_t o = warp_uniform(off, at, what, "register offset");
+      std::vector<int64_t> rows(static_cast<size_t>(n.count * 8));
+      for (int64_t r = 0; r < n.count * 8; ++r) {
+        const int64_t a = sa[at + static_cast<size_t>(r)];
+        const int32_t lane = lanes[at + static_cast<size_t>(r)];
+        rows[static_cast<size_t>(r)] = src.base + (a % src.numel) * es;
+        if (rows[static_cast<size_t>(r)] % 16 != 0 || a % src.numel + per_row > src.numel)
+          fail("ldmatrix row " + src.name + element(src, a) + " of " + who(lane) +
+               " is not 16-byte aligned or runs past the buffer");
+        for (int64_t e = 0; e < per_row; ++e) {
+          if (m_opt.check_uninitialized && !src.written[a + e])
+            fail("ldmatrix of never-written " + src.name + element(src, a + e) + " by " +
+                 who(lane));
+          track(src, a + e, lane, false);
+        }
+      }
+      if (m_opt.bank_conflicts) {
+        int64_t ideal = 0;
+        const int64_t w = mma::ldmatrix_wavefronts(rows, n.count, ideal);
+        BankStats& st = (*m_opt.bank_conflicts)[m_kernel->name + "/" + m_stage]["ldmatrix"];
+        ++st.accesses;
+        st.wavefronts += w;
+        st.conflicts += w - ideal;
+      }
+      const int halves = es == 2 ? 2 : 1;
+      for (int l = 0; l < 32; ++l) {
+        const int32_t lane = lanes[at + static_cast<size_t>(l)];
+        for (int64_t i = 0; i < n.count; ++i)
+          for (int h = 0; h < halves; ++h) {
+            auto [r, c] = mma::ldmatrix_source(l, h, n.trans, static_cast<int>(es));
+            const int64_t a = sa[at + static_cast<size_t>(i * 8 + r)] + c;
+            const int64_t d = reg(dst, o + i * halves + h, lane, what);
+            dst.data[d] = src.data[a];
+            dst.written[d] = 1;
+          }
+      }
+    }
+  }
+
+  void exec_mma_sync(const loop::MmaSync& n, const Lanes& lanes) {
+    const char* what = "mma.sync";
+    std::vector<size_t> warps = whole_warps(lanes, what);
+    using loop::FragmentRole;
+    struct Op {
+      Mem* m;
+      Vals off;
+      int64_t count;
+    };
+    auto op = [&](const Tensor& t, const Expr& o, FragmentRole role) {
+      return Op{&mem(t), eval(o, lanes), loop::mma_sync_elements(n.type, role)};
+    };
+    Op a = op(n.a, n.a_offset, FragmentRole::MatrixA),
+       b = op(n.b, n.b_offset, FragmentRole::MatrixB),
+       c = op(n.c, n.c_offset, FragmentRole::Accumulator),
+       d = op(n.d, n.d_offset, FragmentRole::Accumulator);
+    std::vector<double> va, vb, vc, vd;
+    for (size_t at : warps) {
+      auto gather = [&](const Op& x, std::vector<double>& v, const char* name) {
+        const int64_t o = warp_uniform(x.off, at, what, std::string(name) + " offset");
+        v.assign(static_cast<size_t>(32 * x.count), 0.0);
+        for (int l = 0; l < 32; ++l)
+          for (int64_t i = 0; i < x.count; ++i) {
+            const int32_t lane = lanes[at + static_cast<size_t>(l)];
+            const int64_t r = reg(*x.m, o + i, lane, what);
+            if (m_opt.check_uninitialized && !x.m->written[r])
+              fail("mma.sync reads register " + x.m->name + "[" + std::to_string(o + i) +
+                   "] before it was written (" + who(lane) + ")");
+            v[static_cast<size_t>(l * x.count + i)] = x.m->data[r].f;
+          }
+        return o;
+      };
+      gather(a, va, "a");
+      gather(b, vb, "b");
+      gather(c, vc, "c");
+      const int64_t od = warp_uniform(d.off, at, what, "d offset");
+      mma::warp_mma(n.type, va, vb, vc, vd);
+      for (int l = 0; l < 32; ++l)
+        for (int64_t i = 0; i < 4; ++i) {
+          const int64_t r = reg(*d.m, od + i, lanes[at + static_cast<size_t>(l)], what);
+          d.m->data[r].f = vd[static_cast<size_t>(l * 4 + i)];
+          d.m->written[r] = 1;
+        }
     }
   }
 

@@ -27,6 +27,16 @@ class EmulationError : public std::runtime_error {
   std::string m_kernel, m_stage, m_detail;
 };
 
+/// Shared-memory bank accounting of one kind of warp-wide access in one stage (32 banks of 4
+/// bytes; see emulate/mma_sync.h for the phases of wide accesses and ldmatrix).
+struct BankStats {
+  int64_t accesses = 0;    ///< warp-wide instructions
+  int64_t wavefronts = 0;  ///< wavefronts they took
+  int64_t conflicts = 0;   ///< wavefronts beyond the fewest possible (0: conflict-free)
+};
+/// "kernel/stage" -> access kind ("ldmatrix", "cp.async", "ld.shared", "st.shared") -> stats.
+using BankReport = std::map<std::string, std::map<std::string, BankStats>>;
+
 struct EmulateOptions {
   /// Shared memory: two threads of one block touch one address between two barriers, at least
   /// one writing. Global memory: two blocks do so between two grid barriers. Atomics excepted.
@@ -40,6 +50,9 @@ struct EmulateOptions {
   /// progress line on long runs. All threads run a stage together, so once per stage; under
   /// per-tile flags, where blocks run as tasks, once per block that reaches it.
   std::function<void(const std::string& kernel, int stage, int stages)> progress;
+  /// Optional: where to count shared-memory bank conflicts of every warp-wide shared access
+  /// (ldmatrix, cp.async, plain loads and stores), per kernel and stage. Off when null.
+  BankReport* bank_conflicts = nullptr;
 };
 
 /// Global buffers by tensor name.

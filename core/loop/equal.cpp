@@ -114,6 +114,28 @@ class Comparer {
         return buffer(x.dest, y.dest) && exprs(x.origin, y.origin) &&
                buffer(x.fragment, y.fragment) && expr(x.index, y.index);
       }
+      case StmtKind::AsyncCopy: {
+        const AsyncCopy &x = *a.as<AsyncCopy>(), &y = *b.as<AsyncCopy>();
+        if (x.bytes != y.bytes || x.pred.defined() != y.pred.defined()) return false;
+        return buffer(x.dst, y.dst) && exprs(x.dst_index, y.dst_index) && buffer(x.src, y.src) &&
+               exprs(x.src_index, y.src_index) && (!x.pred.defined() || expr(x.pred, y.pred));
+      }
+      case StmtKind::AsyncCommit:
+        return true;
+      case StmtKind::AsyncWait:
+        return a.as<AsyncWait>()->pending == b.as<AsyncWait>()->pending;
+      case StmtKind::MatrixLoad: {
+        const MatrixLoad &x = *a.as<MatrixLoad>(), &y = *b.as<MatrixLoad>();
+        return x.count == y.count && x.trans == y.trans && buffer(x.dst, y.dst) &&
+               expr(x.dst_offset, y.dst_offset) && buffer(x.src, y.src) &&
+               exprs(x.src_index, y.src_index);
+      }
+      case StmtKind::MmaSync: {
+        const MmaSync &x = *a.as<MmaSync>(), &y = *b.as<MmaSync>();
+        return x.type == y.type && buffer(x.d, y.d) && expr(x.d_offset, y.d_offset) &&
+               buffer(x.a, y.a) && expr(x.a_offset, y.a_offset) && buffer(x.b, y.b) &&
+               expr(x.b_offset, y.b_offset) && buffer(x.c, y.c) && expr(x.c_offset, y.c_offset);
+      }
     }
     return false;
   }

@@ -86,6 +86,23 @@ void StmtVisitor::visit_FragmentStore(const FragmentStore& n, const Stmt&) {
   for (const Expr& i : n.origin) visit_expr(i);
   visit_expr(n.index);
 }
+void StmtVisitor::visit_AsyncCopy(const AsyncCopy& n, const Stmt&) {
+  for (const Expr& i : n.dst_index) visit_expr(i);
+  for (const Expr& i : n.src_index) visit_expr(i);
+  if (n.pred.defined()) visit_expr(n.pred);
+}
+void StmtVisitor::visit_AsyncCommit(const AsyncCommit&, const Stmt&) {}
+void StmtVisitor::visit_AsyncWait(const AsyncWait&, const Stmt&) {}
+void StmtVisitor::visit_MatrixLoad(const MatrixLoad& n, const Stmt&) {
+  visit_expr(n.dst_offset);
+  for (const Expr& i : n.src_index) visit_expr(i);
+}
+void StmtVisitor::visit_MmaSync(const MmaSync& n, const Stmt&) {
+  visit_expr(n.d_offset);
+  visit_expr(n.a_offset);
+  visit_expr(n.b_offset);
+  visit_expr(n.c_offset);
+}
 
 Stmt StmtMutator::mutate(const Stmt& s) {
   if (!s.defined()) return s;
@@ -225,6 +242,35 @@ Stmt StmtMutator::mutate_FragmentStore(const FragmentStore& n, const Stmt& s) {
   Expr i = mutate_expr(n.index);
   if (!changed && i.same_as(n.index)) return s;
   return fragment_store(n.dest, std::move(origin), n.fragment, i);
+}
+Stmt StmtMutator::mutate_AsyncCopy(const AsyncCopy& n, const Stmt& s) {
+  std::vector<Expr> di, si;
+  bool changed = mutate_all(*this, n.dst_index, di);
+  changed |= mutate_all(*this, n.src_index, si);
+  Expr p = n.pred.defined() ? mutate_expr(n.pred) : n.pred;
+  if (!changed && p.same_as(n.pred)) return s;
+  return async_copy(n.dst, std::move(di), n.src, std::move(si), n.bytes, p);
+}
+Stmt StmtMutator::mutate_AsyncCommit(const AsyncCommit&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_AsyncWait(const AsyncWait&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_MatrixLoad(const MatrixLoad& n, const Stmt& s) {
+  Expr o = mutate_expr(n.dst_offset);
+  std::vector<Expr> si;
+  bool changed = mutate_all(*this, n.src_index, si);
+  if (!changed && o.same_as(n.dst_offset)) return s;
+  return matrix_load(n.dst, o, n.count, n.trans, n.src, std::move(si));
+}
+Stmt StmtMutator::mutate_MmaSync(const MmaSync& n, const Stmt& s) {
+  Expr d = mutate_expr(n.d_offset), a = mutate_expr(n.a_offset), b = mutate_expr(n.b_offset),
+       c = mutate_expr(n.c_offset);
+  if (d.same_as(n.d_offset) && a.same_as(n.a_offset) && b.same_as(n.b_offset) &&
+      c.same_as(n.c_offset))
+    return s;
+  return mma_sync(n.type, n.d, d, n.a, a, n.b, b, n.c, c);
 }
 
 namespace {

@@ -133,6 +133,27 @@ class Printer {
     line("store_matrix_sync " + n.dest->name + indices_str(n.origin) + " <- " + n.fragment->name +
          "[" + te::print(n.index) + "]");
   }
+  void print_AsyncCopy(const AsyncCopy& n) {
+    line(std::string("cp.async.") + (n.bytes == 16 ? "cg" : "ca") + " " + std::to_string(n.bytes) +
+         "B " + n.dst->name + indices_str(n.dst_index) + " <- " + n.src->name +
+         indices_str(n.src_index) + (n.pred.defined() ? " if " + te::print(n.pred) : ""));
+  }
+  void print_AsyncCommit(const AsyncCommit&) {
+    line("cp.async.commit_group");
+  }
+  void print_AsyncWait(const AsyncWait& n) {
+    line("cp.async.wait_group " + std::to_string(n.pending));
+  }
+  void print_MatrixLoad(const MatrixLoad& n) {
+    line("ldmatrix.x" + std::to_string(n.count) + (n.trans ? ".trans " : " ") + n.dst->name + "[" +
+         te::print(n.dst_offset) + "] <- " + n.src->name + indices_str(n.src_index));
+  }
+  void print_MmaSync(const MmaSync& n) {
+    auto f = [](const Tensor& t, const Expr& i) { return t->name + "[" + te::print(i) + "]"; };
+    line("mma.sync m16n8k" + std::to_string(mma_sync_k(n.type)) + " " + mma_type_name(n.type) +
+         " " + f(n.d, n.d_offset) + " = " + f(n.a, n.a_offset) + " * " + f(n.b, n.b_offset) +
+         " + " + f(n.c, n.c_offset));
+  }
 
   std::ostringstream& m_out;
   int m_depth = 0;

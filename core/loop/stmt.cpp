@@ -313,4 +313,92 @@ Tensor make_buffer(std::string name, Shape shape, DType dtype) {
   return te::make_compute_tensor(std::move(name), std::move(shape), dtype);
 }
 
+namespace {
+
+void check_indices(const Tensor& t, const std::vector<Expr>& idx, const char* what) {
+  SOUFFLE_CHECK(t != nullptr, std::string(what) + ": no buffer");
+  SOUFFLE_CHECK(idx.size() == t->shape.size(),
+                std::string(what) + " of " + t->name + ": " + std::to_string(idx.size()) +
+                    " indices for rank " + std::to_string(t->shape.size()));
+  for (const Expr& i : idx) check_index_expr(i, what);
+}
+
+}  // namespace
+
+int64_t mma_sync_k(MmaType type) {
+  return type == MmaType::TF32 ? 8 : 16;
+}
+
+int64_t mma_sync_elements(MmaType type, FragmentRole role) {
+  const int64_t scale = type == MmaType::TF32 ? 1 : 2;
+  switch (role) {
+    case FragmentRole::MatrixA:
+      return 4 * scale;
+    case FragmentRole::MatrixB:
+      return 2 * scale;
+    case FragmentRole::Accumulator:
+      return 4;
+  }
+  return 4;
+}
+
+Stmt async_copy(Tensor dst, std::vector<Expr> dst_index, Tensor src, std::vector<Expr> src_index,
+                int64_t bytes, Expr pred) {
+  check_indices(dst, dst_index, "async_copy dst");
+  check_indices(src, src_index, "async_copy src");
+  SOUFFLE_CHECK(bytes == 4 || bytes == 8 || bytes == 16,
+                "async_copy: cp.async copies 4, 8 or 16 bytes, not " + std::to_string(bytes));
+  SOUFFLE_CHECK(dst->dtype == src->dtype,
+                "async_copy: " + src->name + " is " + dtype_name(src->dtype) + ", " + dst->name +
+                    " " + dtype_name(dst->dtype) + " (a copy converts nothing)");
+  SOUFFLE_CHECK(bytes % dtype_size(dst->dtype) == 0, "async_copy: " + std::to_string(bytes) +
+                                                         " bytes are no whole number of " +
+                                                         dtype_name(dst->dtype) + " elements");
+  if (pred.defined()) check_index_expr(pred, "async_copy predicate");
+  return Stmt(std::make_shared<AsyncCopy>(std::move(dst), std::move(dst_index), std::move(src),
+                                          std::move(src_index), bytes, std::move(pred)));
+}
+
+Stmt async_commit() {
+  return Stmt(std::make_shared<AsyncCommit>());
+}
+
+Stmt async_wait(int64_t pending) {
+  SOUFFLE_CHECK(pending >= 0 && pending <= 7, "async_wait: wait_group takes 0..7");
+  return Stmt(std::make_shared<AsyncWait>(pending));
+}
+
+Stmt matrix_load(Tensor dst, Expr dst_offset, int64_t count, bool trans, Tensor src,
+                 std::vector<Expr> src_index) {
+  SOUFFLE_CHECK(dst != nullptr && dst->shape.size() == 1, "matrix_load: dst is a [n] buffer");
+  check_index_expr(dst_offset, "matrix_load offset");
+  check_indices(src, src_index, "matrix_load src");
+  SOUFFLE_CHECK(count == 1 || count == 2 || count == 4,
+                "matrix_load: ldmatrix takes .x1, .x2, .x4");
+  SOUFFLE_CHECK(dst->dtype == src->dtype,
+                "matrix_load: " + src->name + " and " + dst->name + " differ in type");
+  const int64_t es = dtype_size(src->dtype);
+  SOUFFLE_CHECK(es == 2 || (es == 4 && !trans),
+                "matrix_load: 16-bit elements, or 32-bit ones without .trans");
+  return Stmt(std::make_shared<MatrixLoad>(std::move(dst), std::move(dst_offset), count, trans,
+                                           std::move(src), std::move(src_index)));
+}
+
+Stmt mma_sync(MmaType type, Tensor d, Expr d_offset, Tensor a, Expr a_offset, Tensor b,
+              Expr b_offset, Tensor c, Expr c_offset) {
+  SOUFFLE_CHECK(type != MmaType::F32, "mma_sync: operands are f16, bf16 or tf32");
+  const DType st = mma_storage_dtype(type);
+  for (const Tensor* t : {&d, &a, &b, &c})
+    SOUFFLE_CHECK(*t != nullptr && (*t)->shape.size() == 1, "mma_sync: registers are [n] buffers");
+  SOUFFLE_CHECK(a->dtype == st && b->dtype == st, std::string("mma_sync: ") + mma_type_name(type) +
+                                                      " operands are stored as " + dtype_name(st));
+  SOUFFLE_CHECK(c->dtype == DType::Float32 && d->dtype == DType::Float32,
+                "mma_sync: c and d accumulate in f32");
+  for (const Expr* e : {&d_offset, &a_offset, &b_offset, &c_offset})
+    check_index_expr(*e, "mma_sync offset");
+  return Stmt(std::make_shared<MmaSync>(type, std::move(d), std::move(d_offset), std::move(a),
+                                        std::move(a_offset), std::move(b), std::move(b_offset),
+                                        std::move(c), std::move(c_offset)));
+}
+
 }  // namespace souffle::loop

@@ -37,7 +37,12 @@ using te::Tensor;
   X(FragmentFill)                  \
   X(FragmentLoad)                  \
   X(FragmentMma)                   \
-  X(FragmentStore)
+  X(FragmentStore)                 \
+  X(AsyncCopy)                     \
+  X(AsyncCommit)                   \
+  X(AsyncWait)                     \
+  X(MatrixLoad)                    \
+  X(MmaSync)
 
 enum class StmtKind : uint8_t {
 #define SOUFFLE_X(N) N,
@@ -336,6 +341,105 @@ struct FragmentStore : StmtNode {
         index(std::move(i)) {}
 };
 
+// ---- Ampere-class warp MMA: asynchronous copies, ldmatrix, mma.sync (PTX ISA) ----
+//
+// Unlike the Fragment* statements (wmma, opaque fragments), these name per-lane registers: a
+// Local buffer of each thread holds its lane's elements of an mma.sync operand in the order the
+// PTX ISA lays them out, so a template can compute with them (epilogues from registers) and the
+// emulator checks the layouts exactly. See docs/mainloop.md.
+
+/// cp.async.{ca,cg}.shared.global: `bytes` (4, 8 or 16) copied from global src[src_index...]
+/// (that element and the next ones of the flattened buffer) to shared dst[dst_index...] (and the
+/// next ones), both addresses aligned to `bytes`, one dtype. The copy is asynchronous: it joins
+/// this thread's open group, AsyncCommit closes the group, and the shared elements are written
+/// only when an AsyncWait completes that group; a read of them before that reads what was there
+/// before. With `pred` defined (i64 0/1) and false, zeros are written and src is not read (the
+/// src-size 0 form).
+struct AsyncCopy : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::AsyncCopy;
+  Tensor dst;
+  std::vector<Expr> dst_index;
+  Tensor src;
+  std::vector<Expr> src_index;
+  int64_t bytes;
+  Expr pred;
+  AsyncCopy(Tensor d, std::vector<Expr> di, Tensor s, std::vector<Expr> si, int64_t b, Expr p)
+      : StmtNode(kKind),
+        dst(std::move(d)),
+        dst_index(std::move(di)),
+        src(std::move(s)),
+        src_index(std::move(si)),
+        bytes(b),
+        pred(std::move(p)) {}
+  int64_t elements() const { return bytes / dtype_size(dst->dtype); }
+};
+/// cp.async.commit_group: the thread's copies issued since the last commit form one group.
+struct AsyncCommit : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::AsyncCommit;
+  AsyncCommit() : StmtNode(kKind) {}
+};
+/// cp.async.wait_group N: waits until at most `pending` of the thread's committed groups are
+/// still in flight (the oldest complete first). Other threads' copies need a block barrier after.
+struct AsyncWait : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::AsyncWait;
+  int64_t pending;
+  explicit AsyncWait(int64_t n) : StmtNode(kKind), pending(n) {}
+};
+/// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16 (warp-collective): lane 8i + r gives
+/// the address src[src_index...] of row r of 8x8 matrix i (16 bytes: 8 16-bit or 4 32-bit
+/// elements); lane l receives of matrix i the elements (row l/4, columns 2(l%4), 2(l%4)+1), or
+/// with `trans` (16-bit only) (rows 2(l%4), 2(l%4)+1, column l/4), into
+/// dst[dst_offset + 2i], dst[dst_offset + 2i + 1] (32-bit elements: the one element (row l/4,
+/// column l%4) into dst[dst_offset + i]). dst is a Local buffer of src's dtype; dst_offset is
+/// the same in every lane.
+struct MatrixLoad : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::MatrixLoad;
+  Tensor dst;
+  Expr dst_offset;
+  int64_t count;
+  bool trans;
+  Tensor src;
+  std::vector<Expr> src_index;
+  MatrixLoad(Tensor d, Expr o, int64_t c, bool t, Tensor s, std::vector<Expr> si)
+      : StmtNode(kKind),
+        dst(std::move(d)),
+        dst_offset(std::move(o)),
+        count(c),
+        trans(t),
+        src(std::move(s)),
+        src_index(std::move(si)) {}
+};
+/// mma.sync.aligned (warp-collective): m16n8k16 for f16/bf16, m16n8k8 for tf32 (operands held
+/// as f32, rounded to tf32 as cvt.rna does), f32 accumulation: D = A x B + C where each lane
+/// holds its registers at a[a_offset..], b[b_offset..], c[c_offset..], d[d_offset..] (Local
+/// buffers; offsets the same in every lane) in the PTX ISA's fragment layout (mma_sync_elements
+/// per lane). With g = lane/4, t = lane%4: f16/bf16 A element i at (row g + 8((i/2)%2), col
+/// 2t + i%2 + 8(i/4)), B element i at (row 2t + i%2 + 8(i/2), col g); tf32 A element i at
+/// (row g + 8(i%2), col t + 4(i/2)), B element i at (row t + 4i, col g); C and D element i at
+/// (row g + 8(i/2), col 2t + i%2).
+struct MmaSync : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::MmaSync;
+  MmaType type;
+  Tensor d, a, b, c;
+  Expr d_offset, a_offset, b_offset, c_offset;
+  MmaSync(MmaType t, Tensor d_, Expr do_, Tensor a_, Expr ao, Tensor b_, Expr bo, Tensor c_,
+          Expr co)
+      : StmtNode(kKind),
+        type(t),
+        d(std::move(d_)),
+        a(std::move(a_)),
+        b(std::move(b_)),
+        c(std::move(c_)),
+        d_offset(std::move(do_)),
+        a_offset(std::move(ao)),
+        b_offset(std::move(bo)),
+        c_offset(std::move(co)) {}
+};
+/// k of the mma.sync shape of `type` (16 for f16/bf16, 8 for tf32); m is 16 and n 8.
+int64_t mma_sync_k(MmaType type);
+/// Elements per lane of an mma.sync operand: A 8 (f16/bf16) or 4 (tf32), B 4 or 2, C/D 4.
+int64_t mma_sync_elements(MmaType type, FragmentRole role);
+
 inline StmtKind Stmt::kind() const {
   return m_node->kind;
 }
@@ -374,6 +478,17 @@ Stmt fragment_fill(Tensor fragment, Expr index, Expr value);
 Stmt fragment_load(Tensor fragment, Expr index, Tensor source, std::vector<Expr> origin);
 Stmt fragment_mma(Tensor d, Expr di, Tensor a, Expr ai, Tensor b, Expr bi, Tensor c, Expr ci);
 Stmt fragment_store(Tensor dest, std::vector<Expr> origin, Tensor fragment, Expr index);
+/// See AsyncCopy; `pred` may be undefined (always copy).
+Stmt async_copy(Tensor dst, std::vector<Expr> dst_index, Tensor src, std::vector<Expr> src_index,
+                int64_t bytes, Expr pred = {});
+Stmt async_commit();
+Stmt async_wait(int64_t pending);
+/// See MatrixLoad.
+Stmt matrix_load(Tensor dst, Expr dst_offset, int64_t count, bool trans, Tensor src,
+                 std::vector<Expr> src_index);
+/// See MmaSync.
+Stmt mma_sync(MmaType type, Tensor d, Expr d_offset, Tensor a, Expr a_offset, Tensor b,
+              Expr b_offset, Tensor c, Expr c_offset);
 /// The MMA shapes tensor cores take through wmma: m16n16k16 for f16/bf16, m16n16k8 for tf32.
 bool is_supported_mma_shape(MmaType operand, int64_t m, int64_t n, int64_t k);
 

@@ -112,9 +112,11 @@ class Verifier {
       if (m_buffers.count(a->buffer.get())) fail("buffer " + a->buffer->name + " allocated twice");
       m_buffers.insert(a->buffer.get());
       if (a->scope == MemScope::Local) m_local.insert(a->buffer.get());
+      if (a->scope == MemScope::Shared) m_shared.insert(a->buffer.get());
       stmt(a->body, control);
       m_buffers.erase(a->buffer.get());
       m_local.erase(a->buffer.get());
+      m_shared.erase(a->buffer.get());
     } else if (const Store* st = s.as<Store>()) {
       check_buffer(st->buffer, "store");
       for (const Expr& i : st->indices) expr(i);
@@ -206,6 +208,37 @@ class Verifier {
       if (f.role != FragmentRole::Accumulator)
         fail("store_matrix_sync of operand " + f.buffer->name + " (only accumulators store)");
       tile(fs->dest, fs->origin, f, "store_matrix_sync");
+    } else if (const AsyncCopy* ac = s.as<AsyncCopy>()) {
+      check_buffer(ac->dst, "cp.async");
+      check_buffer(ac->src, "cp.async");
+      if (!m_shared.count(ac->dst.get()))
+        fail("cp.async into " + ac->dst->name + ", which is not a shared allocation");
+      if (m_local.count(ac->src.get()) || m_shared.count(ac->src.get()))
+        fail("cp.async from " + ac->src->name + ", which is not in global memory");
+      for (const Expr& i : ac->dst_index) expr(i);
+      for (const Expr& i : ac->src_index) expr(i);
+      if (ac->pred.defined()) expr(ac->pred);
+    } else if (const MatrixLoad* ml = s.as<MatrixLoad>()) {
+      check_buffer(ml->dst, "ldmatrix");
+      check_buffer(ml->src, "ldmatrix");
+      if (!m_local.count(ml->dst.get())) fail("ldmatrix into " + ml->dst->name + ", not registers");
+      if (!m_shared.count(ml->src.get()))
+        fail("ldmatrix from " + ml->src->name + ", which is not a shared allocation");
+      if (control == Variance::Thread) fail("ldmatrix in thread-divergent code");
+      if (expr(ml->dst_offset) == Variance::Thread)
+        fail("ldmatrix register offset differs per thread");
+      for (const Expr& i : ml->src_index) expr(i);
+    } else if (const MmaSync* ms = s.as<MmaSync>()) {
+      if (control == Variance::Thread) fail("mma.sync in thread-divergent code");
+      const std::pair<const Tensor*, const Expr*> ops[] = {{&ms->d, &ms->d_offset},
+                                                           {&ms->a, &ms->a_offset},
+                                                           {&ms->b, &ms->b_offset},
+                                                           {&ms->c, &ms->c_offset}};
+      for (const auto& [t, o] : ops) {
+        check_buffer(*t, "mma.sync");
+        if (!m_local.count(t->get())) fail("mma.sync on " + (*t)->name + ", not registers");
+        if (expr(*o) == Variance::Thread) fail("mma.sync register offset differs per thread");
+      }
     }
   }
 
@@ -242,7 +275,8 @@ class Verifier {
   std::unordered_map<const te::TensorNode*, std::set<int>> m_release_stages;
   std::vector<std::pair<const te::TensorNode*, int>> m_waits;
   int m_stage = -1;  ///< the enclosing Stage's index, -1 outside stages
-  std::unordered_set<const te::TensorNode*> m_local;  ///< Local-scope allocations
+  std::unordered_set<const te::TensorNode*> m_local;   ///< Local-scope allocations
+  std::unordered_set<const te::TensorNode*> m_shared;  ///< Shared-scope allocations
   std::unordered_map<const te::TensorNode*, const FragmentAlloc*> m_fragments;
   bool m_in_block = false, m_in_thread = false;
 };

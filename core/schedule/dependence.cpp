@@ -787,6 +787,42 @@ class Collector {
         reads_in(s.as<loop::FragmentMma>()->bi);
         reads_in(s.as<loop::FragmentMma>()->ci);
         return;
+      case StmtKind::AsyncCopy: {
+        const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>();
+        for (const Expr& i : ac->src_index) reads_in(i);
+        for (const Expr& i : ac->dst_index) reads_in(i);
+        if (ac->pred.defined()) reads_in(ac->pred);
+        // One copy reads and writes `elements` consecutive elements of the last dimension.
+        if (ac->src.get() == m_t) {
+          if (m_writer >= 0) {
+            writer_reads = true;
+          } else {
+            add_access(false, ac->src_index, 1, ac->elements());
+          }
+        }
+        return write(ac->dst, ac->dst_index, 1, ac->elements());
+      }
+      case StmtKind::MatrixLoad: {
+        const loop::MatrixLoad* ml = s.as<loop::MatrixLoad>();
+        reads_in(ml->dst_offset);
+        for (const Expr& i : ml->src_index) reads_in(i);
+        if (ml->src.get() != m_t) return;
+        if (m_writer >= 0) {
+          writer_reads = true;
+          return;
+        }
+        // Each lane's address is one 16-byte row of an 8x8 matrix.
+        add_access(false, ml->src_index, 1, 16 / dtype_size(ml->src->dtype));
+        return;
+      }
+      case StmtKind::MmaSync:
+        reads_in(s.as<loop::MmaSync>()->d_offset);
+        reads_in(s.as<loop::MmaSync>()->a_offset);
+        reads_in(s.as<loop::MmaSync>()->b_offset);
+        reads_in(s.as<loop::MmaSync>()->c_offset);
+        return;
+      case StmtKind::AsyncCommit:
+      case StmtKind::AsyncWait:
       case StmtKind::BlockBarrier:
       case StmtKind::GridBarrier:
       case StmtKind::FlagRelease:  // counters are not tensors of the model

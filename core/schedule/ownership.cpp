@@ -479,6 +479,20 @@ class Prover {
       case StmtKind::FragmentStore:
       case StmtKind::FragmentMma:
         throw Unproven{"a warp fragment accesses " + m_t->name};
+      case StmtKind::AsyncCopy: {
+        const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>();
+        if (ac->src.get() == m_t || ac->dst.get() == m_t)
+          throw Unproven{"an asynchronous copy accesses " + m_t->name};
+        return;
+      }
+      case StmtKind::MatrixLoad:
+        if (s.as<loop::MatrixLoad>()->src.get() == m_t)
+          throw Unproven{"ldmatrix reads " + m_t->name};
+        return;
+      case StmtKind::MmaSync:
+      case StmtKind::AsyncCommit:
+      case StmtKind::AsyncWait:
+        return;
       case StmtKind::BlockBarrier:
       case StmtKind::GridBarrier:
       case StmtKind::FlagRelease:  // counters are not tensors of the model

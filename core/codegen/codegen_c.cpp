@@ -341,6 +341,11 @@ std::string CodeGenC::grid_barrier_stmt() {
 void CodeGenC::emit_flag_release(const loop::FlagRelease&) {
   throw InternalError("codegen: C has no flags (blocks do not run concurrently)");
 }
+void CodeGenC::emit_timeline_record(const loop::TimelineRecord& r) {
+  line(comment_text(std::string("// timeline ") + loop::timeline_event_name(r.event) +
+                    " of stage " + std::to_string(r.stage) + " (not recorded in C)"));
+}
+
 void CodeGenC::emit_flag_wait(const loop::FlagWait&) {
   throw InternalError("codegen: C has no flags (blocks do not run concurrently)");
 }
@@ -810,6 +815,9 @@ void CodeGenC::emit_stmt(const Stmt& s) {
     }
     case loop::StmtKind::Evaluate:
       line("(void)(" + expr(s.as<loop::Evaluate>()->value) + ");");
+      break;
+    case loop::StmtKind::TimelineRecord:
+      emit_timeline_record(*s.as<loop::TimelineRecord>());
       break;
     case loop::StmtKind::Comment:
       line(comment_text("// " + s.as<loop::Comment>()->text));

@@ -76,6 +76,9 @@ class CodeGenC {
   /// Per-tile flags (loop::FlagRelease / FlagWait); C, a single thread of control, refuses them.
   virtual void emit_flag_release(const loop::FlagRelease& r);
   virtual void emit_flag_wait(const loop::FlagWait& w);
+  /// A timeline record (docs/timeline.md): C has no clock per block, so the base class writes
+  /// a comment only; CUDA writes the record.
+  virtual void emit_timeline_record(const loop::TimelineRecord& r);
   virtual std::string atomic_add_stmt(DType t, const std::string& address,
                                       const std::string& value);
   /// The value lane `arg` (by `kind`) of the warp holds; plain C runs threads one after another

@@ -68,6 +68,7 @@ class CodeGenCuda : public CodeGenC {
   std::string grid_barrier_stmt() override;
   void emit_flag_release(const loop::FlagRelease& r) override;
   void emit_flag_wait(const loop::FlagWait& w) override;
+  void emit_timeline_record(const loop::TimelineRecord& r) override;  ///< codegen/timeline_cuda.cpp
   std::string atomic_add_stmt(DType t, const std::string& address,
                               const std::string& value) override;
   std::string shuffle_expr(loop::ShuffleKind kind, DType t, const std::string& value,

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/emulate/mma_sync.h"
+#include "core/emulate/timeline_clock.h"
 #include "core/interp/scalar_ops.h"
 #include "core/te/printer.h"
 
@@ -177,6 +178,8 @@ class Machine {
     m_pending_copies = 0;
     // A kernel boundary orders everything before it: start a fresh grid epoch.
     ++m_grid_epoch;
+    m_tl.reset();
+    if (loop::has_timeline(k)) m_tl = std::make_unique<TimelineClock>(m_grid, m_block);
     if (!k.flags.empty()) {
       run_tasks();
       return;
@@ -488,6 +491,7 @@ class Machine {
   void exec(const loop::Stmt& s, const Lanes& lanes) {
     if (!s.defined() || lanes.empty()) return;
     using namespace loop;
+    if (m_tl) m_tl->tick(lanes);
     switch (s.kind()) {
       case StmtKind::For: {
         const For* f = s.as<For>();
@@ -534,6 +538,11 @@ class Machine {
       }
       case StmtKind::Allocate: {
         const Allocate* a = s.as<Allocate>();
+        if (m_tl && a->scope == MemScope::Global &&
+            a->buffer->name == m_kernel->name + "_timeline") {
+          exec(a->body, lanes);  // records go to the timeline clock, not to memory
+          return;
+        }
         // Blocks run one at a time with flags: they share one instance of each allocation (a
         // global one is one buffer for the grid; shared and local ones have a copy per block
         // or thread inside it).
@@ -623,6 +632,7 @@ class Machine {
                  " threads");
           if (count[b]) ++m_block_epoch[b];
         }
+        if (m_tl) m_tl->block_barrier(lanes);
         return;
       }
       case StmtKind::GridBarrier:
@@ -636,6 +646,7 @@ class Machine {
         if (!m_kernel->launch.cooperative) fail("grid barrier in a non-cooperative launch");
         ++m_grid_epoch;
         for (auto& e : m_block_epoch) ++e;
+        if (m_tl) m_tl->grid_barrier();
         return;
       case StmtKind::FlagRelease:
         flag_release(*s.as<FlagRelease>(), lanes);
@@ -659,6 +670,9 @@ class Machine {
         eval(s.as<Evaluate>()->value, lanes);
         return;
       case StmtKind::Comment:
+        return;
+      case StmtKind::TimelineRecord:
+        if (m_tl) m_tl->record(*s.as<TimelineRecord>(), lanes);
         return;
       case StmtKind::FragmentAlloc:
         exec_fragment_alloc(*s.as<FragmentAlloc>(), lanes);
@@ -1220,6 +1234,11 @@ class Machine {
     }
   }
 
+ public:
+  /// The clock of the running kernel's timeline records; null when it has none.
+  std::unique_ptr<TimelineClock> m_tl;
+
+ private:
   const EmulateOptions& m_opt;
   const loop::Kernel* m_kernel = nullptr;
   std::string m_stage;
@@ -1489,6 +1508,7 @@ class Machine {
     f.data[i] = store_round(f.dtype, v);
     h.value.push_back(f.data[i].i);
     h.clock.push_back(std::move(joined));
+    if (m_tl) m_tl->flag_release(&f, i, f.data[i].i, b);
     yield(TaskState::Ready);
   }
 
@@ -1514,21 +1534,25 @@ class Machine {
         m_clock[b][p] = std::max(m_clock[b][p], h.clock[n - 1][p]);
     }
     ++m_block_epoch[b];  // the block barrier after the wait
+    if (m_tl) m_tl->flag_wait(&f, t.first, t.count, t.target, b);
   }
 
   void task_grid_barrier(const Lanes& lanes) {
-    whole_block(lanes, "grid barrier");
+    const int32_t b = whole_block(lanes, "grid barrier");
     if (!m_kernel->launch.cooperative) fail("grid barrier in a non-cooperative launch");
     const int64_t gen = m_barrier_gen;
+    if (m_tl) m_tl->grid_arrive(b, gen);
     if (++m_barrier_arrived == m_grid) {
       m_barrier_arrived = 0;
       ++m_barrier_gen;
       ++m_grid_epoch;
       for (auto& e : m_block_epoch) ++e;
+      if (m_tl) m_tl->grid_leave(b, gen);
       return;
     }
     m_tasks[m_current]->barrier_gen = gen;
     yield(TaskState::Waiting);
+    if (m_tl) m_tl->grid_leave(b, gen);
   }
 };
 
@@ -1560,6 +1584,17 @@ void run_kernel(const loop::Kernel& kernel, Buffers& buffers, const EmulateOptio
   m.run(kernel);
   for (const Tensor& t : kernel.outputs) buffers[t->name] = unload(*m.globals.at(t->name));
   for (const Tensor& t : kernel.flags) buffers[t->name] = unload(*m.globals.at(t->name));
+  if (m.m_tl) {
+    for (const auto& [name, b] : m.m_tl->buffers()) {
+      auto d = std::make_shared<TensorData>(DType::Int64, b.shape);
+      for (size_t i = 0; i < b.words.size(); ++i) d->set_i64(static_cast<int64_t>(i), b.words[i]);
+      buffers[name] = d;
+    }
+    if (options.timeline) {
+      options.timeline->barrier_wait_cycles += m.m_tl->barrier_wait_cycles();
+      ++options.timeline->kernels;
+    }
+  }
 }
 
 Buffers run_kernels(const loop::KernelSet& kernels, const Buffers& inputs,

@@ -43,6 +43,10 @@ struct EmulateOptions {
   bool check_races = true;
   /// A read of an element no one wrote (kernel outputs and scratch start unwritten).
   bool check_uninitialized = true;
+  /// Optional: what the clock of timeline records measured (kernels with loop::TimelineRecord
+  /// statements, docs/timeline.md), added up over the kernels run; their records come back in
+  /// `buffers` under the timeline buffer's name.
+  struct Timeline* timeline = nullptr;
   /// The `flag_epoch` argument of this launch (see loop::FlagRelease): 1 for counters that
   /// start at zero, one more for each run over the same counters.
   int64_t flag_epoch = 1;
@@ -57,6 +61,13 @@ struct EmulateOptions {
 
 /// Global buffers by tensor name.
 using Buffers = std::map<std::string, std::shared_ptr<TensorData>>;
+
+/// What the emulator's timeline clock measured (emulated cycles: one per loop-IR statement a
+/// warp runs, see emulate/timeline_clock.h; never a GPU time).
+struct Timeline {
+  int64_t barrier_wait_cycles = 0;  ///< thread 0's waits at recorded barriers and flag waits
+  int kernels = 0;                  ///< instrumented kernels run
+};
 
 /// Runs one kernel. Inputs are looked up by name in `buffers` (constants fall back to their
 /// data); outputs missing from `buffers` are created. Elements of buffers passed in count as

@@ -87,6 +87,11 @@ class Comparer {
         return expr(a.as<Evaluate>()->value, b.as<Evaluate>()->value);
       case StmtKind::Comment:
         return m_loose || a.as<Comment>()->text == b.as<Comment>()->text;
+      case StmtKind::TimelineRecord: {
+        const TimelineRecord &x = *a.as<TimelineRecord>(), &y = *b.as<TimelineRecord>();
+        return buffer(x.buffer, y.buffer) && x.event == y.event && x.wait == y.wait &&
+               (m_loose || (x.stage == y.stage && x.slot == y.slot)) && x.stride == y.stride;
+      }
       case StmtKind::FragmentAlloc: {
         const FragmentAlloc &x = *a.as<FragmentAlloc>(), &y = *b.as<FragmentAlloc>();
         if (x.role != y.role || x.type != y.type || x.m != y.m || x.n != y.n || x.k != y.k ||

@@ -65,6 +65,7 @@ void StmtVisitor::visit_Evaluate(const Evaluate& n, const Stmt&) {
   visit_expr(n.value);
 }
 void StmtVisitor::visit_Comment(const Comment&, const Stmt&) {}
+void StmtVisitor::visit_TimelineRecord(const TimelineRecord&, const Stmt&) {}
 void StmtVisitor::visit_FragmentAlloc(const FragmentAlloc& n, const Stmt&) {
   visit(n.body);
 }
@@ -211,6 +212,9 @@ Stmt StmtMutator::mutate_Evaluate(const Evaluate& n, const Stmt& s) {
   return evaluate(v);
 }
 Stmt StmtMutator::mutate_Comment(const Comment&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_TimelineRecord(const TimelineRecord&, const Stmt& s) {
   return s;
 }
 Stmt StmtMutator::mutate_FragmentAlloc(const FragmentAlloc& n, const Stmt& s) {

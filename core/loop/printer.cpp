@@ -110,6 +110,12 @@ class Printer {
   void print_Comment(const Comment& n) {
     line("// " + n.text);
   }
+  void print_TimelineRecord(const TimelineRecord& n) {
+    line(std::string("timeline ") + timeline_event_name(n.event) +
+         (n.wait != TimelineWait::None ? std::string(" ") + timeline_wait_name(n.wait) : "") +
+         " stage " + std::to_string(n.stage) + " -> " + n.buffer->name + "[block / " +
+         std::to_string(n.stride) + "][" + std::to_string(n.slot) + "]");
+  }
   void print_FragmentAlloc(const FragmentAlloc& n) {
     line(std::string("fragment ") + fragment_role_name(n.role) + " " + mma_type_name(n.type) +
          " m" + std::to_string(n.m) + "n" + std::to_string(n.n) + "k" + std::to_string(n.k) + " " +

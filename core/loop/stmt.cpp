@@ -164,6 +164,48 @@ Stmt flag_wait(Tensor flags, Expr first, Expr count, int64_t per_run) {
       std::make_shared<FlagWait>(std::move(flags), std::move(first), std::move(count), per_run));
 }
 
+const char* timeline_event_name(TimelineEvent e) {
+  switch (e) {
+    case TimelineEvent::StageBegin:
+      return "stage_begin";
+    case TimelineEvent::StageEnd:
+      return "stage_end";
+    case TimelineEvent::WaitBegin:
+      return "wait_begin";
+    case TimelineEvent::WaitEnd:
+      return "wait_end";
+  }
+  return "?";
+}
+
+const char* timeline_wait_name(TimelineWait w) {
+  switch (w) {
+    case TimelineWait::None:
+      return "none";
+    case TimelineWait::BlockBarrier:
+      return "block_barrier";
+    case TimelineWait::FlagWait:
+      return "flag_wait";
+    case TimelineWait::GridBarrier:
+      return "grid_barrier";
+  }
+  return "?";
+}
+
+Stmt timeline_record(Tensor buffer, TimelineEvent event, TimelineWait wait, int stage, int64_t slot,
+                     int64_t stride) {
+  SOUFFLE_CHECK(
+      buffer && buffer->dtype == DType::Int64 && buffer->shape.size() == 3 && buffer->shape[2] == 3,
+      "timeline_record: the buffer must be int64 [rows, slots, 3]");
+  SOUFFLE_CHECK(slot >= 0 && slot < buffer->shape[1], "timeline_record: slot out of range");
+  SOUFFLE_CHECK(stride >= 1 && stage >= 0, "timeline_record: bad stride or stage");
+  const bool is_wait = event == TimelineEvent::WaitBegin || event == TimelineEvent::WaitEnd;
+  SOUFFLE_CHECK(is_wait == (wait != TimelineWait::None),
+                "timeline_record: waits, and only waits, name what they wait for");
+  return Stmt(
+      std::make_shared<TimelineRecord>(std::move(buffer), event, wait, stage, slot, stride));
+}
+
 Stmt stage(int index, Stmt body) {
   SOUFFLE_CHECK(index >= 0, "stage: negative index");
   SOUFFLE_CHECK(body.defined(), "stage: undefined body");

@@ -33,6 +33,7 @@ using te::Tensor;
   X(Stage)                         \
   X(Evaluate)                      \
   X(Comment)                       \
+  X(TimelineRecord)                \
   X(FragmentAlloc)                 \
   X(FragmentFill)                  \
   X(FragmentLoad)                  \
@@ -246,6 +247,32 @@ struct Comment : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Comment;
   std::string text;
   explicit Comment(std::string t) : StmtNode(kKind), text(std::move(t)) {}
+};
+
+// ---- timeline records (docs/timeline.md; placed by loop/timeline.h) ----
+
+/// What a timeline record marks: a block starting or ending a stage's work, or starting or
+/// ending a wait.
+enum class TimelineEvent : uint8_t { StageBegin, StageEnd, WaitBegin, WaitEnd };
+const char* timeline_event_name(TimelineEvent e);  ///< "stage_begin", "stage_end", ...
+/// What a block waits for between WaitBegin and WaitEnd (None for stage records).
+enum class TimelineWait : uint8_t { None, BlockBarrier, FlagWait, GridBarrier };
+const char* timeline_wait_name(TimelineWait w);  ///< "none", "block_barrier", "flag_wait", ...
+
+/// Block-collective in effect, written by one thread: thread 0 of every block whose index is a
+/// multiple of `stride` writes one record (the global timer, the SM's cycle counter, and the SM
+/// with the record's tag, see loop/timeline.h) at buffer[block / stride][slot]. `buffer` is the
+/// kernel's Int64 timeline buffer of shape [recorded blocks, slots, 3]; `stage` indexes
+/// Kernel::stages (for a wait, the stage it comes before).
+struct TimelineRecord : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::TimelineRecord;
+  Tensor buffer;
+  TimelineEvent event;
+  TimelineWait wait;
+  int stage;
+  int64_t slot, stride;
+  TimelineRecord(Tensor b, TimelineEvent e, TimelineWait w, int st, int64_t sl, int64_t sd)
+      : StmtNode(kKind), buffer(std::move(b)), event(e), wait(w), stage(st), slot(sl), stride(sd) {}
 };
 
 // ---- warp-level matrix fragments (tensor cores, CUDA's nvcuda::wmma) ----
@@ -469,6 +496,9 @@ Stmt flag_wait(Tensor flags, Expr first, Expr count, int64_t per_run);
 Stmt stage(int index, Stmt body);
 Stmt evaluate(Expr value);
 Stmt comment(std::string text);
+/// See TimelineRecord; buffer is Int64 [rows, slots, 3], 0 <= slot < slots, stride >= 1.
+Stmt timeline_record(Tensor buffer, TimelineEvent event, TimelineWait wait, int stage, int64_t slot,
+                     int64_t stride);
 /// Declares `buffer` (from make_fragment_buffer) as fragments for the extent of body.
 Stmt fragment_alloc(Tensor buffer, FragmentRole role, MmaType type, int64_t m, int64_t n, int64_t k,
                     Stmt body);

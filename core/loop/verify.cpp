@@ -169,6 +169,17 @@ class Verifier {
       m_stage = g->index;
       stmt(g->body, control);
       m_stage = saved;
+    } else if (const TimelineRecord* tr = s.as<TimelineRecord>()) {
+      check_buffer(tr->buffer, "timeline record");
+      if (m_stage >= 0)
+        fail("timeline record inside stage " + std::to_string(m_stage) +
+             " (records sit between stages, where a stage's function cannot hide them)");
+      if (tr->stage >= static_cast<int>(m_kernel.stages.size()))
+        fail("timeline record of stage " + std::to_string(tr->stage) + ", which has no StageInfo");
+      if (tr->buffer->shape[0] * tr->stride < m_kernel.launch.grid_x)
+        fail("timeline buffer " + tr->buffer->name + " has rows for " +
+             std::to_string(tr->buffer->shape[0] * tr->stride) + " blocks of " +
+             std::to_string(m_kernel.launch.grid_x));
     } else if (const Evaluate* e = s.as<Evaluate>()) {
       expr(e->value);
     } else if (const FragmentAlloc* fa = s.as<FragmentAlloc>()) {

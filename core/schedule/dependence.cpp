@@ -828,6 +828,7 @@ class Collector {
       case StmtKind::FlagRelease:  // counters are not tensors of the model
       case StmtKind::FlagWait:
       case StmtKind::Comment:
+      case StmtKind::TimelineRecord:  // the timeline buffer is no tensor of the model
         return;
     }
   }

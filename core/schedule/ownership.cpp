@@ -498,6 +498,7 @@ class Prover {
       case StmtKind::FlagRelease:  // counters are not tensors of the model
       case StmtKind::FlagWait:
       case StmtKind::Comment:
+      case StmtKind::TimelineRecord:  // the timeline buffer is no tensor of the model
         return;
     }
   }

@@ -96,14 +96,19 @@ CacheSummary cache_summary(const CompileReport& report, bool use_cache) {
     ++c.kernels;
     c.kernels_from_cache += all ? 1 : 0;
   }
+  count_programs(report.kernels, c.programs, c.programs_from_cache);
   return c;
 }
 
 std::string cache_summary_line(const CacheSummary& c) {
-  if (!c.enabled) return "compile cache off (--no-cache): every kernel compiled by NVRTC";
-  return fmt::format("{} of {} kernels from the compile cache ({} of {} NVRTC results){}",
-                     c.kernels_from_cache, c.kernels, c.from_cache, c.compiles,
-                     c.dir.empty() ? ", memory only" : " in " + c.dir);
+  const std::string programs =
+      fmt::format("{} distinct program{} for {} kernel{}", c.programs, c.programs == 1 ? "" : "s",
+                  c.kernels, c.kernels == 1 ? "" : "s");
+  if (!c.enabled) return "compile cache off (--no-cache): " + programs + ", each compiled by NVRTC";
+  return fmt::format(
+      "{} of {} kernels from the compile cache ({} of {} NVRTC results){}; {}, {} from the cache",
+      c.kernels_from_cache, c.kernels, c.from_cache, c.compiles,
+      c.dir.empty() ? ", memory only" : " in " + c.dir, programs, c.programs_from_cache);
 }
 
 }  // namespace souffle::cli

@@ -116,6 +116,8 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
                       {"boundaries", boundaries},
                       {"co_resident", k.co_resident},
                       {"register_cap", k.register_cap},
+                      {"entry", k.image_entry()},
+                      {"image", k.image},
                       {"per_arch", per_arch}};
   if (!k.ok()) j["error"] = k.error;
   return j;
@@ -187,6 +189,13 @@ int run_compile(const CompileCliOptions& o) {
     // Its line is cleared (when it goes out of scope) before any output.
     StepProgress progress(o.common.quiet, po.until, plan::is_souffle(po.strategy));
     po.instrument = progress.instrument(std::move(po.instrument));
+    if (progress.on())
+      po.compile.progress = [&progress](const CompileProgress& c) {
+        progress.say(fmt::format(
+            "NVRTC: {} of {} programs, {:.1f} s; slowest {} ({:.1f} s){}", c.done, c.total,
+            c.elapsed_ms / 1000, c.slowest, c.slowest_ms / 1000,
+            c.from_cache ? fmt::format(", {} from the cache", c.from_cache) : std::string()));
+      };
     progress.start();
     return run_pipeline(o.common.model, po);
   }();
@@ -242,7 +251,15 @@ int run_compile(const CompileCliOptions& o) {
     const CacheSummary cache = cache_summary(rep, copts.use_cache);
     j["cache"] = {{"enabled", cache.enabled},   {"dir", cache.dir},
                   {"kernels", cache.kernels},   {"kernels_from_cache", cache.kernels_from_cache},
-                  {"compiles", cache.compiles}, {"compiles_from_cache", cache.from_cache}};
+                  {"compiles", cache.compiles}, {"compiles_from_cache", cache.from_cache},
+                  {"programs", cache.programs}, {"programs_from_cache", cache.programs_from_cache}};
+    // Launches sharing one compiled image: the kernels of each, by the first one's name.
+    nlohmann::json shared = nlohmann::json::object();
+    for (const CompiledKernel& k : rep.kernels)
+      if (k.image >= 0 && static_cast<size_t>(k.image) < rep.kernels.size())
+        shared[rep.kernels[static_cast<size_t>(k.image)].name].push_back(k.name);
+    j["programs"] = cache.programs;
+    j["images"] = shared;
     if (session)
       j["tune"] = {{"mode", "measure"},
                    {"device", session->device()},
@@ -275,10 +292,18 @@ int run_compile(const CompileCliOptions& o) {
       spills += k.spill_bytes();
     }
     std::cout << fmt::format(
-        "{} kernels, {} errors, max {} registers, {} spill bytes; build {:.0f} ms, NVRTC {:.0f} ms "
-        "({} archs)\n",
-        rep.kernels.size(), rep.errors, max_regs, spills, rep.build_ms, rep.compile_ms,
-        copts.archs.size());
+        "{} kernels ({} distinct programs), {} errors, max {} registers, {} spill bytes; build "
+        "{:.0f} ms, NVRTC {:.0f} ms ({} archs)\n",
+        rep.kernels.size(), rep.programs, rep.errors, max_regs, spills, rep.build_ms,
+        rep.compile_ms, copts.archs.size());
+    for (size_t i = 0; i < rep.kernels.size(); ++i) {
+      std::string sharing;
+      for (const CompiledKernel& k : rep.kernels)
+        if (k.image == static_cast<int>(i) && k.name != rep.kernels[i].name)
+          sharing += (sharing.empty() ? "" : " ") + k.name;
+      if (!sharing.empty())
+        std::cout << fmt::format("  image of {} shared by {}\n", rep.kernels[i].name, sharing);
+    }
     std::cout << cache_summary_line(cache_summary(rep, copts.use_cache)) << "\n";
     if (!o.out.empty())
       std::cout << fmt::format("bundle: {} files in {}{}\n", bundle.files.size(), o.out,

@@ -82,6 +82,7 @@ struct ReportCliOptions {
   std::string out;                   ///< FILE.html, .json, .csv or .dot (the extension says which)
   std::string strategy = "souffle";  ///< a strategy, or "all"
   bool steps = false;                ///< the walk-through: one HTML page per pipeline step
+  bool lesson = false;               ///< --steps: one self-contained page with questions
   std::string compare;               ///< a second strategy to compare with
   std::string decisions;             ///< compare the strategy without and with these edits
   std::string gpu = "a100";
@@ -159,6 +160,8 @@ struct CacheSummary {
   bool enabled = true;
   std::string dir;  ///< the disk cache's folder ("" when off)
   int kernels = 0, kernels_from_cache = 0, compiles = 0, from_cache = 0;
+  /// Distinct compiled programs (launches of the same code share one) and those from the cache.
+  int programs = 0, programs_from_cache = 0;
 };
 CacheSummary cache_summary(const CompileReport& report, bool use_cache);
 std::string cache_summary_line(const CacheSummary& summary);

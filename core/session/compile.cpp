@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/session/kernel_dedup.h"
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 #include "core/support/thread_pool.h"
@@ -166,7 +169,17 @@ void emit_compiled_kernels(std::vector<CompiledKernel>& out, codegen::StageOutli
   }
 }
 
-namespace {}  // namespace
+void count_programs(const std::vector<CompiledKernel>& kernels, int& programs, int& from_cache) {
+  programs = from_cache = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const CompiledKernel& k = kernels[i];
+    if (k.per_arch.empty() || (k.image >= 0 && k.image != static_cast<int>(i))) continue;
+    bool cached = true;
+    for (const gpu::CompileResult& r : k.per_arch) cached &= r.from_cache;
+    ++programs;
+    from_cache += cached ? 1 : 0;
+  }
+}
 
 int CompiledKernel::max_registers() const {
   int r = 0;
@@ -225,25 +238,139 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
   if (options.threads > 0) pool = std::make_unique<ThreadPool>(options.threads);
   double ms = 0;
   // Compiles the kernels `which` for every arch, each capped at `caps[i]` registers (0: none).
+  // Kernels of the same canonical code (and cap) are one program, compiled once under its
+  // neutral entry name; a program that fails is compiled again kernel by kernel under the
+  // kernels' own names, so the error shows the kernel's own source.
   auto compile_alone = [&](const std::vector<size_t>& which, const std::vector<int>& caps) {
-    std::vector<gpu::CompileJob> jobs;
-    std::vector<size_t> owner;
-    for (size_t w = 0; w < which.size(); ++w)
-      for (const std::string& arch : options.archs) {
-        gpu::CompileJob j;
-        j.source = kernels[which[w]].cuda;
-        j.name = kernels[which[w]].name + ".cu";
-        j.options.arch = arch;
-        j.options.max_registers = caps[w];
-        j.options.use_cache = options.use_cache;
-        jobs.push_back(std::move(j));
-        owner.push_back(which[w]);
+    struct Program {
+      std::string source, entry, label;
+      int cap = 0;
+      std::vector<size_t> kernels;
+    };
+    std::vector<Program> programs;
+    std::map<std::pair<std::string, int>, size_t> by_code;
+    for (size_t w = 0; w < which.size(); ++w) {
+      CompiledKernel& ck = kernels[which[w]];
+      Program p;
+      p.cap = caps[w];
+      if (options.dedup) {
+        CanonicalKernel c = ck.kernel.body.defined() ? canonical_kernel(ck.kernel, ck.name, ck.cuda)
+                                                     : canonical_kernel(ck.cuda, ck.name, {});
+        auto [it, fresh] = by_code.emplace(std::make_pair(c.source, p.cap), programs.size());
+        if (!fresh) {
+          programs[it->second].kernels.push_back(which[w]);
+          continue;
+        }
+        p.source = std::move(c.source);
+        p.entry = std::move(c.entry);
+      } else {
+        p.source = ck.cuda;
+        p.entry = ck.name;
       }
+      p.kernels = {which[w]};
+      programs.push_back(std::move(p));
+    }
+    for (Program& p : programs)
+      p.label =
+          kernels[p.kernels.front()].name +
+          (p.kernels.size() > 1 ? " (+" + std::to_string(p.kernels.size() - 1) + " sharing)" : "");
+    const size_t archs = options.archs.size();
+    auto job = [&](const std::string& source, const std::string& name, const std::string& arch,
+                   int cap) {
+      gpu::CompileJob j;
+      j.source = source;
+      j.name = name + ".cu";
+      j.options.arch = arch;
+      j.options.max_registers = cap;
+      j.options.use_cache = options.use_cache;
+      return j;
+    };
+    std::vector<gpu::CompileJob> jobs;
+    for (const Program& p : programs)
+      for (const std::string& arch : options.archs)
+        jobs.push_back(job(p.source, kernels[p.kernels.front()].name, arch, p.cap));
+    std::vector<gpu::CompileResult> results(jobs.size());
+    // Progress per program: told when its last arch is done.
+    std::mutex mu;
+    std::vector<int> left(programs.size(), static_cast<int>(archs));
+    std::vector<double> program_ms(programs.size(), 0);
+    CompileProgress prog;
+    prog.total = static_cast<int>(programs.size());
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<gpu::CompileResult> results = gpu::compile_cuda_many(jobs, pool.get());
+    ThreadPool& tp = pool ? *pool : ThreadPool::global();
+    tp.parallel_for(static_cast<int64_t>(jobs.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const size_t at = static_cast<size_t>(i);
+        const gpu::CompileJob& j = jobs[at];
+        auto tj = std::chrono::steady_clock::now();
+        results[at] = gpu::compile_cuda(j.source, j.name, j.options);
+        const double jms = ms_since(tj);
+        std::lock_guard<std::mutex> lock(mu);
+        const size_t pi = at / archs;
+        program_ms[pi] += jms;
+        if (--left[pi] > 0) continue;
+        bool cached = true;
+        for (size_t a = 0; a < archs; ++a) cached &= results[pi * archs + a].from_cache;
+        ++prog.done;
+        prog.from_cache += cached ? 1 : 0;
+        prog.elapsed_ms = ms_since(t0);
+        prog.program = programs[pi].label;
+        prog.program_ms = program_ms[pi];
+        if (program_ms[pi] > prog.slowest_ms) {
+          prog.slowest_ms = program_ms[pi];
+          prog.slowest = programs[pi].label;
+        }
+        if (options.progress) options.progress(prog);
+      }
+    });
     ms += ms_since(t0);
-    for (size_t i : which) kernels[i].per_arch.clear();
-    for (size_t j = 0; j < results.size(); ++j) kernels[owner[j]].per_arch.push_back(results[j]);
+    std::vector<size_t> again;
+    std::vector<int> again_caps;
+    for (size_t pi = 0; pi < programs.size(); ++pi) {
+      const Program& p = programs[pi];
+      bool ok = true;
+      for (size_t a = 0; a < archs; ++a) ok &= results[pi * archs + a].ok;
+      if (!ok && options.dedup) {
+        for (size_t k : p.kernels) {
+          again.push_back(k);
+          again_caps.push_back(p.cap);
+        }
+        continue;
+      }
+      for (size_t k : p.kernels) {
+        CompiledKernel& ck = kernels[k];
+        ck.per_arch.clear();
+        ck.entry = p.entry;
+        ck.image = static_cast<int>(p.kernels.front());
+        for (size_t a = 0; a < archs; ++a) {
+          gpu::CompileResult r = results[pi * archs + a];
+          // The kernel's resources under its own name as well as the image's entry.
+          if (p.entry != ck.name)
+            if (const gpu::KernelResources* kr = r.find_kernel(p.entry)) {
+              gpu::KernelResources alias = *kr;
+              alias.name = ck.name;
+              r.kernels.push_back(alias);
+            }
+          ck.per_arch.push_back(std::move(r));
+        }
+      }
+    }
+    if (again.empty()) return;
+    // Each failing kernel alone under its own name.
+    std::vector<gpu::CompileJob> alone;
+    for (size_t w = 0; w < again.size(); ++w)
+      for (const std::string& arch : options.archs)
+        alone.push_back(job(kernels[again[w]].cuda, kernels[again[w]].name, arch, again_caps[w]));
+    auto t1 = std::chrono::steady_clock::now();
+    std::vector<gpu::CompileResult> r2 = gpu::compile_cuda_many(alone, pool.get());
+    ms += ms_since(t1);
+    for (size_t w = 0; w < again.size(); ++w) {
+      CompiledKernel& ck = kernels[again[w]];
+      ck.per_arch.assign(r2.begin() + static_cast<std::ptrdiff_t>(w * archs),
+                         r2.begin() + static_cast<std::ptrdiff_t>((w + 1) * archs));
+      ck.entry = ck.name;
+      ck.image = static_cast<int>(again[w]);
+    }
   };
   // Batches of kernels in one translation unit each (uncapped kernels only).
   auto compile = [&](const std::vector<size_t>& which, const std::vector<int>& caps) {
@@ -293,6 +420,8 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
       }
       for (size_t i : batches[bi]) {
         kernels[i].per_arch.clear();
+        kernels[i].entry = kernels[i].name;
+        kernels[i].image = static_cast<int>(i);
         for (size_t a = 0; a < archs; ++a) {
           gpu::CompileResult r = results[bi * archs + a];
           r.ptx.clear();
@@ -414,6 +543,7 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);
   for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;
+  count_programs(rep.kernels, rep.programs, rep.programs_from_cache);
   return rep;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,18 @@
 #include "core/schedule/plan_pricer.h"
 
 namespace souffle {
+
+/// Where a compile stands, told after each distinct program has compiled for every arch.
+struct CompileProgress {
+  int done = 0;           ///< distinct programs compiled (or taken from the cache) so far
+  int total = 0;          ///< distinct programs to compile
+  int from_cache = 0;     ///< of `done`, those whose every arch came from the compile cache
+  double elapsed_ms = 0;  ///< since the first NVRTC call
+  std::string program;    ///< the one just done: its first kernel's name (+N more sharing it)
+  double program_ms = 0;  ///< its NVRTC time, all archs
+  std::string slowest;    ///< the slowest program so far, named like `program`
+  double slowest_ms = 0;
+};
 
 struct CompileOptions {
   /// NVRTC targets, each "sm_XX" (PTX + CUBIN) or "compute_XX" (PTX only).
@@ -42,6 +55,13 @@ struct CompileOptions {
   /// Whether the stages of merged kernels become functions of their own (see
   /// codegen::StageOutlining; Auto outlines only kernels of many stages).
   codegen::StageOutlining outlining = codegen::StageOutlining::Auto;
+  /// Launches whose code is the same up to names (kernel_dedup.h) share one compiled image: one
+  /// NVRTC program per distinct code, under a neutral entry name (CompiledKernel::entry). False:
+  /// each kernel is compiled alone under its own name.
+  bool dedup = true;
+  /// Told after each distinct program is compiled (from the compiling threads, one call at a
+  /// time); null says nothing.
+  std::function<void(const CompileProgress&)> progress;
 };
 
 struct CompiledKernel {
@@ -59,6 +79,15 @@ struct CompiledKernel {
   /// bundle built from the source keep it.
   int register_cap = 0;
   std::string co_resident_limit;  ///< what limits co_resident ("registers", "threads", ...)
+  /// The `extern "C"` function in per_arch's PTX and CUBIN: a neutral name shared by every
+  /// launch of the same code ("souffle_k" + hash, kernel_dedup.h), or `name` when compiled
+  /// alone. per_arch's resources list the kernel under `name` too.
+  std::string entry;
+  /// Index in the report of the first kernel whose compiled image this one shares (its own
+  /// index when it is the first or shares none); -1 before compiling.
+  int image = -1;
+  /// The function to look up in the image: `entry`, else `name`.
+  const std::string& image_entry() const { return entry.empty() ? name : entry; }
   /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and
   /// TEs where known); empty when it is fine.
   std::string error;
@@ -73,6 +102,9 @@ struct CompileReport {
   double build_ms = 0;                  ///< scheduling, merging and emitting
   double compile_ms = 0;                ///< NVRTC wall time over all kernels and archs
   int errors = 0;                       ///< kernels with an error
+  /// Distinct compiled programs (kernels sharing an image count once) and, of them, those whose
+  /// every arch came from the compile cache.
+  int programs = 0, programs_from_cache = 0;
   bool ok() const { return errors == 0; }
 };
 
@@ -96,9 +128,13 @@ void emit_compiled_kernels(std::vector<CompiledKernel>& kernels,
 
 /// The compile half of compile_plan: compiles each kernel's `cuda` for every arch and fills
 /// per_arch, co_resident and error (kernels that already carry an error are left alone).
-/// Returns the NVRTC wall time in milliseconds.
+/// Kernels of the same code (CompileOptions::dedup) are compiled once and share the image
+/// (`entry`, `image`). Returns the NVRTC wall time in milliseconds.
 double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec& gpu,
                        const CompileOptions& options);
+/// Distinct programs among compiled `kernels` (by `image`) and those of them entirely from the
+/// compile cache.
+void count_programs(const std::vector<CompiledKernel>& kernels, int& programs, int& from_cache);
 
 /// Checks an arch name ("sm_80", "compute_90"); throws UserError naming it otherwise.
 void check_arch(const std::string& arch);

@@ -232,6 +232,8 @@ PartitionKernelsPtr KernelCache::compiled(const plan::FusionPlan& plan, size_t i
         replace_all(r.log, was.name, now.name);
         replace_all(r.error, was.name, now.name);
       }
+      now.entry = was.entry;  // a neutral name (kernel_dedup.h) or the old function's
+      now.image = was.image;
       now.co_resident = was.co_resident;
       now.co_resident_limit = was.co_resident_limit;
       now.register_cap = was.register_cap;

@@ -223,6 +223,7 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
         out.kernels.compile_ms = compile_kernels(out.kernels.kernels, o.gpu, co);
         out.kernels.errors = 0;
         for (const CompiledKernel& k : out.kernels.kernels) out.kernels.errors += k.ok() ? 0 : 1;
+        count_programs(out.kernels.kernels, out.kernels.programs, out.kernels.programs_from_cache);
       },
       [&] {
         std::ostringstream os;

@@ -12,6 +12,10 @@ packages=(
   libgtest-dev libbenchmark-dev
   xvfb xauth
   chromium python3 python3-jsonschema zlib1g-dev
+  # The souffle Python module (python/, docs/python.md) for Debian's python3, and its tests:
+  # pytest, NumPy, Dask distributed (sweeps), nbclient + ipykernel (the sample notebook).
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-dask python3-distributed
+  python3-nbclient python3-nbformat python3-ipykernel
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -576,6 +576,31 @@ void parse_measurements(const std::string& json_text, const std::string& path,
   }
 }
 
+Report report_of_plans(const LoadedModel& m, const std::vector<const plan::FusionPlan*>& plans,
+                       const std::vector<std::string>& labels, bool code) {
+  if (plans.empty()) throw UserError("no plan to report");
+  Report r;
+  r.model = summarize(m);
+  r.model.flops = analysis::analyze(m.program).total_flops;
+  r.graph = graph_of(m.graph);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    double ms = 0;
+    for (const plan::PassRecord& rec : plans[i]->passes) ms += rec.ms;
+    r.plans.push_back(report_plan(*plans[i], i < labels.size() ? labels[i] : "", code, ms));
+    names.push_back(r.plans.back().label);
+  }
+  ReportEnvironment& env = r.environment;
+  env.gpu = plans.front()->gpu_spec;
+  env.options["strategies"] = join(names, ", ");
+  env.options["precision"] = gpu::precision_name(plans.front()->precision);
+  env.options["gpu"] = env.gpu.name;
+  env.options["code"] = code ? "CUDA C per kernel (emitted, not compiled)" : "none";
+  env.generated = utc_now();
+  env.generator = std::string("Souffle Explorer ") + SOUFFLE_VERSION;
+  return r;
+}
+
 Report gather_report(const std::string& path, const ReportOptions& o) {
   if (o.strategies.empty()) throw UserError("no strategy to report");
   if (o.compare && !o.decisions.empty())

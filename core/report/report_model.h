@@ -13,6 +13,7 @@
 #include "core/gpu/spec.h"
 #include "core/graph/graph.h"
 #include "core/plan/plan.h"
+#include "core/session/load.h"
 
 namespace souffle::report {
 
@@ -220,6 +221,13 @@ struct Report {
 /// and emits every kernel's CUDA (no NVRTC), and gathers it all. Throws UserError naming the
 /// file and the reason for a model, decisions, calibration or measurement file it cannot take.
 Report gather_report(const std::string& path, const ReportOptions& options);
+
+/// A report of plans made elsewhere (the Python module's) from the model `m`: its summary and
+/// graph, and each plan as gather_report shows one, labelled "STRATEGY + LABEL" where its label
+/// is not empty; with `code`, each kernel's CUDA C (built and emitted, not compiled). No
+/// comparison; the environment names the first plan's GPU.
+Report report_of_plans(const LoadedModel& m, const std::vector<const plan::FusionPlan*>& plans,
+                       const std::vector<std::string>& labels, bool code);
 
 /// The comparison of two plans of one model: kernels grouped by shared ONNX nodes.
 ReportComparison compare_plans(const std::vector<ReportPlan>& plans, size_t a, size_t b,

@@ -1,0 +1,431 @@
+"""Sweeps: plan / compile / verify / profile over every model x strategy x GPU, as whole
+model x strategy tasks, on this machine's cores or on a Dask distributed cluster.
+
+    souffle.sweep(["a.onnx", "b.onnx"], strategies=["rules", "souffle"], gpus=["a100", "h100"])
+    python3 -m souffle.sweep MANIFEST.json [--scheduler tcp://host:8786] [--out DIR]
+    souffle-cli sweep MANIFEST.json ...        (runs the line above)
+
+A task that raises or whose process dies (a lost worker, a crash) is run again, up to `retries`
+more times, and is then reported as failed with the reason: every task has a row in the result.
+A step that fails for the model's sake (a UserError, a kernel that does not build) is a result,
+not a retry: its row says which step failed and why.
+"""
+
+import argparse
+import concurrent.futures as cf
+import csv
+import html
+import io
+import json
+import multiprocessing
+import os
+import socket
+import sys
+import time
+
+STEPS = ("plan", "compile", "verify", "profile")
+ALL_STRATEGIES = ("unfused", "rules", "souffle-paper", "souffle")
+
+
+def _model_spec(m, base=""):
+    """{"path", "name", "dims", "bind", "shapes", "data"} of a manifest or argument entry."""
+    spec = {"path": m} if isinstance(m, (str, os.PathLike)) else dict(m)
+    spec["path"] = os.fspath(spec["path"])
+    if base and not os.path.isabs(spec["path"]):
+        spec["path"] = os.path.normpath(os.path.join(base, spec["path"]))
+    if "name" not in spec:
+        p = spec["path"]
+        stem = os.path.splitext(os.path.basename(p))[0]
+        spec["name"] = os.path.basename(os.path.dirname(p)) if stem == "model" else stem
+    return spec
+
+
+def _fault_injection(spec):
+    """Test hooks that make a task's process die, as a lost worker does:
+    SOUFFLE_SWEEP_CRASH=TEXT kills every task whose model path contains TEXT;
+    SOUFFLE_SWEEP_CRASH_ONCE=FILE kills the first task to create FILE."""
+    crash = os.environ.get("SOUFFLE_SWEEP_CRASH")
+    if crash and crash in spec["model"]["path"]:
+        os._exit(70)
+    once = os.environ.get("SOUFFLE_SWEEP_CRASH_ONCE")
+    if once:
+        try:
+            fd = os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        os._exit(71)
+
+
+def run_task(spec):
+    """One model x strategy job: loads the model once and runs the steps for every GPU.
+    Returns {"rows": [...], "worker": "host:pid"}; step failures are in the rows."""
+    _fault_injection(spec)
+    import souffle
+
+    if spec.get("cache_dir"):
+        os.environ["SOUFFLE_CACHE_DIR"] = spec["cache_dir"]
+    m = spec["model"]
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    base = {"model": m["name"], "path": m["path"], "strategy": spec["strategy"]}
+    rows = []
+    t0 = time.perf_counter()
+    try:
+        model = souffle.load(m["path"], dims=m.get("dims"), bind=m.get("bind"),
+                             shapes=m.get("shapes"))
+    except souffle.UserError as e:
+        for gpu in spec["gpus"]:
+            rows.append(dict(base, gpu=gpu, status="failed", failed_step="load", error=str(e)))
+        return {"rows": rows, "worker": worker}
+    load_s = time.perf_counter() - t0
+    for gpu in spec["gpus"]:
+        row = dict(base, gpu=gpu, status="ok", failed_step="", error="", load_s=round(load_s, 4))
+        rows.append(row)
+        step = "plan"
+        try:
+            t = time.perf_counter()
+            p = model.plan(strategy=spec["strategy"], gpu=gpu, precision=spec["precision"])
+            d = p.data
+            row.update(plan_s=round(time.perf_counter() - t, 4), kernels=d["kernels"],
+                       launches=d["launches"], grid_syncs=d["grid_syncs"],
+                       est_time_us=d["est_time_us"], dram_bytes=d["dram_bytes"])
+            if "compile" in spec["steps"]:
+                step = "compile"
+                t = time.perf_counter()
+                c = p.compile(archs=spec["archs"], threads=1)
+                row.update(compile_s=round(time.perf_counter() - t, 4),
+                           compile_errors=c["errors"],
+                           max_registers=max((k["registers"] for k in c["kernels"]), default=0))
+                if not c["ok"]:
+                    bad = next(k for k in c["kernels"] if not k["ok"])
+                    raise _StepFailed(f"{bad['name']}: {bad.get('error', '')[:500]}")
+            if "verify" in spec["steps"]:
+                step = "verify"
+                t = time.perf_counter()
+                v = p.verify(level="kernels", data=m.get("data"))
+                row.update(verify_s=round(time.perf_counter() - t, 4), verified=v["ok"],
+                           mismatches=v["mismatches"], max_abs=v["max_abs"])
+                if not v["ok"]:
+                    raise _StepFailed(v.get("error") or f"{v['mismatches']} elements outside")
+            if "profile" in spec["steps"]:
+                step = "profile"
+                t = time.perf_counter()
+                r = p.profile(backend=spec["backend"], runner=spec.get("runner"),
+                              data=m.get("data"))
+                row.update(profile_s=round(time.perf_counter() - t, 4),
+                           kernels_us=r.get("kernels_us"), end_to_end_us=r.get("end_to_end_us"),
+                           profile_device=r.get("device", ""))
+                if r.get("error"):
+                    raise _StepFailed(r["error"])
+        except (souffle.UserError, _StepFailed) as e:
+            row.update(status="failed", failed_step=step, error=str(e))
+    return {"rows": rows, "worker": worker}
+
+
+class _StepFailed(Exception):
+    pass
+
+
+class SweepResult:
+    """Every task's rows (one per model x strategy x GPU) and every task's fate."""
+
+    def __init__(self, rows, tasks, wall_s, where):
+        self.rows, self.tasks, self.wall_s, self.where = rows, tasks, wall_s, where
+
+    @property
+    def ok(self):
+        return all(r["status"] == "ok" for r in self.rows)
+
+    @property
+    def failed(self):
+        return [r for r in self.rows if r["status"] != "ok"]
+
+    def to_dict(self):
+        return {"where": self.where, "wall_s": self.wall_s, "tasks": self.tasks,
+                "rows": self.rows}
+
+    def to_json(self, path=None):
+        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    def columns(self):
+        cols = []
+        for r in self.rows:
+            cols += [k for k in r if k not in cols]
+        return cols
+
+    def to_csv(self, path=None):
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=self.columns())
+        w.writeheader()
+        w.writerows(self.rows)
+        if path:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(buf.getvalue())
+        return buf.getvalue()
+
+    def to_html(self, path=None):
+        cols = [c for c in self.columns() if c != "path"]
+        ok = sum(r["status"] == "ok" for r in self.rows)
+        retried = sum(t["attempts"] > 1 for t in self.tasks)
+        out = ["<!doctype html><meta charset='utf-8'><title>Souffle sweep</title>",
+               "<style>body{font:13px sans-serif}td,th{padding:2px 6px;border-bottom:1px solid "
+               "#ddd;text-align:right}td.l,th{text-align:left}tr.failed{background:#fdd}</style>",
+               f"<h1>Sweep: {len(self.rows)} rows, {ok} ok, {len(self.rows) - ok} failed</h1>",
+               f"<p>{len(self.tasks)} tasks (model x strategy) on {html.escape(self.where)} in "
+               f"{self.wall_s:.1f} s; {retried} run again after a lost worker or a crash.</p>",
+               "<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"]
+        for r in self.rows:
+            cells = []
+            for c in cols:
+                v = r.get(c, "")
+                v = f"{v:.2f}" if isinstance(v, float) else str(v)
+                cls = " class='l'" if c in ("model", "strategy", "gpu", "status", "error",
+                                            "failed_step") else ""
+                cells.append(f"<td{cls}>{html.escape(v)}</td>")
+            out.append(f"<tr class='{r['status']}'>" + "".join(cells) + "</tr>")
+        out.append("</table><h2>Tasks</h2><table><tr><th>model</th><th>strategy</th>"
+                   "<th>status</th><th>attempts</th><th>worker</th><th>problems</th></tr>")
+        for t in self.tasks:
+            out.append(f"<tr><td class='l'>{html.escape(t['model'])}</td><td class='l'>"
+                       f"{html.escape(t['strategy'])}</td><td class='l'>{t['status']}</td>"
+                       f"<td>{t['attempts']}</td><td class='l'>{html.escape(t['worker'])}</td>"
+                       f"<td class='l'>{html.escape('; '.join(t['problems']))}</td></tr>")
+        out.append("</table>")
+        text = "\n".join(out) + "\n"
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    def write(self, folder):
+        """sweep.json, sweep.csv and sweep.html in `folder`; returns their paths."""
+        os.makedirs(folder, exist_ok=True)
+        paths = [os.path.join(folder, f"sweep.{x}") for x in ("json", "csv", "html")]
+        self.to_json(paths[0])
+        self.to_csv(paths[1])
+        self.to_html(paths[2])
+        return paths
+
+    def _repr_html_(self):
+        return self.to_html()
+
+    def __repr__(self):
+        return (f"<souffle.SweepResult {len(self.rows)} rows, {len(self.failed)} failed, "
+                f"{self.wall_s:.1f} s on {self.where}>")
+
+
+def _failed_rows(spec, reason):
+    m = spec["model"]
+    return [{"model": m["name"], "path": m["path"], "strategy": spec["strategy"], "gpu": g,
+             "status": "failed", "failed_step": "task", "error": reason} for g in spec["gpus"]]
+
+
+class _Tracker:
+    """Each task's attempts and outcome; decides when a failed attempt is run again."""
+
+    def __init__(self, specs, retries, progress):
+        self.specs, self.retries, self.progress = specs, retries, progress
+        self.tasks = [{"model": s["model"]["name"], "strategy": s["strategy"], "status": "pending",
+                       "attempts": 0, "worker": "", "problems": []} for s in specs]
+        self.results = [None] * len(specs)
+
+    def started(self, i):
+        self.tasks[i]["attempts"] += 1
+
+    def done(self, i, value):
+        self.tasks[i].update(status="ok", worker=value["worker"])
+        self.results[i] = value["rows"]
+        if self.progress:
+            self.progress(self.tasks[i], value["rows"])
+
+    def failed(self, i, reason):
+        """Records a failed attempt; True when the task should run again."""
+        t = self.tasks[i]
+        t["problems"].append(f"attempt {t['attempts']}: {reason}")
+        if t["attempts"] <= self.retries:
+            return True
+        t["status"] = "failed"
+        self.results[i] = _failed_rows(self.specs[i], f"gave up after {t['attempts']} "
+                                                      f"attempts: {reason}")
+        if self.progress:
+            self.progress(t, self.results[i])
+        return False
+
+
+def _run_local(specs, tracker, workers):
+    """A process pool on this machine; a pool broken by a dead process is made again and the
+    tasks it had not finished are submitted again (each such task counts an attempt)."""
+    pending = list(range(len(specs)))
+    ctx = multiprocessing.get_context("spawn")
+    while pending:
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = {}
+            for i in pending:
+                tracker.started(i)
+                futures[pool.submit(run_task, specs[i])] = i
+            pending = []
+            broken = False
+            for f in cf.as_completed(futures):
+                i = futures[f]
+                try:
+                    tracker.done(i, f.result())
+                except cf.process.BrokenProcessPool as e:
+                    broken = True
+                    if tracker.failed(i, f"worker process died ({e.__class__.__name__})"):
+                        pending.append(i)
+                except Exception as e:  # noqa: BLE001 — any failure of the task is reported
+                    if tracker.failed(i, f"{e.__class__.__name__}: {e}"):
+                        pending.append(i)
+            if broken:
+                pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _run_dask(specs, tracker, client):
+    """Tasks on a Dask cluster. The scheduler itself re-runs the tasks of a worker that dies
+    (up to its allowed-failures); a task that still fails (KilledWorker, an exception) is
+    submitted again here until `retries` is used up."""
+    from dask.distributed import as_completed
+
+    def submit(i):
+        tracker.started(i)
+        key = f"souffle-{specs[i]['model']['name']}-{specs[i]['strategy']}-{i}-" \
+              f"{tracker.tasks[i]['attempts']}"
+        f = client.submit(run_task, specs[i], key=key, pure=False)
+        index[f.key] = i
+        return f
+
+    index = {}
+    ac = as_completed([submit(i) for i in range(len(specs))], with_results=False)
+    for f in ac:
+        i = index[f.key]
+        if f.status == "finished":
+            try:
+                tracker.done(i, f.result())
+                continue
+            except Exception as e:  # noqa: BLE001
+                reason = f"{e.__class__.__name__}: {e}"
+        else:
+            try:
+                f.result()
+                reason = f"task {f.status}"
+            except Exception as e:  # noqa: BLE001
+                reason = f"{e.__class__.__name__}: {e}"
+        if tracker.failed(i, reason):
+            ac.add(submit(i))
+
+
+def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, workers=None,
+          retries=2, precision="fp32", archs=("sm_80",), backend="emulator", runner=None,
+          cache_dir=None, out=None, progress=None):
+    """Runs `steps` (plan, compile, verify, profile) for every model x strategy x GPU.
+
+    models: paths or dicts {"path", "name", "dims", "bind", "shapes", "data"}; strategies:
+    default all four. scheduler: None runs a process pool over this machine's cores (`workers`
+    processes, default every core); a Dask scheduler address ("tcp://host:8786") or a
+    dask.distributed Client runs the tasks there. retries: how many more times a task whose
+    process died or that raised runs before it is reported failed. cache_dir: the compile cache
+    every worker shares (a folder all of them see). out: a folder for sweep.json, sweep.csv and
+    sweep.html. progress: called with (task, rows) as each task ends.
+    Returns a SweepResult."""
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        from ._errors import UserError
+
+        raise UserError(f"sweep: unknown step {unknown[0]!r} (plan, compile, verify, profile)")
+    if runner is None and "profile" in steps:
+        from ._model import _default_runner
+
+        runner = _default_runner()
+    mspecs = [_model_spec(m) for m in models]
+    specs = [{"model": m, "strategy": s, "gpus": list(gpus), "steps": list(steps),
+              "precision": precision, "archs": list(archs), "backend": backend,
+              "runner": runner, "cache_dir": cache_dir}
+             for m in mspecs for s in (strategies or ALL_STRATEGIES)]
+    tracker = _Tracker(specs, retries, progress)
+    t0 = time.perf_counter()
+    if scheduler is None:
+        n = workers or os.cpu_count() or 1
+        where = f"{n} local processes"
+        _run_local(specs, tracker, n)
+    else:
+        from dask.distributed import Client
+
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        where = f"Dask cluster {client.scheduler.address}"
+        try:
+            _run_dask(specs, tracker, client)
+        finally:
+            if client is not scheduler:
+                client.close()
+    rows = [r for rs in tracker.results for r in rs]
+    result = SweepResult(rows, tracker.tasks, time.perf_counter() - t0, where)
+    if out:
+        result.write(out)
+    return result
+
+
+def load_manifest(path):
+    """A sweep manifest: {"models": [...], "strategies": [...], "gpus": [...], "steps": [...],
+    ...any other sweep() argument}; model paths relative to the manifest's folder."""
+    with open(path, encoding="utf-8") as f:
+        m = json.load(f)
+    base = os.path.dirname(os.path.abspath(path))
+    m["models"] = [_model_spec(x, base) for x in m.get("models", [])]
+    for key in ("data",):
+        for x in m["models"]:
+            if key in x and not os.path.isabs(x[key]):
+                x[key] = os.path.normpath(os.path.join(base, x[key]))
+    return m
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="souffle-cli sweep",
+                                 description="plan, compile, verify and profile every model x "
+                                             "strategy x GPU of a manifest")
+    ap.add_argument("manifest", help="JSON: {models, strategies, gpus, steps, ...}")
+    ap.add_argument("--scheduler", help="a Dask scheduler address (default: local processes)")
+    ap.add_argument("--workers", type=int, help="local processes (default: every core)")
+    ap.add_argument("--steps", help="comma-separated: plan,compile,verify,profile")
+    ap.add_argument("--retries", type=int, help="runs again of a lost or crashed task (2)")
+    ap.add_argument("--cache-dir", help="the compile cache every worker shares")
+    ap.add_argument("--out", default="sweep-results", help="folder for sweep.json/.csv/.html")
+    ap.add_argument("--json", action="store_true", help="print sweep.json on stdout")
+    a = ap.parse_args(argv)
+    from ._errors import UserError
+
+    try:
+        m = load_manifest(a.manifest)
+    except (OSError, ValueError) as e:
+        print(f"error: {a.manifest}: {e}", file=sys.stderr)
+        return 2
+    opts = {k: v for k, v in m.items() if k != "models"}
+    if a.steps:
+        opts["steps"] = a.steps.split(",")
+    for k in ("scheduler", "workers", "retries", "cache_dir"):
+        if getattr(a, k) is not None:
+            opts[k] = getattr(a, k)
+
+    def said(task, rows):
+        bad = sum(r["status"] != "ok" for r in rows)
+        print(f"{task['model']} {task['strategy']}: {task['status']}"
+              f"{f', {bad} rows failed' if bad else ''} (attempts {task['attempts']})",
+              file=sys.stderr)
+
+    try:
+        r = sweep(m["models"], out=a.out, progress=said, **opts)
+    except (UserError, TypeError) as e:
+        print(f"error: {a.manifest}: {e}", file=sys.stderr)
+        return 2
+    if a.json:
+        print(r.to_json(), end="")
+    print(f"sweep: {len(r.rows)} rows, {len(r.failed)} failed, {r.wall_s:.1f} s on {r.where}; "
+          f"wrote {a.out}/sweep.json, sweep.csv, sweep.html", file=sys.stderr)
+    return 0 if r.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -193,7 +193,10 @@ std::vector<std::vector<int>> segments_of(const ProgramFacts& f, const Group& g,
   std::vector<int> sites;
   KernelBuilder k(f);
   for (int te : tes) {
-    if (!k.empty() && !f.is_alias(te) && (f.compute(te) || k.needs_sync(te))) sites.push_back(te);
+    // No cut inside an attention chain: its TEs are one stage fused.
+    if (!k.empty() && !f.is_alias(te) && !f.inside_attention(te) &&
+        (f.compute(te) || k.needs_sync(te)))
+      sites.push_back(te);
     k.add(te);
   }
   std::vector<std::vector<int>> out;

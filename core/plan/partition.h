@@ -1,11 +1,13 @@
 /// \file Partitioning internals shared by the strategies, the decisions and the plan builder.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/analysis/analysis.h"
 #include "core/gpu/cost.h"
+#include "core/plan/attention.h"
 #include "core/plan/plan.h"
 #include "core/plan/schedule_estimate.h"
 
@@ -53,6 +55,12 @@ class ProgramFacts {
   const ScheduleEstimate& schedule(int te) const;
   /// The partitioner's choice of a fitting schedule for `te`.
   void choose_schedule(int te, const ScheduleEstimate& e) const;
+  /// The attention chains planned as one fused stage where all their TEs share a kernel
+  /// (souffle only; build_partitions folds them, cut_by_price cuts no segment inside one).
+  const std::vector<AttentionChain>& attention() const { return m_attention; }
+  void set_attention(std::vector<AttentionChain> chains) const { m_attention = std::move(chains); }
+  /// Whether `te` is a TE of an attention chain other than its first (no cut before it).
+  bool inside_attention(int te) const;
 
  private:
   const analysis::Analysis* m_a;
@@ -62,6 +70,7 @@ class ProgramFacts {
   std::vector<std::vector<int>> m_readers;
   mutable std::vector<ScheduleEstimate> m_sched;
   mutable std::vector<bool> m_has_sched;
+  mutable std::vector<AttentionChain> m_attention;
 };
 
 /// Incrementally assigns a kernel's TEs to stages: a TE needs a grid sync when it reads, across
@@ -122,6 +131,20 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
 /// Stages, resources, traffic and cost of each group, in order; ids from 0.
 std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector<Group>& groups,
                                         gpu::Precision precision);
+
+/// Folds each chain of f.attention() whose TEs all lie in `p` into one stage of kind
+/// "attention" at the place of the chain's last stage (every input of the chain is computed
+/// before it), recounting the stages' syncs (core/plan/attention_plan.cpp).
+void fold_attention_stages(const ProgramFacts& f, Partition& p);
+
+/// The souffle strategy's attention step: each chain of f.attention() is priced in the kernel
+/// that holds it, fused against its stages apart, and kept where fused is no dearer (or
+/// `forced` names its site); the others are dropped from f.attention(). Each outcome is a
+/// Decision of its group and the site's result (sites of kind "attention" in `sites`). Without
+/// a pricer every chain that shares a kernel is kept.
+void decide_attention(const ProgramFacts& f, const FusionPlan& context, const KernelPricer* pricer,
+                      gpu::Precision precision, const std::set<std::string>& forced,
+                      std::vector<Group>& groups, std::vector<TransformSite>& sites);
 
 /// Why a built partition cannot run: grid syncs with a stage needing more blocks than are
 /// co-resident. Empty when it can.

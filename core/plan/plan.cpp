@@ -77,6 +77,10 @@ const char* decision_kind_name(DecisionKind k) {
       return "global-scratch";
     case DecisionKind::RulesCut:
       return "rules-cut";
+    case DecisionKind::FusedAttention:
+      return "fused-attention";
+    case DecisionKind::AttentionUnfused:
+      return "attention-unfused";
   }
   return "?";
 }
@@ -206,6 +210,31 @@ void check_transform_edits(const Decisions& d, Strategy strategy,
   }
 }
 
+/// The attention sites of a souffle plan (plan/attention.h), replacing any it had: one per chain
+/// the TEs form, applied unless a decision forbids it (the attention step prices it later).
+/// Returns the chains not forbidden.
+std::vector<AttentionChain> attention_sites(const TransformOptions& t, FusionPlan& out) {
+  std::erase_if(out.transforms, [](const TransformSite& s) { return s.kind == "attention"; });
+  if (out.strategy != Strategy::Souffle) return {};
+  std::vector<AttentionChain> enabled;
+  for (const AttentionChain& c : find_attention_chains(out.program, *index_of(out))) {
+    TransformSite site;
+    site.kind = "attention";
+    site.key = attention_site_key(out.program, c);
+    for (int te : c.tes()) site.ops.push_back(out.program.ops[static_cast<size_t>(te)]->name);
+    if (t.forbid.count(site.key)) {
+      site.reason = "forbidden by decision: the chain stays separate stages";
+    } else {
+      site.applied = true;
+      site.result = site.ops.back();
+      site.reason = "QK^T -> softmax -> xV chain: one stage with an online softmax";
+      enabled.push_back(c);
+    }
+    out.transforms.push_back(std::move(site));
+  }
+  return enabled;
+}
+
 /// The partition's figures from its built kernels (cost model v2); v1's stay when the build
 /// fails, with the error kept.
 void price_partition(const KernelPricer& pricer, const FusionPlan& context, Partition& p) {
@@ -280,8 +309,10 @@ void sum_partitions(FusionPlan& out) {
 }
 
 /// The back half of the pipeline: partition -> decisions -> cost, on an analyzed program.
-void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
+void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out,
+                        const std::vector<AttentionChain>& attention) {
   detail::ProgramFacts facts(out.analysis, o.gpu);
+  facts.set_attention(attention);
   std::vector<detail::Group> groups = pl.step(
       "partition",
       [&]() {
@@ -329,6 +360,9 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out) {
       [&]() {
         detail::apply_edits(facts, out.program, out.input, out.transforms, o.decisions.edits,
                             o.precision, groups, out.applied, out.refused);
+        if (!facts.attention().empty())
+          detail::decide_attention(facts, out, o.pricer.get(), o.precision,
+                                   transform_options(o.decisions).force, groups, out.transforms);
         return groups;
       },
       [&](const std::vector<detail::Group>& g) {
@@ -426,8 +460,10 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
         "analyze", [&]() { return analysis::analyze(program); }, print_analysis, analysis_facts);
   }
   out.index = std::make_shared<const te::ProgramIndex>(out.program);
+  const std::vector<AttentionChain> attention =
+      attention_sites(transform_options(o.decisions), out);
   check_transform_edits(o.decisions, o.strategy, out.transforms, out);
-  partition_and_cost(o, pl, out);
+  partition_and_cost(o, pl, out, attention);
   return out;
 }
 
@@ -461,8 +497,10 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.transforms = previous.transforms;
   out.index = index_of(previous);
   Pipeline pl(o, out.passes);
+  const std::vector<AttentionChain> attention =
+      attention_sites(transform_options(o.decisions), out);
   check_transform_edits(o.decisions, o.strategy, out.transforms, out);
-  partition_and_cost(o, pl, out);
+  partition_and_cost(o, pl, out, attention);
   return out;
 }
 

@@ -70,6 +70,11 @@ enum class DecisionKind : uint8_t {
   /// the rules strategy's kernels of a co-resident group's TEs, launched one after another
   /// without grid synchronization, priced below the cuts the walk chose (merged: those)
   RulesCut,
+  /// an attention chain (plan/attention.h) computed as one stage with an online softmax, its
+  /// scores never in global memory: priced at most the chain's stages apart (merged: fused)
+  FusedAttention,
+  /// an attention chain left as separate stages: the fused stage priced above them
+  AttentionUnfused,
 };
 const char* decision_kind_name(DecisionKind k);  ///< "start", "join", "cut-cheaper", ...
 

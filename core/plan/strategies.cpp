@@ -457,6 +457,7 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
     p.regs_per_thread = std::max(k.regs(), 1);
     p.smem_bytes = k.smem();
     p.co_resident = k.co_resident();
+    fold_attention_stages(f, p);
     std::set<std::string> seen;
     bool any_compute = false, all_views = true;
     std::map<int, int> stage_of;

@@ -16,6 +16,7 @@
 
 #include "core/gpu/cost.h"
 #include "core/loop/mutator.h"
+#include "core/schedule/attention.h"
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/price.h"
 #include "core/schedule/wavefront.h"
@@ -96,16 +97,55 @@ struct Unit {
   std::vector<te::Tensor> on_chip;
   bool gemm = false;
   bool reduction = false;  ///< a reduction whose row results are stored by one thread
+  /// An attention chain (S, M, L, P, O) computed by the fused attention stage.
+  bool attention = false;
   gpu::Tile tile;
   std::string why;  ///< the tuner's reason, when it chose the tile
 };
 
+/// The attention chain of the TEs `tes` (S, M, [E,] L, P, O) as the kernel computes them (views
+/// folded), when the fused stage takes it under `config` and nothing outside the chain reads its
+/// intermediates; nothing otherwise.
+std::optional<plan::AttentionMatch> attention_of(const KernelProgram& kp,
+                                                 const std::vector<int>& tes,
+                                                 const Readers& readers,
+                                                 const schedule::ScheduleConfig& config) {
+  std::vector<const te::ComputeOp*> ops;
+  for (int te : tes) {
+    if (te < 0 || static_cast<size_t>(te) >= kp.size() || kp.dropped(static_cast<size_t>(te)))
+      return std::nullopt;
+    ops.push_back(kp.op(static_cast<size_t>(te)).get());
+  }
+  std::optional<plan::AttentionMatch> m = plan::match_attention_ops(ops);
+  if (!m || schedule::attention_tile(*m, config).br == 0) return std::nullopt;
+  const std::set<int> mine(tes.begin(), tes.end());
+  for (size_t i = 0; i + 1 < ops.size(); ++i)
+    if (readers.read_outside(ops[i]->output, mine)) return std::nullopt;
+  return m;
+}
+
 std::vector<Unit> units_of(const KernelProgram& kp, const std::vector<int>& tes,
                            const Readers& readers, const schedule::ScheduleConfig& config,
-                           const KernelBuildOptions& options) {
+                           const KernelBuildOptions& options,
+                           const std::vector<std::vector<int>>& attention = {}) {
   std::vector<Unit> units;
   for (size_t i = 0; i < tes.size();) {
     Unit u;
+    // A stage the plan fused as attention: its TEs in one unit, when the template takes
+    // them as the kernel computes them (else they are scheduled one by one).
+    for (const std::vector<int>& chain : attention)
+      if (i + chain.size() <= tes.size() &&
+          std::equal(chain.begin(), chain.end(), tes.begin() + static_cast<std::ptrdiff_t>(i)) &&
+          attention_of(kp, chain, readers, config)) {
+        u.tes = chain;
+        u.attention = true;
+        break;
+      }
+    if (u.attention) {
+      i += u.tes.size();
+      units.push_back(std::move(u));
+      continue;
+    }
     const te::ComputeOp& op = *kp.op(static_cast<size_t>(tes[i]));
     u.tes.push_back(tes[i++]);
     // The tuner and the epilogues serve the FP32 and the tensor-core GEMM templates alike.
@@ -242,8 +282,11 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
     }
     for (const plan::TileChoice& t : st.tiles) recorded[t.te] = &t;
   }
+  std::vector<std::vector<int>> attention;
+  for (const plan::Stage& st : p.stages)
+    if (st.kind == "attention") attention.push_back(st.tes);
   PartitionSchedule ps;
-  ps.units = units_of(kp, tes, readers, config, options);
+  ps.units = units_of(kp, tes, readers, config, options, attention);
   // A kernel of several stages may get grid barriers: all its blocks must be co-resident.
   const bool multi = ps.units.size() > 1;
   auto pick_tiles = [&](int64_t threads) {
@@ -321,7 +364,11 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         for (size_t i = 1; i < u.tes.size(); ++i)
           epilogue.push_back(kp.op(static_cast<size_t>(u.tes[i])).get());
         loop::Kernel k;
-        if (u.gemm) {
+        if (u.attention) {
+          std::optional<plan::AttentionMatch> m = attention_of(kp, u.tes, readers, c);
+          SOUFFLE_CHECK(m.has_value(), "attention unit " + op.name + " no longer matches");
+          k = schedule::schedule_attention(*m, c);
+        } else if (u.gemm) {
           k = schedule_gemm_unit(kp, u, c);
           gemms[op.output.get()] = {&op, u.tile, k.launch.block_x, static_cast<int>(stages.size())};
         } else if (std::optional<loop::Kernel> aligned;

@@ -1,0 +1,180 @@
+// The fused attention stage in the plan: attention chains folded into one stage of their
+// kernel, and the souffle strategy's decision, by price, to keep each one fused.
+#include <fmt/format.h>
+#include <algorithm>
+#include <set>
+
+#include "core/plan/partition.h"
+
+namespace souffle::plan::detail {
+
+bool ProgramFacts::inside_attention(int te) const {
+  for (const AttentionChain& c : m_attention)
+    if (c.contains(te) && te != c.scores) return true;
+  return false;
+}
+
+void fold_attention_stages(const ProgramFacts& f, Partition& p) {
+  if (f.attention().empty()) return;
+  const std::set<int> mine(p.tes.begin(), p.tes.end());
+  bool folded = false;
+  for (const AttentionChain& c : f.attention()) {
+    const std::vector<int> chain = c.tes();
+    if (!std::all_of(chain.begin(), chain.end(), [&](int te) { return mine.count(te) > 0; }))
+      continue;
+    // The stage of the chain's output: the fused stage takes its place, the TEs after the
+    // output in that stage follow in a stage of their own.
+    int last = -1;
+    for (size_t s = 0; s < p.stages.size(); ++s)
+      for (int te : p.stages[s].tes)
+        if (te == c.out) last = static_cast<int>(s);
+    if (last < 0) continue;
+    std::vector<Stage> stages;
+    for (size_t s = 0; s < p.stages.size(); ++s) {
+      Stage rest = p.stages[s];
+      rest.tes.clear();
+      for (int te : p.stages[s].tes)
+        if (!c.contains(te)) rest.tes.push_back(te);
+      if (static_cast<int>(s) == last) {
+        Stage a;
+        a.kind = "attention";
+        a.tes = chain;
+        a.blocks = p.stages[s].blocks;
+        a.threads = 128;
+        a.schedule = "fused attention (online softmax)";
+        a.sync_before = p.stages[s].sync_before;
+        stages.push_back(std::move(a));
+        rest.sync_before = false;
+        rest.tiles.clear();
+      } else {
+        // The chain's TEs leave their stages; a stage left empty goes, its sync with it.
+        std::erase_if(rest.tiles, [&](const TileChoice& t) { return c.contains(t.te); });
+      }
+      if (!rest.tes.empty()) stages.push_back(std::move(rest));
+    }
+    p.stages = std::move(stages);
+    folded = true;
+  }
+  if (!folded) return;
+  p.tes.clear();
+  p.grid_syncs = 0;
+  for (const Stage& s : p.stages) {
+    p.tes.insert(p.tes.end(), s.tes.begin(), s.tes.end());
+    p.grid_syncs += s.sync_before;
+  }
+  p.cooperative = p.grid_syncs > 0;
+}
+
+void decide_attention(const ProgramFacts& f, const FusionPlan& context, const KernelPricer* pricer,
+                      gpu::Precision precision, const std::set<std::string>& forced,
+                      std::vector<Group>& groups, std::vector<TransformSite>& sites) {
+  const te::TeProgram& program = context.program;
+  std::vector<AttentionChain> kept;
+  const std::vector<AttentionChain> chains = f.attention();
+  auto name = [&](int te) { return program.ops[static_cast<size_t>(te)]->name; };
+  for (size_t i = 0; i < chains.size(); ++i) {
+    const AttentionChain& c = chains[i];
+    const std::string key = attention_site_key(program, c);
+    TransformSite* site = nullptr;
+    for (TransformSite& s : sites)
+      if (s.kind == "attention" && s.key == key) site = &s;
+    Group* holder = nullptr;
+    for (Group& g : groups) {
+      const std::set<int> tes(g.tes.begin(), g.tes.end());
+      const std::vector<int> chain = c.tes();
+      if (std::all_of(chain.begin(), chain.end(), [&](int te) { return tes.count(te) > 0; }))
+        holder = &g;
+    }
+    auto refuse = [&](const std::string& why) {
+      if (!site) return;
+      site->applied = false;
+      site->result.clear();
+      site->reason = why;
+    };
+    if (!holder) {
+      refuse("its TEs are in different kernels: the chain was cut before " + name(c.out));
+      continue;
+    }
+    const te::ComputeOp& s = *program.ops[static_cast<size_t>(c.scores)];
+    const te::ComputeOp& p = *program.ops[static_cast<size_t>(c.probs)];
+    // The score-shaped tensors the unfused chain writes: S, P and E where it is a TE.
+    Decision d;
+    d.te = c.scores;
+    int64_t score_bytes = 0;
+    std::string chain_text;
+    for (int te : c.tes()) {
+      const te::ComputeOp& x = *program.ops[static_cast<size_t>(te)];
+      chain_text += (chain_text.empty() ? "" : " -> ") + x.name;
+      if (te == c.scores || te == c.exp || te == c.probs) {
+        score_bytes += shape_numel(x.output->shape) * dtype_size(x.output->dtype);
+        d.tensors.push_back(x.output->name);
+      }
+    }
+    bool fuse = true;
+    if (pricer) {
+      // The kernel holding the chain, fused (with the chains kept so far and those to come)
+      // against its stages apart.
+      Group g;
+      g.tes = holder->tes;
+      g.split_rows = holder->split_rows;
+      g.global_scratch = holder->global_scratch;
+      g.forced_sync = holder->forced_sync;
+      std::vector<AttentionChain> with = kept, without = kept;
+      with.insert(with.end(), chains.begin() + static_cast<std::ptrdiff_t>(i), chains.end());
+      without.insert(without.end(), chains.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                     chains.end());
+      f.set_attention(with);
+      const PartitionPrice fused = pricer->price(context, build_partitions(f, {g}, precision)[0]);
+      f.set_attention(without);
+      const PartitionPrice apart = pricer->price(context, build_partitions(f, {g}, precision)[0]);
+      f.set_attention(with);
+      if (!fused.ok()) {
+        fuse = false;
+        d.kind = DecisionKind::AttentionUnfused;
+        d.reason =
+            fmt::format("attention {} left as separate stages: the fused stage was not built ({})",
+                        chain_text, fused.error);
+      } else {
+        d.merged_us = fused.est_time_us;
+        d.split_us = apart.ok() ? apart.est_time_us : fused.est_time_us;
+        const int64_t saved = apart.ok() ? apart.dram_bytes - fused.dram_bytes : 0;
+        const bool cheaper = d.merged_us <= d.split_us;
+        fuse = cheaper || forced.count(key) > 0;
+        d.kind = fuse ? DecisionKind::FusedAttention : DecisionKind::AttentionUnfused;
+        d.reason =
+            fuse ? fmt::format(
+                       "attention {} fused into one stage with an online softmax{}: scores {} and "
+                       "probabilities {} ({} B) never written to DRAM, {} B less DRAM traffic; "
+                       "{:.2f} us fused vs {:.2f} us as separate stages",
+                       chain_text, cheaper ? "" : " by decision although priced slower",
+                       s.output->name, p.output->name, score_bytes, saved, d.merged_us, d.split_us)
+                 : fmt::format(
+                       "attention {} left as separate stages: {:.2f} us fused > {:.2f} us apart",
+                       chain_text, d.merged_us, d.split_us);
+      }
+    } else {
+      d.kind = DecisionKind::FusedAttention;
+      d.reason = fmt::format(
+          "attention {} fused into one stage with an online softmax: scores {} and probabilities "
+          "{} ({} B) never written to DRAM (not priced: cost model v1)",
+          chain_text, s.output->name, p.output->name, score_bytes);
+    }
+    holder->decisions.push_back(d);
+    holder->reasons.push_back(d.reason);
+    holder->reason_te.resize(holder->reasons.size() - 1, -1);
+    holder->reason_te.push_back(c.scores);
+    if (fuse) {
+      kept.push_back(c);
+      if (site) {
+        site->applied = true;
+        site->result = name(c.out);
+        site->reason = d.reason;
+      }
+    } else {
+      refuse(d.reason);
+    }
+  }
+  f.set_attention(kept);
+}
+
+}  // namespace souffle::plan::detail

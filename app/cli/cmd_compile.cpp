@@ -136,6 +136,7 @@ int run_compile(const CompileCliOptions& o) {
   copts.batch = o.batch;
   copts.use_cache = !o.no_cache;
   schedule::parse_sync_mode(o.sync, copts.sync);
+  copts.timeline.enabled = o.timeline;
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.precision = gpu::parse_precision(o.precision);

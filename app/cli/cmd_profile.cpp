@@ -1,6 +1,7 @@
 // souffle-cli profile: each strategy's kernels run through souffle-runner, verified and timed,
 // measured beside estimated.
 #include <unistd.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -93,6 +94,7 @@ int run_profile(const ProfileCliOptions& o) {
   schedule::parse_sync_mode(o.sync, po.sync);
   po.timeout_s = o.timeout_s;
   po.use_cache = !o.no_cache;
+  po.timeline = o.timeline;
   if (po.runs < 1) throw UserError("--runs must be at least 1");
   if (o.backend != "cuda" && o.backend != "emulator")
     throw UserError("--backend " + o.backend + ": cuda or emulator");
@@ -140,6 +142,32 @@ int run_profile(const ProfileCliOptions& o) {
     f << chrome_trace_json(reports);
     if (!f) throw UserError(o.trace, "", "cannot write the trace");
   }
+  // Timelines: per strategy a Perfetto trace (a track per SM) and the per-stage CSV.
+  std::vector<nlohmann::json> timeline_json(reports.size());
+  std::vector<std::string> timeline_text(reports.size());
+  if (o.timeline) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.timeline_dir, ec);
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const ProfileReport& r = reports[i];
+      if (r.timelines.empty()) continue;
+      std::vector<TimelineAnalysis> as;
+      for (const KernelTimeline& t : r.timelines) as.push_back(analyse_timeline(t));
+      const std::string base = o.timeline_dir + "/" + r.strategy;
+      for (const auto& [file, text] :
+           {std::pair{base + ".trace.json", timeline_trace_json(r.timelines)},
+            std::pair{base + ".stages.csv", timeline_csv(as)}}) {
+        std::ofstream f(file, std::ios::trunc);
+        f << text;
+        if (!f) throw UserError(file, "", "cannot write the timeline");
+      }
+      timeline_json[i] = timeline_analysis_json(as);
+      timeline_json[i]["trace"] = base + ".trace.json";
+      timeline_json[i]["csv"] = base + ".stages.csv";
+      for (const TimelineAnalysis& a : as) timeline_text[i] += timeline_summary(a);
+      timeline_text[i] += "  timeline: " + base + ".trace.json, " + base + ".stages.csv\n";
+    }
+  }
   bool ok = true;
   for (const ProfileReport& r : reports) ok = ok && r.ok();
   if (o.common.json) {
@@ -149,7 +177,10 @@ int run_profile(const ProfileCliOptions& o) {
     j["gpu_spec"] = plo.gpu.name;
     j["hello"] = session.hello();
     nlohmann::json rs = nlohmann::json::array();
-    for (const ProfileReport& r : reports) rs.push_back(profile_report_json(r));
+    for (size_t i = 0; i < reports.size(); ++i) {
+      rs.push_back(profile_report_json(reports[i]));
+      if (!timeline_json[i].is_null()) rs.back()["timeline"] = timeline_json[i];
+    }
     j["strategies"] = rs;
     j["ok"] = ok;
     if (!o.trace.empty()) j["trace"] = o.trace;
@@ -157,7 +188,10 @@ int run_profile(const ProfileCliOptions& o) {
   } else {
     std::cout << o.common.model << ": planned for " << plo.gpu.name << ", runner "
               << (o.runner.empty() ? "souffle-runner" : o.runner) << " (" << o.backend << ")\n";
-    for (const ProfileReport& r : reports) print_report(r);
+    for (size_t i = 0; i < reports.size(); ++i) {
+      print_report(reports[i]);
+      std::cout << timeline_text[i];
+    }
     if (!o.trace.empty()) std::cout << "\ntrace: " << o.trace << "\n";
   }
   return ok ? 0 : 1;

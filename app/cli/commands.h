@@ -73,6 +73,7 @@ struct CompileCliOptions {
   std::string runner;    ///< --tune measure: how to start souffle-runner (default: beside this)
   int tune_top = 8;      ///< --tune measure: candidates timed per GEMM problem
   std::string tune_dir;  ///< --tune measure: where candidate bundles go (default: a temp folder)
+  bool timeline = false;  ///< timeline records in every kernel (docs/timeline.md)
   /// NVRTC compiles every kernel: the compile cache is neither read nor written.
   bool no_cache = false;
 };
@@ -133,6 +134,10 @@ struct ProfileCliOptions {
 };
 
 struct CalibrateCliOptions {
+  /// Timeline records in every kernel, analysed, written as a Perfetto trace and a CSV per
+  /// strategy into timeline_dir (docs/timeline.md).
+  bool timeline = false;
+  std::string timeline_dir = "souffle-timeline";
   std::string runner;  ///< command that starts souffle-runner ("" = local)
   std::string out;     ///< the calibration file to write
   bool json = false;

@@ -147,6 +147,8 @@ int main(int argc, char** argv) {
       "--runner", compile.runner,
       "--tune measure: command that starts souffle-runner (default: beside this)");
   c_compile->add_option("--tune-top", compile.tune_top,
+  c_compile->add_flag("--timeline", compile.timeline,
+                      "record each block's stages and waits in every kernel (docs/timeline.md)");
                         "--tune measure: candidates timed per GEMM problem (default 8)");
   c_compile->add_option("--tune-dir", compile.tune_dir,
                         "--tune measure: folder for the candidate bundles (a remote runner must "
@@ -195,6 +197,10 @@ int main(int argc, char** argv) {
   c_prof->add_flag("--no-counters", prof.no_counters,
                    "skip the run under CUPTI's range profiler (DRAM bytes, occupancy)");
   c_prof->add_flag("--no-waves", prof.no_waves,
+  c_prof->add_flag("--timeline", prof.timeline,
+                   "record each block's stages and waits inside the kernels (docs/timeline.md)");
+  c_prof->add_option("--timeline-dir", prof.timeline_dir,
+                     "where --timeline writes its traces and CSVs (default souffle-timeline)");
                    "kernels keep their stages in program order, for comparison");
   c_prof->add_flag("--no-weight-panels", prof.no_weight_panels,
                    "every GEMM stage streams its weights, for comparison");

@@ -491,7 +491,7 @@ class Machine {
   void exec(const loop::Stmt& s, const Lanes& lanes) {
     if (!s.defined() || lanes.empty()) return;
     using namespace loop;
-    if (m_tl) m_tl->tick(lanes);
+    if (m_tl && TimelineClock::is_work(s.kind())) m_tl->tick(lanes);
     switch (s.kind()) {
       case StmtKind::For: {
         const For* f = s.as<For>();

@@ -24,6 +24,13 @@ class TimelineClock {
  public:
   TimelineClock(int64_t grid, int64_t block);
 
+  /// Whether a statement of this kind costs a cycle: barriers, waits, releases and records do
+  /// not (their time is the waiting), nor the Seq and Comment that only hold or explain others.
+  static bool is_work(loop::StmtKind k) {
+    using K = loop::StmtKind;
+    return k != K::TimelineRecord && k != K::BlockBarrier && k != K::GridBarrier &&
+           k != K::FlagWait && k != K::FlagRelease && k != K::Seq && k != K::Comment;
+  }
   /// One statement run by `lanes` (flat lane ids block * block_x + thread, ascending).
   void tick(const std::vector<int32_t>& lanes);
   /// A block barrier reached by the blocks of `lanes`.

@@ -75,6 +75,21 @@ bool has_timeline(const Kernel& k) {
   return ev.records > 0;
 }
 
+std::optional<TimelineLayout> timeline_layout(const Kernel& k) {
+  std::optional<TimelineLayout> out;
+  for_each_stmt(k.body, [&](const Stmt& s) {
+    const TimelineRecord* r = s.as<TimelineRecord>();
+    if (!r || out) return;
+    out.emplace();
+    out->buffer = r->buffer->name;
+    out->grid = k.launch.grid_x;
+    out->rows = r->buffer->shape[0];
+    out->slots = r->buffer->shape[1];
+    out->stride = r->stride;
+  });
+  return out;
+}
+
 TimelineLayout instrument_timeline(Kernel& k, const TimelineOptions& options) {
   Events ev;
   ev.visit(k.body);

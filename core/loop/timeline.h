@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,7 @@ TimelineLayout instrument_timeline(Kernel& k, const TimelineOptions& options = {
 
 /// Whether `k` carries timeline records (what instrument_timeline left).
 bool has_timeline(const Kernel& k);
+/// The layout of `k`'s records, read back from its records and buffer; none without records.
+std::optional<TimelineLayout> timeline_layout(const Kernel& k);
 
 }  // namespace souffle::loop

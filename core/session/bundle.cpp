@@ -10,6 +10,7 @@
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/loop/mutator.h"
+#include "core/loop/timeline.h"
 #include "core/session/bundle_manifest.h"
 #include "core/session/compare.h"
 #include "core/session/verify.h"
@@ -488,6 +489,15 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
       img.arch = r.arch;
       img.ptx = k.name + "." + r.arch + ".ptx";
       if (!r.cubin.empty()) img.cubin = k.name + "." + r.arch + ".cubin";
+    if (std::optional<loop::TimelineLayout> tl = loop::timeline_layout(k.kernel)) {
+      const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
+      for (size_t a = 0; a < params.size() && a < mk.args.size(); ++a)
+        if (params[a].tensor->name == tl->buffer) mk.timeline_tensor = mk.args[a];
+      mk.timeline_rows = tl->rows;
+      mk.timeline_slots = tl->slots;
+      mk.timeline_stride = tl->stride;
+      m.source.timeline = true;
+    }
       if (const gpu::KernelResources* kr = r.find_kernel(k.name)) img.registers = kr->registers;
       mk.images.push_back(img);
     }
@@ -631,9 +641,10 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
     w.write("CMakeLists.txt", cmake_lists(plan, report, options));
     // Only a bundle whose every kernel compiled gets a manifest: the runner never launches a
     // plan with a kernel missing.
-    w.write("bundle.json",
-            manifest_json(bundle_manifest(plan, report, table, kernel_args, expected_files,
-                                          model_outputs, options, compile_options.sync)));
+    BundleManifest bm = bundle_manifest(plan, report, table, kernel_args, expected_files,
+                                        model_outputs, options, compile_options.sync);
+    if (bm.source.timeline) bm.source.timeline_max_bytes = compile_options.timeline.max_bytes;
+    w.write("bundle.json", manifest_json(bm));
     rep.harness = true;
   }
   w.write("README.txt", readme(plan, report, compile_options, options, rep.harness));

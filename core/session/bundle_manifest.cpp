@@ -102,8 +102,9 @@ std::string manifest_json(const BundleManifest& m) {
   if (!m.source.shapes.empty()) src["shape"] = m.source.shapes;
   // Fields of version 2 only where the bundle needs them: a bundle of grid-barrier kernels is
   // written exactly as version 1 wrote it.
-  const bool v2 =
-      m.has_flags() || m.source.sync != "grid" || !m.source.waves || !m.source.weight_panels;
+  const bool v2 = m.has_flags() || m.source.sync != "grid" || !m.source.waves ||
+                  !m.source.weight_panels || m.source.timeline;
+  if (m.source.timeline) src["timeline"] = {{"max_bytes", m.source.timeline_max_bytes}};
   if (v2) src["sync"] = m.source.sync;
   if (!m.source.waves) src["waves"] = false;
   if (!m.source.weight_panels) src["weight_panels"] = false;
@@ -142,6 +143,12 @@ std::string manifest_json(const BundleManifest& m) {
                {"stages", k.stages},
                {"grid_barriers", k.grid_barriers},
                {"est_us", k.est_us}};
+    if (!k.entry.empty() && k.entry != k.name) jk["entry"] = k.entry;
+    if (k.timeline_tensor >= 0)
+      jk["timeline"] = {{"tensor", k.timeline_tensor},
+                        {"rows", k.timeline_rows},
+                        {"slots", k.timeline_slots},
+                        {"stride", k.timeline_stride}};
     if (k.flag_epoch) {
       jk["flag_epoch"] = true;
       jk["flag_waits"] = k.flag_waits;
@@ -192,6 +199,10 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
           json{{"version", 1}, {"gpus", json::array({r.need(src, "gpu", "source")})}}.dump(), file)
           .front();
   if (auto d = src.find("decisions"); d != src.end()) m.source.decisions_json = d->dump();
+  if (auto t = src.find("timeline"); t != src.end()) {
+    m.source.timeline = true;
+    m.source.timeline_max_bytes = r.integer(*t, "max_bytes", "source.timeline", 1);
+  }
   if (v >= 2 && src.contains("sync")) {
     m.source.sync = r.str(src, "sync", "source");
     if (m.source.sync != "grid" && m.source.sync != "flags" && m.source.sync != "auto")
@@ -287,6 +298,21 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
     mk.stages = static_cast<int>(r.integer(k, "stages", where, 0, false, 0));
     mk.grid_barriers = static_cast<int>(r.integer(k, "grid_barriers", where, 0, false, 0));
     if (auto e = k.find("est_us"); e != k.end() && e->is_number()) mk.est_us = e->get<double>();
+    if (auto t = k.find("timeline"); t != k.end()) {
+      const std::string tw = where + ".timeline";
+      mk.timeline_tensor = static_cast<int>(r.integer(*t, "tensor", tw, 0));
+      if (mk.timeline_tensor >= static_cast<int>(m.tensors.size()))
+        throw UserError(file, tw, "field 'tensor' names no tensor");
+      mk.timeline_rows = r.integer(*t, "rows", tw, 1, true, 0);
+      mk.timeline_slots = r.integer(*t, "slots", tw, 1, true, 0);
+      mk.timeline_stride = r.integer(*t, "stride", tw, 1, true, 0);
+      const ManifestTensor& tt = m.tensors[static_cast<size_t>(mk.timeline_tensor)];
+      if (tt.bytes != mk.timeline_rows * mk.timeline_slots * 24 ||
+          mk.timeline_rows * mk.timeline_stride < mk.grid)
+        throw UserError(file, tw,
+                        "the layout does not match tensor " + tt.name + " (" +
+                            std::to_string(tt.bytes) + " bytes) or the grid");
+    }
     if (v >= 2) {
       if (auto f = k.find("flag_epoch"); f != k.end()) {
         if (!f->is_boolean()) throw UserError(file, where, "field 'flag_epoch' must be a boolean");

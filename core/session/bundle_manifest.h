@@ -63,6 +63,10 @@ struct ManifestKernel {
   double est_us = 0;  ///< the plan's estimate for its partition (shared by split launches)
 };
 
+  /// Timeline records (docs/timeline.md): the scratch tensor holding them (-1: none) and its
+  /// layout, [rows, slots, 3] int64 for blocks 0, stride, 2 * stride, ...
+  int timeline_tensor = -1;
+  int64_t timeline_rows = 0, timeline_slots = 0, timeline_stride = 1;
 /// What the kernels were made from, so that another build can make them again (the emulator
 /// backend does, and checks it makes the same CUDA C).
 struct ManifestSource {
@@ -83,6 +87,9 @@ struct ManifestSource {
 };
 
 struct BundleManifest {
+  /// Built with timeline records (--timeline), and the byte limit that sized their buffers.
+  bool timeline = false;
+  int64_t timeline_max_bytes = 0;
   /// The newest version this build reads and writes. Version 2 added per-tile flags (tensors of
   /// kind "flags", kernels with flag_epoch, source.sync); a bundle without them is still
   /// written as version 1, unchanged, so older runners keep loading it, and one with them is

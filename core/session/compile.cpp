@@ -11,6 +11,7 @@
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/session/kernel_dedup.h"
+#include "core/session/timeline.h"
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 #include "core/support/thread_pool.h"
@@ -539,6 +540,7 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
   CompileReport rep;
   auto t0 = std::chrono::steady_clock::now();
   rep.kernels = build_compiled_kernels(plan, options.pricer.get(), options.sync);
+  instrument_compiled_kernels(rep.kernels, options.timeline);
   emit_compiled_kernels(rep.kernels, options.outlining);
   rep.build_ms = ms_since(t0);
   rep.compile_ms = compile_kernels(rep.kernels, spec, options);

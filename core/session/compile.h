@@ -11,6 +11,7 @@
 #include "core/gpu/nvrtc.h"
 #include "core/gpu/spec.h"
 #include "core/loop/stmt.h"
+#include "core/loop/timeline.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/plan_pricer.h"
@@ -55,6 +56,8 @@ struct CompileOptions {
   /// Whether the stages of merged kernels become functions of their own (see
   /// codegen::StageOutlining; Auto outlines only kernels of many stages).
   codegen::StageOutlining outlining = codegen::StageOutlining::Auto;
+  /// Timeline records in every kernel (loop/timeline.h, docs/timeline.md); off by default.
+  loop::TimelineOptions timeline;
   /// Launches whose code is the same up to names (kernel_dedup.h) share one compiled image: one
   /// NVRTC program per distinct code, under a neutral entry name (CompiledKernel::entry). False:
   /// each kernel is compiled alone under its own name.

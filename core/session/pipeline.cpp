@@ -1,5 +1,6 @@
 // The pipeline, in order: one function lists its steps.
 #include "core/session/pipeline.h"
+#include "core/session/timeline.h"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -209,6 +210,7 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
       "emit",
       [&] {
         auto t = Clock::now();
+        instrument_compiled_kernels(out.kernels.kernels, o.compile.timeline);
         emit_compiled_kernels(out.kernels.kernels, o.compile.outlining);
         out.kernels.build_ms += std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },

@@ -349,6 +349,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   if (plan.gpu_spec.sm_count > 0) co.gpu = plan.gpu_spec;
   co.sync = m_options.sync;
   co.use_cache = m_options.use_cache;
+  co.timeline.enabled = m_options.timeline;
   co.archs.clear();
   if (!emulator()) co.archs = {r.arch};
   say("compiling " + r.strategy + " kernels" + (r.arch.empty() ? "" : " for " + r.arch));
@@ -409,13 +410,21 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     if (!emulator())
       m_runner->call({{"op", "run"}}, m_options.timeout_s, on_event, m_options.cancel);
     say("timing " + std::to_string(m_options.runs) + " runs");
-    json p = m_runner->call({{"op", "profile"},
-                             {"runs", m_options.runs},
-                             {"warmup", m_options.warmup},
-                             {"graph", m_options.graph},
-                             {"counters", m_options.counters}},
-                            m_options.timeout_s * (1 + m_options.runs + m_options.warmup), on_event,
-                            m_options.cancel);
+    json preq = {{"op", "profile"},
+                 {"runs", m_options.runs},
+                 {"warmup", m_options.warmup},
+                 {"graph", m_options.graph},
+                 {"counters", m_options.counters}};
+    if (m_options.timeline) preq["timeline"] = true;
+    json p = m_runner->call(preq, m_options.timeout_s * (1 + m_options.runs + m_options.warmup),
+                            on_event, m_options.cancel);
+    // The records of the last run, read before a temporary bundle folder goes.
+    for (const TimelineFileRef& ref : timeline_refs_from_json(p.value("timeline", json::array()))) {
+      KernelTimeline t = read_timeline_file(ref.file);
+      t.kernel = ref.kernel;
+      if (by_name.count(ref.kernel)) attach_stage_info(t, *by_name[ref.kernel], plan);
+      r.timelines.push_back(std::move(t));
+    }
     r.timer = p.value("timer", "");
     r.timer_note = p.value("timer_note", "");
     r.runs = p.value("runs", 0);

@@ -17,6 +17,7 @@
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_kernels.h"
+#include "core/session/timeline.h"
 
 namespace souffle {
 
@@ -46,6 +47,9 @@ struct ProfileOptions {
   bool counters = true;
   /// The NVRTC compile cache (in memory and on disk; CompileOptions::use_cache).
   bool use_cache = true;
+  /// Timeline records in every kernel (docs/timeline.md): the runner answers them per kernel,
+  /// decoded into ProfileReport::timelines. Off by default.
+  bool timeline = false;
   std::function<void(const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -111,6 +115,7 @@ struct ProfileReport {
   std::string verify_note;  ///< why nothing was verified, when nothing was
   double compile_ms = 0, load_ms = 0;
   std::string error, error_kernel;
+  std::vector<KernelTimeline> timelines;  ///< with ProfileOptions::timeline, per kernel
   bool ok() const { return error.empty() && (verified || outputs.empty()); }
   bool gpu_time() const { return backend == "cuda"; }
 };

@@ -15,6 +15,7 @@
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
 #include "core/session/runner.h"
+#include "core/session/timeline.h"
 #include "core/support/error.h"
 
 namespace souffle::runner {
@@ -88,6 +89,10 @@ class EmulatorBackend : public Backend {
     co.archs.clear();
     std::vector<CompiledKernel> built =
         build_compiled_kernels(m_plan, kernel_pricer(po).get(), sync);  // the kernels it priced
+    loop::TimelineOptions timeline;  // instrumented as the bundle's were (docs/timeline.md)
+    timeline.enabled = m.source.timeline;
+    if (m.source.timeline_max_bytes > 0) timeline.max_bytes = m.source.timeline_max_bytes;
+    instrument_compiled_kernels(built, timeline);
     emit_compiled_kernels(built, co.outlining);
     json kernels = json::array();
     for (const ManifestKernel& mk : m.kernels) {
@@ -215,6 +220,14 @@ class EmulatorBackend : public Backend {
         throw RunnerError("kernel_fault", std::string("emulator: ") + e.what(), name);
       }
       if (times) times->push_back(ms_since(t0) * 1e3);
+      // Timeline records come back under the buffer's name; the bundle lists the buffer as
+      // the kernel's scratch "KERNEL.BUFFER".
+      if (const ManifestKernel& mk = m_manifest.kernels[k]; mk.timeline_tensor >= 0) {
+        std::optional<loop::TimelineLayout> tl = loop::timeline_layout(m_kernels[k]);
+        auto it = tl ? m_buffers.find(tl->buffer) : m_buffers.end();
+        if (it != m_buffers.end())
+          m_buffers[m_manifest.tensors[static_cast<size_t>(mk.timeline_tensor)].name] = it->second;
+      }
     }
     // The counters as the kernels left them, for the next run.
     for (size_t i = 0; i < m_manifest.tensors.size(); ++i)

@@ -14,6 +14,7 @@
 
 #include "core/session/compare.h"
 #include "core/session/runner.h"
+#include "core/session/timeline.h"
 #include "core/support/error.h"
 #include "core/support/json_number.h"
 #include "core/support/tensor_data.h"
@@ -202,8 +203,14 @@ class Server {
       int runs = req.value("runs", 20), warmup = req.value("warmup", 3);
       if (runs < 1 || runs > 100000 || warmup < 0 || warmup > 1000)
         throw RunnerError("bad_request", "runs must be 1..100000 and warmup 0..1000");
-      return profile_json(m_backend.profile(runs, warmup, req.value("graph", true),
-                                            req.value("counters", true), ev));
+      const bool timeline = req.value("timeline", false);
+      if (timeline && !manifest().source.timeline)  // say so before timing anything
+        write_runner_timelines(manifest(), m_backend);
+      json out = profile_json(m_backend.profile(runs, warmup, req.value("graph", true),
+                                                req.value("counters", true), ev));
+      // The last run's records, one file per kernel (docs/timeline.md).
+      if (timeline) out["timeline"] = write_runner_timelines(manifest(), m_backend);
+      return out;
     }
     if (op == "calibrate") {
       gpu::Calibration c = m_backend.calibrate(ev);

@@ -40,6 +40,13 @@ const char* bundle_tensor_kind_name(BundleTensor::Kind k) {
 
 namespace {
 
+/// The kernel whose image files `k` loads: the first launch of its code (CompiledKernel::image).
+std::string image_owner(const CompileReport& report, const CompiledKernel& k) {
+  return k.image >= 0 && static_cast<size_t>(k.image) < report.kernels.size()
+             ? report.kernels[static_cast<size_t>(k.image)].name
+             : k.name;
+}
+
 /// The harness' element-type enumerators, by our dtype.
 const char* harness_dtype(DType t) {
   switch (t) {
@@ -482,13 +489,6 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
       mk.flag_releases += s.kind() == loop::StmtKind::FlagRelease;
     });
     mk.flag_epoch = !k.kernel.flags.empty();
-    mk.est_us = est.count(k.partition) ? est[k.partition] : 0;
-    for (const gpu::CompileResult& r : k.per_arch) {
-      if (!r.ok) continue;
-      ManifestImage img;
-      img.arch = r.arch;
-      img.ptx = k.name + "." + r.arch + ".ptx";
-      if (!r.cubin.empty()) img.cubin = k.name + "." + r.arch + ".cubin";
     if (std::optional<loop::TimelineLayout> tl = loop::timeline_layout(k.kernel)) {
       const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
       for (size_t a = 0; a < params.size() && a < mk.args.size(); ++a)
@@ -498,6 +498,16 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
       mk.timeline_stride = tl->stride;
       m.source.timeline = true;
     }
+    mk.est_us = est.count(k.partition) ? est[k.partition] : 0;
+    mk.entry = k.image_entry();
+    // Launches of the same code share the first one's image files.
+    const std::string owner = image_owner(report, k);
+    for (const gpu::CompileResult& r : k.per_arch) {
+      if (!r.ok) continue;
+      ManifestImage img;
+      img.arch = r.arch;
+      img.ptx = owner + "." + r.arch + ".ptx";
+      if (!r.cubin.empty()) img.cubin = owner + "." + r.arch + ".cubin";
       if (const gpu::KernelResources* kr = r.find_kernel(k.name)) img.registers = kr->registers;
       mk.images.push_back(img);
     }
@@ -621,6 +631,7 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
   for (const CompiledKernel& k : report.kernels) {
     if (!k.cuda.empty()) w.write(k.name + ".cu", k.cuda);
     for (const gpu::CompileResult& r : k.per_arch) {
+      if (image_owner(report, k) != k.name) break;  // its image is another launch's
       if (r.ok) w.write(k.name + "." + r.arch + ".ptx", r.ptx);
       if (r.ok && !r.cubin.empty())
         w.write(k.name + "." + r.arch + ".cubin", std::string(r.cubin.begin(), r.cubin.end()));

@@ -269,6 +269,7 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
     ManifestKernel mk;
     mk.name = r.str(k, "name", where);
     where += " (" + mk.name + ")";
+    mk.entry = k.contains("entry") ? r.str(k, "entry", where) : mk.name;
     mk.partition = static_cast<int>(r.integer(k, "partition", where, 0));
     mk.source = r.inside(k, "source", where);
     mk.grid = r.integer(k, "grid", where, 1);

@@ -42,7 +42,10 @@ struct ManifestImage {
 };
 
 struct ManifestKernel {
-  std::string name;  ///< the extern "C" function
+  std::string name;  ///< the extern "C" function in `source`
+  /// The function's name in the images: launches of the same code share one image under a
+  /// neutral name (compile.h, CompiledKernel::entry); `name` when the field is absent.
+  std::string entry;
   int partition = 0;
   std::string source;  ///< NAME.cu
   int64_t grid = 1;

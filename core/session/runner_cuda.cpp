@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -129,6 +130,8 @@ class CudaBackend : public Backend {
     const std::filesystem::path dir(m.dir);
     const int want = m_dev.major * 10 + m_dev.minor;
     std::vector<Loaded> loaded;
+    // Images by file: launches of the same code load one module (ManifestKernel::entry).
+    std::map<std::string, CUmodule> modules_by_file;
     for (const ManifestKernel& k : m.kernels) {
       Loaded l;
       l.k = k;
@@ -140,12 +143,14 @@ class CudaBackend : public Backend {
         if (!img.cubin.empty() && a == want) cubin = &img;
         if (!img.ptx.empty() && a <= want && (!ptx || a > arch_number(ptx->arch))) ptx = &img;
       }
-      std::string image;
+      std::string image, image_file;
       if (cubin) {
-        image = file_bytes((dir / cubin->cubin).string());
+        image_file = cubin->cubin;
+        if (!modules_by_file.count(image_file)) image = file_bytes((dir / cubin->cubin).string());
         l.image = "cubin " + cubin->arch;
       } else if (ptx) {
-        image = file_bytes((dir / ptx->ptx).string());
+        image_file = ptx->ptx;
+        if (!modules_by_file.count(image_file)) image = file_bytes((dir / ptx->ptx).string());
         image.push_back('\0');
         l.image = "ptx " + ptx->arch + " (JIT for " + m_dev.arch() + ")";
       } else {
@@ -157,20 +162,27 @@ class CudaBackend : public Backend {
                               "): compile it with --arch " + m_dev.arch(),
                           k.name);
       }
-      char log[8192] = {};
-      CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-      void* vals[] = {log, reinterpret_cast<void*>(sizeof log - 1)};
-      gpu::ModuleHandle module(m_api->cuModuleUnload);
-      CUresult r = m_api->cuModuleLoadDataEx(module.out(), image.data(), 2, opts, vals);
-      if (r != CUDA_SUCCESS)
-        throw RunnerError("bad_bundle",
-                          k.name + ": the driver cannot load its " + l.image + ": " +
-                              m_api->error_text(r) + (log[0] ? std::string("\n") + log : ""),
-                          k.name);
-      l.module = module.get();
-      m_modules.push_back(std::move(module));
-      check(m_api->cuModuleGetFunction(&l.fn, l.module, k.name.c_str()),
-            "cuModuleGetFunction " + k.name, k.name);
+      const bool shared_image = modules_by_file.count(image_file) > 0;
+      if (shared_image) {
+        l.module = modules_by_file[image_file];
+      } else {
+        char log[8192] = {};
+        CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+        void* vals[] = {log, reinterpret_cast<void*>(sizeof log - 1)};
+        gpu::ModuleHandle module(m_api->cuModuleUnload);
+        CUresult r = m_api->cuModuleLoadDataEx(module.out(), image.data(), 2, opts, vals);
+        if (r != CUDA_SUCCESS)
+          throw RunnerError("bad_bundle",
+                            k.name + ": the driver cannot load its " + l.image + ": " +
+                                m_api->error_text(r) + (log[0] ? std::string("\n") + log : ""),
+                            k.name);
+        l.module = module.get();
+        modules_by_file[image_file] = l.module;
+        m_modules.push_back(std::move(module));
+      }
+      const std::string entry = k.entry.empty() ? k.name : k.entry;
+      check(m_api->cuModuleGetFunction(&l.fn, l.module, entry.c_str()),
+            "cuModuleGetFunction " + entry, k.name);
       const int static_smem = opt_in_shared(l.fn, static_cast<size_t>(k.shared_bytes), k.name);
       check(m_api->cuFuncGetAttribute(&l.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, l.fn),
             "cuFuncGetAttribute", k.name);
@@ -187,6 +199,9 @@ class CudaBackend : public Backend {
       const int64_t fits = static_cast<int64_t>(l.per_sm) * m_dev.sms;
       kernels.push_back({{"name", k.name},
                          {"image", l.image},
+                         {"image_file", image_file},
+                         {"entry", entry},
+                         {"shared_image", shared_image},
                          {"grid", k.grid},
                          {"block", k.block},
                          {"shared_bytes", k.shared_bytes + static_smem},

@@ -43,7 +43,7 @@ TEST(Compile, EveryMmoeKernelCompilesForBothArchs) {
       EXPECT_EQ(k.per_arch[1].arch, "sm_90");
       for (const gpu::CompileResult& c : k.per_arch) {
         EXPECT_TRUE(c.ok);
-        EXPECT_NE(c.ptx.find(".entry " + k.name), std::string::npos) << k.name;
+        EXPECT_NE(c.ptx.find(".entry " + k.image_entry()), std::string::npos) << k.name;
         EXPECT_NE(c.find_kernel(k.name), nullptr);
       }
       EXPECT_NE(k.cuda.find("extern \"C\""), std::string::npos);

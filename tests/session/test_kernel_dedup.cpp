@@ -3,13 +3,25 @@
 // stride) gives a kernel its own image; progress is told once per distinct program.
 #include <gtest/gtest.h>
 
+#include <cuda.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
+#include <sstream>
 
+#include "core/gpu/cuda_api.h"
 #include "core/gpu/nvrtc.h"
+#include "core/session/bundle.h"
+#include "core/session/bundle_manifest.h"
 #include "core/session/compile.h"
 #include "core/session/kernel_dedup.h"
 #include "core/session/load.h"
+#include "core/session/runner.h"
+#include "core/session/runner_cuda.h"
+#include "tests/session/fake_cuda.h"
 
 namespace souffle {
 namespace {
@@ -176,6 +188,66 @@ TEST(KernelDedup, WithoutDedupEveryKernelIsItsOwnProgram) {
     EXPECT_EQ(two[i].image, static_cast<int>(i));
     EXPECT_NE(two[i].per_arch[0].ptx.find(".entry " + two[i].name), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace souffle
+
+namespace souffle {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The CUDA backend on the fake driver loads a bundle of the sample BERT's rules plan: one module
+// per distinct program, each launch's function looked up by its image's entry, which the PTX file
+// it loads defines.
+TEST(KernelDedup, TheCudaBackendLoadsEachSharedImageOnce) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Rules;
+  po.gpu = gpu::gpu_spec("h200");
+  plan::FusionPlan p = plan::plan(bert().program, po);
+  CompileOptions co;
+  co.archs = {"sm_90"};
+  co.use_cache = false;
+  CompileReport rep = compile_plan(p, co);
+  ASSERT_TRUE(rep.ok());
+  ASSERT_LT(rep.programs, static_cast<int>(rep.kernels.size()));
+  const std::string dir = (fs::temp_directory_path() / "kernel_dedup_bundle").string();
+  fs::remove_all(dir);
+  write_model_bundle(dir, std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/bert/model.onnx", "", p,
+                     rep, co);
+  BundleManifest m = load_manifest(dir);
+  ASSERT_EQ(m.kernels.size(), rep.kernels.size());
+  std::set<std::string> files;
+  for (const ManifestKernel& k : m.kernels) {
+    ASSERT_EQ(k.images.size(), 1u);
+    files.insert(k.images[0].cubin);
+    std::ifstream in(fs::path(dir) / k.images[0].ptx);
+    std::stringstream ptx;
+    ptx << in.rdbuf();
+    EXPECT_NE(ptx.str().find(".entry " + k.entry), std::string::npos) << k.name;
+  }
+  EXPECT_EQ(files.size(), static_cast<size_t>(rep.programs));
+  fake::FakeDriver fake;
+  fake::g_fake = &fake;
+  gpu::CudaApi api = fake::fake_api();
+  {
+    runner::CudaBackendApis apis;
+    apis.driver = &api;
+    std::unique_ptr<runner::Backend> backend = runner::make_cuda_backend(apis);
+    nlohmann::json r = backend->load(m);
+    ASSERT_EQ(r["kernels"].size(), m.kernels.size()) << r.dump();
+    EXPECT_EQ(fake.live_modules(), static_cast<size_t>(rep.programs));
+    int shared = 0;
+    for (const nlohmann::json& k : r["kernels"]) shared += k["shared_image"].get<bool>() ? 1 : 0;
+    EXPECT_EQ(shared, static_cast<int>(rep.kernels.size()) - rep.programs);
+    std::set<std::string> looked_up;
+    for (const auto& [f, name] : fake.functions) looked_up.insert(name);
+    for (const ManifestKernel& k : m.kernels) EXPECT_TRUE(looked_up.count(k.entry)) << k.entry;
+  }
+  fake::g_fake = nullptr;
+  fs::remove_all(dir);
 }
 
 }  // namespace

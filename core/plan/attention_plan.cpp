@@ -92,7 +92,9 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
       site->reason = why;
     };
     if (!holder) {
-      refuse("its TEs are in different kernels: the chain was cut before " + name(c.out));
+      refuse(
+          "its TEs are in different kernels (a cut falls inside the chain): stays separate "
+          "stages");
       continue;
     }
     const te::ComputeOp& s = *program.ops[static_cast<size_t>(c.scores)];

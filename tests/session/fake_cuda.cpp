@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
+#include "core/loop/timeline.h"
 #include "core/session/gemm_bench.h"
 
 namespace souffle::fake {
@@ -117,6 +119,33 @@ CUresult launch(CUfunction f, void** params, bool cooperative, unsigned grid, un
     CUdeviceptr flags = *static_cast<CUdeviceptr*>(params[2]);
     long long epoch = *static_cast<long long*>(params[3]);
     body = [=] { flag_kernel(epoch, flags); };
+  } else if (name == "timed") {
+    // An instrumented kernel (docs/timeline.md) of `grid` blocks, one row of 6 records each:
+    // stage 0 (block b works 100 (b + 1) ns), a grid barrier, stage 1 (50 ns), on SM b % 2.
+    CUdeviceptr rec = *static_cast<CUdeviceptr*>(params[0]);
+    body = [rec, grid] {
+      using loop::TimelineEvent;
+      using loop::TimelineWait;
+      auto* w = reinterpret_cast<int64_t*>(rec);
+      const int64_t t0 = static_cast<int64_t>(g_fake->clock_us * 1000) + 1000000;
+      for (int64_t b = 0; b < static_cast<int64_t>(grid); ++b) {
+        const int64_t sm = b % 2, end0 = t0 + 100 * (b + 1), all = t0 + 100 * grid;
+        const std::tuple<int64_t, TimelineEvent, TimelineWait, int> recs[] = {
+            {t0, TimelineEvent::StageBegin, TimelineWait::None, 0},
+            {end0, TimelineEvent::StageEnd, TimelineWait::None, 0},
+            {end0, TimelineEvent::WaitBegin, TimelineWait::GridBarrier, 1},
+            {all, TimelineEvent::WaitEnd, TimelineWait::GridBarrier, 1},
+            {all, TimelineEvent::StageBegin, TimelineWait::None, 1},
+            {all + 50, TimelineEvent::StageEnd, TimelineWait::None, 1}};
+        for (int s = 0; s < 6; ++s) {
+          const auto& [t, e, wt, st] = recs[s];
+          int64_t* r = w + (b * 6 + s) * 3;
+          r[0] = t;
+          r[1] = (t - t0) * 2 + 7 * sm;  // clock64 at 2 GHz, its own origin per SM
+          r[2] = (sm << 32) | loop::timeline_tag(e, wt, st);
+        }
+      }
+    };
   } else if (name == "plain") {
     // y = x, as the bundle's first kernel: what it reads is what the stream has done by then.
     CUdeviceptr x = *static_cast<CUdeviceptr*>(params[0]);

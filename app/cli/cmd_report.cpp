@@ -35,13 +35,20 @@ int run_report(const ReportCliOptions& o) {
     so.precision = gpu::parse_precision(o.precision);
     so.layer = o.layer;
     so.partition = o.kernel;
+    so.lesson = o.lesson;
     std::vector<std::string> pages = report::write_walkthrough(o.common.model, so, o.out);
+    if (o.lesson) {
+      std::cout << fmt::format("wrote the lesson {}, {:.1f} kB, in {:.1f} s\n", o.out,
+                               std::filesystem::file_size(pages.at(0)) / 1024.0, seconds());
+      return 0;
+    }
     size_t bytes = 0;
     for (const std::string& p : pages) bytes += std::filesystem::file_size(p);
     std::cout << fmt::format("wrote {} pages ({} and one per step), {:.1f} kB, in {:.1f} s\n",
                              pages.size(), o.out, bytes / 1024.0, seconds());
     return 0;
   }
+  if (o.lesson) throw UserError("--lesson is a walk-through: use it with --steps");
   if (!o.layer.empty() || o.kernel >= 0)
     throw UserError(
         "--layer and --kernel choose what the walk-through shows: use them with --steps");

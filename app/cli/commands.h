@@ -84,6 +84,7 @@ struct ReportCliOptions {
   std::string strategy = "souffle";  ///< a strategy, or "all"
   bool steps = false;                ///< the walk-through: one HTML page per pipeline step
   bool lesson = false;               ///< --steps: one self-contained page with questions
+  bool lesson = false;               ///< --steps: one self-contained page with questions
   std::string compare;               ///< a second strategy to compare with
   std::string decisions;             ///< compare the strategy without and with these edits
   std::string gpu = "a100";

@@ -232,6 +232,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"unfused", "rules", "souffle", "all"}));
   c_report->add_flag("--steps", report.steps,
                      "the walk-through: one HTML page per pipeline step (FILE.html the first)");
+  c_report->add_flag("--lesson", report.lesson,
+                     "--steps: one self-contained HTML lesson, questions at each step");
   c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_report->add_option("--decisions", report.decisions,

@@ -15,6 +15,7 @@
 #include "core/plan/horizontal.h"
 #include "core/report/dot.h"
 #include "core/report/html.h"
+#include "core/report/lesson.h"
 #include "core/report/report_model.h"
 #include "core/report/svg.h"
 #include "core/session/load.h"
@@ -194,6 +195,70 @@ std::string intensity_fill(analysis::Intensity k, bool view) {
   return k == analysis::Intensity::Compute ? "#fbb4ae" : "#b3cde3";
 }
 
+std::string context_of(const std::string& path, const StepsOptions& o) {
+  const std::string model = std::filesystem::path(path).parent_path().filename().string();
+  const std::string scope =
+      o.layer.empty() ? std::string("the whole model") : "layer \"" + o.layer + "\"";
+  return fmt::format("{} · {} strategy · GPU spec {} · {}", esc(model.empty() ? path : model),
+                     plan::strategy_name(o.strategy), esc(o.gpu.name), esc(scope));
+}
+
+/// The lesson: one page, every step in turn with what it changed, its graphs, its texts with
+/// the changed lines marked, and questions whose answers are folded.
+StepPage lesson_page(const PipelineWalk& walk,
+                     const std::map<std::string, std::pair<std::string, std::string>>& graphs,
+                     const std::string& path, const std::string& context, const std::string& base) {
+  const std::string model = std::filesystem::path(path).parent_path().filename().string();
+  const std::vector<PipelineStep>& steps = walk.steps;
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+                  esc(model + ": a lesson on the Souffle pipeline") + "</title>\n<style>" +
+                  report_css() + lesson_css() + "</style>\n</head>\n<body>\n";
+  s += "<header><h1>" + esc(model) + ": a lesson on the Souffle pipeline</h1><p>" + context +
+       "</p></header>\n";
+  s += "<p>Each step of the compiler ran for real on this model. For each: what it decided, what "
+       "it changed (one line per change, with the reason and the prices it compared), the graph "
+       "before and after (changed boxes outlined in red), the text before and after with the "
+       "changed lines marked, and questions to discuss; open an answer once you have "
+       "yours.</p>\n<nav class=\"steps-nav\">";
+  for (size_t i = 0; i < steps.size(); ++i)
+    s += fmt::format("<a href=\"#step-{}\">{} {}</a>", i + 1, i + 1, esc(steps[i].name));
+  s += "</nav>\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PipelineStep& st = steps[i];
+    s += fmt::format("<section class=\"step\" id=\"step-{}\"><h2>Step {} of {}: {}</h2>\n", i + 1,
+                     i + 1, steps.size(), esc(st.title));
+    s += "<div class=\"sentence\">" + esc(st.sentence) + "</div>\n";
+    if (!st.changed) s += "<p class=\"note\">This step changed nothing on this model.</p>\n";
+    if (!st.sites.empty()) {
+      s += fmt::format("<h3>What it changed ({})</h3>\n<ul class=\"sites\">\n", st.sites.size());
+      const size_t shown = std::min<size_t>(st.sites.size(), 40);
+      for (size_t k = 0; k < shown; ++k)
+        s += "<li><b>" + esc(st.sites[k].label) + "</b> — " + esc(st.sites[k].reason) + "</li>\n";
+      if (st.sites.size() > shown)
+        s += fmt::format("<li>… and {} more</li>\n", st.sites.size() - shown);
+      s += "</ul>\n";
+    }
+    auto g = graphs.find(st.name);
+    if (!st.changed)
+      s += "<p class=\"note\">(Its graphs are the step before's.)</p>\n";
+    else if (g != graphs.end() && !(g->second.first.empty() && g->second.second.empty()))
+      s += "<div class=\"pair\"><div><h3>graph before</h3>\n" +
+           (g->second.first.empty() ? std::string("<p class=\"note\">the ONNX file on disk</p>\n")
+                                    : g->second.first) +
+           "</div><div><h3>graph after</h3>\n" +
+           (g->second.second.empty() ? std::string("<p class=\"note\">CUDA C (below)</p>\n")
+                                     : g->second.second) +
+           "</div></div>\n";
+    s += diff_pair_html(st.before, st.after);
+    for (const LessonQuestion& q : lesson_questions(st, walk))
+      s += "<details class=\"answer\"><summary>" + esc(q.question) + "</summary><p>" +
+           esc(q.answer) + "</p></details>\n";
+    s += "</section>\n";
+  }
+  s += "</body>\n</html>\n";
+  return {"lesson", base + ".html", std::move(s)};
+}
+
 }  // namespace
 
 std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o,
@@ -207,6 +272,7 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   so.precision = o.precision;
   so.decisions = o.decisions;
   so.max_text = 200000;
+  so.programs = o.lesson;  // the lesson lists what folding removed: the import is kept
   // The kernel the build kernels and emit steps show: one of the layer's when a layer is chosen.
   so.choose = [&](const plan::FusionPlan& p) {
     if (o.partition >= static_cast<int>(p.partitions.size()))
@@ -381,6 +447,7 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
 
   const std::string model = std::filesystem::path(path).parent_path().filename().string();
   std::string scope = layer.empty() ? std::string("the whole model") : "layer \"" + layer + "\"";
+  if (o.lesson) return {lesson_page(walk, graphs, path, context_of(path, o), base)};
   std::vector<StepPage> pages;
   pages.push_back({"index", base + ".html", ""});
   for (size_t i = 0; i < steps.size(); ++i) {

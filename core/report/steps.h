@@ -23,6 +23,9 @@ struct StepsOptions {
   int partition = -1;
   /// Graphs with more boxes than this are not drawn (the page says to choose a layer).
   size_t max_graph_nodes = 1500;
+  /// One self-contained page instead: every step in turn with its changes, its graphs, its
+  /// texts with the changed lines marked, and questions with their answers folded.
+  bool lesson = false;
 };
 
 /// One page of the walk-through.
@@ -33,8 +36,8 @@ struct StepPage {
 };
 
 /// The index page (every step's sentence, linked) and one page per step, each standing alone
-/// and linking to the others by file name. `base` names the files. Throws UserError for a model
-/// that cannot be loaded, or a layer that matches no node.
+/// and linking to the others by file name (with `lesson`, one page "<base>.html"). `base` names the
+/// files. Throws UserError for a model that cannot be loaded, or a layer that matches no node.
 std::vector<StepPage> walkthrough(const std::string& model_path, const StepsOptions& options,
                                   const std::string& base);
 

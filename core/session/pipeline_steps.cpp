@@ -355,6 +355,11 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
     kernel_steps(res, k, max, *build, *emit);
     emit->before = build->after;
   }
+  // The horizontal step reads the TE program (the analysis only guides it): its text before is
+  // the lowered program, so that the two texts differ by what it merged.
+  PipelineStep* lower = find("lower");
+  if (PipelineStep* h = find("horizontal"); h && lower) h->before = lower->after;
+  describe_step_changes(walk, o);
   return walk;
 }
 

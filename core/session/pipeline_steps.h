@@ -12,6 +12,23 @@
 
 namespace souffle {
 
+/// One change a step made, a line of the step-through's list: "Add + Relu → fused",
+/// "MatMul ∥ MatMul → batched", a kernel and why it starts where it does, a stage boundary and
+/// what it waits for. Made from the plan the pipeline produced (its transform sites, partitions
+/// and built stages), never by running a step again.
+struct StepSite {
+  std::string label;
+  /// Why, as the step recorded it, with the prices it compared where it priced the choice.
+  std::string reason;
+  /// The boxes it concerns in the step's "before" and "after" graphs (ONNX node names in the
+  /// import and fold steps' graphs, TE names from lower on; see step_graphs).
+  std::vector<std::string> before, after;
+};
+
+/// Which program or graph a step reads and produces, for drawing it: the graph as imported, as
+/// folded, the TE program as lowered, after the horizontal transformation, as planned.
+enum class StepGraph { None, Imported, Folded, Lowered, Horizontal, Planned };
+
 /// One step of the pipeline as the step-through mode shows it.
 struct PipelineStep {
   std::string name;    ///< the PassRecord's name: "import", "fold", "lower", "analyze", ...
@@ -24,6 +41,12 @@ struct PipelineStep {
   /// ONNX nodes the step changed or decided about (for highlighting in the graph).
   std::vector<std::string> nodes;
   double ms = 0;
+  /// The changes it made, one per line (empty for a step that only describes: analyze, price).
+  std::vector<StepSite> sites;
+  /// False for a step that left the program as it was (a transformation that applied no site,
+  /// no constant to fold, no decision): the step-through hides it unless asked.
+  bool changed = true;
+  StepGraph graph_before = StepGraph::None, graph_after = StepGraph::None;
 };
 
 struct PipelineStepOptions {
@@ -41,6 +64,9 @@ struct PipelineStepOptions {
   std::function<int(const plan::FusionPlan&)> choose;
   /// Text longer than this is cut (with a note) so that big models stay displayable.
   size_t max_text = 300000;
+  /// Also keep what drawing every step's graphs takes (PipelineWalk::imported and
+  /// after_horizontal: the file imported again, the horizontal transformation made again).
+  bool programs = false;
 };
 
 /// The steps and what the pipeline produced for them (the report draws its graphs from it).
@@ -48,7 +74,17 @@ struct PipelineWalk {
   std::vector<PipelineStep> steps;
   PipelineResult result;  ///< the model, plan and emitted kernels the steps describe
   int partition = -1;     ///< the partition the build kernels and emit steps show; -1: none
+  /// With PipelineStepOptions::programs: the graph before folding and the TE program after the
+  /// horizontal transformation (the lowered program where the strategy does not transform).
+  graph::Graph imported;
+  te::TeProgram after_horizontal;
+  /// The graph or program `which` names (null for None, or one not kept).
+  const graph::Graph* graph_of(StepGraph which) const;
+  const te::TeProgram* program_of(StepGraph which) const;
 };
+
+/// Fills every step's sites, `changed` and graphs from the walk's plan (walk_pipeline calls it).
+void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& options);
 
 /// The step names of the souffle strategy, in pipeline order: pipeline_order() up to "emit".
 /// Other strategies run no transformation, so their steps lack horizontal, vertical and

@@ -104,13 +104,13 @@ def main():
         report = os.path.join(tmp, "efficientnet.html")
         subprocess.run([a.cli, "report", model, "--out", report], check=True,
                        capture_output=True)
-        failures += check(chromium, "efficientnet report", report, ".graph", tmp, 1, a.keep)
+        failures += check(chromium, "efficientnet report", report, "div.graph", tmp, 1, a.keep)
         if a.lesson:
             bert = os.path.join(a.source, "sample_models", "bert", "model.onnx")
             lesson = os.path.join(tmp, "lesson.html")
             subprocess.run([a.cli, "report", bert, "--steps", "--lesson", "--out", lesson],
                            check=True, capture_output=True)
-            failures += check(chromium, "bert lesson", lesson, ".graph", tmp, 2, a.keep)
+            failures += check(chromium, "bert lesson", lesson, "div.graph", tmp, 2, a.keep)
     if failures:
         sys.exit(f"check_graph_visible: {failures} problems")
     print("check_graph_visible: every drawing measured is painted")

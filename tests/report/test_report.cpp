@@ -466,6 +466,30 @@ TEST(ReportSteps, OnePagePerStepLinkedByName) {
   EXPECT_NE(pages[12].html.find("__global__"), std::string::npos);
 }
 
+TEST(ReportSteps, LessonIsOnePageWithQuestions) {
+  StepsOptions o;
+  o.gpu = gpu::gpu_spec("a100");
+  o.lesson = true;
+  std::vector<StepPage> pages = walkthrough(test::sample_model_path("bert"), o, "lesson");
+  ASSERT_EQ(pages.size(), 1u);
+  const std::string& h = pages[0].html;
+  EXPECT_EQ(pages[0].file, "lesson.html");
+  // Self-contained: no link to another file, no script or style sheet from outside.
+  EXPECT_EQ(h.find("href=\"lesson-"), std::string::npos);
+  EXPECT_EQ(h.find("<link"), std::string::npos);
+  EXPECT_EQ(h.find("src=\"http"), std::string::npos);
+  // Every step, its changes, marked lines, and the grid barrier question with its answer folded.
+  for (int i = 1; i <= 12; ++i)
+    EXPECT_NE(h.find("id=\"step-" + std::to_string(i) + "\""), std::string::npos) << i;
+  EXPECT_NE(h.find("→ batched"), std::string::npos);
+  EXPECT_NE(h.find("<span class=\"del\">"), std::string::npos);
+  EXPECT_NE(h.find("<span class=\"ins\">"), std::string::npos);
+  const size_t q = h.find("<summary>Why does this boundary need a grid barrier");
+  ASSERT_NE(q, std::string::npos);
+  EXPECT_LT(h.find("reads", q), h.find("</details>", q));
+  EXPECT_NE(h.find("<details class=\"answer\">"), std::string::npos);
+}
+
 TEST(ReportSteps, OneLayer) {
   StepsOptions o;
   o.gpu = gpu::gpu_spec("a100");

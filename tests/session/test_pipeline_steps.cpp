@@ -49,6 +49,62 @@ const PipelineStep& step(const std::vector<PipelineStep>& steps, const std::stri
   return *it;
 }
 
+TEST(PipelineSteps, SitesAreThePlansChanges) {
+  // Each step's changes, one per line, from the plan the walk produced: the horizontal and
+  // vertical steps list the applied sites of their kind (members before, result after, the
+  // site's reason), partitioning each kernel and its priced decisions, and a step that changed
+  // nothing (no edits to apply) says so.
+  PipelineStepOptions o = options(plan::Strategy::Souffle);
+  o.programs = true;
+  PipelineWalk w = walk_pipeline(model("bert"), o);
+  const plan::FusionPlan& p = w.result.plan;
+  for (const char* kind : {"horizontal", "vertical"}) {
+    SCOPED_TRACE(kind);
+    std::vector<const plan::TransformSite*> applied;
+    for (const plan::TransformSite& t : p.transforms)
+      if (t.kind == kind && t.applied) applied.push_back(&t);
+    const PipelineStep& s = step(w.steps, kind);
+    ASSERT_FALSE(applied.empty());
+    ASSERT_EQ(s.sites.size(), applied.size());
+    EXPECT_TRUE(s.changed);
+    for (size_t i = 0; i < applied.size(); ++i) {
+      EXPECT_EQ(s.sites[i].reason, applied[i]->reason);
+      EXPECT_EQ(s.sites[i].before, applied[i]->ops);
+      EXPECT_EQ(s.sites[i].after, std::vector<std::string>{applied[i]->result});
+      EXPECT_NE(s.sites[i].label.find(std::string(kind) == "horizontal" ? " ∥ " : " + "),
+                std::string::npos)
+          << s.sites[i].label;
+      EXPECT_NE(s.sites[i].label.find(std::string(kind) == "horizontal" ? "→ batched" : "→ fused"),
+                std::string::npos)
+          << s.sites[i].label;
+    }
+  }
+  // The merged TEs are gone from the program after horizontal fusion; their result is in it.
+  const PipelineStep& h = step(w.steps, "horizontal");
+  for (const StepSite& site : h.sites) {
+    for (const std::string& member : site.before)
+      for (const te::Op& op : w.after_horizontal.ops) EXPECT_NE(op->name, member);
+    EXPECT_TRUE(std::any_of(w.after_horizontal.ops.begin(), w.after_horizontal.ops.end(),
+                            [&](const te::Op& op) { return op->name == site.after.at(0); }));
+  }
+  const PipelineStep& part = step(w.steps, "partition");
+  size_t decisions = 0;
+  for (const plan::Partition& k : p.partitions)
+    for (const plan::Decision& d : k.decisions) decisions += d.kind != plan::DecisionKind::Start;
+  EXPECT_EQ(part.sites.size(), p.partitions.size() + decisions);
+  EXPECT_FALSE(step(w.steps, "decisions").changed);
+  EXPECT_EQ(step(w.steps, "horizontal").graph_before, StepGraph::Lowered);
+  EXPECT_EQ(step(w.steps, "horizontal").graph_after, StepGraph::Horizontal);
+  EXPECT_EQ(w.program_of(StepGraph::Horizontal), &w.after_horizontal);
+  // The kernel the last steps show: one line per stage boundary, grid barriers among them.
+  const PipelineStep& build = step(w.steps, "build kernels");
+  ASSERT_GE(w.partition, 0);
+  EXPECT_EQ(build.sites.size(), p.partitions[size_t(w.partition)].boundaries.size());
+  EXPECT_TRUE(std::any_of(build.sites.begin(), build.sites.end(), [](const StepSite& s) {
+    return s.label.rfind("grid before stage", 0) == 0 && !s.reason.empty();
+  }));
+}
+
 TEST(PipelineSteps, StepNamesFollowPipelineOrder) {
   // Every step is a record of run_pipeline, in pipeline_order(); unfused runs no
   // transformation, so it has no horizontal, vertical or re-analyze step.
@@ -69,8 +125,12 @@ TEST(PipelineSteps, StepNamesFollowPipelineOrder) {
     for (size_t i = 0; i < w.steps.size(); ++i) {
       EXPECT_EQ(w.result.passes[i].name, w.steps[i].name);
       EXPECT_EQ(w.steps[i].ms, w.result.passes[i].ms);
-      // Each step reads what the step before produced.
-      if (i > 0) {
+      // Each step reads what the step before produced; the horizontal transformation reads
+      // the TE program the analysis described (the lowered one).
+      if (i > 0 && w.steps[i].name == "horizontal") {
+        EXPECT_EQ(w.steps[i].before, w.steps[i - 2].after);
+        EXPECT_EQ(w.steps[i - 2].name, "lower");
+      } else if (i > 0) {
         EXPECT_EQ(w.steps[i].before, w.steps[i - 1].after);
       }
     }

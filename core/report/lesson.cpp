@@ -1,0 +1,180 @@
+// Lesson questions: each one asks about a decision this model's pipeline made and answers it
+// from the walk's own records (transform sites, kernels' reasons, stage boundaries), so a
+// lesson on another model asks about that model's choices.
+#include "core/report/lesson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/report/svg.h"
+#include "core/support/line_diff.h"
+
+namespace souffle::report {
+
+std::vector<LessonQuestion> lesson_questions(const PipelineStep& s, const PipelineWalk& walk) {
+  std::vector<LessonQuestion> q;
+  const plan::FusionPlan& p = walk.result.plan;
+  if (s.name == "fold") {
+    if (s.sites.empty()) {
+      q.push_back({"Nothing was folded here. When does constant folding remove nodes?",
+                   "When a node's inputs are all known before the model runs (weights, shapes, "
+                   "constants): its output is computed once by the compiler and the node "
+                   "disappears. This model has no such node."});
+    } else {
+      const StepSite* pick = &s.sites.front();  // a computed node says more than a Constant
+      for (const StepSite& site : s.sites)
+        if (site.label.rfind("Constant ", 0) != 0) {
+          pick = &site;
+          break;
+        }
+      const StepSite& f = *pick;
+      q.push_back({fmt::format("Why can {} be removed before the model ever runs?", f.label),
+                   "Because " + f.reason +
+                       ". Folding computes once, at compile time, what depends only on "
+                       "constants and declared sizes (shape arithmetic: Shape, Gather, Concat "
+                       "on shapes), and drops what nothing reads; the GPU never launches "
+                       "anything for either."});
+    }
+  } else if (s.name == "lower") {
+    q.push_back({"Why can one ONNX node become several tensor expressions?",
+                 s.sentence +
+                     " A tensor expression computes one output tensor from its inputs with one "
+                     "loop nest; an operator such as Softmax or LayerNormalization needs several "
+                     "passes (a maximum, a sum, a division), each its own TE."});
+  } else if (s.name == "analyze") {
+    q.push_back({"Why does the compiler sort TEs into compute- and memory-intensive ones?",
+                 s.sentence +
+                     " A compute-intensive TE (a GEMM, a convolution) does many operations per "
+                     "byte it loads and is scheduled in tiles kept in shared memory; a "
+                     "memory-intensive one is bound by DRAM traffic, so the most it gains from "
+                     "is never writing its result to DRAM: being fused into its neighbours."});
+  } else if (s.name == "horizontal") {
+    if (!s.sites.empty()) {
+      const StepSite& h = s.sites.front();
+      q.push_back({fmt::format("Why merge {}?", h.label),
+                   fmt::format("They are independent and read one input ({}): one launch of the "
+                               "merged TE loads that input once for all of them and keeps more "
+                               "blocks busy than each alone.",
+                               h.reason)});
+    } else {
+      q.push_back({"Nothing was merged. What would horizontal fusion need?",
+                   "Independent TEs of the same shape and reduction that read one common input, "
+                   "as the query, key and value projections of attention do."});
+    }
+  } else if (s.name == "vertical") {
+    if (!s.sites.empty()) {
+      const StepSite& v = s.sites.front();
+      q.push_back({fmt::format("What does {} save?", v.label),
+                   fmt::format("The producer's result is computed where the consumer reads it, "
+                               "so that tensor is never written to memory and read back ({}).",
+                               v.reason)});
+    }
+  } else if (s.name == "partition") {
+    for (const plan::Partition& k : p.partitions) {
+      const plan::Decision* priced = nullptr;
+      for (const plan::Decision& d : k.decisions)
+        if (d.merged_us > 0 && d.split_us > 0 && d.te >= 0 &&
+            static_cast<size_t>(d.te) < p.program.ops.size()) {
+          priced = &d;
+          break;
+        }
+      if (!priced) continue;
+      const std::string& te = p.program.ops[static_cast<size_t>(priced->te)]->name;
+      q.push_back({fmt::format("Kernel {}: why did the partitioner decide \"{}\" at {}?", k.id,
+                               plan::decision_kind_name(priced->kind), te),
+                   fmt::format("It priced both ways with the kernels actually built: {:.2f} us "
+                               "with it merged, {:.2f} us apart. In its words: {}.",
+                               priced->merged_us, priced->split_us, priced->reason)});
+      break;
+    }
+    if (p.partitions.size() == 1)
+      q.push_back({"How can the whole model run as one kernel?",
+                   "Its stages are ordered inside the kernel by barriers instead of by kernel "
+                   "launches: where a stage reads what other blocks wrote, every block waits at "
+                   "a grid barrier, which works because all the kernel's blocks are resident on "
+                   "the GPU at once (a cooperative launch). Priced, that was cheaper than "
+                   "launching several kernels."});
+    else
+      q.push_back({fmt::format("Why {} kernels and not one?", p.partitions.size()),
+                   "A kernel ends where joining the next TEs would cost more than launching "
+                   "another kernel (the prices compared above), or where its blocks would not "
+                   "all fit on the GPU at once, which a grid barrier needs."});
+  } else if (s.name == "build kernels") {
+    const StepSite* grid = nullptr;
+    const StepSite* block = nullptr;
+    for (const StepSite& b : s.sites) {
+      if (!grid && b.label.rfind("grid", 0) == 0) grid = &b;
+      if (!block && b.label.rfind("block", 0) == 0) block = &b;
+    }
+    if (grid)
+      q.push_back({fmt::format("Why does this boundary need a grid barrier: {}?", grid->label),
+                   "Because a block of the later stage reads what other blocks of the earlier "
+                   "stage wrote: " +
+                       grid->reason +
+                       ". A block barrier (__syncthreads) only orders the threads of one block; "
+                       "every block of the grid must have finished writing before any reads, so "
+                       "the whole grid waits (grid.sync()), which needs all blocks resident at "
+                       "once."});
+    if (block)
+      q.push_back({fmt::format("Why is a block barrier enough at: {}?", block->label),
+                   "Each block reads only what it wrote itself: " + block->reason +
+                       ". No other block's data is needed, so the threads of the block wait "
+                       "for each other and nothing else."});
+  } else if (s.name == "emit") {
+    const size_t syncs = [&] {
+      size_t n = 0, at = 0;
+      while ((at = s.after.find("grid.sync()", at)) != std::string::npos) ++n, ++at;
+      return n;
+    }();
+    q.push_back({"Where does the grid barrier appear in the CUDA C?",
+                 syncs == 0 ? std::string("This kernel has none: each stage reads only what its "
+                                          "own block wrote, or it is one stage.")
+                            : fmt::format("As grid.sync() ({} in the text): a cooperative launch "
+                                          "lets every block of the grid wait there.",
+                                          syncs)});
+  }
+  return q;
+}
+
+std::string diff_pair_html(const std::string& before, const std::string& after, size_t max_lines) {
+  const std::vector<std::string_view> a = split_lines(before), b = split_lines(after);
+  const LineDiff d = diff_lines(a, b);
+  const bool mark = d.exact && d.common > 0 && d.common * 5 >= std::min(a.size(), b.size());
+  auto block = [&](const std::vector<std::string_view>& lines, const std::vector<bool>& marked,
+                   const char* cls) {
+    if (lines.empty()) return std::string("<p class=\"note\">(none)</p>\n");
+    std::string s = "<pre class=\"diff\"><code>";
+    for (size_t i = 0; i < lines.size() && i < max_lines; ++i) {
+      const std::string text = xml_escape(std::string(lines[i]));
+      if (mark && marked[i])
+        // A block of its own: the line ends with it (a newline after would add an empty one).
+        s += fmt::format("<span class=\"{}\">{}</span>", cls, text.empty() ? " " : text);
+      else
+        s += text + "\n";
+    }
+    if (lines.size() > max_lines) s += fmt::format("… ({} more lines)\n", lines.size() - max_lines);
+    return s + "</code></pre>\n";
+  };
+  std::string note =
+      mark ? fmt::format(
+                 "<p class=\"note\">{} lines removed (red), {} added (green), {} kept.</p>\n",
+                 d.removed_count(), d.added_count(), d.common)
+           : std::string(
+                 "<p class=\"note\">The two texts are in different languages: no line "
+                 "diff.</p>\n");
+  return note + "<div class=\"pair\"><div><h3>before</h3>\n" + block(a, d.removed, "del") +
+         "</div><div><h3>after</h3>\n" + block(b, d.added, "ins") + "</div></div>\n";
+}
+
+const char* lesson_css() {
+  return "pre.diff span.del { background: #ffd7d5; display: block; }\n"
+         "pre.diff span.ins { background: #ccf0d4; display: block; }\n"
+         ".step { border-top: 2px solid #0b57d0; margin-top: 28px; padding-top: 6px; }\n"
+         "ul.sites { font-size: 13px; } ul.sites li { margin: 2px 0; }\n"
+         "details.answer { background: #fffbe6; border-left: 4px solid #e0a800; padding: 6px "
+         "12px; margin: 8px 0; }\n"
+         "details.answer summary { cursor: pointer; font-weight: 600; }\n";
+}
+
+}  // namespace souffle::report

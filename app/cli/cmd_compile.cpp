@@ -135,6 +135,7 @@ int run_compile(const CompileCliOptions& o) {
         "--batch compiles kernels together, a bundle needs each alone: drop --batch or --out");
   copts.batch = o.batch;
   copts.use_cache = !o.no_cache;
+  copts.dedup = !o.no_dedup;
   schedule::parse_sync_mode(o.sync, copts.sync);
   copts.timeline.enabled = o.timeline;
   PipelineOptions po;

@@ -76,6 +76,8 @@ struct CompileCliOptions {
   bool timeline = false;  ///< timeline records in every kernel (docs/timeline.md)
   /// NVRTC compiles every kernel: the compile cache is neither read nor written.
   bool no_cache = false;
+  /// Each launch compiled alone, also where launches run the same code (CompileOptions::dedup).
+  bool no_dedup = false;
 };
 
 struct ReportCliOptions {

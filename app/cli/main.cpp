@@ -158,6 +158,9 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--no-cache", compile.no_cache,
                       "compile every kernel with NVRTC, neither reading nor writing the compile "
                       "cache (souffle-cli cache)");
+  c_compile->add_flag("--no-dedup", compile.no_dedup,
+                      "compile each launch alone under its own name, even where launches run the "
+                      "same code (for comparison)");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
   c_compile->add_flag("-q,--quiet", compile.common.quiet, "no progress on stderr");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");

@@ -109,6 +109,7 @@ Calibration parse_calibration(const std::string& json_text, const std::string& f
   c.gemm_fp16_tflops = number(j, "gemm_fp16_tflops", file, "");
   c.gemm_fp32_tile = text(j, "gemm_fp32_tile", file);
   c.gemm_fp16_tile = text(j, "gemm_fp16_tile", file);
+  c.gemm_fp16_template = text(j, "gemm_fp16_template", file);
   c.gemm_note = text(j, "gemm_note", file);
   c.flag_round_us = number(j, "flag_round_us", file, "");
   c.flag_tile_us = number(j, "flag_tile_us", file, "");
@@ -156,6 +157,7 @@ std::string calibration_json(const Calibration& c) {
             {"gemm_fp16_tflops", c.gemm_fp16_tflops}};
   if (!c.gemm_fp32_tile.empty()) j["gemm_fp32_tile"] = c.gemm_fp32_tile;
   if (!c.gemm_fp16_tile.empty()) j["gemm_fp16_tile"] = c.gemm_fp16_tile;
+  if (!c.gemm_fp16_template.empty()) j["gemm_fp16_template"] = c.gemm_fp16_template;
   if (!c.gemm_note.empty()) j["gemm_note"] = c.gemm_note;
   if (c.has_flags()) {
     j["flag_round_us"] = c.flag_round_us;

@@ -48,6 +48,11 @@ struct Calibration {
   double gemm_fp32_tflops = 0;
   double gemm_fp16_tflops = 0;
   std::string gemm_fp32_tile, gemm_fp16_tile;  ///< the tiles timed ("128x128x16 tile 8x8 ...")
+  /// The tensor-core mainloop timed for gemm_fp16_tflops, as gpu::MainloopStructure::template_name
+  /// names it ("wmma, synchronous", "mma.sync, cp.async depth 3"); the cost model takes the rate
+  /// only for stages built the same way. Empty in files written before the field: the
+  /// synchronous wmma template, the only one there was.
+  std::string gemm_fp16_template;
   std::string gemm_note;                       ///< why a GEMM rate is missing; empty when none
   /// Per-tile flags at one block per SM: one round of every block releasing its counter and
   /// waiting on the next block's (a release and one awaited tile), and what each further

@@ -141,7 +141,10 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
     }
     if (k.gemm_fp16_tflops > 0 && c.tensor_tflops > 0) {
       c.tensor_tflops = k.gemm_fp16_tflops;
-      used.push_back("tensor-core GEMM rate");
+      c.tensor_calibrated = true;
+      c.tensor_template =
+          k.gemm_fp16_template.empty() ? std::string("wmma, synchronous") : k.gemm_fp16_template;
+      used.push_back("tensor-core GEMM rate (" + c.tensor_template + ")");
     }
     if (k.has_barrier()) {
       used.push_back(k.has_flags() ? "grid barrier against grid size"
@@ -189,6 +192,116 @@ constexpr double kSmBandwidthShare = 4;
 
 }  // namespace
 
+std::string MainloopStructure::template_name() const {
+  const std::string inst = instruction.empty() ? std::string("wmma") : instruction;
+  if (staging == Staging::Pipelined) return fmt::format("{}, cp.async depth {}", inst, depth);
+  return inst + ", synchronous";
+}
+
+std::string MainloopStructure::describe() const {
+  if (!known()) return "no tensor-core mainloop";
+  return fmt::format("{}; {} warps, {}-element tile, k {} per trip, {}-byte operands, epilogue {}",
+                     template_name(), warps, tile_elems, k_per_step, operand_bytes,
+                     epilogue_through_shared ? "through shared memory" : "from registers");
+}
+
+double mma_instruction_share(const GpuSpec& spec, const std::string& instruction) {
+  const double cc = std::atof(spec.compute_capability.c_str());
+  // wgmma is the only path to the full rate on 9.x; wmma compiles to the same HMMA as mma.sync.
+  if (cc >= 9.0 && instruction != "wgmma") return 0.62;
+  return 1.0;
+}
+
+int fp32_lanes_per_sm(const GpuSpec& spec) {
+  const double cc = std::atof(spec.compute_capability.c_str());
+  return cc >= 8.55 ? 128 : 64;
+}
+
+double sm_clock_ghz(const GpuSpec& spec) {
+  const double per_clock = 2.0 * fp32_lanes_per_sm(spec) * std::max(spec.sm_count, 1);
+  const double ghz = spec.peak_fp32_tflops * 1e3 / per_clock;
+  return ghz > 0 ? ghz : 1.0;
+}
+
+MainloopCost mainloop_cost(const GpuSpec& spec, const CostConstants& c, const StageWork& w,
+                           int64_t per_sm, int64_t waves) {
+  MainloopCost m;
+  if (!w.tensor_core || w.flops <= 0 || c.tensor_tflops <= 0) return m;
+  MainloopStructure s = w.mainloop;
+  std::string assumed;
+  if (!s.known()) {
+    // Tensor cores without a recognized mainloop: the wmma template's defaults.
+    s.staging = MainloopStructure::Staging::Synchronous;
+    s.instruction = "wmma";
+    s.warps = std::max<int64_t>(1, (w.block + 31) / 32);
+    s.tile_elems = 64 * 64;
+    s.k_per_step = 32;
+    s.operand_bytes = c.precision == Precision::TF32 ? 4 : 2;
+    s.epilogue_through_shared = true;
+    assumed = " (structure assumed: none recognized)";
+  }
+  m.priced = true;
+  const int sms = std::max(spec.sm_count, 1);
+  const int64_t grid = std::max<int64_t>(w.grid, 1);
+  const double blocks = double(std::max<int64_t>(per_sm, 1));
+  const double block_flops = double(w.flops) / double(grid);
+  m.peak_tflops = peak_flops(spec, c.precision) / 1e12;
+  if (c.tensor_calibrated && c.tensor_template == s.template_name()) {
+    m.calibrated = true;
+    m.mma_tflops = c.tensor_tflops;
+    m.steps = 1;
+    m.step_us = blocks * block_flops / (c.tensor_tflops * 1e12 / sms) * 1e6;
+    m.compute_us = m.step_us;
+    m.total_us = double(std::max<int64_t>(waves, 1)) * m.step_us;
+    m.from = fmt::format("calibration: {} measured at {:.1f} TFLOP/s", s.template_name(),
+                         c.tensor_tflops);
+    return m;
+  }
+  m.mma_tflops = m.peak_tflops * mma_instruction_share(spec, s.instruction);
+  const double mma_sm = m.mma_tflops * 1e12 / sms;  // FLOP/s of one SM
+  const double clock = sm_clock_ghz(spec) * 1e9;
+  const double smem_bw = kSharedBytesPerClock * clock;  // bytes/s of one SM
+  const double l2_sm = c.l2_gbps * 1e9 / sms;           // the SM's fair share of L2
+  const double latency = kMainloopLatencyClocks / clock;
+  const double tile = double(std::max<int64_t>(s.tile_elems, 256));
+  const double warps = double(std::max<int64_t>(s.warps, 1));
+  const double es = double(std::max(s.operand_bytes, 1));
+  const double k_trip = s.k_per_step > 0 ? double(s.k_per_step) : 32.0;
+  const double reduction = block_flops / (2 * tile);  // k of the block's dot products
+  m.steps = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(reduction / k_trip)));
+  const double kk = reduction / double(m.steps);
+  // Block and warp tiles taken as squares of the accumulator counts.
+  const double edge = std::sqrt(tile), warp_edge = std::sqrt(tile / warps);
+  const double tile_bytes = 2 * edge * kk * es;               // the A and B panels of one trip
+  const double ldsm_bytes = warps * 2 * warp_edge * kk * es;  // each warp's rows and columns
+  const double mma = blocks * 2 * tile * kk / mma_sm;
+  const double shared = blocks * (ldsm_bytes + tile_bytes) / smem_bw;  // reads + staging writes
+  const double compute = std::max(mma, shared) + kPipeInterference * std::min(mma, shared);
+  const double transfer = blocks * tile_bytes / l2_sm;
+  const double load = latency + transfer;
+  const bool pipelined = s.staging == MainloopStructure::Staging::Pipelined;
+  const int depth = pipelined ? std::max(s.depth, 1) : 1;
+  const double step = pipelined ? std::max({compute, transfer, load / depth}) : compute + load;
+  m.compute_us = compute * 1e6;
+  m.load_us = load * 1e6;
+  m.step_us = step * 1e6;
+  // A pipeline waits for its first tile once per block; the epilogue writes the tile (through
+  // a shared tile and back, or straight from registers) behind one store latency.
+  m.fill_us = pipelined ? latency * 1e6 : 0;
+  m.epilogue_us =
+      (latency + (s.epilogue_through_shared ? blocks * tile * 4 * 2 / smem_bw : 0)) * 1e6;
+  m.total_us = double(std::max<int64_t>(waves, 1)) *
+               (double(m.steps) * m.step_us + m.fill_us + m.epilogue_us);
+  m.from = fmt::format(
+      "structure: {}{}; {} trips of {} per SM ({} MMA at {:.0f} of {:.0f} TFLOP/s peak: compute "
+      "{:.3f} us, load {:.3f} us = latency {:.3f} + transfer {:.3f}) + fill {:.3f} + epilogue "
+      "{:.3f} per wave",
+      s.describe(), assumed, m.steps, pipelined ? "max(compute, load / depth)" : "compute + load",
+      s.instruction, m.mma_tflops, m.peak_tflops, m.compute_us, m.load_us, latency * 1e6,
+      transfer * 1e6, m.fill_us, m.epilogue_us);
+  return m;
+}
+
 StageCost stage_cost(const GpuSpec& spec, const CostConstants& c, const StageWork& w) {
   StageCost out;
   const int sms = std::max(spec.sm_count, 1);
@@ -211,6 +324,13 @@ StageCost stage_cost(const GpuSpec& spec, const CostConstants& c, const StageWor
     const double roof = double(w.flops) / rate;
     const double sm_rate = rate / sms * fill(w.tensor_core ? kTensorWarps : kComputeWarps);
     out.flop_us = std::max(roof, double(w.flops) * share / sm_rate) * 1e6;
+    if (w.tensor_core && c.tensor_tflops > 0) {
+      // A tensor-core stage is priced from how its mainloop is built, never at the peak alone.
+      out.mainloop = mainloop_cost(spec, c, w, per_sm, out.waves);
+      // A calibrated rate of the same template keeps the measured rate at the stage's fill.
+      if (out.mainloop.priced && !out.mainloop.calibrated)
+        out.flop_us = std::max(roof * 1e6, out.mainloop.total_us);
+    }
     out.efficiency = roof * 1e6 / out.flop_us;
   }
   auto mem_us = [&](int64_t bytes, double gbps) {

@@ -79,7 +79,11 @@ struct CostConstants {
   int64_t l2_bytes = 0;      ///< a tensor re-read within this many bytes is served by L2
   double simt_tflops = 0;    ///< FP32 FLOP/s of the SIMT cores (every non-tensor-core stage)
   double tensor_tflops = 0;  ///< the tensor-core rate at the plan's precision (0: none)
-  double barrier_us = 0;     ///< one grid barrier at one block per SM (spec figure)
+  /// tensor_tflops is a calibration's measured rate of the template tensor_template, not the
+  /// spec's peak; a stage of another template is priced from its structure.
+  bool tensor_calibrated = false;
+  std::string tensor_template;  ///< the calibrated template (MainloopStructure::template_name)
+  double barrier_us = 0;        ///< one grid barrier at one block per SM (spec figure)
   /// Per-tile flags (see flag_wait_cost_us): a producer block's release (a block barrier, a
   /// fence and an atomic add), and one awaited counter's acquire load by the waiting thread.
   double flag_release_us = 0, flag_poll_us = 0;
@@ -116,10 +120,41 @@ constexpr double kFlagReleaseShare = 0.25, kFlagPollShare = 1.0 / 6.0;
 /// every consumer block polls its awaited counters one by one.
 double flag_wait_cost_us(const CostConstants& c, int64_t tiles, int waits = 1);
 
+/// How a tensor-core stage's mainloop is built, as its loop IR shows (schedule::price_kernel
+/// reads it): how the operand tiles reach shared memory, how many are in flight while one is
+/// computed, which MMA instruction computes and what the block tile is. The cost model prices a
+/// tensor-core stage from this (see mainloop_cost), never from the spec's peak alone.
+struct MainloopStructure {
+  enum class Staging : uint8_t {
+    None,         ///< no tensor-core mainloop recognized
+    Synchronous,  ///< global loads to registers, stores to shared, block barriers (wmma template)
+    Pipelined,    ///< cp.async copies in commit groups, waited with wait_group N
+  };
+  Staging staging = Staging::None;
+  /// Operand tiles in flight while one is computed: 1 for synchronous staging; N + 1 for
+  /// cp.async groups waited with wait_group N (the N still in flight and the one computed).
+  int depth = 1;
+  std::string instruction;  ///< "wmma" (Fragment* statements) or "mma.sync" (MmaSync)
+  int64_t warps = 0;        ///< warps per block
+  int64_t tile_elems = 0;   ///< accumulator (output) elements of one block tile
+  int64_t k_per_step = 0;   ///< reduction elements one mainloop trip consumes (0: unknown)
+  int operand_bytes = 2;    ///< bytes of one staged operand element (f16/bf16 2, tf32 4)
+  /// The accumulators go back through a shared tile before the epilogue (the wmma template);
+  /// false: the epilogue runs from the accumulator registers.
+  bool epilogue_through_shared = false;
+  bool known() const { return staging != Staging::None; }
+  /// "wmma, synchronous" or "mma.sync, cp.async depth 3": the template as a calibration names it.
+  std::string template_name() const;
+  /// The template name and the tile: "mma.sync, cp.async depth 3; 4 warps, 4096-element tile,
+  /// k 32 per trip".
+  std::string describe() const;
+};
+
 /// What one stage of a built kernel does, as the v2 model reads it.
 struct StageWork {
   int64_t flops = 0;
   bool tensor_core = false;     ///< its arithmetic runs on tensor cores (WMMA fragments)
+  MainloopStructure mainloop;   ///< how its tensor-core mainloop is built (tensor_core only)
   int64_t dram_read_bytes = 0;  ///< global reads not served by L2 (first touch, long reuse)
   int64_t l2_read_bytes = 0;    ///< global reads of a tensor touched within the L2's size
   int64_t write_bytes = 0;      ///< global writes (written back to DRAM)
@@ -129,14 +164,62 @@ struct StageWork {
   int64_t smem = 0;             ///< shared bytes per block (the kernel's arena)
 };
 
+/// A tensor-core mainloop priced from its structure (mainloop_cost): per SM, each mainloop trip
+/// of the co-resident blocks costs the MMAs at the instruction's rate per SM and the ldmatrix
+/// and staging traffic at the SM's shared-memory bandwidth (compute), and the operand tiles at
+/// the SM's share of L2 bandwidth behind one memory latency (load). Synchronous staging costs
+/// load plus compute; a pipeline of depth d their maximum, with the load's latency divided
+/// over the d tiles in flight. Then the pipeline's fill and the epilogue, per wave of blocks.
+struct MainloopCost {
+  bool priced = false;      ///< a structure was priced (false: a SIMT stage, or none recognized)
+  bool calibrated = false;  ///< priced at a calibration's measured rate for this template
+  double mma_tflops =
+      0;  ///< the MMA instruction's rate over the whole GPU (the spec's peak x share)
+  double peak_tflops = 0;               ///< the spec's peak at the precision
+  int64_t steps = 0;                    ///< mainloop trips per block
+  double step_us = 0;                   ///< one trip of the co-resident blocks of an SM
+  double compute_us = 0, load_us = 0;   ///< of one trip, per SM (load: latency + transfer)
+  double fill_us = 0, epilogue_us = 0;  ///< per wave of blocks
+  double total_us = 0;                  ///< every wave
+  std::string from;                     ///< what it was priced from, in words
+};
+
 struct StageCost {
   double flop_us = 0, dram_us = 0, l2_us = 0;
-  double total_us = 0;  ///< max(flop, dram + l2) after waves and occupancy
+  MainloopCost mainloop;  ///< how flop_us of a tensor-core stage was priced
+  double total_us = 0;    ///< max(flop, dram + l2) after waves and occupancy
   int blocks_per_sm = 0;
   int64_t waves = 0;
   double efficiency = 1;  ///< fraction of the GPU's rate the stage's grid reaches (<= 1)
   const char* bound = "memory";
 };
+
+/// MMA share of the spec's tensor-core peak that `instruction` ("wmma", "mma.sync") can reach on
+/// `spec`: 1 on compute capability 8.x; on 9.0 the peak needs warpgroup MMA (wgmma), and the
+/// warp-level mma.sync path reaches about five eighths of it (published microbenchmarks of
+/// Hopper: ~62%).
+double mma_instruction_share(const GpuSpec& spec, const std::string& instruction);
+/// FP32 lanes per SM by compute capability (64 on 7.x and 8.0, 128 on 8.6 and later): with the
+/// spec's FP32 peak it gives the SM clock the peaks assume.
+int fp32_lanes_per_sm(const GpuSpec& spec);
+/// The SM clock (GHz) the spec's FP32 peak assumes.
+double sm_clock_ghz(const GpuSpec& spec);
+/// Shared-memory bandwidth of one SM: 128 bytes per clock.
+constexpr double kSharedBytesPerClock = 128;
+/// Latency of one mainloop tile load from L2/DRAM, in SM clocks (an estimate between an L2 hit,
+/// ~250, and a DRAM access, ~600; no calibration measures it yet).
+constexpr double kMainloopLatencyClocks = 500;
+/// When the tensor pipe and the shared-memory pipe of an SM are both busy, this share of the
+/// lesser of the two is not hidden behind the greater (an estimate: ldmatrix feeds the MMAs of
+/// the same warp, and neither template double-buffers its fragments).
+constexpr double kPipeInterference = 0.25;
+
+/// Prices the tensor-core mainloop of a stage from its structure (w.mainloop), with `per_sm`
+/// co-resident blocks in each of `waves` waves; a calibration's measured tensor-core rate takes
+/// the place of the structure only when it was measured for the same template
+/// (Calibration::gemm_fp16_template). Not priced (priced == false) without a structure.
+MainloopCost mainloop_cost(const GpuSpec& spec, const CostConstants& c, const StageWork& w,
+                           int64_t per_sm, int64_t waves);
 
 /// A stage: max(FLOPs at its rate, bytes at DRAM and L2 bandwidth), each scaled by the fraction
 /// of the GPU its grid keeps busy: waves of co-resident blocks (blocks per SM from its block,

@@ -114,6 +114,12 @@ struct BuiltStage {
   /// whether it loads them there (loop::StageInfo::weight_panel).
   std::string weight_panel;
   bool weight_panel_load = false;
+  /// The cost model's price of the stage alone (µs, schedule::StagePrice) and what bounds it;
+  /// for a tensor-core stage the mainloop structure it was priced from
+  /// (gpu::MainloopStructure::describe) and how (gpu::MainloopCost::from); empty otherwise.
+  double est_us = 0;
+  std::string bound;
+  std::string mainloop, priced_from;
   /// The node that names the stage: its first ONNX node, else its first TE, else its name.
   const std::string& anchor() const;
 };

@@ -341,6 +341,14 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       bs.schedule = info.schedule;
       bs.weight_panel = info.weight_panel;
       bs.weight_panel_load = info.weight_panel_load;
+      if (const size_t i = static_cast<size_t>(&info - k.stages.data()); i < kp.stages.size()) {
+        bs.est_us = kp.stages[i].cost.total_us;
+        bs.bound = kp.stages[i].cost.bound;
+        if (kp.stages[i].cost.mainloop.priced) {
+          bs.mainloop = kp.stages[i].work.mainloop.describe();
+          bs.priced_from = kp.stages[i].cost.mainloop.from;
+        }
+      }
       for (const te::Origin& o : info.origins)
         if (!o.node.empty() &&
             std::find(bs.nodes.begin(), bs.nodes.end(), o.node) == bs.nodes.end())

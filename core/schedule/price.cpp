@@ -27,6 +27,13 @@ class StageScan {
     std::vector<te::Tensor> reads, writes;
     bool tensor_core = false;
     int64_t local_elems = 0;
+    // The mainloop's structure (tensor-core stages): what computes, how operands are staged.
+    bool wmma = false, mma_sync = false, async_copy = false, epilogue_shared = false;
+    int64_t max_pending = -1;    ///< the largest wait_group N
+    int64_t acc_per_warp = 0;    ///< accumulator elements of wmma fragments per warp
+    int64_t acc_per_thread = 0;  ///< accumulator registers of mma.sync per thread
+    int64_t trips = 0;           ///< extent of the mainloop (0: not found)
+    int operand_bytes = 0;
   };
   StageScan(const loop::Kernel& k, size_t stages) : m_touch(std::max<size_t>(stages, 1)) {
     for (const te::Tensor& t : k.inputs) m_global.insert(t.get());
@@ -52,7 +59,29 @@ class StageScan {
     for (const te::Tensor& t : from.writes) add(into.writes, t);
     into.tensor_core |= from.tensor_core;
     into.local_elems += from.local_elems;
+    into.wmma |= from.wmma;
+    into.mma_sync |= from.mma_sync;
+    into.async_copy |= from.async_copy;
+    into.epilogue_shared |= from.epilogue_shared;
+    into.max_pending = std::max(into.max_pending, from.max_pending);
+    into.acc_per_warp += from.acc_per_warp;
+    into.acc_per_thread += from.acc_per_thread;
+    if (into.trips == 0) into.trips = from.trips;
+    if (into.operand_bytes == 0) into.operand_bytes = from.operand_bytes;
   }
+  static int operand_bytes(loop::MmaType t) {
+    return t == loop::MmaType::F16 || t == loop::MmaType::BF16 ? 2 : 4;
+  }
+  /// An open loop: whether its body computes MMAs and synchronizes (a block barrier or a
+  /// cp.async wait), and whether a loop inside it already does both (the mainloop is the
+  /// innermost such loop: the trip over k tiles).
+  struct Frame {
+    int64_t extent = 0;
+    bool mma = false, sync = false, inner = false;
+  };
+  std::vector<Frame> m_frames;
+  std::set<const te::TensorNode*> m_acc;             ///< mma.sync accumulators (d operands)
+  std::map<const te::TensorNode*, int64_t> m_local;  ///< Local buffers' elements per thread
   Touch& at(int stage) {
     if (stage < 0) return m_pending;
     return m_touch[std::min(static_cast<size_t>(stage), m_touch.size() - 1)];
@@ -89,7 +118,47 @@ class StageScan {
       m_barrier = false;
       if (stage >= 0) m_last_writer = stage;
     }
-    if (s.as<loop::BlockBarrier>()) ++block_barriers;
+    if (s.as<loop::BlockBarrier>()) {
+      ++block_barriers;
+      for (Frame& f : m_frames) f.sync = true;
+    }
+    if (s.as<loop::FragmentMma>()) {
+      at(stage).wmma = true;
+      for (Frame& fr : m_frames) fr.mma = true;
+    }
+    if (const loop::MmaSync* m = s.as<loop::MmaSync>()) {
+      Touch& t = at(stage);
+      t.tensor_core = t.mma_sync = true;
+      if (t.operand_bytes == 0) t.operand_bytes = operand_bytes(m->type);
+      if (m_acc.insert(m->d.get()).second) {
+        auto it = m_local.find(m->d.get());
+        t.acc_per_thread += it != m_local.end() ? it->second : 0;
+      }
+      for (Frame& fr : m_frames) fr.mma = true;
+    }
+    if (s.as<loop::AsyncCopy>()) at(stage).async_copy = true;
+    if (const loop::AsyncWait* w = s.as<loop::AsyncWait>()) {
+      at(stage).max_pending = std::max(at(stage).max_pending, w->pending);
+      for (Frame& f : m_frames) f.sync = true;
+    }
+    if (const loop::FragmentStore* f = s.as<loop::FragmentStore>())
+      if (!m_global.count(f->dest.get())) at(stage).epilogue_shared = true;
+    if (const loop::For* f = s.as<loop::For>()) {
+      const te::IntImm* e = f->extent.as<te::IntImm>();
+      m_frames.push_back(Frame{e ? e->value : 0});
+      for_direct_exprs(s, [&](const te::Expr& x) {
+        te::for_each_node(x, [&](const te::Expr& y) {
+          if (const te::Read* r = y.as<te::Read>()) read(stage, r->tensor);
+        });
+      });
+      walk(f->body, stage);
+      const Frame fr = m_frames.back();
+      m_frames.pop_back();
+      const bool mainloop = fr.mma && fr.sync && fr.extent > 1;
+      if (mainloop && !fr.inner && at(stage).trips == 0) at(stage).trips = fr.extent;
+      if ((mainloop || fr.inner) && !m_frames.empty()) m_frames.back().inner = true;
+      return;
+    }
     if (const loop::Store* st = s.as<loop::Store>()) write(stage, st->buffer);
     if (const loop::AtomicAdd* a = s.as<loop::AtomicAdd>()) {
       write(stage, a->buffer);
@@ -98,11 +167,19 @@ class StageScan {
     if (const loop::FragmentLoad* f = s.as<loop::FragmentLoad>()) read(stage, f->source);
     if (const loop::FragmentStore* f = s.as<loop::FragmentStore>()) write(stage, f->dest);
     if (s.as<loop::FragmentMma>()) at(stage).tensor_core = true;
-    if (const loop::FragmentAlloc* f = s.as<loop::FragmentAlloc>())
+    if (const loop::FragmentAlloc* f = s.as<loop::FragmentAlloc>()) {
       // A fragment spreads rows x cols elements over a warp's 32 lanes.
-      at(stage).local_elems += shape_numel(f->buffer->shape) * f->rows() * f->cols() / 32;
+      const int64_t elems = shape_numel(f->buffer->shape) * f->rows() * f->cols();
+      at(stage).local_elems += elems / 32;
+      if (f->role == loop::FragmentRole::Accumulator) at(stage).acc_per_warp += elems;
+      if (f->role == loop::FragmentRole::MatrixA && at(stage).operand_bytes == 0)
+        at(stage).operand_bytes = operand_bytes(f->type);
+    }
     if (const loop::Allocate* a = s.as<loop::Allocate>())
-      if (a->scope == loop::MemScope::Local) at(stage).local_elems += shape_numel(a->buffer->shape);
+      if (a->scope == loop::MemScope::Local) {
+        at(stage).local_elems += shape_numel(a->buffer->shape);
+        m_local[a->buffer.get()] = shape_numel(a->buffer->shape);
+      }
     // Reads in the expressions this statement holds, then its children. A flag wait reads two
     // numbers of the kernel's table of awaited ranges per block (its cost is the wait's price,
     // gpu::flag_wait_cost_us), not the table: that is no stage's traffic.
@@ -151,6 +228,35 @@ class StageScan {
   std::vector<Touch> m_touch;
   Touch m_pending;
 };
+
+/// The structure of a tensor-core stage's mainloop from what its scan found: wmma fragments
+/// staged synchronously, or mma.sync fed by cp.async groups (depth: the largest wait_group N
+/// plus the one computed), or by ordinary stores (synchronous).
+gpu::MainloopStructure mainloop_structure(const StageScan::Touch& t, const loop::Kernel& k,
+                                          int64_t flops, int64_t grid) {
+  gpu::MainloopStructure m;
+  if (!t.wmma && !t.mma_sync) return m;
+  const int64_t threads = std::max<int64_t>(k.launch.block_x, 1);
+  m.warps = std::max<int64_t>(1, (threads + loop::kWarpSize - 1) / loop::kWarpSize);
+  m.instruction = t.mma_sync ? "mma.sync" : "wmma";
+  if (t.mma_sync && t.async_copy) {
+    m.staging = gpu::MainloopStructure::Staging::Pipelined;
+    m.depth = static_cast<int>(std::max<int64_t>(t.max_pending, 0) + 1);
+  } else {
+    m.staging = gpu::MainloopStructure::Staging::Synchronous;
+    m.depth = 1;
+  }
+  m.tile_elems = t.mma_sync ? t.acc_per_thread * threads : t.acc_per_warp * m.warps;
+  if (m.tile_elems <= 0) m.tile_elems = 64 * 64;
+  m.operand_bytes = t.operand_bytes > 0 ? t.operand_bytes : 2;
+  m.epilogue_through_shared = t.epilogue_shared;
+  if (t.trips > 0 && flops > 0) {
+    const double reduction =
+        double(flops) / double(std::max<int64_t>(grid, 1)) / (2.0 * double(m.tile_elems));
+    m.k_per_step = std::max<int64_t>(1, std::llround(reduction / double(t.trips)));
+  }
+  return m;
+}
 
 }  // namespace
 
@@ -204,6 +310,7 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
     }
     const StageScan::Touch& t = touch[std::min(s, touch.size() - 1)];
     w.tensor_core = t.tensor_core;
+    if (t.tensor_core) w.mainloop = mainloop_structure(t, k, w.flops, w.grid);
     w.block = k.launch.block_x;
     w.regs = regs;
     w.smem = k.launch.dynamic_shared_bytes;
@@ -243,6 +350,7 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
       const gpu::StageWork& w = out.stages[i].work;
       together.flops += w.flops;
       together.tensor_core |= w.tensor_core;
+      if (!together.mainloop.known()) together.mainloop = w.mainloop;
       together.dram_read_bytes += w.dram_read_bytes;
       together.l2_read_bytes += w.l2_read_bytes;
       together.write_bytes += w.write_bytes;
@@ -294,10 +402,11 @@ std::string print(const KernelPrice& p) {
   for (const StagePrice& st : p.stages)
     s += fmt::format(
         "  {} [{}{}] grid {} x {}, {} per SM, {} waves: {:.2f} us (flop {:.2f}, "
-        "dram {:.2f}, l2 {:.2f})\n",
+        "dram {:.2f}, l2 {:.2f}){}\n",
         st.name, st.cost.bound, st.work.tensor_core ? ", tensor cores" : "", st.work.grid,
         st.work.block, st.cost.blocks_per_sm, st.cost.waves, st.cost.total_us, st.cost.flop_us,
-        st.cost.dram_us, st.cost.l2_us);
+        st.cost.dram_us, st.cost.l2_us,
+        st.cost.mainloop.priced ? "\n    mainloop " + st.cost.mainloop.from : std::string());
   return s;
 }
 

@@ -148,6 +148,11 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
         // Its GEMM's weights in a shared buffer for the whole kernel, loaded here or earlier.
         if (!st.weight_panel.empty())
           b["weight_panel"] = {{"buffer", st.weight_panel}, {"loads", st.weight_panel_load}};
+        // The stage's own price, and the mainloop structure a tensor-core stage was priced from.
+        b["est_us"] = st.est_us;
+        b["bound"] = st.bound;
+        if (!st.mainloop.empty())
+          b["mainloop"] = {{"structure", st.mainloop}, {"priced_from", st.priced_from}};
         built.push_back(std::move(b));
       }
       q["built_stages"] = built;

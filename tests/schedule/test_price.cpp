@@ -56,7 +56,11 @@ TEST(CostV2, TensorCoresOnlyForStagesThatUseThem) {
   w.tensor_core = true;
   gpu::StageCost tc = gpu::stage_cost(a100(), fp16, w);
   EXPECT_NEAR(simt.flop_us, 1e9 / 19.5e12 * 1e6, 1e-6);
-  EXPECT_NEAR(tc.flop_us, 1e9 / 312e12 * 1e6, 1e-6);
+  // Tensor cores are faster than the SIMT cores, but a stage is priced from its mainloop's
+  // structure (here none is known: the synchronous template's), never at the 312 TFLOP/s peak.
+  EXPECT_TRUE(tc.mainloop.priced);
+  EXPECT_GT(tc.flop_us, 1e9 / 312e12 * 1e6 * 1.05);
+  EXPECT_LT(tc.flop_us, simt.flop_us);
 }
 
 TEST(CostV2, BytesAtDramAndL2Bandwidth) {

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "app/cli/cmd_sweep.h"
 #include "app/cli/commands.h"
 #include "core/support/error.h"
 
@@ -284,6 +285,14 @@ int main(int argc, char** argv) {
                      "NVRTC targets at kernel level, comma-separated (default sm_80; none: off)");
   c_conf->add_option("--sample", conf.sample, "run every Nth test only (name order)");
 
+  // The rest of the line goes to the Python sweep (its own --help lists its options).
+  auto* c_sweep = app.add_subcommand(
+      "sweep",
+      "plan, compile, verify and profile every model x strategy x GPU of a manifest, on "
+      "this machine's cores or a Dask cluster (MANIFEST [--scheduler ADDR] [--out DIR])");
+  c_sweep->prefix_command();
+  c_sweep->set_help_flag();  // --help is the sweep's own
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -309,6 +318,7 @@ int main(int argc, char** argv) {
     if (*c_cal) return run_calibrate(cal);
     if (*c_report) return run_report(report);
     if (*c_cache) return run_cache(cache);
+    if (*c_sweep) return run_sweep(c_sweep->remaining());
   } catch (const souffle::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

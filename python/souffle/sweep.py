@@ -2,7 +2,7 @@
 model x strategy tasks, on this machine's cores or on a Dask distributed cluster.
 
     souffle.sweep(["a.onnx", "b.onnx"], strategies=["rules", "souffle"], gpus=["a100", "h100"])
-    python3 -m souffle.sweep MANIFEST.json [--scheduler tcp://host:8786] [--out DIR]
+    python3 -m souffle sweep MANIFEST.json [--scheduler tcp://host:8786] [--out DIR]
     souffle-cli sweep MANIFEST.json ...        (runs the line above)
 
 A task that raises or whose process dies (a lost worker, a crash) is run again, up to `retries`
@@ -170,7 +170,7 @@ class SweepResult:
     def to_html(self, path=None):
         cols = [c for c in self.columns() if c != "path"]
         ok = sum(r["status"] == "ok" for r in self.rows)
-        retried = sum(t["attempts"] > 1 for t in self.tasks)
+        retried = sum(t["attempts"] > 1 or bool(t["problems"]) for t in self.tasks)
         out = ["<!doctype html><meta charset='utf-8'><title>Souffle sweep</title>",
                "<style>body{font:13px sans-serif}td,th{padding:2px 6px;border-bottom:1px solid "
                "#ddd;text-align:right}td.l,th{text-align:left}tr.failed{background:#fdd}</style>",
@@ -256,32 +256,69 @@ class _Tracker:
         return False
 
 
+def _pool_task(i, spec, marks):
+    """run_task in a pool's process, first leaving a mark that task `i` started there."""
+    with open(os.path.join(marks, str(i)), "w", encoding="utf-8"):
+        pass
+    return run_task(spec)
+
+
 def _run_local(specs, tracker, workers):
-    """A process pool on this machine; a pool broken by a dead process is made again and the
-    tasks it had not finished are submitted again (each such task counts an attempt)."""
-    pending = list(range(len(specs)))
+    """A process pool on this machine. A process that dies breaks the whole pool, so the tasks
+    it had started and not finished are suspects: each runs again alone in a process of its
+    own, where a death is its own (an attempt counted); tasks not yet started go back to the
+    pool without counting one."""
+    import tempfile
+
     ctx = multiprocessing.get_context("spawn")
-    while pending:
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures = {}
-            for i in pending:
-                tracker.started(i)
-                futures[pool.submit(run_task, specs[i])] = i
-            pending = []
-            broken = False
+    queue = list(range(len(specs)))
+    while queue:
+        suspects = []
+        with tempfile.TemporaryDirectory() as marks, \
+                cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = {pool.submit(_pool_task, i, specs[i], marks): i for i in queue}
+            queue = []
             for f in cf.as_completed(futures):
                 i = futures[f]
                 try:
-                    tracker.done(i, f.result())
-                except cf.process.BrokenProcessPool as e:
-                    broken = True
-                    if tracker.failed(i, f"worker process died ({e.__class__.__name__})"):
-                        pending.append(i)
-                except Exception as e:  # noqa: BLE001 — any failure of the task is reported
+                    value = f.result()
+                except cf.process.BrokenProcessPool:
+                    if os.path.exists(os.path.join(marks, str(i))):
+                        suspects.append(i)
+                        tracker.tasks[i]["problems"].append(
+                            "its pool's process died while it ran: run again alone")
+                    else:
+                        queue.append(i)
+                    continue
+                except Exception as e:  # noqa: BLE001 — a failure of the task is reported
+                    tracker.started(i)
                     if tracker.failed(i, f"{e.__class__.__name__}: {e}"):
-                        pending.append(i)
-            if broken:
-                pool.shutdown(wait=False, cancel_futures=True)
+                        queue.append(i)
+                    continue
+                tracker.started(i)
+                tracker.done(i, value)
+        # Each suspect alone, `workers` at a time, until it ends or its attempts run out.
+        while suspects:
+            batch, suspects = suspects[:workers], suspects[workers:]
+            pools = [cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) for _ in batch]
+            try:
+                futures = {}
+                for i, pool in zip(batch, pools):
+                    tracker.started(i)
+                    futures[pool.submit(run_task, specs[i])] = i
+                for f in cf.as_completed(futures):
+                    i = futures[f]
+                    try:
+                        tracker.done(i, f.result())
+                    except cf.process.BrokenProcessPool:
+                        if tracker.failed(i, "its process died"):
+                            suspects.append(i)
+                    except Exception as e:  # noqa: BLE001
+                        if tracker.failed(i, f"{e.__class__.__name__}: {e}"):
+                            suspects.append(i)
+            finally:
+                for pool in pools:
+                    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_dask(specs, tracker, client):

@@ -1,0 +1,116 @@
+"""Sweeps: every step on this machine's processes, tasks whose process dies run again and are
+then reported, and the sample models x 4 strategies on a Dask cluster of 2 worker processes that
+loses one of them mid-run."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import souffle
+from conftest import CLI, SAMPLES, SOURCE, sample
+
+
+def test_every_step_locally(tmp_path):
+    r = souffle.sweep([sample("mmoe")], strategies=["rules", "souffle"], workers=2,
+                      archs=["sm_80"], out=str(tmp_path))
+    assert r.ok, r.failed
+    assert [(x["model"], x["strategy"]) for x in r.rows] == [("mmoe", "rules"),
+                                                            ("mmoe", "souffle")]
+    want = souffle.load(sample("mmoe")).plan(strategy="rules").data
+    row = r.rows[0]
+    assert (row["kernels"], row["est_time_us"]) == (want["kernels"], want["est_time_us"])
+    assert row["compile_errors"] == 0 and row["verified"] and row["end_to_end_us"] > 0
+    assert row["profile_device"] == "CPU emulator"
+    with open(tmp_path / "sweep.csv", encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == 2
+    assert json.loads((tmp_path / "sweep.json").read_text())["rows"] == r.rows
+    assert "2 ok, 0 failed" in (tmp_path / "sweep.html").read_text()
+
+
+def test_dead_processes_are_retried_then_reported(tmp_path, monkeypatch):
+    models = [sample(m) for m in ("bert", "mmoe", "lstm")]
+    # One process dies once: its task runs again alone and every row comes back.
+    monkeypatch.setenv("SOUFFLE_SWEEP_CRASH_ONCE", str(tmp_path / "crashed"))
+    r = souffle.sweep(models, strategies=["rules", "souffle"], steps=["plan"], workers=2)
+    assert r.ok and len(r.rows) == 6
+    assert any("died" in p for t in r.tasks for p in t["problems"])
+    # Every process running mmoe dies: after 1 + 1 attempts its tasks are reported failed,
+    # the others are complete.
+    monkeypatch.delenv("SOUFFLE_SWEEP_CRASH_ONCE")
+    monkeypatch.setenv("SOUFFLE_SWEEP_CRASH", "mmoe")
+    r = souffle.sweep(models, strategies=["rules", "souffle"], steps=["plan"], workers=2,
+                      retries=1)
+    assert len(r.rows) == 6
+    assert [(x["model"], x["strategy"]) for x in r.failed] == [("mmoe", "rules"),
+                                                              ("mmoe", "souffle")]
+    assert all("gave up after 2 attempts" in x["error"] for x in r.failed)
+    assert all(x["status"] == "ok" for x in r.rows if x["model"] != "mmoe")
+    assert "2 failed" in r.to_html()
+
+
+def test_a_model_that_fails_is_a_row_not_a_retry(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    r = souffle.sweep([str(bad), sample("mmoe")], strategies=["rules"], steps=["plan"],
+                      workers=2)
+    assert [x["status"] for x in r.rows] == ["failed", "ok"]
+    assert r.rows[0]["failed_step"] == "load" and "not a valid ONNX model" in r.rows[0]["error"]
+    assert r.tasks[0]["attempts"] == 1
+
+
+def test_dask_cluster_loses_a_worker(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    models = [sample(m) for m in SAMPLES]
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    killed = {}
+    try:
+        pids = client.run(os.getpid)
+
+        def on_task(task, rows):
+            if killed:
+                return
+            # Kill a worker that is running tasks now; the scheduler gives them to the other.
+            for addr, keys in client.processing().items():
+                if keys and addr in pids:
+                    killed.update(pid=pids[addr], keys=set(keys))
+                    os.kill(pids[addr], signal.SIGKILL)
+                    return
+
+        r = souffle.sweep(models, steps=["plan"], scheduler=client, out=str(tmp_path),
+                          progress=on_task)
+    finally:
+        client.close()
+        cluster.close()
+    assert killed, "no worker was killed"
+    assert len(r.rows) == len(SAMPLES) * 4 and r.ok, r.failed
+    # Every task the killed worker held ran to the end in another process.
+    by_key = {f"{t['model']}-{t['strategy']}": t for t in r.tasks}
+    held = [by_key[k.split("souffle-", 1)[1].rsplit("-", 2)[0]] for k in killed["keys"]]
+    assert held and all(t["status"] == "ok" for t in held)
+    assert all(not t["worker"].endswith(f":{killed['pid']}") for t in held)
+    with open(tmp_path / "sweep.csv", encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == len(SAMPLES) * 4
+
+
+def test_cli_sweep_runs_a_manifest(tmp_path):
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({
+        "models": [os.path.relpath(sample("mmoe"), tmp_path)],
+        "strategies": ["unfused", "souffle"], "steps": ["plan", "verify"], "workers": 2}))
+    out = tmp_path / "out"
+    p = subprocess.run([CLI, "sweep", str(manifest), "--out", str(out)], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((out / "sweep.json").read_text())["rows"]
+    assert [(x["strategy"], x["status"], x["verified"]) for x in rows] == [
+        ("unfused", "ok", True), ("souffle", "ok", True)]
+    p = subprocess.run([CLI, "sweep", str(tmp_path / "missing.json")], capture_output=True,
+                       text=True)
+    assert p.returncode == 2 and "missing.json" in p.stderr

@@ -30,6 +30,23 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
+
+# nvdisasm (SASS of the compiled kernels: compile --sass, the explorer's SASS tab, test_sass):
+# the CUDA toolkit's when it has one, else NVIDIA's nvidia-cuda-nvdisasm wheel unpacked into
+# $BUILD_DIR/tools/nvdisasm (the earliest 13.x on the index: NVRTC here is 13.0).
+NVDISASM_WHEEL=${NVDISASM_WHEEL:-nvidia-cuda-nvdisasm==13.2.51}
+if ! command -v nvdisasm >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvdisasm ] &&
+   [ ! -x "$BUILD_DIR/tools/nvdisasm/nvidia/cu13/bin/nvdisasm" ]; then
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends python3-pip
+  fi
+  echo "setup: installing $NVDISASM_WHEEL into $BUILD_DIR/tools/nvdisasm"
+  mkdir -p "$BUILD_DIR/tools"
+  python3 -m pip install -q --no-deps --target "$BUILD_DIR/tools/nvdisasm" "$NVDISASM_WHEEL"
+fi
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi

@@ -13,6 +13,7 @@
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
 #include "core/session/profile.h"
+#include "core/session/sass_report.h"
 #include "core/session/tune_measure.h"
 #include "core/support/error.h"
 
@@ -222,6 +223,17 @@ int run_compile(const CompileCliOptions& o) {
           {{"problem", t.problem}, {"timer", t.timer}, {"candidates", c}, {"note", t.note}});
     }
 
+  // The SASS of every kernel by stage, and what a tensor-core stage's lacks.
+  std::vector<std::vector<KernelSass>> sass;
+  std::vector<std::string> sass_problem_lines;
+  if (o.sass) {
+    if (gpu::find_nvdisasm().empty()) throw UserError("--sass: " + gpu::nvdisasm_missing_message());
+    sass = sass_of_all(rep.kernels, copts.archs, copts.use_cache);
+    for (const std::vector<KernelSass>& per_arch : sass)
+      for (const KernelSass& s : per_arch)
+        for (const std::string& line : sass_problems(s)) sass_problem_lines.push_back(line);
+  }
+
   if (o.common.json) {
     nlohmann::json j;
     j["model"] = o.common.model;
@@ -230,6 +242,12 @@ int run_compile(const CompileCliOptions& o) {
     j["archs"] = copts.archs;
     nlohmann::json ks = nlohmann::json::array();
     for (const CompiledKernel& k : rep.kernels) ks.push_back(kernel_json(k));
+    for (size_t i = 0; i < sass.size(); ++i) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const KernelSass& s : sass[i]) a.push_back(sass_json(s));
+      ks[i]["sass"] = a;
+    }
+    if (o.sass) j["sass_problems"] = sass_problem_lines;
     j["kernels"] = ks;
     int barriers = 0;
     for (const nlohmann::json& k : ks) barriers += k["grid_barriers"].get<int>();
@@ -307,6 +325,22 @@ int run_compile(const CompileCliOptions& o) {
         std::cout << fmt::format("  image of {} shared by {}\n", rep.kernels[i].name, sharing);
     }
     std::cout << cache_summary_line(cache_summary(rep, copts.use_cache)) << "\n";
+    if (o.sass) {
+      std::cout << fmt::format(
+          "SASS per kernel and arch: {:>7} {:>5} {:>6} {:>5} {:>4} {:>4} {:>4}\n", "instr", "MMA",
+          "async", "LDSM", "BAR", "LDL", "STL");
+      for (const std::vector<KernelSass>& per_arch : sass)
+        for (const KernelSass& s : per_arch) {
+          if (!s.ok) {
+            std::cout << fmt::format("  {} {}: {}\n", s.kernel, s.arch, s.error);
+            continue;
+          }
+          std::cout << fmt::format("  {:<16} {:<6} {:>7} {:>5} {:>6} {:>5} {:>4} {:>4} {:>4}\n",
+                                   s.kernel, s.arch, s.mix.total, s.mix.mma, s.mix.async_copy,
+                                   s.mix.ldsm, s.mix.bar, s.mix.local_load, s.mix.local_store);
+        }
+      for (const std::string& p : sass_problem_lines) std::cout << "SASS problem: " << p << "\n";
+    }
     if (!o.out.empty())
       std::cout << fmt::format("bundle: {} files in {}{}\n", bundle.files.size(), o.out,
                                bundle.harness ? "" : " (no harness: see ERRORS.txt)");

@@ -78,6 +78,9 @@ struct CompileCliOptions {
   bool no_cache = false;
   /// Each launch compiled alone, also where launches run the same code (CompileOptions::dedup).
   bool no_dedup = false;
+  /// Each kernel's SASS (nvdisasm) counted per stage: MMAs, async copies, ldmatrix, barriers,
+  /// local memory.
+  bool sass = false;
 };
 
 struct ReportCliOptions {

@@ -162,6 +162,10 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--no-dedup", compile.no_dedup,
                       "compile each launch alone under its own name, even where launches run the "
                       "same code (for comparison)");
+  c_compile->add_flag("--sass", compile.sass,
+                      "disassemble each kernel's cubin (nvdisasm, compiled again with line "
+                      "information) and count its instructions per stage: MMA, cp.async/TMA, "
+                      "ldmatrix, barriers, local memory");
   c_compile->add_flag("--json", compile.common.json, "print one JSON object");
   c_compile->add_flag("-q,--quiet", compile.common.quiet, "no progress on stderr");
   c_compile->add_option("--dim", compile.common.dims, "bind a symbolic dimension: name=value");

@@ -71,6 +71,7 @@ json profile_report_json(const ProfileReport& r) {
                   {"cooperative", k.cooperative},
                   {"registers", k.registers},
                   {"image", k.image},
+                  {"image_file", k.image_file},
                   {"dram_read_bytes", k.dram_read_bytes},
                   {"dram_write_bytes", k.dram_write_bytes},
                   {"achieved_occupancy", k.achieved_occupancy},
@@ -188,6 +189,7 @@ ProfileReport read_profile_report(const json& j) {
       m.cooperative = field(x, "cooperative", "kernels[].", false);
       m.registers = field(x, "registers", "kernels[].", 0);
       m.image = field(x, "image", "kernels[].", std::string());
+      m.image_file = field(x, "image_file", "kernels[].", std::string());
       m.dram_read_bytes = field(x, "dram_read_bytes", "kernels[].", -1.0);
       m.dram_write_bytes = field(x, "dram_write_bytes", "kernels[].", -1.0);
       m.achieved_occupancy = field(x, "achieved_occupancy", "kernels[].", -1.0);
@@ -458,6 +460,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       if (info.count(m.name)) {
         m.registers = info[m.name].value("registers", 0);
         m.image = info[m.name].value("image", "");
+        m.image_file = info[m.name].value("image_file", "");
       }
       // The runner gives the counters in launch order, named after their kernels.
       const size_t i = r.kernels.size();

@@ -65,6 +65,9 @@ struct KernelMeasurement {
   bool cooperative = false;
   int registers = 0;
   std::string image;  ///< what the runner loaded ("cubin sm_90", "ptx sm_80 (JIT ...)")
+  /// The bundle file it was loaded from: launches of the same code name the same file, one
+  /// image loaded once (docs/compile_dedup.md).
+  std::string image_file;
   /// Hardware counters of one run (CUPTI's range profiler); -1 where not measured.
   double dram_read_bytes = -1, dram_write_bytes = -1;
   double achieved_occupancy = -1;  ///< active warps over the SM's peak, 0..1

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -27,6 +28,49 @@ constexpr int64_t kWarp = loop::kWarpSize;
 /// (atomics or partials) stays small against the work.
 constexpr int64_t kMinPerThread = 8;
 
+/// A consumer that reads the reduction `main`'s row result through a reshape dropping or adding
+/// axes of extent 1 only (a global average pool's division, which the vertical transformation
+/// composes into the Flatten after it): the consumer's element in main's vars (its unit axes 0),
+/// when every read of main is at the consumer's own element. Nothing otherwise.
+std::optional<std::vector<Expr>> reshaped_row(const te::ComputeOp& main,
+                                              const te::ComputeOp& consumer) {
+  if (consumer.reduce != te::ReduceKind::None) return std::nullopt;
+  std::vector<size_t> mu, cu;  // the axes of extent > 1
+  for (size_t d = 0; d < main.axes.size(); ++d)
+    if (main.axes[d].extent != 1) mu.push_back(d);
+  for (size_t d = 0; d < consumer.axes.size(); ++d)
+    if (consumer.axes[d].extent != 1) cu.push_back(d);
+  if (mu.size() != cu.size()) return std::nullopt;
+  std::vector<Expr> in_main(consumer.axes.size(), ic(0));
+  for (size_t k = 0; k < mu.size(); ++k) {
+    if (main.axes[mu[k]].extent != consumer.axes[cu[k]].extent) return std::nullopt;
+    in_main[cu[k]] = main.axes[mu[k]].var;
+  }
+  bool reads = false, own = true;
+  te::for_each_node(consumer.body, [&](const Expr& n) {
+    const te::Read* r = n.as<te::Read>();
+    if (!r || r->tensor != main.output) return;
+    reads = true;
+    if (r->indices.size() != main.axes.size()) {
+      own = false;
+      return;
+    }
+    for (size_t d = 0, k = 0; d < main.axes.size(); ++d) {
+      const Expr& i = r->indices[d];
+      if (main.axes[d].extent != 1) {
+        own &= i.same_as(consumer.axes[cu[k++]].var);
+        continue;
+      }
+      const te::IntImm* zero = i.as<te::IntImm>();
+      bool unit_var = false;
+      for (const te::IterVar& ax : consumer.axes) unit_var |= ax.extent == 1 && ax.var.same_as(i);
+      own &= (zero && zero->value == 0) || unit_var;
+    }
+  });
+  if (!reads || !own) return std::nullopt;
+  return in_main;
+}
+
 /// The store of a row result: the reduction's element, then each epilogue TE at the same
 /// element, computed by the same thread (the value of each kept in a one-element register so
 /// that later epilogue TEs read it there). Tensors in `on_chip` are not written.
@@ -51,10 +95,17 @@ class RowStore {
       v = te::read(reg, {ic(0)});
     }
     in_regs[m_op.output.get()] = v;
-    keep(m_op.output, v, out);
+    keep(m_op.output, axis_vars(m_op), v, out);
     for (const te::ComputeOp* e : m_epilogue) {
+      // e's element in the reduction's vars: the same axes, or a reshape over unit axes.
+      std::vector<Expr> index = axis_vars(m_op);
+      if (e->axes.size() != m_op.axes.size()) {
+        std::optional<std::vector<Expr>> row = reshaped_row(m_op, *e);
+        SOUFFLE_CHECK(row.has_value(), "epilogue " + e->name + " does not read its row");
+        index = *row;
+      }
       std::unordered_map<const te::ExprNode*, Expr> axes;
-      for (size_t d = 0; d < m_op.axes.size(); ++d) axes[e->axes[d].var.get()] = m_op.axes[d].var;
+      for (size_t d = 0; d < e->axes.size(); ++d) axes[e->axes[d].var.get()] = index[d];
       Expr ev = te::rewrite_reads(te::substitute(e->body, axes),
                                   [&](const te::Read& rd, const std::vector<Expr>&) -> Expr {
                                     auto it = in_regs.find(rd.tensor.get());
@@ -64,7 +115,7 @@ class RowStore {
       m_scalars.push_back(reg);
       out.push_back(loop::store(reg, {ic(0)}, ev));
       in_regs[e->output.get()] = te::read(reg, {ic(0)});
-      keep(e->output, in_regs[e->output.get()], out);
+      keep(e->output, index, in_regs[e->output.get()], out);
     }
     SOUFFLE_CHECK(!m_outputs.empty(), "reduction " + m_op.name + " stores nothing");
     return loop::seq(std::move(out));
@@ -85,9 +136,9 @@ class RowStore {
   }
 
  private:
-  void keep(const Tensor& t, const Expr& v, std::vector<Stmt>& out) {
+  void keep(const Tensor& t, std::vector<Expr> index, const Expr& v, std::vector<Stmt>& out) {
     if (std::find(m_on_chip.begin(), m_on_chip.end(), t) != m_on_chip.end()) return;
-    out.push_back(loop::store(t, axis_vars(m_op), v));
+    out.push_back(loop::store(t, std::move(index), v));
     m_outputs.push_back(t);
   }
 
@@ -350,7 +401,10 @@ bool is_reduction_epilogue(const te::ComputeOp& main,
                            const te::ComputeOp& consumer) {
   if (main.reduce == te::ReduceKind::None || classify(main) != ScheduleKind::Reduction)
     return false;
-  return detail::is_elementwise_follower(main, group, consumer);
+  if (detail::is_elementwise_follower(main, group, consumer)) return true;
+  // The first epilogue TE may read the row through a reshape over unit axes (GAP -> Flatten).
+  return group.empty() && consumer.axes.size() != main.axes.size() &&
+         detail::reshaped_row(main, consumer).has_value();
 }
 
 bool reduction_splits_rows(const te::ComputeOp& op, const ScheduleConfig& config) {

@@ -112,3 +112,42 @@ TEST(ReductionEpilogue, RefusesReadsOfOtherElementsAndSplitRows) {
 
 }  // namespace
 }  // namespace souffle
+
+namespace souffle {
+namespace {
+
+// A global average pool's division composed into the Flatten after it (what the vertical
+// transformation makes of GlobalAveragePool -> Flatten): flat[0, c] = gap[0, c, 0, 0] / 4 reads
+// the row through a reshape over unit axes only, and is stored by the row's thread.
+TEST(ReductionEpilogue, FlattenOfAPoolReadsItsRowThroughUnitAxes) {
+  const int64_t ch = 96;
+  Tensor x = te::make_input("x", {1, ch, 2, 2}, DType::Float32);
+  te::Op gap = te::reduce("gap", {1, ch, 1, 1}, DType::Float32, te::ReduceKind::Sum, {2, 2},
+                          [&](const std::vector<Expr>& i, const std::vector<Expr>& k) {
+                            return te::read(x, {i[0], i[1], k[0], k[1]});
+                          });
+  te::Op flat = te::compute("flat", {1, ch}, DType::Float32, [&](const std::vector<Expr>& i) {
+    return te::read(gap->output, {i[0], i[1], te::int_imm(0), te::int_imm(0)}) / te::float_imm(4.0);
+  });
+  // Another column than its own: no epilogue.
+  te::Op shifted = te::compute("shifted", {1, ch - 1}, DType::Float32, [&](const auto& i) {
+    return te::read(gap->output, {i[0], i[1] + te::int_imm(1), te::int_imm(0), te::int_imm(0)});
+  });
+  EXPECT_FALSE(schedule::is_reduction_epilogue(*gap, {}, *shifted));
+  ASSERT_TRUE(schedule::is_reduction_epilogue(*gap, {}, *flat));
+  loop::Kernel k = schedule::schedule_reduction_fused(*gap, {flat.get()}, {}, {gap->output});
+  ASSERT_EQ(k.outputs.size(), 1u) << loop::print(k);
+  EXPECT_EQ(k.outputs[0], flat->output);
+  te::TeProgram p = schedule_test::program_of({gap, flat});
+  auto xv = schedule_test::random_data(x, 7);
+  std::vector<ConstTensorPtr> want = interp::run(p, {xv});
+  emulate::Buffers buffers{{x->name, xv}};
+  emulate::run_kernel(k, buffers);
+  size_t at = 0;
+  while (at < p.outputs.size() && p.outputs[at] != flat->output) ++at;
+  ASSERT_LT(at, p.outputs.size());
+  EXPECT_LE(schedule_test::rel_l2(*buffers.at(flat->name), *want.at(at)), 1e-6);
+}
+
+}  // namespace
+}  // namespace souffle

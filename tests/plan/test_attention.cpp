@@ -217,6 +217,33 @@ TEST_P(Attention, VerifiesAtTeAndKernelLevel) {
 INSTANTIATE_TEST_SUITE_P(Models, Attention, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// A user's cut inside a chain leaves it as separate stages, and the site says why; a re-plan
+// decides the same as the plan.
+TEST(AttentionEdits, CutInsideTheChainAndReplan) {
+  const Case& c = cases()[3];  // gpt_causal
+  const plan::FusionPlan p = plan::plan(model_of(c).program, souffle_options());
+  ASSERT_EQ(attention_sites(p).size(), 1u);
+  const plan::TransformSite& site = *attention_sites(p)[0];
+  const plan::FusionPlan again = plan::replan(p, souffle_options());
+  EXPECT_EQ(decisions_of(again, plan::DecisionKind::FusedAttention).size(), 1u);
+  EXPECT_EQ(again.est_time_us, p.est_time_us);
+  plan::Decisions cut;
+  cut.edits.push_back({plan::Edit::Kind::Split, site.ops[2], ""});  // before the row sum
+  const plan::FusionPlan split =
+      plan::plan(model_of(c).program, souffle_options(gpu::Precision::FP32, cut));
+  plan::verify(split);
+  ASSERT_EQ(split.applied.size(), 1u);
+  EXPECT_TRUE(decisions_of(split, plan::DecisionKind::FusedAttention).empty());
+  ASSERT_EQ(attention_sites(split).size(), 1u);
+  EXPECT_FALSE(attention_sites(split)[0]->applied);
+  EXPECT_NE(attention_sites(split)[0]->reason.find("different kernels"), std::string::npos)
+      << attention_sites(split)[0]->reason;
+  const KernelVerifyReport rep =
+      verify_kernels(model_of(c), read_test_data(c.dir), souffle_options(gpu::Precision::FP32, cut),
+                     VerifyOptions{});
+  EXPECT_TRUE(rep.ok()) << rep.error;
+}
+
 TEST(AttentionCuda, FusedStageCompilesWithNvrtc) {
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "this build has no NVRTC";
   for (const char* name : {"vit", "gpt_causal_fp16"}) {

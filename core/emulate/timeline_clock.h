@@ -83,6 +83,23 @@ inline TimelineClock::TimelineClock(int64_t grid, int64_t block)
       m_recorded(static_cast<size_t>(grid), 0) {}
 
 inline void TimelineClock::tick(const std::vector<int32_t>& lanes) {
+  const size_t n = lanes.size();
+  if (m_block % loop::kWarpSize == 0) {
+    // Blocks of whole warps: lane l is in the grid's warp l / 32; a whole warp present (32
+    // consecutive lanes from a multiple of 32) is skipped at once.
+    for (size_t i = 0; i < n;) {
+      const int32_t l = lanes[i];
+      const int64_t w = l / loop::kWarpSize;
+      ++m_cycles[static_cast<size_t>(w)];
+      if (l % loop::kWarpSize == 0 && i + 31 < n && lanes[i + 31] == l + 31) {
+        i += 32;
+        continue;
+      }
+      const int64_t next = (w + 1) * loop::kWarpSize;
+      while (i < n && lanes[i] < next) ++i;
+    }
+    return;
+  }
   int64_t last = -1;
   for (int32_t l : lanes) {
     const int64_t b = l / m_block;

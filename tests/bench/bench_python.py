@@ -5,7 +5,7 @@ and 2 workers. Medians (min-max) of --runs runs; the machine's cores and load be
     bench_python.py plan CLI MODEL.onnx [--runs 3] [--strategy souffle]
         `souffle-cli plan MODEL --json` (a process: load, plan, print) beside a Python process
         doing souffle.load + plan + to_json, and the same load + plan inside one session
-    bench_python.py sweep [--models DIR] [--steps plan] [--runs 3] [--dask]
+    bench_python.py sweep [--models DIR] [--skip a,b] [--steps plan] [--runs 3] [--dask]
         souffle.sweep of every model in DIR (default sample_models) x 4 strategies on local
         processes, 1 then 2 workers; with --dask also on a local Dask cluster of 1 and 2 workers
 
@@ -60,8 +60,9 @@ def bench_sweep(a):
     import souffle
 
     folder = a.models
+    skip = set(a.skip.split(",")) if a.skip else set()
     models = sorted(os.path.join(folder, d, "model.onnx") for d in os.listdir(folder)
-                    if os.path.exists(os.path.join(folder, d, "model.onnx")))
+                    if d not in skip and os.path.exists(os.path.join(folder, d, "model.onnx")))
     steps = a.steps.split(",")
     print(f"sweep of {len(models)} models x 4 strategies, steps {','.join(steps)}, {a.runs} runs")
     for n in (1, 2):
@@ -98,6 +99,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     s.add_argument("--models", default=os.path.join(here, "..", "..", "sample_models"))
     s.add_argument("--steps", default="plan")
+    s.add_argument("--skip", help="model folders to leave out, comma-separated")
     s.add_argument("--runs", type=int, default=3)
     s.add_argument("--dask", action="store_true")
     a = ap.parse_args()

@@ -197,7 +197,48 @@ class VerifyResult(_Result):
 
 
 class ProfileResult(_Result):
-    """The runner's measurement (profile --json's report of one strategy)."""
+    """The runner's measurement (profile --json's report of one strategy). In a notebook it
+    draws as a timeline: each kernel a bar at its median time after its median gap."""
+
+    def timeline(self):
+        """[(kernel, start_us, end_us)] of one run laid out from the medians."""
+        t, out = 0.0, []
+        for k in self.get("kernels", []):
+            t += k.get("gap_us", {}).get("median", 0.0)
+            d = k.get("time_us", {}).get("median", 0.0)
+            out.append((k["name"], t, t + d))
+            t += d
+        return out
+
+    def timeline_svg(self, width=720):
+        """The timeline as an SVG Gantt chart, one row per kernel."""
+        rows = self.timeline()
+        end = max((e for _, _, e in rows), default=0.0) or 1.0
+        left, row_h = 150, 18
+        h = 30 + row_h * len(rows)
+        unit = "us" if self.get("backend") == "cuda" else "us (CPU, emulator)"
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" '
+               f'font-family="sans-serif" font-size="11">',
+               f'<text x="4" y="14">{html.escape(self.get("strategy", ""))} on '
+               f'{html.escape(self.get("device", ""))}: {end:.1f} {unit}</text>']
+        scale = (width - left - 10) / end
+        for i, (name, a, b) in enumerate(rows):
+            y = 22 + i * row_h
+            colour = _PALETTE[i % len(_PALETTE)]
+            out.append(f'<text x="4" y="{y + 12}">{html.escape(name)}</text>')
+            out.append(f'<rect x="{left + a * scale:.1f}" y="{y}" '
+                       f'width="{max(1.0, (b - a) * scale):.1f}" height="{row_h - 4}" '
+                       f'fill="{colour}"><title>{html.escape(name)}: {b - a:.2f} us from '
+                       f'{a:.2f} us</title></rect>')
+        out.append("</svg>")
+        return "\n".join(out)
+
+    def _repr_svg_(self):
+        return self.timeline_svg()
+
+
+_PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+            "#ff9da7", "#9c755f", "#bab0ac"]
 
 
 def _edit_list(merge, split, pin, force, forbid, sync):

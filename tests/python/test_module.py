@@ -169,6 +169,11 @@ def test_profile_on_the_emulator(models):
     assert r.verified, r
     assert len(r.kernels) == p.data["launches"]
     assert r.end_to_end_us > 0
+    bars = r.timeline()
+    assert [b[0] for b in bars] == [k["name"] for k in r.kernels]
+    assert all(a <= b for _, a, b in bars) and bars == sorted(bars, key=lambda x: x[1])
+    svg = r._repr_svg_()
+    assert svg.count("<rect") == len(bars) and "CPU, emulator" in svg
 
 
 def test_report_and_notebook_drawings(models, tmp_path):

@@ -1009,7 +1009,8 @@ class Machine {
   void count_banks(const Mem& m, const std::vector<int64_t>& flat, const Lanes& lanes,
                    const char* kind, int64_t elements = 1) {
     const int64_t es = dtype_size(m.dtype);
-    BankStats& st = (*m_opt.bank_conflicts)[m_kernel->name + "/" + m_stage][kind];
+    BankStats& st =
+        (*m_opt.bank_conflicts)[m_kernel->name + "/" + m_stage][std::string(kind) + " " + m.name];
     for (size_t i = 0; i < lanes.size();) {
       const int32_t warp = lanes[i] / static_cast<int32_t>(loop::kWarpSize);
       std::vector<int64_t> addr(loop::kWarpSize, -1);
@@ -1143,7 +1144,8 @@ class Machine {
       if (m_opt.bank_conflicts) {
         int64_t ideal = 0;
         const int64_t w = mma::ldmatrix_wavefronts(rows, n.count, ideal);
-        BankStats& st = (*m_opt.bank_conflicts)[m_kernel->name + "/" + m_stage]["ldmatrix"];
+        BankStats& st =
+            (*m_opt.bank_conflicts)[m_kernel->name + "/" + m_stage]["ldmatrix " + src.name];
         ++st.accesses;
         st.wavefronts += w;
         st.conflicts += w - ideal;

@@ -34,7 +34,8 @@ struct BankStats {
   int64_t wavefronts = 0;  ///< wavefronts they took
   int64_t conflicts = 0;   ///< wavefronts beyond the fewest possible (0: conflict-free)
 };
-/// "kernel/stage" -> access kind ("ldmatrix", "cp.async", "ld.shared", "st.shared") -> stats.
+/// "kernel/stage" -> "KIND BUFFER" (KIND "ldmatrix", "cp.async", "ld.shared" or "st.shared",
+/// BUFFER the shared buffer's name) -> stats.
 using BankReport = std::map<std::string, std::map<std::string, BankStats>>;
 
 struct EmulateOptions {

@@ -95,6 +95,8 @@ Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const Sched
 Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                               const std::vector<const te::ComputeOp*>& epilogue,
                               const std::vector<Tensor>& on_chip, const ScheduleConfig& c) {
+  // The Ampere-class mainloop (gemm_mma.cpp) unless the wmma template is asked for.
+  if (c.mma_mainloop) return schedule_gemm_mma(op, g, epilogue, on_chip, c);
   Frame f;
   const MmaType mt = mma_type(c.precision);
   const DType ct = loop::mma_storage_dtype(mt);  // operand type in shared memory

@@ -139,6 +139,26 @@ class Rebase : public loop::StmtMutator {
     for (const Expr& i : n.indices) idx.push_back(mutate_expr(i));
     return loop::store(it->second->smem, {local(*it->second, idx)}, mutate_expr(n.value));
   }
+  // A cp.async from a resident tensor becomes plain shared-to-shared stores of its elements
+  // (zeros where the predicate is off): they complete before any wait that would have.
+  Stmt mutate_AsyncCopy(const loop::AsyncCopy& n, const Stmt& s) override {
+    auto it = m_residents.find(n.src.get());
+    if (it == m_residents.end()) return loop::StmtMutator::mutate_AsyncCopy(n, s);
+    std::vector<Expr> src, dst;
+    for (const Expr& i : n.src_index) src.push_back(mutate_expr(i));
+    for (const Expr& i : n.dst_index) dst.push_back(mutate_expr(i));
+    std::vector<Stmt> stores;
+    for (int64_t k = 0; k < n.elements(); ++k) {
+      std::vector<Expr> si = src, di = dst;
+      si.back() = si.back() + ic(k);
+      di.back() = di.back() + ic(k);
+      Expr v = te::read(it->second->smem, {local(*it->second, si)});
+      if (n.pred.defined())
+        v = te::select(te::ne(mutate_expr(n.pred), ic(0)), v, te::imm(n.dst->dtype, 0));
+      stores.push_back(loop::store(n.dst, di, v));
+    }
+    return loop::seq(std::move(stores));
+  }
 
  private:
   std::unordered_map<const te::TensorNode*, const Resident*> m_residents;

@@ -481,8 +481,14 @@ class Prover {
         throw Unproven{"a warp fragment accesses " + m_t->name};
       case StmtKind::AsyncCopy: {
         const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>();
-        if (ac->src.get() == m_t || ac->dst.get() == m_t)
-          throw Unproven{"an asynchronous copy accesses " + m_t->name};
+        if (ac->dst.get() == m_t) throw Unproven{"an asynchronous copy writes " + m_t->name};
+        if (ac->pred.defined()) reads_in(ac->pred);
+        // A copy reads `elements` consecutive elements of the last dimension: one read each.
+        for (int64_t k = 0; k < ac->elements(); ++k) {
+          std::vector<Expr> idx = ac->src_index;
+          idx.back() = idx.back() + te::int_imm(k);
+          reads_in(te::read(ac->src, idx));
+        }
         return;
       }
       case StmtKind::MatrixLoad:

@@ -46,6 +46,13 @@ struct ScheduleConfig {
   /// double-buffered (the next K chunk staged in registers). BM 0 derives 2x2 fragments per warp
   /// and 4, 2 or 1 warps from `block`, with BK 32.
   gpu::Tile tc_tile{0, 0, 32, 2, 2, false, true};
+  /// Tensor-core GEMMs run the Ampere-class mainloop (docs/mainloop.md: cp.async pipeline,
+  /// swizzled shared tiles, ldmatrix, mma.sync, epilogue from the accumulator registers); off:
+  /// the wmma template with synchronous staging (for comparison, or GPUs before sm_80).
+  bool mma_mainloop = true;
+  /// Shared-memory stages of that mainloop's pipeline (2..4); 0: the template's default (3 when
+  /// it fits 48 KB, else 2). The tuner sets it from the GPU's shared memory and occupancy.
+  int64_t mma_stages = 0;
   /// A reduction with fewer output rows than this splits each row over blocks (partials joined
   /// across a grid barrier) in a grid of at most this many blocks: the GPU's SM count. 0 keeps
   /// every row in one block, for strategies that launch without grid synchronization.

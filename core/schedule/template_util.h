@@ -116,6 +116,27 @@ loop::Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                                     const std::vector<const te::ComputeOp*>& epilogue,
                                     const std::vector<te::Tensor>& on_chip,
                                     const ScheduleConfig& c);
+/// Knobs of the Ampere-class mainloop that tests plant (docs/mainloop.md).
+struct MmaOptions {
+  bool swizzle = true;     ///< XOR-swizzled shared tiles; off: plain row-major (bank conflicts)
+  bool drop_wait = false;  ///< leave out the cp.async wait of the K loop (a stale read)
+};
+/// The tensor-core GEMM on the Ampere-class mainloop: operands that are plain row-major reads
+/// of the compute type stream through a ScheduleConfig::mma_stages-deep cp.async pipeline,
+/// others are converted through registers one stage ahead; swizzled shared tiles feed ldmatrix
+/// (tf32 B: conflict-free 32-bit loads) and mma.sync m16n8k16 / m16n8k8; `epilogue` is computed
+/// from the accumulator registers. Called by schedule_gemm_tc_fused when mma_mainloop is on.
+loop::Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
+                               const std::vector<const te::ComputeOp*>& epilogue,
+                               const std::vector<te::Tensor>& on_chip, const ScheduleConfig& c,
+                               const MmaOptions& opts = {});
+/// The pipeline depth schedule_gemm_mma uses for `tile` (tensor-core) at `precision` when the
+/// config leaves it to the template, given the shared memory one block may take.
+int64_t mma_pipeline_stages(const gpu::Tile& tile, gpu::Precision precision,
+                            int64_t max_shared_per_block);
+/// Shared bytes of one stage of that mainloop's operand tiles.
+int64_t mma_stage_bytes(const gpu::Tile& tile, gpu::Precision precision);
+
 /// A GEMM whose store loop also computes `epilogue` (each accepted by is_epilogue, in order);
 /// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers. With
 /// `panel`, operand B is read from that kernel-lifetime shared buffer (weight_panel.h), which

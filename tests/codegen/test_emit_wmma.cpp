@@ -24,6 +24,7 @@ loop::Kernel wmma_gemm() {
                         });
   schedule::ScheduleConfig cfg;
   cfg.precision = gpu::Precision::FP16;
+  cfg.mma_mainloop = false;  // the wmma template
   return schedule::schedule_op(*c, schedule::with_tile(cfg, {32, 32, 16, 2, 2, false, true}));
 }
 

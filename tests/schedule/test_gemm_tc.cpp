@@ -60,6 +60,7 @@ double error_of(const Case& c, const loop::Kernel& k) {
 
 loop::Kernel tc_kernel(const Case& c, Precision p, int64_t block = 256) {
   schedule::ScheduleConfig cfg;
+  cfg.mma_mainloop = false;  // the wmma template (gemm_mma: test_gemm_mma)
   cfg.precision = p;
   cfg.block = block;
   return schedule::schedule_op(*c.op, cfg);
@@ -227,6 +228,7 @@ TEST_P(GemmTc, EpilogueBiasGeluResidualCast) {
   }
   std::vector<ConstTensorPtr> want = interp::run(prog, in);
   schedule::ScheduleConfig cfg;
+  cfg.mma_mainloop = false;  // the wmma template (gemm_mma: test_gemm_mma)
   cfg.precision = GetParam();
   auto run = [&](const loop::Kernel& k) {
     loop::KernelSet ks;
@@ -268,6 +270,7 @@ TEST_P(GemmTc, EveryTensorCoreTileShapeMatchesReference) {
     if (GetParam() != Precision::FP16 && (t.tm != t.tn || t.warps_m() != t.warps_n())) continue;
     if (t.double_buffer && t.tm != t.tn) continue;  // two stages: the square fragment layouts
     schedule::ScheduleConfig cfg;
+    cfg.mma_mainloop = false;  // the wmma template (gemm_mma: test_gemm_mma)
     cfg.precision = GetParam();
     loop::Kernel k = schedule::schedule_op(*c.op, schedule::with_tile(cfg, t));
     expect_tensor_core(k);
@@ -298,6 +301,7 @@ TEST(GemmTcNvrtc, LargeTilesWithEpilogueCompileWithoutSpills) {
         gpu::Tile{256, 128, 32, 4, 4, false, true}, gpu::Tile{64, 128, 64, 2, 4, false, true},
         gpu::Tile{64, 64, 32, 2, 2, true, true}, gpu::Tile{128, 64, 32, 4, 2, true, true}}) {
     schedule::ScheduleConfig cfg;
+    cfg.mma_mainloop = false;  // the wmma template (gemm_mma: test_gemm_mma)
     cfg.precision = Precision::FP16;
     loop::Kernel k =
         schedule::schedule_fused(*c.op, {relu.get()}, schedule::with_tile(cfg, t), {c.op->output});
@@ -347,6 +351,7 @@ TEST(GemmTcPlan, BertFp16TunesTensorCoreTilesAndFusesEpilogues) {
   po.precision = Precision::FP16;
   plan::FusionPlan p = plan::plan(m.program, po);
   schedule::ScheduleConfig sc;
+  sc.mma_mainloop = false;  // the wmma template (gemm_mma: test_gemm_mma)
   sc.precision = Precision::FP16;
   tune_plan(p, sc);
   int recorded = 0;
@@ -488,6 +493,7 @@ TEST(GemmTcEmulator, DoubleBufferNeedsItsOneBarrierPerStep) {
   // reading it unless the step ends with a barrier.
   Case c = matmul(40, 48, 100);
   schedule::ScheduleConfig cfg;
+  cfg.mma_mainloop = false;  // the wmma template (gemm_mma: test_gemm_mma)
   cfg.precision = Precision::FP16;
   loop::Kernel k = schedule::schedule_op(
       *c.op, schedule::with_tile(cfg, gpu::Tile{32, 32, 16, 1, 1, true, true}));

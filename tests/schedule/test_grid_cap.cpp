@@ -114,6 +114,7 @@ TEST(GridCap, TensorCoreGemmBlocksLoopOverTheirTiles) {
   for (gpu::Precision p : {gpu::Precision::FP16, gpu::Precision::TF32}) {
     schedule::ScheduleConfig c;
     c.precision = p;
+    c.mma_mainloop = false;  // the wmma template
     c.grid_cap = 5;
     loop::Kernel k = schedule::schedule_fused(*mm, {ep[0].get(), ep[1].get()}, c);
     EXPECT_EQ(k.stages[0].schedule.rfind("gemm_tc", 0), 0u) << k.stages[0].schedule;

@@ -132,6 +132,7 @@ TEST_P(Prefetch, TensorCoreWeightTileLoadedBeforeTheGridBarrier) {
   schedule::ScheduleConfig c = small_tiles(false);
   c.block = 32;
   c.precision = gpu::Precision::FP16;
+  c.mma_mainloop = false;  // the wmma template
   schedule::ScheduleConfig tc = schedule::with_tile(c, {32, 32, 16, 2, 2, GetParam(), true});
   schedule::MergeOptions o;
   o.arena_growth = 8192;

@@ -137,8 +137,8 @@ int run_compile(const CompileCliOptions& o) {
   copts.batch = o.batch;
   copts.use_cache = !o.no_cache;
   copts.dedup = !o.no_dedup;
-  schedule::parse_sync_mode(o.sync, copts.sync);
   copts.timeline.enabled = o.timeline;
+  schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy);
   po.precision = gpu::parse_precision(o.precision);

@@ -125,6 +125,7 @@ int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& 
   po.precision = gpu::parse_precision(o.precision);
   po.pricer = schedule::make_pricer(po.gpu, po.precision);
   souffle::VerifyOptions vo = verify_options(o);
+  vo.timeline = o.timeline;
   schedule::SyncMode sync = schedule::SyncMode::Grid;
   schedule::parse_sync_mode(o.sync, sync);
   po.sync = sync;  // the plan is priced with the kernels verified
@@ -168,9 +169,15 @@ int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& 
     j["build_ms"] = rep.build_ms;
     j["run_ms"] = rep.outputs.run_ms;
     j["checks"] = checks_json(rep.outputs.checks);
+    if (o.timeline) {
+      std::vector<TimelineAnalysis> as;
+      for (const KernelTimeline& t : rep.timelines) as.push_back(analyse_timeline(t));
+      j["timeline"] = timeline_analysis_json(as);
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     print_checks(rep.outputs.checks);
+    for (const KernelTimeline& t : rep.timelines) std::cout << timeline_summary(analyse_timeline(t));
     if (!rep.error.empty()) std::cout << "ERROR " << rep.error << "\n";
     std::cout << fmt::format(
         "{}: {} kernels ({} grid barriers{}), {} outputs over {} data sets, {}, emulator {:.0f} "
@@ -198,6 +205,8 @@ int run_verify(const VerifyOptions& o) {
   io.shapes = parse_shapes(o.common.shapes);
   std::vector<ModelForData> runs = load_for_data(o.common.model, io, reference_sets(o, io));
   note_bound(o, runs);
+  if (o.timeline && o.level != "kernels")
+    throw UserError("--timeline records inside kernels: it needs --level kernels");
   if (o.level == "kernels") return run_verify_kernels(o, runs);
   std::vector<TestDataSet> sets;
   for (ModelForData& r : runs) {

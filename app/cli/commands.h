@@ -38,6 +38,7 @@ struct VerifyOptions {
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
   std::string gpu = "a100";        ///< the kernels are built for this spec (--level kernels)
+  bool timeline = false;  ///< --level kernels: timeline records, analysed (docs/timeline.md)
 };
 
 struct PlanCliOptions {
@@ -89,7 +90,6 @@ struct ReportCliOptions {
   std::string strategy = "souffle";  ///< a strategy, or "all"
   bool steps = false;                ///< the walk-through: one HTML page per pipeline step
   bool lesson = false;               ///< --steps: one self-contained page with questions
-  bool lesson = false;               ///< --steps: one self-contained page with questions
   std::string compare;               ///< a second strategy to compare with
   std::string decisions;             ///< compare the strategy without and with these edits
   std::string gpu = "a100";
@@ -137,13 +137,13 @@ struct ProfileCliOptions {
   double timeout_s = 600;
   bool quiet = false;
   bool no_cache = false;  ///< as CompileCliOptions
-};
-
-struct CalibrateCliOptions {
   /// Timeline records in every kernel, analysed, written as a Perfetto trace and a CSV per
   /// strategy into timeline_dir (docs/timeline.md).
   bool timeline = false;
   std::string timeline_dir = "souffle-timeline";
+};
+
+struct CalibrateCliOptions {
   std::string runner;  ///< command that starts souffle-runner ("" = local)
   std::string out;     ///< the calibration file to write
   bool json = false;

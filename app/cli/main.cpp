@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   c_verify->add_option("--precision", verify.precision,
                        "kernel compute type: fp32 (default), tf32, fp16, bf16 (--level kernels)");
   c_verify->add_flag("--f64", verify.f64, "keep float64 between ops in the interpreter");
+  c_verify->add_flag("--timeline", verify.timeline,
+                     "--level kernels: record and analyse each block's stages and waits");
   c_verify
       ->add_option("--sync", verify.sync,
                    "order of dependent stages across blocks (--level kernels): grid (default), "
@@ -147,9 +149,9 @@ int main(int argc, char** argv) {
   c_compile->add_option(
       "--runner", compile.runner,
       "--tune measure: command that starts souffle-runner (default: beside this)");
-  c_compile->add_option("--tune-top", compile.tune_top,
   c_compile->add_flag("--timeline", compile.timeline,
                       "record each block's stages and waits in every kernel (docs/timeline.md)");
+  c_compile->add_option("--tune-top", compile.tune_top,
                         "--tune measure: candidates timed per GEMM problem (default 8)");
   c_compile->add_option("--tune-dir", compile.tune_dir,
                         "--tune measure: folder for the candidate bundles (a remote runner must "
@@ -200,15 +202,15 @@ int main(int argc, char** argv) {
                      "keep the bundles here (one folder per strategy; default: temporary)");
   c_prof->add_option("--data", prof.data_dir, "folder with test_data_set_0 (default: model's)");
   c_prof->add_option("--trace", prof.trace, "write Chrome-trace JSON (Perfetto) here");
+  c_prof->add_flag("--timeline", prof.timeline,
+                   "record each block's stages and waits inside the kernels (docs/timeline.md)");
+  c_prof->add_option("--timeline-dir", prof.timeline_dir,
+                     "where --timeline writes its traces and CSVs (default souffle-timeline)");
   c_prof->add_option("--timeout", prof.timeout_s, "seconds per runner request (default 600)");
   c_prof->add_flag("--no-graph", prof.no_graph, "skip the CUDA graph replay");
   c_prof->add_flag("--no-counters", prof.no_counters,
                    "skip the run under CUPTI's range profiler (DRAM bytes, occupancy)");
   c_prof->add_flag("--no-waves", prof.no_waves,
-  c_prof->add_flag("--timeline", prof.timeline,
-                   "record each block's stages and waits inside the kernels (docs/timeline.md)");
-  c_prof->add_option("--timeline-dir", prof.timeline_dir,
-                     "where --timeline writes its traces and CSVs (default souffle-timeline)");
                    "kernels keep their stages in program order, for comparison");
   c_prof->add_flag("--no-weight-panels", prof.no_weight_panels,
                    "every GEMM stage streams its weights, for comparison");

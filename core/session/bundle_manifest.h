@@ -63,13 +63,13 @@ struct ManifestKernel {
   /// cooperative: a block waiting on another only ends when all are co-resident.
   bool flag_epoch = false;
   int flag_waits = 0, flag_releases = 0;  ///< statements in its code (for reports)
-  double est_us = 0;  ///< the plan's estimate for its partition (shared by split launches)
-};
-
   /// Timeline records (docs/timeline.md): the scratch tensor holding them (-1: none) and its
   /// layout, [rows, slots, 3] int64 for blocks 0, stride, 2 * stride, ...
   int timeline_tensor = -1;
   int64_t timeline_rows = 0, timeline_slots = 0, timeline_stride = 1;
+  double est_us = 0;  ///< the plan's estimate for its partition (shared by split launches)
+};
+
 /// What the kernels were made from, so that another build can make them again (the emulator
 /// backend does, and checks it makes the same CUDA C).
 struct ManifestSource {
@@ -87,12 +87,12 @@ struct ManifestSource {
   bool waves = true, weight_panels = true;
   gpu::GpuSpec gpu;
   std::string decisions_json;  ///< the decisions applied ("" when none)
-};
-
-struct BundleManifest {
   /// Built with timeline records (--timeline), and the byte limit that sized their buffers.
   bool timeline = false;
   int64_t timeline_max_bytes = 0;
+};
+
+struct BundleManifest {
   /// The newest version this build reads and writes. Version 2 added per-tile flags (tensors of
   /// kind "flags", kernels with flag_epoch, source.sync); a bundle without them is still
   /// written as version 1, unchanged, so older runners keep loading it, and one with them is

@@ -52,8 +52,8 @@ int64_t word_at(const std::string& bytes, int64_t offset) {
 
 }  // namespace
 
-void write_timeline_file(const std::string& path, const loop::TimelineLayout& layout,
-                         const std::string& timer, double clock_mhz, const std::string& words) {
+std::string timeline_file_bytes(const loop::TimelineLayout& layout, const std::string& timer,
+                                double clock_mhz, const std::string& words) {
   std::string out(kMagic, sizeof kMagic);
   const int64_t head[kHeaderWords] = {1,
                                       layout.grid,
@@ -64,8 +64,13 @@ void write_timeline_file(const std::string& path, const loop::TimelineLayout& la
                                       static_cast<int64_t>(clock_mhz * 1000)};
   out.append(reinterpret_cast<const char*>(head), sizeof head);
   out += words;
+  return out;
+}
+
+void write_timeline_file(const std::string& path, const loop::TimelineLayout& layout,
+                         const std::string& timer, double clock_mhz, const std::string& words) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << out;
+  f << timeline_file_bytes(layout, timer, clock_mhz, words);
   if (!f) throw UserError(path, "", "cannot write the timeline file");
 }
 
@@ -138,7 +143,10 @@ std::string KernelTimeline::sample_note() const {
 }
 
 KernelTimeline read_timeline_file(const std::string& path) {
-  const std::string bytes = file_bytes(path);
+  return decode_timeline(file_bytes(path), path);
+}
+
+KernelTimeline decode_timeline(const std::string& bytes, const std::string& path) {
   if (bytes.size() < static_cast<size_t>(kHeaderBytes) ||
       std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     throw UserError(path, "", "not a timeline file (no SFTLINE1 header)");

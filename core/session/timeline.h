@@ -82,6 +82,11 @@ void attach_stage_info(KernelTimeline& t, const CompiledKernel& kernel,
 /// Reads and decodes a record file. Throws UserError naming the file for a truncated file, a
 /// bad header or a record kind nobody decodes (naming the block and slot).
 KernelTimeline read_timeline_file(const std::string& path);
+/// The bytes of a record file (what write_timeline_file writes).
+std::string timeline_file_bytes(const loop::TimelineLayout& layout, const std::string& timer,
+                                double clock_mhz, const std::string& words);
+/// Decodes the bytes of a record file; `name` stands for the file in errors.
+KernelTimeline decode_timeline(const std::string& bytes, const std::string& name);
 
 // ---- analysis ----
 

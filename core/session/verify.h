@@ -41,6 +41,9 @@ struct VerifyOptions {
   /// Optional: what runs now, for a progress line ("kernel0: stage 37 of 3003" while the
   /// emulator runs kernels; verify_kernels calls it at most every 200 ms).
   std::function<void(const std::string&)> progress;
+  /// Kernel level: timeline records in every kernel, decoded from the first data set's run
+  /// (KernelVerifyReport::timelines, docs/timeline.md).
+  bool timeline = false;
 };
 
 /// Whether `graph` computes with quantized integers (QuantizeLinear, DequantizeLinear, QLinear*,

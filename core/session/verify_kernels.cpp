@@ -42,6 +42,11 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
     out.ok = false;
     return rep;
   }
+  if (options.timeline) {
+    loop::TimelineOptions to;
+    to.enabled = true;
+    for (loop::Kernel& k : ks.kernels) loop::instrument_timeline(k, to);
+  }
   rep.build_ms = ms_since(t0);
   rep.kernels = ks.kernels.size();
   rep.built = ks;
@@ -79,7 +84,25 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
       };
     }
     try {
-      got = emulate::run_kernels(ks, inputs, eo);
+      if (!options.timeline) {
+        got = emulate::run_kernels(ks, inputs, eo);
+      } else {
+        // Kernel by kernel, so that each one's records come back (docs/timeline.md).
+        got = inputs;
+        for (const loop::Kernel& k : ks.kernels) emulate::run_kernel(k, got, eo);
+        for (const loop::Kernel& k : ks.kernels) {
+          std::optional<loop::TimelineLayout> tl = loop::timeline_layout(k);
+          auto it = tl ? got.find(tl->buffer) : got.end();
+          if (it == got.end() || rep.timelines.size() == ks.kernels.size()) continue;
+          const std::string words(reinterpret_cast<const char*>(it->second->raw()),
+                                  static_cast<size_t>(it->second->byte_size()));
+          KernelTimeline t =
+              decode_timeline(timeline_file_bytes(*tl, "emulator", 1000, words), k.name);
+          t.kernel = k.name;
+          for (const loop::StageInfo& s : k.stages) t.stage_names.push_back(s.name);
+          rep.timelines.push_back(std::move(t));
+        }
+      }
     } catch (const emulate::EmulationError& e) {
       rep.error = std::string("emulator: ") + e.what();
       out.ok = false;

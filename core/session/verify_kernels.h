@@ -7,6 +7,7 @@
 #include "core/plan/plan.h"
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/plan_kernels.h"
+#include "core/session/timeline.h"
 #include "core/session/verify.h"
 
 namespace souffle {
@@ -33,6 +34,8 @@ struct KernelVerifyReport {
   /// Non-empty when building or emulating failed (names the kernel and stage); ok is false then.
   std::string error;
   loop::KernelSet built;  ///< the kernels that ran (empty when building failed)
+  /// With VerifyOptions::timeline: each kernel's records of the first data set, emulated.
+  std::vector<KernelTimeline> timelines;
   bool ok() const { return error.empty() && outputs.ok; }
 };
 

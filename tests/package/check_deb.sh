@@ -53,6 +53,15 @@ printf '%s\n' '{"id":1,"op":"hello","protocol":1}' '{"id":2,"op":"quit"}' | "$st
 grep -q '"protocol"' "$work/hello.txt" || fail "the staged souffle-runner did not answer hello: $(head -c 300 "$work/hello.txt")"
 echo "cli and runner: ran from the staging root"
 
+# The souffle Python module, where the build made it, for Debian's python3 (docs/python.md).
+if [[ -d $build/python/souffle ]]; then
+  py=$stage/usr/lib/python3/dist-packages
+  ls "$py"/souffle/_core*.so > /dev/null 2>&1 || fail "the package lacks the souffle Python module"
+  PYTHONPATH=$py /usr/bin/python3 -c "import souffle, sys; p = souffle.load(sys.argv[1]).plan(); assert p.kernels" \
+    "$src/sample_models/mmoe/model.onnx" || fail "the staged souffle Python module could not plan"
+  echo "python: the staged module planned the sample model"
+fi
+
 if [[ $gui == gui ]]; then
   QT_QPA_PLATFORM=offscreen timeout 300 "$stage/usr/bin/souffle-explorer" \
     "$src/sample_models/mmoe/model.onnx" --size 800x600 --screenshot "$work/shot.png" \

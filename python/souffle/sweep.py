@@ -95,6 +95,9 @@ def run_task(spec):
                 c = p.compile(archs=spec["archs"], threads=1)
                 row.update(compile_s=round(time.perf_counter() - t, 4),
                            compile_errors=c["errors"],
+                           compiles_from_cache=sum(a["from_cache"] for k in c["kernels"]
+                                                   for a in k["per_arch"]),
+                           compiles=sum(len(k["per_arch"]) for k in c["kernels"]),
                            max_registers=max((k["registers"] for k in c["kernels"]), default=0))
                 if not c["ok"]:
                     bad = next(k for k in c["kernels"] if not k["ok"])

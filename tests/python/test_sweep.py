@@ -16,9 +16,15 @@ from conftest import CLI, SAMPLES, SOURCE, sample
 
 
 def test_every_step_locally(tmp_path):
+    cache = str(tmp_path / "cache")
     r = souffle.sweep([sample("mmoe")], strategies=["rules", "souffle"], workers=2,
-                      archs=["sm_80"], out=str(tmp_path))
+                      archs=["sm_80"], out=str(tmp_path), cache_dir=cache)
     assert r.ok, r.failed
+    assert all(x["compiles_from_cache"] == 0 < x["compiles"] for x in r.rows)
+    # Another sweep's workers take every kernel from the shared compile cache.
+    again = souffle.sweep([sample("mmoe")], strategies=["rules", "souffle"], workers=2,
+                          archs=["sm_80"], steps=["plan", "compile"], cache_dir=cache)
+    assert all(x["compiles_from_cache"] == x["compiles"] > 0 for x in again.rows), again.rows
     assert [(x["model"], x["strategy"]) for x in r.rows] == [("mmoe", "rules"),
                                                             ("mmoe", "souffle")]
     want = souffle.load(sample("mmoe")).plan(strategy="rules").data

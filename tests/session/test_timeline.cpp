@@ -21,7 +21,9 @@
 #include "core/session/bundle.h"
 #include "core/session/pipeline.h"
 #include "core/session/runner.h"
+#include "core/session/test_data.h"
 #include "core/session/timeline.h"
+#include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 #include "tests/sample_model.h"
 #include "tests/session/fake_cuda.h"
@@ -172,6 +174,24 @@ TEST(TimelineEmulator, WaitsAddUpAndEveryStageIsCovered) {
       EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<long>(a.stages.size() + 1));
       fs::remove(file);
     }
+  }
+}
+
+TEST(TimelineVerify, KernelLevelVerificationAnalysesEachKernel) {
+  const LoadedModel& m = test::sample_model("mmoe");
+  std::vector<TestDataSet> sets =
+      read_test_data(fs::path(test::sample_model_path("mmoe")).parent_path().string());
+  PipelineOptions pipe;
+  pipe.gpu = gpu::gpu_spec("a100");
+  VerifyOptions vo;
+  vo.timeline = true;
+  KernelVerifyReport rep = verify_kernels(m, sets, plan_options(pipe), vo);
+  EXPECT_TRUE(rep.ok()) << rep.error;
+  ASSERT_EQ(rep.timelines.size(), rep.kernels);
+  for (const KernelTimeline& t : rep.timelines) {
+    EXPECT_TRUE(t.emulated);
+    EXPECT_FALSE(t.spans.empty());
+    EXPECT_GE(analyse_timeline(t).slowest_stage, 0);
   }
 }
 

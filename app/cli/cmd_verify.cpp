@@ -177,7 +177,8 @@ int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& 
     std::cout << j.dump(2) << "\n";
   } else {
     print_checks(rep.outputs.checks);
-    for (const KernelTimeline& t : rep.timelines) std::cout << timeline_summary(analyse_timeline(t));
+    for (const KernelTimeline& t : rep.timelines)
+      std::cout << timeline_summary(analyse_timeline(t));
     if (!rep.error.empty()) std::cout << "ERROR " << rep.error << "\n";
     std::cout << fmt::format(
         "{}: {} kernels ({} grid barriers{}), {} outputs over {} data sets, {}, emulator {:.0f} "

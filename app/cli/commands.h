@@ -71,9 +71,9 @@ struct CompileCliOptions {
   /// How GEMM tiles are chosen: "model" (the tile cost model) or "measure" (its top candidates
   /// timed on the runner's GPU).
   std::string tune = "model";
-  std::string runner;    ///< --tune measure: how to start souffle-runner (default: beside this)
-  int tune_top = 8;      ///< --tune measure: candidates timed per GEMM problem
-  std::string tune_dir;  ///< --tune measure: where candidate bundles go (default: a temp folder)
+  std::string runner;     ///< --tune measure: how to start souffle-runner (default: beside this)
+  int tune_top = 8;       ///< --tune measure: candidates timed per GEMM problem
+  std::string tune_dir;   ///< --tune measure: where candidate bundles go (default: a temp folder)
   bool timeline = false;  ///< timeline records in every kernel (docs/timeline.md)
   /// NVRTC compiles every kernel: the compile cache is neither read nor written.
   bool no_cache = false;

@@ -49,7 +49,10 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& o) {
   f.push_back("-std=c++17");
   f.push_back("-default-device");
   // ptxas' verbose lines carry the per-kernel registers, stack, spills and shared memory.
-  if (o.arch.rfind("sm_", 0) == 0) f.push_back("--ptxas-options=-v");
+  // An LTO-IR compile (-dlto, lto.h) runs no ptxas: its figures come from the link.
+  const bool lto =
+      std::find(o.extra_flags.begin(), o.extra_flags.end(), "-dlto") != o.extra_flags.end();
+  if (o.arch.rfind("sm_", 0) == 0 && !lto) f.push_back("--ptxas-options=-v");
   if (o.fast_math) f.push_back("--use_fast_math");
   if (o.line_info) f.push_back("-lineinfo");
   if (o.max_registers > 0) f.push_back("--maxrregcount=" + std::to_string(o.max_registers));
@@ -365,6 +368,12 @@ void compile_uncached(const std::string& source, const std::vector<std::string>&
       r.cubin.resize(cubin_size);
       nvrtcGetCUBIN(prog, reinterpret_cast<char*>(r.cubin.data()));
     }
+  }
+  // Compiled with -dlto (lto.h), the program's LTO-IR stands in the CUBIN's place.
+  size_t ltoir_size = 0;
+  if (r.cubin.empty() && nvrtcGetLTOIRSize(prog, &ltoir_size) == NVRTC_SUCCESS && ltoir_size > 0) {
+    r.cubin.resize(ltoir_size);
+    nvrtcGetLTOIR(prog, reinterpret_cast<char*>(r.cubin.data()));
   }
   r.kernels = parse_ptxas_info(r.log);
   r.ok = true;

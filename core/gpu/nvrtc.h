@@ -50,8 +50,10 @@ struct CompileResult {
   std::string name;  ///< the program's file name as NVRTC saw it (errors refer to it)
   std::string arch;
   std::string ptx;
-  std::vector<uint8_t> cubin;  ///< empty for a compute_XX arch or a failed compile
-  std::string log;             ///< NVRTC's log, ptxas' verbose lines included
+  /// Empty for a compute_XX arch or a failed compile; compiled with `-dlto` (lto.h), the
+  /// program's LTO-IR.
+  std::vector<uint8_t> cubin;
+  std::string log;  ///< NVRTC's log, ptxas' verbose lines included
   /// Set when !ok: the log followed by the source with line numbers, for the user.
   std::string error;
   std::vector<KernelResources> kernels;

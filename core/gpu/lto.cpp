@@ -1,0 +1,343 @@
+#include "core/gpu/lto.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+#include "core/gpu/compile_cache.h"
+#include "core/support/thread_pool.h"
+
+#ifdef SOUFFLE_HAVE_NVRTC
+#include <nvJitLink.h>
+#endif
+
+namespace souffle::gpu {
+
+namespace {
+
+bool starts_with(const std::string& s, size_t at, const char* p) {
+  return s.compare(at, std::char_traits<char>::length(p), p) == 0;
+}
+
+/// The text of `s` with comments blanked, so that the first words of an item can be read.
+std::string without_comments(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (starts_with(s, i, "//")) {
+      while (i < s.size() && s[i] != '\n') ++i;
+      out += '\n';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string first_words(const std::string& item) {
+  std::string t = without_comments(item);
+  size_t b = t.find_first_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : t.substr(b);
+}
+
+constexpr const char* kStagePrefix = "static __device__ __noinline__ ";
+
+}  // namespace
+
+bool split_stage_functions(const std::string& s, StageSplit& out, std::string* why) {
+  out = StageSplit{};
+  auto fail = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  // Top-level items: a preprocessor line, or text up to a `;` or a closing `}` at depth 0
+  // (string and character literals, comments and asm blocks skipped).
+  std::vector<std::string> items;
+  size_t start = 0;
+  int depth = 0;
+  bool line_start = true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (starts_with(s, i, "//")) {
+      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (starts_with(s, i, "/*")) {
+      size_t e = s.find("*/", i + 2);
+      if (e == std::string::npos) return fail("an unclosed comment");
+      i = e + 1;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      for (++i; i < s.size() && s[i] != c; ++i)
+        if (s[i] == '\\') ++i;
+      continue;
+    }
+    if (c == '#' && depth == 0 && line_start) {
+      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
+      items.push_back(s.substr(start, i + 1 - start));
+      start = i + 1;
+      continue;
+    }
+    if (c == '\n')
+      line_start = true;
+    else if (c != ' ' && c != '\t')
+      line_start = false;
+    if (c == '{') ++depth;
+    if (c == '}' && --depth < 0) return fail("unbalanced braces");
+    if (depth == 0 && (c == ';' || c == '}')) {
+      items.push_back(s.substr(start, i + 1 - start));
+      start = i + 1;
+    }
+  }
+  if (depth != 0) return fail("unbalanced braces");
+  std::string tail = s.substr(start);
+  for (const std::string& item : items) {
+    const std::string head = first_words(item);
+    if (head.rfind(kStagePrefix, 0) == 0) {
+      StageSplit::Function f;
+      const size_t at = item.find(kStagePrefix);
+      f.definition = item.substr(0, at) + item.substr(at + 7);  // drop "static "
+      const std::string sig = head.substr(7, head.find('{') - 7);
+      size_t paren = sig.find('(');
+      if (paren == std::string::npos) return fail("a stage function without parameters");
+      size_t name_end = sig.find_last_not_of(" \t\n", paren - 1);
+      size_t name_begin = sig.find_last_of(" \t\n", name_end);
+      f.name = sig.substr(name_begin + 1, name_end - name_begin);
+      std::string proto = sig;
+      while (!proto.empty() && (proto.back() == ' ' || proto.back() == '\n')) proto.pop_back();
+      f.prototype = proto + ";\n";
+      out.stages.push_back(std::move(f));
+    } else if (head.find("__global__") != std::string::npos &&
+               head.find('{') != std::string::npos) {
+      if (!out.kernel.empty()) return fail("more than one kernel");
+      out.kernel = item;
+    } else {
+      (out.kernel.empty() ? out.preamble : out.kernel) += item;
+    }
+  }
+  out.kernel += tail;
+  if (out.kernel.empty()) return fail("no kernel");
+  if (out.stages.empty()) return fail("no stage function");
+  return true;
+}
+
+std::string StageSplit::stage_program(size_t i) const {
+  // A stage function that does not use cooperative groups (grid barriers stay in the kernel)
+  // is compiled without their header, the largest part of NVRTC's front-end time.
+  std::string pre = preamble;
+  const std::string& def = stages[i].definition;
+  const char* cg_include = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
+  if (def.find("cg::") == std::string::npos)
+    if (size_t at = pre.find(cg_include); at != std::string::npos)
+      pre.erase(at, std::char_traits<char>::length(cg_include));
+  return pre + def + "\n";
+}
+
+std::string StageSplit::kernel_program() const {
+  std::string p = preamble;
+  p += "\n";
+  for (const Function& f : stages) p += f.prototype;
+  return p + kernel;
+}
+
+// ---- nvJitLink, loaded at run time ----
+
+namespace {
+
+#ifdef SOUFFLE_HAVE_NVRTC
+struct JitLink {
+  decltype(&::nvJitLinkCreate) create = nullptr;
+  decltype(&::nvJitLinkDestroy) destroy = nullptr;
+  decltype(&::nvJitLinkAddData) add_data = nullptr;
+  decltype(&::nvJitLinkComplete) complete = nullptr;
+  decltype(&::nvJitLinkGetLinkedCubinSize) cubin_size = nullptr;
+  decltype(&::nvJitLinkGetLinkedCubin) cubin = nullptr;
+  decltype(&::nvJitLinkGetErrorLogSize) error_size = nullptr;
+  decltype(&::nvJitLinkGetErrorLog) error_log = nullptr;
+  decltype(&::nvJitLinkGetInfoLogSize) info_size = nullptr;
+  decltype(&::nvJitLinkGetInfoLog) info_log = nullptr;
+  decltype(&::nvJitLinkVersion) version = nullptr;
+  bool ok = false;
+};
+
+const JitLink& jitlink() {
+  static const JitLink lib = [] {
+    JitLink l;
+    void* h = nullptr;
+    for (const char* so :
+         {"libnvJitLink.so.13", "libnvJitLink.so", "/usr/local/cuda/lib64/libnvJitLink.so"})
+      if ((h = dlopen(so, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    if (!h) return l;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+      return fn != nullptr;
+    };
+    l.ok =
+        sym(l.create, "nvJitLinkCreate") && sym(l.destroy, "nvJitLinkDestroy") &&
+        sym(l.add_data, "nvJitLinkAddData") && sym(l.complete, "nvJitLinkComplete") &&
+        sym(l.cubin_size, "nvJitLinkGetLinkedCubinSize") &&
+        sym(l.cubin, "nvJitLinkGetLinkedCubin") && sym(l.error_size, "nvJitLinkGetErrorLogSize") &&
+        sym(l.error_log, "nvJitLinkGetErrorLog") && sym(l.info_size, "nvJitLinkGetInfoLogSize") &&
+        sym(l.info_log, "nvJitLinkGetInfoLog") && sym(l.version, "nvJitLinkVersion");
+    return l;
+  }();
+  return lib;
+}
+#endif
+
+std::string fnv_hex(const std::string& s) {
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  for (unsigned char c : s) {
+    h1 = (h1 ^ c) * 1099511628211ull;
+    h2 = (h2 ^ c) * 0x100000001b3ull;
+    h2 ^= h2 >> 29;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
+                static_cast<unsigned long long>(h2));
+  return std::string("lto") + buf;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bool nvjitlink_available() {
+#ifdef SOUFFLE_HAVE_NVRTC
+  return jitlink().ok;
+#else
+  return false;
+#endif
+}
+
+std::string nvjitlink_version() {
+#ifdef SOUFFLE_HAVE_NVRTC
+  if (!jitlink().ok) return "";
+  unsigned major = 0, minor = 0;
+  if (jitlink().version(&major, &minor) != NVJITLINK_SUCCESS) return "";
+  return std::to_string(major) + "." + std::to_string(minor);
+#else
+  return "";
+#endif
+}
+
+CompileResult compile_cuda_lto(const std::string& source, const std::string& name,
+                               const CompileOptions& options, LtoInfo* info) {
+  LtoInfo local;
+  LtoInfo& li = info ? *info : local;
+  li = LtoInfo{};
+  StageSplit split;
+  if (options.arch.rfind("sm_", 0) != 0)
+    li.why_whole = "a compute_XX arch has no CUBIN to link";
+  else if (!nvjitlink_available())
+    li.why_whole = "nvJitLink is not available";
+  else if (!split_stage_functions(source, split, &li.why_whole)) {
+  }
+  if (!li.why_whole.empty()) return compile_cuda(source, name, options);
+#ifndef SOUFFLE_HAVE_NVRTC
+  return compile_cuda(source, name, options);
+#else
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileResult r;
+  r.name = name.empty() ? "kernel.cu" : name;
+  r.arch = options.arch;
+  // The linked result is cached under the whole source, the options and both tools' versions.
+  std::string full_key = source;
+  full_key += '\0';
+  full_key += options.arch + '\0' + std::to_string(options.max_registers) + '\0' +
+              (options.fast_math ? "fast" : "") + '\0' + (options.line_info ? "lineinfo" : "");
+  for (const std::string& f : options.extra_flags) full_key += '\0' + f;
+  full_key += std::string("\0nvrtc ", 7) + nvrtc_version() + " nvJitLink " + nvjitlink_version();
+  full_key += " lto format 1";
+  r.key = fnv_hex(full_key);
+  if (options.use_cache) {
+    CompileResult cached;
+    if (CompileCache::global().lookup(r.key, full_key, cached) && cached.ok) {
+      cached.name = r.name;
+      cached.from_cache = true;
+      cached.compile_ms = 0;
+      li.linked = true;
+      li.programs = static_cast<int>(split.stages.size()) + 1;
+      li.programs_cached = li.programs;
+      return cached;
+    }
+  }
+  // Each program to LTO-IR, in parallel.
+  std::vector<CompileJob> jobs;
+  CompileOptions lo = options;
+  lo.extra_flags.push_back("-dlto");
+  lo.extra_flags.push_back("-rdc=true");
+  const std::string stem = r.name.substr(0, r.name.rfind(".cu"));
+  jobs.push_back({split.kernel_program(), stem + "_entry.cu", lo});
+  for (size_t i = 0; i < split.stages.size(); ++i)
+    jobs.push_back({split.stage_program(i), stem + "_" + split.stages[i].name + ".cu", lo});
+  const auto tc = std::chrono::steady_clock::now();
+  std::vector<CompileResult> parts = compile_cuda_many(jobs);
+  li.nvrtc_ms = ms_since(tc);
+  li.programs = static_cast<int>(parts.size());
+  for (const CompileResult& p : parts) {
+    li.programs_cached += p.from_cache ? 1 : 0;
+    if (!p.ok || p.cubin.empty()) {
+      // The error as the whole kernel shows it (its line numbers point into its own source).
+      li.why_whole = "stage program " + p.name + " failed";
+      return compile_cuda(source, name, options);
+    }
+  }
+  // Linked per kernel.
+  const JitLink& jl = jitlink();
+  std::vector<std::string> opts = {"-arch=" + options.arch, "-lto", "-Xptxas=-v"};
+  if (options.max_registers > 0)
+    opts.push_back("-maxrregcount=" + std::to_string(options.max_registers));
+  if (options.fast_math) opts.push_back("-ftz=1");
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  const auto tl = std::chrono::steady_clock::now();
+  nvJitLinkHandle h = nullptr;
+  nvJitLinkResult rc = jl.create(&h, static_cast<uint32_t>(argv.size()), argv.data());
+  if (rc == NVJITLINK_SUCCESS)
+    for (size_t i = 0; i < parts.size() && rc == NVJITLINK_SUCCESS; ++i)
+      rc = jl.add_data(h, NVJITLINK_INPUT_LTOIR, parts[i].cubin.data(), parts[i].cubin.size(),
+                       parts[i].name.c_str());
+  if (rc == NVJITLINK_SUCCESS) rc = jl.complete(h);
+  auto read_log = [&](auto size_fn, auto log_fn) {
+    size_t n = 0;
+    std::string s;
+    if (h && size_fn(h, &n) == NVJITLINK_SUCCESS && n > 1) {
+      s.resize(n);
+      log_fn(h, s.data());
+      s.erase(std::remove(s.begin(), s.end(), '\0'), s.end());
+    }
+    return s;
+  };
+  r.log = read_log(jl.info_size, jl.info_log);
+  if (rc == NVJITLINK_SUCCESS) {
+    size_t n = 0;
+    if (jl.cubin_size(h, &n) == NVJITLINK_SUCCESS && n > 0) {
+      r.cubin.resize(n);
+      jl.cubin(h, r.cubin.data());
+    }
+    r.kernels = parse_ptxas_info(r.log);
+    r.ok = !r.cubin.empty();
+  } else {
+    r.log += read_log(jl.error_size, jl.error_log);
+    r.log += "\nnvJitLink failed (" + std::to_string(static_cast<int>(rc)) + ")";
+  }
+  if (h) jl.destroy(&h);
+  li.link_ms = ms_since(tl);
+  if (!r.ok) {
+    li.why_whole = "the link failed: " + r.log;
+    return compile_cuda(source, name, options);
+  }
+  li.linked = true;
+  r.compile_ms = ms_since(t0);
+  if (options.use_cache) CompileCache::global().store(full_key, r);
+  return r;
+#endif
+}
+
+}  // namespace souffle::gpu

@@ -1,0 +1,131 @@
+// Separate compilation (gpu/lto.h): a sample model's kernel with outlined stages, each stage and
+// the kernel compiled to LTO-IR by NVRTC and linked with nvJitLink, gives a CUBIN that names its
+// entry, loads on the fake driver, and reports registers and spills; the split programs hold
+// the kernel's text unchanged.
+#include <gtest/gtest.h>
+
+#include <cuda.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/gpu/cuda_api.h"
+#include "core/gpu/lto.h"
+#include "core/gpu/nvrtc.h"
+#include "core/session/compile.h"
+#include "core/session/load.h"
+#include "tests/session/fake_cuda.h"
+
+namespace souffle {
+namespace {
+
+/// The souffle plan of a sample model, built and emitted with every stage outlined.
+std::vector<CompiledKernel> outlined_kernels(const std::string& model) {
+  static std::map<std::string, LoadedModel> loaded;
+  auto it = loaded.find(model);
+  if (it == loaded.end())
+    it = loaded
+             .emplace(model, load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" +
+                                        model + "/model.onnx"))
+             .first;
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = gpu::gpu_spec("a100");
+  plan::FusionPlan p = plan::plan(it->second.program, po);
+  std::vector<CompiledKernel> ks = build_compiled_kernels(p);
+  emit_compiled_kernels(ks, codegen::StageOutlining::Always);
+  return ks;
+}
+
+bool contains(const std::vector<uint8_t>& bytes, const std::string& s) {
+  return std::search(bytes.begin(), bytes.end(), s.begin(), s.end()) != bytes.end();
+}
+
+TEST(Lto, SplitKeepsEveryItemOfTheTranslationUnit) {
+  for (const char* model : {"mmoe", "lstm"})
+    for (const CompiledKernel& ck : outlined_kernels(model)) {
+      ASSERT_TRUE(ck.ok()) << ck.error;
+      gpu::StageSplit sp;
+      std::string why;
+      const bool has_stages = ck.cuda.find("__noinline__") != std::string::npos;
+      ASSERT_EQ(gpu::split_stage_functions(ck.cuda, sp, &why), has_stages) << why;
+      if (!has_stages) continue;
+      // Preamble, stage definitions (less `static `) and kernel are the source's text.
+      size_t total = sp.preamble.size() + sp.kernel.size();
+      for (const auto& f : sp.stages) {
+        total += f.definition.size() + 7;
+        EXPECT_NE(ck.cuda.find(f.name + "("), std::string::npos) << f.name;
+        EXPECT_NE(sp.kernel.find(f.name), std::string::npos) << "the kernel calls " << f.name;
+        EXPECT_EQ(f.prototype.back(), '\n');
+      }
+      EXPECT_EQ(total, ck.cuda.size()) << model << " " << ck.name;
+      EXPECT_NE(sp.kernel.find("extern \"C\" __global__"), std::string::npos);
+    }
+}
+
+TEST(Lto, LinkedKernelLoadsAndReportsItsRegisters) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
+  const char* model_env = std::getenv("SOUFFLE_LTO_MODEL");
+  const std::string model = model_env ? model_env : "mmoe";
+  std::vector<CompiledKernel> ks = outlined_kernels(model);
+  // The kernel of the fewest stage functions (each is an NVRTC program).
+  auto functions = [](const std::string& cuda) {
+    size_t n = 0;
+    for (size_t at = cuda.find("__noinline__"); at != std::string::npos;
+         at = cuda.find("__noinline__", at + 1))
+      ++n;
+    return n;
+  };
+  const CompiledKernel* pick = nullptr;
+  for (const CompiledKernel& ck : ks)
+    if (ck.ok() && functions(ck.cuda) > 0 && (!pick || functions(ck.cuda) < functions(pick->cuda)))
+      pick = &ck;
+  ASSERT_NE(pick, nullptr) << "no kernel of " << model << " has outlined stages";
+  gpu::CompileOptions o;
+  o.arch = "sm_90";
+  o.use_cache = false;
+  gpu::LtoInfo info;
+  gpu::CompileResult lto = gpu::compile_cuda_lto(pick->cuda, pick->name + ".cu", o, &info);
+  ASSERT_TRUE(lto.ok) << lto.error << lto.log;
+  ASSERT_TRUE(info.linked) << info.why_whole;
+  EXPECT_GE(info.programs, 2);
+  gpu::CompileResult whole = gpu::compile_cuda(pick->cuda, pick->name + ".cu", o);
+  ASSERT_TRUE(whole.ok) << whole.error;
+  std::printf("%s %s: %d programs, NVRTC %.0f ms + link %.0f ms = %.0f ms; whole %.0f ms\n",
+              model.c_str(), pick->name.c_str(), info.programs, info.nvrtc_ms, info.link_ms,
+              lto.compile_ms, whole.compile_ms);
+  const gpu::KernelResources* lr = lto.find_kernel(pick->name);
+  const gpu::KernelResources* wr = whole.find_kernel(pick->name);
+  ASSERT_NE(lr, nullptr) << "the link's ptxas lines name the kernel:\n" << lto.log;
+  ASSERT_NE(wr, nullptr);
+  EXPECT_GT(lr->registers, 0);
+  std::printf("  registers %d (whole %d), spills %lld+%lld (whole %lld+%lld)\n", lr->registers,
+              wr->registers, static_cast<long long>(lr->spill_store_bytes),
+              static_cast<long long>(lr->spill_load_bytes),
+              static_cast<long long>(wr->spill_store_bytes),
+              static_cast<long long>(wr->spill_load_bytes));
+  // An ELF CUBIN whose symbols name the entry.
+  ASSERT_GT(lto.cubin.size(), 4u);
+  EXPECT_EQ(std::memcmp(lto.cubin.data(),
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
+  EXPECT_TRUE(contains(lto.cubin, pick->name));
+  // It loads on the fake driver and its entry is found.
+  fake::FakeDriver fake;
+  fake::g_fake = &fake;
+  gpu::CudaApi api = fake::fake_api();
+  CUmodule mod = nullptr;
+  ASSERT_EQ(api.cuModuleLoadDataEx(&mod, lto.cubin.data(), 0, nullptr, nullptr), CUDA_SUCCESS);
+  CUfunction fn = nullptr;
+  EXPECT_EQ(api.cuModuleGetFunction(&fn, mod, pick->name.c_str()), CUDA_SUCCESS);
+  EXPECT_EQ(api.cuModuleUnload(mod), CUDA_SUCCESS);
+  EXPECT_TRUE(fake.violations.empty());
+  fake::g_fake = nullptr;
+}
+
+}  // namespace
+}  // namespace souffle

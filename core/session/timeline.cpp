@@ -256,7 +256,11 @@ KernelTimeline decode_timeline(const std::string& bytes, const std::string& path
 void attach_stage_info(KernelTimeline& t, const CompiledKernel& kernel,
                        const plan::FusionPlan& plan) {
   t.stage_names.clear();
-  for (const loop::StageInfo& s : kernel.kernel.stages) t.stage_names.push_back(s.name);
+  t.stage_waves.clear();
+  for (const loop::StageInfo& s : kernel.kernel.stages) {
+    t.stage_names.push_back(s.name);
+    t.stage_waves.push_back(s.wave);
+  }
   t.stage_est_us.assign(t.stage_names.size(), -1);
   const gpu::GpuSpec spec = plan.gpu_spec.sm_count > 0 ? plan.gpu_spec : gpu::gpu_spec(plan.gpu);
   if (spec.sm_count <= 0) return;
@@ -400,6 +404,32 @@ TimelineAnalysis analyse_timeline(const KernelTimeline& t) {
       a.longest_wait = static_cast<int>(a.waits.size());
     a.waits.push_back(w);
   }
+  // Waves: stages packed side by side between the same barriers.
+  std::map<int, std::vector<const StageTiming*>> by_wave;
+  for (const StageTiming& s : a.stages)
+    if (static_cast<size_t>(s.stage) < t.stage_waves.size() &&
+        t.stage_waves[static_cast<size_t>(s.stage)] >= 0)
+      by_wave[t.stage_waves[static_cast<size_t>(s.stage)]].push_back(&s);
+  for (const auto& [wave, stages] : by_wave) {
+    if (stages.size() < 2) continue;
+    WaveTiming w;
+    w.wave = wave;
+    w.stages = static_cast<int>(stages.size());
+    double begin = stages.front()->first_begin_us, end = 0, sum = 0;
+    for (const StageTiming* s : stages) {
+      begin = std::min(begin, s->first_begin_us);
+      end = std::max(end, s->last_end_us);
+      sum += s->max_us;
+      if (s->max_us >= w.slowest_us) {
+        w.slowest_us = s->max_us;
+        w.slowest_stage = s->stage;
+      }
+    }
+    w.span_us = end - begin;
+    w.mean_us = sum / static_cast<double>(stages.size());
+    w.overlap = w.span_us > 0 ? sum / w.span_us : 0;
+    a.waves.push_back(w);
+  }
   int final_stage = -1;
   double final_end = -1;
   for (const StageTiming& s : a.stages)
@@ -425,6 +455,16 @@ std::string timeline_summary(const TimelineAnalysis& a) {
         "over {} blocks){}\n",
         st.stage, st.name, st.max_us, unit, st.slowest_block, st.median_us, st.min_us, st.blocks,
         st.est_us >= 0 ? fmt::format("; estimated {:.2f} us", st.est_us) : "");
+  }
+  if (!a.waves.empty()) {
+    const WaveTiming* worst = &a.waves.front();
+    for (const WaveTiming& w : a.waves)
+      if (w.balance() < worst->balance()) worst = &w;
+    s += fmt::format(
+        "  waves: {} of several stages; least balanced wave {} ({} stages, balance "
+        "{:.2f}: stage {} takes {:.2f}{}, the mean {:.2f}; overlap {:.1f}x)\n",
+        a.waves.size(), worst->wave, worst->stages, worst->balance(), worst->slowest_stage,
+        worst->slowest_us, unit, worst->mean_us, worst->overlap);
   }
   if (a.longest_wait >= 0) {
     const WaitTiming& w = a.waits[static_cast<size_t>(a.longest_wait)];
@@ -458,6 +498,16 @@ json timeline_analysis_json(const std::vector<TimelineAnalysis>& analyses) {
                        {"max_us", w.max_us},
                        {"straggler", w.straggler},
                        {"straggler_stage", w.straggler_stage}});
+    json waves = json::array();
+    for (const WaveTiming& w : a.waves)
+      waves.push_back({{"wave", w.wave},
+                       {"stages", w.stages},
+                       {"span_us", w.span_us},
+                       {"slowest_us", w.slowest_us},
+                       {"mean_us", w.mean_us},
+                       {"slowest_stage", w.slowest_stage},
+                       {"balance", w.balance()},
+                       {"overlap", w.overlap}});
     json k = {{"kernel", a.kernel},
               {"time_base", a.time_base},
               {"emulated", a.emulated},
@@ -468,7 +518,8 @@ json timeline_analysis_json(const std::vector<TimelineAnalysis>& analyses) {
               {"wait_share", a.wait_share()},
               {"critical_path", a.critical_path},
               {"stages", stages},
-              {"waits", waits}};
+              {"waits", waits},
+              {"waves", waves}};
     if (a.slowest_stage >= 0) k["slowest_stage"] = stages[static_cast<size_t>(a.slowest_stage)];
     if (a.longest_wait >= 0) k["longest_wait"] = waits[static_cast<size_t>(a.longest_wait)];
     out.push_back(k);

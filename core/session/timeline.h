@@ -71,6 +71,7 @@ struct KernelTimeline {
   std::vector<TimelineSpan> spans;  ///< by block, in program order
   std::vector<std::string> stage_names;
   std::vector<double> stage_est_us;  ///< the cost model's estimate per stage (-1: none)
+  std::vector<int> stage_waves;      ///< loop::StageInfo::wave per stage (-1: not packed)
   std::string sample_note() const;   ///< "every block", "every 2nd block (160 of 320)"
 };
 
@@ -109,6 +110,22 @@ struct WaitTiming {
   int straggler_stage = -1;  ///< the stage the straggler ran last before arriving
 };
 
+/// Stages packed side by side into one wave (schedule/wavefront.h) on disjoint blocks.
+struct WaveTiming {
+  int wave = 0;
+  int stages = 0;
+  double span_us = 0;     ///< first start to last end of its stages
+  double slowest_us = 0;  ///< the longest block time of its stages
+  double mean_us = 0;     ///< the mean over its stages of their longest block time
+  int slowest_stage = -1;
+  /// mean / slowest: 1 when its stages take as long as one another, near 0 when one stage
+  /// keeps the others' blocks waiting.
+  double balance() const { return slowest_us > 0 ? mean_us / slowest_us : 1; }
+  /// The sum of its stages' longest block times over its span: how much of their work the
+  /// packing overlapped (1: none, n: n stages fully side by side).
+  double overlap = 0;
+};
+
 struct TimelineAnalysis {
   std::string kernel, time_base, sample;
   bool emulated = false;
@@ -117,6 +134,7 @@ struct TimelineAnalysis {
   double wait_share() const { return work_us + wait_us > 0 ? wait_us / (work_us + wait_us) : 0; }
   std::vector<StageTiming> stages;  ///< by stage index, stages that ran
   std::vector<WaitTiming> waits;    ///< in program order
+  std::vector<WaveTiming> waves;    ///< waves of two or more stages, by wave index
   int slowest_stage = -1;           ///< index into stages (largest max block time)
   int longest_wait = -1;            ///< index into waits (largest total)
   /// The chain that decided the kernel's length: per wait, the straggler's last stage, then

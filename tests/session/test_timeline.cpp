@@ -165,6 +165,17 @@ TEST(TimelineEmulator, WaitsAddUpAndEveryStageIsCovered) {
         EXPECT_NE(summary.find("longest wait"), std::string::npos);
         EXPECT_GE(a.waits[static_cast<size_t>(a.longest_wait)].straggler, 0);
       }
+      // Waves of packed stages: balance in (0, 1], overlap at least one stage's worth.
+      for (const WaveTiming& w : a.waves) {
+        EXPECT_GE(w.stages, 2);
+        EXPECT_GT(w.balance(), 0);
+        EXPECT_LE(w.balance(), 1 + 1e-9);
+        EXPECT_LE(w.mean_us, w.slowest_us + 1e-9);
+      }
+      if (model == std::string("mmoe")) {
+        EXPECT_FALSE(a.waves.empty());  // its expert and gate GEMMs are packed
+        EXPECT_NE(summary.find("least balanced wave"), std::string::npos);
+      }
       // The trace: one slice per span, every stage named.
       json trace = json::parse(timeline_trace_json({t}));
       size_t slices = 0;

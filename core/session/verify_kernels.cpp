@@ -99,7 +99,10 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
           KernelTimeline t =
               decode_timeline(timeline_file_bytes(*tl, "emulator", 1000, words), k.name);
           t.kernel = k.name;
-          for (const loop::StageInfo& s : k.stages) t.stage_names.push_back(s.name);
+          for (const loop::StageInfo& s : k.stages) {
+            t.stage_names.push_back(s.name);
+            t.stage_waves.push_back(s.wave);
+          }
           rep.timelines.push_back(std::move(t));
         }
       }

@@ -95,8 +95,12 @@ Kernel schedule_gemm_tc(const te::ComputeOp& op, const GemmParts& g, const Sched
 Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                               const std::vector<const te::ComputeOp*>& epilogue,
                               const std::vector<Tensor>& on_chip, const ScheduleConfig& c) {
-  // The Ampere-class mainloop (gemm_mma.cpp) unless the wmma template is asked for.
-  if (c.mma_mainloop) return schedule_gemm_mma(op, g, epilogue, on_chip, c);
+  // The Ampere-class mainloop (gemm_mma.cpp) unless the wmma template is asked for, or the warp
+  // tile's accumulators alone would take more than 64 registers per lane (4x4 fragments: 128):
+  // with its fragments and 64-bit addresses that spills under NVRTC (24 B at 256x128x64, sm_90)
+  // where wmma's opaque fragments do not.
+  const bool huge_warp_tile = c.tc_tile.bm > 0 && c.tc_tile.tm * c.tc_tile.tn > 8;
+  if (c.mma_mainloop && !huge_warp_tile) return schedule_gemm_mma(op, g, epilogue, on_chip, c);
   Frame f;
   const MmaType mt = mma_type(c.precision);
   const DType ct = loop::mma_storage_dtype(mt);  // operand type in shared memory

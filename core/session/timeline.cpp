@@ -551,6 +551,26 @@ std::string timeline_trace_json(const std::vector<KernelTimeline>& timelines) {
            {"tid", sm},
            {"name", "thread_name"},
            {"args", {{"name", (t.emulated ? "block " : "SM ") + std::to_string(sm)}}}});
+    // Each grid barrier or flag wait as a line across the kernel's tracks where its last
+    // waiter left (the n-th wait of a block before stage s is the same wait in every block).
+    std::map<std::tuple<int, int, int>, double> released;
+    std::map<std::pair<int64_t, std::pair<int, int>>, int> nth;
+    for (const TimelineSpan& sp : t.spans) {
+      if (sp.wait == loop::TimelineWait::None || sp.wait == loop::TimelineWait::BlockBarrier)
+        continue;
+      const int n = nth[{sp.block, {sp.stage, static_cast<int>(sp.wait)}}]++;
+      double& at = released[{sp.stage, static_cast<int>(sp.wait), n}];
+      at = std::max(at, sp.end_us);
+    }
+    for (const auto& [key, at] : released)
+      events.push_back(
+          {{"ph", "i"},
+           {"s", "p"},
+           {"pid", pid},
+           {"tid", 0},
+           {"ts", at},
+           {"name", wait_words(static_cast<loop::TimelineWait>(std::get<1>(key))) +
+                        " before stage " + std::to_string(std::get<0>(key)) + " released"}});
     for (const TimelineSpan& sp : t.spans) {
       const bool work = sp.wait == loop::TimelineWait::None;
       events.push_back(

@@ -386,6 +386,15 @@ TEST_F(TimelineFake, TheCudaBackendReadsBackAndDecodesTheRecords) {
   for (const json& e : trace["traceEvents"])
     if (e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
   EXPECT_EQ(tracks, (std::set<std::string>{"SM 0", "SM 1"}));
+  // The grid barrier as a line across the kernel where its last waiter left.
+  int lines = 0;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "i") {
+      ++lines;
+      EXPECT_NEAR(e["ts"].get<double>(), 0.4, 1e-9);
+      EXPECT_EQ(e["name"], "grid barrier before stage 1 released");
+    }
+  EXPECT_EQ(lines, 1);
 }
 
 /// Instrumented CUDA C compiles for sm_80 and sm_90 (the compile cache serves repeats); its

@@ -25,6 +25,29 @@ std::vector<StageSass> stage_expectations(const loop::Kernel& k) {
   return out;
 }
 
+void mark_mma_source(std::vector<StageSass>& stages, const std::string& cuda,
+                     const codegen::SourceMap& cuda_map) {
+  std::vector<std::string> lines;
+  for (size_t from = 0, to; from <= cuda.size(); from = to + 1) {
+    to = cuda.find('\n', from);
+    if (to == std::string::npos) to = cuda.size();
+    lines.push_back(cuda.substr(from, to - from));
+  }
+  std::vector<bool> has(stages.size(), false);
+  for (const codegen::SourceSpan& sp : cuda_map.spans) {
+    if (sp.stage < 0 || static_cast<size_t>(sp.stage) >= has.size()) continue;
+    for (int l = sp.first_line; l <= sp.last_line && static_cast<size_t>(l) <= lines.size(); ++l) {
+      const std::string& t = lines[static_cast<size_t>(l - 1)];
+      if (t.find("mma_sync") != std::string::npos || t.find("mma.sync") != std::string::npos ||
+          t.find("wgmma") != std::string::npos) {
+        has[static_cast<size_t>(sp.stage)] = true;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < stages.size(); ++i) stages[i].mma_in_source = has[i];
+}
+
 codegen::SourceMap map_sass(const std::vector<int>& lines, const codegen::SourceMap& cuda_map) {
   codegen::SourceMap m;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -45,10 +68,16 @@ codegen::SourceMap map_sass(const std::vector<int>& lines, const codegen::Source
 
 KernelSass sass_of_result(const loop::Kernel& k, const codegen::SourceMap& cuda_map,
                           const std::string& source_name, const gpu::CompileResult& result) {
+  return sass_of_result(stage_expectations(k), k.name, cuda_map, source_name, result);
+}
+
+KernelSass sass_of_result(std::vector<StageSass> stages, const std::string& entry,
+                          const codegen::SourceMap& cuda_map, const std::string& source_name,
+                          const gpu::CompileResult& result) {
   KernelSass s;
-  s.kernel = k.name;
+  s.kernel = entry;
   s.arch = result.arch;
-  s.stages = stage_expectations(k);
+  s.stages = std::move(stages);
   if (!result.ok) {
     s.error = "the kernel did not compile for " + result.arch;
     return s;
@@ -63,7 +92,7 @@ KernelSass sass_of_result(const loop::Kernel& k, const codegen::SourceMap& cuda_
   s.ok = true;
   s.mix = d.listing.mix;
   for (const gpu::SassFunction& f : d.listing.functions) {
-    if (s.registers == 0 || f.name == k.name) s.registers = std::max(s.registers, f.registers);
+    if (s.registers == 0 || f.name == entry) s.registers = std::max(s.registers, f.registers);
     for (const gpu::SassInstruction& i : f.code) {
       const codegen::SourceSpan* span = i.line > 0 ? cuda_map.at_line(i.line) : nullptr;
       if (span && span->stage >= 0 && static_cast<size_t>(span->stage) < s.stages.size())
@@ -73,7 +102,7 @@ KernelSass sass_of_result(const loop::Kernel& k, const codegen::SourceMap& cuda_
     }
   }
   // ptxas' count where the cubin has none (sm_90 cubins carry no SHI_REGISTERS).
-  if (const gpu::KernelResources* r = result.find_kernel(k.name); r && s.registers == 0)
+  if (const gpu::KernelResources* r = result.find_kernel(entry); r && s.registers == 0)
     s.registers = r->registers;
   s.text = gpu::sass_text(d.listing, &s.cuda_lines);
   s.map = map_sass(s.cuda_lines, cuda_map);
@@ -101,7 +130,10 @@ KernelSass sass_of(const CompiledKernel& ck, const std::string& arch, bool use_c
     s.stages = stage_expectations(ck.kernel);
     return s;
   }
-  return sass_of_result(ck.kernel, codegen::map_cuda_source(ck.cuda, ck.kernel), name, r);
+  const codegen::SourceMap map = codegen::map_cuda_source(ck.cuda, ck.kernel);
+  KernelSass out = sass_of_result(ck.kernel, map, name, r);
+  mark_mma_source(out.stages, ck.cuda, map);
+  return out;
 }
 
 std::vector<std::vector<KernelSass>> sass_of_all(const std::vector<CompiledKernel>& kernels,
@@ -142,8 +174,9 @@ std::vector<std::vector<KernelSass>> sass_of_all(const std::vector<CompiledKerne
       out[i][a].error = results[r].error.empty() ? results[r].log : results[r].error;
       continue;
     }
-    out[i][a] = sass_of_result(ck.kernel, codegen::map_cuda_source(ck.cuda, ck.kernel),
-                               jobs[r].name, results[r]);
+    const codegen::SourceMap map = codegen::map_cuda_source(ck.cuda, ck.kernel);
+    out[i][a] = sass_of_result(ck.kernel, map, jobs[r].name, results[r]);
+    mark_mma_source(out[i][a].stages, ck.cuda, map);
   }
   return out;
 }
@@ -173,6 +206,7 @@ nlohmann::json sass_json(const KernelSass& s) {
                       {"name", st.name},
                       {"tensor_core", st.tensor_core},
                       {"async_copy", st.async_copy},
+                      {"mma_in_source", st.mma_in_source},
                       {"mix", sass_mix_json(st.mix)}});
   j["stages"] = stages;
   j["outside"] = sass_mix_json(s.outside);
@@ -187,12 +221,13 @@ std::vector<std::string> sass_problems(const KernelSass& s) {
   }
   for (const StageSass& st : s.stages) {
     if (!st.tensor_core) continue;
-    if (st.mix.mma == 0)
+    // A stage that calls the function of an earlier stage of the same code has its MMAs there.
+    if (st.mix.mma == 0 && st.mma_in_source)
       out.push_back(
           fmt::format("{} {} stage {} ({}): computes with tensor cores in its loop IR "
                       "but has no MMA instruction",
                       s.kernel, s.arch, st.stage, st.name));
-    if (st.async_copy && st.mix.async_copy == 0)
+    if (st.async_copy && st.mix.async_copy == 0 && st.mma_in_source)
       out.push_back(
           fmt::format("{} {} stage {} ({}): copies with cp.async in its loop IR but has "
                       "no LDGSTS/UTMALDG instruction",

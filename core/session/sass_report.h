@@ -22,7 +22,15 @@ struct StageSass {
   gpu::SassMix mix;
   bool tensor_core = false;  ///< the loop IR computes with MMAs (Fragment* or MmaSync)
   bool async_copy = false;   ///< the loop IR copies with cp.async (AsyncCopy)
+  /// Whether the stage's own CUDA C lines hold its MMAs (false: it calls a stage function it
+  /// shares with an earlier stage of the same code, whose lines hold them); true when unknown.
+  bool mma_in_source = true;
 };
+
+/// Sets mma_in_source of `stages` from the CUDA C `cuda` mapped by `cuda_map`: the stage's
+/// lines contain an MMA (`mma_sync`, `mma.sync`, `wgmma`).
+void mark_mma_source(std::vector<StageSass>& stages, const std::string& cuda,
+                     const codegen::SourceMap& cuda_map);
 
 struct KernelSass {
   std::string kernel, arch;
@@ -46,6 +54,12 @@ std::vector<StageSass> stage_expectations(const loop::Kernel& k);
 /// stage of `k`, whose CUDA C map is `cuda_map`.
 KernelSass sass_of_result(const loop::Kernel& k, const codegen::SourceMap& cuda_map,
                           const std::string& source_name, const gpu::CompileResult& result);
+/// Same for several launches in one translation unit (the explorer's view of a partition):
+/// `stages` are their stage_expectations one after another, as `cuda_map` numbers them, and
+/// `entry` the first kernel's name.
+KernelSass sass_of_result(std::vector<StageSass> stages, const std::string& entry,
+                          const codegen::SourceMap& cuda_map, const std::string& source_name,
+                          const gpu::CompileResult& result);
 
 /// Compiles `ck.cuda` for `arch` with line information (NVRTC's cache serves a kernel compiled
 /// before) and disassembles it by stage. Never throws: errors land in the result.

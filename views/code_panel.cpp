@@ -15,9 +15,12 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/kernel_cache.h"
+#include "core/session/sass_report.h"
 #include "views/boundary_edges.h"
 #include "views/code_highlighter.h"
 
@@ -215,6 +218,11 @@ KernelCodeText CodePanel::generate(PlanDataPtr planData, int partition) {
       stageBase += static_cast<int>(k.stages.size());
     }
     c.loop = QString::fromStdString(loopText);
+    for (const loop::Kernel& k : set.kernels)
+      for (StageSass st : stage_expectations(k)) {
+        st.stage = static_cast<int>(c.stages.size());
+        c.stages.push_back(std::move(st));
+      }
     // CUDA C: a lone launch as compile and the bundle have it; several launches in one
     // translation unit (shared includes and helpers), each kernel's lines from its __global__
     // line to the next kernel's mapped with that kernel's stages.
@@ -296,7 +304,40 @@ PtxText CodePanel::compilePtx(const KernelCodeText& code) {
   }
   out.ptx = QString::fromStdString(r.ptx);
   out.map = codegen::map_ptx(r.ptx, code.cudaMap, name);
+  fillSass(out, code, r, name);
   return out;
+}
+
+void CodePanel::fillSass(PtxText& out, const KernelCodeText& code, const gpu::CompileResult& r,
+                         const std::string& name) {
+  KernelSass s = sass_of_result(code.stages, code.kernelName.toStdString(), code.cudaMap, name, r);
+  mark_mma_source(s.stages, code.cuda.toStdString(), code.cudaMap);
+  if (!s.ok) {
+    out.sassError = QString::fromStdString(s.error);
+    return;
+  }
+  // A summary per stage as comments above the listing; the map shifts by its lines.
+  auto mix = [](const gpu::SassMix& m) {
+    return fmt::format("{:>6} {:>5} {:>6} {:>5} {:>4} {:>4} {:>4}", m.total, m.mma, m.async_copy,
+                       m.ldsm, m.bar, m.local_load, m.local_store);
+  };
+  std::string head = fmt::format(
+      "// {} SASS (nvdisasm): {} registers, {} spill bytes\n"
+      "// {:<40} {:>6} {:>5} {:>6} {:>5} {:>4} {:>4} {:>4}\n",
+      r.arch, s.registers, s.spill_bytes, "stage", "instr", "MMA", "async", "LDSM", "BAR", "LDL",
+      "STL");
+  for (const StageSass& st : s.stages)
+    head += fmt::format("// {:<40} {}{}\n", st.name.substr(0, 40), mix(st.mix),
+                        st.tensor_core ? "  tensor cores" : "");
+  head += fmt::format("// {:<40} {}\n// {:<40} {}\n", "(outside every stage)", mix(s.outside),
+                      "kernel", mix(s.mix));
+  for (const std::string& p : sass_problems(s)) head += "// problem: " + p + "\n";
+  int shift = 0;
+  for (char c : head) shift += c == '\n';
+  std::vector<int> lines(static_cast<size_t>(shift), 0);
+  lines.insert(lines.end(), s.cuda_lines.begin(), s.cuda_lines.end());
+  out.sass = QString::fromStdString(head + s.text);
+  out.sassMap = map_sass(lines, code.cudaMap);
 }
 
 // ---- the panel ----
@@ -314,8 +355,8 @@ CodePanel::CodePanel(QWidget* parent)
   m_tabs = new QTabWidget(this);
   m_tabs->setDocumentMode(true);
   const CodeLanguage langs[] = {CodeLanguage::Te, CodeLanguage::LoopIr, CodeLanguage::Cuda,
-                                CodeLanguage::Ptx};
-  const QString names[] = {tr("TE"), tr("Loop IR"), tr("CUDA C"), tr("PTX")};
+                                CodeLanguage::Ptx, CodeLanguage::Ptx};
+  const QString names[] = {tr("TE"), tr("Loop IR"), tr("CUDA C"), tr("PTX"), tr("SASS")};
   for (int t = 0; t < TabCount; ++t) {
     m_editors[t] = new CodeEditor(m_tabs);
     m_editors[t]->setObjectName(QStringLiteral("code%1").arg(t));
@@ -326,7 +367,7 @@ CodePanel::CodePanel(QWidget* parent)
   }
   m_tabs->setCurrentIndex(CudaTab);
   connect(m_tabs, &QTabWidget::currentChanged, this, [this](int t) {
-    if (t == PtxTab) requestPtx();
+    if (t == PtxTab || t == SassTab) requestPtx();
     applyHighlight(true);
   });
   layout->addWidget(m_header);
@@ -340,8 +381,7 @@ CodePanel::CodePanel(QWidget* parent)
     m_ptx.insert(part, m_ptxWatcher->result());
     if (part == m_partition) refresh();
     emit ptxReady();
-    if (m_partition >= 0 && !m_ptx.contains(m_partition) && m_tabs->currentIndex() == PtxTab)
-      requestPtx();
+    if (m_partition >= 0 && !m_ptx.contains(m_partition) && showsCompiled()) requestPtx();
   });
 }
 
@@ -387,7 +427,7 @@ void CodePanel::onGenerated() {
     m_code.insert(part, std::make_shared<const KernelCodeText>(m_watcher->result()));
     if (part == m_partition) {
       refresh();
-      if (m_tabs->currentIndex() == PtxTab) requestPtx();
+      if (showsCompiled()) requestPtx();
       emit codeReady();
     }
   }
@@ -421,7 +461,11 @@ void CodePanel::showPartition(int partition) {
   m_te.clear();
   refresh();
   requestCode();
-  if (current() && m_tabs->currentIndex() == PtxTab) requestPtx();
+  if (current() && showsCompiled()) requestPtx();
+}
+
+bool CodePanel::showsCompiled() const {
+  return m_tabs->currentIndex() == PtxTab || m_tabs->currentIndex() == SassTab;
 }
 
 void CodePanel::requestPtx() {
@@ -431,6 +475,7 @@ void CodePanel::requestPtx() {
   m_ptxWatcher->setProperty("partition", m_partition);
   m_ptxWatcher->setProperty("plan", QVariant::fromValue<const void*>(m_plan.get()));
   m_editors[PtxTab]->setPlainText(tr("// compiling with NVRTC for sm_80…"));
+  m_editors[SassTab]->setPlainText(tr("// compiling with NVRTC for sm_80, then nvdisasm…"));
   m_ptxWatcher->setFuture(
       QtConcurrent::run([code = m_code.value(m_partition)] { return compilePtx(*code); }));
 }
@@ -449,6 +494,10 @@ const codegen::SourceMap* CodePanel::mapOf(Tab tab) const {
     case PtxTab: {
       auto it = m_ptx.constFind(m_partition);
       return it == m_ptx.constEnd() ? nullptr : &it->map;
+    }
+    case SassTab: {
+      auto it = m_ptx.constFind(m_partition);
+      return it == m_ptx.constEnd() ? nullptr : &it->sassMap;
     }
     default:
       return nullptr;
@@ -514,10 +563,15 @@ void CodePanel::refresh() {
   setText(CudaTab, k.cuda.isEmpty() ? missing : k.cuda);
   applyBoundaryNotes();
   auto ptx = m_ptx.constFind(m_partition);
-  if (ptx != m_ptx.constEnd())
+  if (ptx != m_ptx.constEnd()) {
     setText(PtxTab, ptx->error.isEmpty() ? ptx->ptx : QStringLiteral("// ") + ptx->error);
-  else if (m_ptxPending != m_partition)
+    setText(SassTab, !ptx->error.isEmpty()      ? QStringLiteral("// ") + ptx->error
+                     : ptx->sassError.isEmpty() ? ptx->sass
+                                                : QStringLiteral("// ") + ptx->sassError);
+  } else if (m_ptxPending != m_partition) {
     setText(PtxTab, tr("// PTX is compiled when this tab is shown"));
+    setText(SassTab, tr("// SASS is compiled and disassembled when this tab is shown"));
+  }
   applyHighlight(true);
 }
 

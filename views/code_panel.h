@@ -1,5 +1,5 @@
-/// \file Code views of the selected kernel: TE | Loop IR | CUDA C | PTX, highlighted, with line
-/// numbers and a source map that ties lines to graph nodes both ways.
+/// \file Code views of the selected kernel: TE | Loop IR | CUDA C | PTX | SASS, highlighted, with
+/// line numbers and a source map that ties lines to graph nodes both ways.
 #pragma once
 
 #include <QFutureWatcher>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/codegen/source_map.h"
+#include "core/session/sass_report.h"
 #include "views/plan_runner.h"
 
 class QLabel;
@@ -77,6 +78,9 @@ struct KernelCodeText {
   /// The CUDA C lines of the partition's stage boundaries that have one (grid and block
   /// barriers between stages, the first line of a later launch).
   std::vector<BoundaryLine> cudaBoundaries;
+  /// Each stage's tensor-core and cp.async use (stage_expectations of the launches, numbered as
+  /// cudaMap numbers them), for the SASS tab's mix per stage.
+  std::vector<StageSass> stages;
   QString kernelName;      ///< the CUDA function
   QString error;           ///< why there is no loop IR / CUDA (the kernel could not be built)
   bool builtHere = false;  ///< the kernel was built for this view (not found in the cache)
@@ -84,17 +88,22 @@ struct KernelCodeText {
 };
 using KernelCodePtr = std::shared_ptr<const KernelCodeText>;
 
-/// The PTX of one kernel (sm_80, with line information) and its map.
+/// The PTX of one kernel (sm_80, with line information) and its map; the SASS of the same
+/// compile (nvdisasm of its cubin) with its instruction mix per stage, each instruction's line
+/// mapped through its CUDA C line.
 struct PtxText {
   QString ptx;
   codegen::SourceMap map;
   QString error;
+  QString sass;  ///< a summary (mix per stage) as comments, then the listing
+  codegen::SourceMap sassMap;
+  QString sassError;  ///< why there is no SASS (no nvdisasm, no cubin)
 };
 
 class CodePanel : public QWidget {
   Q_OBJECT
  public:
-  enum Tab { TeTab, LoopTab, CudaTab, PtxTab, TabCount };
+  enum Tab { TeTab, LoopTab, CudaTab, PtxTab, SassTab, TabCount };
 
   explicit CodePanel(QWidget* parent = nullptr);
   ~CodePanel() override;
@@ -115,7 +124,7 @@ class CodePanel : public QWidget {
   bool isReady() const;
   /// Partitions of the current plan whose code this panel asked for (in order).
   const QList<int>& requestedPartitions() const { return m_requested; }
-  /// The PTX of the shown partition is there (or failed).
+  /// The PTX (and SASS) of the shown partition is there (or failed).
   bool isPtxReady() const;
   CodeEditor* editor(Tab tab) const { return m_editors[tab]; }
   QTabWidget* tabs() const { return m_tabs; }
@@ -124,6 +133,9 @@ class CodePanel : public QWidget {
   /// when missing); pure, never throws (errors land in the result).
   static KernelCodeText generate(PlanDataPtr plan, int partition);
   static PtxText compilePtx(const KernelCodeText& code);
+  /// The SASS tab's text and map from the compile `r` of `code`.
+  static void fillSass(PtxText& out, const KernelCodeText& code, const gpu::CompileResult& r,
+                       const std::string& name);
 
  signals:
   /// A mapped line was clicked: the nodes (and TEs) its code computes.
@@ -141,6 +153,7 @@ class CodePanel : public QWidget {
   const codegen::SourceMap* mapOf(Tab tab) const;
   void onLineClicked(Tab tab, int line);
   void applyHighlight(bool scroll);
+  bool showsCompiled() const;  ///< the PTX or SASS tab is the current one
   /// Paints the CUDA C barrier lines of the kernel shown by their boundary kind.
   void applyBoundaryNotes();
 

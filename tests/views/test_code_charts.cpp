@@ -22,6 +22,7 @@
 
 #include "core/gpu/device.h"
 #include "core/gpu/nvrtc.h"
+#include "core/gpu/sass.h"
 #include "core/session/kernel_cache.h"
 #include "views/charts_panel.h"
 #include "views/code_highlighter.h"
@@ -187,6 +188,17 @@ void TestCodeCharts::nodeHighlightsLinesAndLineSelectsNode() {
     QVERIFY(code->editor(CodePanel::PtxTab)->toPlainText().contains(QStringLiteral(".entry")));
     code->highlightNode(target);
     QVERIFY(!code->editor(CodePanel::PtxTab)->highlightedLines().empty());
+    // SASS of the same compile: the mix per stage, then the listing tied to the node's lines
+    // (or why there is none: no nvdisasm).
+    code->setCurrentTab(CodePanel::SassTab);
+    const QString sass = code->editor(CodePanel::SassTab)->toPlainText();
+    if (!gpu::find_nvdisasm().empty()) {
+      QVERIFY2(sass.contains(QStringLiteral("sm_80 SASS (nvdisasm)")), qPrintable(sass.left(300)));
+      QVERIFY(sass.contains(QStringLiteral("// function ")));
+      QVERIFY(!code->editor(CodePanel::SassTab)->highlightedLines().empty());
+    } else {
+      QVERIFY(sass.contains(QStringLiteral("nvdisasm")));
+    }
   }
 }
 

@@ -227,25 +227,6 @@ void MainWindow::wire() {
     m_strategyDock->setProperty("onScreen", on);
     if (on) refreshExplorerViews();
   });
-  connect(m_stepsDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
-    if (m_session) m_session->setStepping(on);
-    if (on) {
-      refreshExplorerViews();
-    } else {
-      m_graph->highlightNodes({});
-      m_graphPage->setPlanShown(true);
-    }
-  });
-  connect(m_steps, &StepThroughPanel::stepShown, this, [this](int index, const QStringList& nodes) {
-    m_graph->highlightNodes(nodes);
-    // Before the partition step there are no kernels yet: the graph draws none (no clusters,
-    // badges or boundary-styled edges).
-    const PipelineStep* step = m_steps->step(index);
-    const std::vector<std::string>& order = pipeline_step_names();
-    const auto at = step ? std::find(order.begin(), order.end(), step->name) : order.end();
-    const auto partition = std::find(order.begin(), order.end(), "partition");
-    m_graphPage->setPlanShown(at == order.end() || at >= partition);
-  });
   connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     m_compareDock->setProperty("onScreen", visible);
     if (visible) refreshCompare();
@@ -527,10 +508,8 @@ void MainWindow::beginSession(const QString& modelPath, bool fresh) {
   showImportedProfile();
   m_importedDock->hide();
   if (!stepping) {
-    m_stepsDock->hide();
+    setStepThroughShown(false);
     m_steps->clear();
-    m_graph->highlightNodes({});
-    m_graphPage->setPlanShown(true);
   }
   m_editor->reset();
   m_project->sessionStarted();
@@ -571,7 +550,7 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   m_nodes->setModelData(m_data);
   m_properties->setModelData(m_data);
   m_teText->setText(m_data->teText);
-  m_stack->setCurrentWidget(m_graphPage);
+  m_stack->setCurrentWidget(isStepThroughShown() ? static_cast<QWidget*>(m_steps) : m_graphPage);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
   const QString name = QFileInfo(QString::fromStdString(m_data->model->path)).fileName();
   setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
@@ -935,6 +914,7 @@ void MainWindow::setTheme(const QString& theme) {
 
 void MainWindow::updateColors() {
   m_graph->setColors(GraphColors::from(qApp->palette()));
+  if (m_steps) m_steps->setColors(GraphColors::from(qApp->palette()));
   if (m_code) m_code->setDark(isDark(qApp->palette()));
   if (m_charts) m_charts->setDark(isDark(qApp->palette()));
 }
@@ -1485,15 +1465,9 @@ void MainWindow::createExplorerViews() {
   tabifyDockWidget(m_partDock, m_strategyDock);
   m_partDock->raise();
 
-  // The step-through teaching mode, tabbed with the TE program.
-  m_steps = new StepThroughPanel(this);
-  m_stepsDock = new QDockWidget(tr("Step-through"), this);
-  m_stepsDock->setObjectName(QStringLiteral("stepThroughDock"));
-  m_stepsDock->setWidget(m_steps);
-  addDockWidget(Qt::BottomDockWidgetArea, m_stepsDock);
-  tabifyDockWidget(m_teDock, m_stepsDock);
-  m_teDock->raise();
-  m_stepsDock->hide();
+  // The step-through teaching mode: a page of the central stack (F6).
+  m_steps = new StepThroughPanel(m_stack);
+  m_stack->addWidget(m_steps);
   addAction(m_steps->previousAction());
   addAction(m_steps->nextAction());
 
@@ -1515,10 +1489,11 @@ void MainWindow::createExplorerViews() {
   toggle->setShortcut(QKeySequence(tr("Ctrl+Alt+K")));
   toggle->setToolTip(tr("Double-click a box or a kernel outline does the same"));
   view->addSeparator();
-  QAction* steps = m_stepsDock->toggleViewAction();
-  steps->setText(tr("&Step-through mode"));
-  steps->setShortcut(QKeySequence(Qt::Key_F6));
-  view->addAction(steps);
+  m_stepsAction = view->addAction(tr("&Step-through mode"));
+  m_stepsAction->setCheckable(true);
+  m_stepsAction->setShortcut(QKeySequence(Qt::Key_F6));
+  m_stepsAction->setShortcutContext(Qt::ApplicationShortcut);
+  connect(m_stepsAction, &QAction::toggled, this, &MainWindow::setStepThroughShown);
   view->addAction(m_steps->previousAction());
   view->addAction(m_steps->nextAction());
   QAction* strategies = m_strategyDock->toggleViewAction();
@@ -1542,9 +1517,35 @@ void MainWindow::refreshExplorerViews() {
   const QString path = QString::fromStdString(m_data->model->path);
   // The step-through follows the plan on screen: its precision and decisions, as compile.
   const plan::Decisions& decisions = m_editor->decisions();
-  if (m_stepsDock->isVisible() &&
+  if (isStepThroughShown() &&
       m_steps->runKey() != StepThroughPanel::keyOf(path, strategy(), gpu(), precision(), decisions))
     m_steps->start(path, strategy(), gpu(), precision(), decisions);
+}
+
+bool MainWindow::isStepThroughShown() const {
+  return m_stepsAction && m_stepsAction->isChecked();
+}
+
+void MainWindow::setStepThroughShown(bool on) {
+  if (m_stepsAction->isChecked() != on) {
+    m_stepsAction->setChecked(on);  // toggled comes back here
+    return;
+  }
+  const bool shown = m_stack->currentWidget() == m_steps;
+  if (m_session) m_session->setStepping(on);
+  if (on && !shown) {
+    // The page takes the window: the docks are put away and come back as they were.
+    m_stateBeforeSteps = saveState();
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+      if (d->parentWidget() == this) d->hide();
+    m_stack->setCurrentWidget(m_steps);
+    refreshExplorerViews();
+    m_steps->focusSteps();
+  } else if (!on && shown) {
+    m_stack->setCurrentWidget(m_data ? static_cast<QWidget*>(m_graphPage) : m_welcome);
+    if (!m_stateBeforeSteps.isEmpty()) restoreState(m_stateBeforeSteps);
+    m_stateBeforeSteps.clear();
+  }
 }
 
 }  // namespace souffle::views

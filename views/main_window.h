@@ -119,7 +119,11 @@ class MainWindow : public QMainWindow {
   QTableView* strategyTable() const { return m_strategies->table(); }
   QDockWidget* strategyDock() const { return m_strategyDock; }
   StepThroughPanel* stepThrough() const { return m_steps; }
-  QDockWidget* stepThroughDock() const { return m_stepsDock; }
+  /// The step-through mode (F6): a page of its own in front of the graph, the docks put away
+  /// until it ends; it belongs to the model and ends when another model opens.
+  QAction* stepThroughAction() const { return m_stepsAction; }
+  bool isStepThroughShown() const;
+  void setStepThroughShown(bool on);
   CodePanel* codePanel() const { return m_code; }
   ChartsPanel* chartsPanel() const { return m_charts; }
   CompileRunner* compileRunner() const { return m_compiler; }
@@ -336,7 +340,8 @@ class MainWindow : public QMainWindow {
   StrategiesPage* m_strategies = nullptr;
   QDockWidget* m_strategyDock = nullptr;
   StepThroughPanel* m_steps = nullptr;
-  QDockWidget* m_stepsDock = nullptr;
+  QAction* m_stepsAction = nullptr;
+  QByteArray m_stateBeforeSteps;  ///< the docks as they were when the step-through began
 };
 
 }  // namespace souffle::views

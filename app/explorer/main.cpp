@@ -334,8 +334,9 @@ int main(int argc, char** argv) {
              !window.isPlanning() && !window.comparisonView()->isBusy() &&
              !window.graphPanel()->scene()->clustersPending() &&
              (!window.codePanel()->isVisible() || window.codePanel()->isReady()) &&
-             (!window.stepThroughDock()->isVisible() ||
-              (!window.stepThrough()->isBusy() && window.stepThrough()->stepCount() > 0));
+             (!window.isStepThroughShown() ||
+              (!window.stepThrough()->isBusy() && window.stepThrough()->stepCount() > 0 &&
+               window.stepThrough()->isDrawn()));
     };
     bool done = false;
     auto shoot = [&, save, ready] {
@@ -359,6 +360,9 @@ int main(int argc, char** argv) {
     QObject::connect(window.codePanel(), &souffle::views::CodePanel::codeReady, &window, shoot);
     QObject::connect(window.stepThrough(), &souffle::views::StepThroughPanel::ready, &window, shoot,
                      Qt::QueuedConnection);
+    for (bool after : {false, true})
+      QObject::connect(window.stepThrough()->graph(after), &souffle::views::GraphPanel::drawn,
+                       &window, shoot, Qt::QueuedConnection);
     // The kernel outlines are made off the GUI thread (seconds on a 20,000-node graph).
     QObject::connect(window.graphPanel()->scene(), &souffle::views::GraphScene::clustersReady,
                      &window, shoot);
@@ -402,8 +406,7 @@ int main(int argc, char** argv) {
   // --step: the step-through shown, at that step once its run is done.
   if (parser.isSet(stepOpt)) {
     const QString name = parser.value(stepOpt).trimmed();
-    window.stepThroughDock()->show();
-    window.stepThroughDock()->raise();
+    window.setStepThroughShown(true);
     souffle::views::StepThroughPanel* steps = window.stepThrough();
     QObject::connect(steps, &souffle::views::StepThroughPanel::ready, steps, [steps, name] {
       for (int i = 0; i < steps->stepCount(); ++i)

@@ -183,17 +183,18 @@ void TestExplorerSession::stepThroughEndsWithItsModel() {
   w.show();
   w.setStrategy(QStringLiteral("rules"));
   QVERIFY(open(w, "mmoe"));
-  w.stepThroughDock()->show();
-  w.stepThroughDock()->raise();
+  w.setStepThroughShown(true);
   StepThroughPanel* steps = w.stepThrough();
   QTRY_VERIFY_WITH_TIMEOUT(!steps->isBusy() && steps->stepCount() > 0, 120000);
   QVERIFY(w.session()->isStepping());
-  steps->setCurrentStep(0);  // the import: no kernels yet, the graph draws none
-  QVERIFY(!w.graphPanel()->scene()->kernelsOf(0));
+  steps->setCurrentStep(0);  // the import: no kernels yet, its graph draws none
+  QTRY_VERIFY_WITH_TIMEOUT(steps->isDrawn(), 60000);
+  QVERIFY(!steps->graph(true)->scene()->kernelsOf(0));
 
   QVERIFY(open(w, "lstm"));
   QTRY_VERIFY_WITH_TIMEOUT(!steps->isBusy() && !w.graphPanel()->scene()->clustersPending(), 120000);
-  QVERIFY(!w.stepThroughDock()->isVisible());
+  QVERIFY(!w.isStepThroughShown());
+  QVERIFY(!steps->isVisible());
   QVERIFY(!w.session()->isStepping());
   QCOMPARE(steps->stepCount(), 0);
   // The new model's kernels are drawn: every box of its first kernel is in a cluster.

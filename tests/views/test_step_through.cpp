@@ -1,11 +1,16 @@
 // The step-through mode: a run over a sample model visits every pipeline step, each with text
-// before and after and a sentence, it shows the kernel of the plan's precision, and the window
-// rings the nodes a step changed.
+// before and after and a sentence, it shows the kernel of the plan's precision; in the window F6
+// brings its page to the front, the arrow keys walk the steps, a step lists the changes its pass
+// record holds, rings what it removed and made, marks the changed lines, and another model ends
+// the mode.
 #include <QDockWidget>
+#include <QListWidget>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QtTest>
 
+#include "core/support/line_diff.h"
+#include "views/graph_scene.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
 #include "views/step_through.h"
@@ -28,7 +33,8 @@ class TestStepThrough : public QObject {
   void visitsEveryStep();
   void aBadModelSaysWhy();
   void followsThePlansPrecision();
-  void windowHighlightsWhatAStepChanged();
+  void f6BringsTheModeToTheFront();
+  void anotherModelLeavesTheMode();
 };
 
 void TestStepThrough::initTestCase() {
@@ -48,6 +54,7 @@ void TestStepThrough::visitsEveryStep() {
   QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 120000);
   QCOMPARE(panel.stepCount(), static_cast<int>(pipeline_step_names().size()));
   QCOMPARE(panel.currentStep(), 0);
+  panel.setShowUnchanged(true);  // every step, those that change nothing too
   QVERIFY(!panel.previousAction()->isEnabled());
   QStringList seen;
   for (int i = 0; i < panel.stepCount(); ++i) {
@@ -103,54 +110,140 @@ void TestStepThrough::followsThePlansPrecision() {
   QVERIFY2(build->after.find("fragment") != std::string::npos, build->sentence.c_str());
 }
 
-void TestStepThrough::windowHighlightsWhatAStepChanged() {
+void TestStepThrough::f6BringsTheModeToTheFront() {
   MainWindow w;
   w.resize(1400, 900);
   w.show();
   w.openModel(bertPath());
   QTRY_VERIFY_WITH_TIMEOUT(w.planData() != nullptr && w.graphPanel()->isFinal() && !w.isPlanning(),
                            120000);
-  w.stepThroughDock()->show();
-  w.stepThroughDock()->raise();  // tabbed with the TE program: on top, so it runs
-  QTRY_VERIFY_WITH_TIMEOUT(w.stepThrough()->stepCount() > 0, 120000);
-  // The horizontal step names the projections it merged: the graph rings their boxes.
-  const int h = static_cast<int>(
-      std::find(pipeline_step_names().begin(), pipeline_step_names().end(), "horizontal") -
-      pipeline_step_names().begin());
-  w.stepThrough()->setCurrentStep(h);
-  QVERIFY(!w.stepThrough()->step(h)->nodes.empty());
-  QVERIFY(w.graphPanel()->matchCount() == 0);  // rings are not search matches
-  int rung = 0;
-  for (QGraphicsItem* item : w.graphPanel()->scene()->items())
-    if (item->type() == NodeItem::Type) rung += static_cast<NodeItem*>(item)->isMatch();
-  QVERIFY(rung > 0);
-  // Before the partition step the graph draws no kernels (no clusters, badges or boundary-
-  // styled edges); from it on, and once the panel closes, it draws the plan again.
-  GraphScene* scene = w.graphPanel()->scene();
-  // 1: boxes in kernels and edges styled by boundary; 0: neither; -1: one without the other.
-  auto kernelsDrawn = [&] {
-    int boxes = 0;
-    for (size_t b = 0; b < scene->graph()->nodes.size(); ++b)
-      if (const std::vector<int>* ks = scene->kernelsOf(static_cast<int>(b)); ks && !ks->empty())
-        ++boxes;
-    int edges = 0;
-    for (int n : scene->boundaryCounts()) edges += n;
-    return boxes > 0 && edges > 0 ? 1 : boxes == 0 && edges == 0 ? 0 : -1;
+  QDockWidget* properties = w.findChild<QDockWidget*>(QStringLiteral("propertiesDock"));
+  QVERIFY(properties);
+  const bool propertiesShown = properties->isVisible();
+  QTest::keyClick(&w, Qt::Key_F6);
+  QVERIFY(w.isStepThroughShown());
+  StepThroughPanel* steps = w.stepThrough();
+  QVERIFY(steps->isVisible());
+  QVERIFY(!w.graphPanel()->isVisible());  // the page is in front of the graph
+  for (QDockWidget* d : w.findChildren<QDockWidget*>())
+    QVERIFY2(!d->isVisible(), qPrintable(d->objectName()));
+  QVERIFY(w.session()->isStepping());
+  QTRY_VERIFY_WITH_TIMEOUT(!steps->isBusy() && steps->stepCount() > 0, 120000);
+  QVERIFY(steps->walk());
+
+  // Steps that change nothing are hidden unless asked: with no edits, the decisions step.
+  const auto at = [&](const char* name) {
+    for (int i = 0; i < steps->stepCount(); ++i)
+      if (steps->step(i)->name == name) return i;
+    return -1;
   };
-  QCOMPARE(kernelsDrawn(), 0);
-  const int part = static_cast<int>(
-      std::find(pipeline_step_names().begin(), pipeline_step_names().end(), "partition") -
-      pipeline_step_names().begin());
-  w.stepThrough()->setCurrentStep(part);
-  QCOMPARE(kernelsDrawn(), 1);
-  w.stepThrough()->setCurrentStep(0);
-  QCOMPARE(kernelsDrawn(), 0);
-  w.stepThroughDock()->hide();
-  QCOMPARE(kernelsDrawn(), 1);
-  rung = 0;
-  for (QGraphicsItem* item : w.graphPanel()->scene()->items())
-    if (item->type() == NodeItem::Type) rung += static_cast<NodeItem*>(item)->isMatch();
-  QCOMPARE(rung, 0);
+  const int decisions = at("decisions");
+  QVERIFY(decisions >= 0 && !steps->step(decisions)->changed);
+  auto listed = [&](int i) {
+    return std::find(steps->listedSteps().begin(), steps->listedSteps().end(), i) !=
+           steps->listedSteps().end();
+  };
+  QVERIFY(!listed(decisions));
+  steps->setShowUnchanged(true);
+  QVERIFY(listed(decisions));
+  steps->setShowUnchanged(false);
+  QVERIFY(!listed(decisions));
+
+  // The arrow keys walk the listed steps.
+  QCOMPARE(steps->currentStep(), steps->listedSteps()[0]);
+  QTest::keyClick(steps->stepList(), Qt::Key_Down);
+  QCOMPARE(steps->currentStep(), steps->listedSteps()[1]);
+  QTest::keyClick(steps->stepList(), Qt::Key_Down);
+  QCOMPARE(steps->currentStep(), steps->listedSteps()[2]);
+  QTest::keyClick(steps->stepList(), Qt::Key_Up);
+  QCOMPARE(steps->currentStep(), steps->listedSteps()[1]);
+
+  // Before the partition step there are no kernels: the import's graph draws none.
+  steps->setCurrentStep(0);
+  QTRY_VERIFY_WITH_TIMEOUT(steps->isDrawn(), 60000);
+  QVERIFY(steps->graph(true)->scene()->graph());
+  for (size_t b = 0; b < steps->graph(true)->scene()->graph()->nodes.size(); ++b)
+    QVERIFY(!steps->graph(true)->scene()->kernelsOf(static_cast<int>(b)));
+
+  // The horizontal step: its changed sites are the plan's applied horizontal sites, one line
+  // each with the reason; what it removed is ringed before, what it made after.
+  const int h = at("horizontal");
+  QVERIFY(h >= 0);
+  steps->setCurrentStep(h);
+  const PipelineWalk& walk = *steps->walk();
+  QStringList expected;
+  for (const plan::TransformSite& site : walk.result.plan.transforms)
+    if (site.kind == "horizontal" && site.applied) expected << QString::fromStdString(site.reason);
+  const QStringList lines = steps->siteLines();
+  QVERIFY(!expected.isEmpty());
+  QCOMPARE(lines.size(), expected.size());
+  for (int i = 0; i < lines.size(); ++i) {
+    QVERIFY2(
+        lines[i].contains(QStringLiteral(" ∥ ")) && lines[i].contains(QStringLiteral("→ batched")),
+        qPrintable(lines[i]));
+    QVERIFY2(lines[i].contains(expected[i]), qPrintable(lines[i]));
+  }
+  QTRY_VERIFY_WITH_TIMEOUT(steps->isDrawn(), 60000);
+  QSet<QString> removed, made;
+  {
+    QSet<QString> after, before;
+    for (const te::Op& op : walk.after_horizontal.ops) after << QString::fromStdString(op->name);
+    for (const te::Op& op : walk.result.model.program.ops)
+      before << QString::fromStdString(op->name);
+    for (const QString& n : before)
+      if (!after.contains(n)) removed << n;
+    for (const QString& n : after)
+      if (!before.contains(n)) made << n;
+  }
+  QVERIFY(!removed.isEmpty() && !made.isEmpty());
+  const QStringList ringedBefore = steps->ringedBoxes(false),
+                    ringedAfter = steps->ringedBoxes(true);
+  QCOMPARE(QSet<QString>(ringedBefore.begin(), ringedBefore.end()), removed);
+  QCOMPARE(QSet<QString>(ringedAfter.begin(), ringedAfter.end()), made);
+  // A site clicked is selected in both graphs: its members before, its result after.
+  steps->selectSite(0);
+  const StepSite& first = steps->step(h)->sites[0];
+  const QStringList selBefore = steps->selectedBoxes(false), selAfter = steps->selectedBoxes(true);
+  for (const std::string& n : first.before) QVERIFY(selBefore.contains(QString::fromStdString(n)));
+  QCOMPARE(selAfter, QStringList{QString::fromStdString(first.after.at(0))});
+
+  // The text panes mark the lines the step removed and added, as the line diff has them.
+  const LineDiff d = diff_texts(steps->step(h)->before, steps->step(h)->after);
+  std::vector<int> wantRemoved, wantAdded;
+  for (size_t i = 0; i < d.removed.size(); ++i)
+    if (d.removed[i]) wantRemoved.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < d.added.size(); ++i)
+    if (d.added[i]) wantAdded.push_back(static_cast<int>(i));
+  QVERIFY(!wantRemoved.empty() && !wantAdded.empty());
+  QCOMPARE(steps->markedLines(false), wantRemoved);
+  QCOMPARE(steps->markedLines(true), wantAdded);
+
+  // F6 again: the graph and the docks are back as they were.
+  QTest::keyClick(&w, Qt::Key_F6);
+  QVERIFY(!w.isStepThroughShown());
+  QVERIFY(w.graphPanel()->isVisible());
+  QCOMPARE(properties->isVisible(), propertiesShown);
+  QVERIFY(!w.session()->isStepping());
+}
+
+void TestStepThrough::anotherModelLeavesTheMode() {
+  MainWindow w;
+  w.resize(1400, 900);
+  w.show();
+  w.openModel(bertPath());
+  QTRY_VERIFY_WITH_TIMEOUT(w.planData() != nullptr && !w.isPlanning(), 120000);
+  w.setStepThroughShown(true);
+  QTRY_VERIFY_WITH_TIMEOUT(w.stepThrough()->stepCount() > 0, 120000);
+  w.openModel(QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/lstm/model.onnx"));
+  QTRY_VERIFY_WITH_TIMEOUT(
+      w.planData() != nullptr && !w.isPlanning() &&
+          QString::fromStdString(w.planData()->model->model->path).contains(QStringLiteral("lstm")),
+      120000);
+  QVERIFY(!w.isStepThroughShown());
+  QVERIFY(!w.stepThroughAction()->isChecked());
+  QVERIFY(!w.stepThrough()->isVisible());
+  QVERIFY(w.graphPanel()->isVisible());
+  QCOMPARE(w.stepThrough()->stepCount(), 0);
 }
 
 QTEST_MAIN(TestStepThrough)

@@ -121,6 +121,7 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
                       {"image", k.image},
                       {"per_arch", per_arch}};
   if (!k.ok()) j["error"] = k.error;
+  j["lto_linked"] = k.lto_linked;
   return j;
 }
 
@@ -137,6 +138,7 @@ int run_compile(const CompileCliOptions& o) {
   copts.batch = o.batch;
   copts.use_cache = !o.no_cache;
   copts.dedup = !o.no_dedup;
+  copts.lto = o.lto;
   copts.timeline.enabled = o.timeline;
   schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
@@ -279,6 +281,9 @@ int run_compile(const CompileCliOptions& o) {
       if (k.image >= 0 && static_cast<size_t>(k.image) < rep.kernels.size())
         shared[rep.kernels[static_cast<size_t>(k.image)].name].push_back(k.name);
     j["programs"] = cache.programs;
+    int lto_linked = 0;
+    for (const CompiledKernel& k : rep.kernels) lto_linked += k.lto_linked ? 1 : 0;
+    j["lto"] = {{"enabled", copts.lto}, {"linked_kernels", lto_linked}};
     j["images"] = shared;
     if (session)
       j["tune"] = {{"mode", "measure"},

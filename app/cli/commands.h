@@ -79,6 +79,8 @@ struct CompileCliOptions {
   bool no_cache = false;
   /// Each launch compiled alone, also where launches run the same code (CompileOptions::dedup).
   bool no_dedup = false;
+  /// Stage functions compiled separately and linked with nvJitLink (CompileOptions::lto).
+  bool lto = false;
   /// Each kernel's SASS (nvdisasm) counted per stage: MMAs, async copies, ldmatrix, barriers,
   /// local memory.
   bool sass = false;
@@ -98,6 +100,7 @@ struct ReportCliOptions {
   std::string measurements;  ///< measured kernel times to show beside the estimates
   std::string layer;         ///< --steps: only nodes whose name contains this
   int kernel = -1;           ///< --steps: the kernel the schedule and emit steps show
+  bool sass = false;         ///< each launch's SASS per stage (report::ReportOptions::sass)
 };
 
 struct ConformanceOptions {

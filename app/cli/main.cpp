@@ -164,6 +164,10 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--no-dedup", compile.no_dedup,
                       "compile each launch alone under its own name, even where launches run the "
                       "same code (for comparison)");
+  c_compile->add_flag("--lto,!--no-lto", compile.lto,
+                      "compile the stage functions of kernels of many stages as NVRTC programs "
+                      "of their own (LTO-IR, in parallel) linked with nvJitLink (default: "
+                      "--no-lto, whole-program NVRTC; docs/compile_dedup.md)");
   c_compile->add_flag("--sass", compile.sass,
                       "disassemble each kernel's cubin (nvdisasm, compiled again with line "
                       "information) and count its instructions per stage: MMA, cp.async/TMA, "
@@ -244,6 +248,9 @@ int main(int argc, char** argv) {
                      "the walk-through: one HTML page per pipeline step (FILE.html the first)");
   c_report->add_flag("--lesson", report.lesson,
                      "--steps: one self-contained HTML lesson, questions at each step");
+  c_report->add_flag("--sass", report.sass,
+                     "compile each launch (NVRTC, sm_80 and sm_90) and add its SASS instruction "
+                     "mix per stage to the JSON report (needs nvdisasm; docs/sass.md)");
   c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_report->add_option("--decisions", report.decisions,

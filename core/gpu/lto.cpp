@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "core/gpu/compile_cache.h"
@@ -290,7 +291,9 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
   }
   // Linked per kernel.
   const JitLink& jl = jitlink();
-  std::vector<std::string> opts = {"-arch=" + options.arch, "-lto", "-Xptxas=-v"};
+  // The link optimizes and generates code for the whole kernel: split over every core.
+  std::vector<std::string> opts = {"-arch=" + options.arch, "-lto", "-Xptxas=-v",
+                                   "-split-compile=0"};
   if (options.max_registers > 0)
     opts.push_back("-maxrregcount=" + std::to_string(options.max_registers));
   if (options.fast_math) opts.push_back("-ftz=1");
@@ -335,6 +338,16 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
   }
   li.linked = true;
   r.compile_ms = ms_since(t0);
+  if (std::getenv("SOUFFLE_LTO_TRACE")) {
+    size_t slow = 0;
+    for (size_t i = 1; i < parts.size(); ++i)
+      if (parts[i].compile_ms > parts[slow].compile_ms) slow = i;
+    std::fprintf(stderr,
+                 "lto %s %s: %d programs (%d cached), NVRTC %.0f ms (slowest %s %.0f ms), "
+                 "nvJitLink %.0f ms\n",
+                 r.name.c_str(), r.arch.c_str(), li.programs, li.programs_cached, li.nvrtc_ms,
+                 parts[slow].name.c_str(), parts[slow].compile_ms, li.link_ms);
+  }
   if (options.use_cache) CompileCache::global().store(full_key, r);
   return r;
 #endif

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/gpu/lto.h"
 #include "core/session/kernel_dedup.h"
 #include "core/session/timeline.h"
 #include "core/session/verify_kernels.h"
@@ -232,9 +233,31 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
                      const gpu::GpuSpec& gpu, std::vector<size_t>* capped, std::vector<int>* caps);
 }  // namespace
 
+namespace {
+/// How `ck` is emitted: outlined where CompileOptions::lto links it.
+codegen::StageOutlining lto_outlining(const CompiledKernel& ck, const CompileOptions& options) {
+  if (options.lto && options.outlining == codegen::StageOutlining::Auto &&
+      ck.kernel.stages.size() >= static_cast<size_t>(kLtoMinStages))
+    return codegen::StageOutlining::Always;
+  return options.outlining;
+}
+}  // namespace
+
 double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec& gpu,
                        const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
+  // Separate compilation needs stage functions: kernels of many stages are emitted outlined
+  // (the source a bundle writes is then this one).
+  if (options.lto)
+    for (CompiledKernel& ck : kernels)
+      if (ck.ok() && ck.kernel.body.defined() && lto_outlining(ck, options) != options.outlining)
+        try {
+          codegen::CudaEmitOptions eo;
+          eo.outlining = lto_outlining(ck, options);
+          ck.cuda = codegen::emit_cuda(ck.kernel, eo);
+        } catch (const std::exception&) {
+          // Kept as emitted: compiled whole.
+        }
   std::unique_ptr<ThreadPool> pool;
   if (options.threads > 0) pool = std::make_unique<ThreadPool>(options.threads);
   double ms = 0;
@@ -299,17 +322,30 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
     prog.total = static_cast<int>(programs.size());
     auto t0 = std::chrono::steady_clock::now();
     ThreadPool& tp = pool ? *pool : ThreadPool::global();
-    tp.parallel_for(static_cast<int64_t>(jobs.size()), 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const size_t at = static_cast<size_t>(i);
+    // Programs with stage functions under CompileOptions::lto compile one after the other, each
+    // running its stage programs in parallel on the pool; the others in parallel as they are.
+    std::vector<size_t> plain, separate;
+    std::vector<char> linked(jobs.size(), 0), is_separate(jobs.size(), 0);
+    for (size_t at = 0; at < jobs.size(); ++at) {
+      is_separate[at] = options.lto && jobs[at].source.find("__noinline__") != std::string::npos;
+      (is_separate[at] ? separate : plain).push_back(at);
+    }
+    auto run_one = [&](const size_t at) {
+      {
         const gpu::CompileJob& j = jobs[at];
         auto tj = std::chrono::steady_clock::now();
-        results[at] = gpu::compile_cuda(j.source, j.name, j.options);
+        if (is_separate[at]) {
+          gpu::LtoInfo info;
+          results[at] = gpu::compile_cuda_lto(j.source, j.name, j.options, &info);
+          linked[at] = info.linked ? 1 : 0;
+        } else {
+          results[at] = gpu::compile_cuda(j.source, j.name, j.options);
+        }
         const double jms = ms_since(tj);
         std::lock_guard<std::mutex> lock(mu);
         const size_t pi = at / archs;
         program_ms[pi] += jms;
-        if (--left[pi] > 0) continue;
+        if (--left[pi] > 0) return;
         bool cached = true;
         for (size_t a = 0; a < archs; ++a) cached &= results[pi * archs + a].from_cache;
         ++prog.done;
@@ -323,6 +359,10 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         }
         if (options.progress) options.progress(prog);
       }
+    };
+    for (size_t at : separate) run_one(at);
+    tp.parallel_for(static_cast<int64_t>(plain.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) run_one(plain[static_cast<size_t>(i)]);
     });
     ms += ms_since(t0);
     std::vector<size_t> again;
@@ -343,6 +383,8 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         ck.per_arch.clear();
         ck.entry = p.entry;
         ck.image = static_cast<int>(p.kernels.front());
+        ck.lto_linked = archs > 0;
+        for (size_t a = 0; a < archs; ++a) ck.lto_linked &= linked[pi * archs + a] != 0;
         for (size_t a = 0; a < archs; ++a) {
           gpu::CompileResult r = results[pi * archs + a];
           // The kernel's resources under its own name as well as the image's entry.
@@ -454,7 +496,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         continue;
       }
       codegen::CudaEmitOptions eo;
-      eo.outlining = options.outlining;
+      eo.outlining = lto_outlining(ck, options);
       eo.max_registers = caps[w];
       ck.cuda = codegen::emit_cuda(ck.kernel, eo);
     }

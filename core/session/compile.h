@@ -62,10 +62,19 @@ struct CompileOptions {
   /// NVRTC program per distinct code, under a neutral entry name (CompiledKernel::entry). False:
   /// each kernel is compiled alone under its own name.
   bool dedup = true;
+  /// Separate compilation (gpu/lto.h, docs/compile_dedup.md): kernels of at least
+  /// kLtoMinStages stages are emitted with every stage outlined, and each stage function and the
+  /// kernel compile to LTO-IR as NVRTC programs of their own, in parallel on the process-wide
+  /// pool, linked per kernel with nvJitLink (no PTX is kept for them). False: whole-program
+  /// NVRTC, the default (kept by measurement).
+  bool lto = false;
   /// Told after each distinct program is compiled (from the compiling threads, one call at a
   /// time); null says nothing.
   std::function<void(const CompileProgress&)> progress;
 };
+
+/// CompileOptions::lto links kernels of this many stages or more (fewer: whole-program NVRTC).
+constexpr int kLtoMinStages = 4;
 
 struct CompiledKernel {
   int partition = 0;    ///< plan::Partition::id
@@ -89,6 +98,8 @@ struct CompiledKernel {
   /// Index in the report of the first kernel whose compiled image this one shares (its own
   /// index when it is the first or shares none); -1 before compiling.
   int image = -1;
+  /// Compiled separately and linked with nvJitLink (CompileOptions::lto) for every arch.
+  bool lto_linked = false;
   /// The function to look up in the image: `entry`, else `name`.
   const std::string& image_entry() const { return entry.empty() ? name : entry; }
   /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and

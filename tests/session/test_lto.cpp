@@ -101,6 +101,7 @@ TEST(Lto, LinkedKernelLoadsAndReportsItsRegisters) {
   ASSERT_NE(lr, nullptr) << "the link's ptxas lines name the kernel:\n" << lto.log;
   ASSERT_NE(wr, nullptr);
   EXPECT_GT(lr->registers, 0);
+  if (std::getenv("SOUFFLE_LTO_LOG")) std::printf("%s\n", lto.log.c_str());
   std::printf("  registers %d (whole %d), spills %lld+%lld (whole %lld+%lld)\n", lr->registers,
               wr->registers, static_cast<long long>(lr->spill_store_bytes),
               static_cast<long long>(lr->spill_load_bytes),

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.h"
+#include "core/gpu/sass.h"
 #include "core/report/write.h"
 #include "core/support/error.h"
 
@@ -68,6 +69,9 @@ int run_report(const ReportCliOptions& o) {
   ro.bind = parse_binds(o.common.binds);
   ro.shapes = parse_shapes(o.common.shapes);
   ro.code = report::format_has_code(format);
+  ro.sass = o.sass;
+  if (o.sass && gpu::find_nvdisasm().empty())
+    throw UserError("--sass: " + gpu::nvdisasm_missing_message());
   report::Report r = report::gather_report(o.common.model, ro);
   const size_t bytes = report::write_report(r, o.out);
   size_t kernels = 0;

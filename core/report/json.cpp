@@ -37,6 +37,11 @@ json kernel_json(const ReportKernel& k) {
               {"block_barriers", l.block_barriers},
               {"cuda", l.cuda}};
     if (!l.error.empty()) j["error"] = l.error;
+    if (!l.sass.empty()) {
+      json s = json::array();
+      for (const KernelSass& k : l.sass) s.push_back(sass_json(k));
+      j["sass"] = s;
+    }
     launches.push_back(j);
   }
   json j = {{"id", k.id},

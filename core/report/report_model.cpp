@@ -184,7 +184,7 @@ ReportLaunch launch_of(const CompiledKernel& ck) {
 }
 
 ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, bool code,
-                       double plan_ms) {
+                       double plan_ms, bool sass = false) {
   ReportPlan rp;
   rp.strategy = p.strategy;
   rp.decisions = decisions;
@@ -299,10 +299,16 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     rp.build_ms = cr.build_ms;
     std::map<int, size_t> index;
     for (size_t i = 0; i < rp.kernels.size(); ++i) index[rp.kernels[i].id] = i;
-    for (const CompiledKernel& ck : cr.kernels) {
+    // The SASS of every launch (compiled with line information for sm_80 and sm_90).
+    std::vector<std::vector<KernelSass>> sass_of_launch;
+    if (sass) sass_of_launch = sass_of_all(cr.kernels, {"sm_80", "sm_90"});
+    for (size_t i = 0; i < cr.kernels.size(); ++i) {
+      const CompiledKernel& ck = cr.kernels[i];
       auto it = index.find(ck.partition);
       if (it == index.end()) continue;
       rp.kernels[it->second].launches.push_back(launch_of(ck));
+      if (i < sass_of_launch.size())
+        rp.kernels[it->second].launches.back().sass = std::move(sass_of_launch[i]);
       ++rp.launches;
       rp.build_errors += ck.ok() ? 0 : 1;
     }
@@ -632,13 +638,13 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   for (plan::Strategy s : strategies) {
     double ms = 0;
     plan::FusionPlan p = make_plan(m, s, o, {}, ms);
-    r.plans.push_back(report_plan(p, "", o.code, ms));
+    r.plans.push_back(report_plan(p, "", o.code, ms, o.sass));
   }
   if (compare_edits) {
     double ms = 0;
     plan::FusionPlan p = make_plan(m, strategies.front(), o, edits, ms);
     if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
-    r.plans.push_back(report_plan(p, edits_name, o.code, ms));
+    r.plans.push_back(report_plan(p, edits_name, o.code, ms, o.sass));
     r.comparison = compare_plans(r.plans, 0, r.plans.size() - 1, "decisions");
   } else if (o.compare) {
     size_t b = static_cast<size_t>(std::find(strategies.begin(), strategies.end(), *o.compare) -
@@ -668,6 +674,7 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   for (const auto& [k, v] : o.dims) dims.push_back(fmt::format("{}={}", k, v));
   if (!dims.empty()) env.options["dims"] = join(dims, ", ");
   env.options["code"] = o.code ? "CUDA C per kernel (emitted, not compiled)" : "none";
+  if (o.code && o.sass) env.options["sass"] = "per launch and stage, sm_80 and sm_90 (nvdisasm)";
   if (!o.calibration.empty()) {
     env.calibration = gpu::load_calibration(o.calibration);
     env.options["calibration"] = o.calibration;

@@ -14,6 +14,7 @@
 #include "core/graph/graph.h"
 #include "core/plan/plan.h"
 #include "core/session/load.h"
+#include "core/session/sass_report.h"
 
 namespace souffle::report {
 
@@ -42,6 +43,9 @@ struct ReportOptions {
   std::map<std::string, Shape> shapes;           ///< model input shapes given on import (--shape)
   /// Build every kernel and emit its CUDA C (no NVRTC). Off: plans and figures only.
   bool code = true;
+  /// With `code`: compile each launch with NVRTC (line information) for sm_80 and sm_90 and
+  /// count its SASS per stage (nvdisasm; see docs/sass.md). Off: nothing is compiled.
+  bool sass = false;
 };
 
 /// One reason the planner gave for where a kernel starts or why a TE joined it.
@@ -71,8 +75,9 @@ struct ReportLaunch {
   int64_t grid = 0, block = 0, smem_bytes = 0;
   bool cooperative = false;
   int stages = 0, grid_barriers = 0, block_barriers = 0;
-  std::string cuda;   ///< the emitted translation unit
-  std::string error;  ///< why it could not be built or emitted
+  std::string cuda;              ///< the emitted translation unit
+  std::string error;             ///< why it could not be built or emitted
+  std::vector<KernelSass> sass;  ///< per arch, with ReportOptions::sass (sass_report.h)
 };
 
 /// A measured time, only when a measurement was given.

@@ -253,13 +253,13 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   };
   // Thread tx handles items q = l*threads + tx of `count` items (rows x chunks or elements).
   auto per_item = [&](const std::string& tag, int64_t count,
-                      const std::function<Stmt(Expr, Expr)>& body) {
+                      const std::function<Stmt(Expr, Expr)>& body, bool unroll = false) {
     Expr l = te::var("l" + tag), q = te::var("q" + tag);
     Stmt st = body(l, q);
     if (count % threads != 0) st = loop::if_then_else(te::lt(q, ic(count)), st);
-    // Unrolled, so that the register slots they fill have constant indices (stay registers).
+    // Unrolled where they fill register slots, whose indices then are constants (registers).
     const int64_t trips = ceil_div(count, threads);
-    return loop::make_for(l, trips, trips <= 32 ? ForKind::Unrolled : ForKind::Serial,
+    return loop::make_for(l, trips, unroll && trips <= 32 ? ForKind::Unrolled : ForKind::Serial,
                           loop::let_stmt(q, l * ic(threads) + f.tx, st));
   };
   // cp.async of K chunk kc of an operand into stage st: chunks of `bytes` along the row.
@@ -284,27 +284,34 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
     const int64_t tr = is_a ? bm : bk, tcn = is_a ? bk : bn;
     const std::string tag = is_a ? "a" : "b";
     const Tensor& reg = is_a ? na_reg : nb_reg;
-    return per_item("e" + tag, tr * tcn, [&](Expr l, Expr q) {
-      Expr ii = te::var("i" + tag), jj = te::var("j" + tag);
-      Stmt s = with_global(is_a, kc, ii, jj, [&](Expr in, Expr) {
-        Expr v = is_a ? g.a : g.b;
-        if (v.dtype() != ct) v = te::cast(ct, v);
-        return loop::store(reg, {l}, te::select(in, v, te::imm(ct, 0)));
-      });
-      return loop::let_stmt(ii, te::floordiv(q, ic(tcn)),
-                            loop::let_stmt(jj, te::floormod(q, ic(tcn)), s));
-    });
+    return per_item(
+        "e" + tag, tr * tcn,
+        [&](Expr l, Expr q) {
+          Expr ii = te::var("i" + tag), jj = te::var("j" + tag);
+          Stmt s = with_global(is_a, kc, ii, jj, [&](Expr in, Expr) {
+            Expr v = is_a ? g.a : g.b;
+            if (v.dtype() != ct) v = te::cast(ct, v);
+            return loop::store(reg, {l}, te::select(in, v, te::imm(ct, 0)));
+          });
+          return loop::let_stmt(ii, te::floordiv(q, ic(tcn)),
+                                loop::let_stmt(jj, te::floormod(q, ic(tcn)), s));
+        },
+        true);
   };
   auto commit_regs = [&](bool is_a, const Expr& st) {
     const int64_t tr = is_a ? bm : bk, tcn = is_a ? bk : bn;
     const std::string tag = is_a ? "a" : "b";
     const Tensor &reg = is_a ? na_reg : nb_reg, &buf = is_a ? sa : sb;
-    return per_item("s" + tag, tr * tcn, [&](Expr l, Expr q) {
-      Expr ii = te::var("i" + tag), jj = te::var("j" + tag);
-      Stmt s = loop::store(buf, is_a ? sa_at(st, ii, jj) : sb_at(st, ii, jj), te::read(reg, {l}));
-      return loop::let_stmt(ii, te::floordiv(q, ic(tcn)),
-                            loop::let_stmt(jj, te::floormod(q, ic(tcn)), s));
-    });
+    return per_item(
+        "s" + tag, tr * tcn,
+        [&](Expr l, Expr q) {
+          Expr ii = te::var("i" + tag), jj = te::var("j" + tag);
+          Stmt s =
+              loop::store(buf, is_a ? sa_at(st, ii, jj) : sb_at(st, ii, jj), te::read(reg, {l}));
+          return loop::let_stmt(ii, te::floordiv(q, ic(tcn)),
+                                loop::let_stmt(jj, te::floormod(q, ic(tcn)), s));
+        },
+        true);
   };
   const bool a_async = a_bytes > 0, b_async = b_bytes > 0;
   // Staged operands travel through registers one stage ahead (their loads overlap the MMAs)

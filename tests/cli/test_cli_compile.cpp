@@ -180,3 +180,39 @@ TEST(CliCompile, BoundariesAgreeBetweenPlanAndCompileRules) {
 }
 
 }  // namespace
+
+namespace {
+
+// compile --sass --json: each kernel's SASS per arch, counted per stage; with the sample MMoE at
+// fp16 its tensor-core stages have MMA instructions on sm_80. Without nvdisasm, exit 2 saying how
+// to get it (setup.sh installs it, so a machine set up by it takes the first branch).
+TEST(CliCompile, SassJsonCountsInstructionsPerStage) {
+  CliRun r = run_cli("compile " + mmoe() + " --precision fp16 --arch sm_80 --sass --json -q");
+  if (r.code == 2) {
+    EXPECT_NE(r.out.find("nvdisasm"), std::string::npos) << r.out;
+    FAIL() << "nvdisasm is missing (scripts/setup.sh installs it): " << r.out;
+  }
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("sass_problems"));
+  int tensor_stages = 0;
+  for (const nlohmann::json& k : j["kernels"]) {
+    ASSERT_EQ(k["sass"].size(), 1u);
+    const nlohmann::json& s = k["sass"][0];
+    EXPECT_EQ(s["arch"], "sm_80");
+    ASSERT_TRUE(s["ok"].get<bool>()) << s.dump();
+    int64_t sum = s["outside"]["total"].get<int64_t>();
+    for (const nlohmann::json& st : s["stages"]) {
+      sum += st["mix"]["total"].get<int64_t>();
+      if (st["tensor_core"].get<bool>() && st["mma_in_source"].get<bool>()) {
+        ++tensor_stages;
+        EXPECT_GT(st["mix"]["mma"].get<int64_t>(), 0) << st.dump();
+      }
+    }
+    // Every instruction is on one stage's lines or outside all of them.
+    EXPECT_EQ(sum, s["mix"]["total"].get<int64_t>());
+  }
+  EXPECT_GT(tensor_stages, 0);
+}
+
+}  // namespace

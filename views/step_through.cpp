@@ -472,8 +472,10 @@ void StepThroughPanel::showDiff() {
     return;
   }
   const LineDiff& d = m_diffs[i];
-  markLines(m_before, d.removed, QColor(255, 205, 205));
-  markLines(m_after, d.added, QColor(200, 240, 200));
+  // Light marks under dark text, dark marks under light text (the dark theme).
+  const bool dark = m_before->palette().color(QPalette::Base).lightness() < 128;
+  markLines(m_before, d.removed, dark ? QColor(110, 35, 35) : QColor(255, 205, 205));
+  markLines(m_after, d.added, dark ? QColor(30, 90, 45) : QColor(200, 240, 200));
   m_beforeLabel->setText(m_beforeLabel->text() + tr("  — %1 lines removed").arg(d.removed_count()));
   m_afterLabel->setText(m_afterLabel->text() + tr("  — %1 lines added").arg(d.added_count()));
 }

@@ -53,7 +53,7 @@ struct Calibration {
   /// only for stages built the same way. Empty in files written before the field: the
   /// synchronous wmma template, the only one there was.
   std::string gemm_fp16_template;
-  std::string gemm_note;                       ///< why a GEMM rate is missing; empty when none
+  std::string gemm_note;  ///< why a GEMM rate is missing; empty when none
   /// Per-tile flags at one block per SM: one round of every block releasing its counter and
   /// waiting on the next block's (a release and one awaited tile), and what each further
   /// awaited tile adds (measured with four). 0: not measured.

@@ -506,7 +506,8 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
       if (!r.ok) continue;
       ManifestImage img;
       img.arch = r.arch;
-      img.ptx = owner + "." + r.arch + ".ptx";
+      // A kernel linked with nvJitLink (CompileOptions::lto) has a CUBIN and no PTX.
+      if (!r.ptx.empty()) img.ptx = owner + "." + r.arch + ".ptx";
       if (!r.cubin.empty()) img.cubin = owner + "." + r.arch + ".cubin";
       if (const gpu::KernelResources* kr = r.find_kernel(k.name)) img.registers = kr->registers;
       mk.images.push_back(img);
@@ -632,7 +633,7 @@ BundleReport write_bundle(const std::string& dir, const plan::FusionPlan& plan,
     if (!k.cuda.empty()) w.write(k.name + ".cu", k.cuda);
     for (const gpu::CompileResult& r : k.per_arch) {
       if (image_owner(report, k) != k.name) break;  // its image is another launch's
-      if (r.ok) w.write(k.name + "." + r.arch + ".ptx", r.ptx);
+      if (r.ok && !r.ptx.empty()) w.write(k.name + "." + r.arch + ".ptx", r.ptx);
       if (r.ok && !r.cubin.empty())
         w.write(k.name + "." + r.arch + ".cubin", std::string(r.cubin.begin(), r.cubin.end()));
     }

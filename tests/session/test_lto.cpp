@@ -8,13 +8,18 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/lto.h"
 #include "core/gpu/nvrtc.h"
+#include "core/session/bundle.h"
+#include "core/session/bundle_manifest.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
+#include "core/session/runner.h"
+#include "core/session/runner_cuda.h"
 #include "tests/session/fake_cuda.h"
 
 namespace souffle {
@@ -126,6 +131,60 @@ TEST(Lto, LinkedKernelLoadsAndReportsItsRegisters) {
   EXPECT_EQ(api.cuModuleUnload(mod), CUDA_SUCCESS);
   EXPECT_TRUE(fake.violations.empty());
   fake::g_fake = nullptr;
+}
+
+// compile_plan with lto: the sample MMoE's kernel is emitted outlined, linked, says so, and its
+// bundle (a CUBIN, no PTX) loads in the CUDA backend of the runner on the fake driver.
+TEST(Lto, ALinkedPlanBundleLoadsInTheCudaBackend) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
+  namespace fs = std::filesystem;
+  const std::string model = std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe/model.onnx";
+  const LoadedModel m = load_model(model);
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = gpu::gpu_spec("h200");
+  plan::FusionPlan p = plan::plan(m.program, po);
+  CompileOptions co;
+  co.archs = {"sm_90"};
+  co.lto = true;  // the compile cache stays on: a second run takes the linked CUBIN from it
+  CompileReport rep = compile_plan(p, co);
+  ASSERT_TRUE(rep.ok());
+  int linked = 0;
+  for (const CompiledKernel& k : rep.kernels) {
+    linked += k.lto_linked ? 1 : 0;
+    if (k.kernel.stages.size() >= static_cast<size_t>(kLtoMinStages)) {
+      EXPECT_TRUE(k.lto_linked) << k.name;
+      EXPECT_NE(k.cuda.find("__noinline__"), std::string::npos) << "emitted outlined";
+      EXPECT_GT(k.max_registers(), 0);
+    }
+  }
+  ASSERT_GT(linked, 0);
+  const std::string dir = (fs::temp_directory_path() / "lto_bundle").string();
+  fs::remove_all(dir);
+  write_model_bundle(dir, model, "", p, rep, co);
+  BundleManifest bm = load_manifest(dir);
+  ASSERT_EQ(bm.kernels.size(), rep.kernels.size());
+  for (const ManifestKernel& k : bm.kernels) {
+    ASSERT_EQ(k.images.size(), 1u);
+    EXPECT_FALSE(k.images[0].cubin.empty());
+    EXPECT_TRUE(fs::exists(fs::path(dir) / k.images[0].cubin));
+  }
+  fake::FakeDriver fake;
+  fake::g_fake = &fake;
+  gpu::CudaApi api = fake::fake_api();
+  {
+    runner::CudaBackendApis apis;
+    apis.driver = &api;
+    std::unique_ptr<runner::Backend> backend = runner::make_cuda_backend(apis);
+    nlohmann::json r = backend->load(bm);
+    ASSERT_EQ(r["kernels"].size(), bm.kernels.size()) << r.dump();
+    for (const nlohmann::json& k : r["kernels"])
+      EXPECT_EQ(k["image"].get<std::string>().rfind("cubin", 0), 0u) << k.dump();
+  }
+  EXPECT_TRUE(fake.violations.empty());
+  fake::g_fake = nullptr;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ std::optional<TimelineLayout> timeline_layout(const Kernel& k) {
     out->buffer = r->buffer->name;
     out->grid = k.launch.grid_x;
     out->rows = r->buffer->shape[0];
-    out->slots = r->buffer->shape[1];
+    out->slot_count = r->buffer->shape[1];
     out->stride = r->stride;
   });
   return out;
@@ -111,14 +111,14 @@ TimelineLayout instrument_timeline(Kernel& k, const TimelineOptions& options) {
   }
   TimelineLayout layout;
   layout.grid = k.launch.grid_x;
-  layout.slots = std::max(slots, 1);
-  const int64_t per_block = layout.slots * kTimelineWords * 8;
+  layout.slot_count = std::max(slots, 1);
+  const int64_t per_block = layout.slot_count * kTimelineWords * 8;
   const int64_t fit = std::max<int64_t>(1, options.max_bytes / per_block);
   layout.stride = std::max<int64_t>(1, (layout.grid + fit - 1) / fit);
   layout.rows = (layout.grid + layout.stride - 1) / layout.stride;
   layout.buffer = k.name + "_timeline";
   Tensor buffer =
-      make_buffer(layout.buffer, {layout.rows, layout.slots, kTimelineWords}, DType::Int64);
+      make_buffer(layout.buffer, {layout.rows, layout.slot_count, kTimelineWords}, DType::Int64);
   Instrument ins(buffer, layout.stride, std::move(wait_stage));
   Stmt body = ins.mutate(k.body);
   SOUFFLE_CHECK(ins.slots() == slots, "instrument_timeline: slots counted twice differently");

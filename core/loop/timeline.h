@@ -35,12 +35,12 @@ struct TimelineOptions {
 
 /// Where a kernel's records are: what the runner reads back and the decoder needs.
 struct TimelineLayout {
-  std::string buffer;  ///< the timeline buffer's tensor name (a global scratch of the kernel)
-  int64_t grid = 0;    ///< the kernel's blocks
-  int64_t rows = 0;    ///< blocks recorded: 0, stride, 2 * stride, ...
-  int64_t stride = 1;  ///< 1: every block
-  int64_t slots = 0;   ///< record statements in the body
-  int64_t bytes() const { return rows * slots * kTimelineWords * 8; }
+  std::string buffer;      ///< the timeline buffer's tensor name (a global scratch of the kernel)
+  int64_t grid = 0;        ///< the kernel's blocks
+  int64_t rows = 0;        ///< blocks recorded: 0, stride, 2 * stride, ...
+  int64_t stride = 1;      ///< 1: every block
+  int64_t slot_count = 0;  ///< record statements in the body
+  int64_t bytes() const { return rows * slot_count * kTimelineWords * 8; }
   bool sampled() const { return stride > 1; }
 };
 

@@ -494,7 +494,7 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
       for (size_t a = 0; a < params.size() && a < mk.args.size(); ++a)
         if (params[a].tensor->name == tl->buffer) mk.timeline_tensor = mk.args[a];
       mk.timeline_rows = tl->rows;
-      mk.timeline_slots = tl->slots;
+      mk.timeline_slots = tl->slot_count;
       mk.timeline_stride = tl->stride;
       m.source.timeline = true;
     }

@@ -59,7 +59,7 @@ std::string timeline_file_bytes(const loop::TimelineLayout& layout, const std::s
                                       layout.grid,
                                       layout.rows,
                                       layout.stride,
-                                      layout.slots,
+                                      layout.slot_count,
                                       timer == "emulator" ? 1 : 0,
                                       static_cast<int64_t>(clock_mhz * 1000)};
   out.append(reinterpret_cast<const char*>(head), sizeof head);
@@ -100,7 +100,7 @@ json write_runner_timelines(const BundleManifest& m, runner::Backend& backend) {
     layout.grid = k.grid;
     layout.rows = k.timeline_rows;
     layout.stride = k.timeline_stride;
-    layout.slots = k.timeline_slots;
+    layout.slot_count = k.timeline_slots;
     std::string words = backend.read(k.timeline_tensor);
     if (static_cast<int64_t>(words.size()) != layout.bytes())
       throw runner::RunnerError("bad_bundle",
@@ -119,7 +119,7 @@ json write_runner_timelines(const BundleManifest& m, runner::Backend& backend) {
                    {"file", fs::absolute(path).string()},
                    {"timer", timer},
                    {"clock_mhz", clock_mhz},
-                   {"records", layout.rows * layout.slots},
+                   {"records", layout.rows * layout.slot_count},
                    {"sampled", layout.sampled()}});
   }
   return out;
@@ -159,19 +159,19 @@ KernelTimeline decode_timeline(const std::string& bytes, const std::string& path
   t.grid = word_at(bytes, 16);
   t.rows = word_at(bytes, 24);
   t.stride = word_at(bytes, 32);
-  t.slots = word_at(bytes, 40);
+  t.slot_count = word_at(bytes, 40);
   t.emulated = word_at(bytes, 48) == 1;
   t.clock_mhz = static_cast<double>(word_at(bytes, 56)) / 1000;
   t.timer = t.emulated ? "emulator" : "globaltimer";
-  if (t.grid < 1 || t.rows < 1 || t.stride < 1 || t.slots < 1 || t.rows > t.grid ||
-      t.slots > (int64_t{1} << 28))
+  if (t.grid < 1 || t.rows < 1 || t.stride < 1 || t.slot_count < 1 || t.rows > t.grid ||
+      t.slot_count > (int64_t{1} << 28))
     throw UserError(path, "", "a bad layout in the header");
-  const int64_t want = kHeaderBytes + t.rows * t.slots * loop::kTimelineWords * 8;
+  const int64_t want = kHeaderBytes + t.rows * t.slot_count * loop::kTimelineWords * 8;
   if (static_cast<int64_t>(bytes.size()) != want)
     throw UserError(path, "",
                     fmt::format("truncated or padded: {} bytes, its header promises {} ({} blocks "
                                 "x {} records)",
-                                bytes.size(), want, t.rows, t.slots));
+                                bytes.size(), want, t.rows, t.slot_count));
   t.kernel = fs::path(path).stem().string();
   struct Raw {
     int64_t global, cycles;
@@ -181,8 +181,8 @@ KernelTimeline decode_timeline(const std::string& bytes, const std::string& path
   int64_t records = 0, distinct = 0;
   for (int64_t r = 0; r < t.rows; ++r) {
     int64_t last = -1;
-    for (int64_t s = 0; s < t.slots; ++s) {
-      const int64_t at = kHeaderBytes + (r * t.slots + s) * loop::kTimelineWords * 8;
+    for (int64_t s = 0; s < t.slot_count; ++s) {
+      const int64_t at = kHeaderBytes + (r * t.slot_count + s) * loop::kTimelineWords * 8;
       if ((word_at(bytes, at + 16) & 0xffffffff) == 0) continue;
       ++records;
       const int64_t g = word_at(bytes, at);
@@ -203,8 +203,8 @@ KernelTimeline decode_timeline(const std::string& bytes, const std::string& path
     std::map<std::pair<int, int>, std::pair<double, int64_t>> open;  // (wait, stage) -> begin
     bool first = true;
     Raw base{0, 0};
-    for (int64_t s = 0; s < t.slots; ++s) {
-      const int64_t at = kHeaderBytes + (r * t.slots + s) * loop::kTimelineWords * 8;
+    for (int64_t s = 0; s < t.slot_count; ++s) {
+      const int64_t at = kHeaderBytes + (r * t.slot_count + s) * loop::kTimelineWords * 8;
       const int64_t w2 = word_at(bytes, at + 16);
       const int64_t tag = w2 & 0xffffffff;
       if (tag == 0) continue;  // a stage this block does not run

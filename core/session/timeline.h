@@ -67,7 +67,7 @@ struct KernelTimeline {
   std::string time_base;
   bool emulated = false;
   double clock_mhz = 0;
-  int64_t grid = 0, rows = 0, stride = 1, slots = 0;
+  int64_t grid = 0, rows = 0, stride = 1, slot_count = 0;
   std::vector<TimelineSpan> spans;  ///< by block, in program order
   std::vector<std::string> stage_names;
   std::vector<double> stage_est_us;  ///< the cost model's estimate per stage (-1: none)

@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     }
     int64_t records = 0;
     for (const CompiledKernel& k : timed.kernels)
-      if (auto l = loop::timeline_layout(k.kernel)) records += l->rows * l->slots;
+      if (auto l = loop::timeline_layout(k.kernel)) records += l->rows * l->slot_count;
     best_ms(plain.kernels, m.program, 1);  // warm the caches once
     const double a = best_ms(plain.kernels, m.program, runs);
     const double b = best_ms(timed.kernels, m.program, runs);

@@ -75,7 +75,7 @@ TEST(TimelineIR, RecordsSitAroundStagesAndWaitsAndArePrinted) {
   // Two records per stage, two per barrier outside the stages; those inside stay work.
   EXPECT_GE(records, 2 * stages);
   EXPECT_LE(records, 2 * (stages + waits));
-  EXPECT_EQ(tl->slots, records);
+  EXPECT_EQ(tl->slot_count, records);
   const std::string text = loop::print(k);
   EXPECT_NE(text.find("timeline stage_begin stage 0"), std::string::npos);
   EXPECT_NE(text.find("timeline wait_begin grid_barrier"), std::string::npos);
@@ -86,7 +86,7 @@ TEST(TimelineIR, RecordsSitAroundStagesAndWaitsAndArePrinted) {
   // A record inside a stage would be hidden in the stage's function: refused.
   loop::Kernel bad = k;
   loop::Tensor buf =
-      loop::make_buffer(k.name + "_timeline", {tl->rows, tl->slots, 3}, DType::Int64);
+      loop::make_buffer(k.name + "_timeline", {tl->rows, tl->slot_count, 3}, DType::Int64);
   loop::Stmt rec = loop::timeline_record(buf, loop::TimelineEvent::StageBegin,
                                          loop::TimelineWait::None, 0, 0, 1);
   bad.body = loop::allocate(buf, loop::MemScope::Global, loop::stage(0, rec));
@@ -254,7 +254,7 @@ TEST(TimelineFiles, BadFilesAreRefusedNamingTheFile) {
   loop::TimelineLayout l;
   l.grid = 2;
   l.rows = 2;
-  l.slots = 2;
+  l.slot_count = 2;
   std::vector<int64_t> words(12, 0);
   auto put = [&](int64_t row, int64_t slot, int64_t t, int64_t tag) {
     int64_t* r = &words[static_cast<size_t>((row * 2 + slot) * 3)];

@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
                      "--steps: one self-contained HTML lesson, questions at each step");
   c_report->add_flag("--sass", report.sass,
                      "compile each launch (NVRTC, sm_80 and sm_90) and add its SASS instruction "
-                     "mix per stage to the JSON report (needs nvdisasm; docs/sass.md)");
+                     "mix per stage to the report, JSON or HTML (needs nvdisasm; docs/sass.md)");
   c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_report->add_option("--decisions", report.decisions,

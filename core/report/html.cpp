@@ -455,6 +455,27 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
     else
       s += highlight_cuda(l.cuda);
     s += "</code></pre></details>\n";
+    // With report --sass: the instruction mix of the launch and of each stage, per arch.
+    for (const KernelSass& x : l.sass) {
+      if (!x.ok) {
+        s += "<p class=\"error\">SASS " + esc(x.arch) + ": " + esc(x.error) + "</p>\n";
+        continue;
+      }
+      s += fmt::format(
+          "<details class=\"code\"><summary>SASS {}: {} instructions, {} MMA, {} async copies, "
+          "{} ldmatrix, {} barriers, {} local loads / {} stores; {} registers, {} spill "
+          "bytes</summary>\n<table>\n<tr><th>stage</th><th>instructions</th><th>MMA</th>"
+          "<th>async</th><th>LDSM</th><th>BAR</th><th>LDL</th><th>STL</th></tr>\n",
+          esc(x.arch), x.mix.total, x.mix.mma, x.mix.async_copy, x.mix.ldsm, x.mix.bar,
+          x.mix.local_load, x.mix.local_store, x.registers, x.spill_bytes);
+      for (const StageSass& st : x.stages)
+        s += fmt::format(
+            "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td></tr>\n",
+            esc(st.name), st.tensor_core ? " (tensor cores)" : "", st.mix.total, st.mix.mma,
+            st.mix.async_copy, st.mix.ldsm, st.mix.bar, st.mix.local_load, st.mix.local_store);
+      s += "</table></details>\n";
+    }
   }
   s += "</div>\n";
   (void)p;

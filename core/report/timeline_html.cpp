@@ -173,7 +173,8 @@ std::string timeline_html(const ReportTimeline& rt, int kernel_id) {
   const std::string unit = t.emulated ? "emulated µs" : "µs";
   std::string s = fmt::format("<div class=\"timeline\" id=\"{}\">\n", anchor_id(t.kernel));
   s += fmt::format(
-      "<h5>Timeline of <code>{}</code>{}</h5>\n<p class=\"figs\">{}. {} from <code>{}</code>; "
+      "<h5>Timeline of <code>{}</code>{}</h5>\n<p class=\"figs\">Clock: {}. {} from "
+      "<code>{}</code>; "
       "{} recorded. Span {} {}; of the recorded blocks' time {:.0f}% work, {:.0f}% waiting.</p>\n",
       xml_escape(t.kernel), t.emulated ? " (emulated)" : " (measured)", xml_escape(a.time_base),
       t.emulated ? "Records of the CPU emulator" : "Records of a GPU run", xml_escape(t.file),

@@ -4,11 +4,13 @@
 #include <QPromise>
 #include <QtConcurrent>
 #include <algorithm>
+#include <set>
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/compile.h"
 #include "core/session/kernel_cache.h"
+#include "core/session/kernel_dedup.h"
 #include "core/support/error.h"
 
 namespace souffle::views {
@@ -92,17 +94,28 @@ void CompileRunner::start(PlanDataPtr plan, const QStringList& archs) {
   m_cancel = std::make_shared<std::atomic<bool>>(false);
   m_watcher->setProperty("generation", m_generation);
   SourceFilter filter = m_filter;
-  m_watcher->setFuture(QtConcurrent::run(
-      [plan = std::move(plan), archs, filter, stop = m_cancel](QPromise<CompileDataPtr>& promise) {
-        CompileDataPtr data = run(
-            plan, archs, filter,
-            [&promise](int done, int total, const QString& current) {
-              promise.setProgressRange(0, total);
-              promise.setProgressValueAndText(done, current);
-            },
-            [stop] { return stop->load(); });
-        if (data) promise.addResult(std::move(data));
-      }));
+  const quint64 generation = m_generation;
+  m_watcher->setFuture(QtConcurrent::run([this, generation, plan = std::move(plan), archs, filter,
+                                          stop = m_cancel](QPromise<CompileDataPtr>& promise) {
+    CompileDataPtr data = run(
+        plan, archs, filter,
+        [&promise](int done, int total, const QString& current) {
+          promise.setProgressRange(0, total);
+          promise.setProgressValueAndText(done, current);
+        },
+        [stop] { return stop->load(); }, false,
+        [this, generation](int done, int total, const QString& line) {
+          // To the GUI thread; dropped there when a later start or a cancel made it stale
+          // (and with the runner, which waits for this worker before it goes).
+          QMetaObject::invokeMethod(
+              this,
+              [this, generation, done, total, line] {
+                if (generation == m_generation && m_busy) emit programProgress(done, total, line);
+              },
+              Qt::QueuedConnection);
+        });
+    if (data) promise.addResult(std::move(data));
+  }));
 }
 
 void CompileRunner::cancel() {
@@ -115,10 +128,11 @@ void CompileRunner::cancel() {
   QMetaObject::invokeMethod(this, &CompileRunner::cancelled, Qt::QueuedConnection);
 }
 
-CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs,
-                                  const SourceFilter& filter,
-                                  const std::function<void(int, int, const QString&)>& progress,
-                                  const std::function<bool()>& cancelled, bool cachedOnly) {
+CompileDataPtr CompileRunner::run(
+    PlanDataPtr planData, const QStringList& archs, const SourceFilter& filter,
+    const std::function<void(int, int, const QString&)>& progress,
+    const std::function<bool()>& cancelled, bool cachedOnly,
+    const std::function<void(int, int, const QString&)>& programLine) {
   QElapsedTimer timer;
   timer.start();
   auto data = std::make_shared<CompileData>();
@@ -147,6 +161,28 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
   options.gpu = spec;
   KernelCache& cache = shared_kernel_cache();
   const int total = static_cast<int>(p.partitions.size());
+  // Distinct programs: the launches' code up to names (kernel_dedup.h), found from the built
+  // and emitted kernels (the cache keeps them for the compile below). A partition that cannot
+  // be built counts none.
+  auto codeOf = [](const CompiledKernel& ck) {
+    return canonical_kernel(ck.kernel, ck.name, ck.cuda).entry;
+  };
+  std::set<std::string> distinct, seen;
+  if (!cachedOnly) {
+    for (int i = 0; i < total; ++i) {
+      if (cancelled && cancelled()) return nullptr;
+      try {
+        PartitionKernelsPtr pk = cache.kernels(p, static_cast<size_t>(i));
+        if (pk->error.empty())
+          for (const CompiledKernel& ck : pk->kernels)
+            if (!ck.cuda.empty()) distinct.insert(codeOf(ck));
+      } catch (const std::exception&) {
+        // Its error is reported by the compile below.
+      }
+    }
+  }
+  QString slowest;
+  double slowestMs = 0;
   for (int i = 0; i < total; ++i) {
     if (cancelled && cancelled()) return nullptr;
     const plan::Partition& part = p.partitions[static_cast<size_t>(i)];
@@ -199,6 +235,38 @@ CompileDataPtr CompileRunner::run(PlanDataPtr planData, const QStringList& archs
     if (pk->kernels.empty()) continue;  // views only: nothing to launch
     (compiledNow ? data->compiled : data->reused) += 1;
     for (const CompiledKernel& ck : pk->kernels) {
+      if (!ck.cuda.empty() && seen.insert(codeOf(ck)).second) {
+        // From the cache: compiled before this compile (the kernel cache's results), or every
+        // arch's image found in the compile cache (memory or disk).
+        const bool cached =
+            !compiledNow || (!ck.per_arch.empty() &&
+                             std::all_of(ck.per_arch.begin(), ck.per_arch.end(),
+                                         [](const gpu::CompileResult& r) { return r.from_cache; }));
+        ++data->programs;
+        if (cached) {
+          ++data->programsFromCache;
+        } else {
+          // Its NVRTC time in this compile, every arch; the slowest named among these.
+          double ms = 0;
+          for (const gpu::CompileResult& r : ck.per_arch) ms += r.compile_ms;
+          if (slowest.isEmpty() || ms > slowestMs) {
+            slowestMs = ms;
+            slowest = QString::fromStdString(ck.name);
+          }
+        }
+        const int programsTotal = std::max(data->programs, static_cast<int>(distinct.size()));
+        if (programLine)
+          programLine(data->programs, programsTotal,
+                      QObject::tr("program %1 of %2, %3 s, slowest: %4")
+                          .arg(data->programs)
+                          .arg(programsTotal)
+                          .arg(static_cast<double>(timer.nsecsElapsed()) / 1e9, 0, 'f', 1)
+                          .arg(slowest.isEmpty() ? QObject::tr("none compiled (%1 from the cache)")
+                                                       .arg(data->programsFromCache)
+                                                 : QObject::tr("%1 (%2 s)")
+                                                       .arg(slowest)
+                                                       .arg(slowestMs / 1000, 0, 'f', 1)));
+      }
       // A partition split into launches (kernelN.0, kernelN.1, ...) shows them as one row:
       // names and sources joined, per arch the most registers and shared memory, the spills
       // summed, failed when any launch failed.

@@ -89,6 +89,11 @@ QString compileSummary(const CompileData& data) {
     summary += QObject::tr(" (%1 compiled now, %2 unchanged since their last compile)")
                    .arg(data.compiled)
                    .arg(data.reused);
+  if (data.programs > 0)
+    summary += QObject::tr("; %1 distinct program%2, %3 from the cache")
+                   .arg(data.programs)
+                   .arg(data.programs == 1 ? QString() : QStringLiteral("s"))
+                   .arg(data.programsFromCache);
   return summary;
 }
 

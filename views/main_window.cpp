@@ -193,15 +193,27 @@ void MainWindow::wire() {
   });
 
   // Compile and profile.
+  // The partition being compiled, and after each distinct program its count, the time so far
+  // and the slowest (kept on the line until the next program is done).
+  auto programLine = std::make_shared<QString>();
   connect(m_compiler, &CompileRunner::progress, this,
-          [this](int done, int total, const QString& current) {
-            m_status->setProgress(done, total);
-            say(current.isEmpty()
+          [this, programLine](int done, int total, const QString& current) {
+            if (done == 0) programLine->clear();
+            if (programLine->isEmpty()) m_status->setProgress(done, total);
+            const QString where =
+                current.isEmpty()
                     ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
                     : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
                           .arg(current)
                           .arg(done)
-                          .arg(total));
+                          .arg(total);
+            say(programLine->isEmpty() ? where : where + QStringLiteral("; ") + *programLine);
+          });
+  connect(m_compiler, &CompileRunner::programProgress, this,
+          [this, programLine](int done, int total, const QString& line) {
+            *programLine = line;
+            m_status->setProgress(done, total);
+            say(tr("Compiling with NVRTC: %1").arg(line));
           });
   connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
   connect(m_compiler, &CompileRunner::cancelled, this, [this] {

@@ -95,6 +95,14 @@ int run_profile(const ProfileCliOptions& o) {
   po.timeout_s = o.timeout_s;
   po.use_cache = !o.no_cache;
   po.timeline = o.timeline;
+  if (o.timeline) {
+    // The record files are kept beside the traces, for `report --timeline`.
+    std::error_code ec;
+    std::filesystem::create_directories(o.timeline_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.timeline_dir))
+      throw UserError(o.timeline_dir, "", "--timeline-dir: cannot create the folder");
+    po.timeline_keep_dir = o.timeline_dir;
+  }
   if (po.runs < 1) throw UserError("--runs must be at least 1");
   if (o.backend != "cuda" && o.backend != "emulator")
     throw UserError("--backend " + o.backend + ": cuda or emulator");
@@ -164,6 +172,8 @@ int run_profile(const ProfileCliOptions& o) {
       timeline_json[i] = timeline_analysis_json(as);
       timeline_json[i]["trace"] = base + ".trace.json";
       timeline_json[i]["csv"] = base + ".stages.csv";
+      for (size_t k = 0; k < r.timelines.size(); ++k)
+        timeline_json[i]["kernels"][k]["records"] = r.timelines[k].file;
       for (const TimelineAnalysis& a : as) timeline_text[i] += timeline_summary(a);
       timeline_text[i] += "  timeline: " + base + ".trace.json, " + base + ".stages.csv\n";
     }

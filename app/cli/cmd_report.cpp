@@ -26,6 +26,8 @@ int run_report(const ReportCliOptions& o) {
     throw UserError(o.out, "", "--out: the folder " + folder.string() + " does not exist");
   const gpu::GpuSpec spec = gpu::gpu_spec(o.gpu);
 
+  if (o.steps && !o.timeline.empty())
+    throw UserError("--timeline shows measured kernels in a report: not with --steps");
   if (o.steps) {
     if (o.strategy == "all") throw UserError("--steps follows one strategy: not --strategy all");
     if (!o.compare.empty() || !o.decisions.empty())
@@ -70,6 +72,7 @@ int run_report(const ReportCliOptions& o) {
   ro.shapes = parse_shapes(o.common.shapes);
   ro.code = report::format_has_code(format);
   ro.sass = o.sass;
+  ro.timeline = o.timeline;
   if (o.sass && gpu::find_nvdisasm().empty())
     throw UserError("--sass: " + gpu::nvdisasm_missing_message());
   report::Report r = report::gather_report(o.common.model, ro);

@@ -101,6 +101,7 @@ struct ReportCliOptions {
   std::string layer;         ///< --steps: only nodes whose name contains this
   int kernel = -1;           ///< --steps: the kernel the schedule and emit steps show
   bool sass = false;         ///< each launch's SASS per stage (report::ReportOptions::sass)
+  std::string timeline;  ///< a `profile --timeline-dir` folder (report::ReportOptions::timeline)
 };
 
 struct ConformanceOptions {

@@ -251,6 +251,9 @@ int main(int argc, char** argv) {
   c_report->add_flag("--sass", report.sass,
                      "compile each launch (NVRTC, sm_80 and sm_90) and add its SASS instruction "
                      "mix per stage to the report, JSON or HTML (needs nvdisasm; docs/sass.md)");
+  c_report->add_option("--timeline", report.timeline,
+                       "a folder `profile --timeline --timeline-dir` wrote: each kernel's "
+                       "timeline and per-stage table (docs/timeline.md)");
   c_report->add_option("--compare", report.compare, "compare with this strategy, kernel by kernel")
       ->check(CLI::IsMember({"unfused", "rules", "souffle"}));
   c_report->add_option("--decisions", report.decisions,

@@ -12,6 +12,7 @@
 
 #include "core/report/dot.h"
 #include "core/report/svg.h"
+#include "core/report/timeline_html.h"
 #include "core/support/error.h"
 #include "embedded/report_resources.h"
 
@@ -438,6 +439,7 @@ std::string kernel_block(const ReportPlan& p, size_t pi, const ReportKernel& k, 
         "<p class=\"figs\">weights kept in shared memory for the whole kernel: {} GEMM stages "
         "load them, {} read them there</p>\n",
         k.weight_panel_loads, k.weight_panel_reads);
+  for (const ReportTimeline& t : k.timelines) s += timeline_html(t, k.id);
   for (const ReportLaunch& l : k.launches) {
     if (!l.error.empty()) {
       s += "<p class=\"error\">" + esc(l.name) + ": " + esc(l.error) + "</p>\n";

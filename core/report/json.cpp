@@ -76,6 +76,14 @@ json kernel_json(const ReportKernel& k) {
   } else {
     j["measured"] = nullptr;
   }
+  if (!k.timelines.empty()) {
+    // Per launch with records (report --timeline): the analysis profile --json gives.
+    std::vector<TimelineAnalysis> as;
+    for (const ReportTimeline& t : k.timelines) as.push_back(t.analysis);
+    json tl = timeline_analysis_json(as)["kernels"];
+    for (size_t i = 0; i < k.timelines.size(); ++i) tl[i]["records"] = k.timelines[i].records.file;
+    j["timeline"] = tl;
+  }
   return j;
 }
 

@@ -183,8 +183,45 @@ ReportLaunch launch_of(const CompiledKernel& ck) {
   return l;
 }
 
+/// The timelines of `p`'s launches kept in `dir` as STRATEGY.KERNEL.timeline, into the kernels
+/// of `rp`. A record file of the strategy naming no launch of the plan is refused, naming it.
+void attach_timelines(ReportPlan& rp, const plan::FusionPlan& p,
+                      const std::vector<CompiledKernel>& kernels, const std::string& dir) {
+  namespace fs = std::filesystem;
+  const std::string prefix = std::string(plan::strategy_name(p.strategy)) + ".";
+  const std::string suffix = ".timeline";
+  std::map<std::string, const CompiledKernel*> by_name;
+  for (const CompiledKernel& ck : kernels) by_name[ck.name] = &ck;
+  std::map<int, size_t> index;
+  for (size_t i = 0; i < rp.kernels.size(); ++i) index[rp.kernels[i].id] = i;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() > prefix.size() + suffix.size() && f.starts_with(prefix) && f.ends_with(suffix))
+      files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    const std::string f = file.filename().string();
+    const std::string name = f.substr(prefix.size(), f.size() - prefix.size() - suffix.size());
+    auto ck = by_name.find(name);
+    if (ck == by_name.end() || !index.count(ck->second->partition))
+      throw UserError(file.string(), "",
+                      "no kernel " + name + " in the " + rp.label +
+                          " plan of this model (were its records made with another model, "
+                          "--gpu or --precision?)");
+    KernelTimeline t = read_timeline_file(file.string());
+    t.kernel = name;
+    attach_stage_info(t, *ck->second, p);
+    ReportTimeline rt;
+    rt.analysis = analyse_timeline(t);
+    rt.records = std::move(t);
+    rp.kernels[index[ck->second->partition]].timelines.push_back(std::move(rt));
+  }
+}
+
 ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, bool code,
-                       double plan_ms, bool sass = false) {
+                       double plan_ms, bool sass = false, const std::string& timeline = "") {
   ReportPlan rp;
   rp.strategy = p.strategy;
   rp.decisions = decisions;
@@ -290,19 +327,20 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     rp.refused.push_back({plan::edit_kind_name(r.edit.kind), plan::describe(r.edit), r.reason});
   for (const plan::PassRecord& r : p.passes) rp.passes.push_back({r.name, r.ms});
 
-  if (code) {
+  if (code || !timeline.empty()) {
     // Kernels built and emitted as `compile` does, without NVRTC (no archs): a report is quick.
     CompileOptions co;
     co.archs = {};
     co.gpu = p.gpu_spec;
     CompileReport cr = compile_plan(p, co);
     rp.build_ms = cr.build_ms;
+    if (!timeline.empty()) attach_timelines(rp, p, cr.kernels, timeline);
     std::map<int, size_t> index;
     for (size_t i = 0; i < rp.kernels.size(); ++i) index[rp.kernels[i].id] = i;
     // The SASS of every launch (compiled with line information for sm_80 and sm_90).
     std::vector<std::vector<KernelSass>> sass_of_launch;
     if (sass) sass_of_launch = sass_of_all(cr.kernels, {"sm_80", "sm_90"});
-    for (size_t i = 0; i < cr.kernels.size(); ++i) {
+    for (size_t i = 0; code && i < cr.kernels.size(); ++i) {
       const CompiledKernel& ck = cr.kernels[i];
       auto it = index.find(ck.partition);
       if (it == index.end()) continue;
@@ -635,10 +673,22 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   std::vector<plan::Strategy> strategies = o.strategies;
   if (o.compare && std::find(strategies.begin(), strategies.end(), *o.compare) == strategies.end())
     strategies.push_back(*o.compare);
+  if (!o.timeline.empty() && !std::filesystem::is_directory(o.timeline))
+    throw UserError(o.timeline, "",
+                    "--timeline: no such folder (profile --timeline --timeline-dir writes one)");
   for (plan::Strategy s : strategies) {
     double ms = 0;
     plan::FusionPlan p = make_plan(m, s, o, {}, ms);
-    r.plans.push_back(report_plan(p, "", o.code, ms, o.sass));
+    r.plans.push_back(report_plan(p, "", o.code, ms, o.sass, o.timeline));
+  }
+  if (!o.timeline.empty()) {
+    size_t found = 0;
+    for (const ReportPlan& p : r.plans)
+      for (const ReportKernel& k : p.kernels) found += k.timelines.size();
+    if (found == 0)
+      throw UserError(o.timeline, "",
+                      "--timeline: no record files STRATEGY.KERNEL.timeline here for the plans "
+                      "reported (profile --timeline --timeline-dir writes them)");
   }
   if (compare_edits) {
     double ms = 0;
@@ -670,6 +720,7 @@ Report gather_report(const std::string& path, const ReportOptions& o) {
   env.options["gpu"] = o.gpu.name;
   if (compare_edits) env.options["decisions"] = edits_name;
   if (!o.measurements.empty()) env.options["measurements"] = o.measurements;
+  if (!o.timeline.empty()) env.options["timeline"] = o.timeline;
   std::vector<std::string> dims;
   for (const auto& [k, v] : o.dims) dims.push_back(fmt::format("{}={}", k, v));
   if (!dims.empty()) env.options["dims"] = join(dims, ", ");

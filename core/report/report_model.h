@@ -15,6 +15,7 @@
 #include "core/plan/plan.h"
 #include "core/session/load.h"
 #include "core/session/sass_report.h"
+#include "core/session/timeline.h"
 
 namespace souffle::report {
 
@@ -46,6 +47,9 @@ struct ReportOptions {
   /// With `code`: compile each launch with NVRTC (line information) for sm_80 and sm_90 and
   /// count its SASS per stage (nvdisasm; see docs/sass.md). Off: nothing is compiled.
   bool sass = false;
+  /// A folder written by `profile --timeline --timeline-dir` (docs/timeline.md): each plan's
+  /// kernels with a record file STRATEGY.KERNEL.timeline there show their timeline. Empty: none.
+  std::string timeline;
 };
 
 /// One reason the planner gave for where a kernel starts or why a TE joined it.
@@ -89,6 +93,12 @@ struct MeasuredTime {
   double occupancy = -1;
 };
 
+/// One launch's measured timeline (ReportOptions::timeline): its records and their analysis.
+struct ReportTimeline {
+  KernelTimeline records;
+  TimelineAnalysis analysis;
+};
+
 struct ReportKernel {
   int id = 0;
   std::string kind;
@@ -111,6 +121,7 @@ struct ReportKernel {
   std::vector<ReportReason> reasons;
   std::vector<ReportLaunch> launches;
   std::optional<MeasuredTime> measured;
+  std::vector<ReportTimeline> timelines;  ///< per launch with records (ReportOptions::timeline)
 };
 
 struct ReportTransform {

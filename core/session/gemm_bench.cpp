@@ -1,6 +1,7 @@
 #include "core/session/gemm_bench.h"
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/schedule/price.h"
 #include "core/schedule/schedule.h"
 #include "core/support/error.h"
 #include "core/te/builder.h"
@@ -58,6 +59,17 @@ GemmBench make_gemm_bench(const schedule::GemmProblem& problem, const gpu::GpuSp
   b.name = codegen::cuda_kernel_names({{}, {}, {}, {b.kernel}}).front();
   b.cuda = codegen::emit_cuda(b.kernel);
   b.params = codegen::kernel_params(b.kernel);
+  if (tensor_core) {
+    // What the pricer sees in the built kernel's IR, so that a rate timed on it is applied to
+    // stages of the same structure (gpu::mainloop_cost) and to no other.
+    const schedule::KernelPrice price =
+        schedule::price_kernel(b.kernel, gpu, gpu::cost_constants(gpu, precision), nullptr);
+    for (const schedule::StagePrice& s : price.stages)
+      if (s.work.tensor_core && s.work.mainloop.known()) {
+        b.mainloop_template = s.work.mainloop.template_name();
+        break;
+      }
+  }
   return b;
 }
 

@@ -29,6 +29,10 @@ struct GemmBench {
   loop::Kernel kernel;
   std::string name;  ///< the kernel's extern "C" name
   std::string cuda;  ///< one translation unit holding it
+  /// The tensor-core mainloop the kernel was built with, as the cost model reads it from the loop
+  /// IR (gpu::MainloopStructure::template_name: "mma.sync, cp.async depth 3"); empty for the SIMT
+  /// template. The calibration records it with the fp16 rate it times.
+  std::string mainloop_template;
   /// Its pointer parameters in order (A, B, C, then any scratch), what a launch passes.
   std::vector<codegen::KernelParam> params;
   double flops() const {

@@ -424,6 +424,15 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     for (const TimelineFileRef& ref : timeline_refs_from_json(p.value("timeline", json::array()))) {
       KernelTimeline t = read_timeline_file(ref.file);
       t.kernel = ref.kernel;
+      if (!m_options.timeline_keep_dir.empty()) {
+        const std::string kept =
+            (fs::path(m_options.timeline_keep_dir) / (r.strategy + "." + ref.kernel + ".timeline"))
+                .string();
+        std::error_code ec;
+        fs::copy_file(ref.file, kept, fs::copy_options::overwrite_existing, ec);
+        if (ec) throw UserError(kept, "", "cannot keep the timeline records: " + ec.message());
+        t.file = kept;
+      }
       if (by_name.count(ref.kernel)) attach_stage_info(t, *by_name[ref.kernel], plan);
       r.timelines.push_back(std::move(t));
     }

@@ -50,6 +50,9 @@ struct ProfileOptions {
   /// Timeline records in every kernel (docs/timeline.md): the runner answers them per kernel,
   /// decoded into ProfileReport::timelines. Off by default.
   bool timeline = false;
+  /// With `timeline`: a folder where each kernel's record file is kept, as
+  /// STRATEGY.KERNEL.timeline (what `report --timeline` reads); empty: not kept.
+  std::string timeline_keep_dir;
   std::function<void(const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;
 };

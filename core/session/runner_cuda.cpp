@@ -1049,6 +1049,9 @@ gpu::Calibration CudaBackend::calibrate(const EventFn& on_event) {
         double tflops = time_gemm(b, &note);
         (fp32 ? c.gemm_fp32_tflops : c.gemm_fp16_tflops) = tflops;
         if (tflops > 0) (fp32 ? c.gemm_fp32_tile : c.gemm_fp16_tile) = b.tile.describe();
+        // The rate belongs to the mainloop this kernel was built with, and the cost model takes
+        // it only for stages built the same way.
+        if (tflops > 0 && !fp32) c.gemm_fp16_template = b.mainloop_template;
       } catch (const UserError& e) {
         note = e.what();
       } catch (const RunnerError& e) {

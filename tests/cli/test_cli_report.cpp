@@ -123,4 +123,82 @@ TEST(CliReport, BadUsageIsExit2NamingTheReason) {
   EXPECT_NE(r.out.find("broken.onnx"), std::string::npos) << r.out;
 }
 
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// profile --timeline on the emulator keeps each kernel's record file; report --timeline shows it
+// per kernel: an SVG with one span per stage and per wait of every recorded row, the per-stage
+// table with one row per stage, the wait table with one row per wait, labelled as emulated.
+TEST(CliReport, TimelineFromProfileRecords) {
+  fs::path d = scratch("timeline");
+  const fs::path tl = d / "tl";
+  CliRun p = run_cli("profile " + sample("mmoe") +
+                     " --backend emulator --timeline --timeline-dir " + tl.string());
+  ASSERT_EQ(p.code, 0) << p.out;
+  const fs::path records = tl / "souffle.kernel0.timeline";
+  ASSERT_TRUE(fs::exists(records)) << p.out;
+  CliRun r = run_cli("report " + sample("mmoe") + " --timeline " + tl.string() + " --out " +
+                     (d / "r.html").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run_cli("report " + sample("mmoe") + " --timeline " + tl.string() + " --out " +
+              (d / "r.json").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(read(d / "r.json"));
+  const auto& t = j["plans"][0]["partitions"][0]["timeline"];
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0]["kernel"], "kernel0");
+  EXPECT_EQ(t[0]["emulated"], true);
+  EXPECT_EQ(t[0]["records"], records.string());
+  const size_t stages = t[0]["stages"].size(), waits = t[0]["waits"].size();
+  EXPECT_GT(stages, 10u);
+  EXPECT_GT(waits, 5u);
+  size_t stage_spans = 0, wait_spans = 0;
+  for (const auto& s : t[0]["stages"]) stage_spans += s["blocks"].get<size_t>();
+  for (const auto& w : t[0]["waits"]) wait_spans += w["blocks"].get<size_t>();
+
+  const std::string html = read(d / "r.html");
+  EXPECT_EQ(count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart timeline\""), 1u);
+  EXPECT_EQ(count(html, "class=\"tl-stage\""), stage_spans);
+  EXPECT_EQ(count(html, "class=\"tl-wait\""), wait_spans);
+  EXPECT_GE(count(html, "class=\"tl-barrier\""), 1u);
+  EXPECT_NE(html.find("emulated µs from the kernel"), std::string::npos);
+  EXPECT_NE(html.find("not GPU time"), std::string::npos);
+  auto table_rows = [&](const std::string& cls) {
+    const size_t at = html.find("class=\"grid " + cls + "\"");
+    if (at == std::string::npos) return size_t{0};
+    const std::string table = html.substr(at, html.find("</table>", at) - at);
+    return count(table, "<tr");
+  };
+  EXPECT_EQ(table_rows("tl-stages"), stages + 1);  // with its header
+  EXPECT_EQ(table_rows("tl-waits"), waits + 1);
+
+  // A truncated record file, a folder without records and no folder: errors naming them.
+  const fs::path bad = d / "bad";
+  fs::create_directories(bad);
+  const fs::path cut = bad / "souffle.kernel0.timeline";
+  fs::copy_file(records, cut);
+  fs::resize_file(cut, fs::file_size(records) - 10);
+  r = run_cli("report " + sample("mmoe") + " --timeline " + bad.string() + " --out " +
+              (d / "bad.html").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(cut.string()), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(d / "bad.html"));
+  fs::remove(cut);
+  fs::copy_file(records, bad / "souffle.kernel7.timeline");
+  r = run_cli("report " + sample("mmoe") + " --timeline " + bad.string() + " --out " +
+              (d / "bad.html").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("kernel7"), std::string::npos) << r.out;
+  fs::remove(bad / "souffle.kernel7.timeline");
+  for (const fs::path& dir : {bad, d / "nowhere"}) {
+    r = run_cli("report " + sample("mmoe") + " --timeline " + dir.string() + " --out " +
+                (d / "bad.html").string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(dir.string()), std::string::npos) << r.out;
+  }
+}
+
 }  // namespace

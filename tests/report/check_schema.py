@@ -58,6 +58,14 @@ def main():
                        "kernels": [{"kernel": 0, "time_us": 3.25}, {"kernel": 1, "time_us": 2.5}]},
                       f)
         runs.append((bert, "bert-measured", ["--strategy", "all", "--measurements", measured]))
+        # A timeline recorded by profile on the emulator, shown per kernel (docs/timeline.md).
+        mmoe = os.path.join(a.source, "sample_models", "mmoe", "model.onnx")
+        tl_dir = os.path.join(tmp, "timeline")
+        r = subprocess.run([a.cli, "profile", mmoe, "--backend", "emulator", "--timeline",
+                            "--timeline-dir", tl_dir], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"check_schema: profile --timeline exited {r.returncode}:\n{r.stderr}")
+        runs.append((mmoe, "mmoe-timeline", ["--timeline", tl_dir]))
         for model, tag, extra in runs:
             out = os.path.join(tmp, tag + ".json")
             report(a.cli, model, out, *extra)
@@ -95,6 +103,10 @@ def main():
                         for l in k["launches"]):
                     print(f"{tag}: {p['label']}: launches without CUDA")
                     failures += 1
+            if tag.endswith("-timeline") and not any(
+                    k.get("timeline") for p in doc["plans"] for k in p["partitions"]):
+                print(f"{tag}: no kernel has its timeline")
+                failures += 1
             print(f"{tag}: {len(doc['plans'])} plans, {kernels} kernels, "
                   f"{'valid' if not errors else str(len(errors)) + ' schema errors'}")
     if failures:

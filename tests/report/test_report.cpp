@@ -13,6 +13,7 @@
 #include "core/report/report_model.h"
 #include "core/report/steps.h"
 #include "core/report/svg.h"
+#include "core/report/timeline_html.h"
 #include "core/support/error.h"
 #include "tests/sample_model.h"
 
@@ -501,6 +502,42 @@ TEST(ReportSteps, OneLayer) {
   EXPECT_EQ(pages[3].html.find("/layers.0/query"), std::string::npos);
   o.layer = "no-such-layer";
   EXPECT_THROW(walkthrough(test::sample_model_path("bert"), o, "w"), UserError);
+}
+
+// A kernel of many blocks: the timeline chart draws the first kTimelineMaxRows rows and says
+// how many there are; a GPU clock is not labelled emulated.
+TEST(ReportTimeline, CapsRowsAndSaysSo) {
+  ReportTimeline rt;
+  KernelTimeline& t = rt.records;
+  t.kernel = "kernel0";
+  t.timer = "globaltimer";
+  t.time_base = "GPU global timer (ns)";
+  t.grid = t.rows = 100;
+  t.stage_names = {"a", "b"};
+  t.stage_est_us = {1, 1};
+  t.stage_waves = {-1, -1};
+  for (int64_t b = 0; b < 100; ++b) {
+    const double d = 0.01 * static_cast<double>(b);
+    t.spans.push_back({b, b, 0, loop::TimelineWait::None, 0, 1 + d});
+    t.spans.push_back({b, b, 1, loop::TimelineWait::GridBarrier, 1 + d, 2});
+    t.spans.push_back({b, b, 1, loop::TimelineWait::None, 2, 3});
+  }
+  rt.analysis = analyse_timeline(t);
+  const std::string svg = timeline_svg(rt, 0);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("class=\"tl-stage\""), 2 * kTimelineMaxRows);
+  EXPECT_EQ(count("class=\"tl-wait\""), kTimelineMaxRows);
+  EXPECT_EQ(count("class=\"tl-barrier\""), 1u);
+  EXPECT_NE(svg.find("one row per SM; 64 of 100 rows shown"), std::string::npos);
+  EXPECT_EQ(svg.find("emulated"), std::string::npos);
+  const std::string html = timeline_html(rt, 0);
+  ASSERT_EQ(rt.analysis.stages.size(), 2u);
+  EXPECT_NE(html.find("class=\"grid tl-stages\""), std::string::npos);
+  EXPECT_NE(html.find("block 99 (stage 0)"), std::string::npos) << "the straggler of the wait";
 }
 
 }  // namespace

@@ -21,9 +21,12 @@
 #include <vector>
 
 #include "core/gpu/calibration.h"
+#include "core/gpu/cost.h"
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/cupti.h"
 #include "core/gpu/nvrtc.h"
+#include "core/schedule/price.h"
+#include "core/schedule/schedule.h"
 #include "core/session/bundle_manifest.h"
 #include "core/session/chrome_trace.h"
 #include "core/session/gemm_bench.h"
@@ -209,6 +212,75 @@ TEST_F(FakeFixture, CalibrationTimesTheProjectsGemmKernels) {
   gpu::Calibration back = gpu::parse_calibration(gpu::calibration_json(c), "cal.json");
   EXPECT_EQ(back.gemm_fp16_tile, c.gemm_fp16_tile);
   EXPECT_DOUBLE_EQ(back.gemm_fp32_tflops, c.gemm_fp32_tflops);
+}
+
+TEST_F(FakeFixture, CalibrationRecordsTheMainloopItsRateBelongsTo) {
+  // The fp16 rate belongs to the mainloop the bench kernel was built with (the schedule
+  // templates with the tuner's tile for the device: at 4096 cubed on the H200 a warp tile of more
+  // than eight fragments, which the synchronous wmma template serves): the file names that
+  // template, and the pricer applies the measured rate to stages built the same way and to no
+  // others.
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  fake.device_name = "NVIDIA H200";
+  auto backend = runner::make_cuda_backend(api);
+  gpu::Calibration c = backend->calibrate([](const nlohmann::json&) {});
+  ASSERT_GT(c.gemm_fp16_tflops, 0) << c.gemm_note;
+  const gpu::GpuSpec spec = gpu::gpu_spec("h200");
+  schedule::GemmProblem p;
+  p.m = p.n = p.k = kCalibrationGemmSize;
+  const GemmBench b = make_gemm_bench(p, spec, gpu::Precision::FP16, nullptr, "souffle_gemm_fp16");
+  ASSERT_FALSE(b.mainloop_template.empty());
+  EXPECT_EQ(c.gemm_fp16_template, b.mainloop_template);
+  EXPECT_EQ(c.gemm_fp16_template, "wmma, synchronous") << b.tile.describe();
+  EXPECT_TRUE(make_gemm_bench(p, spec, gpu::Precision::FP32).mainloop_template.empty());
+  // The written file carries it.
+  const std::string text = gpu::calibration_json(c);
+  EXPECT_NE(text.find("\"gemm_fp16_template\": \"" + c.gemm_fp16_template + "\""),
+            std::string::npos)
+      << text;
+  const gpu::Calibration back = gpu::parse_calibration(text, "cal.json");
+  EXPECT_EQ(back.gemm_fp16_template, c.gemm_fp16_template);
+  const gpu::CostConstants k = gpu::cost_constants(spec, gpu::Precision::FP16, &back);
+  EXPECT_TRUE(k.tensor_calibrated);
+  EXPECT_EQ(k.tensor_template, c.gemm_fp16_template);
+
+  auto flops_of = [&](const std::string&) { return static_cast<int64_t>(b.flops()); };
+  const auto& op = static_cast<const te::ComputeOp&>(*b.op);
+  auto tensor_stage = [&](const loop::Kernel& kernel) {
+    const schedule::KernelPrice price = schedule::price_kernel(kernel, spec, k, flops_of);
+    for (const schedule::StagePrice& s : price.stages)
+      if (s.work.tensor_core) return s;
+    ADD_FAILURE() << kernel.name << " has no tensor-core stage";
+    return schedule::StagePrice{};
+  };
+  // The timed kernel itself: priced at the measured rate.
+  const schedule::StagePrice same = tensor_stage(b.kernel);
+  EXPECT_EQ(same.work.mainloop.template_name(), c.gemm_fp16_template);
+  EXPECT_TRUE(same.cost.mainloop.calibrated) << same.cost.mainloop.from;
+  EXPECT_NE(same.cost.mainloop.from.find("calibration: " + c.gemm_fp16_template), std::string::npos)
+      << same.cost.mainloop.from;
+  // The same GEMM on the default tile of each template: only the calibrated one's stage takes
+  // the rate; the mma.sync mainloop's is priced from its structure.
+  schedule::ScheduleConfig config;
+  config.precision = gpu::Precision::FP16;
+  config.mma_mainloop = true;
+  const schedule::StagePrice mma = tensor_stage(schedule::schedule_op(op, config));
+  config.mma_mainloop = false;
+  const schedule::StagePrice wmma = tensor_stage(schedule::schedule_op(op, config));
+  // (fp32 operands in global memory are converted at the tile load, so this one stages them
+  // synchronously too: "mma.sync, synchronous".)
+  EXPECT_EQ(mma.work.mainloop.template_name().rfind("mma.sync, ", 0), 0u)
+      << mma.work.mainloop.template_name();
+  EXPECT_EQ(wmma.work.mainloop.template_name(), "wmma, synchronous");
+  for (const schedule::StagePrice* s : {&mma, &wmma})
+    EXPECT_EQ(s->cost.mainloop.calibrated, s->work.mainloop.template_name() == c.gemm_fp16_template)
+        << s->work.mainloop.template_name() << ": " << s->cost.mainloop.from;
+  // A rate recorded for the mma.sync mainloop goes to its stages, not to the wmma template's.
+  gpu::Calibration ampere = back;
+  ampere.gemm_fp16_template = mma.work.mainloop.template_name();
+  const gpu::CostConstants ka = gpu::cost_constants(spec, gpu::Precision::FP16, &ampere);
+  EXPECT_TRUE(gpu::stage_cost(spec, ka, mma.work).mainloop.calibrated);
+  EXPECT_FALSE(gpu::stage_cost(spec, ka, wmma.work).mainloop.calibrated);
 }
 
 TEST_F(FakeFixture, AGemmThatComputesWrongValuesHasNoRate) {

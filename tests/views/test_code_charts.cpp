@@ -83,6 +83,7 @@ class TestCodeCharts : public QObject {
   void nodeHighlightsLinesAndLineSelectsNode();
   void rooflinePointsAreKernelsAndClickSelects();
   void compileFillsTheTableAndShowsErrors();
+  void compileReportsProgressPerDistinctProgram();
   void kernelsAreBuiltOnDemandAndSurviveAnEdit();
   void profileIsOffWithoutAGpu();
   void profileOnTheEmulatorFillsTheTable();
@@ -400,6 +401,46 @@ void TestCodeCharts::compileFillsTheTableAndShowsErrors() {
   w.cancelCompile();
   QVERIFY(compiled.wait(300000));
   QVERIFY(!w.compileRunner()->isBusy());
+}
+
+void TestCodeCharts::compileReportsProgressPerDistinctProgram() {
+  // One line per distinct program (launches of the same code count once), "program n of N",
+  // the time so far and the slowest, ending at n == N; the summary says how many came from the
+  // cache, and a second compile of the unchanged plan takes every one from it. The rules plan:
+  // several kernels, the experts' of the same code.
+  if (!gpu::nvrtc_available()) QSKIP("this build has no NVRTC");
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  w.setStrategy(QStringLiteral("rules"));
+  QVERIFY(openAndPlan(w, "mmoe"));
+  for (int round = 0; round < 2; ++round) {
+    QSignalSpy lines(w.compileRunner(), &CompileRunner::programProgress);
+    QSignalSpy compiled(&w, &MainWindow::compiled);
+    w.compileAction()->trigger();
+    QVERIFY(compiled.wait(300000));
+    CompileDataPtr data = w.compileData();
+    QVERIFY(data);
+    QCOMPARE(data->failures, 0);
+    QVERIFY(data->programs > 0);
+    QVERIFY(data->programs <= data->compiled + data->reused);
+    QCOMPARE(lines.size(), data->programs);
+    for (int i = 0; i < lines.size(); ++i) {
+      const int done = lines[i][0].toInt(), total = lines[i][1].toInt();
+      const QString line = lines[i][2].toString();
+      QCOMPARE(done, i + 1);
+      QCOMPARE(total, data->programs);
+      QVERIFY2(line.startsWith(QStringLiteral("program %1 of %2, ").arg(done).arg(total)),
+               qPrintable(line));
+      QVERIFY2(line.contains(QStringLiteral(" s, slowest: ")), qPrintable(line));
+    }
+    QCOMPARE(lines.last()[0].toInt(), lines.last()[1].toInt());
+    const QString summary = w.lastCompileSummary();
+    qInfo("%s; last line: %s", qPrintable(summary), qPrintable(lines.last()[2].toString()));
+    QVERIFY2(summary.contains(QStringLiteral("%1 from the cache").arg(data->programsFromCache)),
+             qPrintable(summary));
+    if (round == 1) QCOMPARE(data->programsFromCache, data->programs);
+  }
 }
 
 void TestCodeCharts::kernelsAreBuiltOnDemandAndSurviveAnEdit() {

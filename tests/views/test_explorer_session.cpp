@@ -292,7 +292,7 @@ void TestExplorerSession::badOptionsNameTheAcceptedValues() {
       runExplorer({QStringLiteral("--panel"), QStringLiteral("Kernels,Nope")}, offscreen());
   QCOMPARE(panel, 2);
   QVERIFY2(panelWhy.contains(QStringLiteral("--panel Nope")) &&
-               panelWhy.contains(QStringLiteral("Step-through")),
+               panelWhy.contains(QStringLiteral("Imported profile")),
            qPrintable(panelWhy));
   // --select with a screenshot: the node must be there, else no picture and exit 2.
   QTemporaryDir dir;

@@ -40,38 +40,6 @@ MmaType mma_type_of(gpu::Precision p) {
   return MmaType::F16;
 }
 
-struct MmaTile {
-  int64_t bm = 0, bn = 0, bk = 0, fm = 0, fn = 0, wr = 0, wc = 0;
-  int64_t threads() const { return wr * wc * loop::kWarpSize; }
-};
-
-MmaTile mma_tile_of(const ScheduleConfig& c, int64_t ks) {
-  MmaTile t;
-  if (c.tc_tile.bm > 0) {
-    t.bm = c.tc_tile.bm;
-    t.bn = c.tc_tile.bn;
-    t.bk = c.tc_tile.bk;
-    t.fm = c.tc_tile.tm;
-    t.fn = c.tc_tile.tn;
-    SOUFFLE_CHECK(t.fm > 0 && t.fn > 0 && t.bm % (kFrag * t.fm) == 0 && t.bn % (kFrag * t.fn) == 0,
-                  "gemm_mma: the block tile must divide into warps of whole fragments");
-    t.wr = t.bm / (kFrag * t.fm);
-    t.wc = t.bn / (kFrag * t.fn);
-  } else {
-    const int64_t warps = c.block >= 4 * loop::kWarpSize   ? 4
-                          : c.block >= 2 * loop::kWarpSize ? 2
-                                                           : 1;
-    t.wr = warps >= 2 ? 2 : 1;
-    t.wc = warps / t.wr;
-    t.fm = t.fn = 2;
-    t.bm = t.wr * t.fm * kFrag;
-    t.bn = t.wc * t.fn * kFrag;
-    t.bk = 32;
-  }
-  SOUFFLE_CHECK(t.bk > 0 && t.bk % ks == 0, "gemm_mma: BK must be a multiple of the MMA's k");
-  return t;
-}
-
 /// How a shared operand tile is laid out: rows of `cols` elements in 16-byte chunks, chunk c of
 /// row r stored at chunk c ^ f(r).
 enum class Swizzle : uint8_t {
@@ -186,7 +154,7 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   const int64_t es = dtype_size(ct);
   const bool tf32 = mt == MmaType::TF32;
   const int64_t ks = loop::mma_sync_k(mt);
-  const MmaTile tt = mma_tile_of(c, ks);
+  const TcBlockTile tt = tc_block_tile(c, ks, "gemm_mma");
   const int64_t bm = tt.bm, bn = tt.bn, bk = tt.bk, wc = tt.wc;
   const int64_t threads = tt.threads();
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),

@@ -45,41 +45,6 @@ int64_t row_pad(DType t) {
   return dtype_size(t) == 2 ? 8 : 4;
 }
 
-/// The block tile and its warps: wr x wc warps, each fm x fn fragments.
-struct TcTile {
-  int64_t bm = 0, bn = 0, bk = 0, fm = 0, fn = 0, wr = 0, wc = 0;
-  int64_t threads() const { return wr * wc * loop::kWarpSize; }
-};
-
-TcTile tile_of(const ScheduleConfig& c, int64_t ks) {
-  TcTile t;
-  if (c.tc_tile.bm > 0) {
-    t.bm = c.tc_tile.bm;
-    t.bn = c.tc_tile.bn;
-    t.bk = c.tc_tile.bk;
-    t.fm = c.tc_tile.tm;
-    t.fn = c.tc_tile.tn;
-    SOUFFLE_CHECK(t.fm > 0 && t.fn > 0 && t.bm % (kFrag * t.fm) == 0 && t.bn % (kFrag * t.fn) == 0,
-                  "gemm_tc: the block tile must divide into warps of whole fragments");
-    t.wr = t.bm / (kFrag * t.fm);
-    t.wc = t.bn / (kFrag * t.fn);
-  } else {
-    // Warps per block follow the block size the caller asks for (a merged kernel runs every
-    // barrier stage on one block size): 4 warps as 2x2, 2 as 2x1, 1 alone.
-    const int64_t warps = c.block >= 4 * loop::kWarpSize   ? 4
-                          : c.block >= 2 * loop::kWarpSize ? 2
-                                                           : 1;
-    t.wr = warps >= 2 ? 2 : 1;
-    t.wc = warps / t.wr;
-    t.fm = t.fn = 2;
-    t.bm = t.wr * t.fm * kFrag;
-    t.bn = t.wc * t.fn * kFrag;
-    t.bk = 32;
-  }
-  SOUFFLE_CHECK(t.bk > 0 && t.bk % ks == 0, "gemm_tc: BK must be a multiple of the MMA's k");
-  return t;
-}
-
 }  // namespace
 
 bool tensor_core_eligible(const te::ComputeOp& op, const GemmParts& g, const ScheduleConfig& c) {
@@ -105,7 +70,7 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
   const MmaType mt = mma_type(c.precision);
   const DType ct = loop::mma_storage_dtype(mt);  // operand type in shared memory
   const int64_t ks = mt == MmaType::TF32 ? 8 : 16;
-  const TcTile tt = tile_of(c, ks);
+  const TcBlockTile tt = tc_block_tile(c, ks, "gemm_tc");
   const int64_t bm = tt.bm, bn = tt.bn, bk = tt.bk, fm = tt.fm, fn = tt.fn, wc = tt.wc;
   const int64_t threads = tt.threads();
   const int64_t p = extent_product(g.batch), m = extent_product(g.rows), n = extent_product(g.cols),

@@ -271,4 +271,32 @@ bool is_elementwise_follower(const te::ComputeOp& main,
   return reads_group && elementwise;
 }
 
+TcBlockTile tc_block_tile(const ScheduleConfig& c, int64_t ks, const std::string& who) {
+  constexpr int64_t kFrag = 16;
+  TcBlockTile t;
+  if (c.tc_tile.bm > 0) {
+    t.bm = c.tc_tile.bm;
+    t.bn = c.tc_tile.bn;
+    t.bk = c.tc_tile.bk;
+    t.fm = c.tc_tile.tm;
+    t.fn = c.tc_tile.tn;
+    SOUFFLE_CHECK(t.fm > 0 && t.fn > 0 && t.bm % (kFrag * t.fm) == 0 && t.bn % (kFrag * t.fn) == 0,
+                  who + ": the block tile must divide into warps of whole fragments");
+    t.wr = t.bm / (kFrag * t.fm);
+    t.wc = t.bn / (kFrag * t.fn);
+  } else {
+    const int64_t warps = c.block >= 4 * loop::kWarpSize   ? 4
+                          : c.block >= 2 * loop::kWarpSize ? 2
+                                                           : 1;
+    t.wr = warps >= 2 ? 2 : 1;
+    t.wc = warps / t.wr;
+    t.fm = t.fn = 2;
+    t.bm = t.wr * t.fm * kFrag;
+    t.bn = t.wc * t.fn * kFrag;
+    t.bk = 32;
+  }
+  SOUFFLE_CHECK(t.bk > 0 && t.bk % ks == 0, who + ": BK must be a multiple of the MMA's k");
+  return t;
+}
+
 }  // namespace souffle::schedule::detail

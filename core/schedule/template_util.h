@@ -146,4 +146,15 @@ loop::Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
                                  const std::vector<te::Tensor>& on_chip, const ScheduleConfig& c,
                                  const WeightPanel* panel = nullptr);
 
+/// A tensor-core GEMM's block tile in 16x16 fragments: bm x bn x bk elements, fm x fn fragments
+/// per warp, wr x wc warps. From ScheduleConfig::tc_tile when it is set, else from the block size
+/// the caller asks for (a merged kernel runs every barrier stage on one block size): 4 warps as
+/// 2x2, 2 as 2x1, 1 alone, each with 2x2 fragments, bk 32. `ks` is the MMA's k (bk must be a
+/// multiple); `who` names the template in the checks' messages.
+struct TcBlockTile {
+  int64_t bm = 0, bn = 0, bk = 0, fm = 0, fn = 0, wr = 0, wc = 0;
+  int64_t threads() const { return wr * wc * loop::kWarpSize; }
+};
+TcBlockTile tc_block_tile(const ScheduleConfig& c, int64_t ks, const std::string& who);
+
 }  // namespace souffle::schedule::detail

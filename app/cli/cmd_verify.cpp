@@ -23,23 +23,6 @@ void print_checks(const std::vector<OutputCheck>& checks) {
                              c.cmp.describe());
 }
 
-nlohmann::json checks_json(const std::vector<OutputCheck>& checks) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const OutputCheck& c : checks)
-    j.push_back({{"data_set", c.data_set},
-                 {"output", c.name},
-                 {"ok", c.ok},
-                 {"rtol", c.cmp.rtol},
-                 {"atol", c.cmp.atol},
-                 {"mismatches", c.cmp.mismatches},
-                 {"elements", c.cmp.numel},
-                 {"max_abs", c.cmp.max_abs_error},
-                 {"max_rel", c.cmp.max_rel_error},
-                 {"rel_l2", c.cmp.rel_l2_error},
-                 {"detail", c.cmp.describe()}});
-  return j;
-}
-
 /// The loosest tolerance any output was judged with.
 Tolerance loosest(const VerifyReport& rep) {
   Tolerance t{0, 0};
@@ -168,7 +151,7 @@ int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& 
     j["plan_ms"] = rep.plan_ms;
     j["build_ms"] = rep.build_ms;
     j["run_ms"] = rep.outputs.run_ms;
-    j["checks"] = checks_json(rep.outputs.checks);
+    j["checks"] = output_checks_json(rep.outputs.checks);
     if (o.timeline) {
       std::vector<TimelineAnalysis> as;
       for (const KernelTimeline& t : rep.timelines) as.push_back(analyse_timeline(t));
@@ -231,7 +214,7 @@ int run_verify(const VerifyOptions& o) {
     j["ok"] = rep.ok;
     summary_json(j, rep);
     j["run_ms"] = rep.run_ms;
-    j["checks"] = checks_json(rep.checks);
+    j["checks"] = output_checks_json(rep.checks);
     std::cout << j.dump(2) << "\n";
   } else {
     print_checks(rep.checks);

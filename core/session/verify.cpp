@@ -7,6 +7,23 @@
 #include "core/interp/interpreter.h"
 
 namespace souffle {
+
+nlohmann::json output_checks_json(const std::vector<OutputCheck>& checks) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const OutputCheck& c : checks)
+    j.push_back({{"data_set", c.data_set},
+                 {"output", c.name},
+                 {"ok", c.ok},
+                 {"rtol", c.cmp.rtol},
+                 {"atol", c.cmp.atol},
+                 {"mismatches", c.cmp.mismatches},
+                 {"elements", c.cmp.numel},
+                 {"max_abs", c.cmp.max_abs_error},
+                 {"max_rel", c.cmp.max_rel_error},
+                 {"rel_l2", c.cmp.rel_l2_error},
+                 {"detail", c.cmp.describe()}});
+  return j;
+}
 ConstTensorPtr reference_as_declared(const ConstTensorPtr& t, DType declared) {
   if (t->dtype() == DType::UInt16 && declared == DType::BFloat16) {
     std::string bytes(reinterpret_cast<const char*>(t->raw()), static_cast<size_t>(t->byte_size()));

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/session/compare.h"
 #include "core/session/load.h"
 #include "core/session/test_data.h"
@@ -19,6 +21,9 @@ struct OutputCheck {
   Comparison cmp;    ///< element-wise verdict (cmp.ok()) with the errors beside it
   bool ok = false;
 };
+
+/// The checks as `verify --json` writes them (data set, output, verdict, tolerances, errors).
+nlohmann::json output_checks_json(const std::vector<OutputCheck>& checks);
 
 struct VerifyReport {
   std::vector<OutputCheck> checks;

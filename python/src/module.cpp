@@ -445,23 +445,6 @@ std::vector<TestDataSet> data_sets(const py::list& sets) {
   return out;
 }
 
-json checks_json(const std::vector<OutputCheck>& checks) {
-  json j = json::array();
-  for (const OutputCheck& c : checks)
-    j.push_back({{"data_set", c.data_set},
-                 {"output", c.name},
-                 {"ok", c.ok},
-                 {"rtol", c.cmp.rtol},
-                 {"atol", c.cmp.atol},
-                 {"mismatches", c.cmp.mismatches},
-                 {"elements", c.cmp.numel},
-                 {"max_abs", c.cmp.max_abs_error},
-                 {"max_rel", c.cmp.max_rel_error},
-                 {"rel_l2", c.cmp.rel_l2_error},
-                 {"detail", c.cmp.describe()}});
-  return j;
-}
-
 /// verify at level "te" (the plan's transformed program in the interpreter) or "kernels" (the
 /// plan's kernels in the emulator), against `sets` (None: the model's folder's data sets).
 std::string verify_plan(const Plan& p, const std::string& level, const py::object& sets_obj,
@@ -498,7 +481,7 @@ std::string verify_plan(const Plan& p, const std::string& level, const py::objec
     j["max_rel"] = rep.max_rel_error;
     j["max_rel_l2"] = rep.max_rel_l2;
     j["run_ms"] = rep.run_ms;
-    j["checks"] = checks_json(rep.checks);
+    j["checks"] = output_checks_json(rep.checks);
     return j.dump();
   }
   plan::PlanOptions plo = plan_options(p.options);
@@ -516,7 +499,7 @@ std::string verify_plan(const Plan& p, const std::string& level, const py::objec
   j["plan_ms"] = rep.plan_ms;
   j["build_ms"] = rep.build_ms;
   j["run_ms"] = rep.outputs.run_ms;
-  j["checks"] = checks_json(rep.outputs.checks);
+  j["checks"] = output_checks_json(rep.outputs.checks);
   return j.dump();
 }
 

@@ -248,36 +248,8 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
 
   // The store loop: the GEMM's element, then each epilogue TE at the same element, its value
   // kept in a one-element register buffer so that later epilogue TEs read it there.
-  auto kept = [&](const Tensor& x) {
-    return std::find(on_chip.begin(), on_chip.end(), x) == on_chip.end();
-  };
-  std::unordered_map<const te::TensorNode*, Expr> in_regs;
-  in_regs[op.output.get()] = with_init(op, te::read(acc, {r, cc}));
-  std::vector<Stmt> stores;
-  std::vector<Tensor> outputs, scalars;
-  if (kept(op.output)) {
-    stores.push_back(loop::store(op.output, axis_vars(op), in_regs[op.output.get()]));
-    outputs.push_back(op.output);
-  }
-  for (const te::ComputeOp* e : epilogue) {
-    SOUFFLE_CHECK(e->axes.size() == op.axes.size(), "epilogue " + e->name + " has another rank");
-    std::unordered_map<const te::ExprNode*, Expr> axes;
-    for (size_t d = 0; d < op.axes.size(); ++d) axes[e->axes[d].var.get()] = op.axes[d].var;
-    Expr v = te::rewrite_reads(te::substitute(e->body, axes),
-                               [&](const te::Read& rd, const std::vector<Expr>&) -> Expr {
-                                 auto it = in_regs.find(rd.tensor.get());
-                                 return it == in_regs.end() ? Expr() : it->second;
-                               });
-    Tensor reg = loop::make_buffer(e->name + "_v", {1}, e->output->dtype);
-    scalars.push_back(reg);
-    stores.push_back(loop::store(reg, {ic(0)}, v));
-    in_regs[e->output.get()] = te::read(reg, {ic(0)});
-    if (kept(e->output)) {
-      stores.push_back(loop::store(e->output, axis_vars(op), in_regs[e->output.get()]));
-      outputs.push_back(e->output);
-    }
-  }
-  SOUFFLE_CHECK(!outputs.empty(), "gemm " + op.name + " stores nothing");
+  auto [stores, outputs, scalars] =
+      gemm_element_stores(op, te::read(acc, {r, cc}), epilogue, on_chip, "gemm");
 
   Expr gi = te::var("gi"), gj = te::var("gj");
   Stmt out = loop::seq(std::move(stores));

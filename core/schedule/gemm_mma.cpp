@@ -411,38 +411,9 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   body.push_back(loop::block_barrier());
 
   // ---- epilogue from the accumulator registers ----
-  auto kept = [&](const Tensor& x) {
-    return std::find(on_chip.begin(), on_chip.end(), x) == on_chip.end();
-  };
   Expr accv = te::read(acc, {(i * ic(ni) + j) * ic(4) + e});
   if (op.output->dtype != DType::Float32) accv = te::cast(op.output->dtype, accv);
-  std::unordered_map<const te::TensorNode*, Expr> in_regs;
-  in_regs[op.output.get()] = with_init(op, accv);
-  std::vector<Stmt> stores;
-  std::vector<Tensor> outputs, scalars;
-  if (kept(op.output)) {
-    stores.push_back(loop::store(op.output, axis_vars(op), in_regs[op.output.get()]));
-    outputs.push_back(op.output);
-  }
-  for (const te::ComputeOp* ep : epilogue) {
-    SOUFFLE_CHECK(ep->axes.size() == op.axes.size(), "epilogue " + ep->name + " has another rank");
-    std::unordered_map<const te::ExprNode*, Expr> axes;
-    for (size_t d = 0; d < op.axes.size(); ++d) axes[ep->axes[d].var.get()] = op.axes[d].var;
-    Expr v = te::rewrite_reads(te::substitute(ep->body, axes),
-                               [&](const te::Read& rd, const std::vector<Expr>&) -> Expr {
-                                 auto it = in_regs.find(rd.tensor.get());
-                                 return it == in_regs.end() ? Expr() : it->second;
-                               });
-    Tensor reg = loop::make_buffer(ep->name + "_v", {1}, ep->output->dtype);
-    scalars.push_back(reg);
-    stores.push_back(loop::store(reg, {ic(0)}, v));
-    in_regs[ep->output.get()] = te::read(reg, {ic(0)});
-    if (kept(ep->output)) {
-      stores.push_back(loop::store(ep->output, axis_vars(op), in_regs[ep->output.get()]));
-      outputs.push_back(ep->output);
-    }
-  }
-  SOUFFLE_CHECK(!outputs.empty(), "gemm_mma " + op.name + " stores nothing");
+  auto [stores, outputs, scalars] = gemm_element_stores(op, accv, epilogue, on_chip, "gemm_mma");
   Expr gi = te::var("gi"), gj = te::var("gj");
   Stmt out = loop::seq(std::move(stores));
   out = bind_flat(g.cols, gj, out);

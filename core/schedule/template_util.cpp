@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/loop/arena.h"
@@ -297,6 +298,42 @@ TcBlockTile tc_block_tile(const ScheduleConfig& c, int64_t ks, const std::string
   }
   SOUFFLE_CHECK(t.bk > 0 && t.bk % ks == 0, who + ": BK must be a multiple of the MMA's k");
   return t;
+}
+
+ElementStores gemm_element_stores(const te::ComputeOp& op, const te::Expr& value,
+                                  const std::vector<const te::ComputeOp*>& epilogue,
+                                  const std::vector<te::Tensor>& on_chip, const std::string& who) {
+  auto kept = [&](const te::Tensor& x) {
+    return std::find(on_chip.begin(), on_chip.end(), x) == on_chip.end();
+  };
+  ElementStores out;
+  std::unordered_map<const te::TensorNode*, te::Expr> in_regs;
+  in_regs[op.output.get()] = with_init(op, value);
+  if (kept(op.output)) {
+    out.stores.push_back(loop::store(op.output, axis_vars(op), in_regs[op.output.get()]));
+    out.outputs.push_back(op.output);
+  }
+  for (const te::ComputeOp* e : epilogue) {
+    SOUFFLE_CHECK(e->axes.size() == op.axes.size(), "epilogue " + e->name + " has another rank");
+    std::unordered_map<const te::ExprNode*, te::Expr> axes;
+    for (size_t d = 0; d < op.axes.size(); ++d) axes[e->axes[d].var.get()] = op.axes[d].var;
+    te::Expr v =
+        te::rewrite_reads(te::substitute(e->body, axes),
+                          [&](const te::Read& rd, const std::vector<te::Expr>&) -> te::Expr {
+                            auto it = in_regs.find(rd.tensor.get());
+                            return it == in_regs.end() ? te::Expr() : it->second;
+                          });
+    te::Tensor reg = loop::make_buffer(e->name + "_v", {1}, e->output->dtype);
+    out.scalars.push_back(reg);
+    out.stores.push_back(loop::store(reg, {ic(0)}, v));
+    in_regs[e->output.get()] = te::read(reg, {ic(0)});
+    if (kept(e->output)) {
+      out.stores.push_back(loop::store(e->output, axis_vars(op), in_regs[e->output.get()]));
+      out.outputs.push_back(e->output);
+    }
+  }
+  SOUFFLE_CHECK(!out.outputs.empty(), who + " " + op.name + " stores nothing");
+  return out;
 }
 
 }  // namespace souffle::schedule::detail

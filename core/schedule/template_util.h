@@ -157,4 +157,17 @@ struct TcBlockTile {
 };
 TcBlockTile tc_block_tile(const ScheduleConfig& c, int64_t ks, const std::string& who);
 
+/// The stores of a GEMM's element `value` (before its init) and of each epilogue TE at the same
+/// element, in order: each epilogue value kept in a one-element register buffer (`scalars`, to
+/// be allocated Local around the stores) so that later epilogue TEs read it there. Tensors in
+/// `on_chip` are not stored; `outputs` are those that are. `who` names the template in the
+/// checks' messages.
+struct ElementStores {
+  std::vector<loop::Stmt> stores;
+  std::vector<te::Tensor> outputs, scalars;
+};
+ElementStores gemm_element_stores(const te::ComputeOp& op, const te::Expr& value,
+                                  const std::vector<const te::ComputeOp*>& epilogue,
+                                  const std::vector<te::Tensor>& on_chip, const std::string& who);
+
 }  // namespace souffle::schedule::detail

@@ -16,6 +16,9 @@ packages=(
   # pytest, NumPy, Dask distributed (sweeps), nbclient + ipykernel (the sample notebook).
   python3-dev pybind11-dev python3-numpy python3-pytest python3-dask python3-distributed
   python3-nbclient python3-nbformat python3-ipykernel
+  # PyTorch for souffle.from_torch's test (torch.onnx.export; 1.13, CPU): about 570 MB installed
+  # with its dependencies (146 packages beyond the rest of this list, 132 MB to download).
+  python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -214,20 +214,3 @@ def test_progress_and_the_gil(models):
         ticks += 1
     # Holding the GIL the planning thread would let this loop run only between its calls.
     assert ticks > 100_000, (ticks, spent)
-
-
-def test_from_torch():
-    try:
-        import torch
-    except ImportError:
-        with pytest.raises(souffle.UserError, match="PyTorch"):
-            souffle.from_torch(object(), ())
-        pytest.skip("PyTorch is not installed here: from_torch's export is not exercised "
-                    "(its refusal without PyTorch is)")
-    net = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
-    m = souffle.from_torch(net, torch.randn(1, 16))
-    p = m.plan()
-    x = np.random.default_rng(1).standard_normal((1, 16)).astype(np.float32)
-    got = p.run(x)[0]
-    want = net(torch.from_numpy(x)).detach().numpy()
-    assert np.allclose(got, want, rtol=1e-4, atol=1e-5)

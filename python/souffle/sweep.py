@@ -8,7 +8,9 @@ model x strategy tasks, on this machine's cores or on a Dask distributed cluster
 A task that raises or whose process dies (a lost worker, a crash) is run again, up to `retries`
 more times, and is then reported as failed with the reason: every task has a row in the result.
 A step that fails for the model's sake (a UserError, a kernel that does not build) is a result,
-not a retry: its row says which step failed and why.
+not a retry: its row says which step failed and why. With `timeout` (wall seconds) or
+`cpu_timeout` (CPU seconds) each task runs in a process of its own that is killed at its limit;
+its rows say `timeout`, with the step it was in, and the rows it finished are kept.
 """
 
 import argparse
@@ -19,11 +21,16 @@ import io
 import json
 import multiprocessing
 import os
+import signal
 import socket
+import subprocess
 import sys
+import threading
 import time
 
-STEPS = ("plan", "compile", "verify", "profile")
+# "te" verifies the TE program (the reference interpreter) against the data; "verify" the plan's
+# kernels in the emulator.
+STEPS = ("plan", "compile", "te", "verify", "profile")
 ALL_STRATEGIES = ("unfused", "rules", "souffle-paper", "souffle")
 
 
@@ -57,10 +64,34 @@ def _fault_injection(spec):
         os._exit(71)
 
 
-def run_task(spec):
+def _stall_injection(spec, step):
+    """Test hooks for time limits: SOUFFLE_SWEEP_HANG=TEXT:STEP sleeps, SOUFFLE_SWEEP_SPIN=
+    TEXT:STEP spins on the CPU, for ever, in STEP of every task whose model path contains TEXT."""
+    for var in ("SOUFFLE_SWEEP_HANG", "SOUFFLE_SWEEP_SPIN"):
+        text, _, at = os.environ.get(var, "").rpartition(":")
+        if text and at == step and text in spec["model"]["path"]:
+            while True:
+                if var == "SOUFFLE_SWEEP_HANG":
+                    time.sleep(1)
+
+
+def _runs(spec, step):
+    """Whether `step` runs in this task: it is asked for, and the task's strategy is one the
+    step is limited to (a model entry's "step_strategies" first, then the sweep's)."""
+    if step not in spec["steps"]:
+        return False
+    limits = dict(spec.get("step_strategies") or {})
+    limits.update(spec["model"].get("step_strategies") or {})
+    return step not in limits or spec["strategy"] in limits[step]
+
+
+def run_task(spec, on_step=None):
     """One model x strategy job: loads the model once and runs the steps for every GPU.
-    Returns {"rows": [...], "worker": "host:pid"}; step failures are in the rows."""
+    Returns {"rows": [...], "worker": "host:pid"}; step failures are in the rows.
+    on_step(gpu, step, row): called as each step starts (with the row so far) and as each row
+    ends (step None), so a watching process knows where a task it stops was."""
     _fault_injection(spec)
+    tell = on_step or (lambda gpu, step, row: None)
     import souffle
 
     if spec.get("cache_dir"):
@@ -70,27 +101,37 @@ def run_task(spec):
     base = {"model": m["name"], "path": m["path"], "strategy": spec["strategy"]}
     rows = []
     t0 = time.perf_counter()
+    tell(spec["gpus"][0] if spec["gpus"] else "", "load", None)
+    _stall_injection(spec, "load")
     try:
         model = souffle.load(m["path"], dims=m.get("dims"), bind=m.get("bind"),
                              shapes=m.get("shapes"))
     except souffle.UserError as e:
         for gpu in spec["gpus"]:
             rows.append(dict(base, gpu=gpu, status="failed", failed_step="load", error=str(e)))
+            tell(gpu, None, rows[-1])
         return {"rows": rows, "worker": worker}
     load_s = time.perf_counter() - t0
+    info = model.info
+    tol = {k: m[k] for k in ("rtol", "atol") if m.get(k) is not None}
     for gpu in spec["gpus"]:
-        row = dict(base, gpu=gpu, status="ok", failed_step="", error="", load_s=round(load_s, 4))
+        row = dict(base, gpu=gpu, status="ok", failed_step="", error="", load_s=round(load_s, 4),
+                   onnx_nodes=info.get("onnx_nodes"), tes=info.get("tes"))
         rows.append(row)
         step = "plan"
         try:
+            tell(gpu, step, row)
+            _stall_injection(spec, step)
             t = time.perf_counter()
             p = model.plan(strategy=spec["strategy"], gpu=gpu, precision=spec["precision"])
             d = p.data
             row.update(plan_s=round(time.perf_counter() - t, 4), kernels=d["kernels"],
                        launches=d["launches"], grid_syncs=d["grid_syncs"],
                        est_time_us=d["est_time_us"], dram_bytes=d["dram_bytes"])
-            if "compile" in spec["steps"]:
+            if _runs(spec, "compile"):
                 step = "compile"
+                tell(gpu, step, row)
+                _stall_injection(spec, step)
                 t = time.perf_counter()
                 c = p.compile(archs=spec["archs"], threads=1)
                 row.update(compile_s=round(time.perf_counter() - t, 4),
@@ -102,16 +143,32 @@ def run_task(spec):
                 if not c["ok"]:
                     bad = next(k for k in c["kernels"] if not k["ok"])
                     raise _StepFailed(f"{bad['name']}: {bad.get('error', '')[:500]}")
-            if "verify" in spec["steps"]:
-                step = "verify"
+            if _runs(spec, "te"):
+                step = "te"
+                tell(gpu, step, row)
+                _stall_injection(spec, step)
                 t = time.perf_counter()
-                v = p.verify(level="kernels", data=m.get("data"))
-                row.update(verify_s=round(time.perf_counter() - t, 4), verified=v["ok"],
-                           mismatches=v["mismatches"], max_abs=v["max_abs"])
+                v = p.verify(level="te", data=m.get("data"), **tol)
+                row.update(te_s=round(time.perf_counter() - t, 4), te_verified=v["ok"],
+                           te_mismatches=v["mismatches"], te_max_abs=v["max_abs"],
+                           te_max_rel_l2=v.get("max_rel_l2"))
                 if not v["ok"]:
-                    raise _StepFailed(v.get("error") or f"{v['mismatches']} elements outside")
-            if "profile" in spec["steps"]:
+                    raise _StepFailed(_verify_failure(v))
+            if _runs(spec, "verify"):
+                step = "verify"
+                tell(gpu, step, row)
+                _stall_injection(spec, step)
+                t = time.perf_counter()
+                v = p.verify(level="kernels", data=m.get("data"), **tol)
+                row.update(verify_s=round(time.perf_counter() - t, 4), verified=v["ok"],
+                           mismatches=v["mismatches"], max_abs=v["max_abs"],
+                           max_rel_l2=v.get("max_rel_l2"))
+                if not v["ok"]:
+                    raise _StepFailed(_verify_failure(v))
+            if _runs(spec, "profile"):
                 step = "profile"
+                tell(gpu, step, row)
+                _stall_injection(spec, step)
                 t = time.perf_counter()
                 r = p.profile(backend=spec["backend"], runner=spec.get("runner"),
                               data=m.get("data"))
@@ -122,11 +179,135 @@ def run_task(spec):
                     raise _StepFailed(r["error"])
         except (souffle.UserError, _StepFailed) as e:
             row.update(status="failed", failed_step=step, error=str(e))
+        tell(gpu, None, row)
     return {"rows": rows, "worker": worker}
 
 
 class _StepFailed(Exception):
     pass
+
+
+def _verify_failure(v):
+    """Why a verify result is not ok, in a line: its error, or the outputs outside tolerance."""
+    if v.get("error"):
+        return v["error"]
+    bad = [c for c in v.get("checks", []) if not c.get("ok")]
+    if bad:
+        return "mismatch: " + ", ".join(f"{c.get('output', '?')} {c.get('detail', '')}".strip()
+                                        for c in bad[:3])
+    return f"{v.get('mismatches', 0)} elements outside the tolerance"
+
+
+def _limit_text(timeout, cpu_timeout, cpu):
+    return (f"over the task's CPU limit of {cpu_timeout:g} s" if cpu else
+            f"over the task's time limit of {timeout:g} s")
+
+
+def _set_limits(cpu_timeout):
+    """In the task's process as it starts: a CPU-time limit (SIGXCPU at the soft limit,
+    SIGKILL at the hard one) and, on Linux, death with the process that started it (a Dask
+    worker killed mid-task takes its task's process along)."""
+    if cpu_timeout:
+        import resource
+
+        soft = max(1, int(round(cpu_timeout)))
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def run_task_limited(spec, timeout=None, cpu_timeout=None):
+    """run_task in a process of its own (`python3 -m souffle.sweep --task`), stopped when it runs
+    past `timeout` wall seconds or `cpu_timeout` CPU seconds: then the rows it finished are kept
+    and the others say status "timeout", with the step it was in. A process that dies otherwise
+    raises RuntimeError (a failed attempt, run again like a lost worker's task)."""
+    # The limits are set by the task's process itself (no preexec_fn: Dask workers have threads).
+    cmd = [sys.executable, "-m", "souffle.sweep", "--task", f"{cpu_timeout or 0:g}"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    said = {"rows": {}, "partial": {}, "at": ("", "load"), "result": None}
+    err = []
+
+    def read_out():
+        for line in proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if "result" in msg:
+                said["result"] = msg["result"]
+            elif msg.get("step") is None:
+                said["rows"][msg["gpu"]] = msg["row"]
+            else:
+                said["at"] = (msg["gpu"], msg["step"])
+                said["partial"][msg["gpu"]] = msg["row"]
+
+    readers = [threading.Thread(target=read_out, daemon=True),
+               threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)]
+    for r in readers:
+        r.start()
+    proc.stdin.write(json.dumps(spec))
+    proc.stdin.close()
+    t0 = time.perf_counter()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    for r in readers:
+        r.join(timeout=5)
+    if said["result"] is not None and proc.returncode == 0:
+        return said["result"]
+    cpu = proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and not timed_out and cpu_timeout
+    if not (timed_out or cpu):
+        tail = "".join(err).strip().splitlines()[-3:]
+        raise RuntimeError(f"its process died (exit {proc.returncode})" +
+                           (f": {' / '.join(tail)}" if tail else ""))
+    why = _limit_text(timeout, cpu_timeout, cpu)
+    m = spec["model"]
+    gpu_at, step_at = said["at"]
+    rows = []
+    for gpu in spec["gpus"]:
+        if gpu in said["rows"]:
+            rows.append(said["rows"][gpu])
+            continue
+        here = step_at == "load" or gpu == gpu_at
+        # The figures of the steps it finished, then where it stopped.
+        row = dict(said["partial"].get(gpu) or {"model": m["name"], "path": m["path"],
+                                                 "strategy": spec["strategy"], "gpu": gpu})
+        row.update(status="timeout", failed_step=step_at if here else "",
+                   error=(f"{why} in step {step_at}" if here else
+                          f"not run: the task stopped {why}"),
+                   task_s=round(time.perf_counter() - t0, 2))
+        rows.append(row)
+    return {"rows": rows, "worker": f"{socket.gethostname()}:{proc.pid}", "timed_out": why}
+
+
+def _task_main(cpu_timeout):
+    """`python3 -m souffle.sweep --task CPU_SECONDS`: one task's spec on stdin; a JSON line on
+    stdout per step started and row ended, then the result. The task's own prints go to
+    stderr."""
+    _set_limits(cpu_timeout)
+    spec = json.loads(sys.stdin.read())
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+
+    def on_step(gpu, step, row):
+        out.write(json.dumps({"gpu": gpu, "step": step, "row": row}) + "\n")
+
+    result = run_task(spec, on_step)
+    out.write(json.dumps({"result": result}) + "\n")
+    out.close()
+    return 0
 
 
 class SweepResult:
@@ -173,11 +354,15 @@ class SweepResult:
     def to_html(self, path=None):
         cols = [c for c in self.columns() if c != "path"]
         ok = sum(r["status"] == "ok" for r in self.rows)
+        late = sum(r["status"] == "timeout" for r in self.rows)
+        late_text = f", {late} past their time limit" if late else ""
         retried = sum(t["attempts"] > 1 or bool(t["problems"]) for t in self.tasks)
         out = ["<!doctype html><meta charset='utf-8'><title>Souffle sweep</title>",
                "<style>body{font:13px sans-serif}td,th{padding:2px 6px;border-bottom:1px solid "
-               "#ddd;text-align:right}td.l,th{text-align:left}tr.failed{background:#fdd}</style>",
-               f"<h1>Sweep: {len(self.rows)} rows, {ok} ok, {len(self.rows) - ok} failed</h1>",
+               "#ddd;text-align:right}td.l,th{text-align:left}tr.failed{background:#fdd}"
+               "tr.timeout{background:#fed}</style>",
+               f"<h1>Sweep: {len(self.rows)} rows, {ok} ok, {len(self.rows) - ok - late} failed"
+               f"{late_text}</h1>",
                f"<p>{len(self.tasks)} tasks (model x strategy) on {html.escape(self.where)} in "
                f"{self.wall_s:.1f} s; {retried} run again after a lost worker or a crash.</p>",
                "<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"]
@@ -240,7 +425,13 @@ class _Tracker:
         self.tasks[i]["attempts"] += 1
 
     def done(self, i, value):
-        self.tasks[i].update(status="ok", worker=value["worker"])
+        """A task that ended: ok, or stopped at its time limit (not run again: it would stop
+        there again), with every row."""
+        self.tasks[i].update(status="timeout" if value.get("timed_out") else "ok",
+                             worker=value["worker"])
+        if value.get("timed_out"):
+            self.tasks[i]["problems"].append(f"attempt {self.tasks[i]['attempts']}: stopped "
+                                             f"{value['timed_out']}")
         self.results[i] = value["rows"]
         if self.progress:
             self.progress(self.tasks[i], value["rows"])
@@ -324,7 +515,27 @@ def _run_local(specs, tracker, workers):
                     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_dask(specs, tracker, client):
+def _run_local_limited(specs, tracker, workers, timeout, cpu_timeout):
+    """Each task in a process of its own (run_task_limited), `workers` at a time: a process
+    that dies or runs past its limit is that task's alone."""
+    pending = list(range(len(specs)))
+    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+        while pending:
+            futures = {}
+            for i in pending:
+                tracker.started(i)
+                futures[pool.submit(run_task_limited, specs[i], timeout, cpu_timeout)] = i
+            pending = []
+            for f in cf.as_completed(futures):
+                i = futures[f]
+                try:
+                    tracker.done(i, f.result())
+                except Exception as e:  # noqa: BLE001 — a failure of the task is reported
+                    if tracker.failed(i, str(e)):
+                        pending.append(i)
+
+
+def _run_dask(specs, tracker, client, timeout=None, cpu_timeout=None):
     """Tasks on a Dask cluster. The scheduler itself re-runs the tasks of a worker that dies
     (up to its allowed-failures); a task that still fails (KilledWorker, an exception) is
     submitted again here until `retries` is used up."""
@@ -334,7 +545,11 @@ def _run_dask(specs, tracker, client):
         tracker.started(i)
         key = f"souffle-{specs[i]['model']['name']}-{specs[i]['strategy']}-{i}-" \
               f"{tracker.tasks[i]['attempts']}"
-        f = client.submit(run_task, specs[i], key=key, pure=False)
+        if timeout or cpu_timeout:
+            f = client.submit(run_task_limited, specs[i], timeout, cpu_timeout, key=key,
+                              pure=False)
+        else:
+            f = client.submit(run_task, specs[i], key=key, pure=False)
         index[f.key] = i
         return f
 
@@ -360,22 +575,27 @@ def _run_dask(specs, tracker, client):
 
 def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, workers=None,
           retries=2, precision="fp32", archs=("sm_80",), backend="emulator", runner=None,
-          cache_dir=None, out=None, progress=None):
-    """Runs `steps` (plan, compile, verify, profile) for every model x strategy x GPU.
+          cache_dir=None, out=None, progress=None, timeout=None, cpu_timeout=None,
+          step_strategies=None):
+    """Runs `steps` (plan, compile, te, verify, profile) for every model x strategy x GPU.
 
-    models: paths or dicts {"path", "name", "dims", "bind", "shapes", "data"}; strategies:
-    default all four. scheduler: None runs a process pool over this machine's cores (`workers`
-    processes, default every core); a Dask scheduler address ("tcp://host:8786") or a
-    dask.distributed Client runs the tasks there. retries: how many more times a task whose
-    process died or that raised runs before it is reported failed. cache_dir: the compile cache
-    every worker shares (a folder all of them see). out: a folder for sweep.json, sweep.csv and
-    sweep.html. progress: called with (task, rows) as each task ends.
+    models: paths or dicts {"path", "name", "dims", "bind", "shapes", "data", "rtol", "atol",
+    "step_strategies"}; strategies: default all four. scheduler: None runs a process pool over
+    this machine's cores (`workers` processes, default every core); a Dask scheduler address
+    ("tcp://host:8786") or a dask.distributed Client runs the tasks there. retries: how many
+    more times a task whose process died or that raised runs before it is reported failed.
+    timeout / cpu_timeout: wall / CPU seconds a task may take; each task then runs in a process
+    of its own, stopped at the limit, its unfinished rows reported with status "timeout" (not
+    run again). step_strategies: {step: [strategies]} limits a step to those strategies' tasks
+    (a model entry's own overrides it). cache_dir: the compile cache every worker shares (a
+    folder all of them see). out: a folder for sweep.json, sweep.csv and sweep.html. progress:
+    called with (task, rows) as each task ends.
     Returns a SweepResult."""
     unknown = [s for s in steps if s not in STEPS]
     if unknown:
         from ._errors import UserError
 
-        raise UserError(f"sweep: unknown step {unknown[0]!r} (plan, compile, verify, profile)")
+        raise UserError(f"sweep: unknown step {unknown[0]!r} ({', '.join(STEPS)})")
     if runner is None and "profile" in steps:
         from ._model import _default_runner
 
@@ -383,21 +603,24 @@ def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, 
     mspecs = [_model_spec(m) for m in models]
     specs = [{"model": m, "strategy": s, "gpus": list(gpus), "steps": list(steps),
               "precision": precision, "archs": list(archs), "backend": backend,
-              "runner": runner, "cache_dir": cache_dir}
+              "runner": runner, "cache_dir": cache_dir, "step_strategies": step_strategies}
              for m in mspecs for s in (strategies or ALL_STRATEGIES)]
     tracker = _Tracker(specs, retries, progress)
     t0 = time.perf_counter()
     if scheduler is None:
         n = workers or os.cpu_count() or 1
         where = f"{n} local processes"
-        _run_local(specs, tracker, n)
+        if timeout or cpu_timeout:
+            _run_local_limited(specs, tracker, n, timeout, cpu_timeout)
+        else:
+            _run_local(specs, tracker, n)
     else:
         from dask.distributed import Client
 
         client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
         where = f"Dask cluster {client.scheduler.address}"
         try:
-            _run_dask(specs, tracker, client)
+            _run_dask(specs, tracker, client, timeout, cpu_timeout)
         finally:
             if client is not scheduler:
                 client.close()
@@ -429,9 +652,11 @@ def main(argv=None):
     ap.add_argument("manifest", help="JSON: {models, strategies, gpus, steps, ...}")
     ap.add_argument("--scheduler", help="a Dask scheduler address (default: local processes)")
     ap.add_argument("--workers", type=int, help="local processes (default: every core)")
-    ap.add_argument("--steps", help="comma-separated: plan,compile,verify,profile")
+    ap.add_argument("--steps", help="comma-separated: plan,compile,te,verify,profile")
     ap.add_argument("--retries", type=int, help="runs again of a lost or crashed task (2)")
     ap.add_argument("--cache-dir", help="the compile cache every worker shares")
+    ap.add_argument("--timeout", type=float, help="wall seconds a task may take (then: timeout)")
+    ap.add_argument("--cpu-timeout", type=float, help="CPU seconds a task may take")
     ap.add_argument("--out", default="sweep-results", help="folder for sweep.json/.csv/.html")
     ap.add_argument("--json", action="store_true", help="print sweep.json on stdout")
     a = ap.parse_args(argv)
@@ -445,7 +670,7 @@ def main(argv=None):
     opts = {k: v for k, v in m.items() if k != "models"}
     if a.steps:
         opts["steps"] = a.steps.split(",")
-    for k in ("scheduler", "workers", "retries", "cache_dir"):
+    for k in ("scheduler", "workers", "retries", "cache_dir", "timeout", "cpu_timeout"):
         if getattr(a, k) is not None:
             opts[k] = getattr(a, k)
 
@@ -468,4 +693,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--task":
+        sys.exit(_task_main(float(sys.argv[2])))
     sys.exit(main())

@@ -59,6 +59,32 @@ def test_dead_processes_are_retried_then_reported(tmp_path, monkeypatch):
     assert "2 failed" in r.to_html()
 
 
+def test_tasks_past_their_time_limit_are_reported(tmp_path, monkeypatch):
+    models = [sample("mmoe"), sample("lstm")]
+    # lstm's tasks sleep in their verify step: each is stopped after 3 wall seconds and reported
+    # as timed out where it was, with the plan figures it had; the sweep itself does not hang.
+    monkeypatch.setenv("SOUFFLE_SWEEP_HANG", "lstm:verify")
+    r = souffle.sweep(models, strategies=["rules"], gpus=["a100", "h100"],
+                      steps=["plan", "verify"], workers=2, timeout=3, out=str(tmp_path))
+    assert r.wall_s < 30
+    assert [(x["model"], x["gpu"], x["status"], x["failed_step"]) for x in r.rows] == [
+        ("mmoe", "a100", "ok", ""), ("mmoe", "h100", "ok", ""),
+        ("lstm", "a100", "timeout", "verify"), ("lstm", "h100", "timeout", "")]
+    late = r.rows[2]
+    assert "time limit of 3 s in step verify" in late["error"] and late["kernels"] > 0
+    assert "not run" in r.rows[3]["error"]
+    assert not r.ok and [t["status"] for t in r.tasks] == ["ok", "timeout"]
+    assert r.tasks[1]["attempts"] == 1  # not run again: it would stop there again
+    assert "2 past their time limit" in (tmp_path / "sweep.html").read_text()
+    # A CPU limit: mmoe's task spins in its plan step and is stopped after 1 CPU second.
+    monkeypatch.delenv("SOUFFLE_SWEEP_HANG")
+    monkeypatch.setenv("SOUFFLE_SWEEP_SPIN", "mmoe:plan")
+    r = souffle.sweep(models, strategies=["rules"], steps=["plan"], workers=2, cpu_timeout=1)
+    assert [(x["model"], x["status"], x["failed_step"]) for x in r.rows] == [
+        ("mmoe", "timeout", "plan"), ("lstm", "ok", "")]
+    assert "CPU limit of 1 s" in r.rows[0]["error"]
+
+
 def test_a_model_that_fails_is_a_row_not_a_retry(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")

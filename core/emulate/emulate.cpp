@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/emulate/access_recorder.h"
 #include "core/emulate/mma_sync.h"
 #include "core/emulate/timeline_clock.h"
 #include "core/interp/scalar_ops.h"
@@ -76,6 +77,10 @@ struct Mem {
   /// Kernels with flags only: how many releases the last writer / reader block had made when
   /// it accessed the element (see Machine::ordered).
   std::vector<int32_t> w_rel, r_rel;
+  /// Access recording: the buffer's slot in the recorder of kernel run `rec_run` (see
+  /// Machine::record).
+  int32_t rec_slot = -1;
+  int64_t rec_run = -1;
 
   void init(bool track) {
     data.assign(static_cast<size_t>(numel * copies), Val{});
@@ -180,13 +185,18 @@ class Machine {
     ++m_grid_epoch;
     m_tl.reset();
     if (loop::has_timeline(k)) m_tl = std::make_unique<TimelineClock>(m_grid, m_block);
+    start_recording(k);
     if (!k.flags.empty()) {
       run_tasks();
-      return;
+    } else {
+      Lanes all(static_cast<size_t>(m_lanes));
+      for (int64_t l = 0; l < m_lanes; ++l) all[l] = static_cast<int32_t>(l);
+      exec(k.body, all);
     }
-    Lanes all(static_cast<size_t>(m_lanes));
-    for (int64_t l = 0; l < m_lanes; ++l) all[l] = static_cast<int32_t>(l);
-    exec(k.body, all);
+    if (m_rec) {
+      m_opt.access_record->kernels.push_back(m_rec->finish(m_grid_epoch - m_rec_epoch0));
+      m_rec.reset();
+    }
   }
 
  private:
@@ -410,6 +420,7 @@ class Machine {
   }
 
   void track(Mem& m, int64_t a, int32_t lane, bool write) {
+    if (m_rec) record(m, a, lane, write);
     if (!m_opt.check_races || m.scope == MemScope::Local || m.w_epoch.empty()) return;
     int32_t epoch, me;
     if (m.scope == MemScope::Shared) {
@@ -589,6 +600,10 @@ class Machine {
         for (size_t i = 0; i < lanes.size(); ++i) {
           int64_t a = flat[i];
           if (atomic) {
+            if (m_rec) {
+              record(m, a, lanes[i], false);
+              record(m, a, lanes[i], true);
+            }
             if (m_opt.check_uninitialized && !m.written[a])
               fail("atomic add to never-written " + m.name + element(m, a) + " by " +
                    who(lanes[i]));
@@ -659,11 +674,14 @@ class Machine {
         if (m_opt.progress)
           m_opt.progress(m_kernel->name, g->index, static_cast<int>(m_kernel->stages.size()));
         std::string saved = m_stage;
+        const int saved_index = m_stage_index;
         m_stage = g->index < static_cast<int>(m_kernel->stages.size())
                       ? m_kernel->stages[g->index].name
                       : std::to_string(g->index);
+        m_stage_index = g->index;
         exec(g->body, lanes);
         m_stage = saved;
+        m_stage_index = saved_index;
         return;
       }
       case StmtKind::Evaluate:
@@ -1244,6 +1262,60 @@ class Machine {
   const EmulateOptions& m_opt;
   const loop::Kernel* m_kernel = nullptr;
   std::string m_stage;
+  int m_stage_index = -1;  ///< the running Stage's index, -1 outside one
+
+  // ---- access recording (emulate/access_record.h) ----
+  std::unique_ptr<AccessRecorder> m_rec;  ///< null: not recording this kernel
+  int64_t m_rec_run = 0;                  ///< kernel runs recorded (Mem::rec_run)
+  int32_t m_rec_epoch0 = 0;               ///< m_grid_epoch when the kernel started
+
+  void start_recording(const loop::Kernel& k) {
+    m_rec.reset();
+    m_stage_index = -1;
+    AccessRecord* r = m_opt.access_record;
+    if (!r || (!r->options.kernel.empty() && r->options.kernel != k.name)) return;
+    std::vector<std::string> names, schedules;
+    for (const loop::StageInfo& st : k.stages) {
+      names.push_back(st.name);
+      schedules.push_back(st.schedule);
+    }
+    m_rec = std::make_unique<AccessRecorder>(r->options, k.name, m_grid, m_block, std::move(names),
+                                             std::move(schedules));
+    ++m_rec_run;
+    m_rec_epoch0 = m_grid_epoch;
+    // Kernel tensors in kernel order (inputs, then outputs), so the record lists them so.
+    for (const Tensor& t : k.inputs) record_slot(*m_mems.at(t.get()));
+    for (const Tensor& t : k.outputs) record_slot(*m_mems.at(t.get()));
+  }
+
+  int32_t record_slot(Mem& m) {
+    if (m.rec_run == m_rec_run) return m.rec_slot;
+    TensorRole role = TensorRole::Scratch;
+    int64_t shared_bytes = 0;
+    if (m.scope == MemScope::Shared) {
+      role = TensorRole::Shared;
+      shared_bytes = m.numel * dtype_size(m.dtype);
+      for (const loop::SharedSlot& sl : m_kernel->shared)
+        if (sl.buffer->name == m.name) shared_bytes = sl.bytes;
+    } else {
+      for (const Tensor& t : m_kernel->inputs)
+        if (t->name == m.name) role = TensorRole::Input;
+      for (const Tensor& t : m_kernel->outputs)
+        if (t->name == m.name) role = TensorRole::Output;
+      if (role == TensorRole::Scratch && globals.count(m.name)) role = TensorRole::Input;
+    }
+    m.rec_slot = m_rec->add_tensor(m.name, m.shape, m.dtype, role, m.numel, shared_bytes);
+    m.rec_run = m_rec_run;
+    return m.rec_slot;
+  }
+
+  /// One element access for the recorder (local memory and the timeline buffer are not
+  /// recorded).
+  void record(Mem& m, int64_t a, int32_t lane, bool write) {
+    if (m.scope == MemScope::Local || !m_rec->records(m_stage_index)) return;
+    const int32_t slot = record_slot(m);
+    m_rec->access(slot, a % m.numel, lane, write, m_grid_epoch - m_rec_epoch0, m_stage_index);
+  }
   int64_t m_grid = 1, m_block = 1, m_lanes = 1;
   std::unordered_map<const te::TensorNode*, Mem*> m_mems;
   std::unordered_map<const te::ExprNode*, Vals> m_vars;
@@ -1287,6 +1359,7 @@ class Machine {
     std::unordered_map<const te::TensorNode*, Mem*> mems;
     std::unordered_map<const te::TensorNode*, Frag*> frags;
     std::string stage;
+    int stage_index = -1;
     std::exception_ptr error;
   };
   struct Abort {};  ///< unwinds a parked block's thread when the run ends early
@@ -1416,6 +1489,7 @@ class Machine {
     m_mems = std::move(t.mems);
     m_frags = std::move(t.frags);
     m_stage = std::move(t.stage);
+    m_stage_index = t.stage_index;
     t.state = TaskState::Ready;
     t.barrier_gen = -1;
   }
@@ -1427,6 +1501,7 @@ class Machine {
     t.mems = std::move(m_mems);
     t.frags = std::move(m_frags);
     t.stage = std::move(m_stage);
+    t.stage_index = m_stage_index;
     {
       std::unique_lock<std::mutex> lk(m_mu);
       t.state = state;

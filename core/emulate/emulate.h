@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/emulate/access_record.h"
 #include "core/loop/stmt.h"
 #include "core/support/tensor_data.h"
 
@@ -58,6 +59,10 @@ struct EmulateOptions {
   /// Optional: where to count shared-memory bank conflicts of every warp-wide shared access
   /// (ldmatrix, cp.async, plain loads and stores), per kernel and stage. Off when null.
   BankReport* bank_conflicts = nullptr;
+  /// Optional: where to record which elements each block (and warp) of the kernel and stage
+  /// its options name reads and writes (emulate/access_record.h). Off when null, at the cost
+  /// of one null test per access.
+  AccessRecord* access_record = nullptr;
 };
 
 /// Global buffers by tensor name.

@@ -1,0 +1,28 @@
+/// \file Recording what a built kernel touches (emulate/access_record.h) without the model's
+/// data: the kernel runs alone in the emulator over zero-filled inputs, which is enough for the
+/// access pattern of every kernel whose addresses do not depend on data (a Gather's indices
+/// then all read row 0).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/emulate/access_record.h"
+#include "core/loop/stmt.h"
+
+namespace souffle {
+
+struct MemoryRecordOptions {
+  int stage = -1;                          ///< StageInfo index to record; -1 the whole kernel
+  bool per_warp = false;                   ///< also each warp's sets
+  int64_t max_bytes = int64_t{512} << 20;  ///< AccessRecordOptions::max_bytes
+  /// Race and uninitialized-read checks while recording (off: only the recording's cost).
+  bool checks = false;
+};
+
+/// Runs `kernel` once in the emulator over zero inputs, recording. Throws what the emulator
+/// throws (EmulationError) and UserError for a stage index the kernel does not have.
+emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
+                                           const MemoryRecordOptions& options = {});
+
+}  // namespace souffle

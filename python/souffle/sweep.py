@@ -100,7 +100,7 @@ def run_task(spec, on_step=None):
     worker = f"{socket.gethostname()}:{os.getpid()}"
     base = {"model": m["name"], "path": m["path"], "strategy": spec["strategy"]}
     rows = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     tell(spec["gpus"][0] if spec["gpus"] else "", "load", None)
     _stall_injection(spec, "load")
     try:
@@ -111,30 +111,33 @@ def run_task(spec, on_step=None):
             rows.append(dict(base, gpu=gpu, status="failed", failed_step="load", error=str(e)))
             tell(gpu, None, rows[-1])
         return {"rows": rows, "worker": worker}
-    load_s = time.perf_counter() - t0
+    load_s, load_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     info = model.info
     tol = {k: m[k] for k in ("rtol", "atol") if m.get(k) is not None}
     for gpu in spec["gpus"]:
         row = dict(base, gpu=gpu, status="ok", failed_step="", error="", load_s=round(load_s, 4),
+                   load_cpu_s=round(load_cpu_s, 3),
                    onnx_nodes=info.get("onnx_nodes"), tes=info.get("tes"))
         rows.append(row)
         step = "plan"
         try:
             tell(gpu, step, row)
             _stall_injection(spec, step)
-            t = time.perf_counter()
+            t, u = time.perf_counter(), time.process_time()
             p = model.plan(strategy=spec["strategy"], gpu=gpu, precision=spec["precision"])
             d = p.data
-            row.update(plan_s=round(time.perf_counter() - t, 4), kernels=d["kernels"],
+            row.update(plan_s=round(time.perf_counter() - t, 4),
+                       plan_cpu_s=round(time.process_time() - u, 3), kernels=d["kernels"],
                        launches=d["launches"], grid_syncs=d["grid_syncs"],
                        est_time_us=d["est_time_us"], dram_bytes=d["dram_bytes"])
             if _runs(spec, "compile"):
                 step = "compile"
                 tell(gpu, step, row)
                 _stall_injection(spec, step)
-                t = time.perf_counter()
+                t, u = time.perf_counter(), time.process_time()
                 c = p.compile(archs=spec["archs"], threads=1)
                 row.update(compile_s=round(time.perf_counter() - t, 4),
+                           compile_cpu_s=round(time.process_time() - u, 3),
                            compile_errors=c["errors"],
                            compiles_from_cache=sum(a["from_cache"] for k in c["kernels"]
                                                    for a in k["per_arch"]),
@@ -147,9 +150,10 @@ def run_task(spec, on_step=None):
                 step = "te"
                 tell(gpu, step, row)
                 _stall_injection(spec, step)
-                t = time.perf_counter()
+                t, u = time.perf_counter(), time.process_time()
                 v = p.verify(level="te", data=m.get("data"), **tol)
-                row.update(te_s=round(time.perf_counter() - t, 4), te_verified=v["ok"],
+                row.update(te_s=round(time.perf_counter() - t, 4),
+                           te_cpu_s=round(time.process_time() - u, 3), te_verified=v["ok"],
                            te_mismatches=v["mismatches"], te_max_abs=v["max_abs"],
                            te_max_rel_l2=v.get("max_rel_l2"))
                 if not v["ok"]:
@@ -158,9 +162,10 @@ def run_task(spec, on_step=None):
                 step = "verify"
                 tell(gpu, step, row)
                 _stall_injection(spec, step)
-                t = time.perf_counter()
+                t, u = time.perf_counter(), time.process_time()
                 v = p.verify(level="kernels", data=m.get("data"), **tol)
-                row.update(verify_s=round(time.perf_counter() - t, 4), verified=v["ok"],
+                row.update(verify_s=round(time.perf_counter() - t, 4),
+                           verify_cpu_s=round(time.process_time() - u, 3), verified=v["ok"],
                            mismatches=v["mismatches"], max_abs=v["max_abs"],
                            max_rel_l2=v.get("max_rel_l2"))
                 if not v["ok"]:
@@ -169,10 +174,11 @@ def run_task(spec, on_step=None):
                 step = "profile"
                 tell(gpu, step, row)
                 _stall_injection(spec, step)
-                t = time.perf_counter()
+                t, u = time.perf_counter(), time.process_time()
                 r = p.profile(backend=spec["backend"], runner=spec.get("runner"),
                               data=m.get("data"))
                 row.update(profile_s=round(time.perf_counter() - t, 4),
+                           profile_cpu_s=round(time.process_time() - u, 3),
                            kernels_us=r.get("kernels_us"), end_to_end_us=r.get("end_to_end_us"),
                            profile_device=r.get("device", ""))
                 if r.get("error"):
@@ -198,9 +204,13 @@ def _verify_failure(v):
     return f"{v.get('mismatches', 0)} elements outside the tolerance"
 
 
-def _limit_text(timeout, cpu_timeout, cpu):
-    return (f"over the task's CPU limit of {cpu_timeout:g} s" if cpu else
-            f"over the task's time limit of {timeout:g} s")
+def _limit_text(timeout, cpu_limit):
+    """cpu_limit: {"by": "task" or a step, "cpu_s"}, the CPU limit that stopped the task."""
+    if cpu_limit is None:
+        return f"over the task's time limit of {timeout:g} s"
+    if cpu_limit["by"] == "task":
+        return f"over the task's CPU limit of {cpu_limit['cpu_s']:g} s"
+    return f"over the CPU limit of {cpu_limit['cpu_s']:g} s for step {cpu_limit['by']}"
 
 
 def _set_limits(cpu_timeout):
@@ -208,10 +218,7 @@ def _set_limits(cpu_timeout):
     SIGKILL at the hard one) and, on Linux, death with the process that started it (a Dask
     worker killed mid-task takes its task's process along)."""
     if cpu_timeout:
-        import resource
-
-        soft = max(1, int(round(cpu_timeout)))
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+        _cpu_limit_at(cpu_timeout)
     try:
         import ctypes
 
@@ -220,16 +227,36 @@ def _set_limits(cpu_timeout):
         pass
 
 
+def _cpu_used():
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _cpu_limit_at(seconds):
+    """SIGXCPU (which ends the process) once it has used `seconds` of CPU time, all threads."""
+    import math
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    soft = max(1, math.ceil(seconds))
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
 def run_task_limited(spec, timeout=None, cpu_timeout=None):
     """run_task in a process of its own (`python3 -m souffle.sweep --task`), stopped when it runs
-    past `timeout` wall seconds or `cpu_timeout` CPU seconds: then the rows it finished are kept
+    past `timeout` wall seconds, `cpu_timeout` CPU seconds or the CPU seconds its spec's
+    "step_cpu_timeout" gives the step it is in: then the rows it finished are kept
     and the others say status "timeout", with the step it was in. A process that dies otherwise
     raises RuntimeError (a failed attempt, run again like a lost worker's task)."""
     # The limits are set by the task's process itself (no preexec_fn: Dask workers have threads).
     cmd = [sys.executable, "-m", "souffle.sweep", "--task", f"{cpu_timeout or 0:g}"]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    said = {"rows": {}, "partial": {}, "at": ("", "load"), "result": None}
+    said = {"rows": {}, "partial": {}, "at": ("", "load"), "result": None, "limit": None}
     err = []
 
     def read_out():
@@ -245,6 +272,7 @@ def run_task_limited(spec, timeout=None, cpu_timeout=None):
             else:
                 said["at"] = (msg["gpu"], msg["step"])
                 said["partial"][msg["gpu"]] = msg["row"]
+                said["limit"] = msg.get("limit")
 
     readers = [threading.Thread(target=read_out, daemon=True),
                threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)]
@@ -267,12 +295,13 @@ def run_task_limited(spec, timeout=None, cpu_timeout=None):
         r.join(timeout=5)
     if said["result"] is not None and proc.returncode == 0:
         return said["result"]
-    cpu = proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and not timed_out and cpu_timeout
+    cpu = (proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and not timed_out and
+           said["limit"] is not None)
     if not (timed_out or cpu):
         tail = "".join(err).strip().splitlines()[-3:]
         raise RuntimeError(f"its process died (exit {proc.returncode})" +
                            (f": {' / '.join(tail)}" if tail else ""))
-    why = _limit_text(timeout, cpu_timeout, cpu)
+    why = _limit_text(timeout, said["limit"] if cpu else None)
     m = spec["model"]
     gpu_at, step_at = said["at"]
     rows = []
@@ -300,9 +329,20 @@ def _task_main(cpu_timeout):
     spec = json.loads(sys.stdin.read())
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
+    steps = spec.get("step_cpu_timeout") or {}
 
     def on_step(gpu, step, row):
-        out.write(json.dumps({"gpu": gpu, "step": step, "row": row}) + "\n")
+        msg = {"gpu": gpu, "step": step, "row": row}
+        if step is not None:
+            # The nearer of the task's CPU limit and this step's, from the CPU used so far.
+            limits = [(cpu_timeout, "task", cpu_timeout)] if cpu_timeout else []
+            if steps.get(step):
+                limits.append((_cpu_used() + steps[step], step, steps[step]))
+            if limits:
+                at, by, seconds = min(limits)
+                _cpu_limit_at(at)
+                msg["limit"] = {"by": by, "cpu_s": seconds}
+        out.write(json.dumps(msg) + "\n")
 
     result = run_task(spec, on_step)
     out.write(json.dumps({"result": result}) + "\n")
@@ -545,7 +585,7 @@ def _run_dask(specs, tracker, client, timeout=None, cpu_timeout=None):
         tracker.started(i)
         key = f"souffle-{specs[i]['model']['name']}-{specs[i]['strategy']}-{i}-" \
               f"{tracker.tasks[i]['attempts']}"
-        if timeout or cpu_timeout:
+        if timeout or cpu_timeout or specs[i].get("step_cpu_timeout"):
             f = client.submit(run_task_limited, specs[i], timeout, cpu_timeout, key=key,
                               pure=False)
         else:
@@ -576,7 +616,7 @@ def _run_dask(specs, tracker, client, timeout=None, cpu_timeout=None):
 def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, workers=None,
           retries=2, precision="fp32", archs=("sm_80",), backend="emulator", runner=None,
           cache_dir=None, out=None, progress=None, timeout=None, cpu_timeout=None,
-          step_strategies=None):
+          step_cpu_timeout=None, step_strategies=None):
     """Runs `steps` (plan, compile, te, verify, profile) for every model x strategy x GPU.
 
     models: paths or dicts {"path", "name", "dims", "bind", "shapes", "data", "rtol", "atol",
@@ -586,7 +626,8 @@ def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, 
     more times a task whose process died or that raised runs before it is reported failed.
     timeout / cpu_timeout: wall / CPU seconds a task may take; each task then runs in a process
     of its own, stopped at the limit, its unfinished rows reported with status "timeout" (not
-    run again). step_strategies: {step: [strategies]} limits a step to those strategies' tasks
+    run again). step_cpu_timeout: {step: CPU seconds} each step may take (the same
+    way; "load" is a step here). step_strategies: {step: [strategies]} limits a step to those strategies' tasks
     (a model entry's own overrides it). cache_dir: the compile cache every worker shares (a
     folder all of them see). out: a folder for sweep.json, sweep.csv and sweep.html. progress:
     called with (task, rows) as each task ends.
@@ -603,14 +644,15 @@ def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, 
     mspecs = [_model_spec(m) for m in models]
     specs = [{"model": m, "strategy": s, "gpus": list(gpus), "steps": list(steps),
               "precision": precision, "archs": list(archs), "backend": backend,
-              "runner": runner, "cache_dir": cache_dir, "step_strategies": step_strategies}
+              "runner": runner, "cache_dir": cache_dir, "step_strategies": step_strategies,
+              "step_cpu_timeout": step_cpu_timeout}
              for m in mspecs for s in (strategies or ALL_STRATEGIES)]
     tracker = _Tracker(specs, retries, progress)
     t0 = time.perf_counter()
     if scheduler is None:
         n = workers or os.cpu_count() or 1
         where = f"{n} local processes"
-        if timeout or cpu_timeout:
+        if timeout or cpu_timeout or step_cpu_timeout:
             _run_local_limited(specs, tracker, n, timeout, cpu_timeout)
         else:
             _run_local(specs, tracker, n)

@@ -459,6 +459,20 @@ std::string verify_plan(const Plan& p, const std::string& level, const py::objec
     if (dir.empty()) dir = ".";
     sets = read_test_data(dir);
     if (sets.empty()) throw UserError(dir, "", "no test_data_set_N folders with reference data");
+    // The inputs the model was loaded with bound leave the data sets, as the CLI's verify
+    // drops them (load_for_data).
+    const Model& m = *p.model;
+    if (!m.import.bind.empty()) {
+      onnx_import::ImportOptions plain = m.import;
+      plain.bind.clear();
+      const std::vector<std::string> inputs =
+          (m.bytes.empty() ? onnx_import::import_model(m.path, plain)
+                           : onnx_import::import_model_bytes(m.bytes, m.path, plain))
+              .graph.inputs;
+      std::vector<std::string> names;
+      for (const auto& bound : m.import.bind) names.push_back(bound.first);
+      for (TestDataSet& ds : sets) bind_from_data(inputs, names, ds);
+    }
   } else {
     sets = data_sets(sets_obj.cast<py::list>());
   }

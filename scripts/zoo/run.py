@@ -1,36 +1,44 @@
 #!/usr/bin/env python3
-"""Runs every model of a zoo (scripts/zoo/build.py's layout) through souffle-cli, step by step,
-and writes one table: the result and time of each step, failures named by operator and node.
+"""Runs every model of a zoo (scripts/zoo/build.py's layout) through Souffle Explorer as one
+sweep (`souffle-cli sweep`, docs/python.md): a task per model variant x strategy, on this
+machine's cores or a Dask cluster, each task in a process of its own under CPU-time limits.
+Writes one table: the result and CPU time of each step, failures named by operator and node.
 
-Steps, for each <model>/<variant>/model.onnx:
-    import    souffle-cli inspect --json          (import, shape inference, folding, lowering)
-    te        souffle-cli verify --level te       (reference interpreter vs the reference data)
-    plan      souffle-cli plan --strategy S       (S = unfused, rules, souffle-paper, souffle)
-    kernels   souffle-cli verify --level kernels --strategy S   (loop-IR kernels in the emulator)
-    nvrtc     souffle-cli compile --strategy S --arch sm_80,sm_90 --batch 64
+Steps, for each <model>/<variant>/model.onnx (the zoo's names for the sweep's steps):
+    import    load: import, shape inference, folding, lowering       (the sweep's "load")
+    te        the TE program in the reference interpreter vs the reference data ("te", run in
+              the first strategy's task)
+    plan      the plan under each strategy S (unfused, rules, souffle-paper, souffle)   ("plan")
+    kernels   each plan's loop-IR kernels in the CPU emulator, --kernel-strategies   ("verify")
+    nvrtc     the kernels through NVRTC for --archs, --nvrtc-strategies           ("compile")
 
-A step is skipped when the one it needs failed; kernel verification is skipped, with the reason,
-when the step before it in that model used up the emulator's budget (--kernel-budget, CPU
-seconds).
-Standard library only: no torch needed.
+Each step has a CPU-time limit (user + system, every thread: --timeout for import and plans,
+--kernel-budget for te and kernels, --compile-timeout for NVRTC); a task past one is stopped
+there and the sweep reports it, so a kernel step past its budget shows as skipped (emulator
+budget), others as failed (timeout). A step after one that failed in the same task is skipped.
+The runner itself needs only the standard library and souffle-cli (which starts the sweep with
+the interpreter the souffle package was built for).
 
     run.py --zoo DIR --cli build/app/cli/souffle-cli [--md docs/zoo.md] [--json FILE]
            [--only a,b] [--variants ts,dynamo] [--strategies souffle] [--kernel-budget 300]
            [--light-variants dynamo,fp16] [--no-kernels] [--no-nvrtc] [--expect FILE [--update-expect]]
+           [--workers N | --scheduler tcp://HOST:8786] [--manifest FILE] [--sweep-out DIR]
+
+--manifest FILE writes the sweep's manifest (and runs it unless --manifest-only); --sweep-out
+keeps the sweep's own sweep.json, sweep.csv and sweep.html.
 
 With --expect FILE the run is a check: each step's status (ok, fail, skip) must be the one the
 file records, else exit 1 naming the differences; --update-expect rewrites the file instead.
 """
 
 import argparse
-import collections
 import json
 import os
 import re
-import resource
-import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 STRATEGIES = ["unfused", "rules", "souffle-paper", "souffle"]
@@ -100,46 +108,74 @@ class Step:
         return j
 
 
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+# ----------------------------------------------------------------------------------------------
+# The sweep: its manifest, and its rows read back as the zoo's steps
+# ----------------------------------------------------------------------------------------------
 
 
-Run = collections.namedtuple("Run", "rc out err wall cpu")
+def load_options(args):
+    """zoo.json's command-line arguments (--dim NAME=V, --shape NAME=D0,D1, --bind NAME=V) as
+    souffle.load's dims, shapes and bind."""
+    dims, shapes, bind = {}, {}, {}
+    for flag, value in zip(args[::2], args[1::2]):
+        name, _, v = value.partition("=")
+        if flag == "--dim":
+            dims[name] = int(v)
+        elif flag == "--shape":
+            shapes[name] = [int(d) for d in v.split(",")]
+        elif flag == "--bind":
+            bind[name] = v  # the CLI's text: numbers or a .pb file
+        else:
+            raise ValueError("zoo.json args: unknown flag %s" % flag)
+    return dims, shapes, bind
 
 
-def run_cli(cli, args, cpu_limit, extra=()):
-    """Runs souffle-cli with a limit of `cpu_limit` CPU seconds (user + system, all threads);
-    rc None when the run went past it. Limits and times are CPU time: on a shared machine the
-    wall time depends on everyone else's load, the CPU time much less. A wall-clock guard of
-    30 times the limit catches a run that waits on nothing."""
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_limit, cpu_limit + 10))
-
-    t0 = time.time()
-    c0 = child_cpu()
-    try:
-        p = subprocess.run([cli] + args[:2] + list(extra) + args[2:], capture_output=True, text=True, timeout=30 * cpu_limit + 60,
-                           preexec_fn=limit)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-        if rc in (-signal.SIGXCPU, -signal.SIGKILL):
-            rc = None
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        rc, err = None, ""
-    return Run(rc, out, err, time.time() - t0, child_cpu() - c0)
+def model_entry(model, variant, vdir, meta, a):
+    """The sweep's entry for one variant: the file, its load options, its tolerances, and the
+    strategies its kernel and NVRTC steps run under."""
+    entry = {"path": os.path.abspath(os.path.join(vdir, "model.onnx")),
+             "name": "%s/%s" % (model, variant)}
+    dims, shapes, bind = load_options(meta.get("args", []))
+    for key, v in (("dims", dims), ("shapes", shapes), ("bind", bind)):
+        if v:
+            entry[key] = v
+    tol = dict(VARIANT_TOLERANCE.get(variant, {}))
+    tol.update({k: float(meta[k]) for k in ("rtol", "atol") if k in meta})
+    entry.update(tol)
+    if variant in a.light_variants:
+        entry["step_strategies"] = {
+            "verify": [s for s in a.kernel_strategies if s == "souffle"],
+            "compile": [s for s in a.nvrtc_strategies if s == "souffle"]}
+    return entry
 
 
-def first_error(stderr, stdout=""):
-    """The CLI's error line (it names the file, node and reason), shortened."""
-    for text in (stderr, stdout):
-        for line in text.splitlines():
-            line = line.strip()
-            if line.startswith("error:") or line.startswith("internal error:") or line.startswith("ERROR"):
-                return line
-    lines = [l for l in (stderr or stdout).splitlines() if l.strip()]
-    return lines[-1].strip() if lines else ""
+def make_manifest(entries, a):
+    steps = ["plan", "te"]
+    if not a.no_nvrtc:
+        steps.append("compile")
+    if not a.no_kernels:
+        steps.append("verify")
+    m = {"models": entries, "strategies": a.strategies, "gpus": ["a100"], "steps": steps,
+         "archs": a.archs.split(","), "retries": 1,
+         "step_strategies": {"te": a.strategies[:1], "verify": a.kernel_strategies,
+                             "compile": a.nvrtc_strategies},
+         "step_cpu_timeout": {"load": a.timeout, "plan": a.timeout, "te": a.kernel_budget,
+                              "verify": a.kernel_budget, "compile": a.compile_timeout}}
+    if a.workers:
+        m["workers"] = a.workers
+    return m
+
+
+def run_sweep(manifest_path, out, a):
+    """souffle-cli sweep MANIFEST --out OUT; its sweep.json."""
+    cmd = [a.cli, "sweep", manifest_path, "--out", out]
+    if a.scheduler:
+        cmd += ["--scheduler", a.scheduler]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=None if not a.quiet else subprocess.DEVNULL)
+    if p.returncode not in (0, 1):
+        sys.exit("error: souffle-cli sweep %s failed (exit %d)" % (manifest_path, p.returncode))
+    with open(os.path.join(out, "sweep.json")) as f:
+        return json.load(f)
 
 
 def short_error(msg, model_path):
@@ -148,149 +184,121 @@ def short_error(msg, model_path):
     return msg[:400]
 
 
-def parse_json(text):
-    try:
-        return json.loads(text)
-    except ValueError:
-        start = text.find("{")
-        return json.loads(text[start:]) if start >= 0 else None
+def unsupported_ops(error):
+    """{op: [nodes]} from the loader's "unsupported ops: Op (N nodes: a, b, c, ...), ..."."""
+    found = {}
+    for op, n, nodes in re.findall(r"(\w+) \((\d+) nodes?: ([^)]*)\)", error.split("unsupported ops:", 1)[-1]
+                                   if "unsupported ops:" in error else ""):
+        names = [x for x in nodes.split(", ") if x != "..."]
+        found[op] = names + ["..."] * (int(n) - len(names))
+    return found
 
 
-def done(name, status, r, detail, data=None):
-    return Step(name, status, r.wall, detail, data, cpu=r.cpu)
+def timed_out(row, step):
+    return row.get("status") == "timeout" and row.get("failed_step") == step
 
 
-def failed_step(name, r, model_path, timeout):
-    if r.rc is None:
-        return done(name, "fail", r, "timeout: over %d CPU s" % timeout, {"timeout": True})
-    return done(name, "fail", r, short_error(first_error(r.err, r.out), model_path), {"rc": r.rc})
+def limit_detail(row):
+    m = re.search(r"CPU limit of ([0-9.]+) s", row.get("error", ""))
+    return "timeout: over %s CPU s" % m.group(1) if m else "timeout: " + row.get("error", "")
 
 
-def step_import(cli, path, timeout, extra=()):
-    r = run_cli(cli, ["inspect", path, "--json"], timeout, extra)
-    if r.rc != 0:
-        s = failed_step("import", r, path, timeout)
-        j = parse_json(r.out) if r.out.strip() else None
-        if j and j.get("unsupported"):
-            s.data["unsupported"] = j["unsupported"]
-            s.detail = "unsupported: " + "; ".join(
-                "%s (%d: %s)" % (op, len(nodes), ", ".join(nodes[:3]) + (", ..." if len(nodes) > 3 else ""))
-                for op, nodes in sorted(j["unsupported"].items()))
-        return s
-    j = parse_json(r.out)
-    return done("import", "ok", r, "%d nodes -> %d TEs" % (j["onnx_nodes"], j["tes"]),
-                {"onnx_nodes": j["onnx_nodes"], "tes": j["tes"], "load_ms": j["load_ms"]})
-
-
-def step_verify(cli, path, level, strategy, tol, timeout, extra=()):
-    name = "te" if level == "te" else "kernels " + strategy
-    args = ["verify", path, "--level", level, "--json"]
-    for k in ("rtol", "atol"):
-        if k in tol:
-            args += ["--" + k, "%g" % tol[k]]
-    if strategy:
-        args += ["--strategy", strategy]
-    r = run_cli(cli, args, timeout, extra)
-    j = parse_json(r.out) if r.rc in (0, 1) and r.out.strip() else None
-    if j is None:
-        return failed_step(name, r, path, timeout)
-    data = {"max_rel_l2": j.get("max_rel_l2"), "max_abs": j.get("max_abs"),
-            "mismatches": j.get("mismatches"), "rtol": j.get("rtol"), "atol": j.get("atol")}
-    if level == "kernels":
-        data.update(kernels=j.get("kernels"), grid_barriers=j.get("grid_barriers"), emulator_ms=j.get("run_ms"))
-    else:
-        data["interpreter_ms"] = j.get("run_ms")
-    if r.rc == 0 and j.get("ok"):
-        return done(name, "ok", r, "rel. L2 %.1e" % (j.get("max_rel_l2") or 0), data)
-    if j.get("error"):
-        return done(name, "fail", r, short_error(j["error"], path), data)
-    bad = [c for c in j.get("checks", []) if not c.get("ok")]
-    detail = "mismatch: " + ", ".join("%s %s" % (c["output"], c.get("detail", "")) for c in bad[:3])
-    if not bad:
-        detail = "no outputs compared"
-    return done(name, "fail", r, detail, data)
-
-
-def step_plan(cli, path, strategy, timeout, extra=()):
-    name = "plan " + strategy
-    r = run_cli(cli, ["plan", path, "--strategy", strategy, "--json"], timeout, extra)
-    if r.rc != 0:
-        return failed_step(name, r, path, timeout)
-    j = parse_json(r.out)
-    return done(name, "ok", r, "%d kernels, %d grid syncs, est. %.1f µs" % (
-        j["kernels"], j["grid_syncs"], j["est_time_us"]),
-        {"kernels": j["kernels"], "grid_syncs": j["grid_syncs"], "est_time_us": j["est_time_us"]})
-
-
-def step_compile(cli, path, strategy, archs, timeout, extra=()):
-    name = "nvrtc " + strategy
-    args = ["compile", path, "--strategy", strategy, "--arch", archs, "--batch", "64", "--json"]
-    r = run_cli(cli, args, timeout, extra)
-    j = parse_json(r.out) if r.rc in (0, 1) and r.out.strip() else None
-    if j is None:
-        return failed_step(name, r, path, timeout)
-    if r.rc == 0 and j.get("errors") == 0:
-        return done(name, "ok", r, "%d kernels" % len(j["kernels"]), {"kernels": len(j["kernels"])})
-    bad = [k for k in j.get("kernels", []) if k.get("error")]
-    detail = "; ".join("%s: %s" % (k["name"], k["error"].splitlines()[0][:200]) for k in bad[:2])
-    return done(name, "fail", r, "%d errors: %s" % (j.get("errors", 0), detail), {"errors": j.get("errors")})
-
-
-def run_model(cli, model, variant, vdir, a, log):
-    meta = read_meta(vdir)
-    path = os.path.join(vdir, "model.onnx")
+def variant_steps(rows, entry, a):
+    """The zoo's steps of one variant from its sweep rows (one per strategy)."""
+    path = entry["path"]
+    te_strategy = a.strategies[0]
+    by = {r["strategy"]: r for r in rows}
+    first = rows[0]
     steps = []
-    if "error" in meta or not os.path.isfile(path):
-        steps.append(Step("export", "fail", meta.get("export_s"), "export: " + meta.get("error", "no model.onnx")))
-        return meta, steps
-    tol = dict(VARIANT_TOLERANCE.get(variant, {}))
-    tol.update({k: float(meta[k]) for k in ("rtol", "atol") if k in meta})
-    # Arguments the model needs on every command (a corpus file's --dim NAME=VALUE).
-    extra = meta.get("args", [])
+    if first.get("failed_step") == "load":
+        if first["status"] == "timeout":
+            steps.append(Step("import", "fail", None, limit_detail(first), {"timeout": True}))
+            return steps
+        detail = short_error(first.get("error", ""), path)
+        data = {}
+        unsup = unsupported_ops(detail)
+        if unsup:
+            data["unsupported"] = unsup
+            detail = "unsupported: " + "; ".join(
+                "%s (%d: %s)" % (op, len(nodes), ", ".join(n for n in nodes[:3] if n != "...") +
+                                 (", ..." if len(nodes) > 3 else ""))
+                for op, nodes in sorted(unsup.items()))
+        steps.append(Step("import", "fail", first.get("load_s"), detail, data,
+                          cpu=first.get("load_cpu_s")))
+        return steps
+    steps.append(Step("import", "ok", first.get("load_s"), "%d nodes -> %d TEs" % (
+        first["onnx_nodes"], first["tes"]), {"onnx_nodes": first["onnx_nodes"], "tes": first["tes"],
+                                            "load_ms": round(1000 * first.get("load_s", 0), 1)},
+        cpu=first.get("load_cpu_s")))
 
-    imp = step_import(cli, path, a.timeout, extra)
-    steps.append(imp)
-    log(imp)
-    if imp.status != "ok":
-        return meta, steps
-    te = step_verify(cli, path, "te", None, tol, a.kernel_budget, extra)
-    steps.append(te)
-    log(te)
-    plans = {}
-    for s in a.strategies:
-        st = step_plan(cli, path, s, a.timeout, extra)
-        plans[s] = st
-        steps.append(st)
-        log(st)
-    budget_hit = None
-    light = variant in a.light_variants
-    kernel_strategies = [s for s in a.kernel_strategies if not light or s == "souffle"]
-    nvrtc_strategies = [s for s in a.nvrtc_strategies if not light or s == "souffle"]
-    for s in [] if a.no_kernels else kernel_strategies:
-        if plans[s].status != "ok":
-            steps.append(Step("kernels " + s, "skip", None, "no plan"))
-        elif te.status != "ok" and "mismatch" not in te.detail:
-            steps.append(Step("kernels " + s, "skip", None, "TE level failed"))
-        elif budget_hit:
-            steps.append(Step("kernels " + s, "skip", None, "emulator budget: %s took over %d CPU s" % (
-                budget_hit, a.kernel_budget)))
+    def reached(r, step):
+        """Whether `step` ran in row r, or why not."""
+        order = ["plan", "compile", "te", "verify"]
+        fs = r.get("failed_step")
+        if not fs or r.get("status") == "ok":
+            return None
+        if order.index(fs) < order.index(step):
+            return "no plan" if fs == "plan" else (
+                "TE level failed" if fs == "te" else "not run: %s %s" % (fs, "timed out" if r["status"] == "timeout" else "failed"))
+        return None
+
+    te_row = by.get(te_strategy)
+    if te_row is not None:
+        if "te_verified" in te_row:
+            data = {"max_rel_l2": te_row.get("te_max_rel_l2"), "max_abs": te_row.get("te_max_abs"),
+                    "mismatches": te_row.get("te_mismatches")}
+            ok = te_row["te_verified"]
+            detail = "rel. L2 %.1e" % (te_row.get("te_max_rel_l2") or 0) if ok else short_error(
+                te_row.get("error", ""), path)
+            steps.append(Step("te", "ok" if ok else "fail", te_row.get("te_s"), detail, data,
+                              cpu=te_row.get("te_cpu_s")))
+        elif timed_out(te_row, "te"):
+            steps.append(Step("te", "fail", None, limit_detail(te_row), {"timeout": True}))
+        elif te_row.get("failed_step") == "te":
+            steps.append(Step("te", "fail", te_row.get("te_s"), short_error(te_row.get("error", ""), path)))
         else:
-            st = step_verify(cli, path, "kernels", s, tol, a.kernel_budget, extra)
-            if st.data.get("timeout"):
-                budget_hit = "kernels " + s
-                st = Step(st.name, "skip", st.seconds, "emulator budget: over %d CPU s" % a.kernel_budget,
-                          cpu=st.cpu)
-            steps.append(st)
-            log(st)
-    if not a.no_nvrtc:
-        for s in nvrtc_strategies:
-            if plans[s].status != "ok":
-                steps.append(Step("nvrtc " + s, "skip", None, "no plan"))
-                continue
-            st = step_compile(cli, path, s, a.archs, a.compile_timeout, extra)
-            steps.append(st)
-            log(st)
-    return meta, steps
+            steps.append(Step("te", "skip", None, reached(te_row, "te") or "not run"))
+    for s in a.strategies:
+        r = by[s]
+        if "kernels" in r:
+            steps.append(Step("plan " + s, "ok", r.get("plan_s"), "%d kernels, %d grid syncs, est. %.1f µs" % (
+                r["kernels"], r["grid_syncs"], r["est_time_us"]),
+                {"kernels": r["kernels"], "grid_syncs": r["grid_syncs"], "est_time_us": r["est_time_us"]},
+                cpu=r.get("plan_cpu_s")))
+        elif timed_out(r, "plan"):
+            steps.append(Step("plan " + s, "fail", None, limit_detail(r), {"timeout": True}))
+        else:
+            steps.append(Step("plan " + s, "fail", r.get("plan_s"), short_error(r.get("error", ""), path)))
+    only = entry.get("step_strategies", {})
+    for s in [] if a.no_kernels else only.get("verify", a.kernel_strategies):
+        r = by[s]
+        if "verified" in r:
+            data = {"max_rel_l2": r.get("max_rel_l2"), "max_abs": r.get("max_abs"),
+                    "mismatches": r.get("mismatches")}
+            ok = r["verified"]
+            steps.append(Step("kernels " + s, "ok" if ok else "fail", r.get("verify_s"),
+                              "rel. L2 %.1e" % (r.get("max_rel_l2") or 0) if ok else
+                              short_error(r.get("error", ""), path), data, cpu=r.get("verify_cpu_s")))
+        elif timed_out(r, "verify"):
+            steps.append(Step("kernels " + s, "skip", None, "emulator budget: over %d CPU s" % a.kernel_budget))
+        elif r.get("failed_step") == "verify":
+            steps.append(Step("kernels " + s, "fail", r.get("verify_s"), short_error(r.get("error", ""), path)))
+        else:
+            steps.append(Step("kernels " + s, "skip", None, reached(r, "verify") or "not run"))
+    for s in [] if a.no_nvrtc else only.get("compile", a.nvrtc_strategies):
+        r = by[s]
+        if "compile_errors" in r and r.get("failed_step") != "compile":
+            steps.append(Step("nvrtc " + s, "ok", r.get("compile_s"), "%d kernels" % r["kernels"],
+                              {"kernels": r["kernels"]}, cpu=r.get("compile_cpu_s")))
+        elif timed_out(r, "compile"):
+            steps.append(Step("nvrtc " + s, "fail", None, limit_detail(r), {"timeout": True}))
+        elif r.get("failed_step") == "compile":
+            steps.append(Step("nvrtc " + s, "fail", r.get("compile_s"), "%s errors: %s" % (
+                r.get("compile_errors", "?"), short_error(r.get("error", ""), path)[:200]),
+                {"errors": r.get("compile_errors")}, cpu=r.get("compile_cpu_s")))
+        else:
+            steps.append(Step("nvrtc " + s, "skip", None, reached(r, "compile") or "not run"))
+    return steps
 
 
 # ----------------------------------------------------------------------------------------------
@@ -337,14 +345,15 @@ def render_md(results, a, wall_s):
         "ts export). References: PyTorch's outputs (ONNX Runtime's for int8). Tolerances, relative L2: "
         "fp32 1e-4, fp16 1e-2, int8 5e-2.")
     add("")
-    add("Steps: **import** (`inspect`: import, inference, folding, lowering), **TE** (`verify --level te`, "
-        "the reference interpreter), **plan** (`plan` under %s), **kernels** (`verify --level kernels`: "
-        "each plan's loop-IR kernels in the CPU emulator), **NVRTC** (`compile --arch %s "
-        "--batch 64`). Times are CPU seconds (user + system) of each `souffle-cli` run on this machine "
-        "(%s; wall times, which depend on the machine's other load, are in the JSON); a plan, "
-        "kernel and NVRTC cell gives the sum over the strategies, `n/N` how many passed. "
-        "– : not run (a step it needs failed, or the emulator's budget of %d CPU seconds per strategy was "
-        "spent). Failures are listed below the table." % (
+    add("The run is one sweep (`souffle-cli sweep`, [python.md](python.md#sweeps)): a task per variant "
+        "and strategy, each in a process of its own under CPU-time limits. Steps: **import** (load: "
+        "import, inference, folding, lowering), **TE** (the TE program in the reference interpreter), "
+        "**plan** (under %s), **kernels** (each plan's loop-IR kernels in the CPU emulator), **NVRTC** "
+        "(the plan's kernels compiled for %s). Times are CPU seconds (user + system) of each step in "
+        "its task's process on this machine (%s; wall times, which depend on the machine's other "
+        "load, are in the JSON); a plan, kernel and NVRTC cell gives the sum over the strategies, "
+        "`n/N` how many passed. – : not run (a step it needs failed, or the emulator's budget of %d "
+        "CPU seconds per strategy was spent). Failures are listed below the table." % (
             ", ".join(a.strategies), a.archs, a.machine, a.kernel_budget))
     add("")
     if a.kernel_strategies != a.strategies or a.nvrtc_strategies != a.strategies:
@@ -508,6 +517,11 @@ def main():
     ap.add_argument("--archs", default="sm_80,sm_90", help="NVRTC targets (default sm_80,sm_90)")
     ap.add_argument("--no-nvrtc", action="store_true", help="skip the NVRTC step")
     ap.add_argument("--no-kernels", action="store_true", help="skip kernel verification (emulator)")
+    ap.add_argument("--workers", type=int, help="local processes (default: every core)")
+    ap.add_argument("--scheduler", help="a Dask scheduler address: run the tasks on that cluster")
+    ap.add_argument("--manifest", help="write the sweep's manifest here")
+    ap.add_argument("--manifest-only", action="store_true", help="write --manifest, run nothing")
+    ap.add_argument("--sweep-out", help="keep the sweep's sweep.json/.csv/.html in this folder")
     ap.add_argument("--machine", default="2 shared cores, no GPU", help="how the machine is described in the table")
     ap.add_argument("--expect", help="expected status of every step (JSON); exit 1 on any difference")
     ap.add_argument("--update-expect", action="store_true", help="write --expect instead of checking it")
@@ -539,7 +553,7 @@ def main():
         return 0
     if not a.zoo:
         ap.error("--zoo is required (or --from-json)")
-    if not os.path.isfile(a.cli):
+    if not a.manifest_only and not os.path.isfile(a.cli):
         ap.error("souffle-cli not found at %s (--cli or SOUFFLE_CLI)" % a.cli)
     only = set(a.only.split(",")) if a.only else None
     variants = set(a.variants.split(",")) if a.variants else None
@@ -547,25 +561,50 @@ def main():
     if not models:
         ap.error("no models under %s" % a.zoo)
 
-    def log_for(model, variant):
-        def log(step):
-            if not a.quiet:
-                t = "" if step.seconds is None else "%7.1f s " % step.seconds
-                print("%-28s %-6s %-22s %-4s %s%s" % (model, variant, step.name, step.status, t, step.detail),
-                      flush=True)
-        return log
-
-    t0 = time.time()
-    results = []
+    # Variants whose export failed have no model to run: their zoo.json says why.
+    results, runnable, metas = [], [], {}
     for model, variant, vdir in models:
-        meta, steps = run_model(a.cli, model, variant, vdir, a, log_for(model, variant))
-        if steps and steps[0].name == "export":
-            log_for(model, variant)(steps[0])
-        results.append(dict(model=model, variant=variant, source=meta.get("source", ""),
-                            family=meta.get("family", ""), steps=[s.json() for s in steps]))
-        if a.json:  # after every variant, so a long run that stops keeps what it did
-            write_json(a.json, results, time.time() - t0, a)
-    wall = time.time() - t0
+        meta = read_meta(vdir)
+        metas[(model, variant)] = meta
+        if "error" in meta or not os.path.isfile(os.path.join(vdir, "model.onnx")):
+            step = Step("export", "fail", meta.get("export_s"), "export: " + meta.get("error", "no model.onnx"))
+            results.append((model, variant, [step]))
+            continue
+        runnable.append((model, variant, model_entry(model, variant, vdir, meta, a)))
+    manifest = make_manifest([e for _, _, e in runnable], a)
+    work = tempfile.mkdtemp(prefix="souffle-zoo-")
+    try:
+        manifest_path = a.manifest or os.path.join(work, "manifest.json")
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f, indent=1)
+            f.write("\n")
+        if a.manifest_only:
+            print("wrote %s (%d variants x %d strategies)" % (manifest_path, len(runnable), len(a.strategies)))
+            return 0
+        t0 = time.time()
+        sweep = run_sweep(manifest_path, a.sweep_out or os.path.join(work, "sweep"), a) if runnable else {"rows": []}
+        wall = time.time() - t0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    by_name = {}
+    for r in sweep["rows"]:
+        by_name.setdefault(r["model"], []).append(r)
+    for model, variant, entry in runnable:
+        steps = variant_steps(by_name[entry["name"]], entry, a)
+        results.append((model, variant, steps))
+    order = {(m, v): i for i, (m, v, _) in enumerate(models)}
+    results.sort(key=lambda x: order[(x[0], x[1])])
+    out = []
+    for model, variant, steps in results:
+        meta = metas[(model, variant)]
+        if not a.quiet:
+            for st in steps:
+                t = "" if st.cpu is None else "%7.1f s " % st.cpu
+                print("%-28s %-6s %-22s %-4s %s%s" % (model, variant, st.name, st.status, t, st.detail),
+                      flush=True)
+        out.append(dict(model=model, variant=variant, source=meta.get("source", ""),
+                        family=meta.get("family", ""), steps=[s.json() for s in steps]))
+    results = out
     if a.json:
         write_json(a.json, results, wall, a)
     if a.md:

@@ -83,6 +83,14 @@ def test_tasks_past_their_time_limit_are_reported(tmp_path, monkeypatch):
     assert [(x["model"], x["status"], x["failed_step"]) for x in r.rows] == [
         ("mmoe", "timeout", "plan"), ("lstm", "ok", "")]
     assert "CPU limit of 1 s" in r.rows[0]["error"]
+    # A step's own CPU limit: lstm's task spins in verify, past its 1 CPU second there, after
+    # a plan within that step's 30.
+    monkeypatch.setenv("SOUFFLE_SWEEP_SPIN", "lstm:verify")
+    r = souffle.sweep(models, strategies=["rules"], steps=["plan", "verify"], workers=2,
+                      step_cpu_timeout={"plan": 30, "verify": 1})
+    assert [(x["model"], x["status"], x["failed_step"]) for x in r.rows] == [
+        ("mmoe", "ok", ""), ("lstm", "timeout", "verify")]
+    assert "CPU limit of 1 s for step verify" in r.rows[1]["error"] and r.rows[1]["kernels"] > 0
 
 
 def test_a_model_that_fails_is_a_row_not_a_retry(tmp_path):

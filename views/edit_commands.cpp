@@ -96,6 +96,16 @@ EditRequest orderRequest(const QString& at, BoundaryKind kind) {
   return {{e}, QString::fromStdString(plan::describe(e)), {}};
 }
 
+QStringList refusalsOf(const plan::FusionPlan& after, const std::vector<plan::Edit>& proposed) {
+  QStringList refusals;
+  for (const plan::Edit& e : proposed)
+    for (const plan::RefusedEdit& r : after.refused)
+      if (r.edit == e)
+        refusals << QObject::tr("%1 — %2").arg(QString::fromStdString(plan::describe(r.edit)),
+                                               QString::fromStdString(r.reason));
+  return refusals;
+}
+
 bool DecisionEditor::push(const EditRequest& request) {
   if (request.edits.empty()) return false;
   push(request.edits, request.text);
@@ -104,12 +114,7 @@ bool DecisionEditor::push(const EditRequest& request) {
 
 QString DecisionEditor::settle(const plan::FusionPlan& after, const plan::FusionPlan* before,
                                QString* message) {
-  QStringList refusals;
-  for (const plan::Edit& e : proposedEdits())
-    for (const plan::RefusedEdit& r : after.refused)
-      if (r.edit == e)
-        refusals << tr("%1 — %2").arg(QString::fromStdString(plan::describe(r.edit)),
-                                      QString::fromStdString(r.reason));
+  const QStringList refusals = refusalsOf(after, proposedEdits());
   if (!refusals.isEmpty()) {
     reject();
     return refusals.join(QStringLiteral("; "));
@@ -135,26 +140,38 @@ void DecisionEditor::pushStep(const plan::Decisions& after, const QString& text)
   m_stack->push(new DecisionsCommand(this, m_decisions, after, text));
 }
 
-void DecisionEditor::push(const std::vector<plan::Edit>& edits, const QString& text) {
+plan::Decisions DecisionEditor::withEdits(const std::vector<plan::Edit>& edits) const {
   plan::Decisions after = m_decisions;
   for (const plan::Edit& e : edits)
     if (std::find(after.edits.begin(), after.edits.end(), e) == after.edits.end())
       after.edits.push_back(e);
-  propose(std::move(after), text);
+  return after;
 }
 
-void DecisionEditor::setSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear) {
+void DecisionEditor::push(const std::vector<plan::Edit>& edits, const QString& text) {
+  propose(withEdits(edits), text);
+}
+
+plan::Decisions DecisionEditor::withSiteDecision(const QString& key, plan::Edit::Kind kind,
+                                                 bool clear, QString* text) const {
   const std::string k = key.toStdString();
   plan::Decisions after = m_decisions;
   // One choice per site: a new one replaces the old.
   std::erase_if(after.edits, [&](const plan::Edit& e) { return isSiteEdit(e) && e.a == k; });
-  QString text;
+  QString name;
   if (!clear && (kind == plan::Edit::Kind::Force || kind == plan::Edit::Kind::Forbid)) {
     after.edits.push_back({kind, k, ""});
-    text = QString::fromStdString(plan::describe(after.edits.back()));
+    name = QString::fromStdString(plan::describe(after.edits.back()));
   } else {
-    text = tr("heuristic at %1").arg(key);
+    name = tr("heuristic at %1").arg(key);
   }
+  if (text) *text = name;
+  return after;
+}
+
+void DecisionEditor::setSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear) {
+  QString text;
+  plan::Decisions after = withSiteDecision(key, kind, clear, &text);
   propose(std::move(after), text);
 }
 

@@ -6,6 +6,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QUndoCommand>
 #include <QUndoStack>
 
@@ -30,6 +31,9 @@ EditRequest splitRequest(const QString& anchor);
 EditRequest pinRequest(const QString& anchor);
 /// Orders the stage of `anchor` after the stages before it by per-tile flags or a grid barrier.
 EditRequest orderRequest(const QString& anchor, BoundaryKind kind);
+/// The refusals `after` (the plan made under a proposal) holds for `proposed`, one
+/// "edit — reason" each; empty when it applied them all.
+QStringList refusalsOf(const plan::FusionPlan& after, const std::vector<plan::Edit>& proposed);
 
 class DecisionEditor : public QObject {
   Q_OBJECT
@@ -50,6 +54,11 @@ class DecisionEditor : public QObject {
   /// Proposes the user's choice for transformation site `key`: Force, Forbid, or (any other
   /// kind) back to the heuristic.
   void setSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear);
+  /// The decisions push(edits) would propose (the edit preview plans them before they are).
+  plan::Decisions withEdits(const std::vector<plan::Edit>& edits) const;
+  /// The decisions setSiteDecision(key, kind, clear) would propose, and the step's name.
+  plan::Decisions withSiteDecision(const QString& key, plan::Edit::Kind kind, bool clear,
+                                   QString* text = nullptr) const;
   /// Pushes a step without a proposal (its plan follows through `changed`).
   void pushStep(const plan::Decisions& after, const QString& text);
 

@@ -28,6 +28,7 @@ GraphPage::GraphPage(QWidget* parent) : QWidget(parent), m_panel(new GraphPanel(
         break;
       }
     QMenu menu(this);
+    menu.setToolTipsVisible(true);  // the edits' tooltips preview what they would change
     menu.addActions(m_contextActions);
     menu.exec(view->viewport()->mapToGlobal(pos));
   });

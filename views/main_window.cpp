@@ -17,6 +17,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -34,6 +35,7 @@
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/edit_commands.h"
+#include "views/edit_preview.h"
 #include "views/graph_page.h"
 #include "views/graph_view.h"
 #include "views/kernel_runs.h"
@@ -1071,6 +1073,10 @@ void MainWindow::createEditing() {
       tr("&Discard all edits"), this, [this] { m_editor->pushStep({}, tr("discard all edits")); });
   m_modelActions << merge << split << pin << byFlags << byGrid << force << forbid << heuristic
                  << clearEdits;
+  createEditPreview({merge, split, pin, byFlags, byGrid, force, forbid, heuristic});
+  edit->setToolTipsVisible(true);
+  edit->addSeparator();
+  edit->addAction(m_preview->menuLine());
 
   // File: projects and the plan export.
   QMenu* file = menuBar()->actions().front()->menu();
@@ -1130,7 +1136,10 @@ void MainWindow::createEditing() {
   exportMenu->addAction(kernelsCsv);
   kernelsCsv->setText(tr("&Kernel table as CSV…"));
   addCsvExport(m_compare->table(), tr("comparison"));
-  m_graphPage->setContextActions({merge, split, pin});
+  auto* previewSep = new QAction(this);
+  previewSep->setSeparator(true);
+  m_graphPage->setContextActions(
+      {merge, split, pin, byFlags, byGrid, previewSep, m_preview->menuLine()});
   auto* undoDock = m_historyDock->toggleViewAction();
   for (QDockWidget* d : {m_transformsDock, m_compareDock})
     m_viewMenu->addAction(d->toggleViewAction());
@@ -1181,6 +1190,43 @@ void MainWindow::pinSelected() {
 
 void MainWindow::orderSelected(BoundaryKind kind) {
   proposeEdit(orderRequest(m_graphPage->selectedAnchor(), kind));
+}
+
+void MainWindow::createEditPreview(const QList<QAction*>& actions) {
+  m_preview = new EditPreview(
+      m_editor, [this] { return m_plan; }, [this] { return isPlanning(); }, this);
+  const auto site = [this](plan::Edit::Kind kind, bool clear) {
+    return [this, kind, clear] {
+      EditProposal p;
+      const QString key = m_transforms->selectedSiteKey();
+      if (key.isEmpty())
+        p.hint = tr("Select a transformation site in the Transformations panel");
+      else
+        p.after = m_editor->withSiteDecision(key, kind, clear, &p.text);
+      return p;
+    };
+  };
+  const std::function<EditProposal()> makers[] = {
+      [this] {
+        return m_preview->proposal(
+            mergeRequest(m_plan ? m_plan->plan.get() : nullptr, selectedKernels()));
+      },
+      [this] { return m_preview->proposal(splitRequest(m_graphPage->selectedAnchor())); },
+      [this] { return m_preview->proposal(pinRequest(m_graphPage->selectedAnchor())); },
+      [this] {
+        return m_preview->proposal(
+            orderRequest(m_graphPage->selectedAnchor(), BoundaryKind::Flags));
+      },
+      [this] {
+        return m_preview->proposal(orderRequest(m_graphPage->selectedAnchor(), BoundaryKind::Grid));
+      },
+      site(plan::Edit::Kind::Force, false),
+      site(plan::Edit::Kind::Forbid, false),
+      site(plan::Edit::Kind::Force, true)};
+  for (int i = 0; i < actions.size() && i < 8; ++i) m_preview->watch(actions[i], makers[i]);
+  m_preview->watch(m_transforms->forceButton(), makers[5]);
+  m_preview->watch(m_transforms->forbidButton(), makers[6]);
+  m_preview->watch(m_transforms->heuristicButton(), makers[7]);
 }
 
 void MainWindow::proposeEdit(const EditRequest& request) {

@@ -34,6 +34,7 @@ class ChartsPanel;
 class CodePanel;
 class ComparisonView;
 class DecisionEditor;
+class EditPreview;
 struct EditRequest;
 class ErrorPanel;
 class GraphPage;
@@ -106,6 +107,8 @@ class MainWindow : public QMainWindow {
   /// The model file opened last (also while it loads or after it failed to load).
   QString modelPath() const { return m_lastPath; }
   DecisionEditor* decisionEditor() const { return m_editor; }
+  /// What hovering an edit would do, before it is applied.
+  EditPreview* editPreview() const { return m_preview; }
   ProjectController* project() const { return m_project; }
   TransformsPanel* transformsPanel() const { return m_transforms; }
   ComparisonView* comparisonView() const { return m_compare; }
@@ -261,6 +264,9 @@ class MainWindow : public QMainWindow {
   std::vector<int> selectedKernels() const;
   /// Proposes the request's edits, or says what to select first.
   void proposeEdit(const EditRequest& request);
+  /// Hovering merge, split, pin, the two orders, force, forbid and heuristic (in this order)
+  /// previews them (EditPreview).
+  void createEditPreview(const QList<QAction*>& actions);
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
   void onCompiled(CompileDataPtr data);
@@ -331,6 +337,7 @@ class MainWindow : public QMainWindow {
   QList<QAction*> m_modelActions;  ///< enabled only with a model open
 
   DecisionEditor* m_editor = nullptr;
+  EditPreview* m_preview = nullptr;
   ProjectController* m_project = nullptr;
   TransformsPanel* m_transforms = nullptr;
   ComparisonView* m_compare = nullptr;

@@ -261,10 +261,15 @@ void TransformsPanel::updateButtons() {
   for (QPushButton* b : {m_force, m_forbid, m_heuristic}) b->setEnabled(any);
 }
 
-void TransformsPanel::chooseForSelected(plan::Edit::Kind kind, bool clear) {
+QString TransformsPanel::selectedSiteKey() const {
   const QModelIndexList rows = m_sitesTable->selectionModel()->selectedRows();
-  if (rows.isEmpty()) return;
-  m_editor->setSiteDecision(rows.front().data(TransformsModel::KeyRole).toString(), kind, clear);
+  return rows.isEmpty() ? QString() : rows.front().data(TransformsModel::KeyRole).toString();
+}
+
+void TransformsPanel::chooseForSelected(plan::Edit::Kind kind, bool clear) {
+  const QString key = selectedSiteKey();
+  if (key.isEmpty()) return;
+  m_editor->setSiteDecision(key, kind, clear);
 }
 
 }  // namespace souffle::views

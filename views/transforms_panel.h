@@ -77,6 +77,11 @@ class TransformsPanel : public QWidget {
 
   /// Records the user's choice for the selected site (Force/Forbid, or back to the heuristic).
   void chooseForSelected(plan::Edit::Kind kind, bool clear);
+  /// The key of the selected site ("" when none is selected).
+  QString selectedSiteKey() const;
+  QPushButton* forceButton() const { return m_force; }
+  QPushButton* forbidButton() const { return m_forbid; }
+  QPushButton* heuristicButton() const { return m_heuristic; }
 
  private:
   void refresh();

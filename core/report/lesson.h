@@ -24,6 +24,13 @@ std::vector<LessonQuestion> lesson_questions(const PipelineStep& step, const Pip
 std::string diff_pair_html(const std::string& before, const std::string& after,
                            size_t max_lines = 400);
 
+/// The memory picture of a step that changed memory traffic (the partition step: the shown
+/// kernel as the emulator recorded it, emulate/access_record.h), with the global bytes before
+/// and after the step: HTML with inline SVG, or empty for other steps, a walk without a shown
+/// kernel, or a kernel too large to record (`max_threads` threads of grid x block).
+std::string lesson_memory_html(const PipelineStep& step, const PipelineWalk& walk,
+                               int64_t max_threads = int64_t{1} << 20);
+
 /// The CSS the lesson adds to the report's.
 const char* lesson_css();
 

@@ -1,0 +1,340 @@
+// The emulator's access recording (emulate/access_record.h): on a GEMM stage each block's tile
+// of A, B and C is the one its schedule's block tile gives; on a fused kernel of the sample BERT
+// the reads after a grid barrier are other blocks' writes; recording leaves the outputs as
+// they were; memory pictures and their SVG are drawn from a record.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "core/emulate/emulate.h"
+#include "core/gpu/spec.h"
+#include "core/loop/stmt.h"
+#include "core/report/memory_picture.h"
+#include "core/schedule/schedule.h"
+#include "core/session/compile.h"
+#include "core/session/memory_record.h"
+#include "core/session/pipeline.h"
+#include "core/te/builder.h"
+#include "tests/sample_model.h"
+
+namespace souffle {
+namespace {
+
+using emulate::ElementRanges;
+using emulate::KernelAccess;
+using te::Expr;
+using te::Tensor;
+
+te::Op matmul(const std::string& name, const Tensor& a, const Tensor& b) {
+  int64_t m = a->shape[0], k = a->shape[1], n = b->shape[1];
+  return te::reduce(name, {m, n}, DType::Float32, te::ReduceKind::Sum, {k},
+                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
+                      return te::read(a, {i[0], r[0]}) * te::read(b, {r[0], i[1]});
+                    });
+}
+
+std::shared_ptr<TensorData> random_tensor(const Tensor& t, uint32_t seed) {
+  auto d = std::make_shared<TensorData>(t->dtype, t->shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t i = 0; i < d->numel(); ++i) d->set_f64(i, u(rng));
+  return d;
+}
+
+/// The rectangle rows [r0, r0 + nr) x cols [c0, c0 + nc) of a rows x cols row-major tensor.
+ElementRanges rect(int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
+  ElementRanges s;
+  for (int64_t r = r0; r < r0 + nr; ++r) {
+    const int64_t a = r * cols + c0, b = a + nc;
+    if (!s.ranges.empty() && s.ranges.back().second == a)
+      s.ranges.back().second = b;
+    else
+      s.ranges.emplace_back(a, b);
+  }
+  return s;
+}
+
+bool same_bits(const TensorData& a, const TensorData& b) {
+  if (a.shape() != b.shape() || a.numel() != b.numel()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.get_f64(i), y = b.get_f64(i);
+    if (std::memcmp(&x, &y, sizeof x) != 0) return false;
+  }
+  return true;
+}
+
+struct Gemm {
+  static constexpr int64_t M = 37, K = 19, N = 29, BM = 16, BN = 8, BK = 4;
+  Tensor a = te::make_input("A", {M, K}, DType::Float32);
+  Tensor b = te::make_input("B", {K, N}, DType::Float32);
+  te::Op mm = matmul("C", a, b);
+  loop::Kernel kernel;
+  emulate::Buffers inputs;
+  Gemm() {
+    schedule::ScheduleConfig c;
+    c.gemm_tile = {BM, BN, BK, 2, 2, false};
+    kernel = schedule::schedule_op(*mm, c);
+    inputs["A"] = random_tensor(a, 1);
+    inputs["B"] = random_tensor(b, 2);
+  }
+};
+
+TEST(AccessRecord, GemmBlockTilesAreTheScheduleTiles) {
+  Gemm g;
+  ASSERT_EQ(g.kernel.stages.size(), 1u);
+  ASSERT_NE(g.kernel.stages[0].schedule.find("gemm"), std::string::npos);
+  emulate::AccessRecord rec;
+  rec.options.per_warp = true;
+  emulate::EmulateOptions eo;
+  eo.access_record = &rec;
+  emulate::Buffers bufs = g.inputs;
+  emulate::run_kernel(g.kernel, bufs, eo);
+  ASSERT_EQ(rec.kernels.size(), 1u);
+  const KernelAccess& k = rec.kernels[0];
+  const int64_t tiles_m = (Gemm::M + Gemm::BM - 1) / Gemm::BM;
+  const int64_t tiles_n = (Gemm::N + Gemm::BN - 1) / Gemm::BN;
+  ASSERT_EQ(k.grid, tiles_m * tiles_n);
+  ASSERT_NE(k.find("A"), nullptr);
+  ASSERT_NE(k.find("B"), nullptr);
+  ASSERT_NE(k.find("C"), nullptr);
+  EXPECT_EQ(k.find("A")->role, emulate::TensorRole::Input);
+  EXPECT_EQ(k.find("C")->role, emulate::TensorRole::Output);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (int32_t blk = 0; blk < k.grid; ++blk) {
+    // The block's C tile: where its first written element lies, on the BM x BN grid.
+    const ElementRanges c = k.block_writes("C", blk);
+    ASSERT_FALSE(c.empty()) << "block " << blk;
+    const int64_t r0 = c.ranges.front().first / Gemm::N, c0 = c.ranges.front().first % Gemm::N;
+    ASSERT_EQ(r0 % Gemm::BM, 0) << "block " << blk;
+    ASSERT_EQ(c0 % Gemm::BN, 0) << "block " << blk;
+    EXPECT_TRUE(seen.insert({r0, c0}).second) << "two blocks write tile " << r0 << "," << c0;
+    const int64_t nr = std::min(Gemm::BM, Gemm::M - r0), nc = std::min(Gemm::BN, Gemm::N - c0);
+    EXPECT_EQ(c.ranges, rect(Gemm::N, r0, nr, c0, nc).ranges) << "C tile of block " << blk;
+    // A: the tile's rows, every k; B: every k, the tile's columns.
+    EXPECT_EQ(k.block_reads("A", blk).ranges, rect(Gemm::K, r0, nr, 0, Gemm::K).ranges)
+        << "A tile of block " << blk;
+    EXPECT_EQ(k.block_reads("B", blk).ranges, rect(Gemm::N, 0, Gemm::K, c0, nc).ranges)
+        << "B tile of block " << blk;
+    EXPECT_TRUE(k.block_reads("C", blk).empty());
+  }
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), tiles_m * tiles_n);
+  // Reuse: each element of A is read once per column tile, of B once per row tile (by as many
+  // threads of a block as share its row / column).
+  const emulate::TensorAccess& A = *k.find("A");
+  ASSERT_EQ(A.read_count.size(), static_cast<size_t>(Gemm::M * Gemm::K));
+  EXPECT_GT(A.read_count[0], 0);
+  EXPECT_EQ(A.block_elements_read, tiles_n * Gemm::M * Gemm::K);
+  EXPECT_EQ(k.find("B")->block_elements_read, tiles_m * Gemm::K * Gemm::N);
+  // Shared buffers are recorded with their footprint; nothing crosses blocks.
+  bool shared = false;
+  for (const emulate::TensorAccess& t : k.tensors)
+    if (t.role == emulate::TensorRole::Shared) {
+      shared = true;
+      EXPECT_GT(t.shared_bytes, 0) << t.name;
+    }
+  EXPECT_TRUE(shared);
+  EXPECT_TRUE(k.edges.empty());
+  EXPECT_EQ(k.grid_barriers, 0);
+  EXPECT_EQ(static_cast<int64_t>(k.frames.size()), k.grid);
+  // Warps: their C sets cover the block's, none outside it.
+  const emulate::TensorAccess& C = *k.find("C");
+  for (int32_t blk = 0; blk < k.grid; ++blk) {
+    std::vector<int64_t> warps;
+    for (const emulate::UnitAccess& u : C.units)
+      if (u.block == blk && u.warp >= 0)
+        for (int64_t e : u.writes.elements()) warps.push_back(e);
+    std::sort(warps.begin(), warps.end());
+    warps.erase(std::unique(warps.begin(), warps.end()), warps.end());
+    EXPECT_EQ(warps, k.block_writes("C", blk).elements()) << "block " << blk;
+  }
+  // The picture: C's tiles outlined as the schedule's, every cell written.
+  report::MemoryPicture p = report::memory_picture(k);
+  const report::TensorPicture* cp = nullptr;
+  for (const auto& t : p.tensors)
+    if (t.name == "C") cp = &t;
+  ASSERT_NE(cp, nullptr);
+  EXPECT_EQ(static_cast<int64_t>(cp->tiles.size()), k.grid);
+  for (const report::TileOutline& t : cp->tiles) {
+    EXPECT_EQ(t.row % Gemm::BM, 0);
+    EXPECT_EQ(t.col % Gemm::BN, 0);
+    EXPECT_EQ(t.rows, std::min(Gemm::BM, Gemm::M - t.row));
+    EXPECT_EQ(t.cols, std::min(Gemm::BN, Gemm::N - t.col));
+  }
+  EXPECT_EQ(cp->elements_written, Gemm::M * Gemm::N);
+  for (uint8_t w : cp->written) EXPECT_EQ(w, 1);
+  EXPECT_EQ(p.frames.size(), k.frames.size());
+  const std::string svg = report::memory_picture_svg(p);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("coloured by block"), std::string::npos);
+  EXPECT_NE(svg.find("f32 [37, 19]"), std::string::npos) << svg.substr(0, 600);
+  const std::string one = report::memory_picture_svg(p, {.frame = 3});
+  EXPECT_NE(one.find("read in this frame"), std::string::npos);
+}
+
+TEST(AccessRecord, OffLeavesOutputsAsTheyWere) {
+  Gemm g;
+  emulate::Buffers plain = g.inputs, recorded = g.inputs;
+  emulate::run_kernel(g.kernel, plain);
+  emulate::AccessRecord rec;
+  rec.options.per_warp = true;
+  emulate::EmulateOptions eo;
+  eo.access_record = &rec;
+  emulate::run_kernel(g.kernel, recorded, eo);
+  ASSERT_EQ(rec.kernels.size(), 1u);
+  ASSERT_TRUE(plain.count("C") && recorded.count("C"));
+  EXPECT_TRUE(same_bits(*plain.at("C"), *recorded.at("C")));
+  // A record naming another kernel records nothing and changes nothing.
+  emulate::AccessRecord other;
+  other.options.kernel = "not_this_one";
+  eo.access_record = &other;
+  emulate::Buffers third = g.inputs;
+  emulate::run_kernel(g.kernel, third, eo);
+  EXPECT_TRUE(other.kernels.empty());
+  EXPECT_TRUE(same_bits(*plain.at("C"), *third.at("C")));
+}
+
+TEST(AccessRecord, LimitCutsWithANote) {
+  Gemm g;
+  emulate::AccessRecord rec;
+  rec.options.max_bytes = 64;
+  emulate::EmulateOptions eo;
+  eo.access_record = &rec;
+  emulate::Buffers bufs = g.inputs;
+  emulate::run_kernel(g.kernel, bufs, eo);
+  ASSERT_EQ(rec.kernels.size(), 1u);
+  EXPECT_TRUE(rec.kernels[0].truncated);
+  EXPECT_NE(rec.kernels[0].note.find("limit"), std::string::npos);
+  EXPECT_GT(rec.kernels[0].find("A")->element_reads, 0);  // still counted
+}
+
+/// The sample BERT under souffle: its kernels, built once.
+const CompileReport& bert_kernels() {
+  static CompileReport r = [] {
+    PipelineOptions o;
+    o.gpu = gpu::gpu_spec("a100");
+    const plan::FusionPlan p = plan::plan(test::sample_model("bert").program, plan_options(o));
+    CompileOptions co;
+    co.archs.clear();  // the loop-IR kernels only, no NVRTC
+    return compile_plan(p, co);
+  }();
+  return r;
+}
+
+int grid_barriers(const loop::Kernel& k) {
+  int n = 0;
+  for (const StageBoundary& b : k.boundaries) n += b.kind == BoundaryKind::Grid;
+  return n;
+}
+
+TEST(AccessRecord, ReadsAfterAGridBarrierAreOtherBlocksWrites) {
+  const CompileReport& r = bert_kernels();
+  // The smallest kernel with a grid barrier (fast to emulate).
+  const loop::Kernel* pick = nullptr;
+  for (const CompiledKernel& ck : r.kernels)
+    if (grid_barriers(ck.kernel) > 0 && ck.kernel.launch.cooperative &&
+        (!pick || ck.kernel.launch.grid_x * ck.kernel.launch.block_x <
+                      pick->launch.grid_x * pick->launch.block_x))
+      pick = &ck.kernel;
+  ASSERT_NE(pick, nullptr) << "no kernel of the sample BERT has a grid barrier";
+  const auto t0 = std::chrono::steady_clock::now();
+  const KernelAccess k = record_kernel_access(*pick);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << pick->name << ": " << pick->stages.size() << " stages, grid " << k.grid << ", "
+            << k.grid_barriers << " grid barriers, " << k.edges.size() << " edges, recorded in "
+            << s << " s\n"
+            << emulate::describe(k);
+  EXPECT_GT(k.grid_barriers, 0);
+  ASSERT_FALSE(k.edges.empty());
+  int crossing = 0;
+  for (const emulate::ProducerEdge& e : k.edges) {
+    EXPECT_NE(e.producer_block, e.consumer_block);
+    EXPECT_LT(e.producer, e.consumer);
+    EXPECT_GT(e.elements, 0);
+    crossing += e.consumer.epoch > e.producer.epoch;
+    // The elements are in the producer's writes and the consumer's reads of those phases.
+    const emulate::TensorAccess* t = k.find(e.tensor);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->role, emulate::TensorRole::Scratch) << e.tensor;
+    const emulate::UnitAccess *w = nullptr, *rd = nullptr;
+    for (const emulate::UnitAccess& u : t->units) {
+      if (u.warp >= 0) continue;
+      if (u.block == e.producer_block && u.phase == e.producer) w = &u;
+      if (u.block == e.consumer_block && u.phase == e.consumer) rd = &u;
+    }
+    ASSERT_TRUE(w && rd);
+    int64_t both = 0;
+    for (int64_t x : rd->reads.elements()) both += w->writes.contains(x);
+    EXPECT_GE(both, e.elements);
+  }
+  EXPECT_GT(crossing, 0);
+  // Every element a consumer reads after the barrier that this kernel wrote earlier was
+  // written by some block: by another block (an edge) or by itself.
+  for (const emulate::TensorAccess& t : k.tensors) {
+    if (t.role != emulate::TensorRole::Scratch) continue;
+    for (const emulate::UnitAccess& u : t.units) {
+      if (u.warp >= 0 || u.phase.epoch == 0) continue;
+      int64_t from_others = 0;
+      for (const emulate::ProducerEdge& e : k.edges)
+        if (e.tensor == t.name && e.consumer == u.phase && e.consumer_block == u.block)
+          from_others += e.elements;
+      int64_t own = 0, earlier = 0;
+      for (int64_t x : u.reads.elements()) {
+        bool by_me = false, by_any = false;
+        for (const emulate::UnitAccess& v : t.units)
+          if (v.warp < 0 && v.phase < u.phase && v.writes.contains(x)) {
+            by_any = true;
+            by_me |= v.block == u.block;
+          }
+        earlier += by_any;
+        own += by_me;
+      }
+      EXPECT_LE(from_others, earlier);
+      EXPECT_GE(from_others + own, earlier) << t.name << " block " << u.block;
+    }
+  }
+  // The picture names the scratch and the waits.
+  report::MemoryPicture p = report::memory_picture(k);
+  bool waits = false, scratch = false;
+  for (const std::string& n : p.notes) {
+    waits |= n.find("must order them") != std::string::npos;
+    scratch |= n.find("Global scratch") != std::string::npos;
+  }
+  EXPECT_TRUE(waits);
+  EXPECT_TRUE(scratch);
+  bool frame_waits = false;
+  for (const report::PictureFrame& f : p.frames) frame_waits |= !f.waits_for.empty();
+  EXPECT_TRUE(frame_waits);
+}
+
+TEST(AccessRecord, FusedKernelOutputsUnchangedByRecording) {
+  const CompileReport& r = bert_kernels();
+  const loop::Kernel* pick = nullptr;
+  for (const CompiledKernel& ck : r.kernels)
+    if (grid_barriers(ck.kernel) > 0 &&
+        (!pick || ck.kernel.launch.grid_x * ck.kernel.launch.block_x <
+                      pick->launch.grid_x * pick->launch.block_x))
+      pick = &ck.kernel;
+  ASSERT_NE(pick, nullptr);
+  emulate::Buffers in;
+  uint32_t seed = 3;
+  for (const Tensor& t : pick->inputs)
+    if (!(t->source == te::TensorNode::Source::Constant && t->data))
+      in[t->name] = is_float(t->dtype) ? random_tensor(t, seed++)
+                                       : std::make_shared<TensorData>(t->dtype, t->shape);
+  emulate::Buffers plain = in, recorded = in;
+  emulate::run_kernel(*pick, plain);
+  emulate::AccessRecord rec;
+  emulate::EmulateOptions eo;
+  eo.access_record = &rec;
+  emulate::run_kernel(*pick, recorded, eo);
+  ASSERT_EQ(rec.kernels.size(), 1u);
+  for (const Tensor& t : pick->outputs)
+    EXPECT_TRUE(same_bits(*plain.at(t->name), *recorded.at(t->name))) << t->name;
+}
+
+}  // namespace
+}  // namespace souffle

@@ -19,6 +19,8 @@ packages=(
   # PyTorch for souffle.from_torch's test (torch.onnx.export; 1.13, CPU): about 570 MB installed
   # with its dependencies (146 packages beyond the rest of this list, 132 MB to download).
   python3-torch
+  # pip install ./python (python/pyproject.toml) and its test; a venv to install it into.
+  python3-pip python3-venv
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -49,6 +51,14 @@ if ! command -v nvdisasm >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvdisasm 
   echo "setup: installing $NVDISASM_WHEEL into $BUILD_DIR/tools/nvdisasm"
   mkdir -p "$BUILD_DIR/tools"
   python3 -m pip install -q --no-deps --target "$BUILD_DIR/tools/nvdisasm" "$NVDISASM_WHEEL"
+fi
+# scikit-build-core, the build backend of `pip install ./python` (Debian 12 does not package it),
+# into $BUILD_DIR/tools/python for the python_pip_install test, which builds without isolation.
+SKBUILD_CORE=${SKBUILD_CORE:-scikit-build-core==1.1.2}
+if [ ! -d "$BUILD_DIR/tools/python/scikit_build_core" ]; then
+  echo "setup: installing $SKBUILD_CORE into $BUILD_DIR/tools/python"
+  mkdir -p "$BUILD_DIR/tools"
+  python3 -m pip install -q --target "$BUILD_DIR/tools/python" "$SKBUILD_CORE"
 fi
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release

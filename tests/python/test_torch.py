@@ -13,12 +13,12 @@ import souffle
 
 def _torch():
     """PyTorch, or a skip on a machine where scripts/setup.sh has not installed it. Where the
-    suite runs from scripts/test.sh (which runs setup first) SOUFFLE_REQUIRE_TORCH=1 is set and
-    a missing PyTorch fails instead."""
+    suite runs from scripts/test.sh (which runs setup first) SOUFFLE_SETUP_RAN=1 is set and a
+    missing PyTorch fails instead."""
     try:
         import torch
     except ImportError as e:
-        if os.environ.get("SOUFFLE_REQUIRE_TORCH") == "1":
+        if os.environ.get("SOUFFLE_SETUP_RAN") == "1":
             pytest.fail(f"PyTorch does not import ({e}): scripts/setup.sh installs python3-torch")
         pytest.skip("PyTorch is not installed (scripts/setup.sh installs python3-torch)")
     return torch

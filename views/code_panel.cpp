@@ -224,54 +224,42 @@ KernelCodeText CodePanel::generate(PlanDataPtr planData, int partition) {
         c.stages.push_back(std::move(st));
       }
     // CUDA C: a lone launch as compile and the bundle have it; several launches in one
-    // translation unit (shared includes and helpers), each kernel's lines from its __global__
-    // line to the next kernel's mapped with that kernel's stages.
-    const std::string cuda =
-        set.kernels.size() == 1 ? built->kernels.front().cuda : codegen::emit_cuda(set);
-    auto addBoundaries = [&c](const codegen::SourceMap& map, const loop::Kernel& k, int shift) {
+    // translation unit (shared includes and helpers). The maps are what the emitter recorded
+    // for each line: a kernel's stages, its boundaries, the line that names it.
+    codegen::EmittedUnit unit;
+    if (set.kernels.size() != 1) unit = codegen::emit_cuda_unit(set);
+    const std::string cuda = set.kernels.size() == 1 ? built->kernels.front().cuda : unit.text();
+    auto addBoundaries = [&c](const codegen::SourceMap& map, const loop::Kernel& k) {
       for (const codegen::SourceMap::BoundaryLine& b : map.boundaries) {
         if (b.boundary < 0 || static_cast<size_t>(b.boundary) >= k.boundaries.size()) continue;
         const StageBoundary& sb = k.boundaries[static_cast<size_t>(b.boundary)];
-        c.cudaBoundaries.push_back({b.line + shift, sb.kind, QString::fromStdString(describe(sb))});
+        c.cudaBoundaries.push_back({b.line, sb.kind, QString::fromStdString(describe(sb))});
       }
     };
     if (set.kernels.size() == 1) {
-      c.cudaMap = codegen::map_cuda_source(cuda, set.kernels.front());
-      addBoundaries(c.cudaMap, set.kernels.front(), 0);
+      c.cudaMap = built->kernels.front().cuda_map;
+      addBoundaries(c.cudaMap, set.kernels.front());
     } else {
-      const std::vector<std::string> names = codegen::cuda_kernel_names(set);
-      std::vector<std::string> lines;
-      for (size_t from = 0, to; from <= cuda.size(); from = to + 1) {
-        to = cuda.find('\n', from);
-        if (to == std::string::npos) to = cuda.size();
-        lines.push_back(cuda.substr(from, to - from));
-      }
-      std::vector<size_t> starts;
-      for (const std::string& n : names)
-        for (size_t i = 0; i < lines.size(); ++i)
-          if (lines[i].find("__global__") != std::string::npos &&
-              lines[i].find(" " + n + "(") != std::string::npos) {
-            starts.push_back(i);
-            break;
-          }
       stageBase = 0;
-      for (size_t j = 0; j < starts.size() && j < set.kernels.size(); ++j) {
-        const size_t from = starts[j], to = j + 1 < starts.size() ? starts[j + 1] : lines.size();
-        std::string region;
-        for (size_t i = from; i < to; ++i) region += lines[i] + '\n';
-        const codegen::SourceMap regionMap = codegen::map_cuda_source(region, set.kernels[j]);
-        for (codegen::SourceSpan sp : regionMap.spans) {
-          sp.first_line += static_cast<int>(from);
-          sp.last_line += static_cast<int>(from);
+      for (size_t j = 0; j < set.kernels.size(); ++j) {
+        const int kernel = static_cast<int>(j);
+        const codegen::SourceMap map = codegen::map_emitted(unit, kernel, set.kernels[j]);
+        for (codegen::SourceSpan sp : map.spans) {
           sp.stage += stageBase;
           c.cudaMap.spans.push_back(std::move(sp));
         }
-        // A later launch: its __global__ line stands for the boundary that started it.
+        // A later launch: the line naming its __global__ function (the last function emitted
+        // for it, after its stages' functions) stands for the boundary that started it.
+        int head = 0;
+        for (size_t i = 0; i < unit.lines.size(); ++i)
+          if (unit.lines[i].kernel == kernel &&
+              unit.lines[i].role == codegen::LineRole::FunctionHead)
+            head = static_cast<int>(i) + 1;
         const std::vector<StageBoundary>& kb = set.kernels[j].boundaries;
-        if (!kb.empty() && kb.front().kind == BoundaryKind::Launch)
-          c.cudaBoundaries.push_back({static_cast<int>(from) + 1, BoundaryKind::Launch,
-                                      QString::fromStdString(describe(kb.front()))});
-        addBoundaries(regionMap, set.kernels[j], static_cast<int>(from));
+        if (head > 0 && !kb.empty() && kb.front().kind == BoundaryKind::Launch)
+          c.cudaBoundaries.push_back(
+              {head, BoundaryKind::Launch, QString::fromStdString(describe(kb.front()))});
+        addBoundaries(map, set.kernels[j]);
         stageBase += static_cast<int>(set.kernels[j].stages.size());
       }
     }

@@ -253,16 +253,67 @@ std::string CodeGenC::comment_text(const std::string& s) const {
 
 // ---- lines ----
 
-void CodeGenC::line(const std::string& text) {
-  m_body << std::string(2 * m_depth, ' ') << text << '\n';
+bool index_arithmetic(const std::string& s, const std::vector<std::string>& words,
+                      const std::string& chars) {
+  if (s.empty()) return false;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      ++i;
+      continue;
+    }
+    if (chars.find(s[i]) != std::string::npos) {
+      ++i;
+      continue;
+    }
+    bool word = false;
+    for (const std::string& w : words)
+      if (s.compare(i, w.size(), w) == 0) {
+        i += w.size();
+        word = true;
+        break;
+      }
+    if (!word) return false;
+  }
+  return true;
 }
-void CodeGenC::open(const std::string& head) {
-  line(head.empty() ? "{" : head + " {");
+
+void CodeGenC::line(const std::string& text, LineRole role) {
+  // Lines that hold nothing a repetition would change in a way the roller cannot see.
+  const bool repeatable = role == LineRole::Brace || role == LineRole::Comment ||
+                          role == LineRole::Barrier || role == LineRole::StageCall ||
+                          role == LineRole::StageCallArg || role == LineRole::ArenaPointer ||
+                          text.empty();
+  line(text, role, repeatable);
+}
+
+void CodeGenC::line(const std::string& text, LineRole role, bool repeatable) {
+  const std::string indent(2 * static_cast<size_t>(m_depth), ' ');
+  for (size_t from = 0;;) {
+    const size_t to = text.find('\n', from);
+    EmittedLine l;
+    l.text = indent + text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+    l.kernel = m_line_kernel;
+    l.stage = m_line_stage;
+    l.boundary = m_line_boundary;
+    l.role = role;
+    l.repeatable = repeatable;
+    m_line_boundary = -1;
+    m_lines.push_back(std::move(l));
+    if (to == std::string::npos) break;
+    from = to + 1;
+  }
+}
+void CodeGenC::open(const std::string& head, LineRole role) {
+  line(head.empty() ? "{" : head + " {", head.empty() ? LineRole::Brace : role);
   ++m_depth;
 }
-void CodeGenC::close(const std::string& tail) {
+void CodeGenC::open(const std::string& head, LineRole role, bool repeatable) {
+  line(head.empty() ? "{" : head + " {", role, repeatable);
+  ++m_depth;
+}
+void CodeGenC::close(const std::string& tail, LineRole role) {
   --m_depth;
-  line(tail);
+  line(tail, tail == "}" && role == LineRole::Code ? LineRole::Brace : role);
 }
 
 // ---- language facts of plain C ----
@@ -343,7 +394,8 @@ void CodeGenC::emit_flag_release(const loop::FlagRelease&) {
 }
 void CodeGenC::emit_timeline_record(const loop::TimelineRecord& r) {
   line(comment_text(std::string("// timeline ") + loop::timeline_event_name(r.event) +
-                    " of stage " + std::to_string(r.stage) + " (not recorded in C)"));
+                    " of stage " + std::to_string(r.stage) + " (not recorded in C)"),
+       LineRole::Comment);
 }
 
 void CodeGenC::emit_flag_wait(const loop::FlagWait&) {
@@ -725,7 +777,8 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       const te::TensorNode* b = a.buffer.get();
       if (a.scope == MemScope::Global) {
         line("// " + m_buffers.at(b) + ": global scratch of " + std::to_string(numel(b)) + " " +
-             dtype_name(b->dtype) + " (a kernel parameter)");
+                 dtype_name(b->dtype) + " (a kernel parameter)",
+             LineRole::Comment);
       } else {
         const std::string name = unique_name(b->name);
         m_buffers[b] = name;
@@ -759,7 +812,10 @@ void CodeGenC::emit_stmt(const Stmt& s) {
     }
     case loop::StmtKind::IfThenElse: {
       const loop::IfThenElse& i = *s.as<loop::IfThenElse>();
-      open("if (" + expr(i.cond) + ")");
+      const std::string cond = expr(i.cond);
+      // A guard on the block index (as a kernel's stages are) may repeat in a rolled loop.
+      open("if (" + cond + ")", LineRole::If,
+           index_arithmetic(cond, {"bx", "tx", "ll"}, " <>=&|()!%/*+-"));
       emit_stmt(i.then_case);
       if (i.else_case.defined()) {
         --m_depth;
@@ -776,10 +832,10 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       break;
     }
     case loop::StmtKind::BlockBarrier:
-      line(barrier_line(block_barrier_stmt(), BoundaryKind::Block));
+      line(barrier_line(block_barrier_stmt(), BoundaryKind::Block), LineRole::Barrier);
       break;
     case loop::StmtKind::GridBarrier:
-      line(barrier_line(grid_barrier_stmt(), BoundaryKind::Grid));
+      line(barrier_line(grid_barrier_stmt(), BoundaryKind::Grid), LineRole::Barrier);
       break;
     case loop::StmtKind::FlagRelease:
       emit_flag_release(*s.as<loop::FlagRelease>());
@@ -789,28 +845,36 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       break;
     case loop::StmtKind::Stage: {
       const loop::Stage& st = *s.as<loop::Stage>();
-      if (emit_stage_elsewhere(st)) break;
+      // The lines of a stage (outermost, where stages nest) stand for it.
+      const int outer_stage = m_line_stage;
+      if (m_stage_depth == 0) m_line_stage = st.index;
+      if (emit_stage_elsewhere(st)) {
+        m_line_stage = outer_stage;
+        break;
+      }
       if (const loop::StageInfo* found = stage_info(st.index)) {
         const loop::StageInfo& info = *found;
         line(comment_text("// stage " + std::to_string(st.index) + " `" + info.name +
                           "`: " + info.schedule + " (grid " + std::to_string(info.grid_x) +
-                          ", block " + std::to_string(info.block_x) + ")"));
+                          ", block " + std::to_string(info.block_x) + ")"),
+             LineRole::Comment);
         for (size_t j = 0; j < info.tes.size(); ++j) {
           std::string l = "//   " + info.tes[j];
           if (j < info.origins.size() && !info.origins[j].node.empty())
             l += " <- " + info.origins[j].node + " (" + info.origins[j].op_type + ")";
           else if (j < info.origins.size() && !info.origins[j].op_type.empty())
             l += " <- " + info.origins[j].op_type;
-          line(comment_text(l));
+          line(comment_text(l), LineRole::Comment);
         }
       } else {
-        line("// stage " + std::to_string(st.index));
+        line("// stage " + std::to_string(st.index), LineRole::Comment);
       }
       open("");
       ++m_stage_depth;
       emit_stmt(st.body);
       --m_stage_depth;
       close();
+      m_line_stage = outer_stage;
       break;
     }
     case loop::StmtKind::Evaluate:
@@ -820,7 +884,7 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       emit_timeline_record(*s.as<loop::TimelineRecord>());
       break;
     case loop::StmtKind::Comment:
-      line(comment_text("// " + s.as<loop::Comment>()->text));
+      line(comment_text("// " + s.as<loop::Comment>()->text), LineRole::Comment);
       break;
     case loop::StmtKind::FragmentAlloc: {
       const loop::FragmentAlloc& a = *s.as<loop::FragmentAlloc>();
@@ -858,6 +922,7 @@ std::string CodeGenC::barrier_line(const std::string& stmt, BoundaryKind kind) {
   const std::vector<StageBoundary>& bs = m_kernel->boundaries;
   while (m_next_boundary < bs.size() && !bs[m_next_boundary].has_statement()) ++m_next_boundary;
   if (m_next_boundary >= bs.size() || bs[m_next_boundary].kind != kind) return stmt;
+  m_line_boundary = static_cast<int>(m_next_boundary);
   return stmt + "  " + comment_text("// " + describe(bs[m_next_boundary++]));
 }
 
@@ -892,20 +957,20 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
     summary += std::string(", ") + kFlagEpoch + " (this launch's epoch of the flags)";
   }
 
-  line(comment_text(function_comment(k)));
-  if (!summary.empty()) line(comment_text("// params: " + summary));
+  line(comment_text(function_comment(k)), LineRole::Signature);
+  if (!summary.empty()) line(comment_text("// params: " + summary), LineRole::Signature);
   m_function_name = kname;
   std::string head = function_prefix(k) + "void " + function_attributes(k) + kname + "(";
   size_t total = head.size();
   for (const auto& d : decls) total += d.size() + 2;
   if (total <= 100) {
     for (size_t i = 0; i < decls.size(); ++i) head += (i ? ", " : "") + decls[i];
-    open(head + ")");
+    open(head + ")", LineRole::FunctionHead);
   } else {
-    line(head);
+    line(head, LineRole::FunctionHead);
     for (size_t i = 0; i < decls.size(); ++i)
-      line("    " + decls[i] + (i + 1 < decls.size() ? "," : ") {"));
-    if (decls.empty()) line("    ) {");
+      line("    " + decls[i] + (i + 1 < decls.size() ? "," : ") {"), LineRole::Signature);
+    if (decls.empty()) line("    ) {", LineRole::Signature);
     ++m_depth;
   }
   emit_kernel_prologue(k);
@@ -920,7 +985,31 @@ std::string CodeGenC::translation_unit() {
   std::string out = includes();
   if (!out.empty()) out += "\n";
   for (const auto& h : m_helpers) out += h.second + "\n";
-  return out + m_body.str();
+  for (const EmittedLine& l : m_lines) out += l.text + "\n";
+  return out;
+}
+
+EmittedUnit CodeGenC::emitted_unit() {
+  std::string preamble = includes();
+  if (!preamble.empty()) preamble += "\n";
+  for (const auto& h : m_helpers) preamble += h.second + "\n";
+  EmittedUnit u;
+  for (size_t from = 0; from < preamble.size();) {
+    size_t to = preamble.find('\n', from);
+    if (to == std::string::npos) to = preamble.size();
+    EmittedLine l;
+    l.text = preamble.substr(from, to - from);
+    u.lines.push_back(std::move(l));
+    from = to + 1;
+  }
+  u.lines.insert(u.lines.end(), m_lines.begin(), m_lines.end());
+  return u;
+}
+
+std::string EmittedUnit::text() const {
+  std::string out;
+  for (const EmittedLine& l : lines) out += l.text + "\n";
+  return out;
 }
 
 }  // namespace souffle::codegen

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/codegen/emitted.h"
 #include "core/loop/stmt.h"
 
 namespace souffle::codegen {
@@ -49,6 +50,8 @@ class CodeGenC {
   void add_kernel(const loop::Kernel& k);
   /// The preamble and every kernel added so far.
   std::string translation_unit();
+  /// The same, line by line, with what each line stands for (emitted.h).
+  EmittedUnit emitted_unit();
 
   /// The parameters `k` is emitted with (names are unique within the kernel).
   std::vector<KernelParam> params(const loop::Kernel& k) const;
@@ -117,9 +120,16 @@ class CodeGenC {
   };
   Code emit_expr(const te::Expr& e);
   std::string expr(const te::Expr& e) { return emit_expr(e).text; }
-  void line(const std::string& text);
-  void open(const std::string& head);  ///< "head {" and indent
-  void close(const std::string& tail = "}");
+  void line(const std::string& text, LineRole role = LineRole::Code);
+  /// A line of role `role` that a rolled loop may (or may not) hold (EmittedLine::repeatable).
+  void line(const std::string& text, LineRole role, bool repeatable);
+  void open(const std::string& head, LineRole role = LineRole::Code);  ///< "head {" and indent
+  void open(const std::string& head, LineRole role, bool repeatable);
+  void close(const std::string& tail = "}", LineRole role = LineRole::Code);
+  /// The unit's kernel (emit order) and the stage the lines written from now on stand for
+  /// (EmittedLine::kernel, ::stage); a target that writes a stage elsewhere sets them too.
+  int m_line_kernel = -1;
+  int m_line_stage = -1;
   void emit_stmt(const loop::Stmt& s);
   /// Registers a helper function (emitted once, in the preamble) by name and definition.
   void use_helper(const std::string& name, const std::string& definition);
@@ -146,9 +156,11 @@ class CodeGenC {
   Code emit_cast(const te::Cast& c);
   void emit_seq_child(const loop::Stmt& s, bool last);
   /// `stmt` with, for a barrier between stages, its boundary's kind and reason as a comment.
+  /// Sets m_line_boundary to the boundary it describes.
   std::string barrier_line(const std::string& stmt, BoundaryKind kind);
 
-  std::ostringstream m_body;  // the kernels' text
+  std::vector<EmittedLine> m_lines;  // the kernels' lines
+  int m_line_boundary = -1;          ///< the boundary the next line's barrier stands for
   int m_depth = 0;
   const loop::Kernel* m_kernel = nullptr;
   int m_stage_depth = 0;       ///< Stage nodes open around the statement being emitted

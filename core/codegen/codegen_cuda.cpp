@@ -1,10 +1,12 @@
 #include "core/codegen/codegen_cuda.h"
 
+#include <cctype>
 #include <cmath>
 #include <optional>
 #include <unordered_set>
 
 #include "core/codegen/mma_ptx.h"
+#include "core/codegen/outline.h"
 #include "core/codegen/roll.h"
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
@@ -124,7 +126,9 @@ void CodeGenCuda::emit_shared_alloc(const loop::Allocate& a, const std::string& 
   for (const loop::SharedSlot& slot : kernel()->shared) {
     if (slot.buffer.get() != a.buffer.get()) continue;
     line(tn + "* const " + name + " = reinterpret_cast<" + tn + "*>(souffle_smem + " +
-         std::to_string(slot.offset) + ");  // " + std::to_string(slot.bytes) + " B of the arena");
+             std::to_string(slot.offset) + ");  // " + std::to_string(slot.bytes) +
+             " B of the arena",
+         LineRole::ArenaPointer);
     return;
   }
   int64_t n = 1;
@@ -143,11 +147,14 @@ std::string CodeGenCuda::grid_barrier_stmt() {
 // A release: every thread's stores of the tile are done (block barrier), then one thread makes
 // them visible device-wide (fence) before its atomic add can be seen.
 void CodeGenCuda::emit_flag_release(const loop::FlagRelease& r) {
-  line("__syncthreads();");
-  open("if (threadIdx.x == 0)");
-  line("__threadfence();");
-  line("atomicAdd(&" + buffer_name(r.flags.get()) + "[" + expr(r.index) + "], 1);");
-  close();
+  constexpr LineRole kFlag = LineRole::FlagSync;
+  line("__syncthreads();", kFlag, true);
+  open("if (threadIdx.x == 0)", kFlag, true);
+  line("__threadfence();", kFlag, true);
+  const std::string index = expr(r.index);
+  line("atomicAdd(&" + buffer_name(r.flags.get()) + "[" + index + "], 1);", kFlag,
+       index_arithmetic(index, {"bx"}, " *+()-"));
+  close("}", LineRole::Brace);
 }
 
 // An acquire: one thread spins on each counter with an acquire load (a volatile load and a
@@ -171,17 +178,33 @@ void CodeGenCuda::emit_flag_wait(const loop::FlagWait& w) {
   const std::string first = expr(w.first), count = expr(w.count);
   const std::string target = unique_name("flag_target"), lo = unique_name("flag_first"),
                     t = unique_name("flag_tile");
-  open("if (threadIdx.x == 0)");
+  constexpr LineRole kFlag = LineRole::FlagSync;
+  // A table entry at block index arithmetic (the tiles a block waits for) may repeat in a
+  // rolled loop: "flags_first[bx]", with a constant added before it for `first`.
+  auto entry = [](const std::string& e, bool constant_first) {
+    const size_t open = e.find('['), plus = e.find(" + ");
+    std::string name = e.substr(0, open);
+    if (constant_first && plus != std::string::npos && plus < open && plus > 0 &&
+        index_arithmetic(name.substr(0, plus), {}, ""))
+      name = name.substr(plus + 3);
+    return !e.empty() && open != std::string::npos && e.back() == ']' && !name.empty() &&
+           !std::isdigit(static_cast<unsigned char>(name[0])) &&
+           index_arithmetic(name, {}, "_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") &&
+           index_arithmetic(e.substr(open + 1, e.size() - open - 2), {"bx"}, " *+()-");
+  };
+  open("if (threadIdx.x == 0)", kFlag, true);
   line("const long long " + target + " = " + std::string(kFlagEpoch) + " * " +
-       std::to_string(w.per_run) + "LL;");
-  line("const long long " + lo + " = " + first + ";");
-  open("for (long long " + t + " = " + lo + "; " + t + " < " + lo + " + " + count + "; ++" + t +
-       ")");
-  line("while (souffle_ld_acquire(&" + flags + "[" + t + "]) < " + target + ") {}");
-  close();
-  line("__threadfence();");
-  close();
-  line("__syncthreads();");
+           std::to_string(w.per_run) + "LL;",
+       kFlag, w.per_run >= 0);
+  line("const long long " + lo + " = " + first + ";", kFlag, entry(first, true));
+  open(
+      "for (long long " + t + " = " + lo + "; " + t + " < " + lo + " + " + count + "; ++" + t + ")",
+      kFlag, entry(count, false));
+  line("while (souffle_ld_acquire(&" + flags + "[" + t + "]) < " + target + ") {}", kFlag, true);
+  close("}", LineRole::Brace);
+  line("__threadfence();", kFlag, true);
+  close("}", LineRole::Brace);
+  line("__syncthreads();", kFlag, true);
 }
 
 std::string CodeGenCuda::atomic_add_stmt(DType t, const std::string& address,
@@ -211,15 +234,6 @@ std::string CodeGenCuda::shuffle_expr(loop::ShuffleKind kind, DType t, const std
 }
 
 namespace {
-
-bool has_fragments(const loop::Stmt& s) {
-  bool found = false;
-  loop::for_each_stmt(s, [&](const loop::Stmt& x) {
-    found |= x.as<loop::FragmentAlloc>() != nullptr || x.as<loop::MatrixLoad>() != nullptr ||
-             x.as<loop::AsyncCopy>() != nullptr;
-  });
-  return found;
-}
 
 /// The wmma element type of a fragment.
 std::string wmma_element(loop::MmaType t) {
@@ -370,7 +384,7 @@ const loop::StageInfo* CodeGenCuda::stage_info(int index) {
 bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
   auto it = m_outlined.find(&st);
   if (it == m_outlined.end()) return false;
-  const OutlinedStage& o = it->second;
+  const StageCall& o = it->second;
   std::string note = "// runs stage " + std::to_string(st.index);
   if (st.index >= 0 && static_cast<size_t>(st.index) < kernel()->stages.size()) {
     std::string name = kernel()->stages[static_cast<size_t>(st.index)].name;
@@ -389,13 +403,13 @@ bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
   if (total <= 100) {
     std::string call = o.function + "(";
     for (size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i];
-    line(call + ");  " + note);
+    line(call + ");  " + note, LineRole::StageCall);
     return true;
   }
-  line(o.function + "(  " + note);
+  line(o.function + "(  " + note, LineRole::StageCall);
   for (size_t i = 0; i < args.size(); ++i)
-    line("    " + args[i] + (i + 1 < args.size() ? "," : ");"));
-  if (args.empty()) line("    );");
+    line("    " + args[i] + (i + 1 < args.size() ? "," : ");"), LineRole::StageCallArg);
+  if (args.empty()) line("    );", LineRole::StageCallArg, false);
   return true;
 }
 
@@ -422,204 +436,6 @@ class InlineVisitor : public loop::StmtVisitor {
   const std::function<void(const te::Expr&)>& m_on_expr;
 };
 
-/// The stages of a kernel body with the block/thread bindings around each.
-class StageFinder : public loop::StmtVisitor {
- public:
-  struct Found {
-    const loop::Stage* stage;
-    std::vector<const loop::For*> bindings;  ///< outermost first
-  };
-  std::vector<Found> found;
-
- protected:
-  void visit_For(const loop::For& f, const loop::Stmt& s) override {
-    const bool binding = loop::is_thread_binding(f.for_kind);
-    if (binding) m_bindings.push_back(&f);
-    loop::StmtVisitor::visit_For(f, s);
-    if (binding) m_bindings.pop_back();
-  }
-  void visit_Stage(const loop::Stage& st, const loop::Stmt&) override {
-    found.push_back({&st, m_bindings});
-  }
-
- private:
-  std::vector<const loop::For*> m_bindings;
-};
-
-/// What a stage's body uses from around it: the variables it reads without binding them, and
-/// the buffers it touches without allocating them on chip (global ones: kernel parameters).
-struct Footprint {
-  std::unordered_set<const te::ExprNode*> free_vars;
-  std::vector<te::Tensor> buffers;  ///< in first-use order
-  std::unordered_set<const te::TensorNode*> written;
-  std::unordered_set<const te::TensorNode*> on_chip;  ///< shared/local/fragment allocations
-};
-
-Footprint footprint(const loop::Stmt& body) {
-  Footprint fp;
-  std::unordered_set<const te::ExprNode*> bound, used;
-  std::unordered_set<const te::TensorNode*> seen;
-  auto touch = [&](const te::Tensor& t, bool write) {
-    if (seen.insert(t.get()).second) fp.buffers.push_back(t);
-    if (write) fp.written.insert(t.get());
-  };
-  loop::for_each_stmt(body, [&](const loop::Stmt& s) {
-    if (const loop::For* f = s.as<loop::For>()) {
-      bound.insert(f->var.get());
-    } else if (const loop::LetStmt* l = s.as<loop::LetStmt>()) {
-      bound.insert(l->var.get());
-    } else if (const loop::Allocate* a = s.as<loop::Allocate>()) {
-      if (a->scope == loop::MemScope::Global)
-        touch(a->buffer, true);
-      else
-        fp.on_chip.insert(a->buffer.get());
-    } else if (const loop::FragmentAlloc* fa = s.as<loop::FragmentAlloc>()) {
-      fp.on_chip.insert(fa->buffer.get());
-    } else if (const loop::Store* st = s.as<loop::Store>()) {
-      touch(st->buffer, true);
-    } else if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) {
-      touch(at->buffer, true);
-    } else if (const loop::Shuffle* sh = s.as<loop::Shuffle>()) {
-      touch(sh->buffer, true);
-    } else if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) {
-      touch(fl->source, false);
-      touch(fl->fragment, true);
-    } else if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) {
-      touch(fs->dest, true);
-      touch(fs->fragment, false);
-    } else if (const loop::FragmentFill* ff = s.as<loop::FragmentFill>()) {
-      touch(ff->fragment, true);
-    } else if (const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>()) {
-      touch(ac->src, false);
-      touch(ac->dst, true);
-    } else if (const loop::MatrixLoad* ml = s.as<loop::MatrixLoad>()) {
-      touch(ml->src, false);
-      touch(ml->dst, true);
-    } else if (const loop::MmaSync* ms = s.as<loop::MmaSync>()) {
-      touch(ms->a, false);
-      touch(ms->b, false);
-      touch(ms->c, false);
-      touch(ms->d, true);
-    } else if (const loop::FragmentMma* fm = s.as<loop::FragmentMma>()) {
-      touch(fm->a, false);
-      touch(fm->b, false);
-      touch(fm->c, false);
-      touch(fm->d, true);
-    }
-  });
-  loop::for_each_expr(body, [&](const te::Expr& e) {
-    te::for_each_node(e, [&](const te::Expr& n) {
-      if (n.as<te::Var>()) used.insert(n.get());
-      if (const te::Read* r = n.as<te::Read>()) touch(r->tensor, false);
-    });
-  });
-  for (const te::ExprNode* v : used)
-    if (!bound.count(v)) fp.free_vars.insert(v);
-  return fp;
-}
-
-/// The global tensors of a stage (`candidates`, of rank 2 or more) that every access reads or
-/// writes at one constant leading index, with that index: the stage touches one slice of them
-/// (an LSTM step's row of the input sequence).
-std::map<const te::TensorNode*, int64_t> constant_leading_index(
-    const loop::Stmt& body, const std::unordered_set<const te::TensorNode*>& candidates) {
-  std::map<const te::TensorNode*, std::optional<int64_t>> seen;
-  auto access = [&](const te::Tensor& t, const std::vector<te::Expr>& idx) {
-    if (!candidates.count(t.get())) return;
-    std::optional<int64_t> c;
-    if (!idx.empty())
-      if (const te::IntImm* i = idx[0].as<te::IntImm>()) c = i->value;
-    auto [it, fresh] = seen.emplace(t.get(), c);
-    if (!fresh && it->second != c) it->second.reset();
-  };
-  loop::for_each_stmt(body, [&](const loop::Stmt& s) {
-    if (const loop::Store* st = s.as<loop::Store>()) access(st->buffer, st->indices);
-    if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) access(at->buffer, at->indices);
-    if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) access(fl->source, fl->origin);
-    if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) access(fs->dest, fs->origin);
-    if (const loop::AsyncCopy* ac = s.as<loop::AsyncCopy>()) access(ac->src, ac->src_index);
-  });
-  loop::for_each_expr(body, [&](const te::Expr& e) {
-    te::for_each_node(e, [&](const te::Expr& n) {
-      if (const te::Read* r = n.as<te::Read>()) access(r->tensor, r->indices);
-    });
-  });
-  std::map<const te::TensorNode*, int64_t> out;
-  for (const auto& [t, c] : seen)
-    if (c && *c >= 0 && *c < t->shape[0]) out[t] = *c;
-  return out;
-}
-
-/// Every access of a key tensor redirected to its slice (the value: leading extent 1) at
-/// leading index 0.
-class SliceAccesses : public loop::StmtMutator {
- public:
-  explicit SliceAccesses(std::map<const te::TensorNode*, te::Tensor> slices)
-      : m_slices(std::move(slices)) {}
-  te::Expr mutate_expr(const te::Expr& e) override {
-    return te::rewrite_reads(
-        e, [&](const te::Read& r, const std::vector<te::Expr>& idx) -> te::Expr {
-          auto it = m_slices.find(r.tensor.get());
-          return it == m_slices.end() ? te::Expr() : te::read(it->second, leading_zero(idx));
-        });
-  }
-
- protected:
-  loop::Stmt mutate_Store(const loop::Store& n, const loop::Stmt& s) override {
-    auto it = m_slices.find(n.buffer.get());
-    if (it == m_slices.end()) return loop::StmtMutator::mutate_Store(n, s);
-    return loop::store(it->second, leading_zero(mutated(n.indices)), mutate_expr(n.value));
-  }
-  loop::Stmt mutate_AtomicAdd(const loop::AtomicAdd& n, const loop::Stmt& s) override {
-    auto it = m_slices.find(n.buffer.get());
-    if (it == m_slices.end()) return loop::StmtMutator::mutate_AtomicAdd(n, s);
-    return loop::atomic_add(it->second, leading_zero(mutated(n.indices)), mutate_expr(n.value));
-  }
-  loop::Stmt mutate_FragmentLoad(const loop::FragmentLoad& n, const loop::Stmt& s) override {
-    auto it = m_slices.find(n.source.get());
-    if (it == m_slices.end()) return loop::StmtMutator::mutate_FragmentLoad(n, s);
-    return loop::fragment_load(n.fragment, mutate_expr(n.index), it->second,
-                               leading_zero(mutated(n.origin)));
-  }
-  loop::Stmt mutate_AsyncCopy(const loop::AsyncCopy& n, const loop::Stmt& s) override {
-    auto it = m_slices.find(n.src.get());
-    if (it == m_slices.end()) return loop::StmtMutator::mutate_AsyncCopy(n, s);
-    return loop::async_copy(n.dst, mutated(n.dst_index), it->second,
-                            leading_zero(mutated(n.src_index)), n.bytes,
-                            n.pred.defined() ? mutate_expr(n.pred) : n.pred);
-  }
-  loop::Stmt mutate_FragmentStore(const loop::FragmentStore& n, const loop::Stmt& s) override {
-    auto it = m_slices.find(n.dest.get());
-    if (it == m_slices.end()) return loop::StmtMutator::mutate_FragmentStore(n, s);
-    return loop::fragment_store(it->second, leading_zero(mutated(n.origin)), n.fragment,
-                                mutate_expr(n.index));
-  }
-
- private:
-  std::vector<te::Expr> mutated(const std::vector<te::Expr>& idx) {
-    std::vector<te::Expr> out;
-    for (const te::Expr& i : idx) out.push_back(mutate_expr(i));
-    return out;
-  }
-  static std::vector<te::Expr> leading_zero(std::vector<te::Expr> idx) {
-    idx[0] = te::int_imm(0);
-    return idx;
-  }
-  std::map<const te::TensorNode*, te::Tensor> m_slices;
-};
-
-bool wants_outlining(const loop::Kernel& k, StageOutlining mode) {
-  switch (mode) {
-    case StageOutlining::Never:
-      return false;
-    case StageOutlining::Always:
-      return k.stages.size() >= 2;
-    case StageOutlining::Auto:
-      break;
-  }
-  return k.stages.size() >= static_cast<size_t>(kOutlineMinStages);
-}
-
 }  // namespace
 
 void CodeGenCuda::visit_inline(const loop::Stmt& s,
@@ -635,125 +451,21 @@ void CodeGenCuda::visit_inline(const loop::Stmt& s,
 void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name,
                                   const std::set<std::string>& reserved) {
   m_outlined.clear();
-  if (wants_outlining(k, m_options.outlining)) {
-    std::unordered_set<const te::TensorNode*> globals;
-    for (const KernelParam& p : params(k)) globals.insert(p.tensor.get());
-    const bool fragments = has_fragments(k.body);
-    // Shared buffers of the arena: those a stage does not allocate itself live across stages
-    // and are handed to its function as (generic) pointers.
-    std::unordered_set<const te::TensorNode*> resident;
-    for (const loop::SharedSlot& slot : k.shared) resident.insert(slot.buffer.get());
-    StageFinder finder;
-    finder.visit(k.body);
-    std::map<const loop::Stage*, OutlinedStage> outlined;
-    // Functions emitted for this kernel, by a key of what must match for one to serve another
-    // stage (parameter shapes and roles, the arena offsets of its shared buffers): a stage that
-    // runs the same code on other tensors (a BERT layer and the next, an LSTM step and the next)
-    // calls the first one's function instead of adding its own.
-    struct Emitted {
-      loop::Stmt body;
-      std::vector<te::Tensor> params;
-      std::string function;
-    };
-    std::map<std::string, std::vector<Emitted>> emitted;
-    for (const StageFinder::Found& f : finder.found) {
-      const Footprint fp = footprint(f.stage->body);
-      // Only what a function can be handed: the kernel's global tensors and the shared buffers
-      // kept across stages (an intermediate resident in shared memory) by pointer, and the
-      // block/thread indices, which it reads again. A tensor kept in registers across stages
-      // keeps its stage inline.
-      bool fits = true;
-      for (const te::Tensor& t : fp.buffers)
-        fits &= globals.count(t.get()) > 0 || fp.on_chip.count(t.get()) > 0 ||
-                resident.count(t.get()) > 0;
-      for (const te::ExprNode* v : fp.free_vars) {
-        bool bound = false;
-        for (const loop::For* b : f.bindings) bound |= b->var.get() == v;
-        fits &= bound;
-      }
-      // Stage functions do not take the flag epoch argument: a stage that releases or waits on
-      // per-tile flags itself stays in the kernel (merge_stages puts them between stages).
-      loop::for_each_stmt(f.stage->body, [&](const loop::Stmt& x) {
-        fits &= !x.as<loop::FlagRelease>() && !x.as<loop::FlagWait>();
-      });
-      if (!fits) continue;
-      loop::Kernel fk;
-      fk.launch = k.launch;
-      for (const loop::SharedSlot& slot : k.shared)
-        if (fp.on_chip.count(slot.buffer.get())) fk.shared.push_back(slot);
-      // A global tensor the stage touches at one constant leading index only is handed over as
-      // that slice (a pointer past the rows before), so stages that differ only in which slice
-      // they touch (one LSTM step and the next) share their function.
-      std::unordered_set<const te::TensorNode*> sliceable;
-      for (const te::Tensor& t : fp.buffers)
-        if (globals.count(t.get()) && t->shape.size() >= 2) sliceable.insert(t.get());
-      std::map<const te::TensorNode*, te::Tensor> slices;
-      std::map<const te::TensorNode*, std::pair<te::Tensor, int64_t>> sliced_from;
-      for (const auto& [t, c] : constant_leading_index(f.stage->body, sliceable)) {
-        Shape shape = t->shape;
-        const int64_t row = shape_numel(shape) / shape[0];
-        shape[0] = 1;
-        te::Tensor whole;
-        for (const te::Tensor& b : fp.buffers)
-          if (b.get() == t) whole = b;
-        te::Tensor slice = loop::make_buffer(t->name, shape, t->dtype);
-        slices[t] = slice;
-        sliced_from[slice.get()] = {whole, c * row};
-      }
-      for (const te::Tensor& t : fp.buffers) {
-        if (fp.on_chip.count(t.get()) || (!globals.count(t.get()) && !resident.count(t.get())))
-          continue;
-        auto sl = slices.find(t.get());
-        (fp.written.count(t.get()) ? fk.outputs : fk.inputs)
-            .push_back(sl == slices.end() ? t : sl->second);
-      }
-      loop::Stmt stage_body =
-          slices.empty() ? f.stage->body : SliceAccesses(slices).mutate(f.stage->body);
-      loop::Stmt body = loop::stage(f.stage->index, stage_body);
-      for (auto b = f.bindings.rbegin(); b != f.bindings.rend(); ++b)
-        body = loop::make_for((*b)->var, (*b)->min, (*b)->extent, (*b)->for_kind, body);
-      fk.body = body;
-      OutlinedStage o;
-      std::string key;
-      std::vector<te::Tensor> fparams;
-      for (const KernelParam& p : params(fk)) {
-        fparams.push_back(p.tensor);
-        auto from = sliced_from.find(p.tensor.get());
-        o.args.push_back(from == sliced_from.end() ? p.tensor : from->second.first);
-        o.offsets.push_back(from == sliced_from.end() ? 0 : from->second.second);
-        key += std::string(param_role_name(p.role)) + " " + dtype_name(p.tensor->dtype);
-        for (int64_t d : p.tensor->shape) key += " " + std::to_string(d);
-        key += ";";
-      }
-      loop::for_each_stmt(fk.body, [&](const loop::Stmt& s) {
-        const loop::Allocate* a = s.as<loop::Allocate>();
-        if (!a || a->scope != loop::MemScope::Shared) return;
-        for (const loop::SharedSlot& slot : fk.shared)
-          if (slot.buffer == a->buffer) key += " @" + std::to_string(slot.offset);
-      });
-      std::vector<Emitted>& same_key = emitted[key];
-      for (const Emitted& e : same_key)
-        if (loop::equal_up_to_params(e.body, fk.body, e.params, fparams)) {
-          o.function = e.function;
-          break;
-        }
-      if (o.function.empty()) {
-        std::string fname = name + "_stage" + std::to_string(f.stage->index);
-        while (reserved.count(fname) || m_stage_functions.count(fname)) fname += "_fn";
-        fk.name = fname;
-        m_stage_functions[fname] = {name, fragments};
-        o.function = fname;
-        same_key.push_back({fk.body, fparams, fname});
-        m_stage_parent = &k;
-        add_kernel(fk);
-        m_stage_parent = nullptr;
-      }
-      outlined[f.stage] = std::move(o);
-    }
-    m_outlined = std::move(outlined);
+  m_line_kernel = m_cuda_kernels++;
+  OutlinePlan plan = plan_outlining(k, name, m_options.outlining, [&](const std::string& f) {
+    return reserved.count(f) > 0 || m_stage_functions.count(f) > 0;
+  });
+  for (const OutlinedFunction& f : plan.functions)
+    m_stage_functions[f.kernel.name] = {name, f.fragments};
+  for (const OutlinedFunction& f : plan.functions) {
+    m_stage_parent = &k;
+    add_kernel(f.kernel);
+    m_stage_parent = nullptr;
   }
+  m_outlined = std::move(plan.calls);
   add_kernel(k);
   m_outlined.clear();
+  m_line_kernel = -1;
 }
 
 std::string CodeGenCuda::includes() {
@@ -773,14 +485,19 @@ std::string emit_cuda(const loop::Kernel& k, CudaEmitOptions options) {
   return emit_cuda(ks, options);
 }
 
-std::string emit_cuda(const loop::KernelSet& ks, CudaEmitOptions options) {
+EmittedUnit emit_cuda_unit(const loop::KernelSet& ks, CudaEmitOptions options) {
   CodeGenCuda g(options);
   const std::vector<std::string> names = cuda_kernel_names(ks);
   const std::set<std::string> reserved(names.begin(), names.end());
   for (size_t i = 0; i < ks.kernels.size(); ++i)
     g.add_cuda_kernel(ks.kernels[i], names[i], reserved);
-  std::string unit = g.translation_unit();
-  return options.roll ? roll_repeated_statements(unit) : unit;
+  EmittedUnit unit = g.emitted_unit();
+  if (options.roll) roll_repeated_statements(unit);
+  return unit;
+}
+
+std::string emit_cuda(const loop::KernelSet& ks, CudaEmitOptions options) {
+  return emit_cuda_unit(ks, options).text();
 }
 
 std::vector<std::string> cuda_kernel_names(const loop::KernelSet& ks) {

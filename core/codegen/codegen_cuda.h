@@ -7,24 +7,9 @@
 #include <vector>
 
 #include "core/codegen/codegen_c.h"
+#include "core/codegen/outline.h"
 
 namespace souffle::codegen {
-
-/// Whether the stages of a merged kernel are emitted as `__device__ __noinline__` functions the
-/// kernel calls in order, one per stage, instead of inline in one body. NVRTC's optimizer and
-/// ptxas' register allocator then work on each stage alone: a kernel of hundreds of stages
-/// compiles in a fraction of the time (docs/full_size_compile.md), and its registers are the
-/// most any one stage needs plus what the calls keep live.
-enum class StageOutlining : uint8_t {
-  Auto,    ///< outline the stages of kernels of at least kOutlineMinStages stages
-  Always,  ///< every stage that can be outlined, in every multi-stage kernel
-  Never,   ///< every stage inline
-};
-/// Auto outlines kernels of this many stages or more. Below, outlining measured no clear gain
-/// (36 stages: 15% less NVRTC time, 74 stages: 20% more) while it adds call overhead; full
-/// BERT's 216 stages compile 3x faster in NVRTC's front end with a sixth of its memory and 148
-/// instead of 255 registers (docs/full_size_compile.md).
-constexpr int kOutlineMinStages = 100;
 
 struct CudaEmitOptions {
   StageOutlining outlining = StageOutlining::Auto;
@@ -84,21 +69,14 @@ class CodeGenCuda : public CodeGenC {
   std::string includes() override;
 
  private:
-  /// A stage emitted as a function: its name and the kernel's tensors it takes, in order.
-  struct OutlinedStage {
-    std::string function;
-    std::vector<te::Tensor> args;
-    /// Per arg: elements from the tensor's start the call passes (a slice the stage reads at
-    /// one constant leading index, such as an LSTM step's row of the input sequence).
-    std::vector<int64_t> offsets;
-  };
   /// Calls on_stmt on every statement of `s` and on_expr on every expression they hold, outside
   /// the stages outlined from the kernel being emitted (what the kernel's own body still holds).
   void visit_inline(const loop::Stmt& s, const std::function<void(const loop::Stmt&)>& on_stmt,
                     const std::function<void(const te::Expr&)>& on_expr) const;
 
   CudaEmitOptions m_options;
-  std::map<const loop::Stage*, OutlinedStage> m_outlined;  ///< of the kernel being emitted
+  int m_cuda_kernels = 0;  ///< kernels added so far (EmittedLine::kernel of the next)
+  std::map<const loop::Stage*, StageCall> m_outlined;  ///< of the kernel being emitted
   /// While a stage function is emitted: the kernel it comes from (whose StageInfos it uses).
   const loop::Kernel* m_stage_parent = nullptr;
   /// Stage functions by name: the kernel they came from and whether it holds wmma fragments
@@ -111,6 +89,9 @@ class CodeGenCuda : public CodeGenC {
 std::string emit_cuda(const loop::Kernel& k, CudaEmitOptions options = {});
 /// One translation unit with every kernel of `ks`, in order, sharing one preamble.
 std::string emit_cuda(const loop::KernelSet& ks, CudaEmitOptions options = {});
+/// The same unit line by line, each line with the kernel (its index in `ks`), stage and
+/// boundary it stands for (emitted.h): what source maps are made of (map_emitted).
+EmittedUnit emit_cuda_unit(const loop::KernelSet& ks, CudaEmitOptions options = {});
 
 /// The function names of `ks`'s kernels in the unit emit_cuda(ks) writes (ONNX names made C
 /// identifiers, made unique); emit_cuda(k) names a lone kernel cuda_kernel_names({k})[0].

@@ -4,9 +4,7 @@
 #include <cctype>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
-#include <sstream>
 #include <vector>
 
 namespace souffle::codegen {
@@ -127,7 +125,7 @@ struct Varying {
 
 class KernelRoller {
  public:
-  KernelRoller(const std::vector<std::string>& signature, std::vector<std::string> body,
+  KernelRoller(const std::vector<EmittedLine>& signature, std::vector<EmittedLine> body,
                int min_repeats, int& loop_counter, RollStats& stats)
       : m_body(std::move(body)),
         m_min_repeats(min_repeats),
@@ -136,10 +134,10 @@ class KernelRoller {
     read_signature(signature);
   }
 
-  std::vector<std::string> run() {
+  std::vector<EmittedLine> run() {
     split();
     m_stats.statements += static_cast<int64_t>(m_statements.size());
-    std::vector<std::string> out;
+    std::vector<EmittedLine> out;
     size_t i = 0;
     while (i < m_statements.size()) {
       size_t best_p = 0, best_r = 0;
@@ -172,15 +170,27 @@ class KernelRoller {
   }
 
  private:
-  /// The kernel's pointer parameters: "[const ]TYPE* __restrict__ NAME".
-  void read_signature(const std::vector<std::string>& signature) {
+  /// The kernel's pointer parameters, as the emitter declares them ("[const ]TYPE* __restrict__
+  /// NAME", separated by commas).
+  void read_signature(const std::vector<EmittedLine>& signature) {
     std::string all;
-    for (const std::string& l : signature) all += code_of(l) + " ";
-    static const std::regex param(
-        R"((const\s+)?([A-Za-z_][A-Za-z0-9_ ]*?)\s*\*\s*__restrict__\s+([A-Za-z_][A-Za-z0-9_]*))");
-    for (auto it = std::sregex_iterator(all.begin(), all.end(), param);
-         it != std::sregex_iterator(); ++it)
-      m_pointers[(*it)[3].str()] = {trim((*it)[2].str()), (*it)[1].matched};
+    for (const EmittedLine& l : signature) all += code_of(l.text) + " ";
+    std::string decl;
+    for (size_t i = 0; i <= all.size(); ++i) {
+      if (i < all.size() && all[i] != ',' && all[i] != '(' && all[i] != ')') {
+        decl += all[i];
+        continue;
+      }
+      const size_t star = decl.find('*'), restrict_at = decl.find("__restrict__");
+      if (star != std::string::npos && restrict_at != std::string::npos && star < restrict_at) {
+        std::string type = trim(decl.substr(0, star));
+        const bool is_const = type.compare(0, 6, "const ") == 0;
+        if (is_const) type = trim(type.substr(6));
+        const std::string name = trim(decl.substr(restrict_at + 12));
+        if (!type.empty() && !name.empty()) m_pointers[name] = {type, is_const};
+      }
+      decl.clear();
+    }
   }
 
   /// The statements of the body at its top level (two spaces of indent): a brace block or an
@@ -191,31 +201,32 @@ class KernelRoller {
     while (l < m_body.size()) {
       Statement st;
       st.first = l;
-      while (l < m_body.size() && trim(code_of(m_body[l])).empty() && l + 1 < m_body.size()) ++l;
-      const std::string head = trim(code_of(m_body[l]));
+      while (l < m_body.size() && trim(code_of(m_body[l].text)).empty() && l + 1 < m_body.size())
+        ++l;
+      const std::string head = trim(code_of(m_body[l].text));
       size_t end = l;
       if (!head.empty() && head.back() == '{') {
         int depth = 0;
         for (; end < m_body.size(); ++end) {
-          for (char c : code_of(m_body[end])) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+          for (char c : code_of(m_body[end].text)) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
           if (depth <= 0) break;
         }
       } else if (!head.empty() && head.back() == '(') {
         auto closes = [&](size_t k) {
-          const std::string c = trim(code_of(m_body[k]));
+          const std::string c = trim(code_of(m_body[k].text));
           return c.size() >= 2 && c.compare(c.size() - 2, 2, ");") == 0;
         };
         while (end + 1 < m_body.size() && !closes(end)) ++end;
       }
       end = std::min(end, m_body.size() - 1);
       st.last = end;
-      for (size_t k = st.first; k <= st.last; ++k) tokenize(code_of(m_body[k]), k, st.tokens);
+      for (size_t k = st.first; k <= st.last; ++k) tokenize(code_of(m_body[k].text), k, st.tokens);
       st.rollable = rollable(head, st);
       // A declaration at the body's top level is seen by later statements: such a statement is
       // never rolled (its name would go out of scope); inside braces, names are its own.
       if (!st.rollable) {
         // A top-level pointer into the shared arena: "TYPE* const NAME = reinterpret_cast<...".
-        const std::string code = trim(code_of(m_body[st.first]));
+        const std::string code = trim(code_of(m_body[st.first].text));
         const size_t star = code.find("* const ");
         const size_t eq = code.find(" = reinterpret_cast<");
         if (star != std::string::npos && eq != std::string::npos && star < eq) {
@@ -239,36 +250,6 @@ class KernelRoller {
     }
   }
 
-  /// A line of a statement the loop may repeat: braces, barriers, a guard on the block or
-  /// thread index, a stage function's call and its arguments (a pointer, or a pointer plus an
-  /// offset), a pointer into the shared arena, or a line of a per-tile flag release or wait as
-  /// CodeGenCuda writes them. Stage code written inline is never rolled.
-  static bool rollable_line(const std::string& code) {
-    static const std::regex thread0(R"(if \(threadIdx\.x == 0\) \{)");
-    static const std::regex release(R"(atomicAdd\(&[A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\], 1\);)");
-    static const std::regex target(
-        R"(const long long flag_target\w* = souffle_flag_epoch \* [0-9]+LL;)");
-    static const std::regex first(
-        R"(const long long flag_first\w* = ([0-9]+ \+ )?[A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\];)");
-    static const std::regex tiles(
-        R"(for \(long long (flag_tile\w*) = (flag_first\w*); \1 < \2 \+ [A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\]; \+\+\1\) \{)");
-    static const std::regex spin(
-        R"(while \(souffle_ld_acquire\(&[A-Za-z_]\w*\[flag_tile\w*\]\) < flag_target\w*\) \{\})");
-    static const std::regex guard(R"(if \((bx|tx|[0-9]+|[ <>=&|()!%/*+-]|ll)+\) \{)");
-    static const std::regex call(R"([A-Za-z_][A-Za-z0-9_]*_stage[A-Za-z0-9_]*\((.*\);)?)");
-    static const std::regex arg(R"([A-Za-z_][A-Za-z0-9_]*( \+ [0-9]+)?(,|\);))");
-    static const std::regex arena(
-        R"([A-Za-z_][A-Za-z0-9_ ]*\* const [A-Za-z_][A-Za-z0-9_]* = reinterpret_cast<[A-Za-z_][A-Za-z0-9_ ]*\*>\(souffle_smem \+ [0-9]+\);)");
-    const std::string c = trim(code);
-    if (c.empty() || c == "{" || c == "}" || c == "grid.sync();" || c == "__syncthreads();" ||
-        c == "__threadfence();")
-      return true;
-    for (const std::regex* r :
-         {&guard, &call, &arg, &arena, &thread0, &release, &target, &first, &tiles, &spin})
-      if (std::regex_match(c, *r)) return true;
-    return false;
-  }
-
   /// A statement the loop may repeat: a block or a guard whose lines are all rollable_line, a
   /// barrier, or a call of a stage function.
   bool rollable(const std::string& head, Statement& st) const {
@@ -278,8 +259,11 @@ class KernelRoller {
     if (!block && !call && head != "grid.sync();" && head != "__syncthreads();") return false;
     // Arena pointers declared outside braces are seen by later statements: never rolled.
     if (!block && head.find("reinterpret_cast") != std::string::npos) return false;
+    // What each line is, the emitter said (EmittedLine::repeatable): braces, barriers, guards
+    // on the block index, stage calls and their arguments, arena pointers, flag releases and
+    // waits. Stage code written inline never is.
     for (size_t l = st.first; l <= st.last; ++l)
-      if (!rollable_line(code_of(m_body[l]))) return false;
+      if (!m_body[l].repeatable) return false;
     return mark(st);
   }
 
@@ -415,16 +399,24 @@ class KernelRoller {
   }
 
   void emit_loop(size_t i, size_t p, size_t r, std::vector<Varying>& vs,
-                 std::vector<std::string>& out) {
+                 std::vector<EmittedLine>& out) {
     const int id = m_loop_counter++;
     ++m_stats.loops;
     const std::string rv = "souffle_r" + std::to_string(id);
     const std::string ind = "  ";
-    out.push_back(ind + "// " + std::to_string(r) + " repetitions of the " + std::to_string(p) +
-                  (p == 1 ? " statement" : " statements") +
-                  " below, rolled into a loop: each repetition calls the same functions on "
-                  "the tensors of its row of the tables (the comments name repetition 0)");
-    out.push_back(ind + "{");
+    // The loop's own lines belong to the kernel and to no stage.
+    auto add = [&](const std::string& text) {
+      EmittedLine l;
+      l.text = text;
+      l.kernel = m_body[m_statements[i].first].kernel;
+      out.push_back(std::move(l));
+    };
+    add(ind + "// " + std::to_string(r) + " repetitions of the " + std::to_string(p) +
+        (p == 1 ? " statement" : " statements") +
+        " below, rolled into a loop: each repetition calls the same functions on "
+        "the tensors of its row of the tables (the comments name repetition 0)");
+    out.back().role = LineRole::Comment;
+    add(ind + "{");
     // Tables: a sequence of values that is a shifted window of another (an LSTM step's state
     // read by the next step, a layer's output read by the layer above) shares one table, read at
     // an offset; a table may grow at either end to take a window in. The loop's tables hold each
@@ -477,23 +469,23 @@ class KernelRoller {
     for (size_t t = 0; t < tables.size(); ++t) {
       const std::vector<std::string>& values = tables[t].values;
       m_stats.table_entries += static_cast<int64_t>(values.size());
-      out.push_back(ind + "  " + tables[t].type + " const " + rv + "_t" + std::to_string(t) + "[" +
-                    std::to_string(values.size()) + "] = {");
+      add(ind + "  " + tables[t].type + " const " + rv + "_t" + std::to_string(t) + "[" +
+          std::to_string(values.size()) + "] = {");
       std::string row;
       for (size_t q = 0; q < values.size(); ++q) {
         const std::string item = values[q] + (q + 1 < values.size() ? "," : "");
         if (!row.empty() && row.size() + item.size() + 1 > 92) {
-          out.push_back(ind + "      " + row);
+          add(ind + "      " + row);
           row.clear();
         }
         row += (row.empty() ? "" : " ") + item;
       }
-      if (!row.empty()) out.push_back(ind + "      " + row);
-      out.push_back(ind + "  };");
+      if (!row.empty()) add(ind + "      " + row);
+      add(ind + "  };");
     }
-    out.push_back(ind + "  #pragma unroll 1");
-    out.push_back(ind + "  for (long long " + rv + " = 0; " + rv + " < " + std::to_string(r) +
-                  "; ++" + rv + ") {");
+    add(ind + "  #pragma unroll 1");
+    add(ind + "  for (long long " + rv + " = 0; " + rv + " < " + std::to_string(r) + "; ++" + rv +
+        ") {");
     for (size_t j = 0; j < p; ++j) {
       const Statement& s0 = m_statements[i + j];
       // Replacements per line, right to left so that columns stay valid.
@@ -510,18 +502,29 @@ class KernelRoller {
         edits[t.line].push_back({t.at, {t.text.size(), with}});
       }
       for (size_t l = s0.first; l <= s0.last; ++l) {
-        std::string text = m_body[l];
+        EmittedLine line = m_body[l];
+        std::string& text = line.text;
         auto e = edits.find(l);
         if (e != edits.end()) {
           std::sort(e->second.begin(), e->second.end(),
                     [](const auto& a, const auto& b) { return a.first > b.first; });
           for (const auto& [at, what] : e->second) text.replace(at, what.first, what.second);
         }
-        out.push_back("    " + text + stages_by_repetition(i, p, r, j, l - s0.first));
+        text = "    " + text + stages_by_repetition(i, p, r, j, l - s0.first);
+        // The line stands for the stages and boundaries of every repetition.
+        for (size_t q = 1; q < r; ++q) {
+          const Statement& sq = m_statements[i + q * p + j];
+          if (sq.first + (l - s0.first) > sq.last) break;
+          const EmittedLine& other = m_body[sq.first + (l - s0.first)];
+          if (line.stage >= 0 && other.stage >= 0) line.more_stages.push_back(other.stage);
+          if (line.boundary >= 0 && other.boundary >= 0)
+            line.more_boundaries.push_back(other.boundary);
+        }
+        out.push_back(std::move(line));
       }
     }
-    out.push_back(ind + "  }");
-    out.push_back(ind + "}");
+    add(ind + "  }");
+    add(ind + "}");
   }
 
   /// A call of an outlined stage ("// runs stage N `name`") in a rolled pattern runs another
@@ -529,18 +532,13 @@ class KernelRoller {
   /// stage A + Br)" or " (in repetitions 0..R-1: stages a, b, ...)", so that the code view can
   /// find every repetition's stage at the call. Empty for other lines.
   std::string stages_by_repetition(size_t i, size_t p, size_t r, size_t j, size_t line) const {
-    static const std::string marker = "// runs stage ";
     std::vector<int64_t> stages;
     for (size_t q = 0; q < r; ++q) {
       const Statement& sq = m_statements[i + q * p + j];
       if (sq.first + line > sq.last) return {};
-      const std::string& text = m_body[sq.first + line];
-      const size_t at = text.find(marker);
-      if (at == std::string::npos) return {};
-      size_t a = at + marker.size(), b = a;
-      while (b < text.size() && std::isdigit(static_cast<unsigned char>(text[b]))) ++b;
-      if (b == a) return {};
-      stages.push_back(std::stoll(text.substr(a, b - a)));
+      const EmittedLine& l = m_body[sq.first + line];
+      if (l.role != LineRole::StageCall || l.stage < 0) return {};
+      stages.push_back(l.stage);
     }
     if (stages.size() < 2) return {};
     const int64_t step = stages[1] - stages[0];
@@ -554,7 +552,7 @@ class KernelRoller {
     return " (in repetitions 0.." + std::to_string(r - 1) + ": stages " + list + ")";
   }
 
-  std::vector<std::string> m_body;
+  std::vector<EmittedLine> m_body;
   int m_min_repeats;
   int& m_loop_counter;
   RollStats& m_stats;
@@ -564,53 +562,47 @@ class KernelRoller {
 
 }  // namespace
 
-std::string roll_repeated_statements(const std::string& cuda, int min_repeats, RollStats* stats) {
+void roll_repeated_statements(EmittedUnit& unit, int min_repeats, RollStats* stats) {
   RollStats local;
   RollStats& st = stats ? *stats : local;
-  std::vector<std::string> lines;
-  {
-    std::stringstream ss(cuda);
-    std::string l;
-    while (std::getline(ss, l)) lines.push_back(l);
-  }
-  std::string out;
+  std::vector<EmittedLine>& lines = unit.lines;
+  std::vector<EmittedLine> out;
   int loop_counter = 0;
   for (size_t i = 0; i < lines.size();) {
-    if (lines[i].compare(0, 21, "extern \"C\" __global__") != 0) {
-      out += lines[i] + "\n";
+    if (lines[i].text.compare(0, 21, "extern \"C\" __global__") != 0) {
+      out.push_back(std::move(lines[i]));
       ++i;
       continue;
     }
     // The signature runs to the line that opens the body; the body to the "}" that closes it.
-    std::vector<std::string> signature;
+    std::vector<EmittedLine> signature;
     size_t j = i;
     for (; j < lines.size(); ++j) {
       signature.push_back(lines[j]);
-      const std::string c = trim(code_of(lines[j]));
+      const std::string c = trim(code_of(lines[j].text));
       if (!c.empty() && c.back() == '{') break;
     }
     size_t end = j + 1;
-    while (end < lines.size() && lines[end] != "}") ++end;
-    for (const std::string& l : signature) out += l + "\n";
+    while (end < lines.size() && lines[end].text != "}") ++end;
+    out.insert(out.end(), signature.begin(), signature.end());
     if (end >= lines.size()) {
-      for (size_t k = j + 1; k < lines.size(); ++k) out += lines[k] + "\n";
+      for (size_t k = j + 1; k < lines.size(); ++k) out.push_back(std::move(lines[k]));
       break;
     }
-    std::vector<std::string> body(lines.begin() + static_cast<std::ptrdiff_t>(j + 1),
+    std::vector<EmittedLine> body(lines.begin() + static_cast<std::ptrdiff_t>(j + 1),
                                   lines.begin() + static_cast<std::ptrdiff_t>(end));
     bool top_level = !body.empty();
-    for (const std::string& l : body)
-      top_level &= trim(l).empty() || (l.size() > 2 && l.compare(0, 2, "  ") == 0);
+    for (const EmittedLine& l : body)
+      top_level &= trim(l.text).empty() || (l.text.size() > 2 && l.text.compare(0, 2, "  ") == 0);
     if (top_level && static_cast<int>(body.size()) >= min_repeats) {
-      KernelRoller roller(signature, body, min_repeats, loop_counter, st);
+      KernelRoller roller(signature, std::move(body), min_repeats, loop_counter, st);
       body = roller.run();
     }
-    for (const std::string& l : body) out += l + "\n";
-    out += "}\n";
+    for (EmittedLine& l : body) out.push_back(std::move(l));
+    out.push_back(std::move(lines[end]));
     i = end + 1;
   }
-  if (!cuda.empty() && cuda.back() != '\n' && !out.empty()) out.pop_back();
-  return out;
+  lines = std::move(out);
 }
 
 }  // namespace souffle::codegen

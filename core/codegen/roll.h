@@ -6,12 +6,15 @@
 /// next step's, are one table read at an offset). The kernel does exactly the same calls in the
 /// same order (checked by expanding the loop again); its source and PTX shrink from one call per
 /// stage to one per repeated pattern, which is what NVRTC's time grows with on recurrent models.
-/// A rolled call's comment names the stage each repetition runs ("// runs stage 13 `name` (in
-/// repetition r of 11: stage 13 + 12r)"), so the source map finds every stage at its call.
+/// A rolled line stands for the stages and boundaries of every repetition (EmittedLine), so the
+/// source map finds every stage at its call; a rolled call's comment names them for the reader
+/// ("// runs stage 13 `name` (in repetition r of 11: stage 13 + 12r)").
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "core/codegen/emitted.h"
 
 namespace souffle::codegen {
 
@@ -22,12 +25,11 @@ struct RollStats {
   int64_t table_entries = 0;  ///< entries of the loops' tables (numbers and pointers)
 };
 
-/// The translation unit `cuda` (as emit_cuda writes it) with the top-level statements of each
+/// The unit `unit` (as CodeGenCuda emits it) with the top-level statements of each
 /// `extern "C" __global__` kernel's body that repeat at least `min_repeats` times rolled into
-/// loops. Only statements made of stage calls, guards on the block index, barriers and
-/// shared-arena pointers are rolled; anything else stays as it is. `stats` (optional) says what
-/// was done.
-std::string roll_repeated_statements(const std::string& cuda, int min_repeats = 3,
-                                     RollStats* stats = nullptr);
+/// loops. Only statements whose every line the emitter marked repeatable (stage calls, guards on
+/// the block index, barriers, shared-arena pointers, flag releases and waits) are rolled;
+/// anything else stays as it is. `stats` (optional) says what was done.
+void roll_repeated_statements(EmittedUnit& unit, int min_repeats = 3, RollStats* stats = nullptr);
 
 }  // namespace souffle::codegen

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -39,30 +38,6 @@ int stage_number(const std::string& s, const std::string& prefix, char next) {
   if (j == i) return -1;
   if (next == 0 ? j != s.size() : (j >= s.size() || s[j] != next)) return -1;
   return std::atoi(s.substr(i, j - i).c_str());
-}
-
-/// The stages a rolled call's comment says its repetitions run: "(in repetition r of R: stage A
-/// + Br)" or "(in repetitions 0..R-1: stages a, b, ...)"; empty for a call that is not rolled.
-std::vector<int> repeated_stages(const std::string& comment) {
-  std::vector<int> out;
-  long long r = 0, a = 0, b = 0;
-  const size_t affine = comment.find("(in repetition r of ");
-  if (affine != std::string::npos &&
-      std::sscanf(comment.c_str() + affine, "(in repetition r of %lld: stage %lld + %lldr)", &r, &a,
-                  &b) == 3) {
-    for (long long q = 0; q < r && q < 100000; ++q) out.push_back(static_cast<int>(a + b * q));
-    return out;
-  }
-  const size_t list = comment.find(": stages ", comment.find("(in repetitions 0.."));
-  if (comment.find("(in repetitions 0..") == std::string::npos || list == std::string::npos)
-    return out;
-  std::stringstream ss(comment.substr(list + 9));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const int v = std::atoi(item.c_str());
-    if (item.find_first_of("0123456789") != std::string::npos) out.push_back(v);
-  }
-  return out;
 }
 
 /// Braces opened minus closed on a line, ignoring a trailing // comment (ONNX names in comments
@@ -145,54 +120,39 @@ int SourceMap::boundary_at(int line) const {
   return -1;
 }
 
-SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k) {
-  const std::vector<std::string> lines = split_lines(text);
+SourceMap map_emitted(const EmittedUnit& unit, int kernel, const loop::Kernel& k) {
   SourceMap m;
-  size_t next_boundary = 0;
-  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
-    const std::string t = trim_left(lines[i]);
-    // A barrier between stages: the emitter writes them in the order of the kernel's
-    // boundaries that have a statement.
-    const bool grid = starts_with(t, "grid.sync();"), block = starts_with(t, "__syncthreads();");
-    if (grid || block) {
-      while (next_boundary < k.boundaries.size() && !k.boundaries[next_boundary].has_statement())
-        ++next_boundary;
-      if (next_boundary < k.boundaries.size() &&
-          k.boundaries[next_boundary].kind == (grid ? BoundaryKind::Grid : BoundaryKind::Block))
-        m.boundaries.push_back({i + 1, static_cast<int>(next_boundary++)});
-      continue;
+  const int n = static_cast<int>(unit.lines.size());
+  for (int i = 0; i < n; ++i) {
+    const EmittedLine& l = unit.lines[static_cast<size_t>(i)];
+    if (l.kernel != kernel) continue;
+    if (l.boundary >= 0) {
+      m.boundaries.push_back({i + 1, l.boundary});
+      for (int b : l.more_boundaries) m.boundaries.push_back({i + 1, b});
     }
-    // A call of an outlined stage's function: "fn(args);  // runs stage N `name`", its
-    // arguments on the lines below when they do not fit. A function several stages share
-    // holds the lines of the first; every other stage is found at its call.
-    const size_t runs = t.find("// runs stage ");
-    if (runs != std::string::npos) {
-      int call = stage_number(t.substr(runs), "// runs stage ", ' ');
-      if (call < 0) call = stage_number(t.substr(runs), "// runs stage ", 0);
-      if (call < 0) continue;
-      int last = i;
-      if (t.substr(0, runs).find(");") == std::string::npos)
-        while (last + 1 < static_cast<int>(lines.size())) {
-          const std::string n = trim_left(lines[++last]);
-          if (n.size() >= 2 && n.compare(n.size() - 2, 2, ");") == 0) break;
-        }
-      m.spans.push_back(stage_span(k, call, i, last));
-      // In a rolled loop the call runs another stage in each repetition (see roll.h).
-      for (int st : repeated_stages(t.substr(runs)))
-        if (st != call) m.spans.push_back(stage_span(k, st, i, last));
-      i = last;
-      continue;
+    if (l.stage < 0) continue;
+    // The lines that follow for the same stage (its block, or its call's arguments).
+    int last = i;
+    while (last + 1 < n) {
+      const EmittedLine& next = unit.lines[static_cast<size_t>(last + 1)];
+      if (next.kernel != kernel || next.stage != l.stage || next.more_stages != l.more_stages)
+        break;
+      ++last;
     }
-    // The emitter heads each stage with "// stage N `name`: ..." (or a bare "// stage N").
-    int st = stage_number(t, "// stage ", ' ');
-    if (st < 0) st = stage_number(t, "// stage ", 0);
-    if (st < 0) continue;
-    const int last = block_end(lines, i);
-    m.spans.push_back(stage_span(k, st, i, last));
+    m.spans.push_back(stage_span(k, l.stage, i, last));
+    for (int st : l.more_stages)
+      if (st != l.stage) m.spans.push_back(stage_span(k, st, i, last));
     i = last;
   }
   sort_spans(m);
   return m;
+}
+
+MappedText emit_cuda_mapped(const loop::Kernel& k, const CudaEmitOptions& options) {
+  loop::KernelSet ks;
+  ks.kernels = {k};
+  const EmittedUnit unit = emit_cuda_unit(ks, options);
+  return {unit.text(), map_emitted(unit, 0, k)};
 }
 
 SourceMap map_loop_text(const std::string& text, const loop::Kernel& k) {

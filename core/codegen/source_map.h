@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/codegen/codegen_cuda.h"
+#include "core/codegen/emitted.h"
 #include "core/loop/stmt.h"
 #include "core/te/expr.h"
 
@@ -42,10 +44,13 @@ struct SourceMap {
   std::vector<int> lines_of_node(const std::string& node) const;
 };
 
-/// Maps the text emit_cuda(k) wrote for `k`: each stage's comment header and its block, and,
-/// for an outlined stage, the call of its function (a function shared by several stages holds
-/// the lines of the first of them); each barrier line between stages to its boundary.
-SourceMap map_cuda_source(const std::string& text, const loop::Kernel& k);
+/// Maps the lines of kernel `kernel` (its index in the unit) of a unit the CUDA emitter wrote,
+/// from what it recorded for each line (emitted.h), never from the text: each stage's comment
+/// header and its block, and, for an outlined stage, the call of its function (a function
+/// shared by several stages holds the lines of the first of them; a call in a rolled loop, the
+/// stage of every repetition); each barrier between stages to its boundary. Line numbers are
+/// the unit's; `k` is the kernel (its stages name the TEs and nodes).
+SourceMap map_emitted(const EmittedUnit& unit, int kernel, const loop::Kernel& k);
 /// Maps the text loop::print(k) wrote: a stage's line in the kernel header and its
 /// `stage N { ... }` block.
 SourceMap map_loop_text(const std::string& text, const loop::Kernel& k);
@@ -59,6 +64,8 @@ struct MappedText {
   std::string text;
   SourceMap map;
 };
+/// emit_cuda(k, options) with its map.
+MappedText emit_cuda_mapped(const loop::Kernel& k, const CudaEmitOptions& options = {});
 /// The ops `tes` (indices into program.ops) in the order given.
 MappedText te_listing(const te::TeProgram& program, const std::vector<int>& tes);
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <regex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -70,9 +71,38 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& o) {
   return f;
 }
 
-bool valid_arch(const std::string& arch) {
-  static const std::regex re("(sm|compute)_[0-9]{2,3}[af]?");
-  return std::regex_match(arch, re);
+/// The number written just before `phrase` in `line` ("384 bytes smem" for " bytes smem").
+std::optional<long long> number_before(const std::string& line, const std::string& phrase) {
+  for (size_t at = line.find(phrase); at != std::string::npos; at = line.find(phrase, at + 1)) {
+    size_t from = at;
+    while (from > 0 && std::isdigit(static_cast<unsigned char>(line[from - 1]))) --from;
+    if (from < at && at - from < 19) return std::stoll(line.substr(from, at - from));
+  }
+  return std::nullopt;
+}
+
+/// The number between `before` and `after` in `line` ("Used 32 registers").
+std::optional<long long> number_between(const std::string& line, const std::string& before,
+                                        const std::string& after) {
+  for (size_t at = line.find(before); at != std::string::npos; at = line.find(before, at + 1)) {
+    const size_t from = at + before.size();
+    size_t to = from;
+    while (to < line.size() && std::isdigit(static_cast<unsigned char>(line[to]))) ++to;
+    if (to > from && to - from < 19 && line.compare(to, after.size(), after) == 0)
+      return std::stoll(line.substr(from, to - from));
+  }
+  return std::nullopt;
+}
+
+/// The non-empty text after `before` in `line` up to the first of `ends` (with `closed`, one
+/// of them must come; else the line's end will do); nullopt when there is none.
+std::optional<std::string> text_after(const std::string& line, const std::string& before,
+                                      const char* ends, bool closed) {
+  const size_t at = line.find(before);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t from = at + before.size(), to = line.find_first_of(ends, from);
+  if ((closed && to == std::string::npos) || to == from || from >= line.size()) return std::nullopt;
+  return line.substr(from, to == std::string::npos ? std::string::npos : to - from);
 }
 
 std::string format_error(const std::string& name, const std::string& log,
@@ -108,48 +138,59 @@ std::string numbered_source(const std::string& source) {
   return os.str();
 }
 
+bool is_nvrtc_arch(const std::string& arch) {
+  // (sm|compute)_ then 2 or 3 digits, then an optional a or f.
+  const size_t prefix = arch.compare(0, 3, "sm_") == 0        ? 3
+                        : arch.compare(0, 8, "compute_") == 0 ? 8
+                                                              : 0;
+  size_t end = prefix;
+  while (end < arch.size() && std::isdigit(static_cast<unsigned char>(arch[end]))) ++end;
+  const size_t digits = end - prefix;
+  const bool suffix =
+      end == arch.size() || (end + 1 == arch.size() && (arch[end] == 'a' || arch[end] == 'f'));
+  return prefix > 0 && digits >= 2 && digits <= 3 && suffix;
+}
+
 std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
-  static const std::regex entry_re(R"(Compiling entry function '([^']+)')");
-  static const std::regex props_re(R"(Function properties for (\S+))");
-  static const std::regex frame_re(
-      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  static const std::regex used_re(R"(Used (\d+) registers)");
-  static const std::regex barriers_re(R"(used (\d+) barriers)");
-  static const std::regex smem_re(R"((\d+) bytes smem)");
-  static const std::regex cmem_re(R"((\d+) bytes cmem\[0\])");
   std::vector<KernelResources> out, functions;
   std::istringstream is(log);
   std::string line, props_for;
   KernelResources* cur = nullptr;
-  std::smatch m;
   while (std::getline(is, line)) {
-    if (std::regex_search(line, m, entry_re)) {
+    const auto entry = text_after(line, "Compiling entry function '", "'", true);
+    const auto props = text_after(line, "Function properties for ", " \t\r\f\v", false);
+    const auto stack = number_before(line, " bytes stack frame, ");
+    const auto stores = number_before(line, " bytes spill stores, ");
+    const auto loads = number_before(line, " bytes spill loads");
+    const auto used = number_between(line, "Used ", " registers");
+    if (entry) {
       out.push_back({});
-      out.back().name = m[1];
+      out.back().name = *entry;
       cur = &out.back();
-    } else if (std::regex_search(line, m, props_re)) {
-      props_for = m[1];
-    } else if (std::regex_search(line, m, frame_re)) {
+    } else if (props) {
+      props_for = *props;
+    } else if (stack && stores && loads) {
       // Frame lines also follow the properties of non-inlined device functions: an entry's own
       // set its figures, those of its stage functions (named ENTRY_stageN, inside a mangled
       // name) add their spills and their frame on top of the entry's.
       if (cur && props_for == cur->name) {
-        cur->stack_bytes += std::stoll(m[1]);
-        cur->spill_store_bytes += std::stoll(m[2]);
-        cur->spill_load_bytes += std::stoll(m[3]);
+        cur->stack_bytes += *stack;
+        cur->spill_store_bytes += *stores;
+        cur->spill_load_bytes += *loads;
       } else {
         KernelResources f;
         f.name = props_for;
-        f.stack_bytes = std::stoll(m[1]);
-        f.spill_store_bytes = std::stoll(m[2]);
-        f.spill_load_bytes = std::stoll(m[3]);
+        f.stack_bytes = *stack;
+        f.spill_store_bytes = *stores;
+        f.spill_load_bytes = *loads;
         functions.push_back(std::move(f));
       }
-    } else if (cur && std::regex_search(line, m, used_re)) {
-      cur->registers = std::stoi(m[1]);
-      if (std::regex_search(line, m, barriers_re)) cur->barriers = std::stoi(m[1]);
-      if (std::regex_search(line, m, smem_re)) cur->shared_bytes = std::stoll(m[1]);
-      if (std::regex_search(line, m, cmem_re)) cur->const_bytes = std::stoll(m[1]);
+    } else if (cur && used) {
+      cur->registers = static_cast<int>(*used);
+      if (const auto b = number_between(line, "used ", " barriers"))
+        cur->barriers = static_cast<int>(*b);
+      if (const auto b = number_before(line, " bytes smem")) cur->shared_bytes = *b;
+      if (const auto b = number_before(line, " bytes cmem[0]")) cur->const_bytes = *b;
     }
   }
   // ptxas may list a device function before or after its caller's entry.
@@ -388,7 +429,7 @@ CompileResult compile_cuda(const std::string& source, const std::string& name,
   CompileResult r;
   r.name = name.empty() ? "kernel.cu" : name;
   r.arch = options.arch;
-  if (!valid_arch(options.arch)) {
+  if (!is_nvrtc_arch(options.arch)) {
     r.log = "unknown GPU architecture '" + options.arch + "' (expected sm_XX or compute_XX)";
     r.error = format_error(r.name, r.log, source);
     return r;

@@ -124,6 +124,10 @@ std::string nvrtc_version();
 /// "  1 | first line\n  2 | ..." — how a failing kernel is shown.
 std::string numbered_source(const std::string& source);
 
+/// Whether `arch` names an NVRTC target: "sm_" or "compute_", two or three digits, and an
+/// optional "a" or "f" ("sm_80", "sm_90a", "compute_100f").
+bool is_nvrtc_arch(const std::string& arch);
+
 /// Parses ptxas' `-v` lines ("Compiling entry function", "Used N registers, ...") into one record
 /// per entry function, in the order they appear.
 std::vector<KernelResources> parse_ptxas_info(const std::string& log);

@@ -1,11 +1,12 @@
 #include "core/session/compile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -33,33 +34,37 @@ std::vector<std::string> split_lines(const std::string& s) {
 
 /// Line numbers (1-based) that NVRTC's log reports errors at: "file.cu(42): error: ...".
 std::vector<int> error_lines(const std::string& log) {
-  static const std::regex re(R"(\((\d+)\): (?:error|catastrophic error))");
   std::set<int> found;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
-       ++it)
-    found.insert(std::stoi((*it)[1].str()));
+  for (size_t open = log.find('('); open != std::string::npos; open = log.find('(', open + 1)) {
+    size_t end = open + 1;
+    while (end < log.size() && std::isdigit(static_cast<unsigned char>(log[end]))) ++end;
+    if (end == open + 1 || end - open > 10) continue;
+    auto follows = [&](const std::string& w) { return log.compare(end, w.size(), w) == 0; };
+    if (follows("): error") || follows("): catastrophic error"))
+      found.insert(std::stoi(log.substr(open + 1, end - open - 1)));
+  }
   return {found.begin(), found.end()};
 }
 
-/// The emitter's stage comment above source line `line` (1-based) and the TE lines under it:
-/// "stage 2 `stage2_softmax` (TEs: max_0 <- /Softmax (Softmax))", or "" outside any stage.
-std::string stage_at(const std::vector<std::string>& lines, int line) {
-  for (int i = std::min(line, static_cast<int>(lines.size())) - 1; i >= 0; --i) {
-    const std::string& l = lines[static_cast<size_t>(i)];
-    size_t p = l.find("// stage ");
-    if (p == std::string::npos) continue;
-    size_t tick = l.find('`', p), end = tick == std::string::npos ? tick : l.find('`', tick + 1);
-    std::string head =
-        end == std::string::npos ? l.substr(p + 3) : l.substr(p + 3, end + 1 - p - 3);
-    std::string tes;
-    for (size_t j = static_cast<size_t>(i) + 1; j < lines.size(); ++j) {
-      size_t q = lines[j].find("//   ");
-      if (q == std::string::npos) break;
-      tes += (tes.empty() ? "" : "; ") + lines[j].substr(q + 5);
-    }
-    return tes.empty() ? head : head + " (TEs: " + tes + ")";
+/// The stage whose lines hold source line `line` (1-based) of `ck`'s CUDA C, as the emitter
+/// recorded it (CompiledKernel::cuda_map), with its TEs: "stage 2 `stage2_softmax` (TEs: max_0
+/// <- /Softmax (Softmax))", or "" outside every stage.
+std::string stage_at(const CompiledKernel& ck, int line) {
+  const codegen::SourceSpan* span = ck.cuda_map.at_line(line);
+  if (!span || span->stage < 0 || static_cast<size_t>(span->stage) >= ck.kernel.stages.size())
+    return "";
+  const loop::StageInfo& info = ck.kernel.stages[static_cast<size_t>(span->stage)];
+  std::string tes;
+  for (size_t j = 0; j < info.tes.size(); ++j) {
+    std::string t = info.tes[j];
+    if (j < info.origins.size() && !info.origins[j].node.empty())
+      t += " <- " + info.origins[j].node + " (" + info.origins[j].op_type + ")";
+    else if (j < info.origins.size() && !info.origins[j].op_type.empty())
+      t += " <- " + info.origins[j].op_type;
+    tes += (tes.empty() ? "" : "; ") + t;
   }
-  return "";
+  const std::string head = "stage " + std::to_string(span->stage) + " `" + info.name + "`";
+  return tes.empty() ? head : head + " (TEs: " + tes + ")";
 }
 
 /// "sm_80" for compute capability "8.0".
@@ -164,7 +169,7 @@ void emit_compiled_kernels(std::vector<CompiledKernel>& out, codegen::StageOutli
       ck.name = codegen::cuda_kernel_names(one)[0];
       codegen::CudaEmitOptions eo;
       eo.outlining = outlining;
-      ck.cuda = codegen::emit_cuda(ck.kernel, eo);
+      ck.emit_source(eo);
     } catch (const std::exception& e) {
       ck.error = ck.name + ": cannot emit CUDA: " + e.what();
     }
@@ -184,6 +189,12 @@ void count_programs(const std::vector<CompiledKernel>& kernels, int& programs, i
 }
 
 int CompiledKernel::max_registers() const {
+void CompiledKernel::emit_source(const codegen::CudaEmitOptions& options) {
+  codegen::MappedText m = codegen::emit_cuda_mapped(kernel, options);
+  cuda = std::move(m.text);
+  cuda_map = std::move(m.map);
+}
+
   int r = 0;
   for (const gpu::CompileResult& c : per_arch)
     if (const gpu::KernelResources* kr = c.find_kernel(name)) r = std::max(r, kr->registers);
@@ -199,12 +210,13 @@ int64_t CompiledKernel::spill_bytes() const {
 }
 
 void check_arch(const std::string& arch) {
-  static const std::regex re(R"((sm|compute)_[0-9]{2,3}[af]?)");
-  if (!std::regex_match(arch, re))
+  if (!gpu::is_nvrtc_arch(arch))
     throw UserError("--arch " + arch + ": not an NVRTC target (sm_XX or compute_XX, e.g. sm_80)");
 }
 
-std::string compile_error_excerpt(const std::string& source, const std::string& log, int context) {
+namespace {
+std::string error_excerpt(const std::string& source, const std::string& log, int context,
+                          const std::function<std::string(int)>& stage_at_line) {
   std::string out = log;
   if (!out.empty() && out.back() != '\n') out += '\n';
   std::vector<std::string> lines = split_lines(source);
@@ -213,7 +225,7 @@ std::string compile_error_excerpt(const std::string& source, const std::string& 
   for (int e : error_lines(log)) {
     int from = std::max({1, e - context, shown_to + 1}), to = std::min(n, e + context);
     if (from > to) continue;
-    std::string stage = stage_at(lines, e);
+    const std::string stage = stage_at_line ? stage_at_line(e) : std::string();
     out += "--- line " + std::to_string(e) + (stage.empty() ? "" : ", in " + stage) + "\n";
     for (int i = from; i <= to; ++i) {
       std::string num = std::to_string(i);
@@ -225,6 +237,15 @@ std::string compile_error_excerpt(const std::string& source, const std::string& 
   return out;
 }
 
+}  // namespace
+
+std::string compile_error_excerpt(const std::string& source, const std::string& log, int context) {
+  return error_excerpt(source, log, context, {});
+}
+
+std::string compile_error_excerpt(const CompiledKernel& ck, const std::string& log, int context) {
+  return error_excerpt(ck.cuda, log, context, [&ck](int line) { return stage_at(ck, line); });
+}
 namespace {
 /// Fills co_resident and the launch errors of kernels `which` from their compiled resources.
 /// With `capped`, a cooperative kernel that would fit under a register cap is listed there with
@@ -254,7 +275,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         try {
           codegen::CudaEmitOptions eo;
           eo.outlining = lto_outlining(ck, options);
-          ck.cuda = codegen::emit_cuda(ck.kernel, eo);
+          ck.emit_source(eo);
         } catch (const std::exception&) {
           // Kept as emitted: compiled whole.
         }
@@ -498,7 +519,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
       codegen::CudaEmitOptions eo;
       eo.outlining = lto_outlining(ck, options);
       eo.max_registers = caps[w];
-      ck.cuda = codegen::emit_cuda(ck.kernel, eo);
+      ck.emit_source(eo);
     }
     compile_alone(capped, option_caps);  // alone: a batch would be emitted again uncapped
     check_resources(kernels, capped, gpu, nullptr, nullptr);
@@ -518,9 +539,9 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
       if (r.ok) continue;
       std::string stage;
       std::vector<int> at = error_lines(r.log);
-      if (!at.empty()) stage = stage_at(split_lines(ck.cuda), at.front());
+      if (!at.empty()) stage = stage_at(ck, at.front());
       ck.error = ck.name + (stage.empty() ? "" : " (" + stage + ")") + ": NVRTC " + r.arch +
-                 " failed:\n" + compile_error_excerpt(ck.cuda, r.log);
+                 " failed:\n" + compile_error_excerpt(ck, r.log);
       break;
     }
     if (!ck.ok()) continue;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/codegen/source_map.h"
 #include "core/gpu/nvrtc.h"
 #include "core/gpu/spec.h"
 #include "core/loop/stmt.h"
@@ -81,6 +82,10 @@ struct CompiledKernel {
   std::string name;     ///< CUDA function name (`extern "C"`)
   loop::Kernel kernel;  ///< the merged loop-IR kernel the source was emitted from
   std::string cuda;     ///< the translation unit (codegen::emit_cuda)
+  /// Which lines of `cuda` belong to which stage and boundary, as the emitter recorded them.
+  codegen::SourceMap cuda_map;
+  /// Emits `kernel` into `cuda` and `cuda_map` with `options`.
+  void emit_source(const codegen::CudaEmitOptions& options);
   std::vector<gpu::CompileResult> per_arch;  ///< in CompileOptions::archs order
   loop::LaunchConfig launch;                 ///< grid, block, dynamic shared memory, cooperative
   /// Blocks resident at once on the GPU with the compiled registers and shared memory (the
@@ -158,4 +163,8 @@ void check_arch(const std::string& arch);
 std::string compile_error_excerpt(const std::string& source, const std::string& log,
                                   int context = 3);
 
+/// The same for a kernel's CUDA C, each excerpt naming the stage its line belongs to (from
+/// CompiledKernel::cuda_map).
+std::string compile_error_excerpt(const CompiledKernel& ck, const std::string& log,
+                                  int context = 3);
 }  // namespace souffle

@@ -243,7 +243,7 @@ PartitionKernelsPtr KernelCache::compiled(const plan::FusionPlan& plan, size_t i
         codegen::CudaEmitOptions eo;
         eo.outlining = options.outlining;
         eo.max_registers = now.register_cap;
-        now.cuda = codegen::emit_cuda(now.kernel, eo);
+        now.emit_source(eo);
       }
     }
     out->compiled_here = false;

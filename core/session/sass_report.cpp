@@ -130,7 +130,7 @@ KernelSass sass_of(const CompiledKernel& ck, const std::string& arch, bool use_c
     s.stages = stage_expectations(ck.kernel);
     return s;
   }
-  const codegen::SourceMap map = codegen::map_cuda_source(ck.cuda, ck.kernel);
+  const codegen::SourceMap& map = ck.cuda_map;
   KernelSass out = sass_of_result(ck.kernel, map, name, r);
   mark_mma_source(out.stages, ck.cuda, map);
   return out;
@@ -174,7 +174,7 @@ std::vector<std::vector<KernelSass>> sass_of_all(const std::vector<CompiledKerne
       out[i][a].error = results[r].error.empty() ? results[r].log : results[r].error;
       continue;
     }
-    const codegen::SourceMap map = codegen::map_cuda_source(ck.cuda, ck.kernel);
+    const codegen::SourceMap& map = ck.cuda_map;
     out[i][a] = sass_of_result(ck.kernel, map, jobs[r].name, results[r]);
     mark_mma_source(out[i][a].stages, ck.cuda, map);
   }

@@ -1,6 +1,7 @@
 /// \file The SASS of a compiled kernel by stage: its cubin (compiled with line information)
 /// disassembled (gpu::disassemble), each instruction given to the stage whose CUDA C lines it
-/// came from (codegen::map_cuda_source), and what the stage's loop IR says it should contain.
+/// came from (CompiledKernel::cuda_map, as the emitter recorded it), and what the stage's loop IR
+/// says it should contain.
 #pragma once
 
 #include <cstdint>

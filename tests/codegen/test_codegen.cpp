@@ -265,7 +265,7 @@ TEST(CodegenCuda, OutlinedStagesGolden) {
   EXPECT_EQ(src, kTwoStageOutlined);
   expect_compiles(src, "fused_add_mul");
   // Each stage's lines still map back to it, inside its function, and so does its call.
-  const SourceMap m = map_cuda_source(src, k);
+  const SourceMap m = emit_cuda_mapped(k, o).map;
   ASSERT_EQ(m.spans.size(), 4u);
   EXPECT_EQ(m.spans[0].stage, 0);
   EXPECT_EQ(m.spans[1].stage, 1);
@@ -309,7 +309,7 @@ TEST(CodegenCuda, OutlinedStagesThatRunTheSameCodeShareOneFunction) {
   expect_compiles(src, "repeated");
   // A function's lines map to the stage it was emitted for; every stage, one sharing another's
   // function too, is found at its call.
-  const SourceMap m = map_cuda_source(src, k);
+  const SourceMap m = emit_cuda_mapped(k, o).map;
   ASSERT_EQ(m.spans.size(), 10u);
   EXPECT_EQ(m.spans[0].stage, 0);
   EXPECT_EQ(m.spans[1].stage, 2);

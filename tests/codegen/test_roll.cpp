@@ -126,6 +126,40 @@ std::string normalized(const std::string& src) {
   return out;
 }
 
+/// A hand-written kernel text as the emitter would have recorded it (emitted.h): each line
+/// repeatable when it is what the emitter marks so (a brace, a barrier, a guard on the block
+/// index, a stage call or its argument, an arena pointer, a flag release or wait line).
+EmittedUnit as_emitted(const std::string& cuda) {
+  static const std::regex thread0(R"(if \(threadIdx\.x == 0\) \{)");
+  static const std::regex release(R"(atomicAdd\(&[A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\], 1\);)");
+  static const std::regex guard(R"(if \((bx|tx|[0-9]+|[ <>=&|()!%/*+-]|ll)+\) \{)");
+  static const std::regex call(R"([A-Za-z_][A-Za-z0-9_]*_stage[A-Za-z0-9_]*\((.*\);)?)");
+  static const std::regex arg(R"([A-Za-z_][A-Za-z0-9_]*( \+ [0-9]+)?(,|\);))");
+  static const std::regex arena(
+      R"([A-Za-z_][A-Za-z0-9_ ]*\* const [A-Za-z_][A-Za-z0-9_]* = reinterpret_cast<[A-Za-z_][A-Za-z0-9_ ]*\*>\(souffle_smem \+ [0-9]+\);)");
+  EmittedUnit u;
+  for (const std::string& l : lines_of(cuda)) {
+    EmittedLine e;
+    e.text = l;
+    std::string c = l.substr(0, l.find("//"));
+    c = trimmed(c);
+    while (!c.empty() && c.back() == ' ') c.pop_back();
+    e.repeatable = c.empty() || c == "{" || c == "}" || c == "grid.sync();" ||
+                   c == "__syncthreads();" || c == "__threadfence();";
+    for (const std::regex* r : {&guard, &call, &arg, &arena, &thread0, &release})
+      e.repeatable = e.repeatable || std::regex_match(c, *r);
+    u.lines.push_back(std::move(e));
+  }
+  return u;
+}
+
+/// `cuda` (hand-written) rolled.
+std::string roll_text(const std::string& cuda, int min_repeats = 3, RollStats* stats = nullptr) {
+  EmittedUnit u = as_emitted(cuda);
+  roll_repeated_statements(u, min_repeats, stats);
+  return u.text();
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
@@ -137,6 +171,7 @@ size_t count(const std::string& text, const std::string& what) {
 struct SampleKernel {
   std::vector<CompiledKernel> kernels;
   std::string unrolled, rolled;
+  EmittedUnit unrolled_unit;
 };
 SampleKernel sample_kernel(SyncMode sync,
                            const std::string& model = "sample_models/lstm/model.onnx") {
@@ -159,6 +194,7 @@ SampleKernel sample_kernel(SyncMode sync,
   o.outlining = StageOutlining::Always;
   o.roll = false;
   out.unrolled = emit_cuda(set, o);
+  out.unrolled_unit = emit_cuda_unit(set, o);
   o.roll = true;
   out.rolled = emit_cuda(set, o);
   return out;
@@ -181,7 +217,12 @@ TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {
   EXPECT_NE(rolled.find("float* const souffle_r0_t"), std::string::npos) << rolled;
   EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));
   RollStats stats;
-  EXPECT_EQ(roll_repeated_statements(unrolled, 3, &stats), rolled);
+  loop::KernelSet one;
+  one.kernels = {k};
+  o.roll = false;
+  EmittedUnit u = emit_cuda_unit(one, o);
+  roll_repeated_statements(u, 3, &stats);
+  EXPECT_EQ(u.text(), rolled);
   EXPECT_EQ(stats.loops, 1);
   EXPECT_EQ(stats.rolled, 6);
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
@@ -206,7 +247,9 @@ TEST(Roll, FlagReleasesAndWaitsRollWithTheirSteps) {
   const std::string& unrolled = swin.unrolled;
   const std::string& rolled = swin.rolled;
   RollStats stats;
-  roll_repeated_statements(unrolled, 3, &stats);
+  EmittedUnit u = swin.unrolled_unit;
+  roll_repeated_statements(u, 3, &stats);
+  EXPECT_EQ(u.text(), rolled);
   EXPECT_GE(stats.loops, 1);
   EXPECT_GT(stats.rolled, 0) << rolled;
   // A wait and a release inside a loop.
@@ -227,8 +270,12 @@ TEST(Roll, FewerRepetitionsThanAskedStayAsTheyAre) {
   CudaEmitOptions o;
   o.outlining = StageOutlining::Always;
   o.roll = false;
-  const std::string unrolled = emit_cuda(k, o);
-  EXPECT_EQ(roll_repeated_statements(unrolled, 4), unrolled);
+  loop::KernelSet one;
+  one.kernels = {k};
+  EmittedUnit u = emit_cuda_unit(one, o);
+  const std::string unrolled = u.text();
+  roll_repeated_statements(u, 4);
+  EXPECT_EQ(u.text(), unrolled);
 }
 
 // A kernel text as emit_cuda writes one, with statements that repeat in ways the loop cannot
@@ -254,22 +301,22 @@ TEST(Roll, OnlyCallsGuardsBarriersAndArenaPointersRoll) {
       "  {\n    q0[bx] = p0[bx] * 2.0f;\n  }\n"
       "  {\n    q1[bx] = p0[bx] * 2.0f;\n  }\n"
       "  {\n    q2[bx] = p0[bx] * 2.0f;\n  }\n");
-  EXPECT_EQ(roll_repeated_statements(inline_code), inline_code);
+  EXPECT_EQ(roll_text(inline_code), inline_code);
   // The called function changes: no pattern.
   const std::string other_functions =
       unit("  k_stage0(p0, q0);\n  k_stage1(p0, q1);\n  k_stage2(p0, q2);\n");
-  EXPECT_EQ(roll_repeated_statements(other_functions), other_functions);
+  EXPECT_EQ(roll_text(other_functions), other_functions);
   // An arena pointer declared at the top level is seen by what follows: never rolled.
   const std::string top_level = unit(
       "  float* const a0 = reinterpret_cast<float*>(souffle_smem + 0);\n"
       "  float* const a1 = reinterpret_cast<float*>(souffle_smem + 64);\n"
       "  float* const a2 = reinterpret_cast<float*>(souffle_smem + 128);\n"
       "  k_stage0(p0, a0);\n");
-  EXPECT_EQ(roll_repeated_statements(top_level), top_level);
+  EXPECT_EQ(roll_text(top_level), top_level);
   // A name the statement does not own and the kernel does not take (bx) varying: not rolled.
   const std::string unknown =
       unit("  k_stage0(p0, q0 + bx);\n  k_stage0(p0, q0 + tx);\n  k_stage0(p0, q0 + ty);\n");
-  EXPECT_EQ(roll_repeated_statements(unknown), unknown);
+  EXPECT_EQ(roll_text(unknown), unknown);
 }
 
 TEST(Roll, NamesAStatementDeclaresAreItsOwnInEveryRepetition) {
@@ -281,7 +328,7 @@ TEST(Roll, NamesAStatementDeclaresAreItsOwnInEveryRepetition) {
       "  {\n    float* const a2 = reinterpret_cast<float*>(souffle_smem + 64);\n"
       "    if (bx < 2) {\n      k_stage0(p0, a2);\n    }\n    grid.sync();\n  }\n");
   RollStats stats;
-  const std::string rolled = roll_repeated_statements(src, 3, &stats);
+  const std::string rolled = roll_text(src, 3, &stats);
   EXPECT_EQ(stats.loops, 1) << rolled;
   EXPECT_EQ(stats.table_entries, 3);  // p0, p1, p0: a table of const float*
   EXPECT_NE(rolled.find("const float* const souffle_r0_t0[3] = {"), std::string::npos) << rolled;
@@ -308,7 +355,7 @@ TEST(Roll, TablesThatAreWindowsOfOneAnotherShareOne) {
                               "  k_stage0(h2, h3);\n  grid.sync();\n"
                               "  k_stage0(h3, h4);\n  grid.sync();\n}\n";
   RollStats stats;
-  const std::string rolled = roll_repeated_statements(forward, 3, &stats);
+  const std::string rolled = roll_text(forward, 3, &stats);
   EXPECT_EQ(stats.loops, 1) << rolled;
   EXPECT_EQ(stats.table_entries, 5) << rolled;  // h0 .. h4 once, not 4 + 4
   EXPECT_NE(rolled.find("float* const souffle_r0_t0[5] = {"), std::string::npos) << rolled;
@@ -325,7 +372,7 @@ TEST(Roll, TablesThatAreWindowsOfOneAnotherShareOne) {
                                "  k_stage0(h3, h2);\n  grid.sync();\n"
                                "  k_stage0(h4, h3);\n  grid.sync();\n}\n";
   RollStats back_stats;
-  const std::string back = roll_repeated_statements(backward, 3, &back_stats);
+  const std::string back = roll_text(backward, 3, &back_stats);
   EXPECT_EQ(back_stats.table_entries, 5) << back;
   EXPECT_NE(back.find("k_stage0(souffle_r0_t0[souffle_r0 + 1], souffle_r0_t0[souffle_r0]);"),
             std::string::npos)
@@ -335,7 +382,7 @@ TEST(Roll, TablesThatAreWindowsOfOneAnotherShareOne) {
   const std::string apart =
       head + "  k_stage0(h0, h3);\n  k_stage0(h1, h4);\n  k_stage0(h2, h0);\n}\n";
   RollStats apart_stats;
-  const std::string a = roll_repeated_statements(apart, 3, &apart_stats);
+  const std::string a = roll_text(apart, 3, &apart_stats);
   EXPECT_EQ(apart_stats.table_entries, 6) << a;
   EXPECT_EQ(normalized(expand_rolled(a)), normalized(apart));
 }
@@ -350,7 +397,7 @@ TEST(Roll, LongPatternsRollOverTheirRepetitions) {
               std::to_string(j) + ");\n";
   const std::string src = unit(body);
   RollStats stats;
-  const std::string rolled = roll_repeated_statements(src, 3, &stats);
+  const std::string rolled = roll_text(src, 3, &stats);
   EXPECT_EQ(stats.loops, 1) << rolled;
   EXPECT_EQ(stats.rolled, 270);
   EXPECT_NE(rolled.find("// 3 repetitions of the 90 statements below"), std::string::npos);
@@ -384,8 +431,11 @@ TEST(Roll, EveryRepetitionsStageIsFoundAtItsCall) {
   const loop::Kernel& k = lstm.kernels[0].kernel;
   const std::string& rolled = lstm.rolled;
   ASSERT_NE(rolled.find("(in repetition r of "), std::string::npos) << rolled;
-  const SourceMap rolled_map = map_cuda_source(rolled, k);
-  const SourceMap unrolled_map = map_cuda_source(lstm.unrolled, k);
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  const SourceMap rolled_map = emit_cuda_mapped(k, o).map;
+  o.roll = false;
+  const SourceMap unrolled_map = emit_cuda_mapped(k, o).map;
   std::set<int> rolled_stages, unrolled_stages;
   for (const SourceSpan& s : rolled_map.spans) rolled_stages.insert(s.stage);
   for (const SourceSpan& s : unrolled_map.spans) unrolled_stages.insert(s.stage);

@@ -1,6 +1,8 @@
 // Source maps: emitted CUDA, loop IR and PTX lines go back to stages, TEs and ONNX nodes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
@@ -37,7 +39,7 @@ int line_with(const std::string& text, const std::string& needle) {
 TEST(SourceMap, CudaStagesCoverTheirCommentsAndBlocks) {
   const loop::Kernel k = two_stage_kernel();
   const std::string src = emit_cuda(k);
-  const SourceMap m = map_cuda_source(src, k);
+  const SourceMap m = emit_cuda_mapped(k).map;
   ASSERT_EQ(m.spans.size(), 2u);
 
   const int head0 = line_with(src, "// stage 0 `stage0_add`");
@@ -88,7 +90,7 @@ TEST(SourceMap, BarrierBetweenStagesCarriesItsBoundary) {
   b.grid = 4;
   k.boundaries = {b};
   const std::string src = emit_cuda(k);
-  const SourceMap m = map_cuda_source(src, k);
+  const SourceMap m = emit_cuda_mapped(k).map;
   const int sync = line_with(src, "grid.sync();");
   ASSERT_GT(sync, 0);
   // The emitter writes the kind and the reason on the barrier's line; the map finds it.
@@ -106,14 +108,61 @@ TEST(SourceMap, BarrierBetweenStagesCarriesItsBoundary) {
   const std::string plain = emit_cuda(k);
   EXPECT_EQ(trim(lines_of(plain)[static_cast<size_t>(line_with(plain, "grid.sync();")) - 1]),
             "grid.sync();");
-  EXPECT_TRUE(map_cuda_source(plain, k).boundaries.empty());
+  EXPECT_TRUE(emit_cuda_mapped(k).map.boundaries.empty());
+}
+
+// The map comes from what the emitter recorded for each line, not from its text: in a rolled
+// loop the call stands for the stage of every repetition and the barrier for the boundary of
+// every repetition.
+TEST(SourceMap, RolledLinesStandForEveryRepetition) {
+  loop::Kernel k = testing::row_steps_kernel();
+  for (int t = 0; t < 3; ++t) {
+    StageBoundary b;
+    b.before = t;
+    b.after = t + 1;
+    b.kind = BoundaryKind::Grid;
+    b.reason = BoundaryReason::CrossBlock;
+    b.tensor = "y" + std::to_string(t);
+    k.boundaries.push_back(b);
+  }
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  loop::KernelSet ks;
+  ks.kernels = {k};
+  const EmittedUnit unit = emit_cuda_unit(ks, o);
+  ASSERT_EQ(unit.text(), emit_cuda(k, o));
+  const SourceMap m = map_emitted(unit, 0, k);
+  const std::string src = unit.text();
+  const int call = line_with(src, "(in repetition r of 3: stage 1 + 1r)");
+  ASSERT_GT(call, 0) << src;
+  std::vector<int> stages_at_call;
+  for (const SourceSpan& s : m.spans)
+    if (s.first_line == call) stages_at_call.push_back(s.stage);
+  std::sort(stages_at_call.begin(), stages_at_call.end());
+  EXPECT_EQ(stages_at_call, (std::vector<int>{1, 2, 3}));
+  // One grid.sync line in the loop, standing for boundaries 0, 1 and 2.
+  const int sync = line_with(src, "grid.sync();");
+  ASSERT_GT(sync, 0);
+  std::vector<int> boundaries;
+  for (const SourceMap::BoundaryLine& b : m.boundaries) {
+    EXPECT_EQ(b.line, sync);
+    boundaries.push_back(b.boundary);
+  }
+  EXPECT_EQ(boundaries, (std::vector<int>{0, 1, 2}));
+  // Unrolled, each stage has its own call and each boundary its own line.
+  o.roll = false;
+  const MappedText plain = emit_cuda_mapped(k, o);
+  EXPECT_EQ(plain.map.boundaries.size(), 3u);
+  std::set<int> lines;
+  for (const SourceMap::BoundaryLine& b : plain.map.boundaries) lines.insert(b.line);
+  EXPECT_EQ(lines.size(), 3u);
 }
 
 TEST(SourceMap, BracesInNodeNamesDoNotConfuseBlocks) {
   loop::Kernel k = two_stage_kernel();
   k.stages[0].origins[0].node = "/blk{0}/Add}";  // exporters allow any character in names
   const std::string src = emit_cuda(k);
-  const SourceMap m = map_cuda_source(src, k);
+  const SourceMap m = emit_cuda_mapped(k).map;
   ASSERT_EQ(m.spans.size(), 2u);
   EXPECT_EQ(m.spans[0].last_line, line_with(src, "grid.sync();") - 1);
   EXPECT_EQ(m.spans[0].nodes, std::vector<std::string>{"/blk{0}/Add}"});
@@ -190,7 +239,7 @@ TEST(SourceMap, PtxOfACompiledKernelMapsBackToItsStages) {
   o.line_info = true;
   const gpu::CompileResult r = gpu::compile_cuda(src, "fused_add_mul.cu", o);
   ASSERT_TRUE(r.ok) << r.error;
-  const SourceMap m = map_ptx(r.ptx, map_cuda_source(src, k), "fused_add_mul.cu");
+  const SourceMap m = map_ptx(r.ptx, emit_cuda_mapped(k).map, "fused_add_mul.cu");
   ASSERT_FALSE(m.spans.empty());
   bool add = false, mul = false;
   for (const SourceSpan& s : m.spans) {

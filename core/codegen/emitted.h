@@ -1,0 +1,61 @@
+/// \file What the emitter wrote, line by line, as data: which kernel of the unit, which stage and
+/// which kernel boundary each line stands for, and what kind of statement it is. The source map
+/// and rolling (roll.h) read these records; nothing reads the emitted text back to recover them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace souffle::codegen {
+
+/// The kind of statement a line of a kernel's body belongs to, as the emitter wrote it.
+enum class LineRole : uint8_t {
+  Code,          ///< anything else (stage code written inline, declarations, helpers)
+  Comment,       ///< a comment line
+  Brace,         ///< an opening or closing brace of a block the emitter opened without a head
+  Barrier,       ///< a block or grid barrier (between stages or inside one)
+  StageCall,     ///< the first line of an outlined stage's call
+  StageCallArg,  ///< an argument line of a call written over several lines
+  ArenaPointer,  ///< a pointer into the dynamic shared arena
+  If,            ///< the head of an `if`
+  FlagSync,      ///< a line of a per-tile flag release or wait
+  FunctionHead,  ///< the line of a function's signature that names it
+  Signature,     ///< the rest of a function's head (its comments and parameter lines)
+};
+
+/// One emitted line.
+struct EmittedLine {
+  std::string text;  ///< without its newline
+  /// The unit's kernel the line belongs to (its index in emit order; a stage function belongs to
+  /// the kernel it was outlined from); -1 for the preamble (includes, helpers).
+  int kernel = -1;
+  /// The stage (loop::Stage::index, an index into Kernel::stages) the line computes, or whose
+  /// function it calls; -1 outside every stage. A call in a rolled loop runs another stage in
+  /// each repetition: the first is `stage`, the others `more_stages`.
+  int stage = -1;
+  std::vector<int> more_stages;
+  /// A barrier between stages: the kernel boundary it stands for (an index into
+  /// Kernel::boundaries), -1 otherwise; a rolled barrier stands for one boundary per repetition.
+  int boundary = -1;
+  std::vector<int> more_boundaries;
+  LineRole role = LineRole::Code;
+  /// Whether a loop over repetitions of the line's statement may hold the line (roll.h): a
+  /// brace, a comment, a barrier, a stage call or one of its arguments, an arena pointer, an
+  /// `if` on block/thread index arithmetic, a flag release or wait whose indices are such
+  /// arithmetic. Code of a stage written inline never is.
+  bool repeatable = false;
+};
+
+/// Whether `s` is block/thread index arithmetic as the emitter prints it: made only of the
+/// words `words` (such as "bx", "tx", "ll"), integer literals and the characters `chars`.
+bool index_arithmetic(const std::string& s, const std::vector<std::string>& words,
+                      const std::string& chars);
+
+/// A translation unit as the emitter wrote it: text() is the lines joined by newlines.
+struct EmittedUnit {
+  std::vector<EmittedLine> lines;
+  std::string text() const;
+};
+
+}  // namespace souffle::codegen

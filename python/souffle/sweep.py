@@ -626,9 +626,9 @@ def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, 
     more times a task whose process died or that raised runs before it is reported failed.
     timeout / cpu_timeout: wall / CPU seconds a task may take; each task then runs in a process
     of its own, stopped at the limit, its unfinished rows reported with status "timeout" (not
-    run again). step_cpu_timeout: {step: CPU seconds} each step may take (the same
-    way; "load" is a step here). step_strategies: {step: [strategies]} limits a step to those strategies' tasks
-    (a model entry's own overrides it). cache_dir: the compile cache every worker shares (a
+    run again). step_cpu_timeout: {step: CPU seconds} each step may take (the same way;
+    "load" is a step here). step_strategies: {step: [strategies]} limits a step to those
+    strategies' tasks (a model entry's own overrides it). cache_dir: the compile cache every worker shares (a
     folder all of them see). out: a folder for sweep.json, sweep.csv and sweep.html. progress:
     called with (task, rows) as each task ends.
     Returns a SweepResult."""

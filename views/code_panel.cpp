@@ -577,6 +577,14 @@ void CodePanel::applyBoundaryNotes() {
 void CodePanel::highlightNode(const QString& node, const QString& te) {
   m_node = node;
   m_te = te;
+  m_stage = -1;
+  applyHighlight(true);
+}
+
+void CodePanel::highlightStage(int stage, const QString& node) {
+  m_node = node;
+  m_te.clear();
+  m_stage = stage;
   applyHighlight(true);
 }
 
@@ -585,7 +593,14 @@ void CodePanel::applyHighlight(bool scroll) {
   for (int t = 0; t < TabCount; ++t) {
     std::vector<int> lines;
     const codegen::SourceMap* map = mapOf(static_cast<Tab>(t));
-    if (map && (!m_node.isEmpty() || !m_te.isEmpty())) {
+    bool byStage = false;
+    if (map && m_stage >= 0)
+      for (const codegen::SourceSpan& s : map->spans)
+        if (s.stage == m_stage) {
+          byStage = true;
+          for (int l = s.first_line; l <= s.last_line; ++l) lines.push_back(l);
+        }
+    if (map && !byStage && (!m_node.isEmpty() || !m_te.isEmpty())) {
       std::vector<const codegen::SourceSpan*> spans;
       if (!m_te.isEmpty()) spans = map->spans_of_te(m_te.toStdString());
       if (spans.empty() && !m_node.isEmpty()) spans = map->spans_of_node(m_node.toStdString());
@@ -606,6 +621,7 @@ void CodePanel::onLineClicked(Tab tab, int line) {
   // Highlight what the click hit without jumping away from where the user is reading.
   m_node = nodes.front();
   m_te = tes.size() == 1 ? tes.front() : QString();
+  m_stage = -1;
   applyHighlight(false);
   emit nodesActivated(nodes, tes);
 }

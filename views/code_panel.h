@@ -117,6 +117,10 @@ class CodePanel : public QWidget {
   /// Highlights the lines of ONNX node `node` (of TE `te` when given and mapped) in every tab
   /// and scrolls the current tab to them.
   void highlightNode(const QString& node, const QString& te = {});
+  /// Highlights the lines of stage `stage` of the partition shown (numbered as its loop IR
+  /// numbers its stages: launches one after another) where a tab maps stages, the lines of
+  /// `node` in the TE tab; scrolls the current tab to them.
+  void highlightStage(int stage, const QString& node = {});
   void setDark(bool dark);
 
   int partition() const { return m_partition; }
@@ -167,6 +171,7 @@ class CodePanel : public QWidget {
   QHash<int, PtxText> m_ptx;  ///< of m_plan, by partition
   int m_partition = -1;
   QString m_node, m_te;
+  int m_stage = -1;  ///< highlightStage's stage (-1: the node's lines)
   bool m_dark = false;
 
   QLabel* m_header;

@@ -20,6 +20,8 @@ QString formatValue(HeatMetric m, double v) {
   switch (m) {
     case HeatMetric::EstimatedTime:
     case HeatMetric::MeasuredTime:
+    case HeatMetric::StageTime:
+    case HeatMetric::BarrierWait:
       return v >= 1000 ? QStringLiteral("%1 ms").arg(v / 1000, 0, 'f', 2)
                        : QStringLiteral("%1 µs").arg(v, 0, 'f', v >= 10 ? 1 : 2);
     case HeatMetric::DramBytes:
@@ -39,7 +41,8 @@ QString formatValue(HeatMetric m, double v) {
 const std::vector<HeatMetric>& heatMetrics() {
   static const std::vector<HeatMetric> all = {HeatMetric::None,         HeatMetric::EstimatedTime,
                                               HeatMetric::MeasuredTime, HeatMetric::DramBytes,
-                                              HeatMetric::Flops,        HeatMetric::Intensity};
+                                              HeatMetric::Flops,        HeatMetric::Intensity,
+                                              HeatMetric::StageTime,    HeatMetric::BarrierWait};
   return all;
 }
 
@@ -57,6 +60,10 @@ QString heatMetricName(HeatMetric m) {
       return QObject::tr("FLOPs");
     case HeatMetric::Intensity:
       return QObject::tr("Arithmetic intensity");
+    case HeatMetric::StageTime:
+      return QObject::tr("Measured stage time");
+    case HeatMetric::BarrierWait:
+      return QObject::tr("Barrier wait");
   }
   return {};
 }
@@ -139,6 +146,22 @@ HeatMap computeHeat(HeatMetric metric, const SceneGraph& graph,
         raw[b] = metric == HeatMetric::Flops ? *f : (by > 0 ? *f / by : kNone);
       }
       break;
+    case HeatMetric::StageTime:
+    case HeatMetric::BarrierWait: {
+      // Per node, from the Timeline panel's timeline (its stages in the kernel).
+      const bool wait = metric == HeatMetric::BarrierWait;
+      const QHash<QString, double>& per = wait ? measured.waitUs : measured.stageUs;
+      title = wait ? QObject::tr("Longest barrier wait before each node's stages")
+                   : QObject::tr("Stage time per node (median block time of its stages)");
+      for (size_t b = 0; b < n; ++b) {
+        auto it = per.constFind(graph.nodes[b].onnxNode);
+        if (it != per.constEnd() && *it >= 0) raw[b] = *it;
+      }
+      note = measured.timelineSource.isEmpty()
+                 ? QObject::tr("no timeline: run one in the Timeline panel")
+                 : QObject::tr("timeline: %1").arg(measured.timelineSource);
+      break;
+    }
     case HeatMetric::None:
       break;
   }

@@ -16,7 +16,16 @@ class QPainter;
 
 namespace souffle::views {
 
-enum class HeatMetric { None, EstimatedTime, MeasuredTime, DramBytes, Flops, Intensity };
+enum class HeatMetric {
+  None,
+  EstimatedTime,
+  MeasuredTime,
+  DramBytes,
+  Flops,
+  Intensity,
+  StageTime,    ///< a timeline's median block time of each node's stages (summed)
+  BarrierWait,  ///< a timeline's longest wait before each node's stages (summed)
+};
 /// In menu order, None first.
 const std::vector<HeatMetric>& heatMetrics();
 /// "Estimated time", "Measured time", ...; "Op type" for None.
@@ -29,6 +38,10 @@ struct MeasuredTimes {
   QHash<QString, double> nodeUs;
   QString source;   ///< "measured on NVIDIA H200 (cupti)", "imported: trace.json (PyTorch)"
   bool gpu = true;  ///< GPU times (false: the emulator's CPU times, said so in the legend)
+  /// From a kernel timeline (the Timeline panel), per ONNX node: its stages' median block time
+  /// and the longest waits before them, summed; and what the timeline's clock is.
+  QHash<QString, double> stageUs, waitUs;
+  QString timelineSource;
   bool empty() const { return partitionUs.empty() && nodeUs.isEmpty(); }
 };
 

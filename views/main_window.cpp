@@ -51,6 +51,7 @@
 #include "views/strategy_table_model.h"
 #include "views/table_model.h"
 #include "views/theme.h"
+#include "views/timeline_panel.h"
 #include "views/transforms_panel.h"
 
 namespace souffle::views {
@@ -538,6 +539,7 @@ void MainWindow::closeModel() {
   m_runs->dropCompile();
   m_code->setPlan(nullptr);
   m_charts->setPlan(nullptr);
+  m_timeline->setPlan(nullptr);
   m_data.reset();
   beginSession(QString());
   refreshExplorerViews();
@@ -756,6 +758,8 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   const QString dropped = m_runs->setPlan(m_plan);
   m_code->setPlan(m_plan);
   m_charts->setPlan(m_plan);
+  m_timeline->setInputOptions(m_inputDims, m_inputBinds, m_inputShapes);
+  m_timeline->setPlan(m_plan);
   if (ProfileDataPtr kept = m_runs->profileData()) {
     m_kernels->model()->setProfile(kept);
     m_charts->setProfile(kept);
@@ -873,6 +877,11 @@ MeasuredTimes MainWindow::measuredTimes() const {
     m.source = p->label();
     m.gpu = p->gpuTime();
   }
+  if (TimelineDataPtr t = m_timeline ? m_timeline->data() : nullptr; t && t->plan == m_plan) {
+    m.stageUs = t->nodeStageUs;
+    m.waitUs = t->nodeWaitUs;
+    m.timelineSource = t->source;
+  }
   return m;
 }
 
@@ -931,6 +940,7 @@ void MainWindow::updateColors() {
   if (m_steps) m_steps->setColors(GraphColors::from(qApp->palette()));
   if (m_code) m_code->setDark(isDark(qApp->palette()));
   if (m_charts) m_charts->setDark(isDark(qApp->palette()));
+  if (m_timeline) m_timeline->setDark(isDark(qApp->palette()));
 }
 
 void MainWindow::changeEvent(QEvent* event) {
@@ -1409,6 +1419,7 @@ void MainWindow::createKernelViews() {
     bar->addAction(m_profileAction);
   }
   if (!gpu) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
+  createTimelineView();
 }
 
 void MainWindow::compileKernels() {
@@ -1604,6 +1615,60 @@ void MainWindow::setStepThroughShown(bool on) {
     if (!m_stateBeforeSteps.isEmpty()) restoreState(m_stateBeforeSteps);
     m_stateBeforeSteps.clear();
   }
+}
+
+// ---- Timeline ---------------------------------------------------------------------------------
+
+void MainWindow::createTimelineView() {
+  m_timeline = new TimelinePanel(this);
+  m_timelineDock = new QDockWidget(tr("Timeline"), this);
+  m_timelineDock->setObjectName(QStringLiteral("timelineDock"));
+  m_timelineDock->setWidget(m_timeline);
+  addDockWidget(Qt::BottomDockWidgetArea, m_timelineDock);
+  tabifyDockWidget(m_codeDock, m_timelineDock);
+  m_teDock->raise();
+  m_timelineDock->hide();
+  QAction* run = new QAction(tr("&Timeline on the emulator"), this);
+  run->setToolTip(
+      tr("Profile the plan on the emulator with timeline records: each stage and "
+         "wait per block (an estimate, not GPU time)"));
+  connect(run, &QAction::triggered, this, [this] {
+    m_timelineDock->show();
+    m_timelineDock->raise();
+    m_timeline->runEmulator();
+  });
+  m_modelActions << run;
+  QAction* open = new QAction(tr("Open timeline &records…"), this);
+  connect(open, &QAction::triggered, this, [this] {
+    m_timelineDock->show();
+    m_timelineDock->raise();
+    m_timeline->openFiles();
+  });
+  m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+T")));
+  for (QMenu* menu : menuBar()->findChildren<QMenu*>())
+    if (menu->actions().contains(m_codeDock->toggleViewAction())) {
+      menu->addAction(run);
+      menu->addAction(open);
+      menu->addAction(m_timelineDock->toggleViewAction());
+      break;
+    }
+  connect(m_timeline, &TimelinePanel::progress, this,
+          [this](const QString& what) { say(what, 8000); });
+  connect(m_timeline, &TimelinePanel::dataChanged, m_graphPage, &GraphPage::refreshHeat);
+  // A span: its stage's nodes in the graph, its lines in the code.
+  connect(m_timeline, &TimelinePanel::stageActivated, this,
+          [this](int partition, int stage, const QStringList& nodes, const QStringList& tes) {
+            m_graphPage->selectNodes(nodes, tes);
+            if (partition < 0 || !m_plan) return;
+            m_code->showPartition(partition);
+            m_code->highlightStage(stage, nodes.value(0));
+          });
+  // A node selected in the graph (not by the timeline): its stages' spans.
+  connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
+    const SceneGraph* g = m_graph->scene()->graph();
+    if (m_graphPage->selectingNodes() || !g || box < 0 || size_t(box) >= g->nodes.size()) return;
+    m_timeline->highlightNodes({g->nodes[size_t(box)].onnxNode});
+  });
 }
 
 }  // namespace souffle::views

@@ -49,6 +49,7 @@ class StatusLine;
 class StepThroughPanel;
 class StrategyTableModel;
 class TeTextPanel;
+class TimelinePanel;
 class TransformsPanel;
 
 class MainWindow : public QMainWindow {
@@ -150,6 +151,9 @@ class MainWindow : public QMainWindow {
   /// The imported profile mapped onto the plan on screen (null: none).
   ExternalProfileDataPtr importedProfile() const;
   ImportedProfilePanel* importedProfilePanel() const { return m_importedPanel; }
+  /// The Timeline panel (docs/timeline.md) and its dock.
+  TimelinePanel* timelinePanel() const { return m_timeline; }
+  QDockWidget* timelineDock() const { return m_timelineDock; }
 
  public slots:
   void openDialog();
@@ -269,6 +273,8 @@ class MainWindow : public QMainWindow {
   void createEditPreview(const QList<QAction*>& actions);
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
+  /// The Timeline panel: its dock, actions and selection both ways with graph and code.
+  void createTimelineView();
   void onCompiled(CompileDataPtr data);
   void startProfile(const QString& backend);
   void onProfiled(ProfileDataPtr data);
@@ -323,6 +329,8 @@ class MainWindow : public QMainWindow {
   HeatMetric m_heatMetric = HeatMetric::None;
   ImportedProfilePanel* m_importedPanel = nullptr;
   QDockWidget* m_importedDock = nullptr;
+  TimelinePanel* m_timeline = nullptr;
+  QDockWidget* m_timelineDock = nullptr;
   QString m_lastCompileSummary;  ///< what the last compile said
 
   StatusLine* m_status = nullptr;

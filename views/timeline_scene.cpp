@@ -1,0 +1,351 @@
+#include "views/timeline_scene.h"
+
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/session/kernel_cache.h"
+#include "core/support/error.h"
+#include "views/kernel_identity.h"
+
+namespace souffle::views {
+
+QString TimelineKernel::stageName(int stage) const {
+  if (stage >= 0 && static_cast<size_t>(stage) < timeline.stage_names.size() &&
+      !timeline.stage_names[static_cast<size_t>(stage)].empty())
+    return QString::fromStdString(timeline.stage_names[static_cast<size_t>(stage)]);
+  return QStringLiteral("stage %1").arg(stage);
+}
+
+QString kernelOfTimelineFile(const QString& file) {
+  QString name = QFileInfo(file).fileName();
+  if (name.endsWith(QLatin1String(".timeline"))) name.chop(9);
+  // STRATEGY.KERNEL (profile --timeline-dir) or KERNEL (a bundle's timeline/ folder).
+  static const QRegularExpression kernel(QStringLiteral("(kernel\\d+(\\.\\d+)?)$"));
+  const QRegularExpressionMatch m = kernel.match(name);
+  return m.hasMatch() ? m.captured(1) : name;
+}
+
+namespace {
+
+/// Ties `k.timeline` to the kernel of that name in `plan` (its stages' names, estimates, nodes).
+QString matchKernel(TimelineKernel& k, const PlanData& plan) {
+  const plan::FusionPlan& p = *plan.plan;
+  const std::string& name = k.timeline.kernel;
+  static const QRegularExpression id(QStringLiteral("^kernel(\\d+)"));
+  const QRegularExpressionMatch m = id.match(QString::fromStdString(name));
+  if (!m.hasMatch())
+    return QObject::tr("%1 is not a kernel of the plan on screen").arg(name.c_str());
+  const int want = m.captured(1).toInt();
+  int maxStage = -1;
+  for (const TimelineSpan& s : k.timeline.spans) maxStage = std::max(maxStage, s.stage);
+  for (size_t i = 0; i < p.partitions.size(); ++i) {
+    if (p.partitions[i].id != want) continue;
+    PartitionKernelsPtr built;
+    try {
+      built = shared_kernel_cache().kernels(p, i);
+    } catch (const std::exception& e) {
+      return QString::fromUtf8(e.what());
+    }
+    int base = 0;
+    for (const CompiledKernel& ck : built->kernels) {
+      if (ck.name != name) {
+        base += static_cast<int>(ck.kernel.stages.size());
+        continue;
+      }
+      if (maxStage >= static_cast<int>(ck.kernel.stages.size()))
+        return QObject::tr(
+                   "%1 records stage %2, but the plan's %1 has %3 stages: records of "
+                   "another plan")
+            .arg(name.c_str())
+            .arg(maxStage)
+            .arg(ck.kernel.stages.size());
+      if (k.timeline.stage_names.size() != ck.kernel.stages.size())
+        attach_stage_info(k.timeline, ck, p);
+      k.partition = static_cast<int>(i);
+      k.stageBase = base;
+      k.stageNodes.assign(ck.kernel.stages.size(), {});
+      k.stageTes.assign(ck.kernel.stages.size(), {});
+      for (size_t s = 0; s < ck.kernel.stages.size(); ++s) {
+        const loop::StageInfo& st = ck.kernel.stages[s];
+        for (const te::Origin& o : st.origins) {
+          const QString n = QString::fromStdString(o.node);
+          if (!n.isEmpty() && !k.stageNodes[s].contains(n)) k.stageNodes[s] << n;
+        }
+        for (const std::string& t : st.tes) k.stageTes[s] << QString::fromStdString(t);
+      }
+      if (i < plan.identities.size()) k.colorKey = plan.identities[i].colorKey;
+      return {};
+    }
+  }
+  return QObject::tr("%1 is not a kernel of the plan on screen").arg(name.c_str());
+}
+
+}  // namespace
+
+TimelineDataPtr makeTimelineData(PlanDataPtr plan, std::vector<KernelTimeline> timelines,
+                                 bool emulated, const QString& source, const QStringList& files) {
+  auto d = std::make_shared<TimelineData>();
+  d->plan = plan;
+  d->emulated = emulated;
+  d->source = source;
+  d->files = files;
+  QStringList notes;
+  for (KernelTimeline& t : timelines) {
+    TimelineKernel k;
+    k.timeline = std::move(t);
+    k.colorKey = qHash(QString::fromStdString(k.timeline.kernel));
+    if (plan && plan->plan) {
+      const QString why = matchKernel(k, *plan);
+      if (!why.isEmpty()) notes << why;
+    } else {
+      notes << QObject::tr("no plan on screen: stages are not tied to graph nodes");
+    }
+    int maxStage = -1;
+    for (const TimelineSpan& s : k.timeline.spans) maxStage = std::max(maxStage, s.stage);
+    const size_t n = static_cast<size_t>(std::max<int>(maxStage + 1, k.stageCount()));
+    k.timeline.stage_names.resize(n);
+    k.stageNodes.resize(n);
+    k.stageTes.resize(n);
+    k.waitTotalUs.assign(n, 0);
+    k.waitMaxUs.assign(n, 0);
+    k.barrierUs.assign(n, -1);
+    for (const TimelineSpan& s : k.timeline.spans) {
+      if (s.wait == loop::TimelineWait::None || s.stage < 0) continue;
+      const size_t i = static_cast<size_t>(s.stage);
+      k.waitTotalUs[i] += s.us();
+      k.waitMaxUs[i] = std::max(k.waitMaxUs[i], s.us());
+      if (s.wait != loop::TimelineWait::BlockBarrier)
+        k.barrierUs[i] = std::max(k.barrierUs[i], s.end_us);
+    }
+    k.analysis = analyse_timeline(k.timeline);
+    for (const StageTiming& st : k.analysis.stages) {
+      if (st.stage < 0 || static_cast<size_t>(st.stage) >= n) continue;
+      for (const QString& node : k.stageNodes[static_cast<size_t>(st.stage)]) {
+        d->nodeStageUs[node] += st.median_us;
+        d->nodeWaitUs[node] += k.waitMaxUs[static_cast<size_t>(st.stage)];
+      }
+    }
+    d->kernels.push_back(std::move(k));
+  }
+  notes.removeDuplicates();
+  d->note = notes.join(QStringLiteral("; "));
+  return d;
+}
+
+TimelineDataPtr readTimelineFiles(PlanDataPtr plan, const QStringList& files) {
+  std::vector<KernelTimeline> ts;
+  bool emulated = true;
+  double clock = 0;
+  for (const QString& f : files) {
+    KernelTimeline t = read_timeline_file(f.toStdString());
+    t.kernel = kernelOfTimelineFile(f).toStdString();
+    emulated = emulated && t.emulated;
+    clock = std::max(clock, t.clock_mhz);
+    ts.push_back(std::move(t));
+  }
+  if (ts.empty()) throw UserError("no timeline file given");
+  // A record file keeps the timer and SM clock, not the device's name.
+  const QString source =
+      emulated ? QObject::tr("emulator estimate, not GPU time")
+               : QObject::tr("measured on a GPU (%1 SM clock; the record file names no device)")
+                     .arg(clock > 0 ? QStringLiteral("%1 MHz").arg(clock, 0, 'f', 0)
+                                    : QObject::tr("unknown"));
+  return makeTimelineData(std::move(plan), std::move(ts), emulated, source, files);
+}
+
+TimelineRows makeTimelineRows(const KernelTimeline& t, bool perBlock) {
+  TimelineRows r;
+  r.perBlock = perBlock;
+  std::map<int64_t, int> row;
+  for (const TimelineSpan& s : t.spans) row.emplace(perBlock ? s.block : s.sm, 0);
+  for (auto& [key, index] : row) {
+    index = static_cast<int>(r.keys.size());
+    r.keys.push_back(key);
+  }
+  r.spans.assign(r.keys.size(), {});
+  for (size_t i = 0; i < t.spans.size(); ++i) {
+    const TimelineSpan& s = t.spans[i];
+    r.spans[static_cast<size_t>(row[perBlock ? s.block : s.sm])].push_back(static_cast<int>(i));
+    r.endUs = std::max(r.endUs, s.end_us);
+  }
+  r.maxEnd.resize(r.keys.size());
+  for (size_t k = 0; k < r.spans.size(); ++k) {
+    std::vector<int>& v = r.spans[k];
+    std::stable_sort(v.begin(), v.end(), [&](int a, int b) {
+      return t.spans[static_cast<size_t>(a)].begin_us < t.spans[static_cast<size_t>(b)].begin_us;
+    });
+    double m = 0;
+    for (int i : v) {
+      m = std::max(m, t.spans[static_cast<size_t>(i)].end_us);
+      r.maxEnd[k].push_back(m);
+    }
+  }
+  return r;
+}
+
+QColor timelineStageColor(quint32 key, int stage, bool dark) {
+  const QColor base = kernelColor(key, dark);
+  const double h = std::fmod(
+      std::max(0.0, double(base.hslHueF())) + 1.0 + (std::fmod(stage * 0.381966, 1.0) - 0.5) * 0.24,
+      1.0);
+  const double l = (dark ? 0.42 : 0.62) + ((stage % 3) - 1) * 0.06;
+  return QColor::fromHslF(float(h), dark ? 0.45f : 0.60f, float(l));
+}
+
+namespace {
+
+QRgb blend(QRgb fg, QRgb bg, double a) {
+  auto mix = [a](int f, int b) { return static_cast<int>(std::lround(b + (f - b) * a)); };
+  return qRgb(mix(qRed(fg), qRed(bg)), mix(qGreen(fg), qGreen(bg)), mix(qBlue(fg), qBlue(bg)));
+}
+
+}  // namespace
+
+QImage rasterTimeline(const TimelineKernel& k, const TimelineRows& rows, const TimelineRaster& r,
+                      int64_t* spansVisited) {
+  const int W = r.size.width(), H = r.size.height();
+  QImage img(std::max(1, W), std::max(1, H), QImage::Format_RGB32);
+  const QRgb bg = r.background.rgb();
+  img.fill(bg);
+  const int n = static_cast<int>(rows.keys.size());
+  if (n == 0 || W <= 0 || H <= 0 || r.t1 <= r.t0) return img;
+  const int stages = static_cast<int>(k.timeline.stage_names.size());
+  std::vector<QRgb> fill(static_cast<size_t>(stages)), hatch(static_cast<size_t>(stages));
+  for (int s = 0; s < stages; ++s) {
+    const QColor c = timelineStageColor(k.colorKey, s, r.dark);
+    fill[static_cast<size_t>(s)] = c.rgb();
+    hatch[static_cast<size_t>(s)] = (r.dark ? c.lighter(150) : c.darker(150)).rgb();
+  }
+  const QRgb highlight = r.highlight.rgb();
+  auto selected = [&](int s) {
+    return s >= 0 && static_cast<size_t>(s) < r.selected.size() && r.selected[size_t(s)];
+  };
+  const double scale = W / (r.t1 - r.t0);
+  const auto nw = static_cast<size_t>(W);
+  std::vector<float> work(nw), wait(nw), workBestCov(nw), waitBestCov(nw);
+  std::vector<int> workBest(nw), waitBest(nw);
+  std::vector<char> edge(nw);
+  int64_t visited = 0;
+  const std::vector<TimelineSpan>& spans = k.timeline.spans;
+
+  auto clear = [&] {
+    std::fill(work.begin(), work.end(), 0.f);
+    std::fill(wait.begin(), wait.end(), 0.f);
+    std::fill(workBestCov.begin(), workBestCov.end(), 0.f);
+    std::fill(waitBestCov.begin(), waitBestCov.end(), 0.f);
+    std::fill(edge.begin(), edge.end(), 0);
+  };
+  auto accumulate = [&](int row) {
+    const std::vector<int>& v = rows.spans[size_t(row)];
+    const std::vector<double>& me = rows.maxEnd[size_t(row)];
+    size_t i = size_t(std::upper_bound(me.begin(), me.end(), r.t0) - me.begin());
+    for (; i < v.size(); ++i) {
+      const TimelineSpan& s = spans[size_t(v[i])];
+      if (s.begin_us >= r.t1) break;
+      ++visited;
+      if (s.end_us <= r.t0) continue;
+      const double a = std::max(0.0, (s.begin_us - r.t0) * scale);
+      const double e = std::min(double(W), (s.end_us - r.t0) * scale);
+      if (e <= a) continue;
+      const int xa = static_cast<int>(a);
+      const int xe = std::min(W - 1, static_cast<int>(std::ceil(e)) - 1);
+      const bool isWait = s.wait != loop::TimelineWait::None;
+      if (!isWait && e - a >= 4 && a > 0) edge[size_t(xa)] = 1;
+      std::vector<float>& cov = isWait ? wait : work;
+      std::vector<float>& bestCov = isWait ? waitBestCov : workBestCov;
+      std::vector<int>& best = isWait ? waitBest : workBest;
+      for (int x = xa; x <= xe; ++x) {
+        const float c = float(std::min(e, double(x + 1)) - std::max(a, double(x)));
+        cov[size_t(x)] += c;
+        if (c > bestCov[size_t(x)]) {
+          bestCov[size_t(x)] = c;
+          best[size_t(x)] = s.stage;
+        }
+      }
+    }
+  };
+  auto paint = [&](int y, float count) {
+    QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+    for (int x = 0; x < W; ++x) {
+      const float cw = work[size_t(x)] / count, ct = wait[size_t(x)] / count;
+      const float tot = std::min(1.f, cw + ct);
+      if (tot < 0.02f) continue;
+      QRgb c;
+      if (ct > cw) {
+        const int s = waitBest[size_t(x)];
+        const bool stripe = ((x + y) & 7) < 3;
+        const QRgb base = s >= 0 && s < stages ? (stripe ? hatch[size_t(s)] : fill[size_t(s)]) : bg;
+        c = stripe ? base : blend(base, bg, 0.35);
+      } else {
+        const int s = workBest[size_t(x)];
+        c = selected(s) ? highlight : (s >= 0 && s < stages ? fill[size_t(s)] : bg);
+        if (edge[size_t(x)]) c = blend(c, r.dark ? qRgb(255, 255, 255) : qRgb(0, 0, 0), 0.35);
+      }
+      line[x] = tot >= 0.999f ? c : blend(c, bg, 0.25 + 0.75 * tot);
+    }
+  };
+
+  const double rh = double(H) / n;
+  if (rh >= 1) {
+    for (int row = 0; row < n; ++row) {
+      const int y0 = static_cast<int>(row * rh);
+      int y1 = static_cast<int>((row + 1) * rh);
+      if (y1 - y0 >= 5) --y1;  // a gap between rows tall enough to tell apart
+      if (y1 <= y0) continue;
+      clear();
+      accumulate(row);
+      for (int y = y0; y < y1 && y < H; ++y) paint(y, 1);
+    }
+  } else {
+    for (int y = 0; y < H; ++y) {
+      const int r0 = static_cast<int>(int64_t(y) * n / H);
+      const int r1 = std::max(r0 + 1, static_cast<int>(int64_t(y + 1) * n / H));
+      clear();
+      for (int row = r0; row < r1 && row < n; ++row) accumulate(row);
+      paint(y, float(r1 - r0));
+    }
+  }
+  if (spansVisited) *spansVisited = visited;
+  return img;
+}
+
+int timelineRowAt(const TimelineRows& rows, int height, int y) {
+  const int n = static_cast<int>(rows.keys.size());
+  if (n == 0 || height <= 0 || y < 0 || y >= height) return -1;
+  return std::min(n - 1, static_cast<int>(int64_t(y) * n / height));
+}
+
+int timelineSpanAt(const TimelineKernel& k, const TimelineRows& rows, int row, double us,
+                   double slackUs) {
+  if (row < 0 || static_cast<size_t>(row) >= rows.spans.size()) return -1;
+  const std::vector<int>& v = rows.spans[size_t(row)];
+  const std::vector<double>& me = rows.maxEnd[size_t(row)];
+  size_t i = size_t(std::upper_bound(me.begin(), me.end(), us - slackUs) - me.begin());
+  int best = -1;
+  double bestDist = slackUs;
+  for (; i < v.size(); ++i) {
+    const TimelineSpan& s = k.timeline.spans[size_t(v[i])];
+    if (s.begin_us > us + slackUs) break;
+    const double d = us < s.begin_us ? s.begin_us - us : (us > s.end_us ? us - s.end_us : 0);
+    // Inside a span: the innermost (a stage's work wins over a wait that ends at the same time).
+    const bool better =
+        best < 0 ? d <= slackUs
+                 : d < bestDist || (d == 0 && bestDist == 0 && s.wait == loop::TimelineWait::None);
+    if (better) {
+      bestDist = d;
+      best = v[i];
+    }
+  }
+  return best;
+}
+
+QString formatTimelineUs(double us) {
+  if (std::abs(us) >= 1000) return QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', 2);
+  return QStringLiteral("%1 µs").arg(us, 0, 'f',
+                                     std::abs(us) >= 100 ? 1 : (std::abs(us) >= 1 ? 2 : 3));
+}
+
+}  // namespace souffle::views

@@ -151,6 +151,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
         // The stage's own price, and the mainloop structure a tensor-core stage was priced from.
         b["est_us"] = st.est_us;
         b["bound"] = st.bound;
+        if (!st.corrected.empty()) b["est_corrected"] = st.corrected;
         if (!st.mainloop.empty())
           b["mainloop"] = {{"structure", st.mainloop}, {"priced_from", st.priced_from}};
         built.push_back(std::move(b));
@@ -184,7 +185,8 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
   j["decisions_applied"] = applied;
   j["refused"] = refused;
   nlohmann::json passes = nlohmann::json::array();
-  for (const plan::PassRecord& r : p.passes) passes.push_back({{"name", r.name}, {"ms", r.ms}});
+  for (const plan::PassRecord& r : p.passes)
+    passes.push_back({{"name", std::string(r.name())}, {"ms", r.ms}});
   j["passes"] = passes;
   return j;
 }

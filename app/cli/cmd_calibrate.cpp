@@ -1,7 +1,11 @@
 // souffle-cli calibrate: the runner measures the device (launch overhead, grid-barrier cost
-// against the grid size, copy bandwidth) and writes the calibration file the cost model reads.
+// against the grid size, copy bandwidth) and writes the calibration file the cost model reads;
+// with --from-timeline, per-template corrections of the stage estimates read from a GPU's
+// timeline documents instead.
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -10,12 +14,47 @@
 #include "core/gpu/device.h"
 #include "core/session/profile.h"
 #include "core/session/runner_client.h"
+#include "core/session/timeline_calibration.h"
 #include "core/support/error.h"
 
 namespace souffle::cli {
 
+namespace {
+
+int calibrate_from_timelines(const CalibrateCliOptions& o) {
+  std::optional<gpu::Calibration> base;
+  if (!o.base.empty()) base = gpu::load_calibration(o.base);
+  gpu::Calibration c = calibration_from_timelines(o.from_timeline, base);
+  const std::string text = gpu::calibration_json(c);
+  {
+    std::ofstream f(o.out, std::ios::trunc);
+    f << text;
+    if (!f) throw UserError(o.out, "", "cannot write the calibration file");
+  }
+  if (o.json) {
+    std::cout << text;
+    return 0;
+  }
+  std::cout << fmt::format(
+      "stage estimates of {} corrected per schedule template (measured / "
+      "estimated, median over its stages; the pricer's figures stay "
+      "estimates):\n",
+      c.device);
+  for (const gpu::StageCorrection& s : c.stage_corrections)
+    std::cout << "  " << s.describe() << "\n";
+  std::cout << "wrote " << o.out << " (plan --calibration " << o.out << " prices with it)\n";
+  return 0;
+}
+
+}  // namespace
+
 int run_calibrate(const CalibrateCliOptions& o) {
   if (o.out.empty()) throw UserError("--out FILE is needed: where the calibration file goes");
+  if (!o.from_timeline.empty()) return calibrate_from_timelines(o);
+  if (!o.base.empty())
+    throw UserError(
+        "--calibration FILE goes with --from-timeline: it names the calibration the "
+        "timeline's corrections join");
   ProfileOptions po;
   po.backend = "cuda";
   po.runner = o.runner;

@@ -14,6 +14,7 @@
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
 #include "core/session/profile.h"
+#include "core/session/timeline_calibration.h"
 #include "core/support/error.h"
 
 namespace souffle::cli {
@@ -134,11 +135,12 @@ int run_profile(const ProfileCliOptions& o) {
   pipe.waves = !o.no_waves;
   pipe.weight_panels = !o.no_weight_panels;
   if (!o.decisions.empty()) pipe.decisions = plan::load_decisions(o.decisions);
+  plan::PlanOptions plo = plan_options(pipe);
 
   std::vector<ProfileReport> reports;
   for (plan::Strategy s : strategies) {
-    pipe.strategy = s;
-    plan::FusionPlan p = run_pipeline(m, pipe).plan;  // one load, a plan per strategy
+    plo.strategy = s;
+    plan::FusionPlan p = plan::plan(m.program, plo);
     if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
     reports.push_back(session.profile(o.common.model, p, io.dims, o.common.binds, o.common.shapes));
     if (progress) std::cerr << "\r\033[K" << std::flush;
@@ -163,7 +165,8 @@ int run_profile(const ProfileCliOptions& o) {
       const std::string base = o.timeline_dir + "/" + r.strategy;
       for (const auto& [file, text] :
            {std::pair{base + ".trace.json", timeline_trace_json(r.timelines)},
-            std::pair{base + ".stages.csv", timeline_csv(as)}}) {
+            std::pair{base + ".stages.csv", timeline_csv(as)},
+            std::pair{base + ".timeline.json", timeline_document(r, as).dump(1) + "\n"}}) {
         std::ofstream f(file, std::ios::trunc);
         f << text;
         if (!f) throw UserError(file, "", "cannot write the timeline");
@@ -171,10 +174,12 @@ int run_profile(const ProfileCliOptions& o) {
       timeline_json[i] = timeline_analysis_json(as);
       timeline_json[i]["trace"] = base + ".trace.json";
       timeline_json[i]["csv"] = base + ".stages.csv";
+      timeline_json[i]["document"] = base + ".timeline.json";
       for (size_t k = 0; k < r.timelines.size(); ++k)
         timeline_json[i]["kernels"][k]["records"] = r.timelines[k].file;
       for (const TimelineAnalysis& a : as) timeline_text[i] += timeline_summary(a);
-      timeline_text[i] += "  timeline: " + base + ".trace.json, " + base + ".stages.csv\n";
+      timeline_text[i] += "  timeline: " + base + ".trace.json, " + base + ".stages.csv, " + base +
+                          ".timeline.json\n";
     }
   }
   bool ok = true;
@@ -183,7 +188,7 @@ int run_profile(const ProfileCliOptions& o) {
     nlohmann::json j;
     j["model"] = o.common.model;
     j["backend"] = o.backend;
-    j["gpu_spec"] = pipe.gpu.name;
+    j["gpu_spec"] = plo.gpu.name;
     j["hello"] = session.hello();
     nlohmann::json rs = nlohmann::json::array();
     for (size_t i = 0; i < reports.size(); ++i) {
@@ -195,7 +200,7 @@ int run_profile(const ProfileCliOptions& o) {
     if (!o.trace.empty()) j["trace"] = o.trace;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << o.common.model << ": planned for " << pipe.gpu.name << ", runner "
+    std::cout << o.common.model << ": planned for " << plo.gpu.name << ", runner "
               << (o.runner.empty() ? "souffle-runner" : o.runner) << " (" << o.backend << ")\n";
     for (size_t i = 0; i < reports.size(); ++i) {
       print_report(reports[i]);

@@ -152,6 +152,10 @@ struct CalibrateCliOptions {
   std::string out;     ///< the calibration file to write
   bool json = false;
   double timeout_s = 300;
+  /// Timeline documents of a GPU (profile --timeline): per-template corrections instead of a
+  /// runner's measurements, joined to `base` (a calibration file of the same device) if given.
+  std::vector<std::string> from_timeline;
+  std::string base;
 };
 
 int run_inspect(const CommonOptions& o);

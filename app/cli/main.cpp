@@ -234,6 +234,11 @@ int main(int argc, char** argv) {
   c_cal->add_option("--runner", cal.runner, "command that starts souffle-runner");
   c_cal->add_option("--timeout", cal.timeout_s, "seconds (default 300)");
   c_cal->add_flag("--json", cal.json, "print the calibration as JSON");
+  c_cal->add_option("--from-timeline", cal.from_timeline,
+                    "a GPU timeline document (profile --timeline's STRATEGY.timeline.json; "
+                    "repeatable): per-template corrections of the stage estimates, no runner");
+  c_cal->add_option("--calibration", cal.base,
+                    "with --from-timeline: the device's calibration file the corrections join");
   ReportCliOptions report;
   auto* c_report = app.add_subcommand(
       "report", "a report to share: HTML, JSON, CSV or DOT; --steps: the walk-through pages");

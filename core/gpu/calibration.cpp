@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/support/error.h"
@@ -41,6 +42,29 @@ std::string text(const json& j, const std::string& key, const std::string& file)
 }
 
 }  // namespace
+
+std::string StageCorrection::describe() const {
+  return fmt::format("{}: {:.3g} (median of {} stage{}, {:.3g} to {:.3g}) measured on {}{}{}",
+                     template_name, ratio, stages, stages == 1 ? "" : "s", min_ratio, max_ratio,
+                     device.empty() ? std::string("an unnamed device") : device,
+                     driver_version > 0 ? ", driver " + std::to_string(driver_version) : "",
+                     date.empty() ? "" : ", " + date);
+}
+
+std::string schedule_template(const std::string& schedule) {
+  size_t b = schedule.find_first_not_of(' ');
+  if (b == std::string::npos) return "";
+  size_t e = schedule.find_first_of(" ,;(", b);
+  std::string first = schedule.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  if (first == "fused") return "attention";
+  return first;
+}
+
+const StageCorrection* Calibration::stage_correction(const std::string& template_name) const {
+  for (const StageCorrection& s : stage_corrections)
+    if (s.template_name == template_name) return &s;
+  return nullptr;
+}
 
 LinearFit fit_barrier_cost(const std::vector<BarrierSample>& samples) {
   LinearFit f;
@@ -131,6 +155,34 @@ Calibration parse_calibration(const std::string& json_text, const std::string& f
     }
   }
   c.grid_barrier_fit = fit_barrier_cost(c.grid_barrier);
+  if (auto g = j.find("stage_corrections"); g != j.end()) {
+    if (!g->is_array()) throw UserError(file, "", "field 'stage_corrections' must be an array");
+    for (size_t i = 0; i < g->size(); ++i) {
+      const json& e = (*g)[i];
+      std::string where = "stage_corrections[" + std::to_string(i) + "]";
+      if (!e.is_object()) throw UserError(file, where, "must be an object");
+      StageCorrection s;
+      s.template_name = text(e, "template", file);
+      if (s.template_name.empty()) throw UserError(file, where, "field 'template' is missing");
+      if (c.stage_correction(s.template_name))
+        throw UserError(file, where, "a second correction for template '" + s.template_name + "'");
+      s.ratio = number(e, "ratio", file, where);
+      if (!(s.ratio > 0)) throw UserError(file, where, "field 'ratio' must be above 0");
+      s.stages = count(e, "stages", file, where);
+      s.min_ratio = number(e, "min_ratio", file, where);
+      s.max_ratio = number(e, "max_ratio", file, where);
+      s.source = text(e, "from", file);
+      if (auto m = e.find("measured_on"); m != e.end()) {
+        if (!m->is_object()) throw UserError(file, where, "field 'measured_on' must be an object");
+        s.device = text(*m, "device", file);
+        s.driver_version = count(*m, "driver_version", file, where);
+        s.date = text(*m, "date", file);
+      }
+      if (s.device.empty())
+        throw UserError(file, where, "a stage correction names the device it was measured on");
+      c.stage_corrections.push_back(s);
+    }
+  }
   return c;
 }
 
@@ -170,6 +222,20 @@ std::string calibration_json(const Calibration& c) {
                  {"threads", s.threads},
                  {"us", s.us}});
   j["grid_barrier"] = g;
+  if (!c.stage_corrections.empty()) {
+    json sc = json::array();
+    for (const StageCorrection& s : c.stage_corrections)
+      sc.push_back(
+          {{"template", s.template_name},
+           {"ratio", s.ratio},
+           {"stages", s.stages},
+           {"min_ratio", s.min_ratio},
+           {"max_ratio", s.max_ratio},
+           {"measured_on",
+            {{"device", s.device}, {"driver_version", s.driver_version}, {"date", s.date}}},
+           {"from", s.source}});
+    j["stage_corrections"] = sc;
+  }
   j["grid_barrier_fit"] = {{"base_us", c.grid_barrier_fit.base},
                            {"per_block_us", c.grid_barrier_fit.slope}};
   return j.dump(2) + "\n";

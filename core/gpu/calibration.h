@@ -24,6 +24,31 @@ struct LinearFit {
 /// gives zero.
 LinearFit fit_barrier_cost(const std::vector<BarrierSample>& samples);
 
+/// A correction of the cost model's stage estimates for one schedule template, measured from a
+/// GPU timeline (souffle-cli calibrate --from-timeline): the ratio of each stage's measured time
+/// (its slowest block) to the cost model's estimate from the spec, the median over the stages of
+/// that template. The pricer multiplies its estimate of a stage of the template by it; the
+/// result is still an estimate.
+struct StageCorrection {
+  std::string template_name;  ///< schedule_template(): "gemm", "gemm_tc", "injective", ...
+  double ratio = 1;           ///< measured / estimated, median over `stages` stages
+  int stages = 0;
+  double min_ratio = 0, max_ratio = 0;  ///< the spread of the stages' ratios
+  /// Measured on: the device as its driver names it, the driver version, the date (UTC).
+  std::string device;
+  int driver_version = 0;
+  std::string date;
+  std::string source;  ///< the timeline file the ratios were read from
+  /// "gemm: 1.82 (median of 12 stages) measured on NVIDIA A100, driver 13000, 2026-12-06"
+  std::string describe() const;
+};
+
+/// The template family of a stage's schedule (loop::StageInfo::schedule), the key of its
+/// correction: the schedule's first word ("gemm 64x64x16 tile 4x4" -> "gemm", "gemm_tc f16
+/// tensor-core ..." -> "gemm_tc", "reduction, warp shuffles" -> "reduction"), "attention" for
+/// fused attention; "" for an empty schedule.
+std::string schedule_template(const std::string& schedule);
+
 /// What the runner measured on one device. A figure of 0 was not measured; the cost model then
 /// takes the GPU spec's figure and says so.
 struct Calibration {
@@ -58,9 +83,13 @@ struct Calibration {
   /// waiting on the next block's (a release and one awaited tile), and what each further
   /// awaited tile adds (measured with four). 0: not measured.
   double flag_round_us = 0, flag_tile_us = 0;
+  /// Per-template corrections of stage estimates measured from GPU timelines (empty: none).
+  std::vector<StageCorrection> stage_corrections;
   std::string file;  ///< where it was read from (empty when made in memory)
 
   bool has_barrier() const { return !grid_barrier.empty(); }
+  /// The correction for `template_name`, null when there is none.
+  const StageCorrection* stage_correction(const std::string& template_name) const;
   bool has_flags() const { return flag_round_us > 0; }
 };
 

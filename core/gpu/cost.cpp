@@ -159,6 +159,17 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
       c.flag_poll_us = k.flag_tile_us > 0 ? k.flag_tile_us : c.flag_poll_us;
       c.flag_release_us = std::max(0.0, k.flag_round_us - c.flag_poll_us);
     }
+    if (!k.stage_corrections.empty()) {
+      std::string t;
+      for (const StageCorrection& sc : k.stage_corrections)
+        t += (t.empty() ? "" : ", ") + sc.template_name;
+      const StageCorrection& f = k.stage_corrections.front();
+      used.push_back(fmt::format(
+          "stage estimates corrected per template ({}) by timelines "
+          "measured on {}{}{}",
+          t, f.device, f.driver_version > 0 ? ", driver " + std::to_string(f.driver_version) : "",
+          f.date.empty() ? "" : ", " + f.date));
+    }
     std::string what;
     for (const std::string& u : used) what += (what.empty() ? "" : ", ") + u;
     c.source = fmt::format("calibration {} (device {}{}): {}; the rest from spec {}",
@@ -168,6 +179,13 @@ CostConstants cost_constants(const GpuSpec& spec, Precision precision,
   }
   c.l2_gbps = c.dram_gbps * kL2BandwidthFactor;
   return c;
+}
+
+void apply_stage_correction(StageCost& cost, const StageCorrection& sc) {
+  cost.total_us *= sc.ratio;
+  cost.correction = sc.ratio;
+  cost.corrected =
+      "estimate x " + fmt::format("{:.3g}", sc.ratio) + ", the correction for " + sc.describe();
 }
 
 double flag_wait_cost_us(const CostConstants& c, int64_t tiles, int waits) {

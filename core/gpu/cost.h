@@ -192,7 +192,14 @@ struct StageCost {
   int64_t waves = 0;
   double efficiency = 1;  ///< fraction of the GPU's rate the stage's grid reaches (<= 1)
   const char* bound = "memory";
+  /// total_us was multiplied by a calibration's measured correction for the stage's template
+  /// (1: none); `corrected` says which, in words. The result is still an estimate.
+  double correction = 1;
+  std::string corrected;
 };
+
+/// Multiplies `cost`'s time by `sc`'s ratio and says so (StageCost::correction, corrected).
+void apply_stage_correction(StageCost& cost, const StageCorrection& sc);
 
 /// MMA share of the spec's tensor-core peak that `instruction` ("wmma", "mma.sync") can reach on
 /// `spec`: 1 on compute capability 8.x; on 9.0 the peak needs warpgroup MMA (wgmma), and the

@@ -344,6 +344,7 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       if (const size_t i = static_cast<size_t>(&info - k.stages.data()); i < kp.stages.size()) {
         bs.est_us = kp.stages[i].cost.total_us;
         bs.bound = kp.stages[i].cost.bound;
+        bs.corrected = kp.stages[i].cost.corrected;
         if (kp.stages[i].cost.mainloop.priced) {
           bs.mainloop = kp.stages[i].work.mainloop.describe();
           bs.priced_from = kp.stages[i].cost.mainloop.from;

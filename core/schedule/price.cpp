@@ -325,6 +325,11 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
       w.write_bytes += bytes_of(x);
     }
     sp.cost = gpu::stage_cost(spec, c, w);
+    // A correction measured from GPU timelines for the stage's template (calibration file).
+    if (c.calibration && s < k.stages.size())
+      if (const gpu::StageCorrection* sc =
+              c.calibration->stage_correction(gpu::schedule_template(k.stages[s].schedule)))
+        gpu::apply_stage_correction(sp.cost, *sc);
     out.flops += w.flops;
     out.dram_bytes += w.dram_read_bytes + w.write_bytes;
     out.l2_bytes += w.l2_read_bytes;
@@ -346,6 +351,9 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
     }
     gpu::StageWork together = out.stages[s].work;
     double slowest = out.stages[s].cost.total_us;
+    // Corrected stages scale the wave's joint price by their summed correction.
+    double corrected_us = out.stages[s].cost.total_us;
+    double raw_us = out.stages[s].cost.total_us / out.stages[s].cost.correction;
     for (size_t i = s + 1; i < e; ++i) {
       const gpu::StageWork& w = out.stages[i].work;
       together.flops += w.flops;
@@ -356,9 +364,12 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
       together.write_bytes += w.write_bytes;
       together.grid += w.grid;
       slowest = std::max(slowest, out.stages[i].cost.total_us);
+      corrected_us += out.stages[i].cost.total_us;
+      raw_us += out.stages[i].cost.total_us / out.stages[i].cost.correction;
     }
     together.grid = std::min(together.grid, k.launch.grid_x);
-    out.stages_us += std::max(slowest, gpu::stage_cost(spec, c, together).total_us);
+    const double scale = raw_us > 0 ? corrected_us / raw_us : 1;
+    out.stages_us += std::max(slowest, scale * gpu::stage_cost(spec, c, together).total_us);
     s = e;
   }
   for (const loop::SharedSlot& sl : k.shared) {

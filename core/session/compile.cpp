@@ -13,7 +13,6 @@
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/lto.h"
 #include "core/session/kernel_dedup.h"
-#include "core/session/pipeline.h"
 #include "core/session/timeline.h"
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
@@ -189,13 +188,13 @@ void count_programs(const std::vector<CompiledKernel>& kernels, int& programs, i
   }
 }
 
+int CompiledKernel::max_registers() const {
 void CompiledKernel::emit_source(const codegen::CudaEmitOptions& options) {
   codegen::MappedText m = codegen::emit_cuda_mapped(kernel, options);
   cuda = std::move(m.text);
   cuda_map = std::move(m.map);
 }
 
-int CompiledKernel::max_registers() const {
   int r = 0;
   for (const gpu::CompileResult& c : per_arch)
     if (const gpu::KernelResources* kr = c.find_kernel(name)) r = std::max(r, kr->registers);
@@ -237,6 +236,7 @@ std::string error_excerpt(const std::string& source, const std::string& log, int
   }
   return out;
 }
+
 }  // namespace
 
 std::string compile_error_excerpt(const std::string& source, const std::string& log, int context) {
@@ -246,7 +246,6 @@ std::string compile_error_excerpt(const std::string& source, const std::string& 
 std::string compile_error_excerpt(const CompiledKernel& ck, const std::string& log, int context) {
   return error_excerpt(ck.cuda, log, context, [&ck](int line) { return stage_at(ck, line); });
 }
-
 namespace {
 /// Fills co_resident and the launch errors of kernels `which` from their compiled resources.
 /// With `capped`, a cooperative kernel that would fit under a register cap is listed there with
@@ -598,13 +597,19 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
 
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
-  PipelineOptions po;
-  po.gpu = !options.gpu.name.empty()    ? options.gpu
-           : plan.gpu_spec.sm_count > 0 ? plan.gpu_spec
-                                        : gpu::gpu_spec(plan.gpu);
-  po.compile = options;
-  po.until = Step::Compile;
-  return std::move(run_pipeline(plan, po).kernels);
+  gpu::GpuSpec spec = !options.gpu.name.empty()    ? options.gpu
+                      : plan.gpu_spec.sm_count > 0 ? plan.gpu_spec
+                                                   : gpu::gpu_spec(plan.gpu);
+  CompileReport rep;
+  auto t0 = std::chrono::steady_clock::now();
+  rep.kernels = build_compiled_kernels(plan, options.pricer.get(), options.sync);
+  instrument_compiled_kernels(rep.kernels, options.timeline);
+  emit_compiled_kernels(rep.kernels, options.outlining);
+  rep.build_ms = ms_since(t0);
+  rep.compile_ms = compile_kernels(rep.kernels, spec, options);
+  for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;
+  count_programs(rep.kernels, rep.programs, rep.programs_from_cache);
+  return rep;
 }
 
 }  // namespace souffle

@@ -127,8 +127,7 @@ struct CompileReport {
   bool ok() const { return errors == 0; }
 };
 
-/// Schedules, emits and NVRTC-compiles every kernel of `plan`: run_pipeline from build kernels
-/// to compile (core/session/pipeline.h). Never throws for a kernel that
+/// Schedules, emits and NVRTC-compiles every kernel of `plan`. Never throws for a kernel that
 /// fails: its error lands in its entry, so a GUI can show the rest. A cooperative kernel whose
 /// grid exceeds the co-residency on the GPU is an error naming the kernel. Throws UserError for
 /// an unknown arch or GPU.
@@ -163,9 +162,9 @@ void check_arch(const std::string& arch);
 /// the log points at (`context` lines either side), for a person to read.
 std::string compile_error_excerpt(const std::string& source, const std::string& log,
                                   int context = 3);
+
 /// The same for a kernel's CUDA C, each excerpt naming the stage its line belongs to (from
 /// CompiledKernel::cuda_map).
 std::string compile_error_excerpt(const CompiledKernel& ck, const std::string& log,
                                   int context = 3);
-
 }  // namespace souffle

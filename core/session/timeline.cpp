@@ -257,9 +257,11 @@ void attach_stage_info(KernelTimeline& t, const CompiledKernel& kernel,
                        const plan::FusionPlan& plan) {
   t.stage_names.clear();
   t.stage_waves.clear();
+  t.stage_templates.clear();
   for (const loop::StageInfo& s : kernel.kernel.stages) {
     t.stage_names.push_back(s.name);
     t.stage_waves.push_back(s.wave);
+    t.stage_templates.push_back(gpu::schedule_template(s.schedule));
   }
   t.stage_est_us.assign(t.stage_names.size(), -1);
   const gpu::GpuSpec spec = plan.gpu_spec.sm_count > 0 ? plan.gpu_spec : gpu::gpu_spec(plan.gpu);
@@ -365,6 +367,8 @@ TimelineAnalysis analyse_timeline(const KernelTimeline& t) {
     s.median_us = median_of(us);
     if (static_cast<size_t>(stage) < t.stage_est_us.size())
       s.est_us = t.stage_est_us[static_cast<size_t>(stage)];
+    if (static_cast<size_t>(stage) < t.stage_templates.size())
+      s.template_name = t.stage_templates[static_cast<size_t>(stage)];
     if (a.slowest_stage < 0 || s.max_us > a.stages[static_cast<size_t>(a.slowest_stage)].max_us)
       a.slowest_stage = static_cast<int>(a.stages.size());
     a.stages.push_back(s);
@@ -489,7 +493,8 @@ json timeline_analysis_json(const std::vector<TimelineAnalysis>& analyses) {
                         {"min_us", s.min_us},
                         {"max_us", s.max_us},
                         {"slowest_block", s.slowest_block},
-                        {"estimated_us", s.est_us}});
+                        {"estimated_us", s.est_us},
+                        {"template", s.template_name}});
     for (const WaitTiming& w : a.waits)
       waits.push_back({{"before_stage", w.before_stage},
                        {"kind", loop::timeline_wait_name(w.kind)},

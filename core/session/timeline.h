@@ -71,8 +71,11 @@ struct KernelTimeline {
   std::vector<TimelineSpan> spans;  ///< by block, in program order
   std::vector<std::string> stage_names;
   std::vector<double> stage_est_us;  ///< the cost model's estimate per stage (-1: none)
-  std::vector<int> stage_waves;      ///< loop::StageInfo::wave per stage (-1: not packed)
-  std::string sample_note() const;   ///< "every block", "every 2nd block (160 of 320)"
+  /// The schedule template of each stage (gpu::schedule_template of its schedule: "gemm",
+  /// "injective", ...), the key of a calibration's per-template correction.
+  std::vector<std::string> stage_templates;
+  std::vector<int> stage_waves;     ///< loop::StageInfo::wave per stage (-1: not packed)
+  std::string sample_note() const;  ///< "every block", "every 2nd block (160 of 320)"
 };
 
 /// Names the stages of `t` after `kernel`'s and adds the cost model's estimate of each stage
@@ -98,7 +101,8 @@ struct StageTiming {
   double median_us = 0, min_us = 0, max_us = 0;
   int64_t slowest_block = -1;
   double first_begin_us = 0, last_end_us = 0;
-  double est_us = -1;  ///< the cost model's estimate (-1: none)
+  double est_us = -1;         ///< the cost model's estimate (-1: none)
+  std::string template_name;  ///< its schedule template ("" where unknown)
 };
 
 struct WaitTiming {

@@ -89,7 +89,7 @@ TEST_P(EveryModel, NoInternalErrorUnderAnyStrategy) {
     PipelineOptions po;
     po.strategy = s;
     po.gpu = gpu::gpu_spec("a100");
-    po.until = Step::Emit;
+    po.until = "emit";
     po.import = c.import;
     try {
       PipelineResult r = run_pipeline(c.path, po);

@@ -3,6 +3,8 @@
 // that fits under fewer registers is compiled again under that cap.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/loop/stmt.h"
@@ -10,6 +12,7 @@
 #include "core/session/load.h"
 #include "core/support/error.h"
 #include "core/te/builder.h"
+#include "tests/codegen/kernels.h"
 
 namespace souffle {
 namespace {
@@ -283,6 +286,36 @@ TEST(Compile, ErrorExcerptMarksTheLogsLines) {
   EXPECT_NE(ex.find(">    4 | d"), std::string::npos) << ex;
   EXPECT_NE(ex.find("     3 | c"), std::string::npos) << ex;
   EXPECT_EQ(ex.find("| b"), std::string::npos) << ex;
+}
+
+// A kernel's excerpt names the stage of the line NVRTC points at, from the map the emitter
+// recorded beside the source (not from the comments above the line).
+TEST(Compile, ErrorExcerptNamesTheStageOfTheLine) {
+  CompiledKernel ck;
+  ck.kernel = codegen::testing::two_stage_kernel();
+  ck.emit_source({});
+  const std::string needle = "t[i / 256 * 256 + i % 256] = x[";
+  int line = 0;
+  {
+    std::istringstream in(ck.cuda);
+    int n = 0;
+    for (std::string l; std::getline(in, l);) {
+      ++n;
+      if (line == 0 && l.find(needle) != std::string::npos) line = n;
+    }
+  }
+  ASSERT_GT(line, 0) << ck.cuda;
+  const std::string log = "k.cu(" + std::to_string(line) + "): error: bad";
+  const std::string ex = compile_error_excerpt(ck, log, 1);
+  EXPECT_NE(ex.find("--- line " + std::to_string(line) +
+                    ", in stage 0 `stage0_add` (TEs: Add_0 <- Add_0 (Add))"),
+            std::string::npos)
+      << ex;
+  // A line outside every stage (the preamble) names none.
+  const std::string outside = compile_error_excerpt(ck, "k.cu(1): error: bad", 0);
+  EXPECT_EQ(outside.find(", in stage"), std::string::npos) << outside;
+  // Without a kernel, the excerpt names no stage.
+  EXPECT_EQ(compile_error_excerpt(ck.cuda, log, 1).find(", in stage"), std::string::npos);
 }
 
 }  // namespace

@@ -272,6 +272,8 @@ class Check:
             "torch": None,
             "calibration": None,
             "tune": None,
+            "timelines": [],
+            "timeline_calibration": None,
         }
 
     def save(self):
@@ -423,6 +425,74 @@ class Check:
                               max(20, self.clock.left() - 10), self.bin_env)
         self.take_profile(name, "sample", os.path.basename(os.path.dirname(path)), rc, out, err, s)
 
+    def profile_timeline(self, name, size, model, path, runs, backend="cuda"):
+        """souffle's plan profiled with --timeline: per kernel the per-stage table (a CSV under
+        OUT/timeline/) and the grid-barrier wait totals, and the instrumented kernels' time beside
+        the plain plan's (the overhead). On the emulator (the dry run) the times are its cost
+        model and CPU time, said so."""
+        if backend == "cuda" and not self.device_ok:
+            self.row(name, 0, "skipped", "no device")
+            return
+        timeout = min(self.clock.left() - 10, 240)
+        if timeout < 20:
+            self.row(name, 0, "skipped", "out of time")
+            return
+        tdir = os.path.join(self.out, "timeline", "%s-%s" % (size, model))
+        cmd = [self.cli, "profile", path, "--strategy", "souffle", "--sync", "grid", "--runs", str(runs), "--json", "-q",
+               "--timeline", "--timeline-dir", tdir]
+        if backend == "cuda":
+            cmd += ["--runner", self.runner, "--timeout", "90"] + (["--gpu", self.spec_file] if self.spec_file else [])
+            rc, out, err, s = self.answers.run("profile-%s-%s-souffle-grid-timeline" % (size, model), cmd, timeout,
+                                               self.bin_env)
+        else:
+            rc, out, err, s = run(cmd + ["--backend", "emulator"], timeout, self.bin_env)
+        try:
+            j = json.loads(out)
+        except ValueError as e:
+            status = "timeout" if rc is None and "timed out" in err else ("skipped" if "no recorded answer" in err else "failed")
+            self.row(name, s, status, "%s\n(profile output is not JSON: %s)" % (err, e) if out.strip() else err)
+            return
+        r = next((x for x in j.get("strategies", []) if x.get("strategy") == "souffle"), None)
+        if not r or not (r.get("timeline") or {}).get("kernels"):
+            self.row(name, s, "failed", "no timeline in the answer\n" + err)
+            return
+        plain = next((p for p in self.res["profiles"] if p.get("size") == size and p.get("model_name") == model
+                      and p.get("strategy") == "souffle" and p.get("sync", "grid") == "grid" and p.get("waves", True)
+                      and p.get("weight_panels", True) and p.get("backend") == r.get("backend")), None)
+        entry = timeline_entry(size, model, r, plain)
+        os.makedirs(os.path.join(self.out, "timeline"), exist_ok=True)
+        csv_path = os.path.join(self.out, "timeline", "%s-%s.stages.csv" % (size, model))
+        with open(csv_path, "w") as f:
+            f.write(timeline_stages_csv(r))
+        entry["csv"] = os.path.relpath(csv_path, self.out)
+        doc = (r.get("timeline") or {}).get("document")
+        entry["document"] = doc if doc and os.path.exists(doc) else None
+        self.res["timelines"].append(entry)
+        with open(os.path.join(self.out, "timeline", "grid_barrier_waits.csv"), "w") as f:
+            f.write(grid_wait_csv(self.res["timelines"]))
+        status = "ok" if rc == 0 else "mismatch" if rc == 1 else "failed"
+        self.row(name, s, status, timeline_line(entry) + ("\n" + err.strip() if err.strip() and status != "ok" else ""))
+
+    def calibrate_from_timelines(self, name):
+        """The GPU timelines' measured stage times as per-template corrections of the estimates
+        (souffle-cli calibrate --from-timeline), joined to the device's calibration."""
+        docs = [t["document"] for t in self.res["timelines"] if t.get("gpu_time") and t.get("document")]
+        if not docs:
+            self.row(name, 0, "skipped", "no GPU timeline document (the timeline steps did not run on a device)")
+            return
+        out = os.path.join(self.out, "calibration_timeline.json")
+        cmd = [self.cli, "calibrate", "--out", out, "--json"]
+        for d in docs:
+            cmd += ["--from-timeline", d]
+        if os.path.exists(os.path.join(self.out, "calibration.json")):
+            cmd += ["--calibration", os.path.join(self.out, "calibration.json")]
+        rc, o, err, s = run(cmd, 60, self.bin_env)
+        try:
+            self.res["timeline_calibration"] = json.loads(o).get("stage_corrections")
+        except (ValueError, AttributeError):
+            pass
+        self.row(name, s, self.status(rc), err)
+
     def compile(self, name, size, model, path, strategy):
         rc, out, err, s = run([self.cli, "compile", path, "--strategy", strategy, "--batch", "16", "--json"]
                               + self.gpu_args(), max(20, self.clock.left() - 10), self.bin_env)
@@ -495,6 +565,80 @@ class Check:
         self.row(name, s, self.status(rc), out + err)
 
 
+def timeline_entry(size, model, r, plain):
+    """What results.json keeps of one profile --timeline: per kernel its stages, the wait share and
+    the grid barriers' waits (count, total over blocks, the longest and its straggler); the
+    instrumented time beside the plain plan's."""
+    kernels = []
+    for k in (r.get("timeline") or {}).get("kernels") or []:
+        grid = [w for w in k.get("waits") or [] if w.get("kind") == "grid_barrier"]
+        longest = max(grid, key=lambda w: num(w.get("total_us"))) if grid else None
+        slow = k.get("slowest_stage") or {}
+        kernels.append({
+            "kernel": k.get("kernel"), "stages": len(k.get("stages") or []), "sample": k.get("sample"),
+            "span_us": k.get("span_us"), "work_us": k.get("work_us"), "wait_us": k.get("wait_us"),
+            "wait_share": k.get("wait_share"), "grid_barriers": len(grid),
+            "grid_wait_us": sum(num(w.get("total_us")) for w in grid),
+            "longest_grid_wait": None if not longest else {
+                "before_stage": longest.get("before_stage"), "total_us": longest.get("total_us"),
+                "max_us": longest.get("max_us"), "straggler": longest.get("straggler")},
+            "slowest_stage": {"stage": slow.get("stage"), "name": slow.get("name"), "max_us": slow.get("max_us"),
+                              "estimated_us": slow.get("estimated_us")} if slow else None})
+    inst, base = num(r.get("kernels_us")), num((plain or {}).get("kernels_us"))
+    over = 100.0 * (inst / base - 1) if plain and base > 0 and not math.isnan(inst) else None
+    return {"size": size, "model": model, "backend": r.get("backend"), "gpu_time": bool(r.get("gpu_time")),
+            "device": r.get("device"), "timer": r.get("timer"), "kernels": kernels,
+            "kernels_us": r.get("kernels_us"), "plain_kernels_us": (plain or {}).get("kernels_us"),
+            "end_to_end_us": r.get("end_to_end_us"), "plain_end_to_end_us": (plain or {}).get("end_to_end_us"),
+            "overhead_pct": over, "verified": r.get("verified")}
+
+
+def timeline_line(e):
+    """One line for the step's row: the grid-barrier waits and the overhead."""
+    unit = "us" if e.get("gpu_time") else "emulated us"
+    barriers = sum(k["grid_barriers"] for k in e["kernels"])
+    parts = ["%d kernel%s, %d stages, %d grid barrier%s waited %s %s in all over the blocks" % (
+        len(e["kernels"]), "" if len(e["kernels"]) == 1 else "s", sum(k["stages"] for k in e["kernels"]),
+        barriers, "" if barriers == 1 else "s", fmt(sum(k["grid_wait_us"] for k in e["kernels"]), 2), unit)]
+    if e.get("overhead_pct") is not None:
+        parts.append("instrumented %s us vs plain %s us (%+.1f%%%s)" % (
+            fmt(e.get("kernels_us"), 2), fmt(e.get("plain_kernels_us"), 2), e["overhead_pct"],
+            "" if e.get("gpu_time") else ", CPU time of the emulator"))
+    else:
+        parts.append("no plain profile of the plan to compare with")
+    return "; ".join(parts)
+
+
+def timeline_stages_csv(r):
+    """The per-stage table of every kernel of a profile --timeline answer."""
+    clock = "gpu" if r.get("gpu_time") else "emulated"
+    lines = ["kernel,stage,name,template,blocks,median_us,min_us,max_us,slowest_block,estimated_us,clock"]
+    q = lambda v: '"%s"' % str(v).replace('"', '""')
+    for k in (r.get("timeline") or {}).get("kernels") or []:
+        for st in k.get("stages") or []:
+            lines.append(",".join([q(k.get("kernel")), str(st.get("stage")), q(st.get("name", "")), q(st.get("template", "")),
+                                   str(st.get("blocks")), "%.4f" % num(st.get("median_us")), "%.4f" % num(st.get("min_us")),
+                                   "%.4f" % num(st.get("max_us")), str(st.get("slowest_block")),
+                                   "%.4f" % num(st.get("estimated_us")), clock]))
+    return "\n".join(lines) + "\n"
+
+
+def grid_wait_csv(entries):
+    """The grid-barrier wait totals of every timeline profiled, one row per kernel."""
+    lines = ["size,model,kernel,clock,grid_barriers,grid_wait_us,wait_share,longest_before_stage,longest_total_us,"
+             "longest_straggler,instrumented_us,plain_us,overhead_pct"]
+    for e in entries:
+        for k in e["kernels"]:
+            lw = k.get("longest_grid_wait") or {}
+            lines.append(",".join(str(x) for x in [
+                e["size"], e["model"], k["kernel"], "gpu" if e.get("gpu_time") else "emulated", k["grid_barriers"],
+                "%.4f" % k["grid_wait_us"], "%.4f" % num(k.get("wait_share") or 0), lw.get("before_stage", ""),
+                "%.4f" % num(lw["total_us"]) if lw else "", lw.get("straggler", ""), e.get("kernels_us"),
+                e.get("plain_kernels_us") if e.get("plain_kernels_us") is not None else "",
+                "%.2f" % e["overhead_pct"] if e.get("overhead_pct") is not None else ""]))
+    return "\n".join(lines) + "\n"
+
+
 def nvidia_smi():
     if not shutil.which("nvidia-smi"):
         return {"note": "nvidia-smi not found"}
@@ -540,6 +684,10 @@ def main(argv):
     c.step("pytorch imports (the check's environment)", c.torch_imports)
     c.step("sample mmoe souffle: load, run, verify, time", c.profile, "sample", "mmoe", sample("mmoe"), "souffle",
            "grid", [], 5)
+    # The same plan instrumented: its timeline read back, and what the records cost.
+    if c.clock.left() > 45:
+        c.step("sample mmoe souffle --timeline: records, overhead", c.profile_timeline, "sample", "mmoe",
+               sample("mmoe"), 5)
     if args.quick:
         return finish(c)
 
@@ -563,6 +711,8 @@ def main(argv):
                     c.step("%s %s compile %s" % (name, strat, c.arch or "(default arch)"), c.compile, size, m, path, strat)
                 if m == "mmoe":
                     c.step(name + " profile (emulator, CPU time)", c.profile_emulator, path)
+                    c.step(name + " souffle --timeline (emulator, emulated clock)", c.profile_timeline, size, m,
+                           path, 1, "emulator")
             # Every strategy with grid barriers, then souffle's kernels with per-tile flags; for
             # the LSTM also souffle's kernels in program order and with the weights streamed
             # every step, the forms its waves and weight panels are measured against.
@@ -573,6 +723,10 @@ def main(argv):
                 label = " ".join(["--sync " + sync] + form)
                 c.step(name + " profile" + ("" if (sync, form) == ("grid", []) else " " + label), c.profile, size, m,
                        path, strategy, sync, form, args.runs)
+            # souffle's plan with the timeline on: per-stage tables, grid-barrier waits, overhead.
+            if size == "full":
+                c.step(name + " souffle --timeline", c.profile_timeline, size, m, path, min(args.runs, 5))
+    c.step("calibrate --from-timeline", c.calibrate_from_timelines)
     if not args.no_torch:
         c.step("pytorch baselines", c.torch_baselines, models)
     return finish(c)
@@ -592,8 +746,8 @@ def finish(c):
 
 def render(res):
     md = ["# Device check, %s (%s)" % (res.get("date", "?"), res.get("mode", "?")), ""]
-    sections = [sec_device, sec_calibration, sec_tune, sec_profiles, sec_counters, sec_compiles, sec_export,
-                sec_torch, sec_steps]
+    sections = [sec_device, sec_calibration, sec_tune, sec_profiles, sec_counters, sec_timelines, sec_compiles,
+                sec_export, sec_torch, sec_steps]
     for sec in sections:
         try:
             md += sec(res)
@@ -730,6 +884,34 @@ def sec_counters(res):
     gnotes = sorted({r.get("graph_note") or "" for r in res.get("profiles", []) if r.get("gpu_time")} - {""})
     for n in gnotes:
         md += ["", "CUDA graph: " + n]
+    return md
+
+
+def sec_timelines(res):
+    if not res.get("timelines"):
+        return []
+    md = ["", "Timelines of souffle's kernels (profile --timeline; per-stage tables in timeline/SIZE-MODEL.stages.csv, "
+          "every kernel's grid-barrier waits in timeline/grid_barrier_waits.csv):", "",
+          "| model | clock | kernel | stages | grid barriers | grid-barrier wait, us over blocks | wait share | "
+          "longest grid wait (before stage, straggler) | slowest stage, us (estimated) | instrumented vs plain us |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for e in res["timelines"]:
+        over = ("%s vs %s (%+.1f%%)" % (fmt(e.get("kernels_us"), 2), fmt(e.get("plain_kernels_us"), 2), e["overhead_pct"])
+                if e.get("overhead_pct") is not None else "no plain profile")
+        for k in e["kernels"]:
+            lw, sl = k.get("longest_grid_wait") or {}, k.get("slowest_stage") or {}
+            md.append("| %s %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |" % (
+                e["size"], e["model"], "GPU" if e.get("gpu_time") else "emulated (cost model)", k["kernel"], k["stages"],
+                k["grid_barriers"], fmt(k["grid_wait_us"], 2), "%.0f%%" % (100 * num(k.get("wait_share") or 0)),
+                "%s us (stage %s, block %s)" % (fmt(lw.get("total_us"), 2), lw.get("before_stage"), lw.get("straggler"))
+                if lw else "-",
+                "%s %s (%s)" % (sl.get("stage"), fmt(sl.get("max_us"), 2), fmt(sl.get("estimated_us"), 2)) if sl else "-",
+                over))
+    cal = res.get("timeline_calibration")
+    if cal:
+        md += ["", "Stage estimates corrected per template from the GPU timelines (calibration_timeline.json): " +
+               ", ".join("%s x%.2f (%d stages)" % (c.get("template"), num(c.get("ratio")), int(num(c.get("stages"))))
+                         for c in cal) + "."]
     return md
 
 

@@ -14,10 +14,11 @@
 #
 #   scripts/gpu_check.sh [--quick] [--pack DIR] --out DIR
 #       on the GPU machine, in the repository's root. --quick (under two minutes) proves that
-#       the runner loads, runs, verifies and times one small bundle and that PyTorch imports;
-#       without it the check also calibrates the device, times the tuner's GEMM tiles, exports
-#       the paper-size models with PyTorch, profiles every strategy and times PyTorch eager
-#       and under torch.compile. Each step is isolated (a failure is a row of the results);
+#       the runner loads, runs, verifies and times one small bundle (and its timeline) and that
+#       PyTorch imports; without it the check also calibrates the device, times the tuner's
+#       GEMM tiles, exports the paper-size models with PyTorch, profiles every strategy and
+#       souffle's plans with --timeline (per-stage tables, grid-barrier waits, overhead under
+#       DIR/timeline/), and times PyTorch eager and under torch.compile. Each step is isolated (a failure is a row of the results);
 #       DIR/results.md and DIR/results.json are rewritten after every step, and every answer
 #       of the device is kept under DIR/answers/ (replayable with --replay).
 #

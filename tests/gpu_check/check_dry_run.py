@@ -59,10 +59,27 @@ def main(pack, out):
     emu = steps.get("sample mmoe profile (emulator, CPU time)", {})
     expect(emu.get("status") == "ok", "the emulator profile from the moved pack: %s" % emu)
     expect(steps.get("sample bert profile", {}).get("status") == "skipped", "no recorded bert answer: skipped")
+    # The timeline: the device's replayed answer and the emulator's for real, each a per-stage CSV
+    # and a row of grid-barrier waits; no GPU document here to calibrate from.
+    tl = steps.get("sample mmoe souffle --timeline: records, overhead", {})
+    expect(tl.get("status") == "ok" and "instrumented 13.10 us vs plain" in tl.get("detail", ""),
+           "the replayed timeline with its overhead: %s" % tl)
+    etl = steps.get("sample mmoe souffle --timeline (emulator, emulated clock)", {})
+    expect(etl.get("status") == "ok" and "emulated us" in etl.get("detail", ""), "the emulator's timeline: %s" % etl)
+    expect([t.get("gpu_time") for t in res.get("timelines", [])] == [True, False],
+           "a GPU timeline and an emulated one: %s" % res.get("timelines"))
+    for f in ("sample-mmoe.stages.csv", "grid_barrier_waits.csv"):
+        expect(os.path.exists(os.path.join(out, "timeline", f)), "timeline/%s written" % f)
+    expect(os.path.exists(os.path.join(out, "timeline", "sample-mmoe", "souffle.timeline.json")),
+           "the emulator's profile --timeline wrote its document into the results")
+    expect("| sample mmoe | emulated (cost model) | kernel0 |" in md, "the emulated timeline in results.md")
+    expect(steps.get("calibrate --from-timeline", {}).get("status") == "skipped",
+           "no GPU timeline document to calibrate from: skipped")
     expect(not any("the check itself failed" in s.get("detail", "") for s in res["steps"]),
            "no step failed inside the check")
     expect(md.rstrip().endswith("|") and "| pytorch baselines |" in md, "results.md written to the last step")
-    # --quick: the four steps that prove the basics, and nothing else, well within two minutes.
+    # --quick: the steps that prove the basics (the timeline among them), and nothing else, well
+    # within two minutes.
     quick = out + "_quick"
     t0 = time.time()
     q = subprocess.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "--dry-run", "--quick", "--pack", pack,
@@ -72,7 +89,8 @@ def main(pack, out):
     rows = [(s["step"], s["status"]) for s in qres["steps"]]
     expect(q.returncode == 0 and time.time() - t0 < 120, "--quick exits 0 within two minutes: %d" % q.returncode)
     expect([r[0] for r in rows] == ["runner starts", "runner hello", "pytorch imports (the check's environment)",
-                                    "sample mmoe souffle: load, run, verify, time"], "--quick's steps: %s" % rows)
+                                    "sample mmoe souffle: load, run, verify, time",
+                                    "sample mmoe souffle --timeline: records, overhead"], "--quick's steps: %s" % rows)
     expect(all(st in ("ok", "absent") for _, st in rows), "--quick's steps pass: %s" % rows)
     for f in fail:
         print("FAIL: " + f)

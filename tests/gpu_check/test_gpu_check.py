@@ -156,6 +156,60 @@ class Steps(Base):
         self.assertIn("no CUDA device", c.res["steps"][0]["detail"])
 
 
+class Timelines(Base):
+    """profile --timeline on the device: the recorded answer (tests/gpu_check/answers/) becomes the
+    per-stage CSV, the grid-barrier wait totals and the overhead against the plain profile."""
+
+    def test_the_timeline_answer_gives_tables_waits_and_overhead(self):
+        c = self.check(replay=gpu_check.DEFAULT_REPLAY)
+        c.res["profiles"].append(profile("souffle", [], kernels_us=12.3, backend="cuda", sync="grid"))
+        c.step("sample mmoe souffle --timeline", c.profile_timeline, "sample", "mmoe", "x.onnx", 5)
+        row = c.res["steps"][-1]
+        self.assertEqual(row["status"], "ok", row)
+        self.assertIn("instrumented 13.10 us vs plain 12.30 us (+6.5%)", row["detail"])
+        e = c.res["timelines"][-1]
+        self.assertTrue(e["gpu_time"])
+        self.assertAlmostEqual(e["overhead_pct"], 100 * (13.1 / 12.3 - 1))
+        with open(os.path.join(gpu_check.DEFAULT_REPLAY, "profile-sample-mmoe-souffle-grid-timeline.json")) as f:
+            k = json.load(f)["stdout_json"]["strategies"][0]["timeline"]["kernels"][0]
+        grid = [w for w in k["waits"] if w["kind"] == "grid_barrier"]
+        self.assertGreater(len(grid), 0)
+        self.assertEqual(e["kernels"][0]["grid_barriers"], len(grid))
+        self.assertAlmostEqual(e["kernels"][0]["grid_wait_us"], sum(w["total_us"] for w in grid))
+        with open(os.path.join(c.out, "timeline", "sample-mmoe.stages.csv")) as f:
+            rows = f.read().splitlines()
+        self.assertEqual(len(rows), 1 + len(k["stages"]))
+        self.assertTrue(rows[0].startswith("kernel,stage,name,template,"))
+        self.assertTrue(all(r.endswith(",gpu") for r in rows[1:]))
+        with open(os.path.join(c.out, "timeline", "grid_barrier_waits.csv")) as f:
+            waits = f.read().splitlines()
+        self.assertEqual(len(waits), 2)
+        self.assertIn("sample,mmoe,kernel0,gpu,%d," % len(grid), waits[1])
+        with open(os.path.join(c.out, "results.md")) as f:
+            md = f.read()
+        self.assertIn("| sample mmoe | GPU | kernel0 |", md)
+        self.assertIn("13.10 vs 12.30 (+6.5%)", md)
+
+    def test_no_plain_profile_and_no_answer(self):
+        c = self.check(replay=gpu_check.DEFAULT_REPLAY)
+        c.step("t", c.profile_timeline, "sample", "mmoe", "x.onnx", 5)
+        self.assertIn("no plain profile of the plan to compare with", c.res["steps"][-1]["detail"])
+        self.assertIsNone(c.res["timelines"][-1]["overhead_pct"])
+        c.step("t2", c.profile_timeline, "sample", "bert", "x.onnx", 5)
+        self.assertEqual(c.res["steps"][-1]["status"], "skipped")
+        c.step("cal", c.calibrate_from_timelines)  # the replayed answer's document is not here
+        self.assertEqual(c.res["steps"][-1]["status"], "skipped")
+
+    def test_an_answer_without_a_timeline_fails_its_row(self):
+        replay = os.path.join(self.dir, "answers")
+        self.answer(replay, "profile-sample-mmoe-souffle-grid-timeline", rc=0,
+                    stdout_json={"strategies": [profile("souffle", [])]})
+        c = self.check(replay=replay)
+        c.step("t", c.profile_timeline, "sample", "mmoe", "x.onnx", 5)
+        self.assertEqual(c.res["steps"][-1]["status"], "failed")
+        self.assertIn("no timeline in the answer", c.res["steps"][-1]["detail"])
+
+
 class Environments(Base):
     def test_python_steps_never_see_the_pack(self):
         lib = os.path.join(self.pack, "lib")

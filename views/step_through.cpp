@@ -12,7 +12,6 @@
 #include <QTextBlock>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrent>
-#include <map>
 
 #include "core/support/error.h"
 #include "views/graph_scene.h"
@@ -25,23 +24,39 @@ namespace souffle::views {
 namespace {
 
 /// What the before/after panes hold at each step, so a reader knows which level they see.
-std::pair<QString, QString> paneTitles(const std::string& step) {
-  static const std::map<std::string, std::pair<const char*, const char*>> titles = {
-      {"import", {"Input: the file", "After: the imported graph"}},
-      {"fold", {"Before: the imported graph", "After: the folded graph"}},
-      {"lower", {"Before: the folded graph", "After: the TE program"}},
-      {"analyze", {"Before: the TE program", "After: the analysis"}},
-      {"horizontal", {"Before: the TE program", "After: sites and the transformed program"}},
-      {"vertical", {"Before: after horizontal", "After: sites and the transformed program"}},
-      {"re-analyze", {"Before: after vertical", "After: the analysis of the result"}},
-      {"partition", {"Before: the analysis", "After: the kernels and their reasons"}},
-      {"decisions", {"Before: the kernels", "After: edits applied and refused, the kernels"}},
-      {"price", {"Before: the kernels", "After: the priced plan"}},
-      {"build kernels", {"Before: the priced plan", "After: the kernel's loop IR"}},
-      {"emit", {"Before: the loop IR", "After: CUDA C"}}};
-  auto it = titles.find(step);
-  if (it == titles.end()) return {QObject::tr("Before"), QObject::tr("After")};
-  return {QObject::tr(it->second.first), QObject::tr(it->second.second)};
+std::pair<QString, QString> paneTitles(plan::Step step) {
+  auto pair = [](const char* before, const char* after) {
+    return std::pair<QString, QString>{QObject::tr(before), QObject::tr(after)};
+  };
+  switch (step) {
+    case plan::Step::Import:
+      return pair("Input: the file", "After: the imported graph");
+    case plan::Step::Fold:
+      return pair("Before: the imported graph", "After: the folded graph");
+    case plan::Step::Lower:
+      return pair("Before: the folded graph", "After: the TE program");
+    case plan::Step::Analyze:
+      return pair("Before: the TE program", "After: the analysis");
+    case plan::Step::Horizontal:
+      return pair("Before: the TE program", "After: sites and the transformed program");
+    case plan::Step::Vertical:
+      return pair("Before: after horizontal", "After: sites and the transformed program");
+    case plan::Step::Reanalyze:
+      return pair("Before: after vertical", "After: the analysis of the result");
+    case plan::Step::Partition:
+      return pair("Before: the analysis", "After: the kernels and their reasons");
+    case plan::Step::Decisions:
+      return pair("Before: the kernels", "After: edits applied and refused, the kernels");
+    case plan::Step::Price:
+      return pair("Before: the kernels", "After: the priced plan");
+    case plan::Step::BuildKernels:
+      return pair("Before: the priced plan", "After: the kernel's loop IR");
+    case plan::Step::Emit:
+      return pair("Before: the loop IR", "After: CUDA C");
+    case plan::Step::Compile:
+      break;
+  }
+  return pair("Before", "After");
 }
 
 QString graphTitle(StepGraph g) {
@@ -435,7 +450,7 @@ void StepThroughPanel::setCurrentStep(int index) {
   QString sentence = QString::fromStdString(s->sentence).toHtmlEscaped();
   if (s->ms > 0) sentence += tr("  <span style='color:gray'>(%1 ms)</span>").arg(s->ms, 0, 'f', 1);
   m_sentence->setText(sentence);
-  const auto [before, after] = paneTitles(s->name);
+  const auto [before, after] = paneTitles(s->step);
   m_beforeLabel->setText(before);
   m_afterLabel->setText(after);
   m_before->setPlainText(QString::fromStdString(s->before));
@@ -514,7 +529,7 @@ void StepThroughPanel::showGraphs() {
   }
   // A transformation also changes the TEs it keeps the name of (the consumer an inlined
   // producer went into): its results are ringed after it as well.
-  if (s && (s->name == "horizontal" || s->name == "vertical") && after)
+  if (s && (s->step == plan::Step::Horizontal || s->step == plan::Step::Vertical) && after)
     for (const StepSite& site : s->sites)
       for (const std::string& n : site.after)
         if (!m_added.contains(QString::fromStdString(n))) m_added << QString::fromStdString(n);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <map>
 #include <set>
+#include <string_view>
 
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/price.h"
@@ -63,13 +65,22 @@ const std::string& PlanPricer::content(const te::Op& op) const {
     if (!e.defined()) return;
     te::for_each_node(e, [&](const te::Expr& x) {
       const te::Read* r = x.as<te::Read>();
-      if (r && seen.insert(r->tensor.get()).second)
-        text += fmt::format(" {{{}:{}:{}}}", r->tensor->name, shape_str(r->tensor->shape),
-                            dtype_name(r->tensor->dtype));
+      if (!r || !seen.insert(r->tensor.get()).second) return;
+      const te::TensorNode& t = *r->tensor;
+      text += fmt::format(" {{{}:{}:{}:{}", t.name, shape_str(t.shape), dtype_name(t.dtype),
+                          static_cast<int>(t.source));
+      // A small constant's values may be folded into the code; a large one is only read.
+      if (t.data && t.data->byte_size() <= 256)
+        text += fmt::format(":{:x}", std::hash<std::string_view>{}(std::string_view(
+                                         reinterpret_cast<const char*>(t.data->raw()),
+                                         static_cast<size_t>(t.data->byte_size()))));
+      text += "}";
     });
   };
   reads(op->body);
   reads(op->init);
+  // The ONNX node it came from: built stages name it (a twin's price is renamed by it).
+  text += fmt::format(" @{{{}}}:{}", op->origin.node, op->origin.op_type);
   return m_printed.emplace(op.get(), Printed{op, std::move(text)}).first->second.text;
 }
 
@@ -78,8 +89,9 @@ namespace {
 /// What the kernels of `p` depend on, as text: the context's strategy, precision, sync mode and
 /// GPU, and per
 /// stage its kind, TEs (`content`), tiles and which outputs are read outside the partition.
-template <typename Content>
-std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Content&& content) {
+template <typename Content, typename TeLabel>
+std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Content&& content,
+                        TeLabel&& te_label) {
   const analysis::Analysis& a = c.analysis;
   std::set<int> mine(p.tes.begin(), p.tes.end());
   const gpu::GpuSpec& g = c.gpu_spec;
@@ -109,11 +121,22 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
         }
       }
       key += content(c.program.ops[static_cast<size_t>(te)]);
-      key += outside ? "\n[read outside]\n" : "\n";
+      if (!outside) {
+        key += "\n";
+        continue;
+      }
+      // Who reads it outside: a built stage's schedule names them.
+      key += "\n[read outside";
+      for (int r :
+           a.tensors[static_cast<size_t>(a.tes[static_cast<size_t>(te)].output_tensor)].consumers)
+        if (!mine.count(r) && r >= 0 && static_cast<size_t>(r) < c.program.ops.size())
+          key += " by " + c.program.ops[static_cast<size_t>(r)]->name;
+      key += "]\n";
     }
     for (const plan::TileChoice& t : st.tiles)
-      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}", t.te, t.tile.bm, t.tile.bn, t.tile.bk, t.tile.tm,
-                         t.tile.tn, t.tile.double_buffer ? "d" : "", t.tile.tensor_core ? "c" : "");
+      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}", te_label(t.te), t.tile.bm, t.tile.bn, t.tile.bk,
+                         t.tile.tm, t.tile.tn, t.tile.double_buffer ? "d" : "",
+                         t.tile.tensor_core ? "c" : "");
   }
   return key;
 }
@@ -138,8 +161,60 @@ void rename_kernels(loop::KernelSet& ks, int id) {
 
 std::string PlanPricer::partition_key(const plan::FusionPlan& context,
                                       const plan::Partition& p) const {
-  return content_key(context, p,
-                     [&](const te::Op& op) -> const std::string& { return content(op); });
+  return content_key(
+      context, p, [&](const te::Op& op) -> const std::string& { return content(op); },
+      [](int te) { return std::to_string(te); });
+}
+
+PartitionStructure PlanPricer::structure(const plan::FusionPlan& context,
+                                         const plan::Partition& p) const {
+  // Op indices by their place in the key (stage by stage), names of everything the key prints.
+  std::vector<int> tes;
+  std::map<int, int> place;
+  std::vector<std::string> names(p.global_scratch.begin(), p.global_scratch.end());
+  for (const plan::ForcedSync& f : p.forced_sync) names.push_back(f.te);
+  for (const plan::Stage& st : p.stages)
+    for (int te : st.tes) {
+      if (!place.emplace(te, static_cast<int>(tes.size())).second) continue;
+      tes.push_back(te);
+      if (te < 0 || static_cast<size_t>(te) >= context.program.ops.size()) continue;
+      const te::ComputeOp& op = *context.program.ops[static_cast<size_t>(te)];
+      names.push_back(op.name);
+      names.push_back(op.output->name);
+      names.push_back(op.origin.node);
+      auto reads = [&](const te::Expr& e) {
+        if (!e.defined()) return;
+        te::for_each_node(e, [&](const te::Expr& x) {
+          if (const te::Read* r = x.as<te::Read>()) names.push_back(r->tensor->name);
+        });
+      };
+      reads(op.body);
+      reads(op.init);
+      if (static_cast<size_t>(te) < context.analysis.tes.size()) {
+        const int x = context.analysis.tes[static_cast<size_t>(te)].output_tensor;
+        if (x >= 0)
+          for (int r : context.analysis.tensors[static_cast<size_t>(x)].consumers)
+            if (r >= 0 && static_cast<size_t>(r) < context.program.ops.size())
+              names.push_back(context.program.ops[static_cast<size_t>(r)]->name);
+      }
+    }
+  const std::string key = content_key(
+      context, p, [&](const te::Op& op) -> const std::string& { return content(op); },
+      [&](int te) {
+        auto it = place.find(te);
+        return it == place.end() ? "?" : "#" + std::to_string(it->second);
+      });
+  return abstract_names(key, names, std::move(tes));
+}
+
+void PlanPricer::set_share_structures(bool on) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_share_structures = on;
+}
+
+size_t PlanPricer::twin_hits() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_twin_hits;
 }
 
 void PlanPricer::use_schedules(const plan::FusionPlan& context, KernelBuildOptions& o) const {
@@ -201,7 +276,29 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
       return it->second;
     }
   }
-  return build(k, context, p);
+  bool share = false;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    share = m_share_structures;
+  }
+  if (!share) return build(k, context, p);
+  // A structural twin priced before (another layer of the same shape): its price, renamed.
+  PartitionStructure s = structure(context, p);
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_twins.find(s.key);
+    if (it != m_twins.end())
+      if (std::optional<plan::PartitionPrice> renamed =
+              rename_price(it->second.price, it->second.structure, s, it->second.id, p.id)) {
+        ++m_twin_hits;
+        return m_cache.emplace(k, std::move(*renamed)).first->second;
+      }
+  }
+  plan::PartitionPrice out = build(k, context, p);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  std::string key = s.key;
+  m_twins.emplace(std::move(key), Twin{std::move(s), out, p.id});
+  return out;
 }
 
 loop::KernelSet PlanPricer::kernels(const plan::FusionPlan& context,

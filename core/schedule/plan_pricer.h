@@ -17,6 +17,7 @@
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_kernels.h"
+#include "core/schedule/price_twins.h"
 
 namespace souffle::schedule {
 
@@ -53,6 +54,14 @@ class PlanPricer : public plan::KernelPricer {
   static constexpr size_t kKeptKernels = 256;
   /// The content `p` of `context` is priced by: its cache key (see the class comment).
   std::string partition_key(const plan::FusionPlan& context, const plan::Partition& p) const;
+  /// `p`'s structure: its key with the names of its tensors, TEs and nodes abstracted
+  /// (price_twins.h). Partitions of one structure are twins: a price not in the cache is the
+  /// price of a twin priced before, renamed, when there is one (on by default).
+  PartitionStructure structure(const plan::FusionPlan& context, const plan::Partition& p) const;
+  /// Whether prices are shared between twins (off: every partition of new content is built).
+  void set_share_structures(bool on);
+  /// Prices served renamed from a twin's (each saved a build).
+  size_t twin_hits() const;
   /// Called with a partition's key and kernels each time they are built for a price, so that a
   /// session can keep them instead of building them again to show or compile them (one
   /// observer; null removes it). Called on the pricing thread, outside the pricer's lock.
@@ -94,6 +103,15 @@ class PlanPricer : public plan::KernelPricer {
   std::optional<gpu::Calibration> m_calibration;
   mutable std::mutex m_mutex;
   mutable std::map<std::string, plan::PartitionPrice> m_cache;
+  /// The first price built of each structure, with the structure it was built for.
+  struct Twin {
+    PartitionStructure structure;
+    plan::PartitionPrice price;
+    int id = 0;  ///< the partition it was built for (its kernels are named for it)
+  };
+  mutable std::map<std::string, Twin> m_twins;
+  bool m_share_structures = true;
+  mutable size_t m_twin_hits = 0;
   /// Kernel sets by key, most recently used first; m_kernel_at indexes the list.
   mutable std::list<std::pair<std::string, loop::KernelSet>> m_kernels;
   mutable std::map<std::string, std::list<std::pair<std::string, loop::KernelSet>>::iterator>

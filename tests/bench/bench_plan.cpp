@@ -1,7 +1,8 @@
 // Loads each model once (what `inspect` does) and times planning under every strategy and
 // re-planning after one decision edit, priced from built kernels (cost model v2): the first
-// plan builds every kernel it prices, later plans find them in the pricer's cache, and a
-// re-plan builds only the partitions the edit changed. Prints the first times and medians.
+// plan builds every kernel it prices once per structure (a structural twin's price is renamed:
+// "1st bld" partitions built, "twins" prices shared), later plans find them in the pricer's cache,
+// and a re-plan builds only the partitions the edit changed. Prints the first times and medians.
 //
 //   bench_plan [--runs N] [--gpu NAME] MODEL.onnx...
 //   SOUFFLE_BENCH_MODELS="a.onnx:b.onnx" bench_plan
@@ -63,9 +64,9 @@ int main(int argc, char** argv) {
   }
   gpu::GpuSpec spec = gpu::gpu_spec(gpu_name);
   std::cout << fmt::format(
-      "{:14} {:13} {:>7} {:>8} {:>6} {:>9} {:>10} {:>10} {:>9} {:>10} {:>9} {:>6}\n", "model",
-      "strategy", "kernels", "launches", "syncs", "DRAM MB", "est. us", "1st plan", "plan ms",
-      "1st replan", "replan ms", "built");
+      "{:14} {:13} {:>7} {:>8} {:>6} {:>9} {:>10} {:>10} {:>9} {:>10} {:>9} {:>6} {:>7} {:>6}\n",
+      "model", "strategy", "kernels", "launches", "syncs", "DRAM MB", "est. us", "1st plan",
+      "plan ms", "1st replan", "replan ms", "built", "1st bld", "twins");
   for (const std::string& path : models) {
     if (!std::filesystem::exists(path)) {
       std::cout << "[SKIP] " << path << ": not found\n";
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
       auto t1 = Clock::now();
       plan::FusionPlan p = plan::plan(m.program, o);
       const double first_plan = ms_since(t1);
+      const size_t first_builds = pricer->builds(), first_twins = pricer->twin_hits();
       for (int r = 0; r < runs; ++r) {
         auto t = Clock::now();
         p = plan::plan(m.program, o);
@@ -120,9 +122,10 @@ int main(int argc, char** argv) {
       plan::verify(q);
       std::cout << fmt::format(
           "{:14} {:13} {:>7} {:>8} {:>6} {:>9.2f} {:>10.1f} {:>10.0f} {:>9.1f} {:>10.1f} {:>9.2f} "
-          "{:>6}\n",
+          "{:>6} {:>7} {:>6}\n",
           name, plan::strategy_name(s), p.kernels(), p.launches, p.grid_syncs, p.dram_bytes / 1e6,
-          p.est_time_us, first_plan, median(plan_ms), first_replan, median(replan_ms), rebuilt);
+          p.est_time_us, first_plan, median(plan_ms), first_replan, median(replan_ms), rebuilt,
+          first_builds, first_twins);
     }
   }
   return 0;

@@ -254,8 +254,10 @@ TEST(PlanPricing, KernelsAreCachedByPartitionContent) {
   po.pricer = pricer;
   const te::TeProgram& prog = test::sample_model("bert").program;
   plan::FusionPlan p = plan::plan(prog, po);
+  // Each partition is built, or priced from its structural twin (the sample BERT's layers).
   const size_t built = pricer->builds();
-  EXPECT_EQ(built, p.kernels());
+  EXPECT_EQ(built + pricer->twin_hits(), p.kernels());
+  EXPECT_GT(pricer->twin_hits(), 0u);
   // One edit: only the partitions it changed are built again.
   plan::FusionPlan q;
   size_t before = built;
@@ -331,33 +333,39 @@ TEST(PlanPricing, KeepingIntermediatesOnChipIsPricedAgainstGlobalScratch) {
 TEST(PlanPricing, CompileTakesThePricersKernels) {
   // Compile takes the kernels the plan's pricing built (named for their partitions, though
   // priced under another id) instead of building them again, and they are the kernels a fresh
-  // build makes, byte for byte.
+  // build makes, byte for byte. A partition priced from its structural twin's price had no
+  // kernels built: compile builds those (and only those); with twins not shared, none.
   const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
   for (const char* m : {"bert", "mmoe"})
-    for (plan::Strategy s : {plan::Strategy::Souffle, plan::Strategy::Rules}) {
-      SCOPED_TRACE(std::string(m) + " " + plan::strategy_name(s));
-      auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
-      plan::PlanOptions po;
-      po.strategy = s;
-      po.gpu = a100;
-      po.pricer = pricer;
-      plan::FusionPlan p = plan::plan(test::sample_model(m).program, po);
-      CompileOptions co;
-      co.archs = {};  // build and emit only
-      co.pricer = pricer;
-      CompileReport reused = compile_plan(p, co);
-      EXPECT_EQ(pricer->kernel_builds(), 0u);
-      EXPECT_EQ(pricer->kernel_hits(), p.kernels());
-      co.pricer = nullptr;
-      CompileReport fresh = compile_plan(p, co);
-      ASSERT_TRUE(reused.ok());
-      ASSERT_EQ(reused.kernels.size(), fresh.kernels.size());
-      for (size_t i = 0; i < fresh.kernels.size(); ++i) {
-        EXPECT_EQ(reused.kernels[i].name, fresh.kernels[i].name);
-        EXPECT_EQ(reused.kernels[i].partition, fresh.kernels[i].partition);
-        EXPECT_EQ(reused.kernels[i].cuda, fresh.kernels[i].cuda) << fresh.kernels[i].name;
+    for (plan::Strategy s : {plan::Strategy::Souffle, plan::Strategy::Rules})
+      for (bool twins : {true, false}) {
+        SCOPED_TRACE(std::string(m) + " " + plan::strategy_name(s) + (twins ? " twins" : ""));
+        auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+        pricer->set_share_structures(twins);
+        plan::PlanOptions po;
+        po.strategy = s;
+        po.gpu = a100;
+        po.pricer = pricer;
+        plan::FusionPlan p = plan::plan(test::sample_model(m).program, po);
+        CompileOptions co;
+        co.archs = {};  // build and emit only
+        co.pricer = pricer;
+        CompileReport reused = compile_plan(p, co);
+        EXPECT_LE(pricer->kernel_builds(), pricer->twin_hits());
+        if (!twins) {
+          EXPECT_EQ(pricer->kernel_builds(), 0u);
+        }
+        EXPECT_EQ(pricer->kernel_hits() + pricer->kernel_builds(), size_t(p.kernels()));
+        co.pricer = nullptr;
+        CompileReport fresh = compile_plan(p, co);
+        ASSERT_TRUE(reused.ok());
+        ASSERT_EQ(reused.kernels.size(), fresh.kernels.size());
+        for (size_t i = 0; i < fresh.kernels.size(); ++i) {
+          EXPECT_EQ(reused.kernels[i].name, fresh.kernels[i].name);
+          EXPECT_EQ(reused.kernels[i].partition, fresh.kernels[i].partition);
+          EXPECT_EQ(reused.kernels[i].cuda, fresh.kernels[i].cuda) << fresh.kernels[i].name;
+        }
       }
-    }
 }
 
 TEST(PlanPricing, AutoBuildsEachKernelsGridFormOnTheWay) {

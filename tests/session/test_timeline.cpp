@@ -121,10 +121,15 @@ TEST(TimelineIR, AKernelPastTheLimitRecordsASampleOfBlocks) {
   EXPECT_NE(t.sample_note().find("of " + std::to_string(l.grid)), std::string::npos);
 }
 
-/// Every sample model small enough to emulate in a few seconds: the emulator's records decode,
-/// cover every stage of every kernel, and their waits add up to the emulator's own barrier time.
-TEST(TimelineEmulator, WaitsAddUpAndEveryStageIsCovered) {
-  for (const std::string model : {"mmoe", "lstm", "bert"}) {
+/// Every sample model: the emulator's records decode, cover every stage of every kernel, and
+/// their waits add up to the emulator's own barrier time; the analysis names the slowest stage
+/// and the longest wait. CTest runs MMoE, LSTM and BERT in test_timeline and the three larger
+/// models in test_timeline_models.
+class TimelineEmulator : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TimelineEmulator, WaitsAddUpAndEveryStageIsCovered) {
+  {
+    const std::string model = GetParam();
     SCOPED_TRACE(model);
     plan::FusionPlan p = souffle_plan(model);
     CompileReport rep = instrumented(p);
@@ -187,6 +192,11 @@ TEST(TimelineEmulator, WaitsAddUpAndEveryStageIsCovered) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(SampleModels, TimelineEmulator,
+                         ::testing::Values("mmoe", "lstm", "bert", "efficientnet", "resnext",
+                                           "swin"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 TEST(TimelineVerify, KernelLevelVerificationAnalysesEachKernel) {
   const LoadedModel& m = test::sample_model("mmoe");

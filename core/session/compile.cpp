@@ -188,13 +188,13 @@ void count_programs(const std::vector<CompiledKernel>& kernels, int& programs, i
   }
 }
 
-int CompiledKernel::max_registers() const {
 void CompiledKernel::emit_source(const codegen::CudaEmitOptions& options) {
   codegen::MappedText m = codegen::emit_cuda_mapped(kernel, options);
   cuda = std::move(m.text);
   cuda_map = std::move(m.map);
 }
 
+int CompiledKernel::max_registers() const {
   int r = 0;
   for (const gpu::CompileResult& c : per_arch)
     if (const gpu::KernelResources* kr = c.find_kernel(name)) r = std::max(r, kr->registers);
@@ -236,7 +236,6 @@ std::string error_excerpt(const std::string& source, const std::string& log, int
   }
   return out;
 }
-
 }  // namespace
 
 std::string compile_error_excerpt(const std::string& source, const std::string& log, int context) {
@@ -246,6 +245,7 @@ std::string compile_error_excerpt(const std::string& source, const std::string& 
 std::string compile_error_excerpt(const CompiledKernel& ck, const std::string& log, int context) {
   return error_excerpt(ck.cuda, log, context, [&ck](int line) { return stage_at(ck, line); });
 }
+
 namespace {
 /// Fills co_resident and the launch errors of kernels `which` from their compiled resources.
 /// With `capped`, a cooperative kernel that would fit under a register cap is listed there with

@@ -162,9 +162,9 @@ void check_arch(const std::string& arch);
 /// the log points at (`context` lines either side), for a person to read.
 std::string compile_error_excerpt(const std::string& source, const std::string& log,
                                   int context = 3);
-
 /// The same for a kernel's CUDA C, each excerpt naming the stage its line belongs to (from
 /// CompiledKernel::cuda_map).
 std::string compile_error_excerpt(const CompiledKernel& ck, const std::string& log,
                                   int context = 3);
+
 }  // namespace souffle

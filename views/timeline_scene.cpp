@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <thread>
 
 #include "core/session/kernel_cache.h"
 #include "core/support/error.h"
@@ -198,7 +199,8 @@ QColor timelineStageColor(quint32 key, int stage, bool dark) {
 namespace {
 
 QRgb blend(QRgb fg, QRgb bg, double a) {
-  auto mix = [a](int f, int b) { return static_cast<int>(std::lround(b + (f - b) * a)); };
+  const int w = static_cast<int>(a * 256 + 0.5);
+  auto mix = [w](int f, int b) { return b + (((f - b) * w) >> 8); };
   return qRgb(mix(qRed(fg), qRed(bg)), mix(qGreen(fg), qGreen(bg)), mix(qBlue(fg), qBlue(bg)));
 }
 
@@ -225,89 +227,138 @@ QImage rasterTimeline(const TimelineKernel& k, const TimelineRows& rows, const T
   };
   const double scale = W / (r.t1 - r.t0);
   const auto nw = static_cast<size_t>(W);
-  std::vector<float> work(nw), wait(nw), workBestCov(nw), waitBestCov(nw);
-  std::vector<int> workBest(nw), waitBest(nw);
-  std::vector<char> edge(nw);
-  int64_t visited = 0;
   const std::vector<TimelineSpan>& spans = k.timeline.spans;
+  const QRgb edgeInk = r.dark ? qRgb(255, 255, 255) : qRgb(0, 0, 0);
 
-  auto clear = [&] {
-    std::fill(work.begin(), work.end(), 0.f);
-    std::fill(wait.begin(), wait.end(), 0.f);
-    std::fill(workBestCov.begin(), workBestCov.end(), 0.f);
-    std::fill(waitBestCov.begin(), waitBestCov.end(), 0.f);
-    std::fill(edge.begin(), edge.end(), 0);
+  // One band of pixel lines, with scratch of its own (bands run on threads of their own).
+  struct Scratch {
+    std::vector<float> work, wait, workBestCov, waitBestCov;
+    std::vector<int> workBest, waitBest;
+    std::vector<char> edge;
+    std::vector<QRgb> stripe, gap;  ///< per column: a line's colour where (x + y) & 7 < 3, else
+    int64_t visited = 0;
   };
-  auto accumulate = [&](int row) {
-    const std::vector<int>& v = rows.spans[size_t(row)];
-    const std::vector<double>& me = rows.maxEnd[size_t(row)];
-    size_t i = size_t(std::upper_bound(me.begin(), me.end(), r.t0) - me.begin());
-    for (; i < v.size(); ++i) {
-      const TimelineSpan& s = spans[size_t(v[i])];
-      if (s.begin_us >= r.t1) break;
-      ++visited;
-      if (s.end_us <= r.t0) continue;
-      const double a = std::max(0.0, (s.begin_us - r.t0) * scale);
-      const double e = std::min(double(W), (s.end_us - r.t0) * scale);
-      if (e <= a) continue;
-      const int xa = static_cast<int>(a);
-      const int xe = std::min(W - 1, static_cast<int>(std::ceil(e)) - 1);
-      const bool isWait = s.wait != loop::TimelineWait::None;
-      if (!isWait && e - a >= 4 && a > 0) edge[size_t(xa)] = 1;
-      std::vector<float>& cov = isWait ? wait : work;
-      std::vector<float>& bestCov = isWait ? waitBestCov : workBestCov;
-      std::vector<int>& best = isWait ? waitBest : workBest;
-      for (int x = xa; x <= xe; ++x) {
-        const float c = float(std::min(e, double(x + 1)) - std::max(a, double(x)));
-        cov[size_t(x)] += c;
-        if (c > bestCov[size_t(x)]) {
-          bestCov[size_t(x)] = c;
-          best[size_t(x)] = s.stage;
+  auto band = [&](int yBegin, int yEnd, Scratch& sc) {
+    sc.work.resize(nw);
+    sc.wait.resize(nw);
+    sc.workBestCov.resize(nw);
+    sc.waitBestCov.resize(nw);
+    sc.workBest.resize(nw);
+    sc.waitBest.resize(nw);
+    sc.edge.resize(nw);
+    sc.stripe.resize(nw);
+    sc.gap.resize(nw);
+    auto clear = [&] {
+      std::fill(sc.work.begin(), sc.work.end(), 0.f);
+      std::fill(sc.wait.begin(), sc.wait.end(), 0.f);
+      std::fill(sc.workBestCov.begin(), sc.workBestCov.end(), 0.f);
+      std::fill(sc.waitBestCov.begin(), sc.waitBestCov.end(), 0.f);
+      std::fill(sc.edge.begin(), sc.edge.end(), 0);
+    };
+    auto accumulate = [&](int row) {
+      const std::vector<int>& v = rows.spans[size_t(row)];
+      const std::vector<double>& me = rows.maxEnd[size_t(row)];
+      size_t i = size_t(std::upper_bound(me.begin(), me.end(), r.t0) - me.begin());
+      for (; i < v.size(); ++i) {
+        const TimelineSpan& s = spans[size_t(v[i])];
+        if (s.begin_us >= r.t1) break;
+        ++sc.visited;
+        if (s.end_us <= r.t0) continue;
+        const double a = std::max(0.0, (s.begin_us - r.t0) * scale);
+        const double e = std::min(double(W), (s.end_us - r.t0) * scale);
+        if (e <= a) continue;
+        const int xa = static_cast<int>(a);
+        const int xe = std::min(W - 1, static_cast<int>(std::ceil(e)) - 1);
+        const bool isWait = s.wait != loop::TimelineWait::None;
+        if (!isWait && e - a >= 4 && a > 0) sc.edge[size_t(xa)] = 1;
+        float* cov = isWait ? sc.wait.data() : sc.work.data();
+        float* bestCov = isWait ? sc.waitBestCov.data() : sc.workBestCov.data();
+        int* best = isWait ? sc.waitBest.data() : sc.workBest.data();
+        for (int x = xa; x <= xe; ++x) {
+          const float c = float(std::min(e, double(x + 1)) - std::max(a, double(x)));
+          cov[x] += c;
+          if (c > bestCov[x]) {
+            bestCov[x] = c;
+            best[x] = s.stage;
+          }
         }
       }
-    }
-  };
-  auto paint = [&](int y, float count) {
-    QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(y));
-    for (int x = 0; x < W; ++x) {
-      const float cw = work[size_t(x)] / count, ct = wait[size_t(x)] / count;
-      const float tot = std::min(1.f, cw + ct);
-      if (tot < 0.02f) continue;
-      QRgb c;
-      if (ct > cw) {
-        const int s = waitBest[size_t(x)];
-        const bool stripe = ((x + y) & 7) < 3;
-        const QRgb base = s >= 0 && s < stages ? (stripe ? hatch[size_t(s)] : fill[size_t(s)]) : bg;
-        c = stripe ? base : blend(base, bg, 0.35);
-      } else {
-        const int s = workBest[size_t(x)];
-        c = selected(s) ? highlight : (s >= 0 && s < stages ? fill[size_t(s)] : bg);
-        if (edge[size_t(x)]) c = blend(c, r.dark ? qRgb(255, 255, 255) : qRgb(0, 0, 0), 0.35);
+    };
+    // The colours of the columns of the rows summed (`count` of them), once per row group.
+    auto shade = [&](float count) {
+      const float inv = 1.f / count;
+      for (int x = 0; x < W; ++x) {
+        const float cw = sc.work[size_t(x)] * inv, ct = sc.wait[size_t(x)] * inv;
+        const float tot = std::min(1.f, cw + ct);
+        QRgb a = bg, b = bg;
+        if (tot >= 0.02f) {
+          if (ct > cw) {
+            const int s = sc.waitBest[size_t(x)];
+            if (s >= 0 && s < stages) {
+              a = hatch[size_t(s)];
+              b = blend(fill[size_t(s)], bg, 0.35);
+            }
+          } else {
+            const int s = sc.workBest[size_t(x)];
+            a = selected(s) ? highlight : (s >= 0 && s < stages ? fill[size_t(s)] : bg);
+            if (sc.edge[size_t(x)]) a = blend(a, edgeInk, 0.35);
+            b = a;
+          }
+          if (tot < 0.999f) {
+            a = blend(a, bg, 0.25 + 0.75 * tot);
+            b = blend(b, bg, 0.25 + 0.75 * tot);
+          }
+        }
+        sc.stripe[size_t(x)] = a;
+        sc.gap[size_t(x)] = b;
       }
-      line[x] = tot >= 0.999f ? c : blend(c, bg, 0.25 + 0.75 * tot);
+    };
+    auto paint = [&](int y) {
+      QRgb* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+      for (int x = 0; x < W; ++x)
+        line[x] = ((x + y) & 7) < 3 ? sc.stripe[size_t(x)] : sc.gap[size_t(x)];
+    };
+    const double rh = double(H) / n;
+    if (rh >= 1) {
+      // The rows whose first line falls in the band.
+      for (int row = std::max(0, static_cast<int>(yBegin / rh) - 1); row < n; ++row) {
+        const int y0 = static_cast<int>(row * rh);
+        if (y0 >= yEnd) break;
+        if (y0 < yBegin) continue;
+        int y1 = static_cast<int>((row + 1) * rh);
+        if (y1 - y0 >= 5) --y1;  // a gap between rows tall enough to tell apart
+        if (y1 <= y0) continue;
+        clear();
+        accumulate(row);
+        shade(1);
+        for (int y = y0; y < y1 && y < H; ++y) paint(y);
+      }
+    } else {
+      for (int y = yBegin; y < yEnd; ++y) {
+        const int r0 = static_cast<int>(int64_t(y) * n / H);
+        const int r1 = std::max(r0 + 1, static_cast<int>(int64_t(y + 1) * n / H));
+        clear();
+        for (int row = r0; row < r1 && row < n; ++row) accumulate(row);
+        shade(float(r1 - r0));
+        paint(y);
+      }
     }
   };
 
-  const double rh = double(H) / n;
-  if (rh >= 1) {
-    for (int row = 0; row < n; ++row) {
-      const int y0 = static_cast<int>(row * rh);
-      int y1 = static_cast<int>((row + 1) * rh);
-      if (y1 - y0 >= 5) --y1;  // a gap between rows tall enough to tell apart
-      if (y1 <= y0) continue;
-      clear();
-      accumulate(row);
-      for (int y = y0; y < y1 && y < H; ++y) paint(y, 1);
-    }
+  // Bands of lines on up to 8 threads (each band's rows are its own: no line is shared).
+  const int threads =
+      std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::min(8, H));
+  std::vector<Scratch> scratch(static_cast<size_t>(threads));
+  if (threads == 1) {
+    band(0, H, scratch[0]);
   } else {
-    for (int y = 0; y < H; ++y) {
-      const int r0 = static_cast<int>(int64_t(y) * n / H);
-      const int r1 = std::max(r0 + 1, static_cast<int>(int64_t(y + 1) * n / H));
-      clear();
-      for (int row = r0; row < r1 && row < n; ++row) accumulate(row);
-      paint(y, float(r1 - r0));
-    }
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back(band, H * t / threads, H * (t + 1) / threads, std::ref(scratch[size_t(t)]));
+    for (std::thread& t : pool) t.join();
   }
+  int64_t visited = 0;
+  for (const Scratch& sc : scratch) visited += sc.visited;
   if (spansVisited) *spansVisited = visited;
   return img;
 }
@@ -343,6 +394,7 @@ int timelineSpanAt(const TimelineKernel& k, const TimelineRows& rows, int row, d
 }
 
 QString formatTimelineUs(double us) {
+  if (us == 0) return QStringLiteral("0");
   if (std::abs(us) >= 1000) return QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', 2);
   return QStringLiteral("%1 µs").arg(us, 0, 'f',
                                      std::abs(us) >= 100 ? 1 : (std::abs(us) >= 1 ? 2 : 3));

@@ -205,9 +205,9 @@ std::optional<gpu::Calibration> PlanRunner::calibration() {
   return g_calibration;
 }
 
-plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gpu,
-                                      const plan::Decisions& decisions, gpu::Precision precision,
-                                      SyncMode sync) {
+PipelineOptions PlanRunner::options(plan::Strategy strategy, const QString& gpu,
+                                    const plan::Decisions& decisions, gpu::Precision precision,
+                                    SyncMode sync) {
   PipelineOptions po;
   po.strategy = strategy;
   po.gpu = gpu::gpu_spec(gpu.toStdString());
@@ -217,19 +217,18 @@ plan::PlanOptions PlanRunner::options(plan::Strategy strategy, const QString& gp
   // What the pricing builds stays in the session's kernel cache: the code panel and compile
   // then build nothing for a planned partition.
   shared_kernel_cache().attach(po.gpu, po.precision);
-  plan::PlanOptions o = plan_options(po);
   // A calibration prices with its measured constants (the plan's cost_constants say which).
   if (std::optional<gpu::Calibration> c = calibration())
-    o.pricer = schedule::shared_pricer(po.gpu, po.precision, *c);
-  return o;
+    po.pricer = schedule::shared_pricer(po.gpu, po.precision, *c);
+  return po;
 }
 
 PlanOutcome PlanRunner::run(ModelDataPtr model, plan::Strategy strategy, const QString& gpu,
                             gpu::Precision precision) {
   PlanOutcome out;
   try {
-    const plan::PlanOptions o = options(strategy, gpu, {}, precision);
-    auto p = std::make_shared<plan::FusionPlan>(plan::plan(model->model->program, o));
+    const PipelineOptions o = options(strategy, gpu, {}, precision);
+    auto p = std::make_shared<plan::FusionPlan>(run_pipeline(*model->model, o).plan);
     out.data = buildPlanData(model, std::move(p));
   } catch (const UserError& e) {
     out.error = QString::fromStdString(e.reason());
@@ -249,11 +248,11 @@ PlanOutcome PlanRunner::runWith(ModelDataPtr model, plan::Strategy strategy, con
                                 SyncMode sync) {
   PlanOutcome out;
   try {
-    plan::PlanOptions o = options(strategy, gpu, decisions, precision, sync);
-    if (progress && o.pricer) o.pricer = std::make_shared<WatchedPricer>(o.pricer, progress);
-    const bool reuse = previous && previous->model == model && previous->plan;
-    auto p = std::make_shared<plan::FusionPlan>(reuse ? plan::replan(*previous->plan, o)
-                                                      : plan::plan(model->model->program, o));
+    PipelineOptions o = options(strategy, gpu, decisions, precision, sync);
+    if (progress) o.pricer = std::make_shared<WatchedPricer>(plan_options(o).pricer, progress);
+    // The same model planned again reuses the previous plan's transformed program.
+    if (previous && previous->model == model) o.previous = previous->plan;
+    auto p = std::make_shared<plan::FusionPlan>(run_pipeline(*model->model, o).plan);
     out.data = buildPlanData(model, std::move(p));
   } catch (const PlanCancelled&) {
     out.cancelled = true;

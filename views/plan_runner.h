@@ -14,6 +14,7 @@
 
 #include "core/gpu/calibration.h"
 #include "core/plan/plan.h"
+#include "core/session/pipeline.h"
 #include "views/boundary_edges.h"
 #include "views/kernel_identity.h"
 #include "views/scene_graph.h"
@@ -95,10 +96,10 @@ class PlanRunner : public QObject {
   /// measured; `--calibration FILE` of the CLI), or none: the GPU spec's constants.
   static void setCalibration(std::optional<gpu::Calibration> calibration);
   static std::optional<gpu::Calibration> calibration();
-  static plan::PlanOptions options(plan::Strategy strategy, const QString& gpu,
-                                   const plan::Decisions& decisions,
-                                   gpu::Precision precision = gpu::Precision::FP32,
-                                   SyncMode sync = SyncMode::Grid);
+  static PipelineOptions options(plan::Strategy strategy, const QString& gpu,
+                                 const plan::Decisions& decisions,
+                                 gpu::Precision precision = gpu::Precision::FP32,
+                                 SyncMode sync = SyncMode::Grid);
 
  signals:
   void planned(souffle::views::PlanDataPtr data);

@@ -150,7 +150,7 @@ int run_compile(const CompileCliOptions& o) {
   po.import.dims = parse_dims(o.common.dims);
   po.import.bind = parse_binds(o.common.binds);
   po.import.shapes = parse_shapes(o.common.shapes);
-  po.until = "compile";
+  po.until = Step::Compile;
   po.compile = copts;
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   po.waves = !o.no_waves;

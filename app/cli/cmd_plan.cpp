@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -26,24 +27,27 @@ int run_plan(const PlanCliOptions& o) {
   po.import.dims = parse_dims(o.common.dims);
   po.import.bind = parse_binds(o.common.binds);
   po.import.shapes = parse_shapes(o.common.shapes);
+  std::string last_snapshot;  // a step that changed nothing repeats the step before's
   if (!o.dump_after.empty()) {
-    const std::vector<std::string>& order = pipeline_order();
-    const auto last = std::find(order.begin(), order.end(), "price");
-    if (std::find(order.begin(), last + 1, o.dump_after) == last + 1) {
-      std::string names;
-      for (auto it = order.begin(); it != last + 1; ++it)
-        names += (names.empty() ? "" : ", ") + *it;
-      throw UserError("--dump-after " + o.dump_after + ": unknown step (" + names + ")");
+    const std::optional<plan::Step> dump = plan::parse_step(o.dump_after);
+    if (!dump || *dump > plan::Step::Price) {
+      std::vector<plan::Step> named;
+      for (plan::Step s : plan::all_steps())
+        if (s <= plan::Step::Price) named.push_back(s);
+      throw UserError("--dump-after " + o.dump_after + ": unknown step (" +
+                      plan::step_names(named) + ")");
     }
     if (!plan::is_souffle(po.strategy) &&
-        (o.dump_after == "horizontal" || o.dump_after == "vertical" ||
-         o.dump_after == "re-analyze"))
+        (*dump == plan::Step::Horizontal || *dump == plan::Step::Vertical ||
+         *dump == plan::Step::Reanalyze))
       throw UserError("--dump-after " + o.dump_after + ": the " + o.strategy +
                       " strategy has no such step (only souffle transforms)");
     po.snapshots = true;
-    po.instrument = [&](const plan::PassRecord& r) {
-      if (r.name != o.dump_after) return;
-      std::cerr << "=== after " << r.name << fmt::format(" ({:.1f} ms) ===\n", r.ms) << r.snapshot;
+    po.instrument.after = [&, step = *dump](const plan::PassRecord& r) {
+      if (r.changed) last_snapshot = r.snapshot;
+      if (r.step != step) return;
+      std::cerr << "=== after " << r.name() << fmt::format(" ({:.1f} ms) ===\n", r.ms)
+                << last_snapshot;
     };
   }
   PipelineResult r = [&] {
@@ -62,7 +66,7 @@ int run_plan(const PlanCliOptions& o) {
     if (!o.calibration.empty()) j["calibration"] = o.calibration;
     nlohmann::json passes = nlohmann::json::array();
     for (const plan::PassRecord& rec : r.passes)
-      passes.push_back({{"name", rec.name}, {"ms", rec.ms}});
+      passes.push_back({{"name", std::string(rec.name())}, {"ms", rec.ms}});
     j["passes"] = passes;  // the whole pipeline's steps: import, fold, lower, then the plan's
     std::cout << j.dump(2) << "\n";
   } else {

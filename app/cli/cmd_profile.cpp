@@ -135,12 +135,11 @@ int run_profile(const ProfileCliOptions& o) {
   pipe.waves = !o.no_waves;
   pipe.weight_panels = !o.no_weight_panels;
   if (!o.decisions.empty()) pipe.decisions = plan::load_decisions(o.decisions);
-  plan::PlanOptions plo = plan_options(pipe);
 
   std::vector<ProfileReport> reports;
   for (plan::Strategy s : strategies) {
-    plo.strategy = s;
-    plan::FusionPlan p = plan::plan(m.program, plo);
+    pipe.strategy = s;
+    plan::FusionPlan p = run_pipeline(m, pipe).plan;  // one load, a plan per strategy
     if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
     reports.push_back(session.profile(o.common.model, p, io.dims, o.common.binds, o.common.shapes));
     if (progress) std::cerr << "\r\033[K" << std::flush;
@@ -188,7 +187,7 @@ int run_profile(const ProfileCliOptions& o) {
     nlohmann::json j;
     j["model"] = o.common.model;
     j["backend"] = o.backend;
-    j["gpu_spec"] = plo.gpu.name;
+    j["gpu_spec"] = pipe.gpu.name;
     j["hello"] = session.hello();
     nlohmann::json rs = nlohmann::json::array();
     for (size_t i = 0; i < reports.size(); ++i) {
@@ -200,7 +199,7 @@ int run_profile(const ProfileCliOptions& o) {
     if (!o.trace.empty()) j["trace"] = o.trace;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << o.common.model << ": planned for " << plo.gpu.name << ", runner "
+    std::cout << o.common.model << ": planned for " << pipe.gpu.name << ", runner "
               << (o.runner.empty() ? "souffle-runner" : o.runner) << " (" << o.backend << ")\n";
     for (size_t i = 0; i < reports.size(); ++i) {
       print_report(reports[i]);

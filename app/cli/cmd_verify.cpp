@@ -116,7 +116,7 @@ int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& 
   po.weight_panels = !o.no_weight_panels;
   KernelVerifyReport rep = [&] {
     // Its line is cleared (when it goes out of scope) before any output.
-    StepProgress progress(o.common.quiet, "price", plan::is_souffle(po.strategy));
+    StepProgress progress(o.common.quiet, plan::Step::Price, plan::is_souffle(po.strategy));
     po.instrument = progress.instrument(std::move(po.instrument));
     vo.progress = [&progress](const std::string& text) { progress.say(text); };
     progress.start();

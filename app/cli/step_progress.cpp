@@ -10,15 +10,16 @@
 
 namespace souffle::cli {
 
-StepProgress::StepProgress(bool quiet, std::string until, bool transforms)
-    : m_on(!quiet && isatty(2) != 0), m_until(std::move(until)), m_transforms(transforms) {}
+StepProgress::StepProgress(bool quiet, plan::Step until, bool transforms)
+    : m_on(!quiet && isatty(2) != 0), m_until(until), m_transforms(transforms) {}
 
 StepProgress::~StepProgress() {
   if (m_on) std::cerr << "\r\033[K" << std::flush;
 }
 
 void StepProgress::start() const {
-  if (m_on) std::cerr << "\r\033[K" << pipeline_order().front() << "…" << std::flush;
+  if (m_on)
+    std::cerr << "\r\033[K" << plan::step_name(plan::all_steps().front()) << "…" << std::flush;
 }
 
 void StepProgress::say(const std::string& text) const {
@@ -27,26 +28,29 @@ void StepProgress::say(const std::string& text) const {
 
 plan::PassInstrument StepProgress::instrument(plan::PassInstrument chain) {
   if (!m_on) return chain;
-  return [this, chain = std::move(chain)](const plan::PassRecord& r) {
-    const std::vector<std::string>& order = pipeline_order();
-    auto at = std::find(order.begin(), order.end(), r.name);
-    const auto last = std::find(order.begin(), order.end(), m_until);
-    auto skipped = [this](const std::string& step) {
-      return !m_transforms && (step == "horizontal" || step == "vertical" || step == "re-analyze");
+  plan::PassInstrument out;
+  out.before = std::move(chain.before);
+  out.after = [this, after = std::move(chain.after)](const plan::PassRecord& r) {
+    const std::vector<plan::Step>& order = plan::all_steps();
+    auto at = std::find(order.begin(), order.end(), r.step);
+    auto skipped = [this](plan::Step step) {
+      return !m_transforms && (step == plan::Step::Horizontal || step == plan::Step::Vertical ||
+                               step == plan::Step::Reanalyze);
     };
     std::string next;
-    if (at != order.end() && at != last) {
+    if (at != order.end() && *at != m_until) {
       while (++at != order.end() && skipped(*at)) {
       }
-      if (at != order.end()) next = *at;
+      if (at != order.end()) next = plan::step_name(*at);
     }
     // What the chained instrument prints (a step's snapshot) starts on a cleared line.
     std::cerr << "\r\033[K" << std::flush;
-    if (chain) chain(r);
-    std::cerr << fmt::format("{} {:.0f} ms{}", r.name, r.ms,
+    if (after) after(r);
+    std::cerr << fmt::format("{} {:.0f} ms{}", r.name(), r.ms,
                              next.empty() ? std::string() : " · " + next + "…")
               << std::flush;
   };
+  return out;
 }
 
 }  // namespace souffle::cli

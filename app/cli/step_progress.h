@@ -13,12 +13,12 @@ class StepProgress {
  public:
   /// `until`: the last step the command runs (PipelineOptions::until); `transforms`: whether
   /// the strategy runs the horizontal, vertical and re-analyze steps (souffle's do).
-  StepProgress(bool quiet, std::string until, bool transforms);
+  StepProgress(bool quiet, plan::Step until, bool transforms);
   ~StepProgress();  ///< clears the line
   StepProgress(const StepProgress&) = delete;
   StepProgress& operator=(const StepProgress&) = delete;
   bool on() const { return m_on; }
-  /// An instrument that reports each step, then calls `chain` (may be null).
+  /// An instrument that reports each step, then calls `chain`'s hooks (either may be empty).
   plan::PassInstrument instrument(plan::PassInstrument chain);
   /// Says what runs first (before any step has ended).
   void start() const;
@@ -27,7 +27,7 @@ class StepProgress {
 
  private:
   bool m_on;
-  std::string m_until;
+  plan::Step m_until;
   bool m_transforms;
 };
 

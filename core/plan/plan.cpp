@@ -95,15 +95,24 @@ class Pipeline {
   Pipeline(const PlanOptions& o, std::vector<PassRecord>& records) : m_o(o), m_records(records) {}
   /// `facts(result, record)` fills the record's counts and nodes.
   template <typename F, typename P, typename N>
-  auto step(const std::string& name, F&& run, P&& snapshot, N&& facts) {
+  auto step(Step step, F&& run, P&& snapshot, N&& facts) {
+    if (m_o.instrument.before) m_o.instrument.before(step);
     auto t0 = Clock::now();
     auto result = run();
     PassRecord r;
-    r.name = name;
+    r.step = step;
     r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (m_o.snapshots) r.snapshot = snapshot(result);
+    if (m_o.snapshots) {
+      std::string text = snapshot(result);
+      // A step that prints as the one before it left the IR as it was: no second copy.
+      r.changed = text != m_last;
+      if (r.changed) {
+        m_last = text;
+        r.snapshot = std::move(text);
+      }
+    }
     facts(result, r);
-    if (m_o.instrument) m_o.instrument(r);
+    if (m_o.instrument.after) m_o.instrument.after(r);
     m_records.push_back(std::move(r));
     return result;
   }
@@ -111,6 +120,7 @@ class Pipeline {
  private:
   const PlanOptions& m_o;
   std::vector<PassRecord>& m_records;
+  std::string m_last;  ///< the last snapshot taken
 };
 
 TransformOptions transform_options(const Decisions& d) {
@@ -308,13 +318,13 @@ void sum_partitions(FusionPlan& out) {
   }
 }
 
-/// The back half of the pipeline: partition -> decisions -> cost, on an analyzed program.
+/// The back half of the pipeline: partition -> decisions -> price, on an analyzed program.
 void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out,
                         const std::vector<AttentionChain>& attention) {
   detail::ProgramFacts facts(out.analysis, o.gpu);
   facts.set_attention(attention);
   std::vector<detail::Group> groups = pl.step(
-      "partition",
+      Step::Partition,
       [&]() {
         switch (o.strategy) {
           case Strategy::Unfused:
@@ -356,7 +366,7 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out,
         r.counts["kernels"] = static_cast<int64_t>(g.size());
       });
   groups = pl.step(
-      "decisions",
+      Step::Decisions,
       [&]() {
         detail::apply_edits(facts, out.program, out.input, out.transforms, o.decisions.edits,
                             o.precision, groups, out.applied, out.refused);
@@ -378,7 +388,7 @@ void partition_and_cost(const PlanOptions& o, Pipeline& pl, FusionPlan& out,
         r.counts["refused"] = static_cast<int64_t>(out.refused.size());
       });
   out.partitions = pl.step(
-      o.pricer ? "price" : "cost",
+      Step::Price,
       [&]() {
         std::vector<Partition> parts = detail::build_partitions(facts, groups, o.precision);
         if (o.pricer) {
@@ -440,16 +450,17 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   if (is_souffle(o.strategy)) {
     TransformOptions topt = transform_options(o.decisions);
     analysis::Analysis a0 = pl.step(
-        "analyze", [&]() { return analysis::analyze(program); }, print_analysis, analysis_facts);
+        Step::Analyze, [&]() { return analysis::analyze(program); }, print_analysis,
+        analysis_facts);
     TransformResult h = pl.step(
-        "horizontal", [&]() { return horizontal_transform(program, a0, topt); }, print_sites,
+        Step::Horizontal, [&]() { return horizontal_transform(program, a0, topt); }, print_sites,
         [&](const TransformResult& t, PassRecord& r) { transform_facts(program, t, r); });
     analysis::Analysis a1 = analysis::analyze(h.program);
     TransformResult v = pl.step(
-        "vertical", [&]() { return vertical_transform(h.program, a1, topt); }, print_sites,
+        Step::Vertical, [&]() { return vertical_transform(h.program, a1, topt); }, print_sites,
         [&](const TransformResult& t, PassRecord& r) { transform_facts(h.program, t, r); });
     out.analysis = pl.step(
-        "re-analyze", [&]() { return analysis::analyze(v.program); }, print_analysis,
+        Step::Reanalyze, [&]() { return analysis::analyze(v.program); }, print_analysis,
         analysis_facts);
     out.program = std::move(v.program);
     out.transforms = std::move(h.sites);
@@ -457,7 +468,8 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   } else {
     out.program = program;
     out.analysis = pl.step(
-        "analyze", [&]() { return analysis::analyze(program); }, print_analysis, analysis_facts);
+        Step::Analyze, [&]() { return analysis::analyze(program); }, print_analysis,
+        analysis_facts);
   }
   out.index = std::make_shared<const te::ProgramIndex>(out.program);
   const std::vector<AttentionChain> attention =

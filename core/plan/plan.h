@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/analysis/analysis.h"
@@ -16,6 +17,7 @@
 #include "core/gpu/tile.h"
 #include "core/plan/decisions.h"
 #include "core/plan/horizontal.h"
+#include "core/plan/step.h"
 #include "core/support/boundary.h"
 #include "core/te/expr.h"
 #include "core/te/program_index.h"
@@ -230,11 +232,14 @@ class KernelPricer {
   virtual std::string constants() const = 0;
 };
 
-/// One observable step of the pipeline: its name, time, and a printable snapshot.
+/// One observable step of the pipeline: which step, its time, and a printable snapshot.
 struct PassRecord {
-  std::string name;  ///< "analyze", "horizontal", "vertical", "partition", "cost", ...
+  Step step = Step::Import;
   double ms = 0;
+  /// What the step produced, printed (only with snapshots on). Empty, with `changed` false, when
+  /// it prints the same as the step before it: the step left the IR as it found it.
   std::string snapshot;
+  bool changed = true;  ///< false: the snapshot is the previous step's (snapshots on)
   /// What the step counted, by name ("tes", "sites", "applied", "compute", "kernels", ...):
   /// what an observer says about the step (the step-through's sentences) without running it
   /// again. Filled whether or not snapshots are on.
@@ -242,9 +247,14 @@ struct PassRecord {
   /// The ONNX nodes the step changed or decided about (origins of applied sites, of
   /// compute-intensive TEs, ...), in first-met order.
   std::vector<std::string> nodes;
+  std::string_view name() const { return step_name(step); }
 };
-/// Called after each step; `--dump-after STEP` prints the snapshot of STEP.
-using PassInstrument = std::function<void(const PassRecord&)>;
+/// Observes the steps as they run: `before` as a step starts, `after` with its record once it
+/// has run (`--dump-after STEP` prints the snapshot of STEP). Either may be empty.
+struct PassInstrument {
+  std::function<void(Step)> before;
+  std::function<void(const PassRecord&)> after;
+};
 
 struct PlanOptions {
   Strategy strategy = Strategy::Souffle;

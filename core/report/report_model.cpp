@@ -325,7 +325,7 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
     rp.applied.push_back({plan::edit_kind_name(e.kind), plan::describe(e), ""});
   for (const plan::RefusedEdit& r : p.refused)
     rp.refused.push_back({plan::edit_kind_name(r.edit.kind), plan::describe(r.edit), r.reason});
-  for (const plan::PassRecord& r : p.passes) rp.passes.push_back({r.name, r.ms});
+  for (const plan::PassRecord& r : p.passes) rp.passes.push_back({std::string(r.name()), r.ms});
 
   if (code || !timeline.empty()) {
     // Kernels built and emitted as `compile` does, without NVRTC (no archs): a report is quick.
@@ -364,9 +364,8 @@ plan::FusionPlan make_plan(const LoadedModel& m, plan::Strategy s, const ReportO
   pipe.precision = o.precision;
   pipe.decisions = decisions;
   pipe.calibration = o.calibration;
-  plan::PlanOptions po = plan_options(pipe);
   auto t0 = Clock::now();
-  plan::FusionPlan p = plan::plan(m.program, po);
+  plan::FusionPlan p = run_pipeline(m, pipe).plan;
   ms = ms_since(t0);
   return p;
 }

@@ -423,25 +423,25 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   if (!layer.empty()) {
     const size_t max = 200000;
     for (PipelineStep& s : steps) {
-      if (s.name == "import") s.after = layer_graph_text(s.after, layer);
-      if (s.name == "fold") {
+      if (s.step == plan::Step::Import) s.after = layer_graph_text(s.after, layer);
+      if (s.step == plan::Step::Fold) {
         s.before = layer_graph_text(s.before, layer);
         s.after = layer_graph_text(s.after, layer);
       }
-      if (s.name == "lower") {
+      if (s.step == plan::Step::Lower) {
         s.before = layer_graph_text(s.before, layer);
         s.after = layer_text(m.program, layer, max);
       }
-      if (s.name == "analyze") s.before = layer_text(m.program, layer, max);
-      if (s.name == "horizontal") {
+      if (s.step == plan::Step::Analyze) s.before = layer_text(m.program, layer, max);
+      if (s.step == plan::Step::Horizontal) {
         s.before = layer_text(m.program, layer, max);
         s.after = layer_text(after_h, layer, max);
       }
-      if (s.name == "vertical") {
+      if (s.step == plan::Step::Vertical) {
         s.before = layer_text(after_h, layer, max);
         s.after = layer_text(p.program, layer, max);
       }
-      if (s.name == "re-analyze" || s.name == "partition")
+      if (s.step == plan::Step::Reanalyze || s.step == plan::Step::Partition)
         s.before = layer_text(p.program, layer, max);
     }
   }
@@ -513,7 +513,7 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
     }
     s += "<h2>Text</h2>\n<div class=\"pair\"><div><h3>before</h3>\n" +
          text_block(st.before, false) + "</div><div><h3>after</h3>\n" +
-         text_block(st.after, st.name == "emit") + "</div></div>\n";
+         text_block(st.after, st.step == plan::Step::Emit) + "</div></div>\n";
     s += steps_nav(pages, i + 1);
     s += "</body>\n</html>\n";
     page.html = std::move(s);

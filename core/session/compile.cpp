@@ -13,6 +13,7 @@
 #include "core/codegen/codegen_cuda.h"
 #include "core/gpu/lto.h"
 #include "core/session/kernel_dedup.h"
+#include "core/session/pipeline.h"
 #include "core/session/timeline.h"
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
@@ -597,19 +598,13 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
 
 CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& options) {
   for (const std::string& a : options.archs) check_arch(a);
-  gpu::GpuSpec spec = !options.gpu.name.empty()    ? options.gpu
-                      : plan.gpu_spec.sm_count > 0 ? plan.gpu_spec
-                                                   : gpu::gpu_spec(plan.gpu);
-  CompileReport rep;
-  auto t0 = std::chrono::steady_clock::now();
-  rep.kernels = build_compiled_kernels(plan, options.pricer.get(), options.sync);
-  instrument_compiled_kernels(rep.kernels, options.timeline);
-  emit_compiled_kernels(rep.kernels, options.outlining);
-  rep.build_ms = ms_since(t0);
-  rep.compile_ms = compile_kernels(rep.kernels, spec, options);
-  for (const CompiledKernel& k : rep.kernels) rep.errors += k.ok() ? 0 : 1;
-  count_programs(rep.kernels, rep.programs, rep.programs_from_cache);
-  return rep;
+  PipelineOptions po;
+  po.gpu = !options.gpu.name.empty()    ? options.gpu
+           : plan.gpu_spec.sm_count > 0 ? plan.gpu_spec
+                                        : gpu::gpu_spec(plan.gpu);
+  po.compile = options;
+  po.until = Step::Compile;
+  return std::move(run_pipeline(plan, po).kernels);
 }
 
 }  // namespace souffle

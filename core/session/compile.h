@@ -127,7 +127,8 @@ struct CompileReport {
   bool ok() const { return errors == 0; }
 };
 
-/// Schedules, emits and NVRTC-compiles every kernel of `plan`. Never throws for a kernel that
+/// Schedules, emits and NVRTC-compiles every kernel of `plan`: run_pipeline from build kernels
+/// to compile (core/session/pipeline.h). Never throws for a kernel that
 /// fails: its error lands in its entry, so a GUI can show the rest. A cooperative kernel whose
 /// grid exceeds the co-residency on the GPU is an error naming the kernel. Throws UserError for
 /// an unknown arch or GPU.

@@ -1,13 +1,11 @@
 #include "core/session/load.h"
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "core/lower/lower.h"
-#include "core/te/verify.h"
+#include "core/session/pipeline.h"
 
 namespace souffle {
 namespace {
@@ -40,41 +38,6 @@ std::vector<std::pair<std::string, std::vector<std::string>>> input_decided_ifs(
     out.emplace_back(n.name, std::move(ordered));
   }
   return out;
-}
-
-/// The half of loading after the importer: infer and fold, lower, verify.
-LoadedModel finish_load(onnx_import::ImportResult r, const std::string& path,
-                        bool report_unsupported, std::chrono::steady_clock::time_point t0) {
-  LoadedModel m;
-  m.path = path;
-  m.onnx_nodes = r.graph.nodes.size();
-  m.warnings = std::move(r.warnings);
-  m.graph = std::move(r.graph);
-  for (const std::string& in : m.graph.inputs)
-    if (m.graph.value(in).declared_composite)
-      throw UserError(path, "",
-                      "input '" + in + "' is a " +
-                          (*m.graph.value(in).declared_composite == graph::Composite::Kind::Sequence
-                               ? "sequence"
-                               : "optional") +
-                          ": sequences and optionals fold away at compile time, so its value "
-                          "must be a constant (bound to the model, as conformance does from the "
-                          "test data)");
-  if (report_unsupported) {
-    m.unsupported = interp::find_unsupported(m.graph);
-    if (!m.unsupported.empty()) return m;
-  }
-  m.stats = infer_and_fold_model(m.graph);
-  graph::verify(m.graph);
-  try {
-    m.program = lower::lower_graph(m.graph);
-  } catch (const UserError& e) {
-    throw e.with_file(path);
-  }
-  te::verify(m.program);
-  m.load_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  return m;
 }
 
 }  // namespace
@@ -134,19 +97,28 @@ onnx_import::ImportOptions with_bindings(const onnx_import::ImportOptions& optio
 }
 }  // namespace
 
+namespace {
+/// The pipeline's load steps (import, fold, lower) as load_model runs them.
+PipelineOptions load_options(const onnx_import::ImportOptions& options, bool report_unsupported,
+                             const InputBindings& bind) {
+  PipelineOptions po;
+  po.import = with_bindings(options, bind);
+  po.until = Step::Lower;
+  po.report_unsupported = report_unsupported;
+  return po;
+}
+}  // namespace
+
 LoadedModel load_model(const std::string& path, const onnx_import::ImportOptions& options,
                        bool report_unsupported, const InputBindings& bind) {
-  auto t0 = std::chrono::steady_clock::now();
-  return finish_load(onnx_import::import_model(path, with_bindings(options, bind)), path,
-                     report_unsupported, t0);
+  return std::move(run_pipeline(path, load_options(options, report_unsupported, bind)).model);
 }
 
 LoadedModel load_model_bytes(std::string_view bytes, const std::string& file,
                              const onnx_import::ImportOptions& options, bool report_unsupported,
                              const InputBindings& bind) {
-  auto t0 = std::chrono::steady_clock::now();
-  return finish_load(onnx_import::import_model_bytes(bytes, file, with_bindings(options, bind)),
-                     file, report_unsupported, t0);
+  return std::move(
+      run_pipeline_bytes(bytes, file, load_options(options, report_unsupported, bind)).model);
 }
 
 InputBindings bind_from_data(const std::vector<std::string>& model_inputs,

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/graph/graph.h"
 #include "core/interp/infer_fold.h"
@@ -17,13 +19,6 @@
 #include "core/te/verify.h"
 
 namespace souffle {
-
-const std::vector<std::string>& pipeline_order() {
-  static const std::vector<std::string> order = {
-      "import",    "fold",      "lower", "analyze",       "horizontal", "vertical", "re-analyze",
-      "partition", "decisions", "price", "build kernels", "emit",       "compile"};
-  return order;
-}
 
 plan::PlanOptions plan_options(const PipelineOptions& o) {
   plan::PlanOptions po;
@@ -36,8 +31,9 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   po.decisions = o.decisions;
   po.instrument = o.instrument;
   po.snapshots = o.snapshots;
-  po.pricer = o.calibration.empty() ? schedule::shared_pricer(o.gpu, o.precision)
-                                    : schedule::make_pricer(o.gpu, o.precision, o.calibration);
+  po.pricer = o.pricer                ? o.pricer
+              : o.calibration.empty() ? schedule::shared_pricer(o.gpu, o.precision)
+                                      : schedule::make_pricer(o.gpu, o.precision, o.calibration);
   return po;
 }
 
@@ -56,30 +52,40 @@ class Steps {
       : m_o(o), m_records(records) {}
   /// `facts(record)` fills the record's counts and nodes.
   template <typename F, typename P, typename N>
-  void step(const std::string& name, F&& run, P&& snapshot, N&& facts) {
+  void step(Step step, F&& run, P&& snapshot, N&& facts) {
+    if (m_o.instrument.before) m_o.instrument.before(step);
     auto t0 = Clock::now();
     run();
     plan::PassRecord r;
-    r.name = name;
+    r.step = step;
     r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (m_o.snapshots) r.snapshot = snapshot();
+    if (m_o.snapshots) {
+      std::string text = snapshot();
+      // A step that prints as the one before it left the IR as it was: no second copy.
+      r.changed = text != m_last;
+      if (r.changed) {
+        m_last = text;
+        r.snapshot = std::move(text);
+      }
+    }
     facts(r);
-    if (m_o.instrument) m_o.instrument(r);
+    if (m_o.instrument.after) m_o.instrument.after(r);
     m_records.push_back(std::move(r));
   }
   /// The plan's own steps (analyze … price), observed as they run.
-  void take(const plan::PassRecord& r) { m_records.push_back(r); }
+  void take(const plan::PassRecord& r) {
+    m_records.push_back(r);
+    if (!r.snapshot.empty()) m_last = r.snapshot;
+  }
 
  private:
   const PipelineOptions& m_o;
   std::vector<plan::PassRecord>& m_records;
+  std::string m_last;  ///< the last snapshot taken
 };
 
-bool reaches(const PipelineOptions& o, const std::string& step) {
-  const std::vector<std::string>& order = pipeline_order();
-  auto until = std::find(order.begin(), order.end(), o.until);
-  auto at = std::find(order.begin(), order.end(), step);
-  return until != order.end() && at <= until;
+bool reaches(const PipelineOptions& o, Step step) {
+  return step <= o.until;
 }
 
 /// A graph's node, input, output and constant-tensor counts.
@@ -112,81 +118,128 @@ std::string kernels_text(const CompileReport& rep, bool cuda) {
   return os.str();
 }
 
-}  // namespace
+/// The source of a pipeline: a file, a file's bytes, or a model loaded before.
+struct Source {
+  const std::string& path;
+  std::optional<std::string_view> bytes;
+  const LoadedModel* loaded = nullptr;
+  const plan::FusionPlan* plan = nullptr;  ///< a plan made before: from build kernels on
+};
 
-PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
-  const std::vector<std::string>& order = pipeline_order();
-  if (std::find(order.begin(), order.end(), o.until) == order.end())
-    throw UserError("unknown pipeline step '" + o.until + "'");
+/// Input ports declared a sequence or an optional: they must be bound (folded away).
+void check_composite_inputs(const graph::Graph& g, const std::string& path) {
+  for (const std::string& in : g.inputs)
+    if (g.value(in).declared_composite)
+      throw UserError(
+          path, "",
+          "input '" + in + "' is a " +
+              (*g.value(in).declared_composite == graph::Composite::Kind::Sequence ? "sequence"
+                                                                                   : "optional") +
+              ": sequences and optionals fold away at compile time, so its value "
+              "must be a constant (bound to the model, as conformance does from the "
+              "test data)");
+}
+
+/// The steps, from import (or from analyze over `src.loaded`) to `o.until`.
+PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
+  if (o.until > Step::Lower && o.until < Step::Price)
+    throw std::invalid_argument(
+        fmt::format("run_pipeline: cannot stop after {}: the planner's steps ({}) run together",
+                    plan::step_name(o.until), plan::step_names({Step::Analyze, Step::Decisions})));
+  if (src.loaded && o.until < Step::Price)
+    throw std::invalid_argument("run_pipeline: a loaded model runs from analyze to price or later");
+  if (src.plan && (o.until < Step::BuildKernels || o.tune_measure))
+    throw std::invalid_argument(
+        "run_pipeline: a plan runs from build kernels to build kernels or later, untuned");
   PipelineResult out;
-  LoadedModel& m = out.model;
-  m.path = path;
   Steps steps(o, out.passes);
-  auto t0 = Clock::now();
-  steps.step(
-      "import",
-      [&] {
-        onnx_import::ImportResult r = onnx_import::import_model(path, o.import);
-        m.onnx_nodes = r.graph.nodes.size();
-        m.warnings = std::move(r.warnings);
-        m.graph = std::move(r.graph);
-      },
-      [&] { return graph::print(m.graph); },
-      [&](plan::PassRecord& r) {
-        graph_facts(m.graph, r);
-        r.counts["warnings"] = static_cast<int64_t>(m.warnings.size());
-      });
-  steps.step(
-      "fold",
-      [&] {
-        m.stats = infer_and_fold_model(m.graph);
-        graph::verify(m.graph);
-      },
-      [&] { return graph::print(m.graph); },
-      [&](plan::PassRecord& r) {
-        graph_facts(m.graph, r);
-        r.counts["folded"] = static_cast<int64_t>(m.stats.nodes_folded);
-        r.counts["dead"] = static_cast<int64_t>(m.stats.nodes_dead);
-      });
-  steps.step(
-      "lower",
-      [&] {
-        try {
-          m.program = lower::lower_graph(m.graph);
-        } catch (const UserError& e) {
-          throw e.with_file(path);
-        }
-        te::verify(m.program);
-      },
-      [&] { return te::print(m.program); },
-      [&](plan::PassRecord& r) {
-        // The node that became the most TEs.
-        std::map<std::string, int64_t> per_node;
-        for (const te::Op& op : m.program.ops) ++per_node[op->origin.node];
-        int64_t most = 0;
-        std::string widest;
-        for (const auto& [node, c] : per_node)
-          if (c > most) most = c, widest = node;
-        r.counts["nodes"] = static_cast<int64_t>(m.graph.nodes.size());
-        r.counts["tes"] = static_cast<int64_t>(m.program.ops.size());
-        r.counts["widest"] = most;
-        if (!widest.empty()) r.nodes.push_back(widest);
-      });
-  m.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (!src.loaded && !src.plan) {
+    LoadedModel& m = out.model;
+    const std::string& path = src.path;
+    m.path = path;
+    auto t0 = Clock::now();
+    steps.step(
+        Step::Import,
+        [&] {
+          onnx_import::ImportResult r =
+              src.bytes ? onnx_import::import_model_bytes(*src.bytes, path, o.import)
+                        : onnx_import::import_model(path, o.import);
+          m.onnx_nodes = r.graph.nodes.size();
+          m.warnings = std::move(r.warnings);
+          m.graph = std::move(r.graph);
+          check_composite_inputs(m.graph, path);
+        },
+        [&] { return graph::print(m.graph); },
+        [&](plan::PassRecord& r) {
+          graph_facts(m.graph, r);
+          r.counts["warnings"] = static_cast<int64_t>(m.warnings.size());
+        });
+    if (o.report_unsupported) {
+      // inspect lists the ops without a lowering instead of failing on the first.
+      m.unsupported = interp::find_unsupported(m.graph);
+      if (!m.unsupported.empty()) return out;
+    }
+    steps.step(
+        Step::Fold,
+        [&] {
+          m.stats = infer_and_fold_model(m.graph);
+          graph::verify(m.graph);
+        },
+        [&] { return graph::print(m.graph); },
+        [&](plan::PassRecord& r) {
+          graph_facts(m.graph, r);
+          r.counts["folded"] = static_cast<int64_t>(m.stats.nodes_folded);
+          r.counts["dead"] = static_cast<int64_t>(m.stats.nodes_dead);
+        });
+    steps.step(
+        Step::Lower,
+        [&] {
+          try {
+            m.program = lower::lower_graph(m.graph);
+          } catch (const UserError& e) {
+            throw e.with_file(path);
+          }
+          te::verify(m.program);
+        },
+        [&] { return te::print(m.program); },
+        [&](plan::PassRecord& r) {
+          // The node that became the most TEs.
+          std::map<std::string, int64_t> per_node;
+          for (const te::Op& op : m.program.ops) ++per_node[op->origin.node];
+          int64_t most = 0;
+          std::string widest;
+          for (const auto& [node, c] : per_node)
+            if (c > most) most = c, widest = node;
+          r.counts["nodes"] = static_cast<int64_t>(m.graph.nodes.size());
+          r.counts["tes"] = static_cast<int64_t>(m.program.ops.size());
+          r.counts["widest"] = most;
+          if (!widest.empty()) r.nodes.push_back(widest);
+        });
+    m.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!reaches(o, Step::Analyze)) return out;
+  }
+  // The kernels' pricer (the plan's pricing built them) and the sync mode they are built with.
+  std::shared_ptr<const schedule::PlanPricer> pricer = o.compile.pricer;
+  SyncMode sync = o.compile.sync;
+  if (!src.plan) {
+    const te::TeProgram& program = src.loaded ? src.loaded->program : out.model.program;
+    // analyze, horizontal, vertical, re-analyze, partition, decisions, price (plan.cpp).
+    PipelineOptions inner = o;
+    inner.instrument.after = [&](const plan::PassRecord& r) {
+      steps.take(r);
+      if (o.instrument.after) o.instrument.after(r);
+    };
+    const plan::PlanOptions po = plan_options(inner);
+    out.plan = o.previous ? plan::replan(*o.previous, po) : plan::plan(program, po);
+    plan::verify(out.plan);
+    pricer = kernel_pricer(po);
+    sync = out.plan.sync;
+  }
+  if (!reaches(o, Step::BuildKernels)) return out;
+  const plan::FusionPlan& plan = src.plan ? *src.plan : out.plan;
 
-  // analyze, horizontal, vertical, re-analyze, partition, decisions, price (plan.cpp).
-  PipelineOptions inner = o;
-  inner.instrument = [&](const plan::PassRecord& r) {
-    steps.take(r);
-    if (o.instrument) o.instrument(r);
-  };
-  const plan::PlanOptions po = plan_options(inner);
-  out.plan = plan::plan(m.program, po);
-  plan::verify(out.plan);
-  if (!reaches(o, "build kernels")) return out;
-
   steps.step(
-      "build kernels",
+      Step::BuildKernels,
       [&] {
         auto t = Clock::now();
         if (o.tune_measure) {
@@ -198,16 +251,15 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
           out.kernels.kernels = build_compiled_kernels(out.plan, nullptr, out.plan.sync);
         } else {
           // The kernels the plan's pricing built for its partitions (built once).
-          out.kernels.kernels =
-              build_compiled_kernels(out.plan, kernel_pricer(po).get(), out.plan.sync);
+          out.kernels.kernels = build_compiled_kernels(plan, pricer.get(), sync);
         }
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
       [&] { return kernels_text(out.kernels, false); },
       [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
-  if (!reaches(o, "emit")) return out;
+  if (!reaches(o, Step::Emit)) return out;
   steps.step(
-      "emit",
+      Step::Emit,
       [&] {
         auto t = Clock::now();
         instrument_compiled_kernels(out.kernels.kernels, o.compile.timeline);
@@ -216,9 +268,9 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
       },
       [&] { return kernels_text(out.kernels, true); },
       [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
-  if (!reaches(o, "compile")) return out;
+  if (!reaches(o, Step::Compile)) return out;
   steps.step(
-      "compile",
+      Step::Compile,
       [&] {
         CompileOptions co = o.compile;
         co.gpu = o.gpu;
@@ -236,6 +288,26 @@ PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
       },
       [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
   return out;
+}
+
+}  // namespace
+
+PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o) {
+  return run_steps(Source{path, std::nullopt, nullptr, nullptr}, o);
+}
+
+PipelineResult run_pipeline_bytes(std::string_view bytes, const std::string& file,
+                                  const PipelineOptions& o) {
+  return run_steps(Source{file, bytes, nullptr, nullptr}, o);
+}
+
+PipelineResult run_pipeline(const LoadedModel& model, const PipelineOptions& o) {
+  return run_steps(Source{model.path, std::nullopt, &model, nullptr}, o);
+}
+
+PipelineResult run_pipeline(const plan::FusionPlan& plan, const PipelineOptions& o) {
+  static const std::string no_path;
+  return run_steps(Source{no_path, std::nullopt, nullptr, &plan}, o);
 }
 
 }  // namespace souffle

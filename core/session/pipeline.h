@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/onnx/importer.h"
@@ -16,10 +17,11 @@
 
 namespace souffle {
 
-/// The step names in pipeline order (PassRecord::name): import, fold, lower, analyze, horizontal,
-/// vertical, re-analyze, partition, decisions, price, build kernels, emit, compile. (Pricing
-/// builds each partition's kernels; "build kernels" builds the plan's, as compile needs them.)
-const std::vector<std::string>& pipeline_order();
+/// The pipeline's steps (plan::Step, printed by plan::step_name): import, fold, lower, analyze,
+/// horizontal, vertical, re-analyze, partition, decisions, price, build kernels, emit, compile.
+/// (Pricing builds each partition's kernels; build kernels builds the plan's, as compile needs
+/// them.)
+using plan::Step;
 
 struct PipelineOptions {
   plan::Strategy strategy = plan::Strategy::Souffle;
@@ -32,16 +34,26 @@ struct PipelineOptions {
   bool weight_panels = true;  ///< plan::PlanOptions::weight_panels
   plan::Decisions decisions;
   std::string calibration;  ///< a calibration file pricing the plan; empty: the spec's constants
+  /// When set, prices the plan in place of the pricer made from gpu, precision and calibration
+  /// (a calibration measured in memory, a pricer that reports progress).
+  std::shared_ptr<const plan::KernelPricer> pricer;
   onnx_import::ImportOptions import;
-  /// The last step run: "price" (a plan), "build kernels", "emit" or "compile".
-  std::string until = "price";
+  /// The last step run: lower (a loaded model), price (a plan), build kernels, emit or compile.
+  /// The planner's steps run together: stopping after analyze … decisions is refused.
+  Step until = Step::Price;
+  /// Loading for `inspect`: a model with ops that have no lowering stops after import with
+  /// LoadedModel::unsupported filled, instead of failing in lower.
+  bool report_unsupported = false;
+  /// When set, the plan reuses this plan's transformed program (plan::replan) where its
+  /// strategy and transformation edits are the same.
+  std::shared_ptr<const plan::FusionPlan> previous;
   CompileOptions compile;  ///< archs, threads, batch of the compile step (gpu: `gpu`)
   /// When set, "build kernels" first chooses every GEMM's tile with this measurement (the
   /// tuner's top candidates timed on a GPU, tune_measure.h), records the tiles in the plan's
   /// stages, and builds the kernels with them (the plan's prices stay those of its pricing).
   schedule::MeasureFn tune_measure;
   size_t tune_top = 8;              ///< candidates tune_measure times per GEMM problem
-  plan::PassInstrument instrument;  ///< called after each step
+  plan::PassInstrument instrument;  ///< called before and after each step
   bool snapshots = false;           ///< printable snapshots in the records (`--dump-after`)
 };
 
@@ -62,8 +74,23 @@ plan::PlanOptions plan_options(const PipelineOptions& o);
 /// kernels the plan's pricing built (CompileOptions::pricer); null when `po` has none.
 std::shared_ptr<const schedule::PlanPricer> kernel_pricer(const plan::PlanOptions& po);
 
-/// Runs the steps on the model at `path` up to `o.until`. UserError for a model, spec or
-/// calibration file it cannot take; kernel errors land in their entries.
+/// Runs the steps on the model at `path` up to `o.until`: the one way a model is loaded, planned,
+/// built, emitted and compiled. UserError (file, node, reason) for a model, spec or calibration
+/// file it cannot take; kernel errors land in their entries.
 PipelineResult run_pipeline(const std::string& path, const PipelineOptions& o);
+
+/// run_pipeline over the bytes of a model file in memory; `file` names it in errors and anchors
+/// external-data paths.
+PipelineResult run_pipeline_bytes(std::string_view bytes, const std::string& file,
+                                  const PipelineOptions& o);
+
+/// run_pipeline from analyze on, over a model loaded before (one load planned many ways):
+/// `o.until` is price or later, and the result's model is left empty (the caller's is used).
+PipelineResult run_pipeline(const LoadedModel& model, const PipelineOptions& o);
+
+/// run_pipeline from build kernels on, over a plan made before: its kernels built with
+/// `o.compile`'s pricer and sync mode, then emitted and compiled up to `o.until` (build kernels
+/// or later; no tune_measure). The result's model and plan are left empty.
+PipelineResult run_pipeline(const plan::FusionPlan& plan, const PipelineOptions& o);
 
 }  // namespace souffle

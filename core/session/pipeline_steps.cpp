@@ -32,24 +32,36 @@ std::string plural(int64_t n, const std::string& one, const std::string& many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-std::string title_of(const std::string& name) {
-  static const std::map<std::string, std::string> titles = {
-      {"import", "Import the ONNX file"},
-      {"fold", "Infer types and fold constants"},
-      {"lower", "Lower the graph to tensor expressions"},
-      {"analyze", "Characterize every TE (intensity, access, reuse)"},
-      {"horizontal", "Horizontal transformation: merge independent TEs"},
-      {"vertical", "Vertical transformation: inline producers into consumers"},
-      {"re-analyze", "Characterize the transformed TEs"},
-      {"partition", "Partition the TEs into kernels"},
-      {"decisions", "Apply the user's decisions (merge, split, pin)"},
-      {"price", "Price every kernel from its built code"},
-      {"cost", "Cost every kernel with the roofline"},
-      {"build kernels", "Schedule the kernels into loop IR"},
-      {"emit", "Emit CUDA C"},
-      {"compile", "Compile with NVRTC"}};
-  auto it = titles.find(name);
-  return it == titles.end() ? name : it->second;
+std::string title_of(plan::Step step) {
+  switch (step) {
+    case plan::Step::Import:
+      return "Import the ONNX file";
+    case plan::Step::Fold:
+      return "Infer types and fold constants";
+    case plan::Step::Lower:
+      return "Lower the graph to tensor expressions";
+    case plan::Step::Analyze:
+      return "Characterize every TE (intensity, access, reuse)";
+    case plan::Step::Horizontal:
+      return "Horizontal transformation: merge independent TEs";
+    case plan::Step::Vertical:
+      return "Vertical transformation: inline producers into consumers";
+    case plan::Step::Reanalyze:
+      return "Characterize the transformed TEs";
+    case plan::Step::Partition:
+      return "Partition the TEs into kernels";
+    case plan::Step::Decisions:
+      return "Apply the user's decisions (merge, split, pin)";
+    case plan::Step::Price:
+      return "Price every kernel from its built code";
+    case plan::Step::BuildKernels:
+      return "Schedule the kernels into loop IR";
+    case plan::Step::Emit:
+      return "Emit CUDA C";
+    case plan::Step::Compile:
+      return "Compile with NVRTC";
+  }
+  return std::string(plan::step_name(step));
 }
 
 int64_t count(const plan::PassRecord& r, const std::string& key) {
@@ -84,7 +96,7 @@ std::string analysis_sentence(const plan::PassRecord& r) {
 std::string transform_sentence(
     const plan::PassRecord& r, const plan::FusionPlan& p,
     const std::unordered_map<std::string, const te::ComputeOp*>& by_name) {
-  const std::string& kind = r.name;
+  const std::string kind(r.name());  // a transform site's kind is its step's name
   const int64_t sites = count(r, "sites"), applied = count(r, "applied");
   const int64_t before = count(r, "tes_before"), after = count(r, "tes");
   const plan::TransformSite* first = nullptr;
@@ -102,7 +114,7 @@ std::string transform_sentence(
                             "The {} transformation looked at {} and applied none; the program "
                             "keeps its {}.",
                             kind, plural(sites, "site", "sites"), plural(before, "TE", "TEs"));
-  if (kind == "horizontal")
+  if (r.step == plan::Step::Horizontal)
     return fmt::format(
         "Horizontal fusion applied {} of {}: e.g. it merged {} reading one input into {}; {} → "
         "{} TEs.",
@@ -224,9 +236,10 @@ void kernel_steps(const PipelineResult& r, int k, size_t max, PipelineStep& buil
 
 const std::vector<std::string>& pipeline_step_names() {
   static const std::vector<std::string> names = [] {
-    const std::vector<std::string>& order = pipeline_order();
-    auto emit = std::find(order.begin(), order.end(), "emit");
-    return std::vector<std::string>(order.begin(), emit + 1);
+    std::vector<std::string> out;
+    for (plan::Step s : plan::all_steps())
+      if (s <= plan::Step::Emit) out.emplace_back(plan::step_name(s));
+    return out;
   }();
   return names;
 }
@@ -253,16 +266,18 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
   po.gpu = o.gpu;
   po.precision = o.precision;
   po.decisions = o.decisions;
-  po.until = "emit";
+  po.until = plan::Step::Emit;
   po.snapshots = true;
   // The instrument: each record becomes a step, reading what the step before produced.
-  po.instrument = [&](const plan::PassRecord& r) {
+  po.instrument.after = [&](const plan::PassRecord& r) {
     PipelineStep s;
-    s.name = r.name;
-    s.title = title_of(r.name);
+    s.step = r.step;
+    s.name = r.name();
+    s.title = title_of(r.step);
     s.ms = r.ms;
     s.before = walk.steps.empty() ? fmt::format("the file {}\n", path) : walk.steps.back().after;
-    s.after = cut(r.snapshot, max);
+    // A step that changed nothing shows what the step before produced.
+    s.after = r.changed || walk.steps.empty() ? cut(r.snapshot, max) : walk.steps.back().after;
     s.nodes = r.nodes;
     walk.steps.push_back(std::move(s));
     plan::PassRecord kept = r;
@@ -286,7 +301,7 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
   for (size_t i = 0; i < walk.steps.size(); ++i) {
     PipelineStep& s = walk.steps[i];
     const plan::PassRecord& r = records[i];
-    if (s.name == "import") {
+    if (s.step == plan::Step::Import) {
       const int64_t warnings = count(r, "warnings");
       s.sentence = fmt::format("Imported {} with {} and {} constant tensors{}.",
                                plural(count(r, "nodes"), "node", "nodes"),
@@ -294,7 +309,7 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
                                warnings == 0
                                    ? std::string()
                                    : fmt::format(" ({})", plural(warnings, "warning", "warnings")));
-    } else if (s.name == "fold") {
+    } else if (s.step == plan::Step::Fold) {
       const int64_t folded = count(r, "folded"), dead = count(r, "dead"), n = count(r, "nodes");
       s.sentence =
           folded + dead == 0
@@ -303,7 +318,7 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
               : fmt::format(
                     "Folded {} constant {}{}; {} remain.", folded, folded == 1 ? "node" : "nodes",
                     dead == 0 ? std::string() : fmt::format(" and removed {} dead", dead), n);
-    } else if (s.name == "lower") {
+    } else if (s.step == plan::Step::Lower) {
       const int64_t widest = count(r, "widest");
       s.sentence = fmt::format("Lowered {} into {}{}.", plural(count(r, "nodes"), "node", "nodes"),
                                plural(count(r, "tes"), "tensor expression", "tensor expressions"),
@@ -311,24 +326,24 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
                                    ? fmt::format("; {} alone became {}", r.nodes[0], widest)
                                    : std::string());
       if (widest <= 1) s.nodes.clear();
-    } else if (s.name == "analyze") {
+    } else if (s.step == plan::Step::Analyze) {
       s.sentence = analysis_sentence(r);
       if (!plan::is_souffle(o.strategy))
         s.sentence += fmt::format(
             " The {} strategy does not transform the program: its TEs go to partitioning as "
             "lowered.",
             plan::strategy_name(o.strategy));
-    } else if (s.name == "horizontal" || s.name == "vertical") {
+    } else if (s.step == plan::Step::Horizontal || s.step == plan::Step::Vertical) {
       s.sentence = transform_sentence(r, p, by_name);
-    } else if (s.name == "re-analyze") {
+    } else if (s.step == plan::Step::Reanalyze) {
       s.sentence = "After the transformations, " + analysis_sentence(r);
-    } else if (s.name == "partition") {
+    } else if (s.step == plan::Step::Partition) {
       const std::string why = first_cut(p, s.nodes);
       s.sentence = fmt::format("Partitioned {} into {}{}.",
                                plural(static_cast<int64_t>(p.program.ops.size()), "TE", "TEs"),
                                plural(count(r, "kernels"), "kernel", "kernels"),
                                why.empty() ? "" : "; " + why);
-    } else if (s.name == "decisions") {
+    } else if (s.step == plan::Step::Decisions) {
       const int64_t applied = count(r, "applied"), refused = count(r, "refused");
       s.sentence =
           applied + refused == 0
@@ -337,28 +352,28 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
               : fmt::format("Applied {} and refused {}; {}.", plural(applied, "edit", "edits"),
                             refused,
                             plural(count(r, "kernels"), "kernel remains", "kernels remain"));
-    } else if (s.name == "price" || s.name == "cost") {
+    } else if (s.step == plan::Step::Price) {
       s.sentence = fmt::format("Priced {} with {} in all: est. {:.1f} µs on {} (cost model {}).",
                                plural(count(r, "kernels"), "kernel", "kernels"),
                                plural(count(r, "grid_syncs"), "grid sync", "grid syncs"),
                                p.est_time_us, p.gpu, p.cost_model);
     }
   }
-  auto find = [&](const std::string& name) -> PipelineStep* {
+  auto find = [&](plan::Step step) -> PipelineStep* {
     for (PipelineStep& s : walk.steps)
-      if (s.name == name) return &s;
+      if (s.step == step) return &s;
     return nullptr;
   };
-  PipelineStep* build = find("build kernels");
-  PipelineStep* emit = find("emit");
+  PipelineStep* build = find(plan::Step::BuildKernels);
+  PipelineStep* emit = find(plan::Step::Emit);
   if (build && emit) {
     kernel_steps(res, k, max, *build, *emit);
     emit->before = build->after;
   }
   // The horizontal step reads the TE program (the analysis only guides it): its text before is
   // the lowered program, so that the two texts differ by what it merged.
-  PipelineStep* lower = find("lower");
-  if (PipelineStep* h = find("horizontal"); h && lower) h->before = lower->after;
+  PipelineStep* lower = find(plan::Step::Lower);
+  if (PipelineStep* h = find(plan::Step::Horizontal); h && lower) h->before = lower->after;
   describe_step_changes(walk, o);
   return walk;
 }

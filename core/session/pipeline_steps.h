@@ -31,8 +31,9 @@ enum class StepGraph { None, Imported, Folded, Lowered, Horizontal, Planned };
 
 /// One step of the pipeline as the step-through mode shows it.
 struct PipelineStep {
-  std::string name;    ///< the PassRecord's name: "import", "fold", "lower", "analyze", ...
-  std::string title;   ///< "Import the ONNX file"
+  plan::Step step = plan::Step::Import;  ///< the PassRecord's step
+  std::string name;                      ///< its printed name: "import", "fold", "lower", ...
+  std::string title;                     ///< "Import the ONNX file"
   std::string before;  ///< what the step reads, as text: the previous step's snapshot
   std::string after;   ///< what it produced: its snapshot (for build kernels and emit, the
                        ///< shown partition's kernels)
@@ -86,7 +87,7 @@ struct PipelineWalk {
 /// Fills every step's sites, `changed` and graphs from the walk's plan (walk_pipeline calls it).
 void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& options);
 
-/// The step names of the souffle strategy, in pipeline order: pipeline_order() up to "emit".
+/// The step names of the souffle strategy, in pipeline order: plan::all_steps() up to emit.
 /// Other strategies run no transformation, so their steps lack horizontal, vertical and
 /// re-analyze.
 const std::vector<std::string>& pipeline_step_names();

@@ -152,7 +152,6 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
         b["est_us"] = st.est_us;
         b["bound"] = st.bound;
         if (!st.corrected.empty()) b["est_corrected"] = st.corrected;
-        if (!st.corrected.empty()) b["est_corrected"] = st.corrected;
         if (!st.mainloop.empty())
           b["mainloop"] = {{"structure", st.mainloop}, {"priced_from", st.priced_from}};
         built.push_back(std::move(b));

@@ -82,18 +82,14 @@ class EmulatorBackend : public Backend {
     pipe.weight_panels = m.source.weight_panels;
     if (!m.source.decisions_json.empty())
       pipe.decisions = plan::parse_decisions(m.source.decisions_json, m.dir + "/bundle.json");
-    plan::PlanOptions po = plan_options(pipe);
-    m_plan = plan::plan(model.program, po);
-    CompileOptions co;
-    co.gpu = po.gpu;
-    co.archs.clear();
-    std::vector<CompiledKernel> built =
-        build_compiled_kernels(m_plan, kernel_pricer(po).get(), sync);  // the kernels it priced
-    loop::TimelineOptions timeline;  // instrumented as the bundle's were (docs/timeline.md)
-    timeline.enabled = m.source.timeline;
-    if (m.source.timeline_max_bytes > 0) timeline.max_bytes = m.source.timeline_max_bytes;
-    instrument_compiled_kernels(built, timeline);
-    emit_compiled_kernels(built, co.outlining);
+    pipe.until = Step::Emit;
+    // Instrumented as the bundle's were (docs/timeline.md).
+    pipe.compile.timeline.enabled = m.source.timeline;
+    if (m.source.timeline_max_bytes > 0)
+      pipe.compile.timeline.max_bytes = m.source.timeline_max_bytes;
+    PipelineResult run = run_pipeline(model, pipe);  // the kernels the plan's pricing built
+    m_plan = std::move(run.plan);
+    std::vector<CompiledKernel>& built = run.kernels.kernels;
     json kernels = json::array();
     for (const ManifestKernel& mk : m.kernels) {
       auto it = std::find_if(built.begin(), built.end(),

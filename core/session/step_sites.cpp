@@ -40,16 +40,23 @@ std::string op_types(const std::vector<std::string>& tes,
   return fmt::format("{}", fmt::join(types, sep));
 }
 
-std::pair<StepGraph, StepGraph> graphs_of(const std::string& step, bool transforms) {
-  if (step == "import") return {StepGraph::None, StepGraph::Imported};
-  if (step == "fold") return {StepGraph::Imported, StepGraph::Folded};
-  if (step == "lower") return {StepGraph::Folded, StepGraph::Lowered};
-  if (step == "analyze") return {StepGraph::Lowered, StepGraph::Lowered};
-  if (step == "horizontal") return {StepGraph::Lowered, StepGraph::Horizontal};
-  if (step == "vertical") return {StepGraph::Horizontal, StepGraph::Planned};
-  if (step == "re-analyze") return {StepGraph::Planned, StepGraph::Planned};
-  (void)transforms;
-  return {StepGraph::Planned, StepGraph::Planned};
+std::pair<StepGraph, StepGraph> graphs_of(plan::Step step) {
+  switch (step) {
+    case plan::Step::Import:
+      return {StepGraph::None, StepGraph::Imported};
+    case plan::Step::Fold:
+      return {StepGraph::Imported, StepGraph::Folded};
+    case plan::Step::Lower:
+      return {StepGraph::Folded, StepGraph::Lowered};
+    case plan::Step::Analyze:
+      return {StepGraph::Lowered, StepGraph::Lowered};
+    case plan::Step::Horizontal:
+      return {StepGraph::Lowered, StepGraph::Horizontal};
+    case plan::Step::Vertical:
+      return {StepGraph::Horizontal, StepGraph::Planned};
+    default:
+      return {StepGraph::Planned, StepGraph::Planned};
+  }
 }
 
 }  // namespace
@@ -94,8 +101,8 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
   for (const plan::TransformSite& s : p.transforms) applied[s.kind] += s.applied ? 1 : 0;
 
   for (PipelineStep& s : walk.steps) {
-    std::tie(s.graph_before, s.graph_after) = graphs_of(s.name, transforms);
-    if (s.name == "fold") {
+    std::tie(s.graph_before, s.graph_after) = graphs_of(s.step);
+    if (s.step == plan::Step::Fold) {
       std::set<std::string> kept;
       for (const graph::Node& n : m.graph.nodes) kept.insert(n.name);
       const graph::Graph& before = walk.imported;
@@ -114,8 +121,8 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
         s.sites.push_back(std::move(site));
       }
       s.changed = m.stats.nodes_folded + m.stats.nodes_dead > 0;
-    } else if (s.name == "horizontal" || s.name == "vertical") {
-      const bool h = s.name == "horizontal";
+    } else if (s.step == plan::Step::Horizontal || s.step == plan::Step::Vertical) {
+      const bool h = s.step == plan::Step::Horizontal;
       for (const plan::TransformSite& t : p.transforms) {
         if (t.kind != s.name || !t.applied) continue;
         StepSite site;
@@ -127,9 +134,11 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
         s.sites.push_back(std::move(site));
       }
       s.changed = applied[s.name] > 0;
-    } else if (s.name == "re-analyze") {
-      s.changed = applied["horizontal"] + applied["vertical"] > 0;
-    } else if (s.name == "partition") {
+    } else if (s.step == plan::Step::Reanalyze) {
+      s.changed = applied[std::string(plan::step_name(plan::Step::Horizontal))] +
+                      applied[std::string(plan::step_name(plan::Step::Vertical))] >
+                  0;
+    } else if (s.step == plan::Step::Partition) {
       // Per kernel: where it starts, then each decision the partitioner priced in it.
       for (const plan::Partition& k : p.partitions) {
         std::vector<std::string> tes;
@@ -155,9 +164,9 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
           s.sites.push_back(std::move(site));
         }
       }
-    } else if (s.name == "decisions") {
+    } else if (s.step == plan::Step::Decisions) {
       s.changed = !o.decisions.edits.empty();
-    } else if (s.name == "build kernels" && walk.partition >= 0) {
+    } else if (s.step == plan::Step::BuildKernels && walk.partition >= 0) {
       // The shown kernel's stage boundaries: what orders each stage after the ones before it.
       const plan::Partition& k = p.partitions[static_cast<size_t>(walk.partition)];
       for (const plan::Boundary& b : k.boundaries) {

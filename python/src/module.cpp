@@ -7,7 +7,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -20,7 +19,6 @@
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
 #include "core/graph/graph.h"
-#include "core/lower/lower.h"
 #include "core/plan/decisions.h"
 #include "core/plan/plan.h"
 #include "core/report/dot.h"
@@ -37,19 +35,12 @@
 #include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 #include "core/te/printer.h"
-#include "core/te/verify.h"
 
 namespace py = pybind11;
 using nlohmann::json;
 
 namespace souffle::python {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 /// Calls a Python progress callable (may be None) with the GIL held; its exceptions are dropped
 /// so that a failing callback never aborts the work it watches.
@@ -86,36 +77,13 @@ struct Plan {
 /// The pipeline's first three steps as `plan` runs them (run_pipeline), each timed, so a plan's
 /// JSON lists the same steps.
 void load_steps(Model& m, const std::string* bytes, const Progress& progress) {
-  LoadedModel& lm = m.loaded;
-  lm.path = m.path;
-  const auto t_all = Clock::now();
-  auto record = [&](const char* name, Clock::time_point t0) {
-    plan::PassRecord r;
-    r.name = name;
-    r.ms = ms_since(t0);
-    m.passes.push_back(r);
-    progress(name);
-  };
-  auto t0 = Clock::now();
-  onnx_import::ImportResult r = bytes ? onnx_import::import_model_bytes(*bytes, m.path, m.import)
-                                      : onnx_import::import_model(m.path, m.import);
-  lm.onnx_nodes = r.graph.nodes.size();
-  lm.warnings = std::move(r.warnings);
-  lm.graph = std::move(r.graph);
-  record("import", t0);
-  t0 = Clock::now();
-  lm.stats = infer_and_fold_model(lm.graph);
-  graph::verify(lm.graph);
-  record("fold", t0);
-  t0 = Clock::now();
-  try {
-    lm.program = lower::lower_graph(lm.graph);
-  } catch (const UserError& e) {
-    throw e.with_file(m.path);
-  }
-  te::verify(lm.program);
-  record("lower", t0);
-  lm.load_ms = ms_since(t_all);
+  PipelineOptions po;
+  po.import = m.import;
+  po.until = plan::Step::Lower;
+  po.instrument.after = [&progress](const plan::PassRecord& r) { progress(std::string(r.name())); };
+  PipelineResult r = bytes ? run_pipeline_bytes(*bytes, m.path, po) : run_pipeline(m.path, po);
+  m.loaded = std::move(r.model);
+  m.passes.insert(m.passes.end(), r.passes.begin(), r.passes.end());
 }
 
 std::shared_ptr<Model> load(const std::string& path, const py::object& data,
@@ -200,7 +168,8 @@ json analysis_json(const analysis::Analysis& a) {
 std::string model_info(const Model& m) {
   const LoadedModel& lm = m.loaded;
   json passes = json::array();
-  for (const plan::PassRecord& r : m.passes) passes.push_back({{"name", r.name}, {"ms", r.ms}});
+  for (const plan::PassRecord& r : m.passes)
+    passes.push_back({{"name", std::string(r.name())}, {"ms", r.ms}});
   json j = {{"path", m.path},
             {"onnx_nodes", lm.onnx_nodes},
             {"nodes", lm.graph.nodes.size()},
@@ -240,14 +209,12 @@ std::shared_ptr<Plan> make_plan(std::shared_ptr<const Model> model, PipelineOpti
   auto p = std::make_shared<Plan>();
   p->model = std::move(model);
   Progress report{progress};
-  po.instrument = [&report](const plan::PassRecord& r) { report(r.name); };
+  po.instrument.after = [&report](const plan::PassRecord& r) { report(std::string(r.name())); };
   {
     py::gil_scoped_release release;
-    plan::PlanOptions plo = plan_options(po);
-    p->plan = plan::plan(p->model->loaded.program, plo);
-    plan::verify(p->plan);
+    p->plan = run_pipeline(p->model->loaded, po).plan;
   }
-  po.instrument = nullptr;
+  po.instrument = {};
   p->options = std::move(po);
   return p;
 }
@@ -268,9 +235,9 @@ std::string plan_to_json(const Plan& p, const std::string& model_name) {
   j["precision"] = gpu::precision_name(p.plan.precision);
   json passes = json::array();
   for (const plan::PassRecord& r : p.model->passes)
-    passes.push_back({{"name", r.name}, {"ms", r.ms}});
+    passes.push_back({{"name", std::string(r.name())}, {"ms", r.ms}});
   for (const plan::PassRecord& r : p.plan.passes)
-    passes.push_back({{"name", r.name}, {"ms", r.ms}});
+    passes.push_back({{"name", std::string(r.name())}, {"ms", r.ms}});
   j["passes"] = passes;
   return j.dump(2) + "\n";  // as `plan --json` prints it
 }

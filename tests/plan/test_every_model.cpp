@@ -89,7 +89,7 @@ TEST_P(EveryModel, NoInternalErrorUnderAnyStrategy) {
     PipelineOptions po;
     po.strategy = s;
     po.gpu = gpu::gpu_spec("a100");
-    po.until = "emit";
+    po.until = Step::Emit;
     po.import = c.import;
     try {
       PipelineResult r = run_pipeline(c.path, po);

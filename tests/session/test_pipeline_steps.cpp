@@ -106,24 +106,25 @@ TEST(PipelineSteps, SitesAreThePlansChanges) {
 }
 
 TEST(PipelineSteps, StepNamesFollowPipelineOrder) {
-  // Every step is a record of run_pipeline, in pipeline_order(); unfused runs no
+  // Every step is a record of run_pipeline, in plan::all_steps(); unfused runs no
   // transformation, so it has no horizontal, vertical or re-analyze step.
   for (plan::Strategy s : {plan::Strategy::Souffle, plan::Strategy::Unfused}) {
     SCOPED_TRACE(plan::strategy_name(s));
     PipelineWalk w = walk_pipeline(model("mmoe"), options(s));
     std::vector<std::string> names, expected;
     for (const PipelineStep& st : w.steps) names.push_back(st.name);
-    for (const std::string& n : pipeline_order()) {
-      if (n == "compile") break;
+    for (plan::Step n : plan::all_steps()) {
+      if (n == plan::Step::Compile) break;
       if (s != plan::Strategy::Souffle &&
-          (n == "horizontal" || n == "vertical" || n == "re-analyze"))
+          (n == plan::Step::Horizontal || n == plan::Step::Vertical || n == plan::Step::Reanalyze))
         continue;
-      expected.push_back(n);
+      expected.emplace_back(plan::step_name(n));
     }
     EXPECT_EQ(names, expected);
     ASSERT_EQ(w.result.passes.size(), w.steps.size());
     for (size_t i = 0; i < w.steps.size(); ++i) {
-      EXPECT_EQ(w.result.passes[i].name, w.steps[i].name);
+      EXPECT_EQ(w.result.passes[i].name(), w.steps[i].name);
+      EXPECT_EQ(w.result.passes[i].step, w.steps[i].step);
       EXPECT_EQ(w.steps[i].ms, w.result.passes[i].ms);
       // Each step reads what the step before produced; the horizontal transformation reads
       // the TE program the analysis described (the lowered one).
@@ -211,7 +212,7 @@ TEST(PipelineSteps, ScheduleStepShowsTheKernelThatCompileBuilds) {
     po.strategy = so.strategy;
     po.gpu = so.gpu;
     po.precision = p;
-    po.until = "build kernels";
+    po.until = Step::BuildKernels;
     PipelineResult r = run_pipeline(path, po);
     ASSERT_FALSE(r.kernels.kernels.empty());
     const std::string compiled = loop::print(r.kernels.kernels[0].kernel);

@@ -154,3 +154,10 @@ def test_cli_sweep_runs_a_manifest(tmp_path):
     p = subprocess.run([CLI, "sweep", str(tmp_path / "missing.json")], capture_output=True,
                        text=True)
     assert p.returncode == 2 and "missing.json" in p.stderr
+    # --timeout: the tasks sleeping in verify are stopped and reported; exit 1.
+    p = subprocess.run([CLI, "sweep", str(manifest), "--out", str(out), "--timeout", "2"],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, SOUFFLE_SWEEP_HANG="mmoe:verify"))
+    assert p.returncode == 1, p.stderr
+    rows = json.loads((out / "sweep.json").read_text())["rows"]
+    assert [(x["status"], x["failed_step"]) for x in rows] == [("timeout", "verify")] * 2

@@ -1310,8 +1310,8 @@ class Machine {
   }
 
   /// One element access for the recorder (local memory and the timeline buffer are not
-  /// recorded).
-  void record(Mem& m, int64_t a, int32_t lane, bool write) {
+  /// recorded). Out of line, so that the accesses' paths stay as small as without recording.
+  [[gnu::noinline, gnu::cold]] void record(Mem& m, int64_t a, int32_t lane, bool write) {
     if (m.scope == MemScope::Local || !m_rec->records(m_stage_index)) return;
     const int32_t slot = record_slot(m);
     m_rec->access(slot, a % m.numel, lane, write, m_grid_epoch - m_rec_epoch0, m_stage_index);

@@ -218,14 +218,39 @@ std::string lesson_memory_html(const PipelineStep& step, const PipelineWalk& wal
   } catch (const std::exception& e) {
     return "<p class=\"note\">No memory picture: " + xml_escape(e.what()) + "</p>\n";
   }
-  PictureOptions po;
-  po.max_cell_rows = 40;
-  po.max_cell_cols = 80;
-  const MemoryPicture pic = memory_picture(rec, po);
+  // Global bytes over every tensor; the picture draws a few: what crosses stages through
+  // global memory and what the kernel writes (largest first), its shared buffers, its largest
+  // inputs.
+  PictureOptions all;
+  all.frames = false;
+  all.max_cell_rows = all.max_cell_cols = 8;
   int64_t after = 0;
-  for (const TensorPicture& t : pic.tensors)
+  for (const TensorPicture& t : memory_picture(rec, all).tensors)
     if (t.role != emulate::TensorRole::Shared)
       after += (t.elements_read + t.elements_written) * dtype_size(t.dtype);
+  PictureOptions po;
+  po.max_cell_rows = 32;
+  po.max_cell_cols = 64;
+  {
+    std::vector<const emulate::TensorAccess*> by_role[3];
+    for (const emulate::TensorAccess& t : rec.tensors) {
+      if (t.units.empty()) continue;
+      const int g = t.role == emulate::TensorRole::Input    ? 2
+                    : t.role == emulate::TensorRole::Shared ? 1
+                                                            : 0;
+      by_role[g].push_back(&t);
+    }
+    const size_t quota[3] = {6, 3, 3};
+    for (int g = 0; g < 3; ++g) {
+      std::stable_sort(by_role[g].begin(), by_role[g].end(),
+                       [](const emulate::TensorAccess* a, const emulate::TensorAccess* b) {
+                         return a->numel > b->numel;
+                       });
+      for (size_t i = 0; i < by_role[g].size() && i < quota[g]; ++i)
+        po.only.push_back(by_role[g][i]->name);
+    }
+  }
+  const MemoryPicture pic = memory_picture(rec, po);
   const int64_t before = unfused_bytes(p.program, part->tes);
   std::string s =
       fmt::format("<div class=\"mempic\"><h3>What kernel {} touches in memory</h3>\n", part->id);
@@ -238,7 +263,9 @@ std::string lesson_memory_html(const PipelineStep& step, const PipelineWalk& wal
       part->tes.size(), mb(before), part->tes.size(), mb(after),
       before >= after ? mb(before - after) : mb(after - before), before >= after ? "saved" : "more",
       mb(part->dram_bytes));
-  s += "<p class=\"note\">Each tensor is drawn folded to two dimensions (leading dimensions "
+  s += fmt::format("<p class=\"note\">{} of its {} tensors are drawn. ", pic.tensors.size(),
+                   rec.tensors.size());
+  s += "Each tensor is drawn folded to two dimensions (leading dimensions "
        "stacked along the rows); a cell is coloured by the block that wrote it (else read it "
        "first), and each block's tile is outlined.</p>\n";
   s += memory_picture_svg(pic);
@@ -249,10 +276,29 @@ std::string lesson_memory_html(const PipelineStep& step, const PipelineWalk& wal
           "<p class=\"note\">One frame of the animation: {}, reading (blue) what "
           "other blocks wrote before the grid barrier.</p>\n",
           xml_escape(pic.frames[f].label));
+      // Only the tensors the frame touches.
+      PictureOptions fo = po;
+      fo.only.clear();
+      for (const FrameCells& c : pic.frames[f].cells)
+        fo.only.push_back(pic.tensors[static_cast<size_t>(c.tensor)].name);
       SvgPictureOptions so;
       so.frame = static_cast<int>(f);
-      so.legend = true;
-      s += memory_picture_svg(pic, so);
+      s += memory_picture_svg(memory_picture(rec, fo), so);
+      const PictureFrame& fr = pic.frames[f];
+      std::string producers;
+      std::set<int32_t> seen;
+      for (const auto& [tensor, b] : fr.waits_for)
+        if (seen.insert(b).second && seen.size() <= 8)
+          producers += (producers.empty() ? "" : ", ") + std::to_string(b);
+      if (seen.size() > 8) producers += fmt::format(" … ({} blocks)", seen.size());
+      s += fmt::format(
+          "<details class=\"answer\"><summary>Why can block {} not start this stage before "
+          "every block has reached the grid barrier?</summary><p>It reads {} that block{} {} "
+          "wrote in an earlier stage. Blocks run in no fixed order on a GPU: without the "
+          "barrier it could read those elements before they are written. The blue cells above "
+          "are what it reads; the picture before shows who wrote them.</p></details>\n",
+          fr.at.block, xml_escape(fr.waits_for.front().first), seen.size() > 1 ? "s" : "",
+          producers);
       break;
     }
   s += "<ul class=\"sites\">\n";

@@ -192,16 +192,18 @@ MemoryPicture memory_picture(const KernelAccess& k, const PictureOptions& o) {
   std::vector<const TensorAccess*> drawn;
   std::string shared_note, scratch_note;
   int64_t shared_total = 0;
+  int shared_buffers = 0, scratch_tensors = 0;
   for (const TensorAccess& t : k.tensors) {
     if (t.role == TensorRole::Shared) {
-      shared_note +=
-          fmt::format("{}{} ({} B)", shared_note.empty() ? "" : ", ", t.name, t.shared_bytes);
+      if (++shared_buffers <= 6)
+        shared_note +=
+            fmt::format("{}{} ({} B)", shared_note.empty() ? "" : ", ", t.name, t.shared_bytes);
       shared_total += t.shared_bytes;
     } else {
       p.global_bytes_read += t.block_elements_read * dtype_size(t.dtype);
       p.global_bytes_written += t.block_elements_written * dtype_size(t.dtype);
       if (t.role == TensorRole::Scratch)
-        scratch_note += (scratch_note.empty() ? "" : ", ") + t.name;
+        if (++scratch_tensors <= 8) scratch_note += (scratch_note.empty() ? "" : ", ") + t.name;
     }
     if (t.units.empty()) continue;
     if (t.role == TensorRole::Shared && !o.shared) continue;
@@ -304,9 +306,7 @@ MemoryPicture memory_picture(const KernelAccess& k, const PictureOptions& o) {
     const int32_t shown = static_cast<int32_t>(std::min<int64_t>(k.grid, 12));
     for (int32_t b = 0; b < shown; ++b)
       p.legend.push_back({block_colour(b), fmt::format("block {}", b)});
-    if (k.grid > shown)
-      p.legend.push_back(
-          {0, fmt::format("… {} blocks in all (colours repeat their hues)", k.grid)});
+    if (k.grid > shown) p.legend.push_back({0, fmt::format("… {} blocks in all", k.grid)});
   } else if (o.colouring == PictureColouring::Reuse) {
     std::vector<LegendEntry> ramp = {
         {ramp_colour(0), "fewest reads"}, {ramp_colour(0.5), ""}, {ramp_colour(1), "most reads"}};
@@ -366,15 +366,20 @@ MemoryPicture memory_picture(const KernelAccess& k, const PictureOptions& o) {
   }
   // Notes.
   if (!shared_note.empty())
-    p.notes.push_back(
-        fmt::format("In shared memory, per block: {}; {} B in all.", shared_note, shared_total));
+    p.notes.push_back(fmt::format("In shared memory, per block: {}{}; {} B in all.", shared_note,
+                                  shared_buffers > 6
+                                      ? fmt::format(" and {} more buffers", shared_buffers - 6)
+                                      : std::string(),
+                                  shared_total));
   else
     p.notes.push_back("Nothing is kept in shared memory.");
   if (!scratch_note.empty())
     p.notes.push_back(
         "Global scratch between stages (written by one stage, read by a later "
         "one through global memory): " +
-        scratch_note + ".");
+        scratch_note +
+        (scratch_tensors > 8 ? fmt::format(" and {} more", scratch_tensors - 8) : std::string()) +
+        ".");
   if (!k.edges.empty()) {
     std::map<std::pair<emulate::AccessPhase, int32_t>, std::vector<int32_t>> by_consumer;
     for (const emulate::ProducerEdge& e : k.edges) {

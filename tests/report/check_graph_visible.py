@@ -5,7 +5,10 @@ the page, the screenshot is cropped to it, and the crop must not be one flat col
 
 The sample EfficientNet's report has a graph about 7,400 pt tall: a graph that big was left
 unpainted (blank) in headless Chromium while the report's CSS asked for `content-visibility:
-auto` on it. With --lesson-cli the BERT lesson (`report --steps --lesson`) is rendered too."""
+auto` on it. With --lesson the BERT lesson (`report --steps --lesson`) is rendered too: its
+graphs, and its memory pictures (the heat maps of what the shown kernel touches, inline SVG),
+which lie far down the page: for them the page is shown with everything but the pictures'
+section hidden, so that they start within the window."""
 import argparse
 import os
 import shutil
@@ -26,11 +29,17 @@ PROBE = ("<script>window.addEventListener('load', function () {{ "
 WINDOW_W, WINDOW_H = 1280, 4000
 
 
-def shoot(chromium, page, png, selector):
+# Shows only the memory pictures' section of a lesson (the page's own style otherwise).
+FOCUS_MEMORY = ("<style>body > :not(section.step) {display: none !important} "
+                "section.step:not(:has(div.mempic)) {display: none !important} "
+                "section.step > :not(div.mempic) {display: none !important}</style>")
+
+
+def shoot(chromium, page, png, selector, focus=""):
     """The rectangles of the drawings (those starting within the window) and the screenshot."""
     probe = page[:-5] + ".probe.html"
     with open(page) as f, open(probe, "w") as g:
-        g.write(f.read().replace("</body>",
+        g.write(f.read().replace("</body>", focus +
                                  PROBE.format(sel=selector, limit=WINDOW_H - 200) + "</body>"))
     cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
            "--no-first-run", "--disable-extensions", "--enable-logging=stderr", "--v=0",
@@ -65,9 +74,9 @@ def ink(png, rect):
     return other / max(total, 1)
 
 
-def check(chromium, label, page, selector, tmp, minimum, keep):
-    png = os.path.join(tmp, os.path.basename(page) + ".png")
-    rects = shoot(chromium, page, png, selector)
+def check(chromium, label, page, selector, tmp, minimum, keep, focus=""):
+    png = os.path.join(tmp, os.path.basename(page) + (".memory" if focus else "") + ".png")
+    rects = shoot(chromium, page, png, selector, focus)
     if not rects or not os.path.exists(png):
         print(f"{label}: no '{selector}' element measured (or no screenshot)")
         return minimum
@@ -111,6 +120,9 @@ def main():
             subprocess.run([a.cli, "report", bert, "--steps", "--lesson", "--out", lesson],
                            check=True, capture_output=True)
             failures += check(chromium, "bert lesson", lesson, "div.graph", tmp, 2, a.keep)
+            # The memory pictures: the whole kernel and one frame of its animation.
+            failures += check(chromium, "bert lesson memory pictures", lesson, "div.mempic svg",
+                              tmp, 2, a.keep, FOCUS_MEMORY)
     if failures:
         sys.exit(f"check_graph_visible: {failures} problems")
     print("check_graph_visible: every drawing measured is painted")

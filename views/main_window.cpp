@@ -39,6 +39,7 @@
 #include "views/graph_page.h"
 #include "views/graph_view.h"
 #include "views/kernel_runs.h"
+#include "views/memory_panel.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
@@ -96,6 +97,7 @@ MainWindow::MainWindow(QWidget* parent)
   createEditing();
   createExplorerViews();
   createKernelViews();
+  createMemoryView();
   updateColors();
   wire();
   beginSession(QString(), true);
@@ -547,6 +549,7 @@ void MainWindow::closeModel() {
   m_nodes->setModelData(nullptr);
   m_properties->setModelData(nullptr);
   m_teText->setText({});
+  m_memory->setPlan(nullptr);
   m_stack->setCurrentWidget(m_welcome);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
   setWindowTitle(tr("Souffle Explorer"));
@@ -1237,6 +1240,36 @@ void MainWindow::createEditPreview(const QList<QAction*>& actions) {
   m_preview->watch(m_transforms->forceButton(), makers[5]);
   m_preview->watch(m_transforms->forbidButton(), makers[6]);
   m_preview->watch(m_transforms->heuristicButton(), makers[7]);
+}
+
+void MainWindow::createMemoryView() {
+  m_memory = new MemoryPanel(this);
+  m_memoryDock = new QDockWidget(tr("Memory (emulator)"), this);
+  m_memoryDock->setObjectName(QStringLiteral("memoryDock"));
+  m_memoryDock->setWidget(m_memory);
+  addDockWidget(Qt::BottomDockWidgetArea, m_memoryDock);
+  tabifyDockWidget(m_codeDock, m_memoryDock);
+  m_teDock->raise();
+  m_memoryDock->hide();
+  m_memoryDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+M")));
+  m_memoryDock->toggleViewAction()->setToolTip(
+      tr("What the selected kernel's stage reads and writes, recorded on the CPU emulator"));
+  for (QMenu* menu : menuBar()->findChildren<QMenu*>())
+    if (menu->actions().contains(m_codeDock->toggleViewAction())) {
+      menu->addAction(m_memoryDock->toggleViewAction());
+      break;
+    }
+  connect(this, &MainWindow::planned, m_memory, [this] { m_memory->setPlan(m_plan); });
+  connect(m_kernels, &KernelsPage::currentPartitionChanged, m_memory,
+          [this](int k) { m_memory->showPartition(k); });
+  // A node selected in the graph: the stage that computes it.
+  connect(m_graph, &GraphPanel::boxSelected, m_memory, [this](int box) {
+    const SceneGraph* g = m_graph->scene()->graph();
+    if (!g || !m_plan || box < 0 || size_t(box) >= g->nodes.size()) return;
+    const auto& ks = m_plan->kernelsOf(g->teLevel);
+    if (size_t(box) >= ks.size() || ks[size_t(box)].empty()) return;
+    m_memory->showPartition(ks[size_t(box)].front(), g->nodes[size_t(box)].onnxNode);
+  });
 }
 
 void MainWindow::proposeEdit(const EditRequest& request) {

@@ -35,6 +35,7 @@ class CodePanel;
 class ComparisonView;
 class DecisionEditor;
 class EditPreview;
+class MemoryPanel;
 struct EditRequest;
 class ErrorPanel;
 class GraphPage;
@@ -110,6 +111,9 @@ class MainWindow : public QMainWindow {
   DecisionEditor* decisionEditor() const { return m_editor; }
   /// What hovering an edit would do, before it is applied.
   EditPreview* editPreview() const { return m_preview; }
+  /// The Memory panel (docs/memory.md) and its dock.
+  MemoryPanel* memoryPanel() const { return m_memory; }
+  QDockWidget* memoryDock() const { return m_memoryDock; }
   ProjectController* project() const { return m_project; }
   TransformsPanel* transformsPanel() const { return m_transforms; }
   ComparisonView* comparisonView() const { return m_compare; }
@@ -271,6 +275,8 @@ class MainWindow : public QMainWindow {
   /// Hovering merge, split, pin, the two orders, force, forbid and heuristic (in this order)
   /// previews them (EditPreview).
   void createEditPreview(const QList<QAction*>& actions);
+  /// The Memory panel: its dock, following the selected kernel and node.
+  void createMemoryView();
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
   /// The Timeline panel: its dock, actions and selection both ways with graph and code.
@@ -346,6 +352,8 @@ class MainWindow : public QMainWindow {
 
   DecisionEditor* m_editor = nullptr;
   EditPreview* m_preview = nullptr;
+  MemoryPanel* m_memory = nullptr;
+  QDockWidget* m_memoryDock = nullptr;
   ProjectController* m_project = nullptr;
   TransformsPanel* m_transforms = nullptr;
   ComparisonView* m_compare = nullptr;

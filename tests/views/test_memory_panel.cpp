@@ -1,0 +1,134 @@
+// The Memory panel: a stage of the sample BERT recorded on the emulator and drawn as heat maps
+// (pixels that are not blank), labelled as the emulator's; stepping the animation changes the
+// frame; colouring by reuse draws the same recording again.
+#include <QDockWidget>
+#include <QLabel>
+#include <QStandardPaths>
+#include <QtTest>
+
+#include "views/graph_view.h"
+#include "views/main_window.h"
+#include "views/memory_panel.h"
+
+using namespace souffle;
+using namespace souffle::views;
+
+namespace {
+
+bool settled(const MainWindow& w) {
+  return w.planData() && !w.isPlanning() && !w.isLoading() && w.graphPanel()->isFinal();
+}
+
+/// Pixels with colour in them (not white, not grey: the heat map's cells, not text or lines).
+int colouredPixels(const QImage& img) {
+  int n = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x) {
+      const QColor c = img.pixelColor(x, y);
+      if (c.hsvSaturation() > 40 && c.value() > 40) ++n;
+    }
+  return n;
+}
+
+}  // namespace
+
+class TestMemoryPanel : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase();
+  void stageOfSampleBertIsDrawnAndAnimated();
+};
+
+void TestMemoryPanel::initTestCase() {
+  QStandardPaths::setTestModeEnabled(true);
+  QCoreApplication::setOrganizationName(QStringLiteral("SouffleTest"));
+  QCoreApplication::setApplicationName(QStringLiteral("test_views_memory_panel"));
+}
+
+void TestMemoryPanel::stageOfSampleBertIsDrawnAndAnimated() {
+  MainWindow w;
+  w.resize(1400, 1000);
+  w.show();
+  w.openModel(QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/bert/model.onnx"));
+  QTRY_VERIFY_WITH_TIMEOUT(settled(w), 120000);
+  MemoryPanel* panel = w.memoryPanel();
+  QVERIFY(panel && w.memoryDock());
+  QVERIFY(!w.memoryDock()->isVisible());
+
+  // The stage that computes the first MatMul of the first kernel, asked for by selecting the
+  // node in the graph: recorded once the panel is shown.
+  const plan::Partition& k0 = w.planData()->plan->partitions.front();
+  QString node;
+  for (const std::string& op : k0.ops)
+    if (node.isEmpty() && op.find("MatMul") != std::string::npos) node = QString::fromStdString(op);
+  QVERIFY(!node.isEmpty());
+  const SceneGraph* g = w.graphPanel()->scene()->graph();
+  for (size_t b = 0; b < g->nodes.size(); ++b)
+    if (g->nodes[b].onnxNode == node) w.graphPanel()->scene()->selectBox(int(b));
+  QVERIFY(!panel->isReady());
+  w.memoryDock()->show();
+  w.memoryDock()->raise();
+  QTRY_VERIFY_WITH_TIMEOUT(panel->isReady(), 120000);
+  QVERIFY2(panel->error().isEmpty(), qPrintable(panel->error()));
+  const MemoryPictureResult& r = panel->result();
+  QVERIFY(r.picture && r.access);
+  QVERIFY(r.stage >= 0);
+  qInfo(
+      "sample BERT %s stage %d (%s): recorded in %.1f ms, picture in %.1f ms, on screen in "
+      "%.1f ms; %zu tensors, %zu frames",
+      qPrintable(r.kernel), r.stage, qPrintable(r.stages.value(r.stage)), r.recordMs, r.pictureMs,
+      panel->lastShowMs(), r.picture->tensors.size(), r.picture->frames.size());
+  // The stage is the node's.
+  const QString stageName = r.stages.value(r.stage);
+  QVERIFY(!stageName.isEmpty());
+  // Labelled as the emulator's.
+  const QList<QLabel*> labels = panel->findChildren<QLabel*>();
+  bool labelled = false;
+  for (QLabel* l : labels)
+    labelled |= l->text().contains(QStringLiteral("recorded on the CPU emulator")) &&
+                l->text().contains(QStringLiteral("not measured on a GPU"));
+  QVERIFY(labelled);
+
+  // The heat maps are not blank.
+  MemoryCanvas* canvas = panel->canvas();
+  QVERIFY(canvas->width() > 100 && canvas->height() > 100);
+  const QImage whole = canvas->grab().toImage();
+  const int coloured = colouredPixels(whole);
+  qInfo("whole recording: %d coloured pixels of %lld", coloured,
+        qlonglong(whole.width()) * whole.height());
+  QVERIFY(coloured > 200);
+
+  // The animation: each step is another frame, drawn otherwise.
+  QVERIFY(panel->frameCount() >= 2);
+  panel->step();
+  QCOMPARE(panel->frame(), 0);
+  const QImage f0 = canvas->grab().toImage();
+  QVERIFY(f0 != whole);
+  panel->step();
+  QCOMPARE(panel->frame(), 1);
+  const QImage f1 = canvas->grab().toImage();
+  QVERIFY(f1 != f0);
+  panel->step(-1);
+  QCOMPARE(panel->frame(), 0);
+  QCOMPARE(canvas->grab().toImage(), f0);
+  // Playing moves on by itself.
+  panel->play();
+  QVERIFY(panel->isPlaying());
+  QTRY_VERIFY_WITH_TIMEOUT(panel->frame() > 1, 5000);
+  panel->pause();
+
+  // Another colouring: the same recording, drawn by reuse.
+  const auto access = r.access;
+  panel->setColouring(report::PictureColouring::Reuse);
+  QTRY_VERIFY_WITH_TIMEOUT(panel->isReady(), 60000);
+  QCOMPARE(panel->result().access, access);
+  QCOMPARE(panel->result().picture->colouring, report::PictureColouring::Reuse);
+  QVERIFY(colouredPixels(canvas->grab().toImage()) > 200);
+
+  // Another model: the panel forgets the plan.
+  w.closeModel();
+  QVERIFY(!panel->result().picture);
+}
+
+QTEST_MAIN(TestMemoryPanel)
+#include "test_memory_panel.moc"

@@ -903,6 +903,10 @@ void CodeGenC::emit_stmt(const Stmt& s) {
     case loop::StmtKind::AsyncWait:
     case loop::StmtKind::MatrixLoad:
     case loop::StmtKind::MmaSync:
+    case loop::StmtKind::WgmmaFence:
+    case loop::StmtKind::WgmmaMma:
+    case loop::StmtKind::WgmmaCommit:
+    case loop::StmtKind::WgmmaWait:
       emit_fragment_op(s);
       break;
   }

@@ -8,6 +8,7 @@
 #include "core/codegen/mma_ptx.h"
 #include "core/codegen/outline.h"
 #include "core/codegen/roll.h"
+#include "core/codegen/wgmma_ptx.h"
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
 #include "core/loop/vectorize.h"
@@ -308,6 +309,23 @@ void CodeGenCuda::emit_fragment_op(const loop::Stmt& s) {
     auto at = [&](const te::Tensor& t, const te::Expr& o) { return element_address(t.get(), {o}); };
     line(ptx_mma_sync(m->type, at(m->d, m->d_offset), at(m->a, m->a_offset), at(m->b, m->b_offset),
                       at(m->c, m->c_offset)));
+  } else if (const loop::WgmmaMma* m = s.as<loop::WgmmaMma>()) {
+    m_features.insert("wgmma");
+    m_features.insert(m->type == loop::MmaType::BF16 ? "bf16" : "fp16");
+    m_wgmma_shapes.insert({m->type, m->n});
+    const std::string d0 = element_address(m->d.get(), {te::int_imm(0)});
+    m_wgmma_acc[d0] = m->d->shape[0];
+    line(ptx_wgmma_mma(*m, element_address(m->d.get(), {m->d_offset}),
+                       element_address(m->a.get(), m->a_index),
+                       element_address(m->b.get(), m->b_index)));
+  } else if (s.as<loop::WgmmaFence>() || s.as<loop::WgmmaWait>()) {
+    m_features.insert("wgmma");
+    if (const loop::WgmmaWait* w = s.as<loop::WgmmaWait>()) line(ptx_wgmma_wait(w->pending));
+    for (const auto& [d, count] : m_wgmma_acc) line(ptx_wgmma_register_fence(d, count));
+    if (s.as<loop::WgmmaFence>()) line(ptx_wgmma_fence());
+  } else if (s.as<loop::WgmmaCommit>()) {
+    m_features.insert("wgmma");
+    line(ptx_wgmma_commit());
   } else {
     CodeGenC::emit_fragment_op(s);
   }
@@ -465,6 +483,7 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
   m_outlined = std::move(plan.calls);
   add_kernel(k);
   m_outlined.clear();
+  m_wgmma_acc.clear();
   m_line_kernel = -1;
 }
 
@@ -476,6 +495,7 @@ std::string CodeGenCuda::includes() {
   if (m_features.count("bf16")) s += "#include <cuda_bf16.h>\n";
   if (m_features.count("wmma")) s += "#include <mma.h>\nnamespace wmma = nvcuda::wmma;\n";
   if (m_features.count("mma_sync")) s += mma_ptx_helpers();
+  if (m_features.count("wgmma")) s += wgmma_ptx_helpers(m_wgmma_shapes);
   return s;
 }
 

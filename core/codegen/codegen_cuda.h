@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,10 @@ class CodeGenCuda : public CodeGenC {
   /// Stage functions by name: the kernel they came from and whether it holds wmma fragments
   /// (which fixes the arena's alignment).
   std::map<std::string, std::pair<std::string, bool>> m_stage_functions;
+  /// wgmma: the (type, n) shapes the unit uses, and the kernel's accumulator registers (first
+  /// element's address, count), fenced at each wgmma fence and wait.
+  std::set<std::pair<loop::MmaType, int64_t>> m_wgmma_shapes;
+  std::map<std::string, int64_t> m_wgmma_acc;
 };
 
 /// One self-contained CUDA translation unit holding kernel `k` as an `extern "C" __global__`

@@ -86,6 +86,11 @@ Footprint footprint(const loop::Stmt& body) {
     } else if (const loop::MatrixLoad* ml = s.as<loop::MatrixLoad>()) {
       touch(ml->src, false);
       touch(ml->dst, true);
+    } else if (const loop::WgmmaMma* wg = s.as<loop::WgmmaMma>()) {
+      touch(wg->a, false);
+      touch(wg->b, false);
+      touch(wg->d, false);
+      touch(wg->d, true);
     } else if (const loop::MmaSync* ms = s.as<loop::MmaSync>()) {
       touch(ms->a, false);
       touch(ms->b, false);

@@ -12,6 +12,7 @@
 #include "core/emulate/access_recorder.h"
 #include "core/emulate/mma_sync.h"
 #include "core/emulate/timeline_clock.h"
+#include "core/emulate/wgmma.h"
 #include "core/interp/scalar_ops.h"
 #include "core/te/printer.h"
 
@@ -181,6 +182,7 @@ class Machine {
     m_open_copies.clear();
     m_copy_groups.clear();
     m_pending_copies = 0;
+    m_wgmma.reset(0);
     // A kernel boundary orders everything before it: start a fresh grid epoch.
     ++m_grid_epoch;
     m_tl.reset();
@@ -579,6 +581,8 @@ class Machine {
         m_mems[a->buffer.get()] = m;
         exec(a->body, lanes);
         if (m_pending_copies > 0) check_no_pending(*m);
+        if (m_wgmma.active() && m_wgmma.in_flight(m))
+          fail("wgmma into " + m->name + " never waited for before the buffer's end");
         if (prev)
           m_mems[a->buffer.get()] = prev;
         else
@@ -721,6 +725,12 @@ class Machine {
         return;
       case StmtKind::MmaSync:
         exec_mma_sync(*s.as<MmaSync>(), lanes);
+        return;
+      case StmtKind::WgmmaFence:
+      case StmtKind::WgmmaCommit:
+      case StmtKind::WgmmaWait:
+      case StmtKind::WgmmaMma:
+        exec_wgmma(s, lanes);
         return;
     }
   }
@@ -1225,6 +1235,112 @@ class Machine {
           const int64_t r = reg(*d.m, od + i, lanes[at + static_cast<size_t>(l)], what);
           d.m->data[r].f = vd[static_cast<size_t>(l * 4 + i)];
           d.m->written[r] = 1;
+        }
+    }
+  }
+
+  // ---- Hopper warpgroup MMA: semantics in wgmma.h ----
+  wgmma::Queue m_wgmma;
+
+  /// The positions in `lanes` where each warpgroup's 128 threads start; all four warps whole.
+  std::vector<size_t> whole_warpgroups(const Lanes& lanes, const char* what) {
+    if (m_block % wgmma::kWarpgroup != 0)
+      fail(std::string(what) + " in a block of " + std::to_string(m_block) +
+           " threads, not whole warpgroups");
+    std::vector<size_t> warps = whole_warps(lanes, what), starts;
+    for (size_t i = 0; i < warps.size(); i += 4) {
+      const int32_t first = lanes[warps[i]];
+      if ((first % m_block) % wgmma::kWarpgroup != 0 || i + 3 >= warps.size() ||
+          lanes[warps[i + 3]] != first + 3 * loop::kWarpSize)
+        fail(std::string(what) + " reached by only some warps of a warpgroup (" + who(first) + ")");
+      starts.push_back(warps[i]);
+    }
+    if (!m_wgmma.active()) m_wgmma.reset(static_cast<size_t>(m_lanes));
+    return starts;
+  }
+
+  void exec_wgmma(const loop::Stmt& s, const Lanes& lanes) {
+    const char* what = "wgmma";
+    std::vector<size_t> groups = whole_warpgroups(lanes, what);
+    if (const loop::WgmmaMma* n = s.as<loop::WgmmaMma>()) return exec_wgmma_mma(*n, lanes, groups);
+    for (int32_t l : lanes) {
+      if (s.kind() == loop::StmtKind::WgmmaFence) m_wgmma.set_fenced(l, true);
+      if (s.kind() == loop::StmtKind::WgmmaCommit) m_wgmma.commit(l);
+      if (s.kind() != loop::StmtKind::WgmmaWait) continue;
+      for (const wgmma::Queue::Write& w : m_wgmma.wait(l, s.as<loop::WgmmaWait>()->pending)) {
+        Mem* m = const_cast<Mem*>(static_cast<const Mem*>(w.buffer));
+        m->data[w.reg].f = w.value;
+        m->written[w.reg] = 1;
+      }
+      m_wgmma.set_fenced(l, false);  // ordinary code may touch the registers now
+    }
+  }
+
+  /// One warpgroup operand (64 x 16 of A, or n x 16 of B seen K-major) read through its
+  /// descriptor: out[row * 16 + k].
+  void wgmma_operand(Mem& m, const std::vector<int64_t>& flat, size_t at, int32_t lane0,
+                     int64_t rows, int64_t lbo, int64_t sbo, std::vector<double>& out) {
+    const char* what = "wgmma";
+    for (size_t j = at; j < at + wgmma::kWarpgroup; ++j)
+      if (flat[j] != flat[at]) fail("wgmma: the descriptor of " + m.name + " differs by thread");
+    const int64_t start = flat[at], es = dtype_size(m.dtype);
+    if ((m.base + (start % m.numel) * es) % 16 != 0)
+      fail("wgmma descriptor start " + m.name + element(m, start) + " is not 16-byte aligned");
+    out.assign(static_cast<size_t>(rows * 16), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < 16; ++k) {
+        const int64_t off = wgmma::operand_byte_offset(r, k, lbo, sbo) / es;
+        if (start % m.numel + off >= m.numel)
+          fail(std::string(what) + " operand " + m.name + " read past the buffer (row " +
+               std::to_string(r) + ", k " + std::to_string(k) + ")");
+        const int64_t a = start + off;
+        if (m_opt.check_uninitialized && !m.written[a])
+          fail("wgmma of never-written " + m.name + element(m, a));
+        track(m, a, lane0, false);
+        out[static_cast<size_t>(r * 16 + k)] = m.data[a].f;
+      }
+  }
+
+  void exec_wgmma_mma(const loop::WgmmaMma& n, const Lanes& lanes,
+                      const std::vector<size_t>& groups) {
+    const char* what = "wgmma.mma_async";
+    Mem &d = mem(n.d), &a = mem(n.a), &b = mem(n.b);
+    Vals off = eval(n.d_offset, lanes);
+    std::vector<int64_t> fa = addresses(a, n.a_index, lanes, what),
+                         fb = addresses(b, n.b_index, lanes, what);
+    const int64_t per = n.n / 2;
+    std::vector<double> va, vbt, vb(static_cast<size_t>(16 * n.n)), vc, vd;
+    for (size_t at : groups) {
+      for (size_t j = at; j < at + wgmma::kWarpgroup; ++j)
+        if (!m_wgmma.fenced(lanes[j]))
+          fail(std::string(what) + " without a wgmma.fence after the start or the last " +
+               "wgmma.wait_group (" + who(lanes[j]) + ")");
+      int64_t o = warp_uniform(off, at, what, "d offset");
+      for (size_t w = 1; w < 4; ++w)
+        if (warp_uniform(off, at + w * loop::kWarpSize, what, "d offset") != o)
+          fail(std::string(what) + ": d offset differs between the warps of a warpgroup");
+      wgmma_operand(a, fa, at, lanes[at], 64, n.a_lbo, n.a_sbo, va);
+      wgmma_operand(b, fb, at, lanes[at], n.n, n.b_lbo, n.b_sbo, vbt);
+      for (int64_t c = 0; c < n.n; ++c)
+        for (int64_t k = 0; k < 16; ++k)
+          vb[static_cast<size_t>(k * n.n + c)] = vbt[static_cast<size_t>(c * 16 + k)];
+      vc.assign(static_cast<size_t>(wgmma::kWarpgroup * per), 0.0);
+      for (int t = 0; t < wgmma::kWarpgroup && n.accumulate; ++t)
+        for (int64_t i = 0; i < per; ++i) {
+          const int32_t lane = lanes[at + static_cast<size_t>(t)];
+          const int64_t r = reg(d, o + i, lane, what);
+          const double* p = m_wgmma.latest(lane, &d, r);
+          if (!p && m_opt.check_uninitialized && !d.written[r])
+            fail(std::string(what) + " accumulates into register " + d.name + "[" +
+                 std::to_string(o + i) + "] before it was written (" + who(lane) + ")");
+          vc[static_cast<size_t>(t * per + i)] = p ? *p : d.data[r].f;
+        }
+      wgmma::warpgroup_mma(n.n, va, vb, vc, vd);
+      for (int t = 0; t < wgmma::kWarpgroup; ++t)
+        for (int64_t i = 0; i < per; ++i) {
+          const int32_t lane = lanes[at + static_cast<size_t>(t)];
+          m_wgmma.issue(lane,
+                        {&d, reg(d, o + i, lane, what), vd[static_cast<size_t>(t * per + i)]});
         }
     }
   }

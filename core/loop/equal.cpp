@@ -141,6 +141,19 @@ class Comparer {
                buffer(x.a, y.a) && expr(x.a_offset, y.a_offset) && buffer(x.b, y.b) &&
                expr(x.b_offset, y.b_offset) && buffer(x.c, y.c) && expr(x.c_offset, y.c_offset);
       }
+      case StmtKind::WgmmaFence:
+      case StmtKind::WgmmaCommit:
+        return true;
+      case StmtKind::WgmmaWait:
+        return a.as<WgmmaWait>()->pending == b.as<WgmmaWait>()->pending;
+      case StmtKind::WgmmaMma: {
+        const WgmmaMma &x = *a.as<WgmmaMma>(), &y = *b.as<WgmmaMma>();
+        return x.type == y.type && x.n == y.n && x.accumulate == y.accumulate &&
+               x.a_lbo == y.a_lbo && x.a_sbo == y.a_sbo && x.b_lbo == y.b_lbo &&
+               x.b_sbo == y.b_sbo && buffer(x.d, y.d) && expr(x.d_offset, y.d_offset) &&
+               buffer(x.a, y.a) && exprs(x.a_index, y.a_index) && buffer(x.b, y.b) &&
+               exprs(x.b_index, y.b_index);
+      }
     }
     return false;
   }

@@ -104,6 +104,14 @@ void StmtVisitor::visit_MmaSync(const MmaSync& n, const Stmt&) {
   visit_expr(n.b_offset);
   visit_expr(n.c_offset);
 }
+void StmtVisitor::visit_WgmmaFence(const WgmmaFence&, const Stmt&) {}
+void StmtVisitor::visit_WgmmaMma(const WgmmaMma& n, const Stmt&) {
+  visit_expr(n.d_offset);
+  for (const Expr& i : n.a_index) visit_expr(i);
+  for (const Expr& i : n.b_index) visit_expr(i);
+}
+void StmtVisitor::visit_WgmmaCommit(const WgmmaCommit&, const Stmt&) {}
+void StmtVisitor::visit_WgmmaWait(const WgmmaWait&, const Stmt&) {}
 
 Stmt StmtMutator::mutate(const Stmt& s) {
   if (!s.defined()) return s;
@@ -275,6 +283,25 @@ Stmt StmtMutator::mutate_MmaSync(const MmaSync& n, const Stmt& s) {
       c.same_as(n.c_offset))
     return s;
   return mma_sync(n.type, n.d, d, n.a, a, n.b, b, n.c, c);
+}
+
+Stmt StmtMutator::mutate_WgmmaFence(const WgmmaFence&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_WgmmaMma(const WgmmaMma& n, const Stmt& s) {
+  Expr o = mutate_expr(n.d_offset);
+  std::vector<Expr> ai, bi;
+  bool changed = mutate_all(*this, n.a_index, ai);
+  changed |= mutate_all(*this, n.b_index, bi);
+  if (!changed && o.same_as(n.d_offset)) return s;
+  return wgmma_mma(n.type, n.n, n.d, o, n.a, std::move(ai), n.a_lbo, n.a_sbo, n.b, std::move(bi),
+                   n.b_lbo, n.b_sbo, n.accumulate);
+}
+Stmt StmtMutator::mutate_WgmmaCommit(const WgmmaCommit&, const Stmt& s) {
+  return s;
+}
+Stmt StmtMutator::mutate_WgmmaWait(const WgmmaWait&, const Stmt& s) {
+  return s;
 }
 
 namespace {

@@ -160,6 +160,24 @@ class Printer {
          " " + f(n.d, n.d_offset) + " = " + f(n.a, n.a_offset) + " * " + f(n.b, n.b_offset) +
          " + " + f(n.c, n.c_offset));
   }
+  void print_WgmmaFence(const WgmmaFence&) {
+    line("wgmma.fence");
+  }
+  void print_WgmmaMma(const WgmmaMma& n) {
+    auto desc = [](const Tensor& t, const std::vector<Expr>& i, int64_t lbo, int64_t sbo) {
+      return t->name + indices_str(i) + "{lbo " + std::to_string(lbo) + ", sbo " +
+             std::to_string(sbo) + "}";
+    };
+    line("wgmma.mma_async m64n" + std::to_string(n.n) + "k16 " + mma_type_name(n.type) + " " +
+         n.d->name + "[" + te::print(n.d_offset) + "] " + (n.accumulate ? "+= " : "= ") +
+         desc(n.a, n.a_index, n.a_lbo, n.a_sbo) + " * " + desc(n.b, n.b_index, n.b_lbo, n.b_sbo));
+  }
+  void print_WgmmaCommit(const WgmmaCommit&) {
+    line("wgmma.commit_group");
+  }
+  void print_WgmmaWait(const WgmmaWait& n) {
+    line("wgmma.wait_group " + std::to_string(n.pending));
+  }
 
   std::ostringstream& m_out;
   int m_depth = 0;

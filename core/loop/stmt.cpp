@@ -426,6 +426,41 @@ Stmt matrix_load(Tensor dst, Expr dst_offset, int64_t count, bool trans, Tensor 
                                            std::move(src), std::move(src_index)));
 }
 
+Stmt wgmma_fence() {
+  return Stmt(std::make_shared<WgmmaFence>());
+}
+
+Stmt wgmma_mma(MmaType type, int64_t n, Tensor d, Expr d_offset, Tensor a,
+               std::vector<Expr> a_index, int64_t a_lbo, int64_t a_sbo, Tensor b,
+               std::vector<Expr> b_index, int64_t b_lbo, int64_t b_sbo, bool accumulate) {
+  SOUFFLE_CHECK(type == MmaType::F16 || type == MmaType::BF16,
+                "wgmma_mma: operands are f16 or bf16 (f32 accumulators)");
+  SOUFFLE_CHECK(n >= 8 && n <= 256 && n % 8 == 0, "wgmma_mma: n is a multiple of 8 in 8..256");
+  SOUFFLE_CHECK(d != nullptr && d->shape.size() == 1 && d->dtype == DType::Float32,
+                "wgmma_mma: d is an [n] f32 register buffer");
+  check_index_expr(d_offset, "wgmma_mma offset");
+  check_indices(a, a_index, "wgmma_mma a");
+  check_indices(b, b_index, "wgmma_mma b");
+  const DType st = mma_storage_dtype(type);
+  SOUFFLE_CHECK(a->dtype == st && b->dtype == st, std::string("wgmma_mma: ") + mma_type_name(type) +
+                                                      " operands are stored as " + dtype_name(st));
+  for (int64_t o : {a_lbo, a_sbo, b_lbo, b_sbo})
+    SOUFFLE_CHECK(o >= 0 && o < (int64_t{1} << 18) && o % 16 == 0,
+                  "wgmma_mma: descriptor byte offsets are multiples of 16 below 2^18");
+  return Stmt(std::make_shared<WgmmaMma>(type, n, std::move(d), std::move(d_offset), std::move(a),
+                                         std::move(a_index), a_lbo, a_sbo, std::move(b),
+                                         std::move(b_index), b_lbo, b_sbo, accumulate));
+}
+
+Stmt wgmma_commit() {
+  return Stmt(std::make_shared<WgmmaCommit>());
+}
+
+Stmt wgmma_wait(int64_t pending) {
+  SOUFFLE_CHECK(pending >= 0 && pending <= 7, "wgmma_wait: wait_group takes 0..7");
+  return Stmt(std::make_shared<WgmmaWait>(pending));
+}
+
 Stmt mma_sync(MmaType type, Tensor d, Expr d_offset, Tensor a, Expr a_offset, Tensor b,
               Expr b_offset, Tensor c, Expr c_offset) {
   SOUFFLE_CHECK(type != MmaType::F32, "mma_sync: operands are f16, bf16 or tf32");

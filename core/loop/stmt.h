@@ -43,7 +43,11 @@ using te::Tensor;
   X(AsyncCommit)                   \
   X(AsyncWait)                     \
   X(MatrixLoad)                    \
-  X(MmaSync)
+  X(MmaSync)                       \
+  X(WgmmaFence)                    \
+  X(WgmmaMma)                      \
+  X(WgmmaCommit)                   \
+  X(WgmmaWait)
 
 enum class StmtKind : uint8_t {
 #define SOUFFLE_X(N) N,
@@ -462,6 +466,71 @@ struct MmaSync : StmtNode {
         b_offset(std::move(bo)),
         c_offset(std::move(co)) {}
 };
+// ---- Hopper warpgroup MMA (wgmma, sm_90a), operands from shared memory by descriptors ----
+
+/// wgmma.fence.sync.aligned (warpgroup-collective): orders this warpgroup's earlier register
+/// accesses before the following WgmmaMma. The emulator requires one before a WgmmaMma, after
+/// the start and after every WgmmaWait (stricter than the PTX ISA, which asks for it only where
+/// registers an in-flight wgmma uses were touched). See docs/mainloop.md.
+struct WgmmaFence : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::WgmmaFence;
+  WgmmaFence() : StmtNode(kKind) {}
+};
+/// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{f16,bf16} (warpgroup-collective: 128 threads,
+/// the four warps of one aligned warpgroup): D = A x B (+ D when `accumulate`), asynchronous.
+/// A (64 x 16) and B (16 x n) are read from shared memory through matrix descriptors without
+/// swizzle, both K-major: the descriptor's start is the address of a[a_index...] (b[b_index...]),
+/// 16-byte aligned, and element (row r, k) of A (B: (k, column c), r := c) lies at byte
+///   start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2
+/// (8 x 8 core matrices of 128 contiguous bytes; lbo steps along K, sbo along M or N; both
+/// multiples of 16 below 2^18). D is n/2 f32 registers per thread at d[d_offset..] (a Local
+/// buffer, offset the same in every thread): thread 32w + l (w the warp in the warpgroup, g =
+/// l/4, t = l%4) holds element i at (row 16w + g + 8((i/2)%2), column 8(i/4) + 2t + i%2). The
+/// result lands in the registers only when a WgmmaWait completes the WgmmaCommit group that
+/// holds it; wgmmas of one group chain on the same accumulators.
+struct WgmmaMma : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::WgmmaMma;
+  MmaType type;
+  int64_t n;
+  Tensor d;
+  Expr d_offset;
+  Tensor a;
+  std::vector<Expr> a_index;
+  int64_t a_lbo, a_sbo;
+  Tensor b;
+  std::vector<Expr> b_index;
+  int64_t b_lbo, b_sbo;
+  bool accumulate;
+  WgmmaMma(MmaType t, int64_t n_, Tensor d_, Expr dof, Tensor a_, std::vector<Expr> ai, int64_t al,
+           int64_t as, Tensor b_, std::vector<Expr> bi, int64_t bl, int64_t bs, bool acc)
+      : StmtNode(kKind),
+        type(t),
+        n(n_),
+        d(std::move(d_)),
+        d_offset(std::move(dof)),
+        a(std::move(a_)),
+        a_index(std::move(ai)),
+        a_lbo(al),
+        a_sbo(as),
+        b(std::move(b_)),
+        b_index(std::move(bi)),
+        b_lbo(bl),
+        b_sbo(bs),
+        accumulate(acc) {}
+};
+/// wgmma.commit_group.sync.aligned: the warpgroup's wgmmas issued since the last commit form
+/// one group.
+struct WgmmaCommit : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::WgmmaCommit;
+  WgmmaCommit() : StmtNode(kKind) {}
+};
+/// wgmma.wait_group.sync.aligned N: waits until at most `pending` committed groups are in
+/// flight; their accumulators are written then.
+struct WgmmaWait : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::WgmmaWait;
+  int64_t pending;
+  explicit WgmmaWait(int64_t p) : StmtNode(kKind), pending(p) {}
+};
 /// k of the mma.sync shape of `type` (16 for f16/bf16, 8 for tf32); m is 16 and n 8.
 int64_t mma_sync_k(MmaType type);
 /// Elements per lane of an mma.sync operand: A 8 (f16/bf16) or 4 (tf32), B 4 or 2, C/D 4.
@@ -519,6 +588,13 @@ Stmt matrix_load(Tensor dst, Expr dst_offset, int64_t count, bool trans, Tensor 
 /// See MmaSync.
 Stmt mma_sync(MmaType type, Tensor d, Expr d_offset, Tensor a, Expr a_offset, Tensor b,
               Expr b_offset, Tensor c, Expr c_offset);
+/// See WgmmaFence, WgmmaMma, WgmmaCommit, WgmmaWait.
+Stmt wgmma_fence();
+Stmt wgmma_mma(MmaType type, int64_t n, Tensor d, Expr d_offset, Tensor a,
+               std::vector<Expr> a_index, int64_t a_lbo, int64_t a_sbo, Tensor b,
+               std::vector<Expr> b_index, int64_t b_lbo, int64_t b_sbo, bool accumulate);
+Stmt wgmma_commit();
+Stmt wgmma_wait(int64_t pending);
 /// The MMA shapes tensor cores take through wmma: m16n16k16 for f16/bf16, m16n16k8 for tf32.
 bool is_supported_mma_shape(MmaType operand, int64_t m, int64_t n, int64_t k);
 

@@ -250,7 +250,27 @@ class Verifier {
         if (!m_local.count(t->get())) fail("mma.sync on " + (*t)->name + ", not registers");
         if (expr(*o) == Variance::Thread) fail("mma.sync register offset differs per thread");
       }
+    } else if (const WgmmaMma* wg = s.as<WgmmaMma>()) {
+      verify_wgmma(*wg, control);
+    } else if (s.as<WgmmaFence>() || s.as<WgmmaCommit>() || s.as<WgmmaWait>()) {
+      if (control == Variance::Thread) fail("wgmma fence/commit/wait in thread-divergent code");
     }
+  }
+
+  void verify_wgmma(const WgmmaMma& wg, Variance control) {
+    if (control == Variance::Thread) fail("wgmma.mma_async in thread-divergent code");
+    check_buffer(wg.d, "wgmma");
+    if (!m_local.count(wg.d.get()))
+      fail("wgmma accumulates into " + wg.d->name + ", not registers");
+    if (expr(wg.d_offset) == Variance::Thread) fail("wgmma register offset differs per thread");
+    for (const auto* op : {&wg.a, &wg.b}) {
+      check_buffer(*op, "wgmma");
+      if (!m_shared.count(op->get()))
+        fail("wgmma reads " + (*op)->name + " by descriptor, which is not a shared allocation");
+    }
+    for (const auto* idx : {&wg.a_index, &wg.b_index})
+      for (const Expr& i : *idx)
+        if (expr(i) == Variance::Thread) fail("wgmma descriptor address differs per thread");
   }
 
   const FragmentAlloc& fragment(const Tensor& t, const Expr& index, const char* what) {

@@ -821,6 +821,17 @@ class Collector {
         reads_in(s.as<loop::MmaSync>()->b_offset);
         reads_in(s.as<loop::MmaSync>()->c_offset);
         return;
+      case StmtKind::WgmmaMma: {
+        // Operands are shared tiles (the verifier's rule), never model tensors: index reads only.
+        const loop::WgmmaMma* wg = s.as<loop::WgmmaMma>();
+        reads_in(wg->d_offset);
+        for (const Expr& i : wg->a_index) reads_in(i);
+        for (const Expr& i : wg->b_index) reads_in(i);
+        return;
+      }
+      case StmtKind::WgmmaFence:
+      case StmtKind::WgmmaCommit:
+      case StmtKind::WgmmaWait:
       case StmtKind::AsyncCommit:
       case StmtKind::AsyncWait:
       case StmtKind::BlockBarrier:

@@ -495,6 +495,14 @@ class Prover {
         if (s.as<loop::MatrixLoad>()->src.get() == m_t)
           throw Unproven{"ldmatrix reads " + m_t->name};
         return;
+      case StmtKind::WgmmaMma: {
+        const loop::WgmmaMma* wg = s.as<loop::WgmmaMma>();
+        if (wg->a.get() == m_t || wg->b.get() == m_t) throw Unproven{"wgmma reads " + m_t->name};
+        return;
+      }
+      case StmtKind::WgmmaFence:
+      case StmtKind::WgmmaCommit:
+      case StmtKind::WgmmaWait:
       case StmtKind::MmaSync:
       case StmtKind::AsyncCommit:
       case StmtKind::AsyncWait:

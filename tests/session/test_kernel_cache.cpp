@@ -36,7 +36,15 @@ TEST(KernelCache, PricedPartitionsAreThereAndMatchCompile) {
   ASSERT_GT(p.partitions.size(), 6u);
   const KernelCache::Stats before = cache.stats();
   EXPECT_GT(before.received, 0u);
-  for (size_t i = 0; i < p.partitions.size(); ++i) EXPECT_TRUE(cache.has_kernels(p, i)) << i;
+  // A partition priced from its structural twin's price (MMoE's experts) had no kernels built:
+  // the views build those, and only those.
+  std::vector<bool> priced_built(p.partitions.size());
+  size_t twins = 0;
+  for (size_t i = 0; i < p.partitions.size(); ++i) {
+    priced_built[i] = cache.has_kernels(p, i);
+    twins += !priced_built[i];
+  }
+  EXPECT_LT(twins * 2, p.partitions.size());
   // The kernels a compile builds, emitted: the cache's are the same text.
   std::vector<CompiledKernel> all = build_compiled_kernels(p, {});
   emit_compiled_kernels(all);
@@ -44,7 +52,7 @@ TEST(KernelCache, PricedPartitionsAreThereAndMatchCompile) {
     PartitionKernelsPtr k = cache.kernels(p, i);
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->error.empty()) << k->error;
-    EXPECT_FALSE(k->built_here);
+    EXPECT_EQ(k->built_here, !priced_built[i]) << i;
     EXPECT_EQ(k->partition, p.partitions[i].id);
     std::vector<const CompiledKernel*> expected;
     for (const CompiledKernel& c : all)
@@ -55,7 +63,7 @@ TEST(KernelCache, PricedPartitionsAreThereAndMatchCompile) {
       EXPECT_EQ(k->kernels[j].cuda, expected[j]->cuda) << expected[j]->name;
     }
   }
-  EXPECT_EQ(cache.stats().builds, before.builds);  // nothing was built for the views
+  EXPECT_EQ(cache.stats().builds, before.builds + twins);  // nothing else built for the views
 }
 
 TEST(KernelCache, AnEditBuildsOnlyWhatItChanged) {

@@ -22,6 +22,16 @@ constexpr size_t kBackedBytes = size_t{256} << 20;
     if (g_fake->sticky) return g_fake->sticky; \
   } while (0)
 
+/// A refusal FakeDriver::fail_after asks of entry point `entry` (the context stays usable).
+#define REFUSE(entry)                                                             \
+  do {                                                                            \
+    if (auto it = g_fake->fail_after.find(entry); it != g_fake->fail_after.end()) \
+      if (it->second-- == 0) {                                                    \
+        g_fake->fail_after.erase(it);                                             \
+        return CUDA_ERROR_INVALID_VALUE;                                          \
+      }                                                                           \
+  } while (0)
+
 bool is_legacy(CUstream s) {
   return s == nullptr || s == CU_STREAM_LEGACY;
 }
@@ -245,9 +255,17 @@ gpu::CudaApi fake_api() {
   };
   a.cuDevicePrimaryCtxRetain = [](CUcontext* c, CUdevice) {
     *c = reinterpret_cast<CUcontext>(0x1);
+    ++g_fake->context_retains;
     return CUDA_SUCCESS;
   };
-  a.cuDevicePrimaryCtxRelease = [](CUdevice) { return CUDA_SUCCESS; };
+  a.cuDevicePrimaryCtxRelease = [](CUdevice) {
+    if (g_fake->context_retains == 0) {
+      g_fake->violations.push_back("cuDevicePrimaryCtxRelease of a context not retained");
+      return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    --g_fake->context_retains;
+    return CUDA_SUCCESS;
+  };
   a.cuCtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
   a.cuCtxSynchronize = []() {
     if (g_fake->capturing) {
@@ -392,6 +410,7 @@ gpu::CudaApi fake_api() {
   };
   a.cuMemsetD8Async = [](CUdeviceptr d, unsigned char v, size_t n, CUstream stream) {
     STICKY;
+    REFUSE("cuMemsetD8Async");
     const FakeDriver::Allocation* in = allocation_of(d);
     if (!in) return CUDA_ERROR_INVALID_VALUE;
     const bool backed = in->backed;
@@ -403,6 +422,7 @@ gpu::CudaApi fake_api() {
   };
   a.cuStreamCreate = [](CUstream* s, unsigned flags) {
     STICKY;
+    REFUSE("cuStreamCreate");
     *s = reinterpret_cast<CUstream>(g_fake->next_handle++);
     g_fake->queues[*s];
     if (flags & CU_STREAM_NON_BLOCKING) g_fake->non_blocking.insert(*s);
@@ -427,6 +447,7 @@ gpu::CudaApi fake_api() {
   };
   a.cuEventCreate = [](CUevent* e, unsigned) {
     STICKY;
+    REFUSE("cuEventCreate");
     const uintptr_t h = g_fake->next_handle++;
     g_fake->events[h];
     *e = reinterpret_cast<CUevent>(h);
@@ -441,6 +462,7 @@ gpu::CudaApi fake_api() {
   };
   a.cuEventRecord = [](CUevent e, CUstream s) {
     STICKY;
+    REFUSE("cuEventRecord");
     auto it = g_fake->events.find(reinterpret_cast<uintptr_t>(e));
     if (it == g_fake->events.end()) return CUDA_ERROR_INVALID_HANDLE;
     const uintptr_t h = it->first;
@@ -511,6 +533,7 @@ gpu::CudaApi fake_api() {
   };
   a.cuGraphLaunch = [](CUgraphExec e, CUstream s) {
     STICKY;
+    REFUSE("cuGraphLaunch");
     if (g_fake->graph_launch_error) return g_fake->graph_launch_error;
     auto it = g_fake->execs.find(reinterpret_cast<uintptr_t>(e));
     if (it == g_fake->execs.end()) return CUDA_ERROR_INVALID_HANDLE;

@@ -119,12 +119,20 @@ struct FakeDriver {
   CUresult replay_error = CUDA_SUCCESS;
   std::vector<std::string> ranges;
 
+  /// Entry points that refuse a call (CUDA_ERROR_INVALID_VALUE, the context stays usable) after
+  /// this many more calls have worked, once: {"cuEventRecord", 3} refuses the fourth record.
+  /// Taken by cuEventCreate, cuEventRecord, cuStreamCreate, cuMemsetD8Async and cuGraphLaunch.
+  std::map<std::string, int> fail_after;
+  int context_retains = 0;  ///< cuDevicePrimaryCtxRetain less cuDevicePrimaryCtxRelease
+
   /// Objects made and not destroyed.
   size_t live_events() const { return events.size(); }
   size_t live_graphs() const { return graphs.size(); }
   size_t live_execs() const { return execs.size(); }
   size_t live_modules() const { return modules.size(); }
   size_t live_allocations() const { return allocations.size(); }
+  size_t live_streams() const { return queues.size() - queues.count(nullptr); }
+  int live_contexts() const { return context_retains; }
 };
 
 /// The fake in use (a test's fixture sets it).

@@ -138,6 +138,8 @@ struct FakeFixture : ::testing::Test {
     EXPECT_EQ(fake.live_execs(), 0u);
     EXPECT_EQ(fake.live_modules(), 0u);
     EXPECT_EQ(fake.live_allocations(), 0u);
+    EXPECT_EQ(fake.live_streams(), 0u);
+    EXPECT_EQ(fake.live_contexts(), 0);
     for (const std::string& v : fake.violations) ADD_FAILURE() << v;
     g_fake = nullptr;
   }
@@ -770,6 +772,100 @@ TEST_F(FakeFixture, ARefusedLaunchLeavesTheRunnerAlive) {
   fake.launch_errors.clear();
   backend->run(no_events);
   EXPECT_EQ(fake.plain_launches, 1);
+}
+
+// ---- A check that throws half-way leaves nothing behind ----
+
+TEST_F(FakeFixture, AThrowingCheckAnywhereInAProfileLeavesNothingBehind) {
+  // Each entry point the profile calls is made to refuse its first, second, ... call in turn, so
+  // that a check throws at every point of the kernel timing, the end-to-end runs and the graph's
+  // capture and replays. Whether the profile then fails or notes it (the graph part), no event,
+  // graph or executable graph is left, no capture stays open, the bundle's modules and tensors
+  // are what load made, and the runner still runs.
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(two_kernels(dir));
+  const size_t modules = fake.live_modules(), allocations = fake.live_allocations();
+  ASSERT_GT(modules, 0u);
+  for (const char* entry : {"cuEventCreate", "cuEventRecord", "cuMemsetD8Async", "cuGraphLaunch"}) {
+    int failed = 0, noted = 0;
+    for (int n = 0;; ++n) {
+      SCOPED_TRACE(std::string(entry) + " refused after " + std::to_string(n) + " calls");
+      fake.fail_after = {{entry, n}};
+      bool threw = false;
+      runner::ProfileData p;
+      try {
+        p = backend->profile(2, 1, true, false, no_events);
+      } catch (const runner::RunnerError& e) {
+        threw = true;
+        EXPECT_EQ(e.code(), "launch_failed") << e.what();
+      }
+      const bool reached = fake.fail_after.empty();
+      EXPECT_EQ(fake.live_events(), 0u);
+      EXPECT_EQ(fake.live_graphs(), 0u);
+      EXPECT_EQ(fake.live_execs(), 0u);
+      EXPECT_FALSE(fake.capturing);
+      EXPECT_EQ(fake.live_modules(), modules);
+      EXPECT_EQ(fake.live_allocations(), allocations);
+      EXPECT_FALSE(backend->dead());
+      if (!reached) break;  // the profile makes fewer calls than n: every point was tried
+      failed += threw;
+      noted += !threw && !p.graph_note.empty();
+      ASSERT_LT(n, 1000);
+    }
+    fake.fail_after.clear();
+    // cuGraphLaunch is called only by the optional graph part: its refusals are notes.
+    if (std::string(entry) != "cuGraphLaunch") {
+      EXPECT_GT(failed, 0) << entry;
+    }
+    EXPECT_GT(noted, 0) << entry;
+  }
+  backend->run(no_events);
+  EXPECT_EQ(fake.epochs.back(), 1);
+}
+
+TEST_F(FakeFixture, AThrowingCheckInACalibrationLeavesNothingBehind) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  auto backend = runner::make_cuda_backend(api);
+  // The calibration module is made once and kept; events and scratch memory go with the throw.
+  // Refusals among the launch-overhead timing's records throw; one in the graph's replays is a
+  // gap the calibration goes on past.
+  int threw = 0;
+  for (int n : {0, 3, 11, 12, 13}) {
+    SCOPED_TRACE("cuEventRecord refused after " + std::to_string(n) + " calls");
+    fake.fail_after = {{"cuEventRecord", n}};
+    try {
+      backend->calibrate(no_events);
+    } catch (const runner::RunnerError& e) {
+      ++threw;
+      EXPECT_EQ(e.code(), "launch_failed") << e.what();
+    }
+    EXPECT_TRUE(fake.fail_after.empty());
+    EXPECT_EQ(fake.live_events(), 0u);
+    EXPECT_EQ(fake.live_graphs(), 0u);
+    EXPECT_EQ(fake.live_execs(), 0u);
+    EXPECT_FALSE(fake.capturing);
+    EXPECT_EQ(fake.live_modules(), 1u);
+    EXPECT_EQ(fake.live_allocations(), 0u);
+    EXPECT_FALSE(backend->dead());
+  }
+  EXPECT_GE(threw, 3);
+}
+
+TEST_F(FakeFixture, AContextThatCannotBeSetUpIsNotKept) {
+  // The stream cannot be made: the primary context is released again, and the next call tries
+  // the whole setup anew.
+  fake.fail_after = {{"cuStreamCreate", 0}};
+  auto backend = runner::make_cuda_backend(api);
+  EXPECT_THROW(backend->load(two_kernels(dir)), runner::RunnerError);
+  EXPECT_EQ(fake.live_contexts(), 0);
+  EXPECT_EQ(fake.live_streams(), 0u);
+  backend->load(two_kernels(dir));
+  EXPECT_EQ(fake.live_contexts(), 1);
+  EXPECT_EQ(fake.live_streams(), 1u);
+  backend->run(no_events);
+  backend.reset();
+  EXPECT_EQ(fake.live_contexts(), 0);
+  EXPECT_EQ(fake.live_streams(), 0u);
 }
 
 class StickyErrors : public FakeFixture, public ::testing::WithParamInterface<CUresult> {};

@@ -2,11 +2,12 @@
 // kernels under souffle run in the emulator over zero inputs, with recording off, with it on
 // (every kernel, whole kernel), and, where the build could extract it, with the emulator as it
 // was before recording existed (the same source at the commit before, compiled beside this one
-// under other names). Median of N runs each; CPU times on this machine, printed with its load.
+// under other names). Median of N interleaved runs each, in this process's CPU time (so that
+// other processes on a loaded machine count less), printed with the machine's load.
 //
 //   bench_access_record [--runs N] MODEL.onnx...
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -34,6 +35,13 @@ using namespace souffle;
 
 enum class Mode { Off, On, Old };
 
+/// This process's CPU time (ms): what other processes on a loaded machine take is not counted.
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 double run_ms(const std::vector<CompiledKernel>& kernels, const te::TeProgram& prog, Mode mode,
               int64_t& recorded_bytes) {
   emulate::Buffers bufs;
@@ -42,7 +50,7 @@ double run_ms(const std::vector<CompiledKernel>& kernels, const te::TeProgram& p
   emulate::AccessRecord rec;
   emulate::EmulateOptions eo;
   if (mode == Mode::On) eo.access_record = &rec;
-  auto t0 = std::chrono::steady_clock::now();
+  const double t0 = cpu_ms();
   for (const CompiledKernel& k : kernels) {
 #ifdef SOUFFLE_BENCH_OLD_EMULATOR
     if (mode == Mode::Old) {
@@ -52,8 +60,7 @@ double run_ms(const std::vector<CompiledKernel>& kernels, const te::TeProgram& p
 #endif
     emulate::run_kernel(k.kernel, bufs, eo);
   }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = cpu_ms() - t0;
   recorded_bytes = 0;
   for (const emulate::KernelAccess& k : rec.kernels)
     for (const emulate::TensorAccess& t : k.tensors)

@@ -489,6 +489,15 @@ TEST(ReportSteps, LessonIsOnePageWithQuestions) {
   ASSERT_NE(q, std::string::npos);
   EXPECT_LT(h.find("reads", q), h.find("</details>", q));
   EXPECT_NE(h.find("<details class=\"answer\">"), std::string::npos);
+  // The partition step's memory picture: inline SVG after the bytes before and after.
+  const size_t mem = h.find("<div class=\"mempic\">");
+  ASSERT_NE(mem, std::string::npos);
+  const size_t partition = h.find("Partition the TEs into kernels");
+  EXPECT_GT(mem, partition);
+  EXPECT_LT(mem, h.find("</section>", partition));
+  EXPECT_NE(h.find("separate kernels", mem), std::string::npos);
+  EXPECT_NE(h.find("<svg", mem), std::string::npos);
+  EXPECT_NE(h.find("coloured by block", mem), std::string::npos);
 }
 
 TEST(ReportSteps, OneLayer) {

@@ -71,8 +71,17 @@ void count_stage_barriers(const loop::Stmt& s, int& grid, int& block) {
   }
 }
 
+/// The resources NVRTC reported for `plain` (the uninstrumented build of a kernel compiled
+/// with --timeline) on `arch`; null when there is none.
+const gpu::KernelResources* plain_resources(const CompiledKernel* plain, const std::string& arch) {
+  if (!plain) return nullptr;
+  for (const gpu::CompileResult& r : plain->per_arch)
+    if (r.arch == arch && r.ok) return r.find_kernel(plain->image_entry());
+  return nullptr;
+}
+
 /// "80" for "sm_80" / "compute_80" (what CMAKE_CUDA_ARCHITECTURES takes).
-nlohmann::json kernel_json(const CompiledKernel& k) {
+nlohmann::json kernel_json(const CompiledKernel& k, const CompiledKernel* plain = nullptr) {
   nlohmann::json per_arch = nlohmann::json::array();
   for (const gpu::CompileResult& r : k.per_arch) {
     nlohmann::json a = {{"arch", r.arch},
@@ -85,6 +94,11 @@ nlohmann::json kernel_json(const CompiledKernel& k) {
       a["spills"] = kr->spill_store_bytes + kr->spill_load_bytes;
       a["smem"] = kr->shared_bytes;
       a["stack"] = kr->stack_bytes;
+    }
+    // --timeline: the same kernel without its records, beside it.
+    if (const gpu::KernelResources* pr = plain_resources(plain, r.arch)) {
+      a["plain_registers"] = pr->registers;
+      a["plain_spills"] = pr->spill_store_bytes + pr->spill_load_bytes;
     }
     per_arch.push_back(a);
   }
@@ -207,6 +221,20 @@ int run_compile(const CompileCliOptions& o) {
   const LoadedModel& m = run.model;
   const plan::FusionPlan& p = run.plan;
   const CompileReport& rep = run.kernels;
+  // --timeline: the kernels compiled again without records (the compile cache serves repeats),
+  // so that each instrumented kernel's registers show beside the plain one's.
+  CompileReport plain_rep;
+  if (o.timeline && !copts.archs.empty()) {
+    CompileOptions plain = po.compile;
+    plain.timeline.enabled = false;
+    plain.progress = nullptr;
+    plain_rep = compile_plan(p, plain);
+  }
+  auto plain_of = [&](size_t i) -> const CompiledKernel* {
+    return i < plain_rep.kernels.size() && plain_rep.kernels[i].name == rep.kernels[i].name
+               ? &plain_rep.kernels[i]
+               : nullptr;
+  };
 
   BundleReport bundle;
   if (!o.out.empty())
@@ -243,7 +271,8 @@ int run_compile(const CompileCliOptions& o) {
     j["gpu"] = p.gpu;
     j["archs"] = copts.archs;
     nlohmann::json ks = nlohmann::json::array();
-    for (const CompiledKernel& k : rep.kernels) ks.push_back(kernel_json(k));
+    for (size_t i = 0; i < rep.kernels.size(); ++i)
+      ks.push_back(kernel_json(rep.kernels[i], plain_of(i)));
     for (size_t i = 0; i < sass.size(); ++i) {
       nlohmann::json a = nlohmann::json::array();
       for (const KernelSass& s : sass[i]) a.push_back(sass_json(s));
@@ -304,12 +333,17 @@ int run_compile(const CompileCliOptions& o) {
       std::cout << fmt::format("{:<14} {:>5} {:>7} {:>6} {:>9} {:>5} {:>11}", k.name, k.partition,
                                k.launch.grid_x, k.launch.block_x, k.launch.dynamic_shared_bytes,
                                k.launch.cooperative ? "yes" : "no", k.co_resident);
+      const CompiledKernel* plain = plain_of(static_cast<size_t>(&k - rep.kernels.data()));
       for (const gpu::CompileResult& r : k.per_arch) {
         const gpu::KernelResources* kr = r.find_kernel(k.name);
         std::string cell =
             !r.ok ? "error"
             : kr ? fmt::format("{}/{}", kr->registers, kr->spill_store_bytes + kr->spill_load_bytes)
                  : "-";
+        // --timeline: the plain kernel's registers/spills beside the instrumented one's.
+        if (const gpu::KernelResources* pr = plain_resources(plain, r.arch))
+          cell += fmt::format(" (plain {}/{})", pr->registers,
+                              pr->spill_store_bytes + pr->spill_load_bytes);
         std::cout << fmt::format("  {:>16}", cell);
       }
       std::cout << (k.ok() ? "" : "  FAILED") << "\n";

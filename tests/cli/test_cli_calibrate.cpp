@@ -1,3 +1,6 @@
+// souffle-cli compile --timeline reports each instrumented kernel's registers beside the plain
+// kernel's, per arch (docs/timeline.md, Cost).
+//
 // souffle-cli calibrate --from-timeline (docs/timeline.md, Calibrating from a timeline): the
 // timeline document profile --timeline writes on the emulator is refused naming it; the same
 // document as a GPU's (device named, not emulated) becomes per-template corrections that
@@ -90,6 +93,29 @@ TEST(CliCalibrate, FromTimelineRefusesTheEmulatorAndCorrectsThePlan) {
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("--from-timeline"), std::string::npos) << r.out;
   fs::remove_all(d);
+}
+
+TEST(CliTimeline, CompileReportsRegistersBesideThePlainKernel) {
+  CliRun r = run_cli("compile " + sample("mmoe") + " --timeline --arch sm_80,sm_90 --json -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json j = json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["kernels"].size(), 1u);
+  int archs = 0;
+  for (const json& a : j["kernels"][0]["per_arch"]) {
+    ++archs;
+    EXPECT_TRUE(a["ok"].get<bool>()) << a.dump();
+    EXPECT_GT(a["registers"].get<int>(), 0) << a.dump();
+    EXPECT_GT(a["plain_registers"].get<int>(), 0) << a.dump();
+    EXPECT_TRUE(a.contains("plain_spills")) << a.dump();
+  }
+  EXPECT_EQ(archs, 2);
+  r = run_cli("compile " + sample("mmoe") + " --timeline --arch sm_80,sm_90 -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(plain "), std::string::npos) << r.out;
+  // Without --timeline there is nothing to put beside.
+  r = run_cli("compile " + sample("mmoe") + " --arch sm_80 --json -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("plain_registers"), std::string::npos);
 }
 
 }  // namespace

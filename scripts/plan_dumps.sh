@@ -6,11 +6,19 @@
 #   scripts/plan_dumps.sh NEW/souffle-cli after/
 #   diff -r before after && echo identical
 #
-# Usage: scripts/plan_dumps.sh CLI OUT_DIR [MODEL.onnx...]   (default: every sample model)
+# With --cuda, also the CUDA C of every kernel (the .cu files of `compile --out`, one folder per
+# model and strategy; NVRTC runs, from the compile cache where the code is unchanged).
+#
+# Usage: scripts/plan_dumps.sh [--cuda] CLI OUT_DIR [MODEL.onnx...]   (default: every sample model)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+cuda=0
+if [ "${1:-}" = --cuda ]; then
+  cuda=1
+  shift
+fi
 if [ $# -lt 2 ]; then
-  echo "usage: $0 CLI OUT_DIR [MODEL.onnx...]" >&2
+  echo "usage: $0 [--cuda] CLI OUT_DIR [MODEL.onnx...]" >&2
   exit 2
 fi
 cli=$1
@@ -27,5 +35,12 @@ for m in "${models[@]}"; do
     "$cli" plan "$m" --strategy "$s" --json |
       jq 'del(.load_ms) | walk(if type == "object" then del(.ms) else . end)' \
         >"$out/$name.$s.json"
+    if [ $cuda = 1 ]; then
+      bundle=$(mktemp -d)
+      "$cli" compile "$m" --strategy "$s" --out "$bundle" -q >/dev/null
+      mkdir -p "$out/$name.$s"
+      cp "$bundle"/*.cu "$out/$name.$s/"
+      rm -rf "$bundle"
+    fi
   done
 done

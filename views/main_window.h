@@ -111,7 +111,7 @@ class MainWindow : public QMainWindow {
   DecisionEditor* decisionEditor() const { return m_editor; }
   /// What hovering an edit would do, before it is applied.
   EditPreview* editPreview() const { return m_preview; }
-  /// The Memory panel (docs/memory.md) and its dock.
+  /// The Memory panel (docs/teaching.md) and its dock.
   MemoryPanel* memoryPanel() const { return m_memory; }
   QDockWidget* memoryDock() const { return m_memoryDock; }
   ProjectController* project() const { return m_project; }

@@ -80,6 +80,7 @@ void MemoryCanvas::setPicture(MemoryPicturePtr picture) {
   m_frame = -1;
   m_progressFrame = -1;
   m_layoutWidth = -1;
+  m_static = QPixmap();
   if (m_picture)
     for (const report::TensorPicture& t : m_picture->tensors) {
       QImage img(t.cell_cols, t.cell_rows, QImage::Format_RGB32);
@@ -169,20 +170,7 @@ void MemoryCanvas::setFrame(int frame) {
   update();
 }
 
-void MemoryCanvas::paintEvent(QPaintEvent*) {
-  QPainter p(this);
-  p.fillRect(rect(), Qt::white);
-  if (!m_picture) {
-    p.setPen(Qt::darkGray);
-    p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::TextWordWrap,
-               tr("Select a kernel or a node: the Memory panel records on the emulator what its "
-                  "stage touches"));
-    return;
-  }
-  if (m_layoutWidth != width()) {
-    m_layout = layout(width());
-    m_layoutWidth = width();
-  }
+void MemoryCanvas::paintStatic(QPainter& p, bool framed) const {
   const int line = fontMetrics().lineSpacing();
   // The legend.
   int x = kMargin;
@@ -198,14 +186,6 @@ void MemoryCanvas::paintEvent(QPaintEvent*) {
     p.drawText(QPoint(x + 14, kMargin + fontMetrics().ascent()), text);
     x += 14 + fontMetrics().horizontalAdvance(text) + 10;
   }
-  const report::PictureFrame* fr = m_frame >= 0 ? &m_picture->frames[size_t(m_frame)] : nullptr;
-  std::set<int32_t> producers;
-  std::set<std::string> waitTensors;
-  if (fr)
-    for (const auto& [tensor, block] : fr->waits_for) {
-      producers.insert(block);
-      waitTensors.insert(tensor);
-    }
   for (size_t i = 0; i < m_picture->tensors.size() && i < m_layout.size(); ++i) {
     const report::TensorPicture& t = m_picture->tensors[i];
     const Layout& l = m_layout[i];
@@ -224,22 +204,63 @@ void MemoryCanvas::paintEvent(QPaintEvent*) {
                    .arg(roleText(t))
                    .arg(t.elements_read)
                    .arg(t.elements_written));
-    const QImage& img = fr ? m_progress[i] : m_base[i];
-    p.drawImage(l.cells, img);
     // The blocks' tiles.
-    const double sx = double(l.cells.width()) / double(std::max<int64_t>(1, t.cols));
-    const double sy = double(l.cells.height()) / double(std::max<int64_t>(1, t.rows));
-    const auto tileRect = [&](const report::TileOutline& o) {
-      return QRectF(l.cells.left() + o.col * sx, l.cells.top() + o.row * sy, o.cols * sx,
-                    o.rows * sy);
-    };
-    if (t.tiles.size() <= 4096) {
-      p.setPen(QPen(QColor(0, 0, 0, fr ? 50 : 110), 0));
-      p.setBrush(Qt::NoBrush);
-      for (const report::TileOutline& o : t.tiles) p.drawRect(tileRect(o));
-    }
-    if (!fr) continue;
-    // The frame: its reads and writes, its block's tiles, the producer tiles it waits for.
+    if (t.tiles.size() > 4096) continue;
+    p.setPen(QPen(QColor(0, 0, 0, framed ? 50 : 110), 0));
+    p.setBrush(Qt::NoBrush);
+    for (const report::TileOutline& o : t.tiles) p.drawRect(tileRect(l, t, o));
+  }
+}
+
+QRectF MemoryCanvas::tileRect(const Layout& l, const report::TensorPicture& t,
+                              const report::TileOutline& o) {
+  const double sx = double(l.cells.width()) / double(std::max<int64_t>(1, t.cols));
+  const double sy = double(l.cells.height()) / double(std::max<int64_t>(1, t.rows));
+  return QRectF(l.cells.left() + o.col * sx, l.cells.top() + o.row * sy, o.cols * sx, o.rows * sy);
+}
+
+void MemoryCanvas::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), Qt::white);
+  if (!m_picture) {
+    p.setPen(Qt::darkGray);
+    p.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin), Qt::TextWordWrap,
+               tr("Select a kernel or a node: the Memory panel records on the emulator what its "
+                  "stage touches"));
+    return;
+  }
+  if (m_layoutWidth != width()) {
+    m_layout = layout(width());
+    m_layoutWidth = width();
+    m_static = QPixmap();
+  }
+  const report::PictureFrame* fr = m_frame >= 0 ? &m_picture->frames[size_t(m_frame)] : nullptr;
+  for (size_t i = 0; i < m_picture->tensors.size() && i < m_layout.size(); ++i)
+    p.drawImage(m_layout[i].cells, fr ? m_progress[i] : m_base[i]);
+  // Names, roles and tile outlines change only with the picture and the width: drawn once.
+  const bool framed = fr != nullptr;
+  const qreal dpr = devicePixelRatioF();
+  if (m_static.isNull() || m_staticFramed != framed || m_static.size() != size() * dpr) {
+    m_static = QPixmap(size() * dpr);
+    m_static.setDevicePixelRatio(dpr);
+    m_static.fill(Qt::transparent);
+    QPainter sp(&m_static);
+    sp.setFont(font());
+    paintStatic(sp, framed);
+    m_staticFramed = framed;
+  }
+  p.drawPixmap(0, 0, m_static);
+  if (!fr) return;
+  // The frame: its reads and writes, its block's tiles, the producer tiles it waits for.
+  std::set<int32_t> producers;
+  std::set<std::string> waitTensors;
+  for (const auto& [tensor, block] : fr->waits_for) {
+    producers.insert(block);
+    waitTensors.insert(tensor);
+  }
+  for (size_t i = 0; i < m_picture->tensors.size() && i < m_layout.size(); ++i) {
+    const report::TensorPicture& t = m_picture->tensors[i];
+    const Layout& l = m_layout[i];
     for (const report::FrameCells& fc : fr->cells) {
       if (size_t(fc.tensor) != i) continue;
       const auto cellRect = [&](int32_t c) {
@@ -250,13 +271,14 @@ void MemoryCanvas::paintEvent(QPaintEvent*) {
       for (int32_t c : fc.read_cells) p.fillRect(cellRect(c), QColor(30, 110, 230, 150));
       for (int32_t c : fc.write_cells) p.fillRect(cellRect(c), QColor(230, 60, 20, 170));
     }
+    const bool waited = waitTensors.count(t.name) > 0;
     for (const report::TileOutline& o : t.tiles) {
       if (o.block == fr->at.block) {
         p.setPen(QPen(Qt::black, 2));
-        p.drawRect(tileRect(o));
-      } else if (producers.count(o.block) && waitTensors.count(t.name)) {
+        p.drawRect(tileRect(l, t, o));
+      } else if (waited && producers.count(o.block)) {
         p.setPen(QPen(QColor(230, 130, 0), 2, Qt::DashLine));
-        p.drawRect(tileRect(o));
+        p.drawRect(tileRect(l, t, o));
       }
     }
   }
@@ -308,6 +330,7 @@ MemoryPanel::MemoryPanel(QWidget* parent)
   bar->addWidget(m_slider, 1);
   layout->addLayout(bar);
   m_frameLabel = new QLabel(this);
+  m_frameLabel->setObjectName(QStringLiteral("memoryFrameLabel"));
   m_frameLabel->setWordWrap(true);
   layout->addWidget(m_frameLabel);
   m_notes = new QLabel(this);

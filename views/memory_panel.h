@@ -56,6 +56,10 @@ class MemoryCanvas : public QWidget {
     int cellPx = 1;
   };
   std::vector<Layout> layout(int width) const;
+  /// The legend, the tensors' names and roles and the tiles' outlines (cached in m_static).
+  void paintStatic(QPainter& p, bool framed) const;
+  static QRectF tileRect(const Layout& l, const report::TensorPicture& t,
+                         const report::TileOutline& o);
   void rebuildProgress(int upTo);
   void addFrame(int f);
 
@@ -67,6 +71,8 @@ class MemoryCanvas : public QWidget {
   std::vector<QImage> m_progress;  ///< faded, with the cells touched so far in full
   std::vector<Layout> m_layout;
   int m_layoutWidth = -1;
+  QPixmap m_static;  ///< paintStatic's layer at the current size
+  bool m_staticFramed = false;
 };
 
 /// What the worker made: the recording and its picture.
@@ -96,6 +102,8 @@ class MemoryPanel : public QWidget {
 
   /// The picture on screen is the one last asked for.
   bool isReady() const { return m_ready; }
+  /// A picture was asked for and is not on screen yet.
+  bool isBusy() const { return m_partition >= 0 && !m_ready; }
   QString error() const { return m_error; }
   const MemoryPictureResult& result() const { return m_result; }
   MemoryCanvas* canvas() const { return m_canvas; }

@@ -19,6 +19,7 @@
 #include "views/comparison_view.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
+#include "views/memory_panel.h"
 #include "views/project_controller.h"
 #include "views/step_through.h"
 
@@ -348,6 +349,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "souffle-explorer: %s\n",
                      qPrintable(noMatch(parser.value(select), window)));
         QApplication::exit(2);
+        return;
+      }
+      // A shown Memory panel records the selected node's stage first.
+      souffle::views::MemoryPanel* memory = window.memoryPanel();
+      if (memory->isVisible() && memory->isBusy()) {
+        QObject::connect(memory, &souffle::views::MemoryPanel::ready, &window, [&window, save] {
+          QTimer::singleShot(300, &window, [save] { save(0); });
+        });
         return;
       }
       // Let queued repaints (minimap, panels) land before grabbing.

@@ -104,11 +104,20 @@ void TestMemoryPanel::stageOfSampleBertIsDrawnAndAnimated() {
   QCOMPARE(panel->frame(), 0);
   const QImage f0 = canvas->grab().toImage();
   QVERIFY(f0 != whole);
-  panel->step();
-  QCOMPARE(panel->frame(), 1);
-  const QImage f1 = canvas->grab().toImage();
-  QVERIFY(f1 != f0);
-  panel->step(-1);
+  // Each step is the next frame with its own label; the picture changes within a few
+  // (blocks that touch only their own copy of a shared buffer draw alike).
+  bool changed = false;
+  QString label = panel->findChild<QLabel*>(QStringLiteral("memoryFrameLabel"))->text();
+  for (int f = 1; f < std::min(panel->frameCount(), 12) && !changed; ++f) {
+    panel->step();
+    QCOMPARE(panel->frame(), f);
+    const QString now = panel->findChild<QLabel*>(QStringLiteral("memoryFrameLabel"))->text();
+    QVERIFY(now != label);
+    label = now;
+    changed = canvas->grab().toImage() != f0;
+  }
+  QVERIFY(changed);
+  while (panel->frame() > 0) panel->step(-1);
   QCOMPARE(panel->frame(), 0);
   QCOMPARE(canvas->grab().toImage(), f0);
   // Playing moves on by itself.

@@ -12,6 +12,8 @@
 #include "core/emulate/wgmma.h"
 #include "core/gpu/nvrtc.h"
 #include "core/gpu/sass.h"
+#include "core/loop/equal.h"
+#include "core/loop/mutator.h"
 #include "core/loop/stmt.h"
 #include "core/loop/verify.h"
 #include "core/te/builder.h"
@@ -212,6 +214,49 @@ TEST(Wgmma, PrinterShowsTheDescriptors) {
       << s;
   EXPECT_NE(s.find("wgmma.commit_group"), std::string::npos);
   EXPECT_NE(s.find("wgmma.wait_group 0"), std::string::npos);
+}
+
+TEST(Wgmma, VerifierEqualityAndMutator) {
+  // Structural equality sees the descriptor offsets and the accumulate flag; a substitution
+  // that changes nothing keeps the statement.
+  Kernel k = wgmma_tile({});
+  auto params = [](const Kernel& x) {
+    return std::vector<Tensor>{x.inputs[0], x.inputs[1], x.outputs[0]};
+  };
+  auto same = [&](const Kernel& x) {
+    return loop::equal_up_to_params(k.body, x.body, params(k), params(x));
+  };
+  EXPECT_TRUE(same(wgmma_tile({})));
+  Plant swapped;
+  swapped.swapped_descriptor = true;
+  EXPECT_FALSE(same(wgmma_tile(swapped)));
+  loop::StmtMutator identity;
+  EXPECT_TRUE(identity.mutate(k.body).same_as(k.body));
+  // Operands must be shared allocations: the same wgmma reading a register buffer is refused.
+  Tensor acc = loop::make_buffer("acc", {32}, DType::Float32);
+  Tensor ra = loop::make_buffer("ra", {1024}, DType::Float16);
+  Stmt bad =
+      loop::allocate(acc, MemScope::Local,
+                     loop::allocate(ra, MemScope::Local,
+                                    loop::wgmma_mma(loop::MmaType::F16, 64, acc, te::int_imm(0), ra,
+                                                    {te::int_imm(0)}, 128, 512, ra,
+                                                    {te::int_imm(0)}, 128, 512, false)));
+  Kernel kb = k;
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  kb.body = loop::make_for(bx, 1, ForKind::BlockIdxX,
+                           loop::make_for(tx, 128, ForKind::ThreadIdxX, loop::stage(0, bad)));
+  try {
+    loop::verify(kb);
+    ADD_FAILURE() << "a wgmma on registers verified";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("not a shared allocation"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(loop::wgmma_mma(loop::MmaType::TF32, 64, acc, te::int_imm(0), ra, {te::int_imm(0)},
+                               128, 512, ra, {te::int_imm(0)}, 128, 512, false),
+               std::exception);
+  EXPECT_THROW(loop::wgmma_mma(loop::MmaType::F16, 60, acc, te::int_imm(0), ra, {te::int_imm(0)},
+                               128, 512, ra, {te::int_imm(0)}, 128, 512, false),
+               std::exception);
 }
 
 TEST(Wgmma, EmittedKernelCompilesForSm90aWithHgmma) {

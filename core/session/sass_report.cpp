@@ -17,8 +17,8 @@ std::vector<StageSass> stage_expectations(const loop::Kernel& k) {
     if (!g || g->index < 0 || static_cast<size_t>(g->index) >= out.size()) return;
     StageSass& st = out[static_cast<size_t>(g->index)];
     loop::for_each_stmt(g->body, [&](const loop::Stmt& y) {
-      st.tensor_core |=
-          y.kind() == loop::StmtKind::FragmentMma || y.kind() == loop::StmtKind::MmaSync;
+      st.tensor_core |= y.kind() == loop::StmtKind::FragmentMma ||
+                        y.kind() == loop::StmtKind::MmaSync || y.kind() == loop::StmtKind::WgmmaMma;
       st.async_copy |= y.kind() == loop::StmtKind::AsyncCopy;
     });
   });

@@ -21,7 +21,7 @@ struct StageSass {
   int stage = -1;  ///< index into Kernel::stages
   std::string name;
   gpu::SassMix mix;
-  bool tensor_core = false;  ///< the loop IR computes with MMAs (Fragment* or MmaSync)
+  bool tensor_core = false;  ///< the loop IR computes with MMAs (Fragment*, MmaSync, WgmmaMma)
   bool async_copy = false;   ///< the loop IR copies with cp.async (AsyncCopy)
   /// Whether the stage's own CUDA C lines hold its MMAs (false: it calls a stage function it
   /// shares with an earlier stage of the same code, whose lines hold them); true when unknown.

@@ -16,6 +16,7 @@
 #include "core/loop/mutator.h"
 #include "core/loop/stmt.h"
 #include "core/loop/verify.h"
+#include "core/session/sass_report.h"
 #include "core/te/builder.h"
 
 namespace souffle {
@@ -278,6 +279,8 @@ TEST(Wgmma, EmittedKernelCompilesForSm90aWithHgmma) {
   for (const gpu::SassFunction& f : d.listing.functions)
     for (const gpu::SassInstruction& i : f.code) hgmma += i.opcode == "HGMMA";
   EXPECT_EQ(hgmma, 2) << d.text;
+  // The SASS report expects tensor-core instructions of the stage.
+  EXPECT_TRUE(stage_expectations(wgmma_tile({})).at(0).tensor_core);
   // Without the "a" suffix ptxas refuses wgmma: sm_90 builds keep the Ampere mainloop.
   o.arch = "sm_90";
   EXPECT_FALSE(gpu::compile_cuda(src, "wgmma_tile.cu", o).ok);

@@ -22,6 +22,12 @@ struct AccessRecordOptions {
   std::string kernel;     ///< the kernel to record (loop::Kernel::name); "" every kernel run
   int stage = -1;         ///< that kernel's stage (StageInfo index); -1 the whole kernel
   bool per_warp = false;  ///< also keep each warp's own sets (UnitAccess::warp >= 0)
+  /// With `stage` >= 0: run only that stage's statements (barriers between stages still run;
+  /// not for kernels with per-tile flags, whose waits need every release). Much faster on a
+  /// kernel of many stages, and exact for accesses whose addresses do not depend on data; the
+  /// kernel's values are then not its results, and no producer-consumer edge into the stage is
+  /// seen (its producers do not run). Use with the emulator's checks off.
+  bool only_stage = false;
   /// The recording's memory (bitmaps while running, counters per element) stops growing here:
   /// accesses past it are not recorded, `truncated` is set and `note` says what was left out.
   int64_t max_bytes = int64_t{512} << 20;

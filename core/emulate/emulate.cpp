@@ -675,6 +675,10 @@ class Machine {
         return;
       case StmtKind::Stage: {
         const Stage* g = s.as<Stage>();
+        if (m_rec && !m_tasks_on && m_opt.access_record->options.only_stage &&
+            m_opt.access_record->options.stage >= 0 &&
+            g->index != m_opt.access_record->options.stage)
+          return;  // recording one stage only (AccessRecordOptions::only_stage)
         if (m_opt.progress)
           m_opt.progress(m_kernel->name, g->index, static_cast<int>(m_kernel->stages.size()));
         std::string saved = m_stage;

@@ -20,6 +20,7 @@ emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
   record.options.kernel = kernel.name;
   record.options.stage = options.stage;
   record.options.per_warp = options.per_warp;
+  record.options.only_stage = options.stage >= 0 && !options.other_stages && !options.checks;
   record.options.max_bytes = options.max_bytes;
   emulate::EmulateOptions eo;
   eo.check_races = options.checks;

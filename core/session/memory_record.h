@@ -13,8 +13,11 @@
 namespace souffle {
 
 struct MemoryRecordOptions {
-  int stage = -1;                          ///< StageInfo index to record; -1 the whole kernel
-  bool per_warp = false;                   ///< also each warp's sets
+  int stage = -1;         ///< StageInfo index to record; -1 the whole kernel
+  bool per_warp = false;  ///< also each warp's sets
+  /// With `stage` >= 0, also run the kernel's other stages (AccessRecordOptions::only_stage
+  /// off): slower, and only then are the edges from the stages that produce its inputs seen.
+  bool other_stages = false;
   int64_t max_bytes = int64_t{512} << 20;  ///< AccessRecordOptions::max_bytes
   /// Race and uninitialized-read checks while recording (off: only the recording's cost).
   bool checks = false;

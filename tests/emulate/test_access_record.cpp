@@ -322,6 +322,38 @@ TEST(AccessRecord, ReadsAfterAGridBarrierAreOtherBlocksWrites) {
       EXPECT_GE(from_others + own, earlier) << t.name << " block " << u.block;
     }
   }
+  // One stage alone (the others skipped) records what the whole run recorded of that stage.
+  const emulate::TensorAccess* crossing_tensor = nullptr;
+  for (const emulate::TensorAccess& t : k.tensors)
+    if (t.role == emulate::TensorRole::Scratch && !t.units.empty()) crossing_tensor = &t;
+  ASSERT_NE(crossing_tensor, nullptr);
+  const int stage = crossing_tensor->units.front().phase.stage;
+  ASSERT_GE(stage, 0);
+  const auto t1 = std::chrono::steady_clock::now();
+  const KernelAccess one = record_kernel_access(*pick, {.stage = stage});
+  const double s1 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  std::cout << "stage " << stage << " alone recorded in " << s1 << " s\n";
+  for (const emulate::TensorAccess& t : one.tensors) {
+    const emulate::TensorAccess* whole = k.find(t.name);
+    ASSERT_NE(whole, nullptr) << t.name;
+    for (int32_t b = 0; b < k.grid; ++b) {
+      int64_t r = 0, w = 0;
+      for (const emulate::UnitAccess& u : whole->units)
+        if (u.block == b && u.warp < 0 && u.phase.stage == stage) {
+          r += u.reads.count();
+          w += u.writes.count();
+        }
+      int64_t r1 = 0, w1 = 0;
+      for (const emulate::UnitAccess& u : t.units)
+        if (u.block == b && u.warp < 0) {
+          EXPECT_EQ(u.phase.stage, stage);
+          r1 += u.reads.count();
+          w1 += u.writes.count();
+        }
+      EXPECT_EQ(r1, r) << t.name << " block " << b;
+      EXPECT_EQ(w1, w) << t.name << " block " << b;
+    }
+  }
   // The picture names the scratch and the waits.
   report::MemoryPicture p = report::memory_picture(k);
   bool waits = false, scratch = false;

@@ -300,7 +300,8 @@ MemoryPanel::MemoryPanel(QWidget* parent)
   bar->addWidget(new QLabel(tr("Record"), this));
   m_stageBox = new QComboBox(this);
   m_stageBox->setToolTip(tr("The stage to record, or the whole kernel"));
-  m_stageBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_stageBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_stageBox->setMinimumContentsLength(28);
   bar->addWidget(m_stageBox);
   bar->addWidget(new QLabel(tr("  Colour by"), this));
   m_colourBox = new QComboBox(this);
@@ -531,11 +532,14 @@ void MemoryPanel::finished() {
     m_stageBox->setCurrentIndex(m_stageBox->findData(m_result.stage));
   }
   const report::MemoryPicture& pic = *m_result.picture;
+  // The schedule's tuning notes (after ';') are in the Code panel; the title keeps its shape.
+  QString title = QString::fromStdString(pic.title);
+  if (const int cut = title.indexOf(QLatin1Char(';')); cut > 0) title = title.left(cut) + u')';
   m_title->setText(
       tr("%1 — recorded on the CPU emulator over zero inputs (not measured on a GPU): %2 "
          "blocks, %3 grid barrier(s); global traffic if nothing is cached: %4 KiB read, %5 KiB "
          "written")
-          .arg(QString::fromStdString(pic.title))
+          .arg(title)
           .arg(pic.grid)
           .arg(pic.grid_barriers)
           .arg(double(pic.global_bytes_read) / 1024, 0, 'f', 1)

@@ -351,16 +351,15 @@ int main(int argc, char** argv) {
         QApplication::exit(2);
         return;
       }
-      // A shown Memory panel records the selected node's stage first.
-      souffle::views::MemoryPanel* memory = window.memoryPanel();
-      if (memory->isVisible() && memory->isBusy()) {
+      // Let queued repaints (minimap, panels) land before grabbing; a shown Memory panel
+      // records the selected node's stage first.
+      QTimer::singleShot(300, &window, [&window, save] {
+        souffle::views::MemoryPanel* memory = window.memoryPanel();
+        if (!memory->isVisible() || !memory->isBusy()) return save(0);
         QObject::connect(memory, &souffle::views::MemoryPanel::ready, &window, [&window, save] {
           QTimer::singleShot(300, &window, [save] { save(0); });
         });
-        return;
-      }
-      // Let queued repaints (minimap, panels) land before grabbing.
-      QTimer::singleShot(300, &window, [save] { save(0); });
+      });
     };
     QObject::connect(&window, &MainWindow::graphDrawn, &window, shoot);
     QObject::connect(&window, &MainWindow::planned, &window, shoot);

@@ -126,6 +126,14 @@ void TestMemoryPanel::stageOfSampleBertIsDrawnAndAnimated() {
   QTRY_VERIFY_WITH_TIMEOUT(panel->frame() > 1, 5000);
   panel->pause();
 
+  // MEMORY_PANEL_SCREENSHOT=FILE: the panel, floated and large, a third of the way through.
+  if (qEnvironmentVariableIsSet("MEMORY_PANEL_SCREENSHOT")) {
+    w.memoryDock()->setFloating(true);
+    w.memoryDock()->resize(1100, 1000);
+    panel->setFrame(panel->frameCount() / 3);
+    QTest::qWait(500);
+    QVERIFY(w.memoryDock()->grab().save(qEnvironmentVariable("MEMORY_PANEL_SCREENSHOT")));
+  }
   // Another colouring: the same recording, drawn by reuse.
   const auto access = r.access;
   panel->setColouring(report::PictureColouring::Reuse);

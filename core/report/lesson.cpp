@@ -197,8 +197,37 @@ int64_t unfused_bytes(const te::TeProgram& p, const std::vector<int>& tes) {
 
 }  // namespace
 
+/// The horizontal and vertical steps change the TE program, not yet kernels: their effect on
+/// global traffic as the TE shapes give it, every TE of the whole program run as its own kernel.
+std::string program_bytes_html(const PipelineStep& step, const PipelineWalk& walk) {
+  const bool h = step.name == "horizontal";
+  const te::TeProgram* before = walk.program_of(h ? StepGraph::Lowered : StepGraph::Horizontal);
+  const te::TeProgram* after = walk.program_of(h ? StepGraph::Horizontal : StepGraph::Planned);
+  if (!before || !after || before == after) return "";
+  auto all = [](const te::TeProgram& p) {
+    std::vector<int> tes(p.ops.size());
+    for (size_t i = 0; i < tes.size(); ++i) tes[i] = static_cast<int>(i);
+    return unfused_bytes(p, tes);
+  };
+  const int64_t b = all(*before), a = all(*after);
+  if (a == b) return "";
+  return fmt::format(
+      "<div class=\"mempic\"><p class=\"bytes\">Global memory traffic of the whole model if "
+      "each TE ran as its own kernel (each reading the tensors it reads once and writing its "
+      "output once; from the TE shapes): <b>{}</b> before this step ({} TEs) → <b>{}</b> after "
+      "({} TEs) — <b>{} {}</b>. {}</p></div>\n",
+      mb(b), before->ops.size(), mb(a), after->ops.size(), mb(b >= a ? b - a : a - b),
+      b >= a ? "saved" : "more",
+      !h      ? "An inlined producer's result is never written to memory and read back."
+      : b > a ? "Merged TEs read their common input once instead of once each."
+              : "Merged TEs read their common input once, but here the merged TE's stacked "
+                "weights and output, read back in slices, move more bytes: what the merge gains "
+                "is one launch for several and more blocks busy at once.");
+}
+
 std::string lesson_memory_html(const PipelineStep& step, const PipelineWalk& walk,
                                int64_t max_threads) {
+  if (step.name == "horizontal" || step.name == "vertical") return program_bytes_html(step, walk);
   if (step.name != "partition" || walk.partition < 0) return "";
   const plan::FusionPlan& p = walk.result.plan;
   const plan::Partition* part = nullptr;

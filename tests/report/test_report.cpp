@@ -490,7 +490,7 @@ TEST(ReportSteps, LessonIsOnePageWithQuestions) {
   EXPECT_LT(h.find("reads", q), h.find("</details>", q));
   EXPECT_NE(h.find("<details class=\"answer\">"), std::string::npos);
   // The partition step's memory picture: inline SVG after the bytes before and after.
-  const size_t mem = h.find("<div class=\"mempic\">");
+  const size_t mem = h.find("<div class=\"mempic\"><h3>What kernel");
   ASSERT_NE(mem, std::string::npos);
   const size_t partition = h.find("Partition the TEs into kernels");
   EXPECT_GT(mem, partition);
@@ -498,6 +498,10 @@ TEST(ReportSteps, LessonIsOnePageWithQuestions) {
   EXPECT_NE(h.find("separate kernels", mem), std::string::npos);
   EXPECT_NE(h.find("<svg", mem), std::string::npos);
   EXPECT_NE(h.find("coloured by block", mem), std::string::npos);
+  // The vertical step's bytes, from the TE shapes.
+  const size_t vertical = h.find("Vertical transformation");
+  ASSERT_NE(vertical, std::string::npos);
+  EXPECT_LT(h.find("if each TE ran as its own kernel", vertical), partition);
 }
 
 TEST(ReportSteps, OneLayer) {

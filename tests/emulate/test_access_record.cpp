@@ -167,6 +167,25 @@ TEST(AccessRecord, GemmBlockTilesAreTheScheduleTiles) {
   EXPECT_EQ(cp->elements_written, Gemm::M * Gemm::N);
   for (uint8_t w : cp->written) EXPECT_EQ(w, 1);
   EXPECT_EQ(p.frames.size(), k.frames.size());
+  // First touch: one frame per block here, so a C cell's first frame is its writer block's.
+  report::PictureOptions fo;
+  fo.colouring = report::PictureColouring::FirstTouch;
+  fo.only = {"C"};
+  const report::MemoryPicture ft = report::memory_picture(k, fo);
+  ASSERT_EQ(ft.tensors.size(), 1u);
+  ASSERT_EQ(ft.tensors[0].value.size(), cp->value.size());
+  for (size_t c = 0; c < cp->value.size(); ++c)
+    EXPECT_EQ(ft.tensors[0].value[c], cp->value[c]) << "cell " << c;
+  // Reuse: every element of A is read, by several threads of several blocks.
+  report::PictureOptions ro;
+  ro.colouring = report::PictureColouring::Reuse;
+  ro.only = {"A"};
+  const report::MemoryPicture reuse = report::memory_picture(k, ro);
+  ASSERT_EQ(reuse.tensors.size(), 1u);
+  for (size_t c = 0; c < reuse.tensors[0].value.size(); ++c) {
+    EXPECT_GE(reuse.tensors[0].value[c], static_cast<double>(tiles_n)) << "cell " << c;
+    EXPECT_NE(reuse.tensors[0].rgb[c], report::kUntouched);
+  }
   const std::string svg = report::memory_picture_svg(p);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("coloured by block"), std::string::npos);

@@ -142,6 +142,26 @@ void TestMemoryPanel::stageOfSampleBertIsDrawnAndAnimated() {
   QCOMPARE(panel->result().picture->colouring, report::PictureColouring::Reuse);
   QVERIFY(colouredPixels(canvas->grab().toImage()) > 200);
 
+  // The whole kernel (a stage recorded alone has no producer writes of earlier stages to
+  // wait for): some frame after a grid barrier waits for producer blocks, named under the
+  // picture and their tiles outlined.
+  panel->showStage(-1);
+  QTRY_VERIFY_WITH_TIMEOUT(panel->isReady() && panel->result().stage == -1, 300000);
+  QVERIFY2(panel->error().isEmpty(), qPrintable(panel->error()));
+  qInfo("whole %s: recorded in %.1f ms, %zu frames", qPrintable(panel->result().kernel),
+        panel->result().recordMs, panel->result().picture->frames.size());
+  int waiting = -1;
+  const auto& frames = panel->result().picture->frames;
+  for (size_t f = 0; f < frames.size() && waiting < 0; ++f)
+    if (!frames[f].waits_for.empty()) waiting = int(f);
+  QVERIFY2(waiting >= 0, "no frame of the sample BERT's kernel waits for another block");
+  panel->setFrame(waiting > 0 ? waiting - 1 : 1);
+  const QImage before = canvas->grab().toImage();
+  panel->setFrame(waiting);
+  const QString waitLabel = panel->findChild<QLabel*>(QStringLiteral("memoryFrameLabel"))->text();
+  QVERIFY2(waitLabel.contains(QStringLiteral("Waits for producer block")), qPrintable(waitLabel));
+  QVERIFY(canvas->grab().toImage() != before);
+
   // Another model: the panel forgets the plan.
   w.closeModel();
   QVERIFY(!panel->result().picture);

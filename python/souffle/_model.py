@@ -93,12 +93,27 @@ class Model:
 
     @property
     def inputs(self):
-        """[{"name", "dtype", "shape"}] of the TE program's inputs, in the model's order."""
+        """[{"name", "dtype", "shape"}] of the ONNX graph's inputs, in the model's order (what
+        `souffle-cli inspect --json` lists)."""
         return self._info["inputs"]
 
     @property
     def outputs(self):
+        """[{"name", "dtype", "shape"}] of the ONNX graph's outputs, in the model's order (what
+        `souffle-cli inspect --json` lists)."""
         return self._info["outputs"]
+
+    @property
+    def te_inputs(self):
+        """[{"name", "dtype", "shape"}] of the TE program's inputs: the graph's, less any bound
+        as constants; Plan.run takes its arrays in this order."""
+        return self._info["te_inputs"]
+
+    @property
+    def te_outputs(self):
+        """[{"name", "dtype", "shape"}] of the TE program's outputs, named after the TEs that
+        compute them (the ONNX graph's outputs in the same order)."""
+        return self._info["te_outputs"]
 
     @property
     def graph(self):
@@ -388,11 +403,12 @@ class Plan:
         return VerifyResult(json.loads(_core.verify(self._h, level, sets, rtol, atol, progress)))
 
     def run(self, *inputs):
-        """The plan's kernels in the CPU emulator on NumPy inputs (the model's input order, or
-        one dict by name); returns the outputs as NumPy arrays, in the model's order."""
+        """The plan's kernels in the CPU emulator on NumPy inputs (model.te_inputs' order: the
+        model's inputs less those bound; or one dict by name); returns the outputs as NumPy
+        arrays, in the model's order."""
         if len(inputs) == 1 and isinstance(inputs[0], dict):
             by_name = inputs[0]
-            inputs = [by_name[i["name"]] for i in self.model.inputs]
+            inputs = [by_name[i["name"]] for i in self.model.te_inputs]
         return list(_core.run(self._h, list(inputs)))
 
     def profile(self, backend="emulator", runner=None, runs=0, data=None, bundle_dir=None,

@@ -178,13 +178,25 @@ std::string model_info(const Model& m) {
             {"warnings", lm.warnings},
             {"load_ms", lm.load_ms},
             {"passes", passes}};
-  json ins = json::array(), outs = json::array();
-  for (const te::Tensor& t : lm.program.inputs)
-    ins.push_back({{"name", t->name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
-  for (const te::Tensor& t : lm.program.outputs)
-    outs.push_back({{"name", t->name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}});
+  // The ONNX graph's inputs and outputs, as `souffle-cli inspect --json` gives them, and the TE
+  // program's (its tensors' names: an output is the TE that computes it, an input left bound is
+  // not one).
+  auto value = [&](const std::string& n) {
+    const graph::Value& v = lm.graph.value(n);
+    return json{{"name", v.name}, {"dtype", dtype_name(v.type.dtype)}, {"shape", v.type.shape}};
+  };
+  auto tensor = [](const te::Tensor& t) {
+    return json{{"name", t->name}, {"dtype", dtype_name(t->dtype)}, {"shape", t->shape}};
+  };
+  json ins = json::array(), outs = json::array(), te_ins = json::array(), te_outs = json::array();
+  for (const std::string& n : lm.graph.inputs) ins.push_back(value(n));
+  for (const std::string& n : lm.graph.outputs) outs.push_back(value(n));
+  for (const te::Tensor& t : lm.program.inputs) te_ins.push_back(tensor(t));
+  for (const te::Tensor& t : lm.program.outputs) te_outs.push_back(tensor(t));
   j["inputs"] = ins;
   j["outputs"] = outs;
+  j["te_inputs"] = te_ins;
+  j["te_outputs"] = te_outs;
   return j.dump();
 }
 

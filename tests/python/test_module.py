@@ -126,6 +126,24 @@ def test_model_graph_program_analysis(models):
     assert {t["kind"] for t in a["tes"]} <= {"compute-intensive", "memory-intensive"}
 
 
+@pytest.mark.parametrize("name", SAMPLES)
+def test_model_info_is_inspect_s(models, name):
+    """The model's inputs and outputs are the ONNX graph's, as `souffle-cli inspect --json` gives
+    them (names, types, shapes); the TE program's own are beside them."""
+    m = models(name)
+    info = cli_json("inspect", sample(name))
+    assert m.inputs == info["inputs"] and m.outputs == info["outputs"]
+    for k in ("onnx_nodes", "nodes", "folded", "tes", "warnings"):
+        assert m.info[k] == info[k], k
+    assert [o["name"] for o in m.outputs] == m.graph["outputs"]
+    assert [i["name"] for i in m.inputs] == m.graph["inputs"]
+    # The program computes each output under its TE's name, with the graph output's type.
+    assert len(m.te_outputs) == len(m.outputs)
+    assert [(t["dtype"], t["shape"]) for t in m.te_outputs] == [(o["dtype"], o["shape"])
+                                                              for o in m.outputs]
+    assert [t["name"] for t in m.te_inputs] == [i["name"] for i in m.inputs]
+
+
 def test_verify_against_the_cli_and_numpy(models):
     m = models("mmoe")
     p = m.plan(strategy="souffle")

@@ -20,6 +20,7 @@
 #include "views/graph_view.h"
 #include "views/main_window.h"
 #include "views/memory_panel.h"
+#include "views/panel_titles.h"
 #include "views/project_controller.h"
 #include "views/step_through.h"
 
@@ -208,6 +209,13 @@ int main(int argc, char** argv) {
     if (!parser.positionalArguments().isEmpty() &&
         !QFileInfo::exists(parser.positionalArguments().front()))
       return usage(QStringLiteral("%1: no such file").arg(parser.positionalArguments().front()));
+    // --panel: checked here against the titles the window's docks take, so a bad title is
+    // answered without a display too.
+    const QStringList panels = souffle::views::panelTitles();
+    for (const QString& title : parser.value(panel).split(QLatin1Char(','), Qt::SkipEmptyParts))
+      if (!panels.contains(title.trimmed(), Qt::CaseInsensitive))
+        return usage(QStringLiteral("--panel %1: no such panel (%2)")
+                         .arg(title.trimmed(), panels.join(QStringLiteral(", "))));
     if (parser.isSet(importOpt) && !QFileInfo::exists(parser.value(importOpt)))
       return usage(
           QStringLiteral("--import-profile %1: no such file").arg(parser.value(importOpt)));

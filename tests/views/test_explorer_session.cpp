@@ -17,6 +17,7 @@
 #include "views/explorer_session.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
+#include "views/panel_titles.h"
 #include "views/partition_table_model.h"
 #include "views/project_controller.h"
 #include "views/step_through.h"
@@ -84,6 +85,7 @@ class TestExplorerSession : public QObject {
   void undoToTheCompiledPlanShowsItsFigures();
   void badOptionsNameTheAcceptedValues();
   void helpNeedsNoDisplay();
+  void panelTitlesAreTheDocks();
   void timesShowTheirUnit();
 };
 
@@ -321,6 +323,24 @@ void TestExplorerSession::helpNeedsNoDisplay() {
   auto [bad, badWhy] = runExplorer({QStringLiteral("--theme"), QStringLiteral("purple")}, env);
   QCOMPARE(bad, 2);
   QVERIFY2(badWhy.contains(QStringLiteral("purple")), qPrintable(badWhy));
+  // A panel's title too: the panels are known before a window exists.
+  auto [panel, panelWhy] =
+      runExplorer({QStringLiteral("--panel"), QStringLiteral("Kernels,Nope")}, env);
+  QCOMPARE(panel, 2);
+  QVERIFY2(panelWhy.contains(QStringLiteral("--panel Nope")) &&
+               panelWhy.contains(QStringLiteral("Compare plans")),
+           qPrintable(panelWhy));
+}
+
+// The titles --panel is checked against without a window are those of the window's docks.
+void TestExplorerSession::panelTitlesAreTheDocks() {
+  MainWindow w;
+  QStringList docks;
+  for (QDockWidget* d : w.findChildren<QDockWidget*>()) docks << d->windowTitle();
+  QStringList known = panelTitles();
+  docks.sort();
+  known.sort();
+  QCOMPARE(known, docks);
 }
 
 // The emulator's CPU times (millions of µs) in the kernel table: three digits and the unit.

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 # "te" verifies the TE program (the reference interpreter) against the data; "verify" the plan's
 # kernels in the emulator.
@@ -50,18 +51,30 @@ def _model_spec(m, base=""):
 def _fault_injection(spec):
     """Test hooks that make a task's process die, as a lost worker does:
     SOUFFLE_SWEEP_CRASH=TEXT kills every task whose model path contains TEXT;
-    SOUFFLE_SWEEP_CRASH_ONCE=FILE kills the first task to create FILE."""
+    SOUFFLE_SWEEP_CRASH_ONCE=FILE kills the first task to create FILE;
+    SOUFFLE_SWEEP_HOLD_ONCE=FILE: the first task to create FILE writes its process id there and
+    sleeps (60 s at most), so that a test can kill the worker while it runs the task."""
     crash = os.environ.get("SOUFFLE_SWEEP_CRASH")
     if crash and crash in spec["model"]["path"]:
         os._exit(70)
     once = os.environ.get("SOUFFLE_SWEEP_CRASH_ONCE")
-    if once:
-        try:
-            fd = os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-        os.close(fd)
+    if once and _first_to_create(once):
         os._exit(71)
+    hold = os.environ.get("SOUFFLE_SWEEP_HOLD_ONCE")
+    if hold and _first_to_create(hold + ".taken"):
+        with open(hold + ".tmp", "w", encoding="utf-8") as f:
+            f.write(str(os.getpid()))
+        os.rename(hold + ".tmp", hold)  # whole, once there
+        time.sleep(60)
+
+
+def _first_to_create(path):
+    """Whether this process created `path` (and no other before it)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _stall_injection(spec, step):
@@ -397,6 +410,9 @@ class SweepResult:
         late = sum(r["status"] == "timeout" for r in self.rows)
         late_text = f", {late} past their time limit" if late else ""
         retried = sum(t["attempts"] > 1 or bool(t["problems"]) for t in self.tasks)
+        lost = [t for t in self.tasks if t.get("lost")]
+        lost_text = (f" {len(lost)} of them re-run after the worker or process running them was "
+                     f"lost ({sum(t['lost'] for t in lost)} executions lost)." if lost else "")
         out = ["<!doctype html><meta charset='utf-8'><title>Souffle sweep</title>",
                "<style>body{font:13px sans-serif}td,th{padding:2px 6px;border-bottom:1px solid "
                "#ddd;text-align:right}td.l,th{text-align:left}tr.failed{background:#fdd}"
@@ -404,7 +420,8 @@ class SweepResult:
                f"<h1>Sweep: {len(self.rows)} rows, {ok} ok, {len(self.rows) - ok - late} failed"
                f"{late_text}</h1>",
                f"<p>{len(self.tasks)} tasks (model x strategy) on {html.escape(self.where)} in "
-               f"{self.wall_s:.1f} s; {retried} run again after a lost worker or a crash.</p>",
+               f"{self.wall_s:.1f} s; {retried} run more than once or with problems.{lost_text}"
+               "</p>",
                "<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"]
         for r in self.rows:
             cells = []
@@ -416,11 +433,12 @@ class SweepResult:
                 cells.append(f"<td{cls}>{html.escape(v)}</td>")
             out.append(f"<tr class='{r['status']}'>" + "".join(cells) + "</tr>")
         out.append("</table><h2>Tasks</h2><table><tr><th>model</th><th>strategy</th>"
-                   "<th>status</th><th>attempts</th><th>worker</th><th>problems</th></tr>")
+                   "<th>status</th><th>attempts</th><th>lost</th><th>worker</th><th>problems</th></tr>")
         for t in self.tasks:
             out.append(f"<tr><td class='l'>{html.escape(t['model'])}</td><td class='l'>"
                        f"{html.escape(t['strategy'])}</td><td class='l'>{t['status']}</td>"
-                       f"<td>{t['attempts']}</td><td class='l'>{html.escape(t['worker'])}</td>"
+                       f"<td>{t['attempts']}</td><td>{t.get('lost', 0)}</td>"
+                       f"<td class='l'>{html.escape(t['worker'])}</td>"
                        f"<td class='l'>{html.escape('; '.join(t['problems']))}</td></tr>")
         out.append("</table>")
         text = "\n".join(out) + "\n"
@@ -453,41 +471,68 @@ def _failed_rows(spec, reason):
 
 
 class _Tracker:
-    """Each task's attempts and outcome; decides when a failed attempt is run again."""
+    """Each task's attempts and outcome; decides when a failed attempt is run again.
+    A task's "attempts" counts every execution of it, those lost with their process or worker
+    ("lost" of them) included; `retries` limits the attempts the sweep itself charges to the
+    task (those it started, not those run again after a neighbour's death or by the Dask
+    scheduler)."""
 
     def __init__(self, specs, retries, progress):
         self.specs, self.retries, self.progress = specs, retries, progress
         self.tasks = [{"model": s["model"]["name"], "strategy": s["strategy"], "status": "pending",
-                       "attempts": 0, "worker": "", "problems": []} for s in specs]
+                       "attempts": 0, "lost": 0, "worker": "", "problems": []} for s in specs]
         self.results = [None] * len(specs)
+        self.charged = [0] * len(specs)
+        self.reasons = [""] * len(specs)
 
     def started(self, i):
         self.tasks[i]["attempts"] += 1
+        self.charged[i] += 1
 
-    def done(self, i, value):
+    def lost(self, i, reason):
+        """An execution lost with its process (not charged: it is run again)."""
+        t = self.tasks[i]
+        t["attempts"] += 1
+        t["lost"] += 1
+        t["problems"].append(f"attempt {t['attempts']}: {reason}")
+
+    def account(self, i, attempts, lost, problems):
+        """The executions of a task as counted elsewhere (the Dask workers' reports)."""
+        self.tasks[i].update(attempts=attempts, lost=lost, problems=problems)
+        if self.tasks[i]["status"] == "failed":
+            self.results[i] = self._gave_up(i)
+
+    def done(self, i, value, noted=False):
         """A task that ended: ok, or stopped at its time limit (not run again: it would stop
-        there again), with every row."""
+        there again), with every row. noted: its problems are already written."""
         self.tasks[i].update(status="timeout" if value.get("timed_out") else "ok",
                              worker=value["worker"])
-        if value.get("timed_out"):
+        if value.get("timed_out") and not noted:
             self.tasks[i]["problems"].append(f"attempt {self.tasks[i]['attempts']}: stopped "
                                              f"{value['timed_out']}")
         self.results[i] = value["rows"]
         if self.progress:
             self.progress(self.tasks[i], value["rows"])
 
-    def failed(self, i, reason):
+    def failed(self, i, reason, noted=False):
         """Records a failed attempt; True when the task should run again."""
         t = self.tasks[i]
-        t["problems"].append(f"attempt {t['attempts']}: {reason}")
-        if t["attempts"] <= self.retries:
+        if not noted:
+            t["problems"].append(f"attempt {t['attempts']}: {reason}")
+        if self.charged[i] <= self.retries:
             return True
         t["status"] = "failed"
-        self.results[i] = _failed_rows(self.specs[i], f"gave up after {t['attempts']} "
-                                                      f"attempts: {reason}")
+        self.reasons[i] = reason
+        self.results[i] = self._gave_up(i)
         if self.progress:
             self.progress(t, self.results[i])
         return False
+
+    def _gave_up(self, i):
+        t = self.tasks[i]
+        lost = f", {t['lost']} lost with their process" if t["lost"] else ""
+        return _failed_rows(self.specs[i], f"gave up after {t['attempts']} attempts{lost}: "
+                                           f"{self.reasons[i]}")
 
 
 def _pool_task(i, spec, marks):
@@ -519,8 +564,8 @@ def _run_local(specs, tracker, workers):
                 except cf.process.BrokenProcessPool:
                     if os.path.exists(os.path.join(marks, str(i))):
                         suspects.append(i)
-                        tracker.tasks[i]["problems"].append(
-                            "its pool's process died while it ran: run again alone")
+                        tracker.lost(i, "lost: its pool's process (its own or a neighbour's) "
+                                        "died while it ran; run again alone")
                     else:
                         queue.append(i)
                     continue
@@ -575,42 +620,121 @@ def _run_local_limited(specs, tracker, workers, timeout, cpu_timeout):
                         pending.append(i)
 
 
+_DASK_TOPIC = "souffle-sweep-start"
+
+
+def _dask_task(limited, tag, spec, timeout, cpu_timeout):
+    """A sweep task on a Dask worker: it first tells the scheduler it started there (an event
+    the sweep counts, so an execution lost with its worker is an attempt too), then runs."""
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        w.log_event(_DASK_TOPIC, dict(tag, worker=w.address, pid=os.getpid(), at=time.time()))
+        time.sleep(0.02)  # the worker sends its events every 2 ms
+    except (ImportError, ValueError, AttributeError):
+        pass
+    if limited:
+        return run_task_limited(spec, timeout, cpu_timeout)
+    return run_task(spec)
+
+
+def _dask_attempts(history, starts):
+    """(attempts, lost, problems) of one task from its submissions [[key, outcome, reason]]
+    (outcome: "pending", "result", "timeout", "raised" or "lost") and the executions its
+    workers reported, {key: [event, ...]}. Every execution of a key but its last that ended is
+    one lost with its worker (the scheduler runs a key again only then)."""
+    n, lost, problems = 0, 0, []
+    for key, outcome, reason in history:
+        runs = sorted(starts.get(key, {}).values(), key=lambda e: e["at"])
+        ended = outcome in ("result", "timeout", "raised")
+        count = max(len(runs), 1 if outcome != "pending" else 0)
+        for k in range(count):
+            n += 1
+            where = (f" {runs[k]['worker']} (process {runs[k]['pid']})" if k < len(runs)
+                     else "")
+            if k < count - 1 or outcome == "lost":
+                lost += 1
+                again = "the scheduler ran it again" if k < count - 1 else "not run again"
+                problems.append(f"attempt {n}: lost with its worker{where} while it ran; "
+                                f"{again}")
+            elif ended and outcome != "result":
+                problems.append(f"attempt {n}: {reason}")
+        if outcome == "lost":
+            problems.append(f"the scheduler gave up on it: {reason}")
+    return n, lost, problems
+
+
 def _run_dask(specs, tracker, client, timeout=None, cpu_timeout=None):
     """Tasks on a Dask cluster. The scheduler itself re-runs the tasks of a worker that dies
-    (up to its allowed-failures); a task that still fails (KilledWorker, an exception) is
-    submitted again here until `retries` is used up."""
+    (up to its allowed-failures): each such execution is counted from the event the task sends
+    as it starts. A task that still fails (KilledWorker, an exception) is submitted again here
+    until `retries` is used up."""
     from dask.distributed import as_completed
+
+    sweep_id = uuid.uuid4().hex
+    starts = {}  # key -> {(worker, pid, at): event}
+    history = [[] for _ in specs]
+    lock = threading.Lock()
+
+    def on_start(event):
+        msg = event[1]
+        if isinstance(msg, dict) and msg.get("sweep") == sweep_id:
+            with lock:
+                starts.setdefault(msg["key"], {})[(msg["worker"], msg["pid"], msg["at"])] = msg
+
+    def settle(i):
+        with lock:
+            tracker.account(i, *_dask_attempts(history[i], starts))
 
     def submit(i):
         tracker.started(i)
         key = f"souffle-{specs[i]['model']['name']}-{specs[i]['strategy']}-{i}-" \
-              f"{tracker.tasks[i]['attempts']}"
-        if timeout or cpu_timeout or specs[i].get("step_cpu_timeout"):
-            f = client.submit(run_task_limited, specs[i], timeout, cpu_timeout, key=key,
-                              pure=False)
-        else:
-            f = client.submit(run_task, specs[i], key=key, pure=False)
+              f"{tracker.charged[i]}"
+        limited = bool(timeout or cpu_timeout or specs[i].get("step_cpu_timeout"))
+        f = client.submit(_dask_task, limited, {"sweep": sweep_id, "key": key}, specs[i],
+                          timeout, cpu_timeout, key=key, pure=False)
         index[f.key] = i
+        history[i].append([key, "pending", ""])
         return f
 
     index = {}
-    ac = as_completed([submit(i) for i in range(len(specs))], with_results=False)
-    for f in ac:
-        i = index[f.key]
-        if f.status == "finished":
-            try:
-                tracker.done(i, f.result())
-                continue
-            except Exception as e:  # noqa: BLE001
-                reason = f"{e.__class__.__name__}: {e}"
-        else:
-            try:
-                f.result()
-                reason = f"task {f.status}"
-            except Exception as e:  # noqa: BLE001
-                reason = f"{e.__class__.__name__}: {e}"
-        if tracker.failed(i, reason):
-            ac.add(submit(i))
+    client.subscribe_topic(_DASK_TOPIC, on_start)
+    try:
+        ac = as_completed([submit(i) for i in range(len(specs))], with_results=False)
+        for f in ac:
+            i = index[f.key]
+            if f.status == "finished":
+                try:
+                    value = f.result()
+                    history[i][-1][1:] = (["timeout", f"stopped {value['timed_out']}"]
+                                          if value.get("timed_out") else ["result", ""])
+                    settle(i)
+                    tracker.done(i, value, noted=True)
+                    continue
+                except Exception as e:  # noqa: BLE001
+                    reason, outcome = f"{e.__class__.__name__}: {e}", "raised"
+            else:
+                try:
+                    f.result()
+                    reason = f"task {f.status}"
+                except Exception as e:  # noqa: BLE001
+                    reason = f"{e.__class__.__name__}: {e}"
+                # KilledWorker: every run of it was lost with its worker; an exception the
+                # task raised: its last run ended there.
+                outcome = "lost" if f.status == "cancelled" or "KilledWorker" in reason \
+                    else "raised"
+            history[i][-1][1:] = [outcome, reason]
+            settle(i)
+            if tracker.failed(i, reason, noted=True):
+                ac.add(submit(i))
+    finally:
+        client.unsubscribe_topic(_DASK_TOPIC)
+    # The scheduler's own record of the events: any the subscription had not passed on yet.
+    for event in client.get_events(_DASK_TOPIC):
+        on_start(event)
+    for i in range(len(specs)):
+        settle(i)
 
 
 def sweep(models, strategies=None, gpus=("a100",), steps=STEPS, scheduler=None, workers=None,

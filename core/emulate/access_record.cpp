@@ -119,8 +119,31 @@ std::string describe(const KernelAccess& k, size_t max_lines) {
   }
   if (!k.edges.empty() && lines < max_lines)
     s += fmt::format("  {} producer-consumer block pairs across stages\n", k.edges.size());
+  if (!k.blocks.empty()) s += "  " + sample_note(k) + "\n";
   if (k.truncated) s += "  cut: " + k.note + "\n";
   return s;
+}
+
+std::string sample_note(const KernelAccess& k) {
+  if (k.blocks.empty()) return {};
+  std::string list;
+  const size_t shown = std::min<size_t>(k.blocks.size(), 12);
+  for (size_t i = 0; i < shown; ++i) list += (i ? ", " : "") + std::to_string(k.blocks[i]);
+  if (shown < k.blocks.size()) list += ", …";
+  return fmt::format("{} of {} blocks recorded ({}): the other blocks' accesses are not drawn",
+                     k.blocks.size(), k.grid, list);
+}
+
+std::vector<int32_t> spread_blocks(int64_t grid, int64_t n) {
+  std::vector<int32_t> out;
+  if (grid <= 0) return out;
+  if (n >= grid) n = grid;
+  if (n < 1) n = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t b = n == 1 ? 0 : i * (grid - 1) / (n - 1);
+    if (out.empty() || out.back() != b) out.push_back(static_cast<int32_t>(b));
+  }
+  return out;
 }
 
 // ---- the recorder ----
@@ -134,7 +157,25 @@ AccessRecorder::AccessRecorder(const AccessRecordOptions& options, std::string k
       m_block(block_threads),
       m_warps(std::max<int64_t>(1, (block_threads + 31) / 32)),
       m_stage_names(std::move(stage_names)),
-      m_stage_schedules(std::move(stage_schedules)) {}
+      m_stage_schedules(std::move(stage_schedules)) {
+  for (int32_t b : m_opt.blocks)
+    if (b >= 0 && b < m_grid) m_sample.push_back(b);
+  std::sort(m_sample.begin(), m_sample.end());
+  m_sample.erase(std::unique(m_sample.begin(), m_sample.end()), m_sample.end());
+  if (static_cast<int64_t>(m_sample.size()) == m_grid) m_sample.clear();
+  if (!m_sample.empty()) {
+    m_in_sample.assign(static_cast<size_t>(m_grid), 0);
+    for (int32_t b : m_sample) m_in_sample[static_cast<size_t>(b)] = 1;
+  }
+}
+
+std::vector<int32_t> AccessRecorder::sample_lanes() const {
+  std::vector<int32_t> lanes;
+  lanes.reserve(m_sample.size() * static_cast<size_t>(m_block));
+  for (int32_t b : m_sample)
+    for (int64_t t = 0; t < m_block; ++t) lanes.push_back(static_cast<int32_t>(b * m_block + t));
+  return lanes;
+}
 
 bool AccessRecorder::charge(int64_t bytes, const std::string& what) {
   if (m_bytes + bytes > m_opt.max_bytes) {
@@ -213,6 +254,7 @@ void AccessRecorder::access(int32_t slot, int64_t element, int32_t lane, bool wr
   if (!records(stage)) return;
   Slot& s = m_slots[static_cast<size_t>(slot)];
   const auto block = static_cast<int32_t>(lane / m_block);
+  if (!m_in_sample.empty() && m_in_sample[static_cast<size_t>(block)] == 0) return;
   const int32_t frame = frame_id(epoch, stage, block);
   (write ? s.meta.element_writes : s.meta.element_reads) += 1;
   if (s.cut) return;
@@ -259,6 +301,7 @@ KernelAccess AccessRecorder::finish(int grid_barriers) {
   k.stage_names = m_stage_names;
   k.stage_schedules = m_stage_schedules;
   k.grid_barriers = grid_barriers;
+  if (!m_in_sample.empty()) k.blocks = m_sample;
   // Frames in play order: phase, then block.
   std::vector<int32_t> order(m_frames.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);

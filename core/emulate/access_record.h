@@ -31,6 +31,14 @@ struct AccessRecordOptions {
   /// The recording's memory (bitmaps while running, counters per element) stops growing here:
   /// accesses past it are not recorded, `truncated` is set and `note` says what was left out.
   int64_t max_bytes = int64_t{512} << 20;
+  /// Record only these blocks (any order; repeats and blocks past the grid are dropped); empty
+  /// (or none left): every block. Without per-tile flags only these blocks run at all (their
+  /// threads, none other), which is exact for their accesses: a block's addresses depend on its own
+  /// indices, loops and the launch shape (grid-stride loops read gridDim, not the blocks that run),
+  /// its barriers and shuffles stay within it, and a grid barrier is passed by the blocks that run.
+  /// Not exact where addresses depend on data other blocks wrote. With flags every block runs
+  /// and only these are recorded. Producer-consumer edges are seen only between these blocks.
+  std::vector<int32_t> blocks;
 };
 
 /// A set of flat (row-major) element indices of one tensor as sorted, disjoint, non-adjacent
@@ -121,6 +129,9 @@ struct KernelAccess {
   std::vector<ProducerEdge> edges;           ///< sorted by (consumer phase, consumer, producer)
   std::vector<AccessFrame> frames;           ///< every (phase, block) that touched anything
   int grid_barriers = 0;                     ///< passed during the run
+  /// The blocks recorded when not every block was (AccessRecordOptions::blocks), ascending;
+  /// empty: every block. The other blocks' accesses are in no set, count or frame.
+  std::vector<int32_t> blocks;
   bool truncated = false;
   std::string note;  ///< why truncated, what was left out
 
@@ -129,6 +140,14 @@ struct KernelAccess {
   ElementRanges block_reads(const std::string& tensor, int32_t block) const;
   ElementRanges block_writes(const std::string& tensor, int32_t block) const;
 };
+
+/// "8 of 216 blocks recorded (0, 27, 54, …): the other blocks' accesses are not drawn" for a
+/// recording of some blocks only; "" when every block was recorded.
+std::string sample_note(const KernelAccess& k);
+
+/// `n` blocks of a grid of `grid`, spread evenly over it (the first and, for n > 1, the last
+/// block included), ascending; every block when n >= grid.
+std::vector<int32_t> spread_blocks(int64_t grid, int64_t n);
 
 /// Set EmulateOptions::access_record to one of these to record; run_kernel / run_kernels append
 /// one KernelAccess per recorded kernel run.

@@ -26,6 +26,9 @@ class AccessRecorder {
                      int64_t numel, int64_t shared_bytes);
   /// Whether accesses in `stage` are recorded (options.stage -1 or equal).
   bool records(int stage) const { return m_opt.stage < 0 || stage == m_opt.stage; }
+  /// With some blocks only (AccessRecordOptions::blocks): their threads, ascending, the lanes a
+  /// kernel without flags runs; empty when every block is recorded.
+  std::vector<int32_t> sample_lanes() const;
   /// One element access by global thread `lane` (block = lane / block_threads) at phase
   /// (`epoch`, `stage`); `element` indexes the tensor (a shared buffer's block copy).
   void access(int32_t slot, int64_t element, int32_t lane, bool write, int epoch, int stage);
@@ -59,6 +62,8 @@ class AccessRecorder {
   int64_t m_grid, m_block;
   int64_t m_warps;  ///< per block
   std::vector<std::string> m_stage_names, m_stage_schedules;
+  std::vector<int32_t> m_sample;  ///< the recorded blocks, ascending; empty: all
+  std::vector<char> m_in_sample;  ///< per block, when m_sample is not empty
   std::vector<Slot> m_slots;
   std::map<std::string, int32_t> m_slot_of;
   std::vector<AccessPhase> m_phases;   ///< phase ids in order met

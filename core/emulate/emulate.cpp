@@ -191,8 +191,12 @@ class Machine {
     if (!k.flags.empty()) {
       run_tasks();
     } else {
-      Lanes all(static_cast<size_t>(m_lanes));
-      for (int64_t l = 0; l < m_lanes; ++l) all[l] = static_cast<int32_t>(l);
+      Lanes all = m_rec ? m_rec->sample_lanes() : Lanes();  // some blocks only
+      if (all.empty()) {
+        all.resize(static_cast<size_t>(m_lanes));
+        for (int64_t l = 0; l < m_lanes; ++l) all[l] = static_cast<int32_t>(l);
+      }
+      m_run_lanes = static_cast<int64_t>(all.size());
       exec(k.body, all);
     }
     if (m_rec) {
@@ -659,9 +663,9 @@ class Machine {
           task_grid_barrier(lanes);
           return;
         }
-        if (static_cast<int64_t>(lanes.size()) != m_lanes)
+        if (static_cast<int64_t>(lanes.size()) != m_run_lanes)
           fail("grid barrier in divergent code: " + std::to_string(lanes.size()) + " of " +
-               std::to_string(m_lanes) + " threads reach it");
+               std::to_string(m_run_lanes) + " threads reach it");
         if (!m_kernel->launch.cooperative) fail("grid barrier in a non-cooperative launch");
         ++m_grid_epoch;
         for (auto& e : m_block_epoch) ++e;
@@ -1437,6 +1441,7 @@ class Machine {
     m_rec->access(slot, a % m.numel, lane, write, m_grid_epoch - m_rec_epoch0, m_stage_index);
   }
   int64_t m_grid = 1, m_block = 1, m_lanes = 1;
+  int64_t m_run_lanes = 1;  ///< the threads that run (m_lanes unless recording some blocks)
   std::unordered_map<const te::TensorNode*, Mem*> m_mems;
   std::unordered_map<const te::ExprNode*, Vals> m_vars;
   std::unordered_map<const te::TensorNode*, Frag*> m_frags;

@@ -303,9 +303,12 @@ MemoryPicture memory_picture(const KernelAccess& k, const PictureOptions& o) {
   }
   // Legend.
   if (o.colouring == PictureColouring::Block) {
-    const int32_t shown = static_cast<int32_t>(std::min<int64_t>(k.grid, 12));
-    for (int32_t b = 0; b < shown; ++b)
+    const int32_t shown = static_cast<int32_t>(
+        std::min<int64_t>(k.blocks.empty() ? k.grid : static_cast<int64_t>(k.blocks.size()), 12));
+    for (int32_t i = 0; i < shown; ++i) {
+      const int32_t b = k.blocks.empty() ? i : k.blocks[static_cast<size_t>(i)];
       p.legend.push_back({block_colour(b), fmt::format("block {}", b)});
+    }
     if (k.grid > shown) p.legend.push_back({0, fmt::format("… {} blocks in all", k.grid)});
   } else if (o.colouring == PictureColouring::Reuse) {
     std::vector<LegendEntry> ramp = {
@@ -403,6 +406,8 @@ MemoryPicture memory_picture(const KernelAccess& k, const PictureOptions& o) {
           fmt::format("{} block-phases in all read other blocks' writes.", by_consumer.size()));
   }
   if (k.truncated) p.notes.push_back("Cut: " + k.note + ".");
+  if (!k.blocks.empty())  // first: every count and colour above covers these blocks only
+    p.notes.insert(p.notes.begin(), "Sampled: " + emulate::sample_note(k) + ".");
   return p;
 }
 

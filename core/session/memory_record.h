@@ -21,10 +21,18 @@ struct MemoryRecordOptions {
   int64_t max_bytes = int64_t{512} << 20;  ///< AccessRecordOptions::max_bytes
   /// Race and uninitialized-read checks while recording (off: only the recording's cost).
   bool checks = false;
+  /// Record (and run) only these blocks (AccessRecordOptions::blocks); empty: see budget_s.
+  std::vector<int32_t> blocks{};
+  /// With no `blocks` and > 0: record as many blocks as fit in about this many seconds. Block 0
+  /// is recorded alone first and timed; if every block fits in what is left the whole grid is
+  /// recorded, else as many blocks as fit, spread over the grid (spread_blocks), and the
+  /// recording says which (KernelAccess::blocks). 0: every block.
+  double budget_s = 0;
 };
 
-/// Runs `kernel` once in the emulator over zero inputs, recording. Throws what the emulator
-/// throws (EmulationError) and UserError for a stage index the kernel does not have.
+/// Runs `kernel` in the emulator over zero inputs, recording (once, or twice under a budget).
+/// Throws what the emulator throws (EmulationError) and UserError for a stage index the kernel does
+/// not have.
 emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
                                            const MemoryRecordOptions& options = {});
 

@@ -1,7 +1,9 @@
 // The emulator's access recording (emulate/access_record.h): on a GEMM stage each block's tile
 // of A, B and C is the one its schedule's block tile gives; on a fused kernel of the sample BERT
 // the reads after a grid barrier are other blocks' writes; recording leaves the outputs as
-// they were; memory pictures and their SVG are drawn from a record.
+// they were; some blocks alone record exactly what the whole grid recorded of them; memory
+// pictures and their SVG are drawn from a record.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -251,6 +253,40 @@ const CompileReport& bert_kernels() {
   return r;
 }
 
+/// `part` recorded some blocks of what `whole` recorded for all: the same frames, units and
+/// element sets for those blocks, nothing of the others.
+void expect_same_blocks(const KernelAccess& whole, const KernelAccess& part) {
+  ASSERT_FALSE(part.blocks.empty());
+  ASSERT_LT(static_cast<int64_t>(part.blocks.size()), whole.grid);
+  const std::set<int32_t> in(part.blocks.begin(), part.blocks.end());
+  std::vector<std::pair<emulate::AccessPhase, int32_t>> want, got;
+  for (const emulate::AccessFrame& f : whole.frames)
+    if (in.count(f.block)) want.emplace_back(f.phase, f.block);
+  for (const emulate::AccessFrame& f : part.frames) got.emplace_back(f.phase, f.block);
+  EXPECT_EQ(got, want);
+  EXPECT_FALSE(got.empty());
+  for (const emulate::TensorAccess& w : whole.tensors) {
+    std::vector<const emulate::UnitAccess*> units;
+    for (const emulate::UnitAccess& u : w.units)
+      if (in.count(u.block)) units.push_back(&u);
+    const emulate::TensorAccess* t = part.find(w.name);
+    if (units.empty()) {
+      EXPECT_TRUE(!t || t->units.empty()) << w.name;
+      continue;
+    }
+    ASSERT_NE(t, nullptr) << w.name;
+    ASSERT_EQ(t->units.size(), units.size()) << w.name;
+    for (size_t i = 0; i < units.size(); ++i) {
+      const emulate::UnitAccess &a = *units[i], &b = t->units[i];
+      EXPECT_EQ(b.block, a.block) << w.name;
+      EXPECT_EQ(b.warp, a.warp) << w.name;
+      EXPECT_EQ(b.phase, a.phase) << w.name;
+      EXPECT_EQ(b.reads.ranges, a.reads.ranges) << w.name << " block " << a.block;
+      EXPECT_EQ(b.writes.ranges, a.writes.ranges) << w.name << " block " << a.block;
+    }
+  }
+}
+
 int grid_barriers(const loop::Kernel& k) {
   int n = 0;
   for (const StageBoundary& b : k.boundaries) n += b.kind == BoundaryKind::Grid;
@@ -373,6 +409,24 @@ TEST(AccessRecord, ReadsAfterAGridBarrierAreOtherBlocksWrites) {
       EXPECT_EQ(w1, w) << t.name << " block " << b;
     }
   }
+  // Some blocks only (the others do not run): the whole kernel, its grid barriers passed by
+  // the blocks that run, records for those blocks exactly what the whole grid's run recorded
+  // (addresses do not depend on the data), and the edges between them.
+  {
+    const std::vector<int32_t> some = {static_cast<int32_t>(k.grid - 1), 1};
+    const KernelAccess part = record_kernel_access(*pick, {.blocks = some});
+    EXPECT_EQ(part.blocks, (std::vector<int32_t>{1, static_cast<int32_t>(k.grid - 1)}));
+    EXPECT_EQ(part.grid_barriers, k.grid_barriers);
+    expect_same_blocks(k, part);
+    for (const emulate::ProducerEdge& e : part.edges) {
+      bool found = false;
+      for (const emulate::ProducerEdge& f : k.edges)
+        found |= f.tensor == e.tensor && f.producer_block == e.producer_block &&
+                 f.consumer_block == e.consumer_block && f.producer == e.producer &&
+                 f.consumer == e.consumer && f.elements == e.elements;
+      EXPECT_TRUE(found) << e.tensor << " " << e.producer_block << " -> " << e.consumer_block;
+    }
+  }
   // The picture names the scratch and the waits.
   report::MemoryPicture p = report::memory_picture(k);
   bool waits = false, scratch = false;
@@ -385,6 +439,69 @@ TEST(AccessRecord, ReadsAfterAGridBarrierAreOtherBlocksWrites) {
   bool frame_waits = false;
   for (const report::PictureFrame& f : p.frames) frame_waits |= !f.waits_for.empty();
   EXPECT_TRUE(frame_waits);
+}
+
+TEST(AccessRecord, SomeBlocksOfAStageRecordWhatTheWholeGridRecordedOfThem) {
+  // Stages of the sample BERT's kernels, recorded alone: a sample of its blocks (spread
+  // over the grid, and an unordered pick) gives those blocks' element sets exactly as
+  // recording every block does, and the picture says which blocks it holds.
+  const CompileReport& r = bert_kernels();
+  int stages = 0;
+  for (const CompiledKernel& ck : r.kernels) {
+    const int64_t grid = ck.kernel.launch.grid_x;
+    if (grid < 4) continue;
+    // Every third stage (and the last): GEMMs, softmaxes and norms, in a few seconds.
+    const int n = static_cast<int>(ck.kernel.stages.size());
+    for (int s = 0; s < n; s += (s + 3 < n || s == n - 1) ? 3 : n - 1 - s) {
+      SCOPED_TRACE(ck.kernel.name + " stage " + std::to_string(s));
+      const KernelAccess whole = record_kernel_access(ck.kernel, {.stage = s});
+      EXPECT_TRUE(whole.blocks.empty());
+      const std::vector<int32_t> spread = emulate::spread_blocks(grid, 3);
+      ASSERT_EQ(spread.size(), 3u);
+      EXPECT_EQ(spread.front(), 0);
+      EXPECT_EQ(spread.back(), grid - 1);
+      const KernelAccess some = record_kernel_access(ck.kernel, {.stage = s, .blocks = spread});
+      EXPECT_EQ(some.blocks, spread);
+      expect_same_blocks(whole, some);
+      const KernelAccess odd = record_kernel_access(
+          ck.kernel, {.stage = s, .blocks = {static_cast<int32_t>(grid / 2), 1, 1, 99999}});
+      EXPECT_EQ(odd.blocks, (std::vector<int32_t>{1, static_cast<int32_t>(grid / 2)}));
+      expect_same_blocks(whole, odd);
+      // The picture's first note names the sample.
+      const report::MemoryPicture p = report::memory_picture(some);
+      ASSERT_FALSE(p.notes.empty());
+      EXPECT_EQ(p.notes.front(),
+                fmt::format("Sampled: 3 of {} blocks recorded (0, {}, {}): the other blocks' "
+                            "accesses are not drawn.",
+                            grid, spread[1], grid - 1));
+      for (const std::string& n : report::memory_picture(whole).notes)
+        EXPECT_EQ(n.find("Sampled"), std::string::npos) << n;
+      ++stages;
+    }
+  }
+  EXPECT_GE(stages, 2);
+  std::cout << stages << " stages compared\n";
+}
+
+TEST(AccessRecord, ABudgetRecordsWhatFitsAndSaysSo) {
+  Gemm g;
+  const int64_t grid = g.kernel.launch.grid_x;
+  ASSERT_GE(grid, 4);
+  // No time at all: block 0 alone (timed first), named as such.
+  const KernelAccess one = record_kernel_access(g.kernel, {.stage = 0, .budget_s = 1e-9});
+  EXPECT_EQ(one.blocks, std::vector<int32_t>{0});
+  EXPECT_EQ(one.block_writes("C", 0).count(), Gemm::BM * Gemm::BN);
+  EXPECT_TRUE(one.block_writes("C", 1).empty());
+  EXPECT_EQ(emulate::sample_note(one).rfind("1 of " + std::to_string(grid) + " blocks", 0), 0u);
+  // Time enough: every block.
+  const KernelAccess all = record_kernel_access(g.kernel, {.stage = 0, .budget_s = 600});
+  EXPECT_TRUE(all.blocks.empty());
+  EXPECT_EQ(emulate::sample_note(all), "");
+  int64_t written = 0;
+  for (int32_t b = 0; b < grid; ++b) written += all.block_writes("C", b).count();
+  EXPECT_EQ(written, Gemm::M * Gemm::N);
+  EXPECT_EQ(emulate::spread_blocks(grid, grid + 5).size(), static_cast<size_t>(grid));
+  EXPECT_EQ(emulate::spread_blocks(grid, 1), std::vector<int32_t>{0});
 }
 
 }  // namespace

@@ -144,6 +144,19 @@ def test_model_info_is_inspect_s(models, name):
     assert [t["name"] for t in m.te_inputs] == [i["name"] for i in m.inputs]
 
 
+@pytest.mark.parametrize("name", SAMPLES)
+def test_te_verify_is_the_cli_s(models, name):
+    """The TE program against every sample model's test data, as `souffle-cli verify --level te`
+    judges it: the same verdict, errors and checked outputs (the ONNX graph's outputs)."""
+    v = models(name).plan(strategy="souffle").verify(level="te")
+    want = cli_json("verify", sample(name), "--level", "te", "--strategy", "souffle")
+    assert v.ok and want["ok"]
+    assert (v.mismatches, v.max_abs) == (want["mismatches"], want["max_abs"])
+    assert [(c["output"], c["elements"]) for c in v.checks] == [
+        (c["output"], c["elements"]) for c in want["checks"]]
+    assert {c["output"] for c in v.checks} == {o["name"] for o in models(name).outputs}
+
+
 def test_verify_against_the_cli_and_numpy(models):
     m = models("mmoe")
     p = m.plan(strategy="souffle")

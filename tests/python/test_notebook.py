@@ -3,14 +3,12 @@ outputs hold the drawings: the plan as SVG with kernel clusters, the comparison 
 
 import os
 
-import pytest
-
-from conftest import SOURCE
+from conftest import SOURCE, need
 
 
 def test_quickstart_notebook_executes():
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    nbformat = need("nbformat", "python3-nbformat")
+    nbclient = need("nbclient", "python3-nbclient")
     folder = os.path.join(SOURCE, "python", "examples")
     with open(os.path.join(folder, "quickstart.ipynb"), encoding="utf-8") as f:
         nb = nbformat.read(f, as_version=4)

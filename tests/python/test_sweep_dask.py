@@ -1,6 +1,7 @@
 """Sweeps on a local Dask cluster of 2 worker processes: the sample models x 4 strategies with
 one worker killed while it runs a task (the task re-run elsewhere, its lost run counted as an
-attempt, the summary complete), and tasks past their wall-clock or CPU limit reported."""
+attempt, the summary complete), tasks past their wall-clock or CPU limit reported, and a task
+that kills every worker it runs on reported failed with each lost run counted."""
 
 import csv
 import json
@@ -13,13 +14,17 @@ import souffle
 from conftest import SAMPLES, need, sample
 
 
-def _local_dask(monkeypatch, **env):
-    """A local Dask cluster of 2 worker processes (1 thread each) started with `env` set."""
+def _local_dask(monkeypatch, config=None, **env):
+    """A local Dask cluster of 2 worker processes (1 thread each) started with `env` set and
+    the Dask `config` given to its scheduler."""
     distributed = need("distributed", "python3-distributed")
+    import dask
+
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    with dask.config.set(config or {}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
     return cluster, distributed.Client(cluster)
 
 
@@ -74,10 +79,12 @@ def test_dask_cluster_loses_a_worker(tmp_path, monkeypatch):
         assert len(list(csv.DictReader(f))) == len(SAMPLES) * 4
 
 
-def test_dask_time_limits(tmp_path, monkeypatch):
-    # On 2 Dask worker processes: lstm's tasks sleep in plan, resnext's spin there.
-    cluster, client = _local_dask(monkeypatch, SOUFFLE_SWEEP_HANG="lstm:plan",
-                                  SOUFFLE_SWEEP_SPIN="resnext:plan")
+def test_dask_time_limits_and_a_task_that_kills_its_worker(tmp_path, monkeypatch):
+    # On 2 Dask worker processes: lstm's tasks sleep in plan, resnext's spin there, bert's kill
+    # their worker; the scheduler gives up on a task after the first worker it kills.
+    cluster, client = _local_dask(monkeypatch, {"distributed.scheduler.allowed-failures": 0},
+                                  SOUFFLE_SWEEP_HANG="lstm:plan",
+                                  SOUFFLE_SWEEP_SPIN="resnext:plan", SOUFFLE_SWEEP_CRASH="bert")
     try:
         # A wall-clock limit: lstm's task is stopped after 3 s and reported, mmoe's complete.
         r = souffle.sweep([sample("mmoe"), sample("lstm")], strategies=["rules", "souffle"],
@@ -97,6 +104,18 @@ def test_dask_time_limits(tmp_path, monkeypatch):
         assert [(x["model"], x["status"], x["failed_step"]) for x in r.rows] == [
             ("resnext", "timeout", "plan"), ("mmoe", "ok", "")]
         assert "CPU limit of 1 s" in r.rows[0]["error"]
+        # bert's task kills its worker: the scheduler gives up (KilledWorker), the sweep runs
+        # it once more (retries=1), it kills another: 2 attempts, both lost, reported failed.
+        r = souffle.sweep([sample("bert")], strategies=["rules"], steps=["plan"],
+                          scheduler=client, retries=1)
+        assert [(t["status"], t["attempts"], t["lost"]) for t in r.tasks] == [("failed", 2, 2)]
+        assert "gave up after 2 attempts, 2 lost with their process: KilledWorker" in \
+            r.rows[0]["error"], r.rows[0]
+        problems = r.tasks[0]["problems"]
+        assert [p.split(":")[0] for p in problems if p.startswith("attempt")] == [
+            "attempt 1", "attempt 2"]
+        assert all("lost with its worker tcp://" in p for p in problems if
+                   p.startswith("attempt")), problems
     finally:
         client.close()
         cluster.close()

@@ -1322,11 +1322,9 @@ bool MainWindow::exportReport(const QString& given) {
         tr("HTML (*.html);;JSON (*.json);;CSV (*.csv);;Graphviz DOT (*.dot)"));
   if (path.isEmpty()) return false;
   say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
-  // The profile run of the plan on screen goes with it. A report with edits holds the plan
-  // before them too, and a run is read as the unedited plan's: then none is passed.
+  // The profile run of the plan on screen goes with it (with edits: on the plan after them).
   std::string measured;
-  if (ProfileDataPtr p = m_runs->profileData();
-      p && p->plan == m_plan && m_editor->decisions().edits.empty())
+  if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_plan)
     measured = nlohmann::json{{"strategies", {profile_report_json(p->report)}}}.dump();
   runExport(
       this,

@@ -4,6 +4,7 @@
 #include <QFutureWatcher>
 #include <QSaveFile>
 #include <QtConcurrent/QtConcurrent>
+#include <utility>
 
 #include "core/report/write.h"
 #include "core/session/bundle.h"
@@ -60,8 +61,24 @@ ExportOutcome writeReport(const plan::FusionPlan& plan, const plan::Decisions& e
     o.edits = edits;
     o.code = report::format_has_code(report::report_format(path));
     report::Report r = report::gather_report(model, o);
-    if (!measurements.empty())
-      report::parse_measurements(measurements, "the explorer's profile run", r.plans);
+    if (!measurements.empty()) {
+      // The run measured the plan on screen: with edits, that is the report's last plan (the
+      // one after them), which the reader of runs skips as a decisions plan; it reads the run
+      // into that plan alone, as the plan measured.
+      const bool edited = !edits.edits.empty() && r.plans.size() > 1;
+      std::vector<report::ReportPlan> measured;
+      std::string decisions;
+      if (edited) {
+        measured.push_back(std::move(r.plans.back()));
+        decisions = std::exchange(measured.front().decisions, std::string());
+      }
+      report::parse_measurements(measurements, "the explorer's profile run",
+                                 edited ? measured : r.plans);
+      if (edited) {
+        measured.front().decisions = std::move(decisions);
+        r.plans.back() = std::move(measured.front());
+      }
+    }
     const size_t bytes = report::write_report(r, path);
     return {true, QObject::tr("Wrote the report %1 (%2 kB)")
                       .arg(QString::fromStdString(path))

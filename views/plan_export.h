@@ -28,7 +28,8 @@ ExportOutcome writeBundle(const plan::FusionPlan& plan, const std::string& model
                           const std::string& dir);
 /// A report of the plan (HTML, JSON, CSV or DOT by `path`'s extension) with the user's `edits`:
 /// the plan before and after them. `measurements`: a profile run of the plan in the shape of
-/// `souffle-cli profile --json` (empty: none), its times beside the estimates.
+/// `souffle-cli profile --json` (empty: none), its times beside the estimates; it measured the
+/// plan after the `edits` when there are some.
 ExportOutcome writeReport(const plan::FusionPlan& plan, const plan::Decisions& edits,
                           const std::string& model, const std::string& path,
                           const std::string& measurements = {});

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 
 #include "core/gpu/nvrtc.h"
 #include "core/session/profile.h"
@@ -19,6 +20,7 @@
 #include "views/main_window.h"
 #include "views/panel_titles.h"
 #include "views/partition_table_model.h"
+#include "views/profile_runner.h"
 #include "views/project_controller.h"
 #include "views/step_through.h"
 
@@ -87,6 +89,7 @@ class TestExplorerSession : public QObject {
   void helpNeedsNoDisplay();
   void panelTitlesAreTheDocks();
   void timesShowTheirUnit();
+  void reportOfAnEditedPlanCarriesItsRun();
 };
 
 void TestExplorerSession::initTestCase() {
@@ -350,6 +353,39 @@ void TestExplorerSession::timesShowTheirUnit() {
   QCOMPARE(timeWithUnit(1234.5), QStringLiteral("1.23 ms"));
   QCOMPARE(timeWithUnit(12.34), QStringLiteral("12.3 µs"));
   QCOMPARE(timeWithUnit(0.5), QStringLiteral("0.500 µs"));
+}
+
+// A profile run of a plan with edits goes into the report exported after it, on the edited plan
+// (the report holds the plan before the edits too, which was not measured).
+void TestExplorerSession::reportOfAnEditedPlanCarriesItsRun() {
+  MainWindow w;
+  w.project()->setInteractive(false);
+  w.show();
+  w.setStrategy(QStringLiteral("rules"));
+  QVERIFY(open(w, "mmoe"));
+  QVERIFY(pinOne(w, "mmoe"));
+  QAction* emu = w.profileEmulatorAction();
+  QVERIFY(emu && emu->isEnabled());
+  QSignalSpy done(w.profileRunner(), &ProfileRunner::finished);
+  emu->trigger();
+  QVERIFY(done.wait(120000));
+  QVERIFY(w.profileData() && w.profileData()->plan == w.planData());
+  QTemporaryDir dir;
+  const QString report = dir.filePath(QStringLiteral("mmoe-report.json"));
+  QSignalSpy exported(&w, &MainWindow::reportExported);
+  QVERIFY(w.exportReport(report));
+  QVERIFY(exported.wait(300000));
+  QVERIFY2(exported.front().front().toBool(), qPrintable(exported.front().back().toString()));
+  QFile f(report);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const nlohmann::json j = nlohmann::json::parse(f.readAll().toStdString());
+  QCOMPARE(j.at("plans").size(), size_t(2));
+  // The plan before the edits was not measured; the edited one was, every kernel of it.
+  QVERIFY(!j["plans"][0].contains("measurement") || j["plans"][0]["measurement"].is_null());
+  const nlohmann::json& edited = j["plans"][1];
+  QVERIFY2(edited.contains("measurement") && edited["measurement"].is_object(),
+           edited.dump().substr(0, 400).c_str());
+  QVERIFY(edited["measurement"].value("total_us", 0.0) > 0);
 }
 
 QTEST_MAIN(TestExplorerSession)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/support/boundary.h"
+#include "core/support/build_choice.h"
 #include "core/te/expr.h"
 
 namespace souffle::loop {
@@ -629,6 +630,10 @@ struct StageInfo {
   /// on its blocks did).
   std::string weight_panel{};
   bool weight_panel_load = false;
+  /// The priced choices the builder made for the kernel (flags or grid barriers, weight panels
+  /// or streaming, waves or program order), in the order made; on its first stage only. The
+  /// stage's schedule text tells each (schedule::describe).
+  std::vector<BuildChoice> choices{};
 };
 
 /// Where one shared buffer sits in the kernel's shared arena.

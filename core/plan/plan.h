@@ -19,6 +19,7 @@
 #include "core/plan/horizontal.h"
 #include "core/plan/step.h"
 #include "core/support/boundary.h"
+#include "core/support/build_choice.h"
 #include "core/te/expr.h"
 #include "core/te/program_index.h"
 
@@ -116,6 +117,9 @@ struct BuiltStage {
   /// whether it loads them there (loop::StageInfo::weight_panel).
   std::string weight_panel;
   bool weight_panel_load = false;
+  /// The priced choices the kernel builder made for its launch, on the launch's first stage
+  /// (loop::StageInfo::choices); `schedule` tells them in words.
+  std::vector<BuildChoice> choices;
   /// The cost model's price of the stage alone (µs, schedule::StagePrice) and what bounds it;
   /// for a tensor-core stage the mainloop structure it was priced from
   /// (gpu::MainloopStructure::describe) and how (gpu::MainloopCost::from); empty otherwise.

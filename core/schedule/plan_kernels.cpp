@@ -17,6 +17,7 @@
 #include "core/gpu/cost.h"
 #include "core/loop/mutator.h"
 #include "core/schedule/attention.h"
+#include "core/schedule/build_choice.h"
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/price.h"
 #include "core/schedule/wavefront.h"
@@ -708,14 +709,17 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         p.us = price_kernel(p.k, *spec, *costs, flops_of, options.cooperative_registers).total_us;
       return *p.us;
     };
-    // Keeps `candidate` where the cost model prices it below `other`, else `other`, and tells
-    // `say(kept, candidate's us, other's us)` in the kept kernel's schedule text.
-    auto keep_cheaper = [&](Priced& candidate, Priced other,
-                            const std::function<std::string(bool, double, double)>& say) {
-      const double cp = price_of(candidate), op = price_of(other);
-      const bool kept = cp < op;
-      if (!kept) candidate = std::move(other);
-      candidate.k.stages.front().schedule += say(kept, cp, op);
+    // A choice made for kernel `p`: on its first stage, typed and told in its schedule text.
+    auto record = [](Priced& p, BuildChoice c) {
+      loop::StageInfo& front = p.k.stages.front();
+      front.schedule += "; " + describe(c);
+      front.choices.push_back(std::move(c));
+    };
+    // Keeps `candidate` where the cost model prices it below `other`, else `other`, and records
+    // the choice on the kept kernel.
+    auto keep = [&](ChoiceKind kind, Priced& candidate, Priced other, std::string reason = {}) {
+      record(candidate,
+             keep_cheaper(kind, candidate, std::move(other), price_of, std::move(reason)));
     };
     // One kernel of the stages in the order and places `mo` says; under auto priced, its
     // grid-barrier form too (`grid_only_form`, as SyncMode::Grid builds it).
@@ -744,15 +748,13 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         Priced with_grid = candidates
                                ? Priced{merged(std::move(stages), name, grid_only), std::nullopt}
                                : with_flags;
-        const double fp = price_of(with_flags), gp = price_of(with_grid);
-        const bool flags_kept = fp < gp;
+        price_of(with_flags);
+        price_of(with_grid);  // once, also for the grid-barrier form
         if (grid_only_form) *grid_only_form = with_grid;
-        out = std::move(flags_kept ? with_flags : with_grid);
-        if (fp != gp)
-          out.k.stages.front().schedule += fmt::format(
-              "; sync auto: {} (estimated {:.2f} us with per-tile flags where each prices below "
-              "its grid barrier, {:.2f} us with grid barriers only)",
-              flags_kept ? "per-tile flags kept" : "grid barriers kept", fp, gp);
+        out = std::move(with_flags);
+        BuildChoice c = keep_cheaper(ChoiceKind::SyncForm, out, std::move(with_grid), price_of);
+        // Priced alike, the two are one kernel (no boundary could take flags): no choice.
+        if (c.price_kept_us != c.price_other_us) record(out, std::move(c));
       } else {
         out.k = merged(std::move(stages), name, how);
       }
@@ -859,15 +861,11 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         return in_panels;
       }
       Priced without = build(std::move(plain), how, grid_only_form ? &grid_without : nullptr);
-      auto say = [](bool kept, double wp, double np) {
-        return fmt::format("; weight panels {} (estimated {:.2f} us with them, {:.2f} us without)",
-                           kept ? "kept" : "not kept", wp, np);
-      };
       if (grid_only_form) {
-        keep_cheaper(grid_with, std::move(grid_without), say);
+        keep(ChoiceKind::WeightPanels, grid_with, std::move(grid_without));
         *grid_only_form = std::move(grid_with);
       }
-      keep_cheaper(in_panels, std::move(without), say);
+      keep(ChoiceKind::WeightPanels, in_panels, std::move(without));
       return in_panels;
     };
     std::vector<size_t> program_order(ps.stages.size());
@@ -883,11 +881,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
             : schedule::WaveLayout{};
     // The cheaper of waves and program order by the cost model, the choice told in the kernel.
     auto choose_waves = [&](Priced& in_waves, Priced plain) {
-      keep_cheaper(in_waves, std::move(plain), [&](bool kept, double wp, double pp) {
-        return fmt::format(
-            "; waves: {}; {} (estimated {:.2f} us in waves, {:.2f} us in program order)",
-            waves.summary(), kept ? "kept" : "program order kept", wp, pp);
-      });
+      keep(ChoiceKind::Waves, in_waves, std::move(plain), waves.summary());
     };
     if (waves.changes()) {
       // Stages side by side in waves, against program order: the cheaper by the cost model

@@ -438,6 +438,7 @@ plan::PartitionPrice PlanPricer::price_built(const plan::FusionPlan& context,
       bs.schedule = info.schedule;
       bs.weight_panel = info.weight_panel;
       bs.weight_panel_load = info.weight_panel_load;
+      bs.choices = info.choices;
       if (const size_t i = static_cast<size_t>(&info - k.stages.data()); i < kp.stages.size()) {
         bs.est_us = kp.stages[i].cost.total_us;
         bs.bound = kp.stages[i].cost.bound;

@@ -90,6 +90,7 @@ std::optional<plan::PartitionPrice> rename_price(const plan::PartitionPrice& pri
     text(st.bound);
     text(st.mainloop);
     text(st.priced_from);
+    for (BuildChoice& c : st.choices) text(c.reason);
   }
   for (plan::Boundary& b : out.boundaries) {
     text(b.order.tensor);

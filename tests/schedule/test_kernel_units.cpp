@@ -244,8 +244,13 @@ TEST(KernelUnits, SampleLstmKeepsItsRecurrentWeightsInSharedMemory) {
   const loop::Kernel& k = with.kernels[0];
   EXPECT_EQ(stages_saying(k, "weights loaded into the shared panel"), 2);
   EXPECT_EQ(stages_saying(k, "weights read from the shared panel"), 30);
-  EXPECT_NE(k.stages[0].schedule.find("weight panels kept"), std::string::npos)
-      << k.stages[0].schedule;
+  const std::vector<BuildChoice>& choices = k.stages[0].choices;
+  auto panels = std::find_if(choices.begin(), choices.end(), [](const BuildChoice& c) {
+    return c.kind == ChoiceKind::WeightPanels;
+  });
+  ASSERT_NE(panels, choices.end()) << k.stages[0].schedule;
+  EXPECT_TRUE(panels->kept);
+  EXPECT_LT(panels->price_kept_us, panels->price_other_us);
   b.options.weight_panels = false;
   const loop::KernelSet without = build_plan_kernels(p, b.config, b.options);
   EXPECT_EQ(stages_saying(without.kernels.at(0), "shared panel"), 0);

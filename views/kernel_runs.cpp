@@ -99,9 +99,9 @@ QString compileSummary(const CompileData& data) {
 
 QString profileSummary(const ProfileData& data) {
   const ProfileReport& r = data.report;
-  const QString measured =
-      r.gpu_time() ? QObject::tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
-                   : QObject::tr("%1 ms of CPU time").arg(r.kernels_us / 1000, 0, 'f', 1);
+  const QString measured = r.gpu_time()
+                               ? QObject::tr("%1 µs").arg(r.kernels_us, 0, 'f', 1)
+                               : QObject::tr("%1 of CPU time").arg(timeWithUnit(r.kernels_us));
   // How the outputs compared: element-wise, with the tolerance and the largest errors.
   const std::string verification = verification_summary(r);
   return QObject::tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")

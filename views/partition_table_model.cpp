@@ -29,19 +29,21 @@ QString compactBytes(double v) {
 }
 
 QString timeWithUnit(double us) {
-  const char* unit = " µs";
+  // Three significant digits: 2 decimals below 10, 1 below 100, none above; 3 below 1 µs. The
+  // unit is chosen on the value as rounded, so 999.96 µs reads 1.00 ms, never 1000 µs.
+  const char* units[] = {" µs", " ms", " s"};
+  int u = 0;
   double v = us;
-  if (std::abs(us) >= 1e6) {
-    v = us / 1e6;
-    unit = " s";
-  } else if (std::abs(us) >= 1e3) {
-    v = us / 1e3;
-    unit = " ms";
+  auto decimals = [](double a) { return a < 1 ? 3 : a < 10 ? 2 : a < 100 ? 1 : 0; };
+  auto rounded = [&](double x) {
+    const double scale = std::pow(10.0, decimals(std::abs(x)));
+    return std::round(x * scale) / scale;
+  };
+  while (u < 2 && std::abs(rounded(v)) >= 1000) {
+    v /= 1000;
+    ++u;
   }
-  // Three significant digits: 2 decimals below 10, 1 below 100, none above; 3 below 1 µs.
-  const double a = std::abs(v);
-  const int decimals = a < 1 ? 3 : a < 10 ? 2 : a < 100 ? 1 : 0;
-  return QString::number(v, 'f', decimals) + QString::fromUtf8(unit);
+  return QString::number(v, 'f', decimals(std::abs(rounded(v)))) + QString::fromUtf8(units[u]);
 }
 
 QString estimateDelta(double beforeUs, double afterUs) {

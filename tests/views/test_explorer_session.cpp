@@ -17,6 +17,7 @@
 #include "views/edit_commands.h"
 #include "views/explorer_session.h"
 #include "views/graph_view.h"
+#include "views/kernel_runs.h"
 #include "views/main_window.h"
 #include "views/panel_titles.h"
 #include "views/partition_table_model.h"
@@ -353,6 +354,20 @@ void TestExplorerSession::timesShowTheirUnit() {
   QCOMPARE(timeWithUnit(1234.5), QStringLiteral("1.23 ms"));
   QCOMPARE(timeWithUnit(12.34), QStringLiteral("12.3 µs"));
   QCOMPARE(timeWithUnit(0.5), QStringLiteral("0.500 µs"));
+  // The unit follows the value as rounded: never "1000 µs" or "100.0 ms".
+  QCOMPARE(timeWithUnit(999.96), QStringLiteral("1.00 ms"));
+  QCOMPARE(timeWithUnit(99.996), QStringLiteral("100 µs"));
+  QCOMPARE(timeWithUnit(99996), QStringLiteral("100 ms"));
+  QCOMPARE(timeWithUnit(9.996), QStringLiteral("10.0 µs"));
+  QCOMPARE(timeWithUnit(0.9996), QStringLiteral("1.00 µs"));
+  QCOMPARE(timeWithUnit(999999999), QStringLiteral("1000 s"));
+  // The status line's summary of an emulator run says its CPU time the same way.
+  ProfileData emulated;
+  emulated.report.backend = "emulator";
+  emulated.report.kernels_us = 12345678;
+  emulated.report.est_total_us = 113.3;
+  const QString summary = profileSummary(emulated);
+  QVERIFY2(summary.contains(QStringLiteral("12.3 s of CPU time")), qPrintable(summary));
 }
 
 // A profile run of a plan with edits goes into the report exported after it, on the edited plan

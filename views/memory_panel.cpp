@@ -313,6 +313,14 @@ MemoryPanel::MemoryPanel(QWidget* parent)
       tr("Block: which block touched each cell; reuse: reads per element; first touch: when "
          "each cell was first read or written"));
   bar->addWidget(m_colourBox);
+  m_allButton = new QToolButton(this);
+  m_allButton->setObjectName(QStringLiteral("memoryAllBlocks"));
+  m_allButton->setText(tr("Record all blocks"));
+  m_allButton->setToolTip(
+      tr("The picture holds a sample of the stage's blocks (recorded in under a second): record "
+         "every block (on the emulator, this can take a while)"));
+  m_allButton->setVisible(false);
+  bar->addWidget(m_allButton);
   bar->addSpacing(12);
   m_stepBack = new QToolButton(this);
   m_stepBack->setText(tr("◀"));
@@ -355,6 +363,7 @@ MemoryPanel::MemoryPanel(QWidget* parent)
   });
   connect(m_stageBox, &QComboBox::activated, this,
           [this](int i) { showStage(m_stageBox->itemData(i).toInt()); });
+  connect(m_allButton, &QToolButton::clicked, this, &MemoryPanel::recordAllBlocks);
   connect(m_playButton, &QToolButton::clicked, this, [this] { isPlaying() ? pause() : play(); });
   connect(m_stepOn, &QToolButton::clicked, this, [this] { step(1); });
   connect(m_stepBack, &QToolButton::clicked, this, [this] { step(-1); });
@@ -399,6 +408,7 @@ void MemoryPanel::showPartition(int partition, const QString& node) {
   m_node = node;
   m_stage = -1;
   m_stageChosen = false;
+  m_allBlocks = false;
   if (isVisible())
     start();
   else
@@ -409,6 +419,18 @@ void MemoryPanel::showStage(int stage) {
   if (m_partition < 0) return;
   m_stage = stage;
   m_stageChosen = true;
+  m_allBlocks = false;
+  start();
+}
+
+void MemoryPanel::recordAllBlocks() {
+  if (m_partition < 0 || m_allBlocks) return;
+  // The stage shown, by index (the node's stage was resolved by the last recording).
+  if (m_result.partition == m_partition && !m_stageChosen) {
+    m_stage = m_result.stage;
+    m_stageChosen = true;
+  }
+  m_allBlocks = true;
   start();
 }
 
@@ -434,21 +456,26 @@ void MemoryPanel::start(std::shared_ptr<const emulate::KernelAccess> access) {
   m_error.clear();
   ++m_generation;
   m_clock.start();
-  m_title->setText(tr("Recording on the CPU emulator (zero inputs, not a GPU)…"));
+  m_allButton->setVisible(false);
+  m_title->setText(m_allBlocks ? tr("Recording every block on the CPU emulator (zero inputs, not "
+                                    "a GPU)…")
+                               : tr("Recording on the CPU emulator (zero inputs, not a GPU)…"));
   const PlanDataPtr plan = m_plan;
   const int partition = m_partition;
   const QString node = m_stageChosen ? QString() : m_node;
   const int stage = m_stageChosen ? m_stage : -3;  // -3: the node's stage, else the first
   const report::PictureColouring colouring = m_colouring;
   const quint64 generation = m_generation;
+  const double budget = m_allBlocks ? 0 : kStageBudgetS;
   m_watcher->setProperty("generation", generation);
-  m_watcher->setFuture(
-      QtConcurrent::run([=] { return record(plan, partition, node, stage, colouring, access); }));
+  m_watcher->setFuture(QtConcurrent::run(
+      [=] { return record(plan, partition, node, stage, colouring, access, budget); }));
 }
 
 MemoryPictureResult MemoryPanel::record(PlanDataPtr plan, int partition, const QString& node,
                                         int stage, report::PictureColouring colouring,
-                                        std::shared_ptr<const emulate::KernelAccess> access) {
+                                        std::shared_ptr<const emulate::KernelAccess> access,
+                                        double budget_s) {
   MemoryPictureResult r;
   r.partition = partition;
   r.stage = stage;
@@ -492,10 +519,13 @@ MemoryPictureResult MemoryPanel::record(PlanDataPtr plan, int partition, const Q
                                                 QString::fromStdString(schedule));
     }
     QElapsedTimer t;
-    if (!access || access->kernel != k.name || access->stage != stage) {
+    // A recording of some blocks is kept for another colouring, not when every block is asked.
+    if (!access || access->kernel != k.name || access->stage != stage ||
+        (budget_s <= 0 && !access->blocks.empty())) {
       t.start();
       MemoryRecordOptions mo;
       mo.stage = stage;
+      if (stage >= 0) mo.budget_s = budget_s;
       access = std::make_shared<const emulate::KernelAccess>(record_kernel_access(k, mo));
       r.recordMs = double(t.nsecsElapsed()) / 1e6;
     }
@@ -535,15 +565,21 @@ void MemoryPanel::finished() {
   // The schedule's tuning notes (after ';') are in the Code panel; the title keeps its shape.
   QString title = QString::fromStdString(pic.title);
   if (const int cut = title.indexOf(QLatin1Char(';')); cut > 0) title = title.left(cut) + u')';
+  const emulate::KernelAccess& acc = *m_result.access;
+  const QString blocks = acc.blocks.empty()
+                             ? QString::number(pic.grid)
+                             : tr("%1 of %2").arg(qulonglong(acc.blocks.size())).arg(pic.grid);
+  m_allButton->setVisible(!acc.blocks.empty() && acc.stage >= 0);
   m_title->setText(
       tr("%1 — recorded on the CPU emulator over zero inputs (not measured on a GPU): %2 "
          "blocks, %3 grid barrier(s); global traffic if nothing is cached: %4 KiB read, %5 KiB "
-         "written")
+         "written%6")
           .arg(title)
-          .arg(pic.grid)
+          .arg(blocks)
           .arg(pic.grid_barriers)
           .arg(double(pic.global_bytes_read) / 1024, 0, 'f', 1)
-          .arg(double(pic.global_bytes_written) / 1024, 0, 'f', 1));
+          .arg(double(pic.global_bytes_written) / 1024, 0, 'f', 1)
+          .arg(acc.blocks.empty() ? QString() : tr(" by the recorded blocks")));
   QStringList notes;
   for (const std::string& n : pic.notes) notes << QString::fromStdString(n);
   m_notes->setText(notes.join(QLatin1Char('\n')));

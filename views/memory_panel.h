@@ -41,6 +41,8 @@ class MemoryCanvas : public QWidget {
   MemoryPicturePtr picture() const { return m_picture; }
   /// -1: the whole recording.
   void setFrame(int frame);
+  /// Records the shown stage again with every block (off the GUI thread, as every recording).
+  void recordAllBlocks();
   int frame() const { return m_frame; }
   QSize sizeHint() const override;
   int heightForWidth(int width) const override;
@@ -113,10 +115,19 @@ class MemoryPanel : public QWidget {
   /// The time from asking to the picture on screen (recording, picture and first paint), ms.
   double lastShowMs() const { return m_showMs; }
 
-  /// The synchronous body of the worker, for tests and benchmarks.
+  /// A stage records as many of its blocks as fit in about this many seconds
+  /// (MemoryRecordOptions::budget_s), so that a big stage's picture comes in under a second;
+  /// the picture says which blocks it holds, and "Record all blocks" records the rest.
+  static constexpr double kStageBudgetS = 0.8;
+  /// The picture on screen holds some of the blocks only.
+  bool isSampled() const { return m_result.access && !m_result.access->blocks.empty(); }
+
+  /// The synchronous body of the worker, for tests and benchmarks. `budget_s` as
+  /// MemoryRecordOptions::budget_s, for a stage only (0: every block).
   static MemoryPictureResult record(PlanDataPtr plan, int partition, const QString& node, int stage,
                                     report::PictureColouring colouring,
-                                    std::shared_ptr<const emulate::KernelAccess> access = {});
+                                    std::shared_ptr<const emulate::KernelAccess> access = {},
+                                    double budget_s = 0);
 
  public slots:
   void play();
@@ -124,6 +135,8 @@ class MemoryPanel : public QWidget {
   /// One frame on (back when `by` < 0); at the end it stays.
   void step(int by = 1);
   void setFrame(int frame);
+  /// Records the shown stage again with every block (off the GUI thread, as every recording).
+  void recordAllBlocks();
 
  signals:
   void ready();
@@ -142,6 +155,7 @@ class MemoryPanel : public QWidget {
   QString m_node;
   int m_stage = -1;
   bool m_stageChosen = false;
+  bool m_allBlocks = false;  ///< the user asked for every block of the stage shown
   bool m_dirty = false;
   bool m_ready = false;
   QString m_error;
@@ -155,6 +169,7 @@ class MemoryPanel : public QWidget {
   QLabel* m_title;
   QComboBox* m_stageBox;
   QComboBox* m_colourBox;
+  QToolButton* m_allButton;
   QToolButton* m_playButton;
   QToolButton* m_stepBack;
   QToolButton* m_stepOn;

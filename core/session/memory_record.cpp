@@ -11,13 +11,26 @@ namespace souffle {
 
 namespace {
 
-emulate::KernelAccess record_once(const loop::Kernel& kernel, const MemoryRecordOptions& options,
-                                  std::vector<int32_t> blocks) {
+/// Blocks a budgeted recording runs first (MemoryRecordOptions::budget_s).
+constexpr int64_t kProbeBlocks = 4;
+
+/// Zero inputs for `kernel` (constants with data are the kernel's own).
+emulate::Buffers zero_inputs(const loop::Kernel& kernel) {
   emulate::Buffers buffers;
   for (const te::Tensor& t : kernel.inputs) {
     if (t->source == te::TensorNode::Source::Constant && t->data) continue;
     buffers[t->name] = std::make_shared<TensorData>(t->dtype, t->shape);
   }
+  return buffers;
+}
+
+/// One recorded run over `inputs` (which it leaves as they were: a kernel does not write its
+/// inputs). `work_s`, when given, gets the seconds from the first stage run to the end: the
+/// blocks' own work, without the run's setup.
+emulate::KernelAccess record_once(const loop::Kernel& kernel, const MemoryRecordOptions& options,
+                                  const emulate::Buffers& inputs, std::vector<int32_t> blocks,
+                                  double* work_s = nullptr) {
+  emulate::Buffers buffers = inputs;
   emulate::AccessRecord record;
   record.options.kernel = kernel.name;
   record.options.stage = options.stage;
@@ -29,7 +42,18 @@ emulate::KernelAccess record_once(const loop::Kernel& kernel, const MemoryRecord
   eo.check_races = options.checks;
   eo.check_uninitialized = options.checks;
   eo.access_record = &record;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point first{};
+  bool started = false;
+  if (work_s)
+    eo.progress = [&](const std::string&, int, int) {
+      if (!started) first = Clock::now();
+      started = true;
+    };
+  const Clock::time_point t0 = Clock::now();
   emulate::run_kernel(kernel, buffers, eo);
+  if (work_s)
+    *work_s = std::chrono::duration<double>(Clock::now() - (started ? first : t0)).count();
   if (record.kernels.empty())
     throw InternalError("the emulator recorded nothing of kernel " + kernel.name);
   return std::move(record.kernels.front());
@@ -43,20 +67,30 @@ emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
     throw UserError("", kernel.name,
                     "no stage " + std::to_string(options.stage) + " (the kernel has " +
                         std::to_string(kernel.stages.size()) + ")");
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  const emulate::Buffers inputs = zero_inputs(kernel);
   const int64_t grid = kernel.launch.grid_x;
   if (!options.blocks.empty() || options.budget_s <= 0 || grid <= 1)
-    return record_once(kernel, options, options.blocks);
-  // Under a budget: block 0 alone, timed (its time includes the run's fixed costs, so the
-  // estimate below errs on the short side), then as many blocks as the rest of the budget holds.
-  const auto t0 = std::chrono::steady_clock::now();
-  emulate::KernelAccess one = record_once(kernel, options, {0});
-  const double per_block =
-      std::max(1e-6, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  const double left = options.budget_s - per_block;
+    return record_once(kernel, options, inputs, options.blocks);
+  // Under a budget: a few blocks spread over the grid first, their work timed apart from the
+  // run's setup. The emulator runs a statement for all of its threads at once, so a run's time
+  // grows less than linearly with its blocks: the probe's time per block bounds the cost of
+  // more blocks from above. If every block fits in what is left, the whole grid; else, if more
+  // blocks fit than the probe holds, as many as fit; else the probe.
+  const std::vector<int32_t> probe_blocks = emulate::spread_blocks(grid, kProbeBlocks);
+  double work = 0;
+  const Clock::time_point t1 = Clock::now();
+  emulate::KernelAccess probe = record_once(kernel, options, inputs, probe_blocks, &work);
+  const Clock::time_point t2 = Clock::now();
+  const auto probed = static_cast<int64_t>(probe_blocks.size());
+  const double per_block = std::max(1e-6, work / static_cast<double>(probed));
+  const double setup = std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - work);
+  const double left = options.budget_s - std::chrono::duration<double>(t2 - t0).count() - setup;
   const auto fit = static_cast<int64_t>(std::floor(left / per_block));
-  if (fit >= grid) return record_once(kernel, options, {});
-  if (fit <= 1) return one;
-  return record_once(kernel, options, emulate::spread_blocks(grid, fit));
+  if (fit >= grid) return record_once(kernel, options, inputs, {});
+  if (fit <= probed) return probe;
+  return record_once(kernel, options, inputs, emulate::spread_blocks(grid, fit));
 }
 
 }  // namespace souffle

@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QStandardPaths>
+#include <QToolButton>
 #include <QtTest>
 
 #include "views/graph_view.h"
@@ -141,6 +142,20 @@ void TestMemoryPanel::stageOfSampleBertIsDrawnAndAnimated() {
   QCOMPARE(panel->result().access, access);
   QCOMPARE(panel->result().picture->colouring, report::PictureColouring::Reuse);
   QVERIFY(colouredPixels(canvas->grab().toImage()) > 200);
+
+  // The sample BERT's stage fits the panel's time budget whole; with no time at all the
+  // recording holds a sample of the blocks, and the picture's first note says which.
+  QVERIFY(!panel->isSampled());
+  QVERIFY(!panel->findChild<QToolButton*>(QStringLiteral("memoryAllBlocks"))->isVisible());
+  const MemoryPictureResult some =
+      MemoryPanel::record(w.planData(), panel->result().partition, QString(), panel->result().stage,
+                          report::PictureColouring::Block, {}, 1e-9);
+  QVERIFY2(some.error.isEmpty(), qPrintable(some.error));
+  QVERIFY(some.access && !some.access->blocks.empty());
+  QVERIFY(qint64(some.access->blocks.size()) < some.access->grid);
+  QVERIFY(!some.picture->notes.empty());
+  QVERIFY2(some.picture->notes.front().rfind("Sampled: ", 0) == 0,
+           some.picture->notes.front().c_str());
 
   // The whole kernel (a stage recorded alone has no producer writes of earlier stages to
   // wait for): some frame after a grid barrier waits for producer blocks, named under the

@@ -13,9 +13,9 @@ packages=(
   xvfb xauth
   chromium python3 python3-jsonschema zlib1g-dev
   # The souffle Python module (python/, docs/python.md) for Debian's python3, and its tests:
-  # pytest, NumPy, Dask distributed (sweeps), nbclient + ipykernel (the sample notebook).
+  # pytest, NumPy, Dask distributed (sweeps), nbconvert + ipykernel (the sample notebook).
   python3-dev pybind11-dev python3-numpy python3-pytest python3-dask python3-distributed
-  python3-nbclient python3-nbformat python3-ipykernel
+  python3-nbclient python3-nbformat python3-nbconvert python3-ipykernel
   # PyTorch for souffle.from_torch's test (torch.onnx.export; 1.13, CPU): about 570 MB installed
   # with its dependencies (146 packages beyond the rest of this list, 132 MB to download).
   python3-torch

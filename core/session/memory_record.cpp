@@ -12,7 +12,7 @@ namespace souffle {
 namespace {
 
 /// Blocks a budgeted recording runs first (MemoryRecordOptions::budget_s).
-constexpr int64_t kProbeBlocks = 4;
+constexpr int64_t kProbeBlocks = 3;
 
 /// Zero inputs for `kernel` (constants with data are the kernel's own).
 emulate::Buffers zero_inputs(const loop::Kernel& kernel) {
@@ -78,7 +78,22 @@ emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
   // grows less than linearly with its blocks: the probe's time per block bounds the cost of
   // more blocks from above. If every block fits in what is left, the whole grid; else, if more
   // blocks fit than the probe holds, as many as fit; else the probe.
-  const std::vector<int32_t> probe_blocks = emulate::spread_blocks(grid, kProbeBlocks);
+  // The blocks spread over are the stage's own (StageInfo::block_offset, grid_x) where it runs
+  // on fewer than the kernel's: the others have nothing of it to draw.
+  int64_t first = 0, span = grid;
+  if (options.stage >= 0) {
+    const loop::StageInfo& st = kernel.stages[static_cast<size_t>(options.stage)];
+    if (st.grid_x >= 1 && st.block_offset >= 0 && st.block_offset + st.grid_x <= grid) {
+      first = st.block_offset;
+      span = st.grid_x;
+    }
+  }
+  auto spread = [&](int64_t n) {
+    std::vector<int32_t> b = emulate::spread_blocks(span, n);
+    for (int32_t& x : b) x = static_cast<int32_t>(x + first);
+    return b;
+  };
+  const std::vector<int32_t> probe_blocks = spread(kProbeBlocks);
   double work = 0;
   const Clock::time_point t1 = Clock::now();
   emulate::KernelAccess probe = record_once(kernel, options, inputs, probe_blocks, &work);
@@ -90,7 +105,7 @@ emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
   const auto fit = static_cast<int64_t>(std::floor(left / per_block));
   if (fit >= grid) return record_once(kernel, options, inputs, {});
   if (fit <= probed) return probe;
-  return record_once(kernel, options, inputs, emulate::spread_blocks(grid, fit));
+  return record_once(kernel, options, inputs, spread(fit));
 }
 
 }  // namespace souffle

@@ -23,10 +23,11 @@ struct MemoryRecordOptions {
   bool checks = false;
   /// Record (and run) only these blocks (AccessRecordOptions::blocks); empty: see budget_s.
   std::vector<int32_t> blocks{};
-  /// With no `blocks` and > 0: record as many blocks as fit in about this many seconds. Four
-  /// blocks spread over the grid are recorded first and timed (their work apart from the run's
+  /// With no `blocks` and > 0: record as many blocks as fit in about this many seconds. Three
+  /// blocks spread over the grid (over the stage's own blocks, StageInfo::block_offset and
+  /// grid_x, where it runs on fewer) are recorded first and timed (their work apart from the run's
   /// setup); if every block fits in what is left the whole grid is recorded, else as many blocks
-  /// as fit (at least those four), spread over the grid (spread_blocks), and the recording says
+  /// as fit (at least those three), spread likewise (spread_blocks), and the recording says
   /// which (KernelAccess::blocks). The first run alone may pass the budget. 0: every block.
   double budget_s = 0;
 };

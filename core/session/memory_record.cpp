@@ -71,7 +71,8 @@ emulate::KernelAccess record_kernel_access(const loop::Kernel& kernel,
   const Clock::time_point t0 = Clock::now();
   const emulate::Buffers inputs = zero_inputs(kernel);
   const int64_t grid = kernel.launch.grid_x;
-  if (!options.blocks.empty() || options.budget_s <= 0 || grid <= 1)
+  // With per-tile flags every block runs whatever is recorded: a sample would save nothing.
+  if (!options.blocks.empty() || options.budget_s <= 0 || grid <= 1 || !kernel.flags.empty())
     return record_once(kernel, options, inputs, options.blocks);
   // Under a budget: a few blocks spread over the grid first, their work timed apart from the
   // run's setup. The emulator runs a statement for all of its threads at once, so a run's time

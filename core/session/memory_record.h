@@ -28,7 +28,8 @@ struct MemoryRecordOptions {
   /// grid_x, where it runs on fewer) are recorded first and timed (their work apart from the run's
   /// setup); if every block fits in what is left the whole grid is recorded, else as many blocks
   /// as fit (at least those three), spread likewise (spread_blocks), and the recording says
-  /// which (KernelAccess::blocks). The first run alone may pass the budget. 0: every block.
+  /// which (KernelAccess::blocks). The first run alone may pass the budget. 0, or a kernel with
+  /// per-tile flags (all its blocks run anyway): every block.
   double budget_s = 0;
 };
 

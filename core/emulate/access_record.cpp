@@ -68,9 +68,17 @@ ElementRanges to_ranges(const std::vector<uint64_t>& bits, int64_t numel) {
   return r;
 }
 
-ElementRanges unite(const ElementRanges& a, const ElementRanges& b) {
-  std::vector<std::pair<int64_t, int64_t>> all = a.ranges;
-  all.insert(all.end(), b.ranges.begin(), b.ranges.end());
+}  // namespace
+
+const TensorAccess* KernelAccess::find(const std::string& name) const {
+  for (const TensorAccess& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+ElementRanges unite(const std::vector<const ElementRanges*>& sets) {
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (const ElementRanges* s : sets) all.insert(all.end(), s->ranges.begin(), s->ranges.end());
   std::sort(all.begin(), all.end());
   ElementRanges out;
   for (const auto& r : all) {
@@ -82,28 +90,20 @@ ElementRanges unite(const ElementRanges& a, const ElementRanges& b) {
   return out;
 }
 
-}  // namespace
-
-const TensorAccess* KernelAccess::find(const std::string& name) const {
-  for (const TensorAccess& t : tensors)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
 ElementRanges KernelAccess::block_reads(const std::string& tensor, int32_t block) const {
-  ElementRanges out;
+  std::vector<const ElementRanges*> sets;
   if (const TensorAccess* t = find(tensor))
     for (const UnitAccess& u : t->units)
-      if (u.block == block && u.warp < 0) out = unite(out, u.reads);
-  return out;
+      if (u.block == block && u.warp < 0) sets.push_back(&u.reads);
+  return unite(sets);
 }
 
 ElementRanges KernelAccess::block_writes(const std::string& tensor, int32_t block) const {
-  ElementRanges out;
+  std::vector<const ElementRanges*> sets;
   if (const TensorAccess* t = find(tensor))
     for (const UnitAccess& u : t->units)
-      if (u.block == block && u.warp < 0) out = unite(out, u.writes);
-  return out;
+      if (u.block == block && u.warp < 0) sets.push_back(&u.writes);
+  return unite(sets);
 }
 
 std::string describe(const KernelAccess& k, size_t max_lines) {

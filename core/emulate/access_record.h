@@ -52,6 +52,9 @@ struct ElementRanges {
   std::vector<int64_t> elements() const;
 };
 
+/// The union of `sets` (sorted, adjacent and overlapping ranges merged).
+ElementRanges unite(const std::vector<const ElementRanges*>& sets);
+
 /// When an access happened, in the kernel's own order: blocks between two grid barriers are
 /// unordered on a GPU, so a block's accesses are placed at (epoch, stage) and an animation
 /// plays the blocks of one epoch in block order.

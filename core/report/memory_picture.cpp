@@ -98,20 +98,6 @@ void for_cells(const TensorPicture& p, int64_t a, int64_t b, F&& f) {
   }
 }
 
-ElementRanges unite_all(const std::vector<const ElementRanges*>& sets) {
-  std::vector<std::pair<int64_t, int64_t>> all;
-  for (const ElementRanges* s : sets) all.insert(all.end(), s->ranges.begin(), s->ranges.end());
-  std::sort(all.begin(), all.end());
-  ElementRanges out;
-  for (const auto& r : all) {
-    if (!out.ranges.empty() && r.first <= out.ranges.back().second)
-      out.ranges.back().second = std::max(out.ranges.back().second, r.second);
-    else
-      out.ranges.push_back(r);
-  }
-  return out;
-}
-
 TileOutline bounding_box(const ElementRanges& s, int64_t cols, int32_t block) {
   TileOutline t;
   t.block = block;
@@ -252,11 +238,11 @@ MemoryPicture memory_picture(const KernelAccess& k, const PictureOptions& o) {
       std::vector<const ElementRanges*> r, w;
       for (auto& [b, v] : reads_of) r.insert(r.end(), v.begin(), v.end());
       for (auto& [b, v] : writes_of) w.insert(w.end(), v.begin(), v.end());
-      pic.elements_read = unite_all(r).count();
-      pic.elements_written = unite_all(w).count();
+      pic.elements_read = emulate::unite(r).count();
+      pic.elements_written = emulate::unite(w).count();
       const bool by_writes = pic.elements_written > 0;
       for (auto& [b, v] : by_writes ? writes_of : reads_of) {
-        const ElementRanges s = unite_all(v);
+        const ElementRanges s = emulate::unite(v);
         if (s.empty()) continue;
         pic.tiles.push_back(bounding_box(s, pic.cols, b));
         if (pic.tiles.size() >= 4096) break;

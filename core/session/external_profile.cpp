@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/support/error.h"
+#include "core/support/median.h"
 
 namespace souffle {
 
@@ -82,13 +83,6 @@ double us_per(const std::string& unit_text) {
   return 0;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /// Named times in first-appearance order, each with every call's time.
 class Collector {
  public:
@@ -110,7 +104,7 @@ class Collector {
   }
   std::vector<ExternalEntry> take() {
     for (size_t i = 0; i < m_entries.size(); ++i) {
-      m_entries[i].time_us = median(m_times[i]);
+      m_entries[i].time_us = median_of(m_times[i]);
       m_entries[i].calls = static_cast<int>(m_times[i].size());
     }
     return std::move(m_entries);

@@ -14,6 +14,7 @@
 #include "core/schedule/price.h"
 #include "core/session/runner.h"
 #include "core/support/error.h"
+#include "core/support/median.h"
 
 namespace souffle {
 
@@ -286,13 +287,6 @@ void attach_stage_info(KernelTimeline& t, const CompiledKernel& kernel,
 // ---- analysis ----
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string wait_words(loop::TimelineWait w) {
   switch (w) {

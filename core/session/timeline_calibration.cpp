@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/support/error.h"
+#include "core/support/median.h"
 
 namespace souffle {
 
@@ -14,12 +15,6 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFormat = "souffle-timeline";
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string text_of(const json& j, const char* key) {
   auto it = j.find(key);

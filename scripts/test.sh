@@ -17,13 +17,15 @@ status=0
 start=$(date +%s)
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" "$@" || status=$?
 echo "test: Release suite finished in $(($(date +%s) - start)) s (exit $status)"
-# Each test's output ends with its peak resident size (tests/harness/memory_ceiling); the largest:
+# Each test's output ends with its peak resident size (tests/harness/memory_ceiling); the largest.
+# awk reads the whole sorted list (no head): under pipefail a reader that stops early would
+# fail the whole command with SIGPIPE (exit 141) once the list outgrows the pipe's buffer.
 log="$BUILD_DIR/Testing/Temporary/LastTest.log"
 if [ -f "$log" ]; then
   echo "test: largest peak resident sizes (whole process tree):"
   awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
        match($0, /peak RSS [0-9]+ MB/) { split(substr($0, RSTART), f, " "); print f[3], name }' "$log" |
-    sort -rn | head -5 | awk '{ printf "  %6d MB  %s\n", $1, $2 }'
+    sort -rn | awk 'NR <= 5 { printf "  %6d MB  %s\n", $1, $2 }'
 fi
 fmt=0
 scripts/check_format.sh || fmt=$?

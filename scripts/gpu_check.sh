@@ -10,10 +10,13 @@
 #       exporters and every other process of the check load what they always load.
 #       DIR/pack.json lists what was packed and the newest glibc and C++ runtime symbol
 #       versions the pack needs; --prepare fails if anything packed needs a glibc newer than
-#       this machine's.
+#       this machine's. The pack is also written as DIR.tar.xz (about 5 MB), the form that
+#       travels; --prepare prints what a copy of the checkout with it weighs and fails over
+#       the 64 MiB such a copy may hold.
 #
-#   scripts/gpu_check.sh [--quick] [--pack DIR] --out DIR
-#       on the GPU machine, in the repository's root. --quick (under two minutes) proves that
+#   scripts/gpu_check.sh [--quick] [--pack DIR|DIR.tar.xz] --out DIR
+#       on the GPU machine, in the repository's root (an archive is unpacked to a temporary
+#       folder first). --quick (under two minutes) proves that
 #       the runner loads, runs, verifies and times one small bundle (and its timeline) and that
 #       PyTorch imports; without it the check also calibrates the device, times the tuner's
 #       GEMM tiles, exports the paper-size models with PyTorch, profiles every strategy and
@@ -108,6 +111,32 @@ json.dump({"glibc_needed": glibc, "glibcxx_needed": glibcxx, "cxxabi_needed": cx
 EOF
   du -sh "$pack" | awk -v p="$pack" -v g="$glibc" -v x="$glibcxx" \
     '{print "gpu_check: packed " $1 " into " p " (needs glibc " g ", GLIBCXX " x ")"}'
+  # The pack travels as one xz archive beside the folder (a third of its size): what goes to
+  # the GPU machine is the checkout and this archive, 64 MiB at most together.
+  tar -C "$pack" -cf - . | xz -6 -T0 >"$pack.tar.xz"
+  travel_size "$pack.tar.xz"
+}
+
+# What a copy of the checkout to a GPU machine weighs with the archive $1: tracked files,
+# untracked files git does not ignore, and the archive. Fails over 64 MiB, the limit of such a
+# copy; warns over 60 MiB.
+travel_size() {
+  local archive=$1 tree extra arch total
+  tree=$(git ls-files -z | xargs -0 stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+  extra=$(git ls-files -z -o --exclude-standard | xargs -0 -r stat -c %s 2>/dev/null |
+    awk '{ s += $1 } END { print s + 0 }')
+  arch=$(stat -c %s "$archive")
+  total=$((tree + extra + arch))
+  awk -v t="$tree" -v e="$extra" -v a="$arch" -v s="$total" -v f="$archive" 'BEGIN {
+    m = 1048576
+    printf "gpu_check: a copy to the GPU machine: tracked %.1f MiB + untracked %.1f MiB + %s %.1f MiB = %.1f MiB of 64\n",
+      t / m, e / m, f, a / m, s / m }'
+  if [ "$total" -gt $((64 * 1048576)) ]; then
+    echo "gpu_check: that is over the 64 MiB a copy to the GPU machine may hold: commit less, ignore untracked files" >&2
+    exit 2
+  elif [ "$total" -gt $((60 * 1048576)) ]; then
+    echo "gpu_check: warning: within 4 MiB of the 64 MiB a copy to the GPU machine may hold" >&2
+  fi
 }
 
 mode=run
@@ -136,6 +165,13 @@ if [ "$mode" = dry ] && [ -z "$pack" ] && [ -z "${GPU_CHECK_PACK:-}" ]; then
   prepare "$pack" "$build_it" >/dev/null
 fi
 pack=${pack:-${GPU_CHECK_PACK:-$ROOT/.gpu_check}}
+if [ -f "$pack" ] && [ "${pack%.tar.xz}" != "$pack" ]; then
+  # The archive --prepare writes beside the pack: unpacked into a temporary folder.
+  unpacked=$(mktemp -d)/pack
+  mkdir -p "$unpacked"
+  tar -C "$unpacked" -xJf "$pack"
+  pack=$unpacked
+fi
 [ -x "$pack/bin/souffle-cli" ] || { echo "gpu_check: no pack at $pack (run scripts/gpu_check.sh --prepare here first)" >&2; exit 2; }
 # No library path is exported here: the check gives the CUDA toolkit's folders to the
 # project's binaries alone (gpu_check.py), never to PyTorch.

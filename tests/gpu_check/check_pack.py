@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/gpu_check.sh --prepare, then the pack moved elsewhere and read with readelf: no C
-library or C++ runtime packed, nothing needing a glibc newer than this machine's, every binary
+library or C++ runtime packed, the archive that travels holding the same files (and, through
+--prepare, the checkout with it within the 64 MiB a copy to a GPU machine may hold), nothing needing a glibc newer than this machine's, every binary
 and library finding the packed libraries through its own run path (no library path set).
 
     check_pack.py BUILD_DIR WORK_DIR     leaves the moved pack at WORK_DIR/moved
@@ -54,8 +55,19 @@ def main(build, work):
     env = dict(os.environ, BUILD_DIR=build)
     subprocess.run([os.path.join(ROOT, "scripts", "gpu_check.sh"), "--prepare", "--no-build", "--pack", packed],
                    check=True, env=env)
+    # The archive that travels holds exactly the folder's files.
+    archive = packed + ".tar.xz"
+    failures = []
+    if not os.path.isfile(archive):
+        failures.append("--prepare wrote no %s" % os.path.basename(archive))
+    else:
+        listed = subprocess.run(["tar", "-tJf", archive], capture_output=True, text=True, check=True).stdout.split()
+        in_archive = sorted(os.path.normpath(n) for n in listed if not n.endswith("/") and n != ".")
+        in_folder = sorted(os.path.relpath(os.path.join(d, f), packed) for d, _, fs in os.walk(packed) for f in fs)
+        if in_archive != in_folder:
+            failures.append("the archive holds %d files, the pack %d" % (len(in_archive), len(in_folder)))
     os.rename(packed, moved)
-    failures = problems(moved, glibc_here)
+    failures += problems(moved, glibc_here)
     with open(os.path.join(moved, "pack.json")) as f:
         info = json.load(f)
     for lib in ("libstdc++.so.6", "libgcc_s.so.1"):

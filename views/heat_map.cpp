@@ -46,6 +46,37 @@ const std::vector<HeatMetric>& heatMetrics() {
   return all;
 }
 
+QString heatMetricKey(HeatMetric m) {
+  switch (m) {
+    case HeatMetric::None:
+      return QStringLiteral("op");
+    case HeatMetric::EstimatedTime:
+      return QStringLiteral("time");
+    case HeatMetric::MeasuredTime:
+      return QStringLiteral("measured");
+    case HeatMetric::DramBytes:
+      return QStringLiteral("dram");
+    case HeatMetric::Flops:
+      return QStringLiteral("flops");
+    case HeatMetric::Intensity:
+      return QStringLiteral("intensity");
+    case HeatMetric::StageTime:
+      return QStringLiteral("stage-time");
+    case HeatMetric::BarrierWait:
+      return QStringLiteral("barrier-wait");
+  }
+  return {};
+}
+
+bool parseHeatMetric(const QString& key, HeatMetric& metric) {
+  for (HeatMetric m : heatMetrics())
+    if (heatMetricKey(m) == key) {
+      metric = m;
+      return true;
+    }
+  return false;
+}
+
 QString heatMetricName(HeatMetric m) {
   switch (m) {
     case HeatMetric::None:

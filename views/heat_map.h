@@ -30,6 +30,11 @@ enum class HeatMetric {
 const std::vector<HeatMetric>& heatMetrics();
 /// "Estimated time", "Measured time", ...; "Op type" for None.
 QString heatMetricName(HeatMetric metric);
+/// The command line's name of a metric: "op", "time", "measured", "dram", "flops",
+/// "intensity", "stage-time", "barrier-wait".
+QString heatMetricKey(HeatMetric metric);
+/// The metric a command-line name names; false for a name no metric has.
+bool parseHeatMetric(const QString& key, HeatMetric& metric);
 
 /// Measured times to colour by: per partition (a profile run) and/or per ONNX node (an
 /// imported per-node profile). Negative: not measured.

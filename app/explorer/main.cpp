@@ -18,6 +18,7 @@
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
 #include "views/graph_view.h"
+#include "views/heat_map.h"
 #include "views/main_window.h"
 #include "views/memory_panel.h"
 #include "views/panel_titles.h"
@@ -92,8 +93,8 @@ int main(int argc, char** argv) {
       QStringLiteral("MODE"), QStringLiteral("grid"));
   QCommandLineOption colour(
       QStringLiteral("colour"),
-      QStringLiteral("Colour the boxes by: op (type), time (estimated), measured, dram, flops "
-                     "or intensity."),
+      QStringLiteral("Colour the boxes by: op (type), time (estimated), measured, dram, flops, "
+                     "intensity, stage-time or barrier-wait (the last two from a timeline)."),
       QStringLiteral("METRIC"), QStringLiteral("op"));
   QCommandLineOption importOpt(QStringLiteral("import-profile"),
                                QStringLiteral("Once planned, import a timing file (CSV of name "
@@ -185,14 +186,14 @@ int main(int argc, char** argv) {
     }
     if (souffle::SyncMode m; !souffle::parse_sync_mode(parser.value(syncOpt).toStdString(), m))
       return usage(QStringLiteral("--sync %1: grid, auto or flags").arg(parser.value(syncOpt)));
-    const QStringList metrics = {QStringLiteral("op"),       QStringLiteral("time"),
-                                 QStringLiteral("measured"), QStringLiteral("dram"),
-                                 QStringLiteral("flops"),    QStringLiteral("intensity")};
+    QStringList metrics;
+    for (souffle::views::HeatMetric m : souffle::views::heatMetrics())
+      metrics << souffle::views::heatMetricKey(m);
     if (parser.isSet(stepOpt) &&
         !stepNames.contains(parser.value(stepOpt).trimmed(), Qt::CaseInsensitive))
       return usage(QStringLiteral("--step %1: one of %2")
                        .arg(parser.value(stepOpt), stepNames.join(QStringLiteral(", "))));
-    if (!metrics.contains(parser.value(colour)))
+    if (souffle::views::HeatMetric m; !souffle::views::parseHeatMetric(parser.value(colour), m))
       return usage(QStringLiteral("--colour %1: one of %2")
                        .arg(parser.value(colour), metrics.join(QStringLiteral(", "))));
     const QStringList restores = {QStringLiteral("yes"), QStringLiteral("no"),
@@ -274,14 +275,9 @@ int main(int argc, char** argv) {
     }
   }
   {
-    const QString c = parser.value(colour);
-    using souffle::views::HeatMetric;
-    window.setHeatMetric(c == QLatin1String("time")        ? HeatMetric::EstimatedTime
-                         : c == QLatin1String("measured")  ? HeatMetric::MeasuredTime
-                         : c == QLatin1String("dram")      ? HeatMetric::DramBytes
-                         : c == QLatin1String("flops")     ? HeatMetric::Flops
-                         : c == QLatin1String("intensity") ? HeatMetric::Intensity
-                                                           : HeatMetric::None);
+    souffle::views::HeatMetric metric = souffle::views::HeatMetric::None;
+    souffle::views::parseHeatMetric(parser.value(colour), metric);
+    window.setHeatMetric(metric);
   }
   if (parser.isSet(importOpt)) {
     // Import once the first plan is there (it maps onto that plan's kernels).

@@ -17,6 +17,7 @@
 #include "views/edit_commands.h"
 #include "views/explorer_session.h"
 #include "views/graph_view.h"
+#include "views/heat_map.h"
 #include "views/kernel_runs.h"
 #include "views/main_window.h"
 #include "views/panel_titles.h"
@@ -300,6 +301,19 @@ void TestExplorerSession::badOptionsNameTheAcceptedValues() {
   QVERIFY2(panelWhy.contains(QStringLiteral("--panel Nope")) &&
                panelWhy.contains(QStringLiteral("Imported profile")),
            qPrintable(panelWhy));
+  // --colour takes every metric of the Colour-by menu by its key, the timeline's two too.
+  auto [colour, colourWhy] =
+      runExplorer({QStringLiteral("--colour"), QStringLiteral("stage_time")}, offscreen());
+  QCOMPARE(colour, 2);
+  QVERIFY2(colourWhy.contains(QStringLiteral("--colour stage_time")) &&
+               colourWhy.contains(QStringLiteral("stage-time")) &&
+               colourWhy.contains(QStringLiteral("barrier-wait")),
+           qPrintable(colourWhy));
+  for (souffle::views::HeatMetric m : souffle::views::heatMetrics()) {
+    souffle::views::HeatMetric back = souffle::views::HeatMetric::None;
+    QVERIFY(souffle::views::parseHeatMetric(souffle::views::heatMetricKey(m), back));
+    QCOMPARE(back, m);
+  }
   // --select with a screenshot: the node must be there, else no picture and exit 2.
   QTemporaryDir dir;
   const QString shot = dir.filePath(QStringLiteral("shot.png"));

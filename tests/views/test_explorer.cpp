@@ -1,10 +1,13 @@
 // End to end: the main window opens a sample model, draws its graph, selects, switches level,
 // survives a corrupt model and a cancelled load.
 #include <QApplication>
+#include <QDockWidget>
+#include <QMenuBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolBar>
 #include <QtTest>
 
 #include "core/session/load.h"
@@ -18,6 +21,31 @@ using namespace souffle;
 using namespace souffle::views;
 
 namespace {
+
+/// One line per menu entry (nested menus indented), dock, tool-bar entry and context action.
+void describeActions(const QList<QAction*>& actions, const QString& indent, QStringList& out) {
+  for (QAction* a : actions) {
+    if (a->isSeparator()) {
+      out << indent + QStringLiteral("---");
+      continue;
+    }
+    QStringList keys;
+    for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::PortableText);
+    // Profiling on a GPU is enabled only where one is found.
+    const bool gpuDependent = a->property("gpuAvailable").isValid();
+    out << indent + a->text() + QStringLiteral(" [") + keys.join(QLatin1Char(',')) +
+               QStringLiteral("]") +
+               (gpuDependent     ? QString()
+                : a->isEnabled() ? QStringLiteral("")
+                                 : QStringLiteral(" (off)")) +
+               (a->isCheckable()
+                    ? (a->isChecked() ? QStringLiteral(" (on)") : QStringLiteral(" (unchecked)"))
+                    : QString());
+    // The recent files are the machine's.
+    if (a->menu() && a->menu()->title() != QStringLiteral("Open &Recent"))
+      describeActions(a->menu()->actions(), indent + QStringLiteral("  "), out);
+  }
+}
 
 QString bertPath() {
   return QStringLiteral(SOUFFLE_SOURCE_DIR "/sample_models/bert/model.onnx");
@@ -40,6 +68,7 @@ class TestExplorer : public QObject {
   void unreadableKeptRunIsNamedAndDropped();
   void cancelDropsTheResult();
   void plansAndSelectsPartitions();
+  void menusAndPanelsStayPut();
 
  private:
   LoadedModel m_expected;
@@ -261,6 +290,83 @@ void TestExplorer::plansAndSelectsPartitions() {
       60000);
   const std::vector<int>* ks = scene->kernelsOf(0);
   QVERIFY(ks != nullptr);
+}
+
+// The menus (their entries, order, shortcuts and state), the Help list of shortcuts, the tool
+// bars, the panels (title, area, tabbed with, shown) and the context menus, with BERT planned,
+// are those listed in explorer_layout.txt (SOUFFLE_UPDATE_LAYOUT=1 rewrites it).
+void TestExplorer::menusAndPanelsStayPut() {
+  MainWindow w;
+  w.resize(1600, 1000);
+  w.show();
+  QSignalSpy planned(&w, &MainWindow::planned);
+  w.openModel(bertPath());
+  QTRY_VERIFY_WITH_TIMEOUT(planned.count() >= 1 && w.graphPanel()->isFinal(), 60000);
+  QStringList out;
+  for (QAction* m : w.menuBar()->actions()) {
+    out << QStringLiteral("menu ") + m->text();
+    if (m->menu()) describeActions(m->menu()->actions(), QStringLiteral("  "), out);
+  }
+  // Help > Keyboard shortcuts lists the menus under the menu bar.
+  for (QMenu* menu : w.menuBar()->findChildren<QMenu*>())
+    for (QAction* a : menu->actions())
+      if (menu->title() != QStringLiteral("Open &Recent"))
+        if (!a->shortcut().isEmpty() && !a->menu())
+          out << QStringLiteral("help ") + a->text() + QStringLiteral(" ") +
+                     a->shortcut().toString(QKeySequence::PortableText);
+  for (QToolBar* bar : w.findChildren<QToolBar*>(Qt::FindDirectChildrenOnly)) {
+    out << QStringLiteral("toolbar ") + bar->objectName() + QStringLiteral(" ") +
+               QString::number(w.toolBarArea(bar));
+    describeActions(bar->actions(), QStringLiteral("  "), out);
+  }
+  QList<QDockWidget*> docks = w.findChildren<QDockWidget*>();
+  std::sort(docks.begin(), docks.end(),
+            [](QDockWidget* a, QDockWidget* b) { return a->objectName() < b->objectName(); });
+  for (QDockWidget* d : docks) {
+    QStringList tabs;
+    for (QDockWidget* t : w.tabifiedDockWidgets(d)) tabs << t->objectName();
+    tabs.sort();
+    out << QStringLiteral("dock %1 '%2' area %3 %4 tabbed with %5")
+               .arg(d->objectName(), d->windowTitle())
+               .arg(w.dockWidgetArea(d))
+               .arg(d->isHidden() ? QStringLiteral("hidden") : QStringLiteral("shown"),
+                    tabs.join(QLatin1Char(',')));
+  }
+  // Where each panel is, and where each hidden one appears when shown.
+  const auto where = [&w, &docks, &out](const QString& when) {
+    for (QDockWidget* d : docks)
+      if (const QRect r = d->geometry(); d->isVisible() && r.x() >= 0 && r.y() >= 0) {
+        // (a panel behind another's tab is off screen, anywhere)
+        out << QStringLiteral("%1 %2 at %3,%4 %5x%6")
+                   .arg(when, d->objectName())
+                   .arg(r.x())
+                   .arg(r.y())
+                   .arg(r.width())
+                   .arg(r.height());
+      }
+  };
+  where(QStringLiteral("geometry"));
+  for (QDockWidget* d : docks)
+    if (d->isHidden()) d->show();
+  QTest::qWait(50);
+  where(QStringLiteral("all shown"));
+  out << QStringLiteral("kernel table");
+  describeActions(w.partitionTable()->actions(), QStringLiteral("  "), out);
+  out << QStringLiteral("window");
+  describeActions(w.actions(), QStringLiteral("  "), out);
+  const QString golden = QStringLiteral(SOUFFLE_SOURCE_DIR "/tests/views/explorer_layout.txt");
+  const QString actual = out.join(QLatin1Char('\n')) + QLatin1Char('\n');
+  if (qEnvironmentVariableIsSet("SOUFFLE_UPDATE_LAYOUT")) {
+    QFile f(golden);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(actual.toUtf8());
+  }
+  QFile f(golden);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QStringList expected = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'));
+  const QStringList got = actual.split(QLatin1Char('\n'));
+  for (int i = 0; i < std::max(expected.size(), got.size()); ++i)
+    QCOMPARE(got.value(i), expected.value(i));
 }
 
 int main(int argc, char** argv) {

@@ -164,6 +164,8 @@ int run_compile(const CompileCliOptions& o) {
   po.import.dims = parse_dims(o.common.dims);
   po.import.bind = parse_binds(o.common.binds);
   po.import.shapes = parse_shapes(o.common.shapes);
+  // A short-lived process that never reads most weights: they stay in the file until read.
+  po.import.defer_weights = true;
   po.until = Step::Compile;
   po.compile = copts;
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds

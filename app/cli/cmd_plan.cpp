@@ -27,6 +27,8 @@ int run_plan(const PlanCliOptions& o) {
   po.import.dims = parse_dims(o.common.dims);
   po.import.bind = parse_binds(o.common.binds);
   po.import.shapes = parse_shapes(o.common.shapes);
+  // A short-lived process that never reads most weights: they stay in the file until read.
+  po.import.defer_weights = true;
   std::string last_snapshot;  // a step that changed nothing repeats the step before's
   if (!o.dump_after.empty()) {
     const std::optional<plan::Step> dump = plan::parse_step(o.dump_after);

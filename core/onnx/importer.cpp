@@ -16,9 +16,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "core/onnx/strip_weights.h"
 #include "core/support/error.h"
 
 namespace souffle::onnx_import {
@@ -37,6 +40,10 @@ struct Context {
   const ImportOptions& options;
   std::vector<std::string>& warnings;
   std::set<std::string> warned;  ///< one warning per symbolic dimension name
+  /// Top-level initializers whose raw_data the parser never saw (ImportOptions::defer_weights):
+  /// where it lies in the mapped file, which `keep` holds.
+  std::unordered_map<const onnx::TensorProto*, std::string_view> deferred;
+  std::shared_ptr<const void> keep;
 
   void warn_once(const std::string& key, const std::string& text) {
     if (warned.insert(key).second) warnings.push_back(text);
@@ -201,6 +208,11 @@ std::shared_ptr<TensorData> tensor_from_proto(const onnx::TensorProto& tp, const
     auto t = std::make_shared<TensorData>(dtype, dims);
     if (nbytes) std::memcpy(t->raw(), bytes.data(), static_cast<size_t>(nbytes));
     return t;
+  }
+  if (auto it = ctx.deferred.find(&tp); it != ctx.deferred.end()) {
+    if (static_cast<int64_t>(it->second.size()) != nbytes)
+      throw mismatch(static_cast<int64_t>(it->second.size()), "bytes");
+    return std::make_shared<TensorData>(dtype, dims, ctx.keep, it->second);
   }
   if (tp.has_raw_data()) {
     const std::string& raw = tp.raw_data();
@@ -800,15 +812,40 @@ void bind_inputs(Graph& g, const std::map<std::string, graph::DataValue>& bind) 
 
 }  // namespace
 
-ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
-                                const ImportOptions& options) {
+namespace {
+
+/// Initializers smaller than this are parsed as usual even when weights are deferred.
+constexpr size_t kDeferMinBytes = 4096;
+
+/// Parses `bytes`; with `keep` (what holds `bytes` alive) and options.defer_weights, without
+/// copying the large raw_data of top-level initializers (their tensors read it when first used).
+bool parse_model(std::string_view bytes, const std::shared_ptr<const void>& keep,
+                 const ImportOptions& options, onnx::ModelProto& model, Context& ctx) {
+  if (keep && options.defer_weights) {
+    std::optional<StrippedModel> stripped = strip_initializer_data(bytes, kDeferMinBytes);
+    if (stripped &&
+        model.ParseFromArray(stripped->bytes.data(), static_cast<int>(stripped->bytes.size())) &&
+        static_cast<size_t>(model.graph().initializer_size()) == stripped->raw.size()) {
+      for (size_t i = 0; i < stripped->raw.size(); ++i)
+        if (stripped->raw[i].data() != nullptr)
+          ctx.deferred.emplace(&model.graph().initializer(static_cast<int>(i)), stripped->raw[i]);
+      ctx.keep = keep;
+      return true;
+    }
+    model.Clear();  // anything unexpected: the whole file, as without deferral
+  }
+  return model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+ImportResult import_impl(std::string_view bytes, const std::string& file,
+                         const ImportOptions& options, const std::shared_ptr<const void>& keep) {
   ImportResult result;
-  Context ctx{file, fs::path(file).parent_path(), options, result.warnings, {}};
+  Context ctx{file, fs::path(file).parent_path(), options, result.warnings, {}, {}, {}};
   try {
     if (bytes.size() > static_cast<size_t>(INT_MAX))
       throw UserError("model file is larger than 2 GiB; keep large weights as external data");
     onnx::ModelProto model;
-    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    if (!parse_model(bytes, keep, options, model, ctx))
       throw UserError(
           "not a valid ONNX model (protobuf parse failed: the file is truncated or not ONNX, or "
           "its subgraphs nest deeper than the parser's limit of 100 messages)");
@@ -849,6 +886,13 @@ ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
   return result;
 }
 
+}  // namespace
+
+ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
+                                const ImportOptions& options) {
+  return import_impl(bytes, file, options, nullptr);
+}
+
 namespace {
 /// Reads a whole file in one call (a streambuf iterator costs seconds on a 300 MB model).
 std::string read_file_bytes(const std::string& path, const char* what) {
@@ -885,12 +929,10 @@ ImportResult import_model(const std::string& path, const ImportOptions& options)
   ::close(fd);
   if (map == MAP_FAILED)
     return import_model_bytes(read_file_bytes(path, "model file"), path, options);
-  struct Unmap {
-    void* p;
-    size_t n;
-    ~Unmap() { ::munmap(p, n); }
-  } unmap{map, size};
-  return import_model_bytes(std::string_view(static_cast<const char*>(map), size), path, options);
+  // Unmapped when the import is done, or with defer_weights once no tensor reads from it.
+  std::shared_ptr<const void> mapping(
+      map, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  return import_impl(std::string_view(static_cast<const char*>(map), size), path, options, mapping);
 }
 
 namespace {
@@ -920,7 +962,7 @@ graph::DataValue read_value_pb(const std::string& path) {
     throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
   std::vector<std::string> warnings;
   ImportOptions options;
-  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}};
+  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}, {}, {}};
   try {
     return graph::DataValue(tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'"));
   } catch (const UserError& e) {
@@ -967,7 +1009,7 @@ ConstTensorPtr read_tensor_pb(const std::string& path) {
     throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
   std::vector<std::string> warnings;
   ImportOptions options;
-  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}};
+  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}, {}, {}};
   try {
     return tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'");
   } catch (const UserError& e) {

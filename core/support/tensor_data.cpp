@@ -41,6 +41,39 @@ TensorData::TensorData(DType dtype, Shape shape, std::string&& bytes)
   m_bytes = std::move(bytes);
 }
 
+TensorData::TensorData(DType dtype, Shape shape, std::shared_ptr<const void> keep,
+                       std::string_view source)
+    : m_dtype(dtype), m_shape(std::move(shape)), m_numel(shape_numel(m_shape)) {
+  SOUFFLE_CHECK(
+      source.size() == static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype)),
+      "TensorData: byte count does not match the shape");
+  m_deferred = std::make_unique<Deferred>();
+  m_deferred->keep = std::move(keep);
+  m_deferred->source = source;
+}
+
+TensorData::TensorData(const TensorData& o)
+    : m_dtype(o.m_dtype), m_shape(o.m_shape), m_numel(o.m_numel), m_bytes(o.bytes()) {}
+
+TensorData& TensorData::operator=(const TensorData& o) {
+  if (this != &o) {
+    m_bytes = o.bytes();
+    m_dtype = o.m_dtype;
+    m_shape = o.m_shape;
+    m_numel = o.m_numel;
+    m_deferred.reset();
+  }
+  return *this;
+}
+
+void TensorData::load() const {
+  std::lock_guard<std::mutex> lock(m_deferred->mutex);
+  if (m_deferred->loaded.load(std::memory_order_relaxed)) return;
+  m_bytes.assign(m_deferred->source.data(), m_deferred->source.size());
+  m_deferred->keep.reset();  // the source may go once every tensor in it is read
+  m_deferred->loaded.store(true, std::memory_order_release);
+}
+
 double TensorData::get_f64(int64_t i) const {
   switch (m_dtype) {
     case DType::Float32:

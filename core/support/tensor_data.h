@@ -1,9 +1,12 @@
 /// \file TensorData: an immutable-by-convention dense tensor value (dtype, shape, bytes).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/support/dtype.h"
@@ -25,21 +28,37 @@ class TensorData {
   TensorData(DType dtype, Shape shape);
   /// Takes `bytes` (row-major, exactly numel x element size) without copying them.
   TensorData(DType dtype, Shape shape, std::string&& bytes);
+  /// Bytes read where they lie only when first used: `source` (exactly numel x element size
+  /// bytes, any alignment) is copied into the tensor's own buffer the first time anything reads
+  /// or writes the data (from any thread, once); until then `keep` holds what `source` points
+  /// into. Dtype, shape and byte_size() never read the bytes, so a tensor nobody reads never
+  /// costs its copy (a model's weights, when only the plan is wanted).
+  TensorData(DType dtype, Shape shape, std::shared_ptr<const void> keep, std::string_view source);
+  /// A copy owns its bytes (a deferred source is read first).
+  TensorData(const TensorData& o);
+  TensorData& operator=(const TensorData& o);
+  TensorData(TensorData&&) noexcept = default;
+  TensorData& operator=(TensorData&&) noexcept = default;
+  ~TensorData() = default;
 
   DType dtype() const { return m_dtype; }
   const Shape& shape() const { return m_shape; }
   int64_t numel() const { return m_numel; }
-  int64_t byte_size() const { return static_cast<int64_t>(m_bytes.size()); }
-  const uint8_t* raw() const { return reinterpret_cast<const uint8_t*>(m_bytes.data()); }
-  uint8_t* raw() { return reinterpret_cast<uint8_t*>(m_bytes.data()); }
+  int64_t byte_size() const {
+    return static_cast<int64_t>(m_deferred ? m_deferred->source.size() : m_bytes.size());
+  }
+  /// False while the bytes of a deferred source have not been read yet.
+  bool loaded() const { return !m_deferred || m_deferred->loaded.load(std::memory_order_acquire); }
+  const uint8_t* raw() const { return reinterpret_cast<const uint8_t*>(bytes().data()); }
+  uint8_t* raw() { return reinterpret_cast<uint8_t*>(bytes().data()); }
 
   template <typename T>
   const T* as() const {
-    return reinterpret_cast<const T*>(m_bytes.data());
+    return reinterpret_cast<const T*>(bytes().data());
   }
   template <typename T>
   T* as() {
-    return reinterpret_cast<T*>(m_bytes.data());
+    return reinterpret_cast<T*>(bytes().data());
   }
 
   /// Element i converted to double / int64 (bool -> 0/1, f16/bf16 decoded).
@@ -61,16 +80,34 @@ class TensorData {
   TensorData reshaped(Shape shape) const;
 
   bool operator==(const TensorData& o) const {
-    return m_dtype == o.m_dtype && m_shape == o.m_shape && m_bytes == o.m_bytes;
+    return m_dtype == o.m_dtype && m_shape == o.m_shape && bytes() == o.bytes();
   }
 
  private:
+  struct Deferred {
+    std::shared_ptr<const void> keep;
+    std::string_view source;
+    std::atomic<bool> loaded{false};
+    std::mutex mutex;
+  };
+  const std::string& bytes() const {
+    if (m_deferred && !m_deferred->loaded.load(std::memory_order_acquire)) load();
+    return m_bytes;
+  }
+  std::string& bytes() {
+    if (m_deferred && !m_deferred->loaded.load(std::memory_order_acquire)) load();
+    return m_bytes;
+  }
+  void load() const;
+
   DType m_dtype = DType::Float32;
   Shape m_shape;
   int64_t m_numel = 1;
   // A string as the byte buffer so that protobuf's raw_data can be moved in without a copy
   // (heap buffers are 16-byte aligned; small ones sit inside the object, 8-byte aligned).
-  std::string m_bytes;
+  // Mutable: a deferred source fills it on first use, under the Deferred's mutex.
+  mutable std::string m_bytes;
+  std::unique_ptr<Deferred> m_deferred;  ///< set only by the deferred constructor
 };
 
 using ConstTensorPtr = std::shared_ptr<const TensorData>;

@@ -1,0 +1,231 @@
+// Weights read from the mapped model file when first used (ImportOptions::defer_weights): the
+// same graph and the same bytes as an import that copies them, nothing read before first use,
+// and every file the wire walk does not plainly understand parsed as it is.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "core/onnx/importer.h"
+#include "core/onnx/strip_weights.h"
+#include "core/support/error.h"
+
+namespace souffle::onnx_import {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempFile {
+  fs::path path;
+  explicit TempFile(const std::string& bytes) {
+    path = fs::temp_directory_path() /
+           ("souffle_deferred_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".onnx");
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
+void add_raw(onnx::GraphProto* g, const std::string& name, int64_t n, float base) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  t->add_dims(n);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = base + static_cast<float>(i);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+}
+
+/// y = x[4096] + a + d, with initializers a and c of large raw_data (after the small b, at no
+/// particular alignment in the file), b of small raw_data, d of large typed float_data.
+onnx::ModelProto model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  m.set_producer_name("test");
+  auto* g = m.mutable_graph();
+  g->set_name("t");
+  add_raw(g, "b", 3, 0.5f);
+  add_raw(g, "a", 4096, 1.0f);
+  add_raw(g, "c", 2048, -7.0f);
+  auto* d = g->add_initializer();
+  d->set_name("d");
+  d->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  d->add_dims(4096);
+  for (int i = 0; i < 4096; ++i) d->add_float_data(static_cast<float>(i) * 0.25f);
+  auto io = [](auto* list, const std::string& name) {
+    auto* vi = list->Add();
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(4096);
+  };
+  io(g->mutable_input(), "x");
+  io(g->mutable_output(), "y");
+  auto node = [&](const std::string& a, const std::string& b, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type("Add");
+    n->add_input(a);
+    n->add_input(b);
+    n->add_output(out);
+  };
+  node("x", "a", "s");
+  node("s", "d", "y");  // b and c: initializers nothing reads
+  return m;
+}
+
+ImportOptions deferred() {
+  ImportOptions o;
+  o.defer_weights = true;
+  return o;
+}
+
+TEST(DeferredWeights, SameGraphAndBytesAndNothingReadBeforeFirstUse) {
+  TempFile f(model().SerializeAsString());
+  const graph::Graph eager = import_model(f.path.string()).graph;
+  const graph::Graph lazy = import_model(f.path.string(), deferred()).graph;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    SCOPED_TRACE(name);
+    const ConstTensorPtr& e = eager.value(name).constant;
+    const ConstTensorPtr& l = lazy.value(name).constant;
+    ASSERT_TRUE(e && l);
+    EXPECT_TRUE(e->loaded());
+    // Large raw_data stays in the file until read; small raw_data and typed fields are parsed.
+    const bool large_raw = std::string(name) == "a" || std::string(name) == "c";
+    EXPECT_EQ(l->loaded(), !large_raw);
+    EXPECT_EQ(l->dtype(), e->dtype());
+    EXPECT_EQ(l->shape(), e->shape());
+    EXPECT_EQ(l->byte_size(), e->byte_size());
+    EXPECT_EQ(l->loaded(), !large_raw);  // none of the above reads the bytes
+    EXPECT_EQ(*l, *e);
+    EXPECT_TRUE(l->loaded());
+    // The bytes sit in the tensor's own buffer, aligned for its type wherever they lay in the file.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(l->raw()) % alignof(float), 0u);
+  }
+  EXPECT_EQ(lazy.value("a").constant->as<float>()[4095], 4096.0f);
+  EXPECT_EQ(lazy.value("c").constant->get_f64(1), -6.0);
+}
+
+TEST(DeferredWeights, TheFileMayGoBeforeTheFirstRead) {
+  graph::Graph g;
+  {
+    TempFile f(model().SerializeAsString());
+    g = import_model(f.path.string(), deferred()).graph;
+  }  // unlinked: the mapping keeps its bytes
+  const ConstTensorPtr& a = g.value("a").constant;
+  EXPECT_FALSE(a->loaded());
+  EXPECT_EQ(a->as<float>()[0], 1.0f);
+  EXPECT_EQ(a->as<float>()[100], 101.0f);
+}
+
+TEST(DeferredWeights, ConcurrentFirstReadsReadOnce) {
+  TempFile f(model().SerializeAsString());
+  const graph::Graph g = import_model(f.path.string(), deferred()).graph;
+  const ConstTensorPtr a = g.value("a").constant;
+  ASSERT_FALSE(a->loaded());
+  std::vector<const uint8_t*> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = a->raw(); });
+  for (std::thread& t : threads) t.join();
+  for (const uint8_t* p : seen) EXPECT_EQ(p, seen.front());
+  EXPECT_EQ(a->as<float>()[7], 8.0f);
+  // A copy owns its bytes.
+  TensorData copy = *a;
+  EXPECT_TRUE(copy.loaded());
+  EXPECT_NE(copy.raw(), a->raw());
+  EXPECT_EQ(copy, *a);
+}
+
+TEST(DeferredWeights, ASizeMismatchSaysWhatTheCopyingImportSays) {
+  onnx::ModelProto m = model();
+  m.mutable_graph()->mutable_initializer(1)->add_dims(2);  // a: [4096, 2], 4096 floats held
+  TempFile f(m.SerializeAsString());
+  std::string eager, lazy;
+  try {
+    import_model(f.path.string());
+  } catch (const UserError& e) {
+    eager = e.what();
+  }
+  try {
+    import_model(f.path.string(), deferred());
+  } catch (const UserError& e) {
+    lazy = e.what();
+  }
+  EXPECT_NE(eager.find("data holds 16384 bytes"), std::string::npos) << eager;
+  EXPECT_EQ(lazy, eager);
+}
+
+TEST(DeferredWeights, StrippedModelIsTheModelWithoutTheLargeRawData) {
+  const onnx::ModelProto m = model();
+  const std::string bytes = m.SerializeAsString();
+  const std::optional<StrippedModel> s = strip_initializer_data(bytes, 4096);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->raw.size(), 4u);
+  EXPECT_EQ(s->raw[0].data(), nullptr);  // b: 12 bytes, kept
+  EXPECT_EQ(s->raw[1].size(), 4096u * 4);
+  EXPECT_EQ(s->raw[2].size(), 2048u * 4);
+  EXPECT_EQ(s->raw[3].data(), nullptr);  // d: typed data
+  EXPECT_EQ(s->removed, 6144u * 4);
+  EXPECT_LT(s->bytes.size() + s->removed, bytes.size());
+  // Put back, the stripped model is the model.
+  onnx::ModelProto back;
+  ASSERT_TRUE(back.ParseFromString(s->bytes));
+  EXPECT_FALSE(back.graph().initializer(1).has_raw_data());
+  EXPECT_EQ(back.graph().initializer(0).raw_data(), m.graph().initializer(0).raw_data());
+  for (int i : {1, 2})
+    back.mutable_graph()->mutable_initializer(i)->set_raw_data(std::string(s->raw[i]));
+  EXPECT_EQ(back.SerializeAsString(), bytes);
+  // Nothing large enough: nothing to strip.
+  EXPECT_FALSE(strip_initializer_data(bytes, 1 << 20));
+}
+
+TEST(DeferredWeights, AnythingUnplainIsLeftToTheParser) {
+  const std::string bytes = model().SerializeAsString();
+  // Cut short, inside a's raw_data.
+  EXPECT_FALSE(strip_initializer_data(std::string_view(bytes).substr(0, bytes.size() / 2), 16));
+  // The graph given twice (protobuf merges the two).
+  onnx::ModelProto extra;
+  extra.mutable_graph()->set_doc_string("second");
+  EXPECT_FALSE(strip_initializer_data(bytes + extra.SerializeAsString(), 16));
+  // One tensor's raw_data given twice (the last wins).
+  onnx::TensorProto twice;
+  twice.set_raw_data(std::string(4096, 'x'));
+  const std::string doubled = twice.SerializeAsString() + twice.SerializeAsString();
+  // GraphProto.initializer (field 5) holding the two, in ModelProto.graph (field 7).
+  const std::string graph_bytes = std::string(1, '\x2a') +
+                                  static_cast<char>(0x80 | (doubled.size() & 0x7f)) +
+                                  static_cast<char>((doubled.size() >> 7) & 0x7f) + doubled;
+  ASSERT_LT(doubled.size(), size_t{1} << 14);
+  std::string model_bytes = std::string(1, '\x3a');
+  size_t n = graph_bytes.size();
+  while (n >= 0x80) {
+    model_bytes += static_cast<char>((n & 0x7f) | 0x80);
+    n >>= 7;
+  }
+  model_bytes += static_cast<char>(n);
+  model_bytes += graph_bytes;
+  onnx::ModelProto parsed;
+  ASSERT_TRUE(parsed.ParseFromString(model_bytes));
+  EXPECT_EQ(parsed.graph().initializer(0).raw_data().size(), 4096u);
+  EXPECT_FALSE(strip_initializer_data(model_bytes, 16));
+  // A truncated file imports with the parser's own message, deferred or not.
+  TempFile f(bytes.substr(0, bytes.size() / 2));
+  try {
+    import_model(f.path.string(), deferred());
+    ADD_FAILURE() << "imported a truncated file";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("protobuf parse failed"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace souffle::onnx_import

@@ -24,6 +24,7 @@
 
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
+#include "views/explorer_session.h"
 #include "views/partition_table_model.h"
 #include "views/theme.h"
 
@@ -142,6 +143,17 @@ QChartView* ChartsPanel::view(Tab tab) const {
     default:
       return nullptr;
   }
+}
+
+void ChartsPanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::planChanged, this, &ChartsPanel::setPlan);
+  connect(session, &ExplorerSession::partitionSelected, this, [this, session](int k) {
+    if (session->plan()) setCurrentPartition(k);
+  });
+  connect(session, &ExplorerSession::nodeSelected, this, [this](const NodeSelection& n) {
+    if (!n.byProgram && n.partition >= 0) setCurrentPartition(n.partition);
+  });
+  connect(this, &ChartsPanel::partitionClicked, session, &ExplorerSession::activatePartition);
 }
 
 void ChartsPanel::setPlan(PlanDataPtr plan) {

@@ -18,6 +18,8 @@ class QScatterSeries;
 
 namespace souffle::views {
 
+class ExplorerSession;
+
 /// What the strategies chart shows for one strategy.
 struct StrategyTotals {
   QString strategy;
@@ -36,6 +38,9 @@ class ChartsPanel : public QWidget {
   explicit ChartsPanel(QWidget* parent = nullptr);
   ~ChartsPanel() override;
 
+  /// Follows `session`: its plan, the selected kernel, compiles and profile runs; a click on a
+  /// kernel asks the kernel table to select it.
+  void attach(ExplorerSession* session);
   /// Redraws for `plan` and plans the two other strategies off the GUI thread for the totals.
   void setPlan(PlanDataPtr plan);
   void setCompile(CompileDataPtr data);

@@ -23,6 +23,7 @@
 #include "core/session/sass_report.h"
 #include "views/boundary_edges.h"
 #include "views/code_highlighter.h"
+#include "views/explorer_session.h"
 
 namespace souffle::views {
 
@@ -383,6 +384,26 @@ void CodePanel::setDark(bool dark) {
   for (CodeHighlighter* h : m_highlighters) h->setDark(dark);
   applyBoundaryNotes();
   applyHighlight(false);
+}
+
+void CodePanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::planChanged, this, &CodePanel::setPlan);
+  connect(session, &ExplorerSession::partitionSelected, this, [this, session](int k) {
+    if (session->plan()) showPartition(k);
+  });
+  // A node selected in the graph: its kernel's code, its lines highlighted.
+  connect(session, &ExplorerSession::nodeSelected, this, [this](const NodeSelection& n) {
+    if (n.byProgram || n.partition < 0) return;
+    showPartition(n.partition);
+    highlightNode(n.node, n.te);
+  });
+  connect(session, &ExplorerSession::stageActivated, this,
+          [this, session](int partition, int stage, const QStringList& nodes, const QStringList&) {
+            if (partition < 0 || !session->plan()) return;
+            showPartition(partition);
+            highlightStage(stage, nodes.value(0));
+          });
+  connect(this, &CodePanel::nodesActivated, session, &ExplorerSession::selectNodes);
 }
 
 void CodePanel::setPlan(PlanDataPtr plan) {

@@ -21,6 +21,7 @@ class QTabWidget;
 namespace souffle::views {
 
 class CodeHighlighter;
+class ExplorerSession;
 
 /// A read-only monospace editor with a line-number gutter, highlighted line ranges, and a
 /// signal for the line a user clicks.
@@ -108,6 +109,9 @@ class CodePanel : public QWidget {
   explicit CodePanel(QWidget* parent = nullptr);
   ~CodePanel() override;
 
+  /// Follows `session`: its plan, the kernel selected in the kernel table, the node selected in
+  /// the graph and the stage picked in the timeline; a click on a mapped line selects its nodes.
+  void attach(ExplorerSession* session);
   /// The plan whose kernels the panel shows; nothing is built until a partition is shown.
   void setPlan(PlanDataPtr plan);
   /// Shows partition `partition` (index into plan->plan->partitions); -1 clears. Its kernel

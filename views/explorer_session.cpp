@@ -1,12 +1,47 @@
 #include "views/explorer_session.h"
 
+#include <QDockWidget>
 #include <QFileInfo>
 #include <nlohmann/json.hpp>
 
 namespace souffle::views {
 
-ExplorerSession::ExplorerSession(QString modelPath, QObject* parent)
-    : QObject(parent), m_modelPath(std::move(modelPath)) {}
+QDockWidget* dockOf(QWidget* page) {
+  return qobject_cast<QDockWidget*>(page ? page->parentWidget() : nullptr);
+}
+
+void raiseDockOf(QWidget* page) {
+  if (QDockWidget* dock = dockOf(page)) {
+    dock->show();
+    dock->raise();
+  }
+}
+
+ExplorerSession::ExplorerSession(QObject* parent) : QObject(parent) {}
+
+void ExplorerSession::begin(const QString& modelPath, bool keepStepping) {
+  m_modelPath = modelPath;
+  m_imported.reset();
+  m_measurements.clear();
+  setStepping(keepStepping && m_stepping);
+}
+
+void ExplorerSession::setModel(ModelDataPtr model) {
+  m_model = std::move(model);
+  emit modelChanged(m_model);
+}
+
+void ExplorerSession::setPlan(PlanDataPtr plan) {
+  m_plan = std::move(plan);
+  emit planChanged(m_plan);
+}
+
+void ExplorerSession::setInputOptions(const QStringList& dims, const QStringList& binds,
+                                      const QStringList& shapes) {
+  m_inputDims = dims;
+  m_inputBinds = binds;
+  m_inputShapes = shapes;
+}
 
 bool ExplorerSession::isFor(const QString& path) const {
   if (path.isEmpty() || m_modelPath.isEmpty()) return path.isEmpty() && m_modelPath.isEmpty();

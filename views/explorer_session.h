@@ -1,9 +1,12 @@
-/// \file What belongs to one open model, owned in one place and replaced when another model opens:
-/// the imported profile, the kept profile runs, the step-through mode.
+/// \file The explorer's session: the model open, its plan and everything that belongs to that
+/// model (the imported profile, the kept profile runs, the step-through mode, the model's input
+/// options), and the signals the pages subscribe to instead of reaching into each other.
 #pragma once
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
+#include <QWidget>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,22 +14,59 @@
 #include <vector>
 
 #include "core/session/external_profile.h"
+#include "views/compile_runner.h"
+#include "views/model_loader.h"
+#include "views/plan_runner.h"
+#include "views/profile_runner.h"
+
+class QDockWidget;
 
 namespace souffle::views {
 
-/// The state of one model in the explorer. MainWindow makes a new one for each model opened
-/// (the same model reloaded keeps its session), so nothing of one model reaches the next.
-/// Still held by MainWindow and its pages for now: the model and plan data, the edit stack
-/// (DecisionEditor, reset when a session starts) and the compile/profile runners.
+/// A node picked in the graph, as the pages that follow it need it.
+struct NodeSelection {
+  int box = -1;            ///< the box in the graph on screen
+  int partition = -1;      ///< its (first) kernel in the plan on screen; -1: none
+  QString node;            ///< its ONNX node
+  QString te;              ///< its TE op at TE level; empty at op level
+  bool byProgram = false;  ///< selected for another page (a code line, a timeline span)
+};
+
+/// The dock that holds `page` (null when it is not in one).
+QDockWidget* dockOf(QWidget* page);
+/// Shows and raises the dock that holds `page` (nothing when it is not in one).
+void raiseDockOf(QWidget* page);
+
+/// One per window. Pages subscribe to its signals and ask through it (say, reportProblem, the
+/// select* calls); MainWindow starts a model's state with begin() (the same model reloaded keeps
+/// it), so nothing of one model reaches the next. Still held elsewhere for now: the edit stack
+/// (DecisionEditor, reset when a model's state begins) and the compile/profile runners.
 class ExplorerSession : public QObject {
   Q_OBJECT
  public:
-  /// `modelPath` absolute; empty for the session of no model (the welcome page).
-  explicit ExplorerSession(QString modelPath, QObject* parent = nullptr);
+  explicit ExplorerSession(QObject* parent = nullptr);
 
+  /// Forgets everything of the model before and starts the state of `modelPath` (absolute;
+  /// empty: no model, the welcome page). The step-through mode is kept only when `keepStepping`.
+  void begin(const QString& modelPath, bool keepStepping);
   QString modelPath() const { return m_modelPath; }
   /// Whether `path` names this session's model (paths compared absolute).
   bool isFor(const QString& path) const;
+
+  /// The model on screen (null before one loaded, or after it was closed).
+  ModelDataPtr model() const { return m_model; }
+  void setModel(ModelDataPtr model);
+  /// The plan on screen (null before the first plan of a model arrives).
+  PlanDataPtr plan() const { return m_plan; }
+  /// Replaces the plan on screen and tells the pages (planChanged), also when null.
+  void setPlan(PlanDataPtr plan);
+
+  /// How the model's inputs are given, each as on the command line (NAME=VALUE).
+  QStringList inputDims() const { return m_inputDims; }
+  QStringList inputBinds() const { return m_inputBinds; }
+  QStringList inputShapes() const { return m_inputShapes; }
+  void setInputOptions(const QStringList& dims, const QStringList& binds,
+                       const QStringList& shapes);
 
   /// The profile imported for this model (null: none), as read from its file.
   std::shared_ptr<const ExternalProfile> importedProfile() const { return m_imported; }
@@ -45,12 +85,47 @@ class ExplorerSession : public QObject {
   bool isStepping() const { return m_stepping; }
   void setStepping(bool on);
 
+  // What pages ask of the window and of each other.
+  /// A status-bar message (`ms` 0: until the next).
+  void say(const QString& text, int ms = 0) { emit message(text, ms); }
+  /// A problem for the problems panel (shown and raised; the window stays usable).
+  void reportProblem(const LoadError& error) { emit problem(error); }
+  /// The kernel table's selection changed to partition `k`.
+  void selectPartition(int k) { emit partitionSelected(k); }
+  /// A page asks the kernel table to select partition `k` (and to come to the front).
+  void activatePartition(int k) { emit partitionActivated(k); }
+  /// A node was selected in the graph.
+  void selectNode(const NodeSelection& selection) { emit nodeSelected(selection); }
+  /// A page asks the graph to select the boxes of `nodes` (TEs `tes` at TE level).
+  void selectNodes(const QStringList& nodes, const QStringList& tes) {
+    emit nodesActivated(nodes, tes);
+  }
+  /// A timeline span: stage `stage` of partition `partition`, computing `nodes` (`tes`).
+  void selectStage(int partition, int stage, const QStringList& nodes, const QStringList& tes) {
+    emit stageActivated(partition, stage, nodes, tes);
+  }
+  /// Measured times a page shows changed (the heat map follows).
+  void measuredTimesChanged() { emit measuredChanged(); }
+
  signals:
+  void modelChanged(souffle::views::ModelDataPtr model);
+  void planChanged(souffle::views::PlanDataPtr plan);
   void importedProfileChanged();
   void steppingChanged(bool on);
+  void message(const QString& text, int ms);
+  void problem(const souffle::views::LoadError& error);
+  void partitionSelected(int k);
+  void partitionActivated(int k);
+  void nodeSelected(const souffle::views::NodeSelection& selection);
+  void nodesActivated(const QStringList& nodes, const QStringList& tes);
+  void stageActivated(int partition, int stage, const QStringList& nodes, const QStringList& tes);
+  void measuredChanged();
 
  private:
   QString m_modelPath;
+  ModelDataPtr m_model;
+  PlanDataPtr m_plan;
+  QStringList m_inputDims, m_inputBinds, m_inputShapes;
   std::shared_ptr<const ExternalProfile> m_imported;
   std::map<std::string, std::string> m_measurements;  ///< by plan_key
   bool m_stepping = false;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "views/cluster_items.h"
+#include "views/explorer_session.h"
 #include "views/graph_view.h"
 
 namespace souffle::views {
@@ -45,6 +46,31 @@ void GraphPage::showGraph(ModelDataPtr data, bool teLevel) {
 void GraphPage::clear() {
   m_data.reset();
   m_panel->clear();
+}
+
+void GraphPage::attach(ExplorerSession* session) {
+  connect(m_panel, &GraphPanel::boxSelected, this, [this, session](int box) {
+    const SceneGraph* g = m_panel->scene()->graph();
+    if (!g || box < 0 || static_cast<size_t>(box) >= g->nodes.size()) return;
+    const SceneNode& node = g->nodes[static_cast<size_t>(box)];
+    NodeSelection n;
+    n.box = box;
+    n.node = node.onnxNode;
+    n.te = node.kind == SceneNode::Kind::TeOp ? node.subtitle : QString();
+    n.byProgram = m_selectingNodes;
+    if (const PlanDataPtr plan = session->plan()) {
+      const auto& ks = plan->kernelsOf(g->teLevel);
+      if (static_cast<size_t>(box) < ks.size() && !ks[static_cast<size_t>(box)].empty())
+        n.partition = ks[static_cast<size_t>(box)].front();
+    }
+    session->selectNode(n);
+  });
+  connect(session, &ExplorerSession::nodesActivated, this, &GraphPage::selectNodes);
+  connect(session, &ExplorerSession::stageActivated, this,
+          [this](int, int, const QStringList& nodes, const QStringList& tes) {
+            selectNodes(nodes, tes);
+          });
+  connect(session, &ExplorerSession::measuredChanged, this, &GraphPage::refreshHeat);
 }
 
 void GraphPage::setPlan(PlanDataPtr plan) {

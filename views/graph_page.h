@@ -15,6 +15,7 @@ class QAction;
 
 namespace souffle::views {
 
+class ExplorerSession;
 class GraphPanel;
 
 class GraphPage : public QWidget {
@@ -23,6 +24,9 @@ class GraphPage : public QWidget {
   explicit GraphPage(QWidget* parent = nullptr);
 
   GraphPanel* panel() const { return m_panel; }
+  /// Tells `session` the node selected (nodeSelected); selects the nodes other pages ask for
+  /// (a code line, a timeline span) and refreshes the heat map when measured times change.
+  void attach(ExplorerSession* session);
   /// Draws the op-level or TE-level graph of `data` (laid out off the GUI thread).
   void showGraph(ModelDataPtr data, bool teLevel);
   void clear();

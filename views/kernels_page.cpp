@@ -1,10 +1,12 @@
 #include "views/kernels_page.h"
 
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/explorer_session.h"
 #include "views/partition_table_model.h"
 
 namespace souffle::views {
@@ -40,6 +42,15 @@ KernelsPage::KernelsPage(QWidget* parent)
     const int k = m_proxy->mapToSource(rows.front()).row();
     if (!m_quiet) emit partitionActivated(k);
     emit currentPartitionChanged(k);
+  });
+}
+
+void KernelsPage::attach(ExplorerSession* session) {
+  connect(this, &KernelsPage::currentPartitionChanged, session, &ExplorerSession::selectPartition);
+  connect(session, &ExplorerSession::partitionActivated, this, [this](int k) {
+    if (k < 0 || k >= m_model->rowCount()) return;
+    if (QDockWidget* dock = dockOf(this)) dock->raise();
+    selectPartition(k, false);
   });
 }
 

@@ -10,6 +10,7 @@ class QTableView;
 
 namespace souffle::views {
 
+class ExplorerSession;
 class PartitionTableModel;
 
 class KernelsPage : public QWidget {
@@ -19,6 +20,9 @@ class KernelsPage : public QWidget {
 
   PartitionTableModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
+  /// Tells `session` the kernel selected (partitionSelected); a page's activatePartition selects
+  /// its row and brings the page to the front.
+  void attach(ExplorerSession* session);
   /// Partition indices of the selected rows, in the order they were selected.
   std::vector<int> selectedPartitions() const;
   /// Selects and scrolls to the row of partition `k`; `quiet`: without partitionActivated (the

@@ -71,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_loader(new ModelLoader(this)),
       m_planner(new PlanRunner(this)),
+      m_session(new ExplorerSession(this)),
       m_systemPalette(qApp->palette()) {
   setWindowTitle(tr("Souffle Explorer"));
   setAcceptDrops(true);
@@ -90,14 +91,13 @@ MainWindow::MainWindow(QWidget* parent)
   m_stack->addWidget(m_graphPage);
   setCentralWidget(m_stack);
 
-  createDocks();
+  createPages();
   createActions();
   createPlanToolBar();
   createStatusBar();
   createEditing();
   createExplorerViews();
   createKernelViews();
-  createMemoryView();
   updateColors();
   wire();
   beginSession(QString(), true);
@@ -106,6 +106,18 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::memoryDock() const {
+  return dockOf(m_memory);
+}
+
+QDockWidget* MainWindow::strategyDock() const {
+  return dockOf(m_strategies);
+}
+
+QDockWidget* MainWindow::timelineDock() const {
+  return dockOf(m_timeline);
+}
 
 void MainWindow::wire() {
   // Loading and planning.
@@ -119,9 +131,9 @@ void MainWindow::wire() {
   connect(m_planner, &PlanRunner::progress, this, [this](const QString& what) { say(what); });
   connect(m_planner, &PlanRunner::cancelled, this, [this] {
     if (m_editor->hasProposal()) m_editor->reject();
-    if (m_plan) {
+    if (m_session->plan()) {
       // The selectors show the plan that stays on screen.
-      m_planBar->showPlan(*m_plan);
+      m_planBar->showPlan(*m_session->plan());
     }
     setBusy(false);
     updateStatus();
@@ -132,9 +144,7 @@ void MainWindow::wire() {
     LoadError e;
     e.file = m_lastPath;
     e.reason = tr("planning (%1 on %2) failed: %3").arg(strategy(), gpu(), reason);
-    m_error->showError(e);
-    m_errorDock->show();
-    m_errorDock->raise();
+    m_session->reportProblem(e);
     emit planFailed(reason);
   });
   // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
@@ -158,9 +168,9 @@ void MainWindow::wire() {
 
   // The problems panel.
   connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
-  connect(m_error, &ErrorPanel::dismissed, m_errorDock, &QDockWidget::hide);
+  connect(m_error, &ErrorPanel::dismissed, dockOf(m_error), &QDockWidget::hide);
 
-  // Selections: graph, nodes, kernels, code and charts follow one another.
+  // Selections: graph, nodes, kernels, code and charts follow one another through the session.
   connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
   connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
     m_status->setLayoutInfo(m_graph->layoutInfo());
@@ -170,31 +180,19 @@ void MainWindow::wire() {
   });
   connect(m_nodes, &NodesPage::nodeActivated, this, &MainWindow::onNodeActivated);
   connect(m_kernels, &KernelsPage::partitionActivated, this, &MainWindow::onPartitionActivated);
-  // The kernel shown in the code and on the roofline follows the kernel table, whoever
-  // changed its selection.
-  connect(m_kernels, &KernelsPage::currentPartitionChanged, this, [this](int k) {
-    if (!m_plan) return;
-    m_code->showPartition(k);
-    m_charts->setCurrentPartition(k);
-  });
-  // A node selected in the graph: its kernel's code, its lines highlighted.
-  connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
-    const SceneGraph* g = m_graph->scene()->graph();
-    if (m_graphPage->selectingNodes() || !g || !m_plan || box < 0 ||
-        static_cast<size_t>(box) >= g->nodes.size())
-      return;
-    const auto& ks = m_plan->kernelsOf(g->teLevel);
-    if (static_cast<size_t>(box) >= ks.size() || ks[box].empty()) return;
-    const SceneNode& n = g->nodes[box];
-    m_code->showPartition(ks[box].front());
-    m_charts->setCurrentPartition(ks[box].front());
-    m_code->highlightNode(n.onnxNode, n.kind == SceneNode::Kind::TeOp ? n.subtitle : QString());
-  });
-  connect(m_code, &CodePanel::nodesActivated, m_graphPage, &GraphPage::selectNodes);
-  connect(m_charts, &ChartsPanel::partitionClicked, this, [this](int k) {
-    if (k < 0 || k >= m_kernels->model()->rowCount()) return;
-    m_partDock->raise();
-    m_kernels->selectPartition(k, false);
+  // The pages follow the session (the graph page first: a timeline span selects its nodes
+  // before the code shows its lines).
+  m_graphPage->attach(m_session);
+  m_kernels->attach(m_session);
+  m_code->attach(m_session);
+  m_charts->attach(m_session);
+  m_memory->attach(m_session);
+  m_timeline->attach(m_session);
+  connect(m_session, &ExplorerSession::message, this,
+          [this](const QString& text, int ms) { say(text, ms); });
+  connect(m_session, &ExplorerSession::problem, this, [this](const LoadError& e) {
+    m_error->showError(e);
+    raiseDockOf(m_error);
   });
 
   // Compile and profile.
@@ -240,53 +238,96 @@ void MainWindow::wire() {
     if (name != strategy()) setStrategy(name);
   });
   // A dock tabbed behind another still says isVisible(); "onScreen" follows its tab.
-  connect(m_strategyDock, &QDockWidget::visibilityChanged, this, [this](bool on) {
-    m_strategyDock->setProperty("onScreen", on);
+  connect(dockOf(m_strategies), &QDockWidget::visibilityChanged, this, [this](bool on) {
+    dockOf(m_strategies)->setProperty("onScreen", on);
     if (on) refreshExplorerViews();
   });
-  connect(m_compareDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    m_compareDock->setProperty("onScreen", visible);
+  connect(dockOf(m_compare), &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    dockOf(m_compare)->setProperty("onScreen", visible);
     if (visible) refreshCompare();
   });
 }
 
-void MainWindow::createDocks() {
+void MainWindow::createPages() {
+  m_editor = new DecisionEditor(this);
+  m_project = new ProjectController(this);
   m_properties = new PropertiesPanel(this);
-  m_propertiesDock = new QDockWidget(tr("Properties"), this);
-  m_propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
-  m_propertiesDock->setWidget(m_properties);
-  addDockWidget(Qt::RightDockWidgetArea, m_propertiesDock);
-
   m_nodes = new NodesPage(this);
-  m_nodesDock = new QDockWidget(tr("Nodes"), this);
-  m_nodesDock->setObjectName(QStringLiteral("nodesDock"));
-  m_nodesDock->setWidget(m_nodes);
-  addDockWidget(Qt::LeftDockWidgetArea, m_nodesDock);
-
   m_teText = new TeTextPanel(this);
-  m_teDock = new QDockWidget(tr("TE program"), this);
-  m_teDock->setObjectName(QStringLiteral("teDock"));
-  m_teDock->setWidget(m_teText);
-  addDockWidget(Qt::BottomDockWidgetArea, m_teDock);
-
   m_kernels = new KernelsPage(this);
-  m_partDock = new QDockWidget(tr("Kernels"), this);
-  m_partDock->setObjectName(QStringLiteral("kernelsDock"));
-  m_partDock->setWidget(m_kernels);
-  addDockWidget(Qt::BottomDockWidgetArea, m_partDock);
-
   m_error = new ErrorPanel(this);
-  m_errorDock = new QDockWidget(tr("Problems"), this);
-  m_errorDock->setObjectName(QStringLiteral("errorDock"));
-  m_errorDock->setWidget(m_error);
-  addDockWidget(Qt::BottomDockWidgetArea, m_errorDock);
-  m_errorDock->hide();
+  m_transforms = new TransformsPanel(m_editor, this);
+  auto* history = new QUndoView(m_editor->undoStack(), this);
+  history->setEmptyLabel(tr("<plan of the strategy>"));
+  m_compare = new ComparisonView(this);
+  m_strategies = new StrategiesPage(this);
+  m_code = new CodePanel(this);
+  m_charts = new ChartsPanel(this);
+  m_importedPanel = new ImportedProfilePanel(this);
+  m_timeline = new TimelinePanel(this);
+  m_memory = new MemoryPanel(this);
 
-  resizeDocks({m_nodesDock, m_propertiesDock}, {430, 440}, Qt::Horizontal);
-  // The kernel table sits beside the TE text under the graph.
-  splitDockWidget(m_teDock, m_partDock, Qt::Horizontal);
-  resizeDocks({m_teDock, m_partDock}, {560, 640}, Qt::Horizontal);
-  resizeDocks({m_teDock}, {250}, Qt::Vertical);
+  // Where each page goes: its area, the dock it is tabbed with (or split from) and the one in
+  // front afterwards, in the order they are placed.
+  enum Place { Alone, Tabbed, Beside, Below };
+  struct Slot {
+    QWidget* page;
+    const char* name;
+    QString title;
+    Qt::DockWidgetArea area;
+    Place place = Alone;
+    QWidget* with = nullptr;   ///< the page tabbed with or split from
+    QWidget* front = nullptr;  ///< the page in front of its tabs afterwards
+    bool hidden = false;
+  };
+  const Qt::DockWidgetArea left = Qt::LeftDockWidgetArea, right = Qt::RightDockWidgetArea,
+                           bottom = Qt::BottomDockWidgetArea;
+  const Slot table[] = {
+      {m_properties, "propertiesDock", tr("Properties"), right},
+      {m_nodes, "nodesDock", tr("Nodes"), left},
+      {m_teText, "teDock", tr("TE program"), bottom},
+      {m_kernels, "kernelsDock", tr("Kernels"), bottom},
+      {m_error, "errorDock", tr("Problems"), bottom, Alone, nullptr, nullptr, true},
+      {m_transforms, "transformsDock", tr("Transformations"), right, Tabbed, m_properties,
+       m_properties},
+      {history, "historyDock", tr("Edit history"), left, Tabbed, m_nodes, m_nodes},
+      {m_compare, "compareDock", tr("Compare plans"), bottom, Tabbed, m_kernels, m_kernels},
+      {m_strategies, "strategiesDock", tr("Strategies"), bottom, Tabbed, m_kernels, m_kernels},
+      {m_code, "codeDock", tr("Code"), bottom, Tabbed, m_teText, m_teText},
+      {m_charts, "chartsDock", tr("Charts"), right, Below, m_properties},
+      {m_importedPanel, "importedProfileDock", tr("Imported profile"), bottom, Tabbed, m_kernels,
+       m_kernels, true},
+      {m_timeline, "timelineDock", tr("Timeline"), bottom, Tabbed, m_code, m_teText, true},
+      {m_memory, "memoryDock", tr("Memory (emulator)"), bottom, Tabbed, m_code, m_teText, true},
+  };
+  for (const Slot& s : table) {
+    auto* dock = new QDockWidget(s.title, this);
+    dock->setObjectName(QLatin1String(s.name));
+    dock->setWidget(s.page);
+    addDockWidget(s.area, dock);
+    if (s.place == Tabbed) tabifyDockWidget(dockOf(s.with), dock);
+    if (s.place == Below) splitDockWidget(dockOf(s.with), dock, Qt::Vertical);
+    if (s.front) dockOf(s.front)->raise();
+    if (s.hidden) dock->hide();
+    if (s.page == m_error) {
+      // The sizes of the first docks, and the kernel table beside the TE text under the graph.
+      resizeDocks({dockOf(m_nodes), dockOf(m_properties)}, {430, 440}, Qt::Horizontal);
+      splitDockWidget(dockOf(m_teText), dockOf(m_kernels), Qt::Horizontal);
+      resizeDocks({dockOf(m_teText), dockOf(m_kernels)}, {560, 640}, Qt::Horizontal);
+      resizeDocks({dockOf(m_teText)}, {250}, Qt::Vertical);
+    }
+  }
+  const std::pair<QWidget*, const char*> keys[] = {
+      {m_code, "Alt+C"}, {m_charts, "Alt+G"}, {m_timeline, "Alt+T"}, {m_memory, "Alt+M"}};
+  for (auto [page, key] : keys)
+    dockOf(page)->toggleViewAction()->setShortcut(QKeySequence(tr(key)));
+  dockOf(m_memory)->toggleViewAction()->setToolTip(
+      tr("What the selected kernel's stage reads and writes, recorded on the CPU emulator"));
+
+  m_runs = new KernelRuns(this);
+  m_runs->setSession(m_session);
+  m_compiler = m_runs->compiler();
+  m_profiler = m_runs->profiler();
 }
 
 void MainWindow::createActions() {
@@ -326,8 +367,8 @@ void MainWindow::createActions() {
   QAction* findPrev = view->addAction(tr("Find &previous"), m_graph, &GraphPanel::findPrevious);
   findPrev->setShortcut(QKeySequence::FindPrevious);
   QAction* findTe = view->addAction(tr("Find in &TE program…"), this, [this] {
-    m_teDock->show();
-    m_teDock->raise();
+    dockOf(m_teText)->show();
+    dockOf(m_teText)->raise();
     m_teText->focusSearch();
   });
   findTe->setShortcut(QKeySequence(tr("Ctrl+Shift+F")));
@@ -367,7 +408,9 @@ void MainWindow::createActions() {
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
   int key = 1;
-  for (QDockWidget* d : {m_nodesDock, m_propertiesDock, m_teDock, m_partDock, m_errorDock}) {
+  QWidget* const panelPages[] = {m_nodes, m_properties, m_teText, m_kernels, m_error};
+  for (QWidget* page : panelPages) {
+    QDockWidget* d = dockOf(page);
     QAction* a = d->toggleViewAction();
     a->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(key++)));
     panels->addAction(a);
@@ -420,7 +463,7 @@ bool MainWindow::isLoading() const {
 }
 
 bool MainWindow::isErrorShown() const {
-  return m_errorDock->isVisible();
+  return dockOf(m_error)->isVisible();
 }
 
 void MainWindow::openDialog() {
@@ -445,8 +488,9 @@ void MainWindow::openModel(const QString& path) {
   };
   onnx_import::ImportOptions options;
   try {
-    options = onnx_import::import_options(strings(m_inputDims), strings(m_inputBinds),
-                                          strings(m_inputShapes));
+    options = onnx_import::import_options(strings(m_session->inputDims()),
+                                          strings(m_session->inputBinds()),
+                                          strings(m_session->inputShapes()));
   } catch (const UserError& e) {
     LoadError err;
     err.file = absolute;
@@ -461,16 +505,14 @@ void MainWindow::openModel(const QString& path) {
 
 void MainWindow::setInputOptions(const QStringList& dims, const QStringList& binds,
                                  const QStringList& shapes) {
-  m_inputDims = dims;
-  m_inputBinds = binds;
-  m_inputShapes = shapes;
+  m_session->setInputOptions(dims, binds, shapes);
 }
 
 void MainWindow::editInputOptions() {
   QStringList lines;
-  for (const QString& d : m_inputDims) lines << QStringLiteral("--dim ") + d;
-  for (const QString& b : m_inputBinds) lines << QStringLiteral("--bind ") + b;
-  for (const QString& s : m_inputShapes) lines << QStringLiteral("--shape ") + s;
+  for (const QString& d : m_session->inputDims()) lines << QStringLiteral("--dim ") + d;
+  for (const QString& b : m_session->inputBinds()) lines << QStringLiteral("--bind ") + b;
+  for (const QString& s : m_session->inputShapes()) lines << QStringLiteral("--shape ") + s;
   bool ok = false;
   const QString text = QInputDialog::getMultiLineText(
       this, tr("Model inputs"),
@@ -513,18 +555,14 @@ void MainWindow::cancelLoad() {
 
 void MainWindow::beginSession(const QString& modelPath, bool fresh) {
   const QString path = modelPath.isEmpty() ? QString() : QFileInfo(modelPath).absoluteFilePath();
-  if (m_session && !fresh && m_session->isFor(path)) return;
+  if (!fresh && m_session->isFor(path)) return;
   // A mode chosen on the welcome page (step-through before any model) is kept for the first
   // model; the state of a model never reaches the next one.
-  const bool stepping = m_session && m_session->modelPath().isEmpty() && m_session->isStepping();
-  delete m_session;
-  m_session = new ExplorerSession(path, this);
-  m_session->setStepping(stepping);
-  m_runs->setSession(m_session);
+  m_session->begin(path, m_session->modelPath().isEmpty());
   m_runs->setPlan(nullptr);  // the compile and the measurements shown were the model's before
   showImportedProfile();
-  m_importedDock->hide();
-  if (!stepping) {
+  dockOf(m_importedPanel)->hide();
+  if (!m_session->isStepping()) {
     setStepThroughShown(false);
     m_steps->clear();
   }
@@ -536,20 +574,16 @@ void MainWindow::closeModel() {
   if (!m_project->confirmLeave()) return;  // Cancel: the model stays open
   m_loader->cancel();
   m_planner->cancel();
-  m_plan.reset();
+  m_session->setPlan(nullptr);
   m_kernels->model()->setPlan(nullptr);
   m_runs->dropCompile();
-  m_code->setPlan(nullptr);
-  m_charts->setPlan(nullptr);
-  m_timeline->setPlan(nullptr);
-  m_data.reset();
+  m_session->setModel(nullptr);
   beginSession(QString());
   refreshExplorerViews();
   m_graphPage->clear();
   m_nodes->setModelData(nullptr);
   m_properties->setModelData(nullptr);
   m_teText->setText({});
-  m_memory->setPlan(nullptr);
   m_stack->setCurrentWidget(m_welcome);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
   setWindowTitle(tr("Souffle Explorer"));
@@ -558,22 +592,22 @@ void MainWindow::closeModel() {
 }
 
 void MainWindow::onLoaded(ModelDataPtr data, double ms) {
-  m_data = std::move(data);
-  m_plan.reset();
+  m_session->setModel(std::move(data));  // the plan before is dropped
   m_kernels->model()->setPlan(nullptr);
-  m_errorDock->hide();
+  dockOf(m_error)->hide();
   if (m_afterLoad) {
     showError(*m_afterLoad);
     m_afterLoad.reset();
   }
-  m_nodes->setModelData(m_data);
-  m_properties->setModelData(m_data);
-  m_teText->setText(m_data->teText);
+  m_nodes->setModelData(m_session->model());
+  m_properties->setModelData(m_session->model());
+  m_teText->setText(m_session->model()->teText);
   m_stack->setCurrentWidget(isStepThroughShown() ? static_cast<QWidget*>(m_steps) : m_graphPage);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
-  const QString name = QFileInfo(QString::fromStdString(m_data->model->path)).fileName();
+  const QString name =
+      QFileInfo(QString::fromStdString(m_session->model()->model->path)).fileName();
   setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
-  m_recent->add(QString::fromStdString(m_data->model->path));
+  m_recent->add(QString::fromStdString(m_session->model()->model->path));
   m_status->setLoadTime(ms);
   setBusy(true, tr("Laying out the graph…"));
   updateStatus();
@@ -584,17 +618,15 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
 
 void MainWindow::onFailed(const LoadError& error) {
   setBusy(false);
-  m_error->showError(error);
-  m_errorDock->show();
-  m_errorDock->raise();
+  m_session->reportProblem(error);
   say(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
   emit loadFailed(error);
 }
 
 void MainWindow::showCurrentGraph() {
-  if (!m_data) return;
+  if (!m_session->model()) return;
   m_properties->showBox(nullptr, -1);
-  m_graphPage->showGraph(m_data, m_teLevel);
+  m_graphPage->showGraph(m_session->model(), m_teLevel);
 }
 
 void MainWindow::setTeLevel(bool on) {
@@ -604,7 +636,7 @@ void MainWindow::setTeLevel(bool on) {
   }
   if (m_teLevel == on) return;
   m_teLevel = on;
-  if (m_data) {
+  if (m_session->model()) {
     setBusy(true, tr("Laying out the graph…"));
     showCurrentGraph();
   }
@@ -624,8 +656,8 @@ void MainWindow::onBoxSelected(int box) {
   const SceneNode& n = g->nodes[box];
   if (n.kind == SceneNode::Kind::TeOp) {
     m_teText->revealOp(n.subtitle);
-  } else if (n.kind == SceneNode::Kind::Op && m_data) {
-    for (const te::Op& op : m_data->model->program.ops)
+  } else if (n.kind == SceneNode::Kind::Op && m_session->model()) {
+    for (const te::Op& op : m_session->model()->model->program.ops)
       if (QString::fromStdString(op->origin.node) == n.onnxNode) {
         m_teText->revealOp(QString::fromStdString(op->name));
         break;
@@ -635,8 +667,8 @@ void MainWindow::onBoxSelected(int box) {
   int row = -1;
   if (n.kind == SceneNode::Kind::Op) {
     row = m_nodes->model()->rowOfBox(g->baseBox(box));
-  } else if (n.kind == SceneNode::Kind::TeOp && m_data) {
-    const auto& nodes = m_data->model->graph.nodes;
+  } else if (n.kind == SceneNode::Kind::TeOp && m_session->model()) {
+    const auto& nodes = m_session->model()->model->graph.nodes;
     for (size_t i = 0; i < nodes.size(); ++i)
       if (QString::fromStdString(nodes[i].name) == n.onnxNode) row = static_cast<int>(i);
   }
@@ -686,7 +718,7 @@ void MainWindow::createPlanToolBar() {
   });
   planMenu->addAction(tr("Use the GPU spec's constants"), this, [this] { clearCalibration(); });
   planMenu->addSeparator();
-  planMenu->addAction(m_partDock->toggleViewAction());
+  planMenu->addAction(dockOf(m_kernels)->toggleViewAction());
 }
 
 QString MainWindow::strategy() const {
@@ -726,23 +758,25 @@ void MainWindow::clearCalibration() {
 }
 
 void MainWindow::startPlan() {
-  if (!m_data) return;
+  if (!m_session->model()) return;
   plan::Strategy st = plan::Strategy::Souffle;
   for (plan::Strategy s : plan::every_strategy())
     if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_data, st, gpu(), m_editor->planned(), m_plan, precisionValue(), syncValue());
+  m_planner->start(m_session->model(), st, gpu(), m_editor->planned(), m_session->plan(),
+                   precisionValue(), syncValue());
   setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
   updateStatus();
 }
 
 void MainWindow::onPlanned(PlanDataPtr plan) {
-  if (!plan || plan->model != m_data) return;  // planned for a model no longer open
+  if (!plan || plan->model != m_session->model()) return;  // for a model no longer open
   QString editMessage;
   if (m_editor->hasProposal()) {
     // A new edit was planned: refused, it changes nothing (no plan, no undo step); else it
     // becomes a step named with the change in estimated time it brought.
+    const PlanDataPtr before = m_session->plan();
     const QString refused = m_editor->settle(
-        *plan->plan, m_plan && m_plan->plan ? m_plan->plan.get() : nullptr, &editMessage);
+        *plan->plan, before && before->plan ? before->plan.get() : nullptr, &editMessage);
     if (!refused.isEmpty()) {
       setBusy(false);
       updateStatus();
@@ -751,18 +785,14 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
       return;
     }
   }
-  m_plan = std::move(plan);
-  m_kernels->model()->setPlan(m_plan);
-  m_properties->setPlan(m_plan);
-  m_transforms->setPlan(m_plan);
-  m_graphPage->setPlan(m_plan);
+  m_kernels->model()->setPlan(plan);
+  m_properties->setPlan(plan);
+  m_transforms->setPlan(plan);
+  m_graphPage->setPlan(plan);
   refreshExplorerViews();
   // The last compile is dropped; a measurement of this very plan comes back.
-  const QString dropped = m_runs->setPlan(m_plan);
-  m_code->setPlan(m_plan);
-  m_charts->setPlan(m_plan);
-  m_timeline->setInputOptions(m_inputDims, m_inputBinds, m_inputShapes);
-  m_timeline->setPlan(m_plan);
+  const QString dropped = m_runs->setPlan(plan);
+  m_session->setPlan(std::move(plan));  // code, charts, timeline, memory
   if (ProfileDataPtr kept = m_runs->profileData()) {
     m_kernels->model()->setProfile(kept);
     m_charts->setProfile(kept);
@@ -784,14 +814,17 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
   if (!editMessage.isEmpty())
     say(editMessage, 15000);
   else
-    say(tr("Planned in %1 ms").arg(m_plan->ms, 0, 'f', 0), 4000);
-  m_compiler->startCachedOnly(m_plan);  // kernels compiled before an edit keep their figures
+    say(tr("Planned in %1 ms").arg(m_session->plan()->ms, 0, 'f', 0), 4000);
+  m_compiler->startCachedOnly(
+      m_session->plan());  // kernels compiled before an edit keep their figures
   emit planned();
 }
 
 void MainWindow::refreshCompare() {
-  if (m_data && m_compareDock->isVisible() && m_compareDock->property("onScreen").toBool())
-    m_compare->setContext(m_data, gpu(), m_editor->decisions(), strategy(), precisionValue());
+  if (m_session->model() && dockOf(m_compare)->isVisible() &&
+      dockOf(m_compare)->property("onScreen").toBool())
+    m_compare->setContext(m_session->model(), gpu(), m_editor->decisions(), strategy(),
+                          precisionValue());
 }
 
 QString MainWindow::sync() const {
@@ -819,7 +852,7 @@ void MainWindow::setPrecision(const QString& precision) {
 }
 
 bool MainWindow::importProfile(const QString& given) {
-  if (!m_plan) return false;
+  if (!m_session->plan()) return false;
   QString path = given;
   if (path.isEmpty())
     path = QFileDialog::getOpenFileName(
@@ -841,8 +874,8 @@ bool MainWindow::importProfile(const QString& given) {
   }
   m_session->setImportedProfile(std::move(profile));
   showImportedProfile();
-  m_importedDock->show();
-  m_importedDock->raise();
+  dockOf(m_importedPanel)->show();
+  dockOf(m_importedPanel)->raise();
   setHeatMetric(HeatMetric::MeasuredTime);
   say(m_importedPanel->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),
       15000);
@@ -858,8 +891,9 @@ void MainWindow::setHeatMetric(HeatMetric metric) {
 
 void MainWindow::showImportedProfile() {
   std::shared_ptr<const ExternalProfile> profile = m_session->importedProfile();
-  ExternalProfileDataPtr data =
-      profile && m_plan ? mapExternalProfile(m_plan, std::move(profile)) : nullptr;
+  ExternalProfileDataPtr data = profile && m_session->plan()
+                                    ? mapExternalProfile(m_session->plan(), std::move(profile))
+                                    : nullptr;
   m_importedPanel->setData(data);
   m_kernels->model()->setImported(data);
 }
@@ -870,17 +904,18 @@ ExternalProfileDataPtr MainWindow::importedProfile() const {
 
 MeasuredTimes MainWindow::measuredTimes() const {
   MeasuredTimes m;
-  if (ExternalProfileDataPtr x = importedProfile(); x && x->plan == m_plan) {
+  if (ExternalProfileDataPtr x = importedProfile(); x && x->plan == m_session->plan()) {
     m.nodeUs = x->nodeUs;
     m.partitionUs = x->partitionUs;
     m.source = x->source;
     m.gpu = true;
-  } else if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_plan) {
+  } else if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_session->plan()) {
     m.partitionUs = p->partitionUs;
     m.source = p->label();
     m.gpu = p->gpuTime();
   }
-  if (TimelineDataPtr t = m_timeline ? m_timeline->data() : nullptr; t && t->plan == m_plan) {
+  if (TimelineDataPtr t = m_timeline ? m_timeline->data() : nullptr;
+      t && t->plan == m_session->plan()) {
     m.stageUs = t->nodeStageUs;
     m.waitUs = t->nodeWaitUs;
     m.timelineSource = t->source;
@@ -889,7 +924,7 @@ MeasuredTimes MainWindow::measuredTimes() const {
 }
 
 void MainWindow::onPartitionActivated(int k) {
-  if (m_syncing || !m_plan) return;
+  if (m_syncing || !m_session->plan()) return;
   m_syncing = true;
   const int box = m_graphPage->selectPartition(k);
   m_syncing = false;
@@ -921,8 +956,9 @@ void MainWindow::setBusy(bool busy, const QString& what) {
 }
 
 void MainWindow::updateStatus() {
-  m_status->showModel(m_data ? m_data->model.get() : nullptr, m_teLevel);
-  if (m_data) m_status->showPlan(m_plan.get(), isPlanning(), strategy(), gpu());
+  m_status->showModel(m_session->model() ? m_session->model()->model.get() : nullptr, m_teLevel);
+  if (m_session->model())
+    m_status->showPlan(m_session->plan().get(), isPlanning(), strategy(), gpu());
 }
 
 void MainWindow::setTheme(const QString& theme) {
@@ -1009,34 +1045,6 @@ void MainWindow::exportPng(const QString& given) {
 // ---- Editing decisions, projects, comparison and plan export --------------------------------
 
 void MainWindow::createEditing() {
-  m_editor = new DecisionEditor(this);
-  m_project = new ProjectController(this);
-
-  m_transforms = new TransformsPanel(m_editor, this);
-  m_transformsDock = new QDockWidget(tr("Transformations"), this);
-  m_transformsDock->setObjectName(QStringLiteral("transformsDock"));
-  m_transformsDock->setWidget(m_transforms);
-  addDockWidget(Qt::RightDockWidgetArea, m_transformsDock);
-  tabifyDockWidget(m_propertiesDock, m_transformsDock);
-  m_propertiesDock->raise();
-
-  auto* history = new QUndoView(m_editor->undoStack(), this);
-  history->setEmptyLabel(tr("<plan of the strategy>"));
-  m_historyDock = new QDockWidget(tr("Edit history"), this);
-  m_historyDock->setObjectName(QStringLiteral("historyDock"));
-  m_historyDock->setWidget(history);
-  addDockWidget(Qt::LeftDockWidgetArea, m_historyDock);
-  tabifyDockWidget(m_nodesDock, m_historyDock);
-  m_nodesDock->raise();
-
-  m_compare = new ComparisonView(this);
-  m_compareDock = new QDockWidget(tr("Compare plans"), this);
-  m_compareDock->setObjectName(QStringLiteral("compareDock"));
-  m_compareDock->setWidget(m_compare);
-  addDockWidget(Qt::BottomDockWidgetArea, m_compareDock);
-  tabifyDockWidget(m_partDock, m_compareDock);
-  m_partDock->raise();
-
   QMenu* edit = new QMenu(tr("&Edit"), menuBar());             // under the menu bar: listed in Help
   menuBar()->insertMenu(menuBar()->actions().value(1), edit);  // after File
   QAction* undo = m_editor->undoStack()->createUndoAction(this, tr("&Undo"));
@@ -1067,14 +1075,14 @@ void MainWindow::createEditing() {
          "allow"));
   edit->addSeparator();
   QAction* force = edit->addAction(tr("&Force selected transformation"), this, [this] {
-    m_transformsDock->show();
-    m_transformsDock->raise();
+    dockOf(m_transforms)->show();
+    dockOf(m_transforms)->raise();
     m_transforms->chooseForSelected(plan::Edit::Kind::Force, false);
   });
   force->setShortcut(QKeySequence(tr("Ctrl+Alt+F")));
   QAction* forbid = edit->addAction(tr("F&orbid selected transformation"), this, [this] {
-    m_transformsDock->show();
-    m_transformsDock->raise();
+    dockOf(m_transforms)->show();
+    dockOf(m_transforms)->raise();
     m_transforms->chooseForSelected(plan::Edit::Kind::Forbid, false);
   });
   forbid->setShortcut(QKeySequence(tr("Ctrl+Alt+B")));
@@ -1153,8 +1161,8 @@ void MainWindow::createEditing() {
   previewSep->setSeparator(true);
   m_graphPage->setContextActions(
       {merge, split, pin, byFlags, byGrid, previewSep, m_preview->menuLine()});
-  auto* undoDock = m_historyDock->toggleViewAction();
-  for (QDockWidget* d : {m_transformsDock, m_compareDock})
+  auto* undoDock = findChild<QDockWidget*>(QStringLiteral("historyDock"))->toggleViewAction();
+  for (QDockWidget* d : {dockOf(m_transforms), dockOf(m_compare)})
     m_viewMenu->addAction(d->toggleViewAction());
   m_viewMenu->addAction(undoDock);
 }
@@ -1164,9 +1172,7 @@ void MainWindow::showErrorAfterLoad(const LoadError& error) {
 }
 
 void MainWindow::showError(const LoadError& error) {
-  m_error->showError(error);
-  m_errorDock->show();
-  m_errorDock->raise();
+  m_session->reportProblem(error);
   say(error.message(), 8000);
 }
 
@@ -1182,7 +1188,7 @@ std::vector<int> MainWindow::selectedKernels() const {
   auto add = [&ks](int k) {
     if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   };
-  if (!m_plan) return ks;
+  if (!m_session->plan()) return ks;
   for (int k : m_kernels->selectedPartitions()) add(k);
   if (ks.size() >= 2) return ks;
   const std::vector<int> parts = m_graphPage->selectedPartitions();
@@ -1190,7 +1196,8 @@ std::vector<int> MainWindow::selectedKernels() const {
 }
 
 void MainWindow::mergeSelected() {
-  proposeEdit(mergeRequest(m_plan ? m_plan->plan.get() : nullptr, selectedKernels()));
+  proposeEdit(
+      mergeRequest(m_session->plan() ? m_session->plan()->plan.get() : nullptr, selectedKernels()));
 }
 
 void MainWindow::splitAtSelected() {
@@ -1207,7 +1214,7 @@ void MainWindow::orderSelected(BoundaryKind kind) {
 
 void MainWindow::createEditPreview(const QList<QAction*>& actions) {
   m_preview = new EditPreview(
-      m_editor, [this] { return m_plan; }, [this] { return isPlanning(); }, this);
+      m_editor, [this] { return m_session->plan(); }, [this] { return isPlanning(); }, this);
   const auto site = [this](plan::Edit::Kind kind, bool clear) {
     return [this, kind, clear] {
       EditProposal p;
@@ -1221,8 +1228,8 @@ void MainWindow::createEditPreview(const QList<QAction*>& actions) {
   };
   const std::function<EditProposal()> makers[] = {
       [this] {
-        return m_preview->proposal(
-            mergeRequest(m_plan ? m_plan->plan.get() : nullptr, selectedKernels()));
+        return m_preview->proposal(mergeRequest(
+            m_session->plan() ? m_session->plan()->plan.get() : nullptr, selectedKernels()));
       },
       [this] { return m_preview->proposal(splitRequest(m_graphPage->selectedAnchor())); },
       [this] { return m_preview->proposal(pinRequest(m_graphPage->selectedAnchor())); },
@@ -1242,57 +1249,27 @@ void MainWindow::createEditPreview(const QList<QAction*>& actions) {
   m_preview->watch(m_transforms->heuristicButton(), makers[7]);
 }
 
-void MainWindow::createMemoryView() {
-  m_memory = new MemoryPanel(this);
-  m_memoryDock = new QDockWidget(tr("Memory (emulator)"), this);
-  m_memoryDock->setObjectName(QStringLiteral("memoryDock"));
-  m_memoryDock->setWidget(m_memory);
-  addDockWidget(Qt::BottomDockWidgetArea, m_memoryDock);
-  tabifyDockWidget(m_codeDock, m_memoryDock);
-  m_teDock->raise();
-  m_memoryDock->hide();
-  m_memoryDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+M")));
-  m_memoryDock->toggleViewAction()->setToolTip(
-      tr("What the selected kernel's stage reads and writes, recorded on the CPU emulator"));
-  for (QMenu* menu : menuBar()->findChildren<QMenu*>())
-    if (menu->actions().contains(m_codeDock->toggleViewAction())) {
-      menu->addAction(m_memoryDock->toggleViewAction());
-      break;
-    }
-  connect(this, &MainWindow::planned, m_memory, [this] { m_memory->setPlan(m_plan); });
-  connect(m_kernels, &KernelsPage::currentPartitionChanged, m_memory,
-          [this](int k) { m_memory->showPartition(k); });
-  // A node selected in the graph: the stage that computes it.
-  connect(m_graph, &GraphPanel::boxSelected, m_memory, [this](int box) {
-    const SceneGraph* g = m_graph->scene()->graph();
-    if (!g || !m_plan || box < 0 || size_t(box) >= g->nodes.size()) return;
-    const auto& ks = m_plan->kernelsOf(g->teLevel);
-    if (size_t(box) >= ks.size() || ks[size_t(box)].empty()) return;
-    m_memory->showPartition(ks[size_t(box)].front(), g->nodes[size_t(box)].onnxNode);
-  });
-}
-
 void MainWindow::proposeEdit(const EditRequest& request) {
   if (!m_editor->push(request)) say(request.hint, 6000);
 }
 
 bool MainWindow::exportPlanJson(const QString& given) {
-  if (!m_plan) return false;
+  if (!m_session->plan()) return false;
   QString path = given;
   if (path.isEmpty())
-    path = QFileDialog::getSaveFileName(this, tr("Export plan as JSON"),
-                                        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') +
-                                            QFileInfo(m_lastPath).baseName() +
-                                            QStringLiteral("-%1.json").arg(m_plan->strategy),
-                                        tr("JSON (*.json)"));
+    path = QFileDialog::getSaveFileName(
+        this, tr("Export plan as JSON"),
+        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
+            QStringLiteral("-%1.json").arg(m_session->plan()->strategy),
+        tr("JSON (*.json)"));
   if (path.isEmpty()) return false;
-  const ExportOutcome o = writePlanJson(*m_plan->plan, m_lastPath.toStdString(), path);
+  const ExportOutcome o = writePlanJson(*m_session->plan()->plan, m_lastPath.toStdString(), path);
   say(o.message, o.ok ? 4000 : 8000);
   return o.ok;
 }
 
 bool MainWindow::exportBundle(const QString& given) {
-  if (!m_plan || !m_plan->plan) return false;
+  if (!m_session->plan() || !m_session->plan()->plan) return false;
   QString dir = given;
   if (dir.isEmpty())
     dir = QFileDialog::getExistingDirectory(this, tr("Export the kernel bundle into"),
@@ -1301,7 +1278,7 @@ bool MainWindow::exportBundle(const QString& given) {
   say(tr("Exporting the kernel bundle to %1…").arg(dir));
   runExport(
       this,
-      [plan = m_plan->plan, model = m_lastPath.toStdString(), out = dir.toStdString()] {
+      [plan = m_session->plan()->plan, model = m_lastPath.toStdString(), out = dir.toStdString()] {
         return writeBundle(*plan, model, out);
       },
       [this](const ExportOutcome& o) {
@@ -1312,24 +1289,24 @@ bool MainWindow::exportBundle(const QString& given) {
 }
 
 bool MainWindow::exportReport(const QString& given) {
-  if (!m_plan || !m_plan->plan) return false;
+  if (!m_session->plan() || !m_session->plan()->plan) return false;
   QString path = given;
   if (path.isEmpty())
     path = QFileDialog::getSaveFileName(
         this, tr("Export a report"),
         QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
-            QStringLiteral("-%1-report.html").arg(m_plan->strategy),
+            QStringLiteral("-%1-report.html").arg(m_session->plan()->strategy),
         tr("HTML (*.html);;JSON (*.json);;CSV (*.csv);;Graphviz DOT (*.dot)"));
   if (path.isEmpty()) return false;
   say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
   // The profile run of the plan on screen goes with it (with edits: on the plan after them).
   std::string measured;
-  if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_plan)
+  if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_session->plan())
     measured = nlohmann::json{{"strategies", {profile_report_json(p->report)}}}.dump();
   runExport(
       this,
-      [plan = m_plan->plan, edits = m_editor->decisions(), model = m_lastPath.toStdString(),
-       out = path.toStdString(),
+      [plan = m_session->plan()->plan, edits = m_editor->decisions(),
+       model = m_lastPath.toStdString(), out = path.toStdString(),
        measured] { return writeReport(*plan, edits, model, out, measured); },
       [this](const ExportOutcome& o) {
         say(o.message, o.ok ? 8000 : 0);
@@ -1339,7 +1316,7 @@ bool MainWindow::exportReport(const QString& given) {
 }
 
 bool MainWindow::exportWalkthrough(const QString& given) {
-  if (!m_plan || !m_plan->plan) return false;
+  if (!m_session->plan() || !m_session->plan()->plan) return false;
   QString path = given;
   if (path.isEmpty())
     path = QFileDialog::getSaveFileName(
@@ -1351,7 +1328,8 @@ bool MainWindow::exportWalkthrough(const QString& given) {
   say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
   runExport(
       this,
-      [plan = m_plan->plan, decisions = m_editor->decisions(), model = m_lastPath.toStdString(),
+      [plan = m_session->plan()->plan, decisions = m_editor->decisions(),
+       model = m_lastPath.toStdString(),
        out = path.toStdString()] { return writeWalkthrough(*plan, decisions, model, out); },
       [this](const ExportOutcome& o) {
         say(o.message, o.ok ? 8000 : 0);
@@ -1363,33 +1341,6 @@ bool MainWindow::exportWalkthrough(const QString& given) {
 // ---- Code, charts, compile and profile --------------------------------------------------------
 
 void MainWindow::createKernelViews() {
-  m_code = new CodePanel(this);
-  m_codeDock = new QDockWidget(tr("Code"), this);
-  m_codeDock->setObjectName(QStringLiteral("codeDock"));
-  m_codeDock->setWidget(m_code);
-  addDockWidget(Qt::BottomDockWidgetArea, m_codeDock);
-  tabifyDockWidget(m_teDock, m_codeDock);
-  m_teDock->raise();
-
-  m_charts = new ChartsPanel(this);
-  m_chartsDock = new QDockWidget(tr("Charts"), this);
-  m_chartsDock->setObjectName(QStringLiteral("chartsDock"));
-  m_chartsDock->setWidget(m_charts);
-  addDockWidget(Qt::RightDockWidgetArea, m_chartsDock);
-  splitDockWidget(m_propertiesDock, m_chartsDock, Qt::Vertical);
-
-  m_importedPanel = new ImportedProfilePanel(this);
-  m_importedDock = new QDockWidget(tr("Imported profile"), this);
-  m_importedDock->setObjectName(QStringLiteral("importedProfileDock"));
-  m_importedDock->setWidget(m_importedPanel);
-  addDockWidget(Qt::BottomDockWidgetArea, m_importedDock);
-  tabifyDockWidget(m_partDock, m_importedDock);
-  m_partDock->raise();
-  m_importedDock->hide();
-
-  m_runs = new KernelRuns(this);
-  m_compiler = m_runs->compiler();
-  m_profiler = m_runs->profiler();
   ProfileOptions gpuOptions;
   gpuOptions.backend = "cuda";
   const QString offReason = QString::fromStdString(profile_unavailable_reason(gpuOptions));
@@ -1435,11 +1386,14 @@ void MainWindow::createKernelViews() {
          "Nsight Compute's CSV export, or a PyTorch profiler trace"));
   m_modelActions << import;
   kernels->addSeparator();
-  kernels->addAction(m_codeDock->toggleViewAction());
-  kernels->addAction(m_importedDock->toggleViewAction());
-  kernels->addAction(m_chartsDock->toggleViewAction());
-  m_codeDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+C")));
-  m_chartsDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+G")));
+  kernels->addAction(dockOf(m_code)->toggleViewAction());
+  kernels->addAction(dockOf(m_importedPanel)->toggleViewAction());
+  kernels->addAction(dockOf(m_charts)->toggleViewAction());
+  const QList<QAction*> timeline = m_timeline->menuActions();
+  kernels->addActions(timeline);
+  m_modelActions << timeline.front();
+  kernels->addAction(dockOf(m_timeline)->toggleViewAction());
+  kernels->addAction(dockOf(m_memory)->toggleViewAction());
   m_compileAction->setEnabled(false);
   m_modelActions << m_compileAction;
   if (gpu) m_modelActions << m_profileAction;
@@ -1450,14 +1404,13 @@ void MainWindow::createKernelViews() {
     bar->addAction(m_profileAction);
   }
   if (!gpu) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
-  createTimelineView();
 }
 
 void MainWindow::compileKernels() {
-  if (!m_plan) return;
-  m_compiler->start(m_plan);
+  if (!m_session->plan()) return;
+  m_compiler->start(m_session->plan());
   m_cancelCompileAction->setEnabled(true);
-  const int n = static_cast<int>(m_plan->plan->partitions.size());
+  const int n = static_cast<int>(m_session->plan()->plan->partitions.size());
   m_status->setProgress(0, n);
   setBusy(true, tr("Compiling %1 kernel%2 with NVRTC for sm_80 and sm_90…")
                     .arg(n)
@@ -1474,7 +1427,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     m_cancelCompileAction->setEnabled(false);
     setBusy(false);
   }
-  if (!data || data->plan != m_plan) {  // compiled a plan no longer on screen
+  if (!data || data->plan != m_session->plan()) {  // compiled a plan no longer on screen
     if (!quiet) emit compiled();
     return;
   }
@@ -1482,7 +1435,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
   m_kernels->model()->setCompile(data);
   m_charts->setCompile(data);
   if (quiet) return;
-  m_chartsDock->show();
+  dockOf(m_charts)->show();
   // The first failure, with the NVRTC log and the kernel, in the problems panel.
   const CompileFailure failure = firstCompileFailure(*data);
   if (failure.partition >= 0) {
@@ -1498,9 +1451,7 @@ void MainWindow::onCompiled(CompileDataPtr data) {
     e.file = m_lastPath;
     e.node = failure.node;
     e.reason = failure.reason;
-    m_error->showError(e);
-    m_errorDock->show();
-    m_errorDock->raise();
+    m_session->reportProblem(e);
   }
   say(summary, 15000);
   if (QWidget* button = m_planBar ? m_planBar->widgetForAction(m_compileAction) : nullptr;
@@ -1522,12 +1473,13 @@ void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
 }
 
 void MainWindow::startProfile(const QString& backend) {
-  if (!m_plan) return;
+  if (!m_session->plan()) return;
   m_cancelProfileAction->setEnabled(true);
   say(tr("Profiling %1 kernels on the %2…")
-          .arg(m_plan->plan->kernels())
+          .arg(m_session->plan()->plan->kernels())
           .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
-  m_profiler->start(m_plan, backend, m_inputDims, m_inputBinds, m_inputShapes);
+  m_profiler->start(m_session->plan(), backend, m_session->inputDims(), m_session->inputBinds(),
+                    m_session->inputShapes());
 }
 
 void MainWindow::onProfiled(ProfileDataPtr data) {
@@ -1545,26 +1497,17 @@ void MainWindow::onProfiled(ProfileDataPtr data) {
                    .arg(QString::fromStdString(r.backend), QString::fromStdString(r.error));
     showError(e);
   }
-  if (data->plan != m_plan) return;  // measured a plan no longer on screen
+  if (data->plan != m_session->plan()) return;  // measured a plan no longer on screen
   if (r.kernels.empty()) return;
   m_runs->keepProfile(data);
   m_project->touch();
   m_kernels->model()->setProfile(data);
   m_charts->setProfile(data);
-  m_chartsDock->show();
+  dockOf(m_charts)->show();
   say(profileSummary(*data), 15000);
 }
 
 void MainWindow::createExplorerViews() {
-  // The strategies side by side, tabbed with the kernel table.
-  m_strategies = new StrategiesPage(this);
-  m_strategyDock = new QDockWidget(tr("Strategies"), this);
-  m_strategyDock->setObjectName(QStringLiteral("strategiesDock"));
-  m_strategyDock->setWidget(m_strategies);
-  addDockWidget(Qt::BottomDockWidgetArea, m_strategyDock);
-  tabifyDockWidget(m_partDock, m_strategyDock);
-  m_partDock->raise();
-
   // The step-through teaching mode: a page of the central stack (F6).
   m_steps = new StepThroughPanel(m_stack);
   m_stack->addWidget(m_steps);
@@ -1596,7 +1539,7 @@ void MainWindow::createExplorerViews() {
   connect(m_stepsAction, &QAction::toggled, this, &MainWindow::setStepThroughShown);
   view->addAction(m_steps->previousAction());
   view->addAction(m_steps->nextAction());
-  QAction* strategies = m_strategyDock->toggleViewAction();
+  QAction* strategies = dockOf(m_strategies)->toggleViewAction();
   strategies->setText(tr("Strategies side by side"));
   strategies->setShortcut(QKeySequence(tr("Ctrl+Alt+S")));
   view->addAction(strategies);
@@ -1608,13 +1551,13 @@ void MainWindow::createExplorerViews() {
 
 void MainWindow::refreshExplorerViews() {
   m_strategies->refresh(
-      m_data, strategy(), gpu(), precisionValue(),
-      m_strategyDock->isVisible() && m_strategyDock->property("onScreen").toBool());
-  if (!m_data) {
+      m_session->model(), strategy(), gpu(), precisionValue(),
+      dockOf(m_strategies)->isVisible() && dockOf(m_strategies)->property("onScreen").toBool());
+  if (!m_session->model()) {
     m_steps->clear();
     return;
   }
-  const QString path = QString::fromStdString(m_data->model->path);
+  const QString path = QString::fromStdString(m_session->model()->model->path);
   // The step-through follows the plan on screen: its precision and decisions, as compile.
   const plan::Decisions& decisions = m_editor->decisions();
   if (isStepThroughShown() &&
@@ -1642,64 +1585,10 @@ void MainWindow::setStepThroughShown(bool on) {
     refreshExplorerViews();
     m_steps->focusSteps();
   } else if (!on && shown) {
-    m_stack->setCurrentWidget(m_data ? static_cast<QWidget*>(m_graphPage) : m_welcome);
+    m_stack->setCurrentWidget(m_session->model() ? static_cast<QWidget*>(m_graphPage) : m_welcome);
     if (!m_stateBeforeSteps.isEmpty()) restoreState(m_stateBeforeSteps);
     m_stateBeforeSteps.clear();
   }
-}
-
-// ---- Timeline ---------------------------------------------------------------------------------
-
-void MainWindow::createTimelineView() {
-  m_timeline = new TimelinePanel(this);
-  m_timelineDock = new QDockWidget(tr("Timeline"), this);
-  m_timelineDock->setObjectName(QStringLiteral("timelineDock"));
-  m_timelineDock->setWidget(m_timeline);
-  addDockWidget(Qt::BottomDockWidgetArea, m_timelineDock);
-  tabifyDockWidget(m_codeDock, m_timelineDock);
-  m_teDock->raise();
-  m_timelineDock->hide();
-  QAction* run = new QAction(tr("&Timeline on the emulator"), this);
-  run->setToolTip(
-      tr("Profile the plan on the emulator with timeline records: each stage and "
-         "wait per block (an estimate, not GPU time)"));
-  connect(run, &QAction::triggered, this, [this] {
-    m_timelineDock->show();
-    m_timelineDock->raise();
-    m_timeline->runEmulator();
-  });
-  m_modelActions << run;
-  QAction* open = new QAction(tr("Open timeline &records…"), this);
-  connect(open, &QAction::triggered, this, [this] {
-    m_timelineDock->show();
-    m_timelineDock->raise();
-    m_timeline->openFiles();
-  });
-  m_timelineDock->toggleViewAction()->setShortcut(QKeySequence(tr("Alt+T")));
-  for (QMenu* menu : menuBar()->findChildren<QMenu*>())
-    if (menu->actions().contains(m_codeDock->toggleViewAction())) {
-      menu->addAction(run);
-      menu->addAction(open);
-      menu->addAction(m_timelineDock->toggleViewAction());
-      break;
-    }
-  connect(m_timeline, &TimelinePanel::progress, this,
-          [this](const QString& what) { say(what, 8000); });
-  connect(m_timeline, &TimelinePanel::dataChanged, m_graphPage, &GraphPage::refreshHeat);
-  // A span: its stage's nodes in the graph, its lines in the code.
-  connect(m_timeline, &TimelinePanel::stageActivated, this,
-          [this](int partition, int stage, const QStringList& nodes, const QStringList& tes) {
-            m_graphPage->selectNodes(nodes, tes);
-            if (partition < 0 || !m_plan) return;
-            m_code->showPartition(partition);
-            m_code->highlightStage(stage, nodes.value(0));
-          });
-  // A node selected in the graph (not by the timeline): its stages' spans.
-  connect(m_graph, &GraphPanel::boxSelected, this, [this](int box) {
-    const SceneGraph* g = m_graph->scene()->graph();
-    if (m_graphPage->selectingNodes() || !g || box < 0 || size_t(box) >= g->nodes.size()) return;
-    m_timeline->highlightNodes({g->nodes[size_t(box)].onnxNode});
-  });
 }
 
 }  // namespace souffle::views

@@ -69,9 +69,9 @@ class MainWindow : public QMainWindow {
   /// (Model inputs… sets them and reloads); a project keeps them.
   void setInputOptions(const QStringList& dims, const QStringList& binds,
                        const QStringList& shapes);
-  QStringList inputDims() const { return m_inputDims; }
-  QStringList inputBinds() const { return m_inputBinds; }
-  QStringList inputShapes() const { return m_inputShapes; }
+  QStringList inputDims() const { return m_session->inputDims(); }
+  QStringList inputBinds() const { return m_session->inputBinds(); }
+  QStringList inputShapes() const { return m_session->inputShapes(); }
   /// The dialog of Model inputs…: one "--dim|--bind|--shape NAME=VALUE" a line; reloads.
   void editInputOptions();
   /// Ends the session of the model open and starts one for `modelPath` (empty: no model),
@@ -82,13 +82,13 @@ class MainWindow : public QMainWindow {
   /// Restores geometry, dock layout and theme saved by the last session.
   void restoreSettings();
 
-  ModelDataPtr modelData() const { return m_data; }
+  ModelDataPtr modelData() const { return m_session->model(); }
   bool isLoading() const;
   bool isTeLevel() const { return m_teLevel; }
   bool isErrorShown() const;
   QStringList recentFiles() const;
   /// The plan on screen (null before the first plan of a model arrives).
-  PlanDataPtr planData() const { return m_plan; }
+  PlanDataPtr planData() const { return m_session->plan(); }
   bool isPlanning() const;
   QString strategy() const;
   QString gpu() const;
@@ -113,7 +113,7 @@ class MainWindow : public QMainWindow {
   EditPreview* editPreview() const { return m_preview; }
   /// The Memory panel (docs/teaching.md) and its dock.
   MemoryPanel* memoryPanel() const { return m_memory; }
-  QDockWidget* memoryDock() const { return m_memoryDock; }
+  QDockWidget* memoryDock() const;
   ProjectController* project() const { return m_project; }
   TransformsPanel* transformsPanel() const { return m_transforms; }
   ComparisonView* comparisonView() const { return m_compare; }
@@ -125,7 +125,7 @@ class MainWindow : public QMainWindow {
   QTableView* partitionTable() const { return m_kernels->table(); }
   StrategyTableModel* strategyModel() const { return m_strategies->model(); }
   QTableView* strategyTable() const { return m_strategies->table(); }
-  QDockWidget* strategyDock() const { return m_strategyDock; }
+  QDockWidget* strategyDock() const;
   StepThroughPanel* stepThrough() const { return m_steps; }
   /// The step-through mode (F6): a page of its own in front of the graph, the docks put away
   /// until it ends; it belongs to the model and ends when another model opens.
@@ -157,7 +157,7 @@ class MainWindow : public QMainWindow {
   ImportedProfilePanel* importedProfilePanel() const { return m_importedPanel; }
   /// The Timeline panel (docs/timeline.md) and its dock.
   TimelinePanel* timelinePanel() const { return m_timeline; }
-  QDockWidget* timelineDock() const { return m_timelineDock; }
+  QDockWidget* timelineDock() const;
 
  public slots:
   void openDialog();
@@ -242,7 +242,8 @@ class MainWindow : public QMainWindow {
   /// and runners.
   void wire();
   void createActions();
-  void createDocks();
+  /// Every page, and its dock placed from the table of pages.
+  void createPages();
   void createStatusBar();
   void createPlanToolBar();
   void startPlan();
@@ -275,12 +276,8 @@ class MainWindow : public QMainWindow {
   /// Hovering merge, split, pin, the two orders, force, forbid and heuristic (in this order)
   /// previews them (EditPreview).
   void createEditPreview(const QList<QAction*>& actions);
-  /// The Memory panel: its dock, following the selected kernel and node.
-  void createMemoryView();
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
-  /// The Timeline panel: its dock, actions and selection both ways with graph and code.
-  void createTimelineView();
   void onCompiled(CompileDataPtr data);
   void startProfile(const QString& backend);
   void onProfiled(ProfileDataPtr data);
@@ -295,8 +292,6 @@ class MainWindow : public QMainWindow {
   ModelLoader* m_loader;
   PlanRunner* m_planner;
   ExplorerSession* m_session = nullptr;
-  ModelDataPtr m_data;
-  PlanDataPtr m_plan;
   bool m_teLevel = false;
   bool m_syncing = false;
   QString m_theme = QStringLiteral("system");
@@ -311,17 +306,10 @@ class MainWindow : public QMainWindow {
   TeTextPanel* m_teText;
   ErrorPanel* m_error;
   NodesPage* m_nodes;
-  QDockWidget* m_propertiesDock;
-  QDockWidget* m_nodesDock;
-  QDockWidget* m_teDock;
-  QDockWidget* m_errorDock;
   std::optional<LoadError> m_afterLoad;  ///< showErrorAfterLoad
   KernelsPage* m_kernels;
-  QDockWidget* m_partDock;
   CodePanel* m_code = nullptr;
   ChartsPanel* m_charts = nullptr;
-  QDockWidget* m_codeDock = nullptr;
-  QDockWidget* m_chartsDock = nullptr;
   KernelRuns* m_runs = nullptr;
   CompileRunner* m_compiler = nullptr;  ///< m_runs's
   QAction* m_compileAction = nullptr;
@@ -334,9 +322,7 @@ class MainWindow : public QMainWindow {
   QList<QAction*> m_colorActions;
   HeatMetric m_heatMetric = HeatMetric::None;
   ImportedProfilePanel* m_importedPanel = nullptr;
-  QDockWidget* m_importedDock = nullptr;
   TimelinePanel* m_timeline = nullptr;
-  QDockWidget* m_timelineDock = nullptr;
   QString m_lastCompileSummary;  ///< what the last compile said
 
   StatusLine* m_status = nullptr;
@@ -344,7 +330,6 @@ class MainWindow : public QMainWindow {
   RecentFiles* m_recent = nullptr;
   QMenu* m_viewMenu;
   QAction* m_cancelAction;
-  QStringList m_inputDims, m_inputBinds, m_inputShapes;
   QAction* m_teLevelAction;
   QAction* m_reloadAction;
   QAction* m_closeAction;
@@ -353,15 +338,10 @@ class MainWindow : public QMainWindow {
   DecisionEditor* m_editor = nullptr;
   EditPreview* m_preview = nullptr;
   MemoryPanel* m_memory = nullptr;
-  QDockWidget* m_memoryDock = nullptr;
   ProjectController* m_project = nullptr;
   TransformsPanel* m_transforms = nullptr;
   ComparisonView* m_compare = nullptr;
-  QDockWidget* m_transformsDock = nullptr;
-  QDockWidget* m_historyDock = nullptr;
-  QDockWidget* m_compareDock = nullptr;
   StrategiesPage* m_strategies = nullptr;
-  QDockWidget* m_strategyDock = nullptr;
   StepThroughPanel* m_steps = nullptr;
   QAction* m_stepsAction = nullptr;
   QByteArray m_stateBeforeSteps;  ///< the docks as they were when the step-through began

@@ -17,6 +17,7 @@
 
 #include "core/session/kernel_cache.h"
 #include "core/session/memory_record.h"
+#include "views/explorer_session.h"
 
 namespace souffle::views {
 
@@ -384,6 +385,14 @@ MemoryPanel::MemoryPanel(QWidget* parent)
 
 MemoryPanel::~MemoryPanel() {
   m_watcher->waitForFinished();
+}
+
+void MemoryPanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::planChanged, this, &MemoryPanel::setPlan);
+  connect(session, &ExplorerSession::partitionSelected, this, [this](int k) { showPartition(k); });
+  connect(session, &ExplorerSession::nodeSelected, this, [this](const NodeSelection& n) {
+    if (n.partition >= 0) showPartition(n.partition, n.node);
+  });
 }
 
 void MemoryPanel::setPlan(PlanDataPtr plan) {

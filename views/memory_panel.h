@@ -28,6 +28,8 @@ class QToolButton;
 
 namespace souffle::views {
 
+class ExplorerSession;
+
 using MemoryPicturePtr = std::shared_ptr<const report::MemoryPicture>;
 
 /// Paints a memory picture: the whole recording, or frame `f` (what was touched before it
@@ -93,6 +95,9 @@ class MemoryPanel : public QWidget {
   explicit MemoryPanel(QWidget* parent = nullptr);
   ~MemoryPanel() override;
 
+  /// Follows `session`: its plan, the kernel selected in the kernel table and the node selected
+  /// in the graph (the stage that computes it).
+  void attach(ExplorerSession* session);
   void setPlan(PlanDataPtr plan);
   /// Records partition `partition` of the plan: the stage that computes ONNX node `node` (the
   /// first stage without one; the whole kernel when `stage` is -2), once the panel is visible.

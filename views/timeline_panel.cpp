@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "core/support/error.h"
+#include "views/explorer_session.h"
 #include "views/profile_runner.h"
 #include "views/theme.h"
 
@@ -389,6 +390,40 @@ TimelinePanel::TimelinePanel(QWidget* parent)
 TimelinePanel::~TimelinePanel() {
   if (m_cancel) m_cancel->store(true);
   m_watcher->waitForFinished();
+}
+
+void TimelinePanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::planChanged, this, [this, session](PlanDataPtr plan) {
+    if (plan) setInputOptions(session->inputDims(), session->inputBinds(), session->inputShapes());
+    setPlan(std::move(plan));
+  });
+  connect(this, &TimelinePanel::progress, session,
+          [session](const QString& what) { session->say(what, 8000); });
+  connect(this, &TimelinePanel::dataChanged, session, &ExplorerSession::measuredTimesChanged);
+  // A span: its stage's nodes in the graph, its lines in the code.
+  connect(this, &TimelinePanel::stageActivated, session, &ExplorerSession::selectStage);
+  // A node selected in the graph (not by the timeline): its stages' spans.
+  connect(session, &ExplorerSession::nodeSelected, this, [this](const NodeSelection& n) {
+    if (!n.byProgram) highlightNodes({n.node});
+  });
+}
+
+QList<QAction*> TimelinePanel::menuActions() {
+  auto* run = new QAction(tr("&Timeline on the emulator"), this);
+  run->setToolTip(
+      tr("Profile the plan on the emulator with timeline records: each stage and "
+         "wait per block (an estimate, not GPU time)"));
+  run->setProperty("needsModel", true);
+  connect(run, &QAction::triggered, this, [this] {
+    raiseDockOf(this);
+    runEmulator();
+  });
+  auto* open = new QAction(tr("Open timeline &records…"), this);
+  connect(open, &QAction::triggered, this, [this] {
+    raiseDockOf(this);
+    openFiles();
+  });
+  return {run, open};
 }
 
 void TimelinePanel::setPlan(PlanDataPtr plan) {

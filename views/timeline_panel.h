@@ -21,6 +21,8 @@ class QToolBar;
 
 namespace souffle::views {
 
+class ExplorerSession;
+
 /// The chart: a ruler, row labels, and the level-of-detail raster of the window shown, cached
 /// until the window, size, rows, selection or theme change.
 class TimelineCanvas : public QWidget {
@@ -93,6 +95,12 @@ class TimelinePanel : public QWidget {
   explicit TimelinePanel(QWidget* parent = nullptr);
   ~TimelinePanel() override;
 
+  /// Follows `session`: its plan (with the model's input options), the node selected in the
+  /// graph; says its progress through it, and a span selects its stage's nodes and lines.
+  void attach(ExplorerSession* session);
+  /// Kernels menu entries: run on the emulator and open record files (each brings the panel to
+  /// the front).
+  QList<QAction*> menuActions();
   /// The plan on screen: the emulator profiles it, record files are tied to it. A timeline of
   /// another plan is dropped (its stages are not this plan's).
   void setPlan(PlanDataPtr plan);

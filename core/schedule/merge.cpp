@@ -12,6 +12,7 @@
 #include "core/loop/verify.h"
 #include "core/schedule/dependence.h"
 #include "core/schedule/ownership.h"
+#include "core/schedule/proof_memo.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
@@ -382,7 +383,15 @@ class ProofCache {
           p.reason.replace(at, was.size(), q.tensor->name);
         return p;
       }
-    DependenceProof p = prove_dependence(q);
+    // Not in this kernel: from another merge's proofs (the same stages merged before), else
+    // proven now. The block and thread variables, this merge's own, are bound around the
+    // statements so that they match those of the other merge.
+    const int64_t budget = proof_budget(q.max_steps);
+    Stmt bound = loop::let_stmt(q.bx, ic(0), loop::let_stmt(q.tx, ic(0), together));
+    ProofMemo& memo = ProofMemo::shared();
+    std::optional<DependenceProof> known = memo.find(key, bound, params, budget);
+    DependenceProof p = known ? std::move(*known) : prove_dependence(q);
+    if (!known) memo.add(key, std::move(bound), params, p, budget);
     same.push_back({together, params, q.writers.size(), p});
     return p;
   }

@@ -6,6 +6,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QCursor>
+#include <QDockWidget>
 #include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -154,6 +155,15 @@ void ChartsPanel::attach(ExplorerSession* session) {
     if (!n.byProgram && n.partition >= 0) setCurrentPartition(n.partition);
   });
   connect(this, &ChartsPanel::partitionClicked, session, &ExplorerSession::activatePartition);
+  connect(session, &ExplorerSession::kernelsCompiled, this,
+          [this](CompileDataPtr data, bool asked) {
+            setCompile(std::move(data));
+            if (QDockWidget* dock = asked ? dockOf(this) : nullptr) dock->show();
+          });
+  connect(session, &ExplorerSession::profiled, this, [this](ProfileDataPtr data) {
+    setProfile(std::move(data));
+    if (QDockWidget* dock = dockOf(this)) dock->show();
+  });
 }
 
 void ChartsPanel::setPlan(PlanDataPtr plan) {

@@ -38,8 +38,8 @@ class ChartsPanel : public QWidget {
   explicit ChartsPanel(QWidget* parent = nullptr);
   ~ChartsPanel() override;
 
-  /// Follows `session`: its plan, the selected kernel, compiles and profile runs; a click on a
-  /// kernel asks the kernel table to select it.
+  /// Follows `session`: its plan, the selected kernel, compiles and profile runs (shown when
+  /// the user asked for them); a click on a kernel asks the kernel table to select it.
   void attach(ExplorerSession* session);
   /// Redraws for `plan` and plans the two other strategies off the GUI thread for the totals.
   void setPlan(PlanDataPtr plan);

@@ -24,6 +24,7 @@
 #include "views/boundary_edges.h"
 #include "views/code_highlighter.h"
 #include "views/explorer_session.h"
+#include "views/kernel_runs.h"
 
 namespace souffle::views {
 
@@ -404,6 +405,11 @@ void CodePanel::attach(ExplorerSession* session) {
             highlightStage(stage, nodes.value(0));
           });
   connect(this, &CodePanel::nodesActivated, session, &ExplorerSession::selectNodes);
+  // A compile the user asked for that failed: the CUDA of the kernel that failed.
+  connect(session, &ExplorerSession::kernelsCompiled, this,
+          [this](CompileDataPtr data, bool asked) {
+            if (asked && firstCompileFailure(*data).partition >= 0) setCurrentTab(CudaTab);
+          });
 }
 
 void CodePanel::setPlan(PlanDataPtr plan) {

@@ -40,7 +40,7 @@ void raiseDockOf(QWidget* page);
 /// One per window. Pages subscribe to its signals and ask through it (say, reportProblem, the
 /// select* calls); MainWindow starts a model's state with begin() (the same model reloaded keeps
 /// it), so nothing of one model reaches the next. Still held elsewhere for now: the edit stack
-/// (DecisionEditor, reset when a model's state begins) and the compile/profile runners.
+/// (DecisionEditor, reset when a model's state begins); the runners are KernelRuns'.
 class ExplorerSession : public QObject {
   Q_OBJECT
  public:
@@ -104,6 +104,11 @@ class ExplorerSession : public QObject {
   void selectStage(int partition, int stage, const QStringList& nodes, const QStringList& tes) {
     emit stageActivated(partition, stage, nodes, tes);
   }
+  /// Kernels of the plan on screen compiled: `asked` by the user, else figures carried over from
+  /// the cache to a new plan.
+  void announceCompile(CompileDataPtr data, bool asked) { emit kernelsCompiled(data, asked); }
+  /// The plan on screen was profiled.
+  void announceProfile(ProfileDataPtr data) { emit profiled(data); }
   /// Measured times a page shows changed (the heat map follows).
   void measuredTimesChanged() { emit measuredChanged(); }
 
@@ -120,6 +125,8 @@ class ExplorerSession : public QObject {
   void nodesActivated(const QStringList& nodes, const QStringList& tes);
   void stageActivated(int partition, int stage, const QStringList& nodes, const QStringList& tes);
   void measuredChanged();
+  void kernelsCompiled(souffle::views::CompileDataPtr data, bool asked);
+  void profiled(souffle::views::ProfileDataPtr data);
 
  private:
   QString m_modelPath;

@@ -3,6 +3,7 @@
 /// texts the window shows of them.
 #pragma once
 
+#include <QList>
 #include <QObject>
 #include <map>
 #include <string>
@@ -10,6 +11,10 @@
 
 #include "views/compile_runner.h"
 #include "views/profile_runner.h"
+
+class QAction;
+class QMenu;
+class QToolBar;
 
 namespace souffle::views {
 
@@ -27,8 +32,26 @@ class KernelRuns : public QObject {
   /// The measurements shown (null before a profile of the plan on screen).
   ProfileDataPtr profileData() const { return m_profile; }
 
-  /// The session whose kept profile runs setPlan and keepProfile use (a new model's).
+  /// The session whose plan is compiled and profiled, whose kept profile runs setPlan and
+  /// keepProfile use, and through which the outcomes go (kernelsCompiled, profiled, messages,
+  /// problems).
   void setSession(ExplorerSession* session) { m_session = session; }
+
+  /// Adds compile, cancel compile, profile on the GPU and on the emulator and cancel profile to
+  /// `menu`, the first three to `bar`; returns those that need a model.
+  QList<QAction*> addActions(QMenu* menu, QToolBar* bar);
+  QAction* compileAction() const { return m_compileAction; }
+  QAction* profileAction() const { return m_profileAction; }
+  QAction* profileEmulatorAction() const { return m_profileEmuAction; }
+  /// Why profiling on a GPU is off (empty when a GPU was found).
+  QString gpuOffReason() const { return m_gpuOff; }
+  /// Compiles every kernel of the plan for sm_80 and sm_90 (off the GUI thread).
+  void compile();
+  void cancelCompile() { m_compiler->cancel(); }
+  /// Profiles the plan's kernels on `backend` ("cuda" or "emulator") through souffle-runner.
+  void profile(const QString& backend);
+  /// The summary of the last compile the user asked for.
+  QString lastCompileSummary() const { return m_lastCompileSummary; }
 
   /// A new plan is on screen: a compile in progress is cancelled and the last one dropped (its
   /// results would not match the kernels); a kept profile run of this very plan (same strategy,
@@ -42,12 +65,31 @@ class KernelRuns : public QObject {
   /// Keeps `data` as the measurements shown and, in the session, among those kept for its plan.
   void keepProfile(ProfileDataPtr data);
 
+ signals:
+  /// A compile started (`what` says so) or ended; the window's activity follows.
+  void busyChanged(bool busy, const QString& what);
+  /// Kernels compiled of `total` (the status bar's progress).
+  void progress(int done, int total);
+  /// A compile the user asked for finished (errors included) or was cancelled.
+  void compiled();
+
  private:
+  void onCompiled(CompileDataPtr data);
+  void onProfiled(ProfileDataPtr data);
+
   CompileRunner* m_compiler;
   ProfileRunner* m_profiler;
   CompileDataPtr m_compile;
   ProfileDataPtr m_profile;
   ExplorerSession* m_session = nullptr;
+  QToolBar* m_bar = nullptr;
+  QAction* m_compileAction = nullptr;
+  QAction* m_cancelCompileAction = nullptr;
+  QAction* m_profileAction = nullptr;
+  QAction* m_profileEmuAction = nullptr;
+  QAction* m_cancelProfileAction = nullptr;
+  QString m_gpuOff;
+  QString m_lastCompileSummary;  ///< what the last compile said
 };
 
 /// The first failed compile of a compile: the build error, else the first (kernel, arch) that

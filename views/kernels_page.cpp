@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "views/explorer_session.h"
+#include "views/kernel_runs.h"
 #include "views/partition_table_model.h"
 
 namespace souffle::views {
@@ -52,6 +53,14 @@ void KernelsPage::attach(ExplorerSession* session) {
     if (QDockWidget* dock = dockOf(this)) dock->raise();
     selectPartition(k, false);
   });
+  // A compile the user asked for that failed selects the first kernel that failed.
+  connect(session, &ExplorerSession::kernelsCompiled, this,
+          [this](CompileDataPtr data, bool asked) {
+            m_model->setCompile(data);
+            if (const int failed = asked ? firstCompileFailure(*data).partition : -1; failed >= 0)
+              selectPartition(failed, false);
+          });
+  connect(session, &ExplorerSession::profiled, m_model, &PartitionTableModel::setProfile);
 }
 
 std::vector<int> KernelsPage::selectedPartitions() const {

@@ -24,9 +24,7 @@
 #include <QStyleFactory>
 #include <QTableView>
 #include <QToolBar>
-#include <QToolTip>
 #include <QUndoView>
-#include <nlohmann/json.hpp>
 
 #include "core/onnx/importer.h"
 #include "core/session/profile.h"
@@ -34,8 +32,9 @@
 #include "views/charts_panel.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
+#include "views/edit_actions.h"
 #include "views/edit_commands.h"
-#include "views/edit_preview.h"
+#include "views/export_actions.h"
 #include "views/graph_page.h"
 #include "views/graph_view.h"
 #include "views/kernel_runs.h"
@@ -183,9 +182,9 @@ void MainWindow::wire() {
   // The pages follow the session (the graph page first: a timeline span selects its nodes
   // before the code shows its lines).
   m_graphPage->attach(m_session);
+  m_charts->attach(m_session);
   m_kernels->attach(m_session);
   m_code->attach(m_session);
-  m_charts->attach(m_session);
   m_memory->attach(m_session);
   m_timeline->attach(m_session);
   connect(m_session, &ExplorerSession::message, this,
@@ -195,43 +194,12 @@ void MainWindow::wire() {
     raiseDockOf(m_error);
   });
 
-  // Compile and profile.
-  // The partition being compiled, and after each distinct program its count, the time so far
-  // and the slowest (kept on the line until the next program is done).
-  auto programLine = std::make_shared<QString>();
-  connect(m_compiler, &CompileRunner::progress, this,
-          [this, programLine](int done, int total, const QString& current) {
-            if (done == 0) programLine->clear();
-            if (programLine->isEmpty()) m_status->setProgress(done, total);
-            const QString where =
-                current.isEmpty()
-                    ? tr("Compiling with NVRTC… %1 of %2 kernels").arg(done).arg(total)
-                    : tr("Compiling with NVRTC: %1, %2 of %3 kernels done")
-                          .arg(current)
-                          .arg(done)
-                          .arg(total);
-            say(programLine->isEmpty() ? where : where + QStringLiteral("; ") + *programLine);
-          });
-  connect(m_compiler, &CompileRunner::programProgress, this,
-          [this, programLine](int done, int total, const QString& line) {
-            *programLine = line;
-            m_status->setProgress(done, total);
-            say(tr("Compiling with NVRTC: %1").arg(line));
-          });
-  connect(m_compiler, &CompileRunner::finished, this, &MainWindow::onCompiled);
-  connect(m_compiler, &CompileRunner::cancelled, this, [this] {
-    m_cancelCompileAction->setEnabled(false);
-    setBusy(false);
-    say(tr("Compile cancelled; the kernels compiled so far are kept for the next compile"), 8000);
-    emit compiled();
-  });
-  connect(m_profiler, &ProfileRunner::progress, this,
-          [this](const QString& what) { say(tr("Profiling: %1").arg(what)); });
-  connect(m_profiler, &ProfileRunner::finished, this, &MainWindow::onProfiled);
-  connect(m_profiler, &ProfileRunner::cancelled, this, [this] {
-    m_cancelProfileAction->setEnabled(false);
-    say(tr("Profile cancelled"), 5000);
-  });
+  // Compile and profile: the activity and progress they report, the project keeps the runs.
+  connect(m_runs, &KernelRuns::busyChanged, this,
+          [this](bool busy, const QString& what) { setBusy(busy, what); });
+  connect(m_runs, &KernelRuns::progress, m_status, &StatusLine::setProgress);
+  connect(m_runs, &KernelRuns::compiled, this, &MainWindow::compiled);
+  connect(m_session, &ExplorerSession::profiled, m_project, &ProjectController::touch);
 
   // The docks that plan or compare only while they are shown.
   connect(m_strategies, &StrategiesPage::strategyChosen, this, [this](const QString& name) {
@@ -1045,59 +1013,12 @@ void MainWindow::exportPng(const QString& given) {
 // ---- Editing decisions, projects, comparison and plan export --------------------------------
 
 void MainWindow::createEditing() {
+  m_edits = new EditActions(
+      m_session, m_editor, m_kernels, m_graphPage, m_transforms, [this] { return isPlanning(); },
+      this);
   QMenu* edit = new QMenu(tr("&Edit"), menuBar());             // under the menu bar: listed in Help
   menuBar()->insertMenu(menuBar()->actions().value(1), edit);  // after File
-  QAction* undo = m_editor->undoStack()->createUndoAction(this, tr("&Undo"));
-  undo->setShortcut(QKeySequence::Undo);
-  QAction* redo = m_editor->undoStack()->createRedoAction(this, tr("&Redo"));
-  redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
-  edit->addAction(undo);
-  edit->addAction(redo);
-  edit->addSeparator();
-  QAction* merge = edit->addAction(tr("&Merge selected kernels"), this, &MainWindow::mergeSelected);
-  merge->setShortcut(QKeySequence(tr("Ctrl+Shift+M")));
-  merge->setToolTip(tr("Merge the selected kernels into one (Ctrl+Shift+M)"));
-  QAction* split = edit->addAction(tr("&Split at node"), this, &MainWindow::splitAtSelected);
-  split->setShortcut(QKeySequence(tr("Ctrl+Shift+X")));
-  split->setToolTip(tr("Start a new kernel at the selected node (Ctrl+Shift+X)"));
-  QAction* pin = edit->addAction(tr("&Pin node to its own kernel"), this, &MainWindow::pinSelected);
-  pin->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
-  pin->setToolTip(tr("Give the selected node a kernel of its own (Ctrl+Shift+P)"));
-  QAction* byFlags = edit->addAction(tr("Order stage by per-tile &flags"), this,
-                                     [this] { orderSelected(BoundaryKind::Flags); });
-  byFlags->setToolTip(
-      tr("The selected node's stage waits only on the producer blocks it reads (refused with "
-         "the reason where the dependence cannot be bounded)"));
-  QAction* byGrid = edit->addAction(tr("Order stage by a &grid barrier"), this,
-                                    [this] { orderSelected(BoundaryKind::Grid); });
-  byGrid->setToolTip(
-      tr("A grid barrier before the selected node's stage, whatever the proofs "
-         "allow"));
-  edit->addSeparator();
-  QAction* force = edit->addAction(tr("&Force selected transformation"), this, [this] {
-    dockOf(m_transforms)->show();
-    dockOf(m_transforms)->raise();
-    m_transforms->chooseForSelected(plan::Edit::Kind::Force, false);
-  });
-  force->setShortcut(QKeySequence(tr("Ctrl+Alt+F")));
-  QAction* forbid = edit->addAction(tr("F&orbid selected transformation"), this, [this] {
-    dockOf(m_transforms)->show();
-    dockOf(m_transforms)->raise();
-    m_transforms->chooseForSelected(plan::Edit::Kind::Forbid, false);
-  });
-  forbid->setShortcut(QKeySequence(tr("Ctrl+Alt+B")));
-  QAction* heuristic = edit->addAction(tr("&Heuristic for selected transformation"), this, [this] {
-    m_transforms->chooseForSelected(plan::Edit::Kind::Force, true);
-  });
-  edit->addSeparator();
-  QAction* clearEdits = edit->addAction(
-      tr("&Discard all edits"), this, [this] { m_editor->pushStep({}, tr("discard all edits")); });
-  m_modelActions << merge << split << pin << byFlags << byGrid << force << forbid << heuristic
-                 << clearEdits;
-  createEditPreview({merge, split, pin, byFlags, byGrid, force, forbid, heuristic});
-  edit->setToolTipsVisible(true);
-  edit->addSeparator();
-  edit->addAction(m_preview->menuLine());
+  m_modelActions << m_edits->fillMenu(edit);
 
   // File: projects and the plan export.
   QMenu* file = menuBar()->actions().front()->menu();
@@ -1113,54 +1034,22 @@ void MainWindow::createEditing() {
   connect(saveAs, &QAction::triggered, m_project, &ProjectController::saveAs);
   file->insertSeparator(before);
   file->insertActions(before, {openProject, saveProject, saveAs});
-  QMenu* exportMenu = nullptr;
-  for (QMenu* m : file->findChildren<QMenu*>())
-    if (m->title() == tr("&Export")) exportMenu = m;
-  if (!exportMenu) {
-    exportMenu = new QMenu(tr("&Export"), file);
-    file->insertMenu(before, exportMenu);
-  }
-  QAction* planJson = exportMenu->addAction(tr("Plan &JSON…"), this, [this] { exportPlanJson(); });
-  planJson->setShortcut(QKeySequence(tr("Ctrl+Shift+J")));
-  QAction* bundle = exportMenu->addAction(tr("Kernel &bundle…"), this, [this] { exportBundle(); });
-  bundle->setStatusTip(
-      tr("Compile the plan's kernels and write .cu/.ptx files, the weights, "
-         "the test data and a host harness that builds with nvcc"));
-  QAction* report = exportMenu->addAction(tr("&Report (HTML, JSON, CSV, DOT)…"), this,
-                                          [this] { exportReport(); });
-  report->setStatusTip(
-      tr("A report of the plan to share: kernels, reasons, figures, graph, "
-         "charts and CUDA, before and after your edits"));
-  QAction* walk = exportMenu->addAction(tr("&Walk-through (HTML pages)…"), this,
-                                        [this] { exportWalkthrough(); });
-  m_modelActions << saveProject << saveAs << planJson << bundle << report << walk;
+  auto* exportMenu = new QMenu(tr("&Export"), file);
+  file->insertMenu(before, exportMenu);
+  m_exports = new ExportActions(m_session, m_editor, m_runs, this);
+  connect(m_exports, &ExportActions::bundleExported, this, &MainWindow::bundleExported);
+  connect(m_exports, &ExportActions::reportExported, this, &MainWindow::reportExported);
+  m_modelActions << saveProject << saveAs << m_exports->addTo(exportMenu);
 
-  // The editing toolbar, and the same actions on right click in the kernel table and graph.
   QToolBar* bar = addToolBar(tr("Edit"));
   bar->setObjectName(QStringLiteral("editToolBar"));
   bar->setMovable(false);
   bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
-  bar->addAction(undo);
-  bar->addAction(redo);
-  bar->addSeparator();
-  merge->setIconText(tr("Merge"));
-  split->setIconText(tr("Split"));
-  pin->setIconText(tr("Pin"));
-  for (QAction* a : {merge, split, pin}) bar->addAction(a);
-  QTableView* kernelTable = m_kernels->table();
-  kernelTable->setContextMenuPolicy(Qt::ActionsContextMenu);
-  kernelTable->addActions({merge, split, pin});
-  auto* sep = new QAction(this);
-  sep->setSeparator(true);
-  kernelTable->addAction(sep);
-  QAction* kernelsCsv = addCsvExport(kernelTable, tr("kernels"));
+  m_edits->fillToolBar(bar);
+  QAction* kernelsCsv = addCsvExport(m_kernels->table(), tr("kernels"));
   exportMenu->addAction(kernelsCsv);
   kernelsCsv->setText(tr("&Kernel table as CSV…"));
   addCsvExport(m_compare->table(), tr("comparison"));
-  auto* previewSep = new QAction(this);
-  previewSep->setSeparator(true);
-  m_graphPage->setContextActions(
-      {merge, split, pin, byFlags, byGrid, previewSep, m_preview->menuLine()});
   auto* undoDock = findChild<QDockWidget*>(QStringLiteral("historyDock"))->toggleViewAction();
   for (QDockWidget* d : {dockOf(m_transforms), dockOf(m_compare)})
     m_viewMenu->addAction(d->toggleViewAction());
@@ -1183,202 +1072,14 @@ void MainWindow::openFile(const QString& path) {
     openModel(path);
 }
 
-std::vector<int> MainWindow::selectedKernels() const {
-  std::vector<int> ks;
-  auto add = [&ks](int k) {
-    if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
-  };
-  if (!m_session->plan()) return ks;
-  for (int k : m_kernels->selectedPartitions()) add(k);
-  if (ks.size() >= 2) return ks;
-  const std::vector<int> parts = m_graphPage->selectedPartitions();
-  return parts.size() > ks.size() ? parts : ks;
-}
-
-void MainWindow::mergeSelected() {
-  proposeEdit(
-      mergeRequest(m_session->plan() ? m_session->plan()->plan.get() : nullptr, selectedKernels()));
-}
-
-void MainWindow::splitAtSelected() {
-  proposeEdit(splitRequest(m_graphPage->selectedAnchor()));
-}
-
-void MainWindow::pinSelected() {
-  proposeEdit(pinRequest(m_graphPage->selectedAnchor()));
-}
-
-void MainWindow::orderSelected(BoundaryKind kind) {
-  proposeEdit(orderRequest(m_graphPage->selectedAnchor(), kind));
-}
-
-void MainWindow::createEditPreview(const QList<QAction*>& actions) {
-  m_preview = new EditPreview(
-      m_editor, [this] { return m_session->plan(); }, [this] { return isPlanning(); }, this);
-  const auto site = [this](plan::Edit::Kind kind, bool clear) {
-    return [this, kind, clear] {
-      EditProposal p;
-      const QString key = m_transforms->selectedSiteKey();
-      if (key.isEmpty())
-        p.hint = tr("Select a transformation site in the Transformations panel");
-      else
-        p.after = m_editor->withSiteDecision(key, kind, clear, &p.text);
-      return p;
-    };
-  };
-  const std::function<EditProposal()> makers[] = {
-      [this] {
-        return m_preview->proposal(mergeRequest(
-            m_session->plan() ? m_session->plan()->plan.get() : nullptr, selectedKernels()));
-      },
-      [this] { return m_preview->proposal(splitRequest(m_graphPage->selectedAnchor())); },
-      [this] { return m_preview->proposal(pinRequest(m_graphPage->selectedAnchor())); },
-      [this] {
-        return m_preview->proposal(
-            orderRequest(m_graphPage->selectedAnchor(), BoundaryKind::Flags));
-      },
-      [this] {
-        return m_preview->proposal(orderRequest(m_graphPage->selectedAnchor(), BoundaryKind::Grid));
-      },
-      site(plan::Edit::Kind::Force, false),
-      site(plan::Edit::Kind::Forbid, false),
-      site(plan::Edit::Kind::Force, true)};
-  for (int i = 0; i < actions.size() && i < 8; ++i) m_preview->watch(actions[i], makers[i]);
-  m_preview->watch(m_transforms->forceButton(), makers[5]);
-  m_preview->watch(m_transforms->forbidButton(), makers[6]);
-  m_preview->watch(m_transforms->heuristicButton(), makers[7]);
-}
-
-void MainWindow::proposeEdit(const EditRequest& request) {
-  if (!m_editor->push(request)) say(request.hint, 6000);
-}
-
-bool MainWindow::exportPlanJson(const QString& given) {
-  if (!m_session->plan()) return false;
-  QString path = given;
-  if (path.isEmpty())
-    path = QFileDialog::getSaveFileName(
-        this, tr("Export plan as JSON"),
-        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
-            QStringLiteral("-%1.json").arg(m_session->plan()->strategy),
-        tr("JSON (*.json)"));
-  if (path.isEmpty()) return false;
-  const ExportOutcome o = writePlanJson(*m_session->plan()->plan, m_lastPath.toStdString(), path);
-  say(o.message, o.ok ? 4000 : 8000);
-  return o.ok;
-}
-
-bool MainWindow::exportBundle(const QString& given) {
-  if (!m_session->plan() || !m_session->plan()->plan) return false;
-  QString dir = given;
-  if (dir.isEmpty())
-    dir = QFileDialog::getExistingDirectory(this, tr("Export the kernel bundle into"),
-                                            QFileInfo(m_lastPath).absolutePath());
-  if (dir.isEmpty()) return false;
-  say(tr("Exporting the kernel bundle to %1…").arg(dir));
-  runExport(
-      this,
-      [plan = m_session->plan()->plan, model = m_lastPath.toStdString(), out = dir.toStdString()] {
-        return writeBundle(*plan, model, out);
-      },
-      [this](const ExportOutcome& o) {
-        say(o.message, o.ok ? 8000 : 0);
-        emit bundleExported(o.ok, o.message);
-      });
-  return true;
-}
-
-bool MainWindow::exportReport(const QString& given) {
-  if (!m_session->plan() || !m_session->plan()->plan) return false;
-  QString path = given;
-  if (path.isEmpty())
-    path = QFileDialog::getSaveFileName(
-        this, tr("Export a report"),
-        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
-            QStringLiteral("-%1-report.html").arg(m_session->plan()->strategy),
-        tr("HTML (*.html);;JSON (*.json);;CSV (*.csv);;Graphviz DOT (*.dot)"));
-  if (path.isEmpty()) return false;
-  say(tr("Writing the report %1…").arg(QFileInfo(path).fileName()));
-  // The profile run of the plan on screen goes with it (with edits: on the plan after them).
-  std::string measured;
-  if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_session->plan())
-    measured = nlohmann::json{{"strategies", {profile_report_json(p->report)}}}.dump();
-  runExport(
-      this,
-      [plan = m_session->plan()->plan, edits = m_editor->decisions(),
-       model = m_lastPath.toStdString(), out = path.toStdString(),
-       measured] { return writeReport(*plan, edits, model, out, measured); },
-      [this](const ExportOutcome& o) {
-        say(o.message, o.ok ? 8000 : 0);
-        emit reportExported(o.ok, o.message);
-      });
-  return true;
-}
-
-bool MainWindow::exportWalkthrough(const QString& given) {
-  if (!m_session->plan() || !m_session->plan()->plan) return false;
-  QString path = given;
-  if (path.isEmpty())
-    path = QFileDialog::getSaveFileName(
-        this, tr("Export the walk-through (the first page; the others go beside it)"),
-        QFileInfo(m_lastPath).absolutePath() + QLatin1Char('/') + QFileInfo(m_lastPath).baseName() +
-            QStringLiteral("-steps.html"),
-        tr("HTML (*.html)"));
-  if (path.isEmpty()) return false;
-  say(tr("Writing the walk-through %1…").arg(QFileInfo(path).fileName()));
-  runExport(
-      this,
-      [plan = m_session->plan()->plan, decisions = m_editor->decisions(),
-       model = m_lastPath.toStdString(),
-       out = path.toStdString()] { return writeWalkthrough(*plan, decisions, model, out); },
-      [this](const ExportOutcome& o) {
-        say(o.message, o.ok ? 8000 : 0);
-        emit reportExported(o.ok, o.message);
-      });
-  return true;
-}
-
 // ---- Code, charts, compile and profile --------------------------------------------------------
 
 void MainWindow::createKernelViews() {
-  ProfileOptions gpuOptions;
-  gpuOptions.backend = "cuda";
-  const QString offReason = QString::fromStdString(profile_unavailable_reason(gpuOptions));
+  const QString offReason = m_runs->gpuOffReason();
   m_charts->setMeasuredNote(offReason.isEmpty() ? tr("not profiled yet") : offReason);
-
   auto* kernels = new QMenu(tr("&Kernels"), menuBar());
   menuBar()->insertMenu(menuBar()->actions().back(), kernels);  // before Help
-  m_compileAction = kernels->addAction(tr("&Compile"), this, &MainWindow::compileKernels);
-  m_compileAction->setShortcut(QKeySequence(tr("Ctrl+B")));
-  m_compileAction->setToolTip(
-      tr("Compile every kernel with NVRTC for sm_80 and sm_90: registers, shared memory, spills "
-         "(Ctrl+B)"));
-  m_cancelCompileAction =
-      kernels->addAction(tr("C&ancel compile"), this, &MainWindow::cancelCompile);
-  m_cancelCompileAction->setShortcut(QKeySequence(tr("Ctrl+Shift+B")));
-  m_cancelCompileAction->setEnabled(false);
-  m_profileAction =
-      kernels->addAction(tr("&Profile on the GPU"), this, &MainWindow::profileKernels);
-  m_profileAction->setShortcut(QKeySequence(tr("Ctrl+Alt+P")));
-  const bool gpu = offReason.isEmpty();
-  m_profileAction->setProperty("gpuAvailable", gpu);
-  m_profileAction->setEnabled(false);
-  const QString profileTip =
-      gpu ? tr("Run, verify and time every kernel on the GPU through souffle-runner (Ctrl+Alt+P)")
-          : tr("Profiling on a GPU is off: %1. Estimated times come from the cost model.")
-                .arg(offReason);
-  m_profileAction->setToolTip(profileTip);
-  m_profileAction->setStatusTip(profileTip);
-  m_profileEmuAction = kernels->addAction(tr("Profile on the &emulator"), this,
-                                          [this] { startProfile(QStringLiteral("emulator")); });
-  m_profileEmuAction->setToolTip(
-      tr("Run and verify every kernel in the CPU emulator through souffle-runner; its times are "
-         "CPU times, not GPU times"));
-  m_profileEmuAction->setEnabled(false);
-  m_cancelProfileAction =
-      kernels->addAction(tr("Cancel p&rofile"), m_profiler, &ProfileRunner::cancel);
-  m_cancelProfileAction->setEnabled(false);
-  m_modelActions << m_profileEmuAction;
+  m_modelActions << m_runs->addActions(kernels, m_planBar);
   QAction* import = kernels->addAction(tr("&Import a profile…"), this, [this] { importProfile(); });
   import->setShortcut(QKeySequence(tr("Ctrl+I")));
   import->setStatusTip(
@@ -1386,82 +1087,14 @@ void MainWindow::createKernelViews() {
          "Nsight Compute's CSV export, or a PyTorch profiler trace"));
   m_modelActions << import;
   kernels->addSeparator();
-  kernels->addAction(dockOf(m_code)->toggleViewAction());
-  kernels->addAction(dockOf(m_importedPanel)->toggleViewAction());
-  kernels->addAction(dockOf(m_charts)->toggleViewAction());
+  for (QWidget* page : std::initializer_list<QWidget*>{m_code, m_importedPanel, m_charts})
+    kernels->addAction(dockOf(page)->toggleViewAction());
   const QList<QAction*> timeline = m_timeline->menuActions();
   kernels->addActions(timeline);
   m_modelActions << timeline.front();
-  kernels->addAction(dockOf(m_timeline)->toggleViewAction());
-  kernels->addAction(dockOf(m_memory)->toggleViewAction());
-  m_compileAction->setEnabled(false);
-  m_modelActions << m_compileAction;
-  if (gpu) m_modelActions << m_profileAction;
-  if (auto* bar = findChild<QToolBar*>(QStringLiteral("planToolBar"))) {
-    bar->addSeparator();
-    bar->addAction(m_compileAction);
-    bar->addAction(m_cancelCompileAction);
-    bar->addAction(m_profileAction);
-  }
-  if (!gpu) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
-}
-
-void MainWindow::compileKernels() {
-  if (!m_session->plan()) return;
-  m_compiler->start(m_session->plan());
-  m_cancelCompileAction->setEnabled(true);
-  const int n = static_cast<int>(m_session->plan()->plan->partitions.size());
-  m_status->setProgress(0, n);
-  setBusy(true, tr("Compiling %1 kernel%2 with NVRTC for sm_80 and sm_90…")
-                    .arg(n)
-                    .arg(n == 1 ? QString() : QStringLiteral("s")));
-}
-
-void MainWindow::cancelCompile() {
-  m_compiler->cancel();
-}
-
-void MainWindow::onCompiled(CompileDataPtr data) {
-  const bool quiet = data && data->cachedOnly;  // figures carried over a new plan, unasked
-  if (!quiet) {
-    m_cancelCompileAction->setEnabled(false);
-    setBusy(false);
-  }
-  if (!data || data->plan != m_session->plan()) {  // compiled a plan no longer on screen
-    if (!quiet) emit compiled();
-    return;
-  }
-  m_runs->keepCompile(data);
-  m_kernels->model()->setCompile(data);
-  m_charts->setCompile(data);
-  if (quiet) return;
-  dockOf(m_charts)->show();
-  // The first failure, with the NVRTC log and the kernel, in the problems panel.
-  const CompileFailure failure = firstCompileFailure(*data);
-  if (failure.partition >= 0) {
-    m_kernels->selectPartition(failure.partition, false);
-    m_code->setCurrentTab(CodePanel::CudaTab);
-  }
-  // The summary, where the user pressed the button and in the status bar.
-  const QString summary = compileSummary(*data);
-  m_lastCompileSummary = summary;
-  if (!failure.reason.isEmpty()) {
-    LoadError e;
-    e.title = tr("Compile failed");
-    e.file = m_lastPath;
-    e.node = failure.node;
-    e.reason = failure.reason;
-    m_session->reportProblem(e);
-  }
-  say(summary, 15000);
-  if (QWidget* button = m_planBar ? m_planBar->widgetForAction(m_compileAction) : nullptr;
-      button && button->isVisible())
-    QToolTip::showText(button->mapToGlobal(QPoint(0, button->height())), summary, button);
-  emit compiled();
-}
-
-void MainWindow::profileKernels() {
-  startProfile(QStringLiteral("cuda"));
+  for (QWidget* page : std::initializer_list<QWidget*>{m_timeline, m_memory})
+    kernels->addAction(dockOf(page)->toggleViewAction());
+  if (!offReason.isEmpty()) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
 }
 
 std::vector<std::string> MainWindow::measurements() const {
@@ -1470,41 +1103,6 @@ std::vector<std::string> MainWindow::measurements() const {
 
 void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
   m_session->setMeasurements(reports);
-}
-
-void MainWindow::startProfile(const QString& backend) {
-  if (!m_session->plan()) return;
-  m_cancelProfileAction->setEnabled(true);
-  say(tr("Profiling %1 kernels on the %2…")
-          .arg(m_session->plan()->plan->kernels())
-          .arg(backend == QLatin1String("cuda") ? tr("GPU") : tr("emulator")));
-  m_profiler->start(m_session->plan(), backend, m_session->inputDims(), m_session->inputBinds(),
-                    m_session->inputShapes());
-}
-
-void MainWindow::onProfiled(ProfileDataPtr data) {
-  m_cancelProfileAction->setEnabled(false);
-  if (!data) return;
-  const ProfileReport& r = data->report;
-  if (!r.error.empty()) {
-    // The runner's failure (a dead or hung runner, a faulting kernel, a mismatch) in the
-    // problems panel with the kernel named; the window and the user's edits stay as they are.
-    LoadError e;
-    e.title = tr("Profiling failed");
-    e.file = m_lastPath;
-    e.node = r.error_kernel.empty() ? QString() : QString::fromStdString(r.error_kernel);
-    e.reason = tr("profiling on %1 failed: %2")
-                   .arg(QString::fromStdString(r.backend), QString::fromStdString(r.error));
-    showError(e);
-  }
-  if (data->plan != m_session->plan()) return;  // measured a plan no longer on screen
-  if (r.kernels.empty()) return;
-  m_runs->keepProfile(data);
-  m_project->touch();
-  m_kernels->model()->setProfile(data);
-  m_charts->setProfile(data);
-  dockOf(m_charts)->show();
-  say(profileSummary(*data), 15000);
 }
 
 void MainWindow::createExplorerViews() {

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "views/compile_runner.h"
+#include "views/edit_actions.h"
 #include "views/explorer_session.h"
+#include "views/export_actions.h"
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
 #include "views/kernel_runs.h"
@@ -110,7 +112,7 @@ class MainWindow : public QMainWindow {
   QString modelPath() const { return m_lastPath; }
   DecisionEditor* decisionEditor() const { return m_editor; }
   /// What hovering an edit would do, before it is applied.
-  EditPreview* editPreview() const { return m_preview; }
+  EditPreview* editPreview() const { return m_edits->preview(); }
   /// The Memory panel (docs/teaching.md) and its dock.
   MemoryPanel* memoryPanel() const { return m_memory; }
   QDockWidget* memoryDock() const;
@@ -136,7 +138,7 @@ class MainWindow : public QMainWindow {
   ChartsPanel* chartsPanel() const { return m_charts; }
   CompileRunner* compileRunner() const { return m_compiler; }
   ProfileRunner* profileRunner() const { return m_profiler; }
-  QAction* profileEmulatorAction() const { return m_profileEmuAction; }
+  QAction* profileEmulatorAction() const { return m_runs->profileEmulatorAction(); }
   /// The measurements shown (null before a profile of the plan on screen).
   ProfileDataPtr profileData() const { return m_runs->profileData(); }
   /// Every profile run kept for this session's plans (profile_report_json texts), which a
@@ -146,11 +148,11 @@ class MainWindow : public QMainWindow {
   /// The last compile of the plan on screen (null before one, or after the plan changed).
   CompileDataPtr compileData() const { return m_runs->compileData(); }
   /// The summary of the last compile the user asked for.
-  QString lastCompileSummary() const { return m_lastCompileSummary; }
+  QString lastCompileSummary() const { return m_runs->lastCompileSummary(); }
   /// The status bar's message, whole (it may be shown elided).
   QString message() const;
-  QAction* compileAction() const { return m_compileAction; }
-  QAction* profileAction() const { return m_profileAction; }
+  QAction* compileAction() const { return m_runs->compileAction(); }
+  QAction* profileAction() const { return m_runs->profileAction(); }
   HeatMetric heatMetric() const { return m_heatMetric; }
   /// The imported profile mapped onto the plan on screen (null: none).
   ExternalProfileDataPtr importedProfile() const;
@@ -185,30 +187,30 @@ class MainWindow : public QMainWindow {
   /// Opens a model (.onnx) or a project (.souffle).
   void openFile(const QString& path);
   /// Merges the kernels of the selected kernel-table rows (or of the selected graph nodes).
-  void mergeSelected();
+  void mergeSelected() { m_edits->mergeSelected(); }
   /// Starts a new kernel at the selected graph node.
-  void splitAtSelected();
+  void splitAtSelected() { m_edits->splitAtSelected(); }
   /// Gives the selected graph node a kernel of its own.
-  void pinSelected();
+  void pinSelected() { m_edits->pinSelected(); }
   /// A decision that orders the selected node's stage after the stages before it by `kind`.
-  void orderSelected(BoundaryKind kind);
+  void orderSelected(BoundaryKind kind) { m_edits->orderSelected(kind); }
   /// Writes the plan on screen as the JSON `souffle-cli plan --json` prints.
-  bool exportPlanJson(const QString& path = {});
+  bool exportPlanJson(const QString& path = {}) { return m_exports->exportPlanJson(path); }
   /// Compiles the plan's kernels and writes them as a bundle (.cu, .ptx, weights, data, host
   /// harness, CMakeLists.txt) into `dir` (asked for when empty), off the GUI thread; false when
   /// nothing was started. bundleExported reports the outcome.
-  bool exportBundle(const QString& dir = {});
+  bool exportBundle(const QString& dir = {}) { return m_exports->exportBundle(dir); }
   /// Writes a report of the plan on screen (HTML, JSON, CSV or DOT by the file's extension; with
   /// the user's edits, the plan before and after them), off the GUI thread; false when nothing
   /// was started. reportExported reports the outcome.
-  bool exportReport(const QString& path = {});
+  bool exportReport(const QString& path = {}) { return m_exports->exportReport(path); }
   /// Writes the teaching walk-through (one HTML page per pipeline step) beside `path`.
-  bool exportWalkthrough(const QString& path = {});
+  bool exportWalkthrough(const QString& path = {}) { return m_exports->exportWalkthrough(path); }
   /// Compiles every kernel of the plan for sm_80 and sm_90 (off the GUI thread).
-  void compileKernels();
-  void cancelCompile();
+  void compileKernels() { m_runs->compile(); }
+  void cancelCompile() { m_runs->cancelCompile(); }
   /// Profiles the plan's kernels on the GPU (only enabled when the profiler says it can).
-  void profileKernels();
+  void profileKernels() { m_runs->profile(QStringLiteral("cuda")); }
   /// Colours the graph's boxes by op type (None) or as a heat map of `metric`.
   void setHeatMetric(HeatMetric metric);
   /// Reads a timing file (CSV of name and time, Nsight Compute CSV, PyTorch profiler trace),
@@ -269,18 +271,8 @@ class MainWindow : public QMainWindow {
   /// Starts the strategies table and the step-through for the open model when their panels
   /// are visible and what they show is stale.
   void refreshExplorerViews();
-  /// Partition indices of the selected kernel rows, else of the selected graph nodes.
-  std::vector<int> selectedKernels() const;
-  /// Proposes the request's edits, or says what to select first.
-  void proposeEdit(const EditRequest& request);
-  /// Hovering merge, split, pin, the two orders, force, forbid and heuristic (in this order)
-  /// previews them (EditPreview).
-  void createEditPreview(const QList<QAction*>& actions);
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
-  void onCompiled(CompileDataPtr data);
-  void startProfile(const QString& backend);
-  void onProfiled(ProfileDataPtr data);
   /// The comparison view, when shown, compares plans of the model, GPU, edits and precision.
   void refreshCompare();
   /// The measured times of the plan on screen: an imported profile, else a profile run.
@@ -312,18 +304,12 @@ class MainWindow : public QMainWindow {
   ChartsPanel* m_charts = nullptr;
   KernelRuns* m_runs = nullptr;
   CompileRunner* m_compiler = nullptr;  ///< m_runs's
-  QAction* m_compileAction = nullptr;
-  QAction* m_cancelCompileAction = nullptr;
-  QAction* m_profileAction = nullptr;
-  QAction* m_profileEmuAction = nullptr;
-  QAction* m_cancelProfileAction = nullptr;
   ProfileRunner* m_profiler = nullptr;  ///< m_runs's
   PlanToolBar* m_planBar = nullptr;
   QList<QAction*> m_colorActions;
   HeatMetric m_heatMetric = HeatMetric::None;
   ImportedProfilePanel* m_importedPanel = nullptr;
   TimelinePanel* m_timeline = nullptr;
-  QString m_lastCompileSummary;  ///< what the last compile said
 
   StatusLine* m_status = nullptr;
 
@@ -336,7 +322,8 @@ class MainWindow : public QMainWindow {
   QList<QAction*> m_modelActions;  ///< enabled only with a model open
 
   DecisionEditor* m_editor = nullptr;
-  EditPreview* m_preview = nullptr;
+  EditActions* m_edits = nullptr;
+  ExportActions* m_exports = nullptr;
   MemoryPanel* m_memory = nullptr;
   ProjectController* m_project = nullptr;
   TransformsPanel* m_transforms = nullptr;

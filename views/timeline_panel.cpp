@@ -413,7 +413,6 @@ QList<QAction*> TimelinePanel::menuActions() {
   run->setToolTip(
       tr("Profile the plan on the emulator with timeline records: each stage and "
          "wait per block (an estimate, not GPU time)"));
-  run->setProperty("needsModel", true);
   connect(run, &QAction::triggered, this, [this] {
     raiseDockOf(this);
     runEmulator();

@@ -6,6 +6,10 @@ the same file. Medians (min-max) of --runs runs, the machine's cores and load av
 after, and from the last cold run its kernels, distinct programs and NVRTC time.
 
     bench_compile.py CLI MODEL.onnx [--runs 3] [--strategy souffle] [--gpu h200] [--arch sm_90]
+                     [--plan-only]
+
+With --plan-only, only `plan` and the session creation (the side-by-side figure of the plan goal),
+each run's per-step times (import, partition, decisions) from `plan --json` beside the wall time.
 """
 import argparse
 import json
@@ -44,6 +48,7 @@ def main():
     ap.add_argument("--strategy", default="souffle")
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--plan-only", action="store_true", help="no compile runs: plan and ONNX Runtime only")
     a = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {load()}, "
           f"{time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}")
@@ -52,7 +57,8 @@ def main():
                    "--json", "-q"]
     plan_cmd = [a.cli, "plan", a.model, "--strategy", a.strategy, "--gpu", a.gpu, "--json"]
     cold, warm, plan, facts = [], [], [], {}
-    for _ in range(a.runs):
+    steps = {}
+    for _ in range(a.runs if not a.plan_only else 0):
         folder = tempfile.mkdtemp(prefix="souffle-bench-cache-")
         env = dict(os.environ, SOUFFLE_CACHE_DIR=folder)
         try:
@@ -67,11 +73,23 @@ def main():
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         plan.append(timed(plan_cmd, os.environ)[0])
-    print(f"compile, cold cache: {fmt(cold)}   last: {facts['kernels']} kernels, {facts['programs']} "
-          f"distinct programs, NVRTC {facts['nvrtc_ms'] / 1000:.2f} s, build {facts['build_ms'] / 1000:.2f} s, "
-          f"load {facts['load_ms'] / 1000:.2f} s")
-    print(f"compile, warm cache: {fmt(warm)}   ({facts['warm_from_cache']} programs from the cache)")
+    if a.plan_only:
+        for _ in range(a.runs):
+            dt, out = timed(plan_cmd, os.environ)
+            plan.append(dt)
+            for p in json.loads(out).get("passes", []):
+                steps.setdefault(p["name"], []).append(p["ms"] / 1000)
+    else:
+        print(f"compile, cold cache: {fmt(cold)}   last: {facts['kernels']} kernels, {facts['programs']} "
+              f"distinct programs, NVRTC {facts['nvrtc_ms'] / 1000:.2f} s, build {facts['build_ms'] / 1000:.2f} s, "
+              f"load {facts['load_ms'] / 1000:.2f} s")
+        print(f"compile, warm cache: {fmt(warm)}   ({facts['warm_from_cache']} programs from the cache)")
     print(f"plan:                {fmt(plan)}")
+    for name in ("import", "partition", "decisions"):
+        if name in steps:
+            xs = steps[name]
+            print(f"  its {name + ':':<16}{statistics.median(xs) * 1000:7.1f} ms ({min(xs) * 1000:.1f}-"
+                  f"{max(xs) * 1000:.1f})")
     try:
         import onnxruntime as ort
 

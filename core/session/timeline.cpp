@@ -139,8 +139,15 @@ std::vector<TimelineFileRef> timeline_refs_from_json(const json& answer) {
 
 std::string KernelTimeline::sample_note() const {
   if (stride <= 1) return "every block";
-  return fmt::format("every {}th block ({} of {}: the buffer of all would pass the limit)", stride,
-                     rows, grid);
+  // 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ...
+  const int64_t tens = stride % 100, ones = stride % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : ones == 1                ? "st"
+                       : ones == 2                ? "nd"
+                       : ones == 3                ? "rd"
+                                                  : "th";
+  return fmt::format("every {}{} block ({} of {}: the buffer of all would pass the limit)", stride,
+                     suffix, rows, grid);
 }
 
 KernelTimeline read_timeline_file(const std::string& path) {

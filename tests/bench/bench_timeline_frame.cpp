@@ -2,16 +2,19 @@
 // planned in the explorer (offscreen), its largest kernel's timeline is laid out from the kernel
 // itself — every stage on the blocks it runs on, each block's stage time the cost model's
 // estimate with a deterministic spread of +-15%, each grid barrier a wait of every block until the
-// last arrives — and shown in the panel. The emulator's own timeline of the full LSTM takes about
-// 15 minutes and 17 GB, so the layout stands in for it: the same stages, blocks and barriers, so
-// the same number of spans. Then 20 frames of the panel's chart (offscreen, raster dropped before
-// each) at the whole kernel, and 20 at windows of 1/50 of it across the kernel; median, min and
-// max of each, with the spans read and the machine. The panel floats at 1600 x 800 for them.
+// last arrives — and shown in the panel; with --records, the emulator's own records (the full
+// LSTM's take about 15 CPU minutes to profile, so they are read from files, not made here). Then
+// 20 frames of the panel's chart (offscreen, raster dropped before each) at the whole kernel, and
+// 20 at windows of 1/50 of it across the kernel; median, min and max of each, with the spans read
+// and the machine. The panel floats at 1600 x 800 for them.
 //
-//   bench_timeline_frame [--shot PNG] [--emulator] MODEL.onnx
+//   bench_timeline_frame [--shot PNG] [--emulator | --records FILE...] MODEL.onnx
 //
 // --shot saves the window with the Timeline panel shown (run it under xvfb-run for a screen);
-// --emulator profiles on the emulator instead of laying the timeline out (small models only).
+// --emulator profiles on the emulator instead of laying the timeline out (small models only);
+// --records FILE (repeatable) opens record files that `profile --timeline` kept, as the panel's
+// "Open records…" does, and shows the kernel of the most stages among them (the emulator's
+// timeline of a full-size model, profiled beforehand, docs/timeline.md).
 #include <QApplication>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -106,18 +109,23 @@ KernelTimeline layOut(const CompiledKernel& k, const plan::FusionPlan& p) {
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QString model, shot;
+  QStringList records;
   bool emulator = false;
   for (int i = 1; i < argc; ++i) {
     const QString a = QString::fromLocal8Bit(argv[i]);
     if (a == QLatin1String("--shot") && i + 1 < argc)
       shot = QString::fromLocal8Bit(argv[++i]);
+    else if (a == QLatin1String("--records") && i + 1 < argc)
+      records << QString::fromLocal8Bit(argv[++i]);
     else if (a == QLatin1String("--emulator"))
       emulator = true;
     else
       model = a;
   }
   if (model.isEmpty()) {
-    std::fprintf(stderr, "usage: bench_timeline_frame [--shot PNG] [--emulator] MODEL.onnx\n");
+    std::fprintf(stderr,
+                 "usage: bench_timeline_frame [--shot PNG] [--emulator | --records FILE...] "
+                 "MODEL.onnx\n");
     return 2;
   }
   MainWindow w;
@@ -137,14 +145,25 @@ int main(int argc, char** argv) {
   w.timelineDock()->raise();
   PlanDataPtr plan = w.planData();
   clock.restart();
-  if (emulator) {
+  if (emulator || !records.isEmpty()) {
     QSignalSpy done(panel, &TimelinePanel::finished);
-    panel->runEmulator();
+    if (emulator)
+      panel->runEmulator();
+    else
+      panel->openFiles(records);
     if (!done.wait(1200000) || !panel->errorText().isEmpty() || !panel->data()) {
       std::fprintf(stderr, "no timeline: %s\n", qPrintable(panel->errorText()));
       return 1;
     }
-    std::printf("emulator timeline in %.1f s\n", clock.elapsed() / 1000.0);
+    std::printf("%s in %.1f s\n", emulator ? "emulator timeline" : "records read and analysed",
+                clock.elapsed() / 1000.0);
+    // The kernel of the most stages, as the layout below takes the largest kernel.
+    int most = 0;
+    for (size_t i = 0; i < panel->data()->kernels.size(); ++i)
+      if (panel->data()->kernels[i].stageCount() >
+          panel->data()->kernels[size_t(most)].stageCount())
+        most = int(i);
+    panel->setCurrentKernel(most);
   } else {
     // The largest kernel of the plan, laid out.
     size_t best = 0, bestStages = 0;

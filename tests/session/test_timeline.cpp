@@ -119,6 +119,11 @@ TEST(TimelineIR, AKernelPastTheLimitRecordsASampleOfBlocks) {
   t.rows = l.rows;
   t.stride = l.stride;
   EXPECT_NE(t.sample_note().find("of " + std::to_string(l.grid)), std::string::npos);
+  for (auto [stride, ordinal] : std::vector<std::pair<int64_t, std::string>>{
+           {2, "2nd"}, {3, "3rd"}, {4, "4th"}, {11, "11th"}, {12, "12th"}, {21, "21st"}}) {
+    t.stride = stride;
+    EXPECT_EQ(t.sample_note().rfind("every " + ordinal + " block (", 0), 0u) << t.sample_note();
+  }
 }
 
 /// Every sample model: the emulator's records decode, cover every stage of every kernel, and

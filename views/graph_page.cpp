@@ -198,6 +198,66 @@ std::vector<int> GraphPage::selectedPartitions() const {
   return parts;
 }
 
+QList<QAction*> GraphPage::findActions() {
+  QAction* find = new QAction(tr("&Find node…"), this);
+  find->setShortcut(QKeySequence::Find);
+  connect(find, &QAction::triggered, m_panel, &GraphPanel::focusSearch);
+  QAction* next = new QAction(tr("Find &next"), this);
+  next->setShortcut(QKeySequence::FindNext);
+  connect(next, &QAction::triggered, m_panel, &GraphPanel::findNext);
+  QAction* previous = new QAction(tr("Find &previous"), this);
+  previous->setShortcut(QKeySequence::FindPrevious);
+  connect(previous, &QAction::triggered, m_panel, &GraphPanel::findPrevious);
+  return {find, next, previous};
+}
+
+QList<QAction*> GraphPage::zoomActions() {
+  GraphView* view = m_panel->view();
+  QAction* fit = new QAction(tr("&Fit graph"), this);
+  fit->setShortcut(QKeySequence(Qt::Key_F));
+  connect(fit, &QAction::triggered, view, &GraphView::fit);
+  QAction* in = new QAction(tr("Zoom &in"), this);
+  in->setShortcuts({QKeySequence(tr("Ctrl+=")), QKeySequence(QKeySequence::ZoomIn)});
+  connect(in, &QAction::triggered, view, &GraphView::zoomIn);
+  QAction* out = new QAction(tr("Zoom &out"), this);
+  out->setShortcuts({QKeySequence(tr("Ctrl+-")), QKeySequence(QKeySequence::ZoomOut)});
+  connect(out, &QAction::triggered, view, &GraphView::zoomOut);
+  QAction* actual = new QAction(tr("&Actual size"), this);
+  actual->setShortcut(QKeySequence(tr("Ctrl+0")));
+  connect(actual, &QAction::triggered, view, &GraphView::resetZoom);
+  return {fit, in, out, actual};
+}
+
+QAction* GraphPage::minimapAction() {
+  QAction* minimap = new QAction(tr("&Minimap"), this);
+  minimap->setCheckable(true);
+  minimap->setChecked(true);
+  minimap->setShortcut(QKeySequence(tr("Ctrl+M")));
+  connect(minimap, &QAction::toggled, m_panel, &GraphPanel::setMinimapVisible);
+  return minimap;
+}
+
+QList<QAction*> GraphPage::clusterActions() {
+  QAction* clusters = new QAction(tr("Kernel &clusters"), this);
+  clusters->setCheckable(true);
+  clusters->setChecked(true);
+  clusters->setShortcut(QKeySequence(tr("Ctrl+Shift+K")));
+  connect(clusters, &QAction::toggled, m_panel, &GraphPanel::setClustersVisible);
+  QAction* collapseAll = new QAction(tr("C&ollapse all kernels"), this);
+  collapseAll->setShortcut(QKeySequence(tr("Ctrl+Alt+C")));
+  connect(collapseAll, &QAction::triggered, m_panel, &GraphPanel::collapseAll);
+  QAction* expandAll = new QAction(tr("E&xpand all kernels"), this);
+  expandAll->setShortcut(QKeySequence(tr("Ctrl+Alt+E")));
+  connect(expandAll, &QAction::triggered, m_panel, &GraphPanel::expandAll);
+  QAction* toggle = new QAction(tr("Collapse/expand the selected &kernel"), this);
+  toggle->setShortcut(QKeySequence(tr("Ctrl+Alt+K")));
+  toggle->setToolTip(tr("Double-click a box or a kernel outline does the same"));
+  connect(toggle, &QAction::triggered, this,
+          [this] { m_panel->toggleBox(m_panel->scene()->selectedBox()); });
+  for (QAction* a : {collapseAll, expandAll, toggle}) a->setEnabled(false);
+  return {clusters, collapseAll, expandAll, toggle};
+}
+
 void GraphPage::setContextActions(const QList<QAction*>& actions) {
   m_contextActions = actions;
 }

@@ -57,6 +57,15 @@ class GraphPage : public QWidget {
   QString selectedAnchor() const;
   /// Partition indices of the kernels of the selected nodes.
   std::vector<int> selectedPartitions() const;
+  /// View menu entries: find node, next and previous match.
+  QList<QAction*> findActions();
+  /// View menu entries: fit, zoom in, zoom out, actual size.
+  QList<QAction*> zoomActions();
+  /// View menu entry: the minimap shown (on).
+  QAction* minimapAction();
+  /// View menu entries: kernel clusters shown (on), collapse all, expand all, collapse/expand the
+  /// selected kernel (the last three off until a model is open).
+  QList<QAction*> clusterActions();
   /// The actions of the graph's context menu (a right click selects the node under it first).
   void setContextActions(const QList<QAction*>& actions);
 

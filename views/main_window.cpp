@@ -328,12 +328,8 @@ void MainWindow::createActions() {
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   m_viewMenu = view;
-  QAction* find = view->addAction(tr("&Find node…"), m_graph, &GraphPanel::focusSearch);
-  find->setShortcut(QKeySequence::Find);
-  QAction* findNext = view->addAction(tr("Find &next"), m_graph, &GraphPanel::findNext);
-  findNext->setShortcut(QKeySequence::FindNext);
-  QAction* findPrev = view->addAction(tr("Find &previous"), m_graph, &GraphPanel::findPrevious);
-  findPrev->setShortcut(QKeySequence::FindPrevious);
+  const QList<QAction*> find = m_graphPage->findActions();
+  view->addActions(find);
   QAction* findTe = view->addAction(tr("Find in &TE program…"), this, [this] {
     dockOf(m_teText)->show();
     dockOf(m_teText)->raise();
@@ -341,23 +337,13 @@ void MainWindow::createActions() {
   });
   findTe->setShortcut(QKeySequence(tr("Ctrl+Shift+F")));
   view->addSeparator();
-  QAction* fit = view->addAction(tr("&Fit graph"), m_graph->view(), &GraphView::fit);
-  fit->setShortcut(QKeySequence(Qt::Key_F));
-  QAction* zin = view->addAction(tr("Zoom &in"), m_graph->view(), &GraphView::zoomIn);
-  zin->setShortcuts({QKeySequence(tr("Ctrl+=")), QKeySequence(QKeySequence::ZoomIn)});
-  QAction* zout = view->addAction(tr("Zoom &out"), m_graph->view(), &GraphView::zoomOut);
-  zout->setShortcuts({QKeySequence(tr("Ctrl+-")), QKeySequence(QKeySequence::ZoomOut)});
-  QAction* zreset = view->addAction(tr("&Actual size"), m_graph->view(), &GraphView::resetZoom);
-  zreset->setShortcut(QKeySequence(tr("Ctrl+0")));
+  const QList<QAction*> zoom = m_graphPage->zoomActions();
+  view->addActions(zoom);
   m_teLevelAction = view->addAction(tr("&TE-level graph"));
   m_teLevelAction->setCheckable(true);
   m_teLevelAction->setShortcut(QKeySequence(tr("Ctrl+T")));
   connect(m_teLevelAction, &QAction::toggled, this, &MainWindow::setTeLevel);
-  QAction* minimap = view->addAction(tr("&Minimap"));
-  minimap->setCheckable(true);
-  minimap->setChecked(true);
-  minimap->setShortcut(QKeySequence(tr("Ctrl+M")));
-  connect(minimap, &QAction::toggled, m_graph, &GraphPanel::setMinimapVisible);
+  view->addAction(m_graphPage->minimapAction());
   QMenu* colour = view->addMenu(tr("&Colour boxes by"));
   auto* colourGroup = new QActionGroup(this);
   int colourKey = 0;
@@ -371,8 +357,7 @@ void MainWindow::createActions() {
     m_colorActions << a;
     connect(a, &QAction::triggered, this, [this, m] { setHeatMetric(m); });
   }
-  m_modelActions << find << findNext << findPrev << findTe << fit << zin << zout << zreset
-                 << m_teLevelAction;
+  m_modelActions << find << findTe << zoom << m_teLevelAction;
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
   int key = 1;
@@ -667,24 +652,7 @@ void MainWindow::createPlanToolBar() {
   addToolBar(m_planBar);
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
-  int key = 1;
-  for (plan::Strategy st : plan::every_strategy()) {
-    const QString name = QString::fromLatin1(plan::strategy_name(st));
-    QAction* a = planMenu->addAction(tr("Strategy: %1").arg(name), this,
-                                     [this, name] { setStrategy(name); });
-    a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(key++)));
-  }
-  planMenu->addSeparator();
-  planMenu->addAction(tr("Load &calibration…"), this, [this] {
-    const QString file = QFileDialog::getOpenFileName(
-        this, tr("Calibration file (souffle-cli calibrate --out FILE)"), QString(),
-        tr("Calibration (*.json);;All files (*)"));
-    if (file.isEmpty()) return;
-    QString error;
-    if (!loadCalibration(file, &error))
-      QMessageBox::warning(this, tr("Calibration not loaded"), error);
-  });
-  planMenu->addAction(tr("Use the GPU spec's constants"), this, [this] { clearCalibration(); });
+  m_planBar->fillMenu(planMenu);
   planMenu->addSeparator();
   planMenu->addAction(dockOf(m_kernels)->toggleViewAction());
 }
@@ -710,19 +678,11 @@ void MainWindow::setGpu(const QString& gpu) {
 }
 
 bool MainWindow::loadCalibration(const QString& file, QString* error) {
-  try {
-    PlanRunner::setCalibration(gpu::load_calibration(file.toStdString()));
-  } catch (const UserError& e) {
-    if (error) *error = QString::fromStdString(e.what());
-    return false;
-  }
-  startPlan();
-  return true;
+  return m_planBar->loadCalibration(file, error);  // re-plans through settingsChanged
 }
 
 void MainWindow::clearCalibration() {
-  PlanRunner::setCalibration(std::nullopt);
-  startPlan();
+  m_planBar->clearCalibration();
 }
 
 void MainWindow::startPlan() {
@@ -1114,21 +1074,9 @@ void MainWindow::createExplorerViews() {
 
   QMenu* view = m_viewMenu;
   view->addSeparator();
-  QAction* clusters = view->addAction(tr("Kernel &clusters"));
-  clusters->setCheckable(true);
-  clusters->setChecked(true);
-  clusters->setShortcut(QKeySequence(tr("Ctrl+Shift+K")));
-  connect(clusters, &QAction::toggled, m_graph, &GraphPanel::setClustersVisible);
-  QAction* collapseAll =
-      view->addAction(tr("C&ollapse all kernels"), m_graph, &GraphPanel::collapseAll);
-  collapseAll->setShortcut(QKeySequence(tr("Ctrl+Alt+C")));
-  QAction* expandAll = view->addAction(tr("E&xpand all kernels"), m_graph, &GraphPanel::expandAll);
-  expandAll->setShortcut(QKeySequence(tr("Ctrl+Alt+E")));
-  QAction* toggle = view->addAction(tr("Collapse/expand the selected &kernel"), this, [this] {
-    m_graph->toggleBox(m_graph->scene()->selectedBox());
-  });
-  toggle->setShortcut(QKeySequence(tr("Ctrl+Alt+K")));
-  toggle->setToolTip(tr("Double-click a box or a kernel outline does the same"));
+  const QList<QAction*> clusters = m_graphPage->clusterActions();
+  view->addActions(clusters);
+  m_modelActions << clusters.mid(1);
   view->addSeparator();
   m_stepsAction = view->addAction(tr("&Step-through mode"));
   m_stepsAction->setCheckable(true);
@@ -1141,10 +1089,6 @@ void MainWindow::createExplorerViews() {
   strategies->setText(tr("Strategies side by side"));
   strategies->setShortcut(QKeySequence(tr("Ctrl+Alt+S")));
   view->addAction(strategies);
-  for (QAction* a : {collapseAll, expandAll, toggle}) {
-    a->setEnabled(false);
-    m_modelActions << a;
-  }
 }
 
 void MainWindow::refreshExplorerViews() {

@@ -1,9 +1,13 @@
 #include "views/plan_toolbar.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
 
 #include "core/gpu/spec.h"
+#include "core/support/error.h"
 #include "views/plan_runner.h"
 
 namespace souffle::views {
@@ -112,6 +116,43 @@ void PlanToolBar::showPlan(const PlanData& plan) {
 void PlanToolBar::setHeatMetric(HeatMetric metric) {
   const int i = m_color->findData(static_cast<int>(metric));
   if (i >= 0 && m_color->currentIndex() != i) m_color->setCurrentIndex(i);
+}
+
+void PlanToolBar::fillMenu(QMenu* menu) {
+  int key = 1;
+  for (plan::Strategy st : plan::every_strategy()) {
+    const QString name = QString::fromLatin1(plan::strategy_name(st));
+    QAction* a =
+        menu->addAction(tr("Strategy: %1").arg(name), this, [this, name] { setStrategy(name); });
+    a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(key++)));
+  }
+  menu->addSeparator();
+  menu->addAction(tr("Load &calibration…"), this, [this] {
+    const QString file = QFileDialog::getOpenFileName(
+        window(), tr("Calibration file (souffle-cli calibrate --out FILE)"), QString(),
+        tr("Calibration (*.json);;All files (*)"));
+    if (file.isEmpty()) return;
+    QString error;
+    if (!loadCalibration(file, &error))
+      QMessageBox::warning(window(), tr("Calibration not loaded"), error);
+  });
+  menu->addAction(tr("Use the GPU spec's constants"), this, [this] { clearCalibration(); });
+}
+
+bool PlanToolBar::loadCalibration(const QString& file, QString* error) {
+  try {
+    PlanRunner::setCalibration(gpu::load_calibration(file.toStdString()));
+  } catch (const UserError& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  emit settingsChanged();
+  return true;
+}
+
+void PlanToolBar::clearCalibration() {
+  PlanRunner::setCalibration(std::nullopt);
+  emit settingsChanged();
 }
 
 }  // namespace souffle::views

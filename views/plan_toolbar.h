@@ -9,6 +9,7 @@
 #include "views/heat_map.h"
 
 class QComboBox;
+class QMenu;
 
 namespace souffle::views {
 
@@ -36,6 +37,15 @@ class PlanToolBar : public QToolBar {
   void setSync(const QString& sync);
   /// The settings `plan` was made with, without settingsChanged (the plan that stays on screen).
   void showPlan(const PlanData& plan);
+  /// The Plan menu's entries: a strategy each (Ctrl+1 …), load a calibration file, back to the
+  /// GPU spec's constants.
+  void fillMenu(QMenu* menu);
+  /// Prices every plan from now on with the calibration file `file` and says settingsChanged;
+  /// false and `error` (the file and the field named) for a file that cannot be read, the
+  /// constants in use kept.
+  bool loadCalibration(const QString& file, QString* error = nullptr);
+  /// Back to the GPU spec's constants (settingsChanged).
+  void clearCalibration();
   /// Picks `metric` in the colour box (heatMetricChosen follows when it changed).
   void setHeatMetric(HeatMetric metric);
 

@@ -1026,8 +1026,10 @@ class Evaluator {
 /// or -1 when none.
 int64_t first_at_or_after(const int64_t* box, const std::vector<int64_t>& strides, size_t rank,
                           int64_t from) {
-  // Digits of `from` (already within the tensor).
-  std::vector<int64_t> digit(rank);
+  // Digits of `from` (already within the tensor); on the stack for the usual ranks.
+  int64_t small[8];
+  std::vector<int64_t> large(rank > 8 ? rank : 0);
+  int64_t* digit = rank > 8 ? large.data() : small;
   int64_t rest = from;
   for (size_t d = 0; d < rank; ++d) {
     digit[d] = rest / strides[d];
@@ -1230,6 +1232,9 @@ DependenceProof prove_dependence(const OwnershipQuery& q) {
   bool owned = true;
   std::vector<int64_t> both;
   std::vector<ProducerBlock> mine;
+  // The consumer block that last recorded each (writer, producer block): a pair recorded for
+  // this block needs no second look (a cross-block one already set the reason).
+  std::vector<int64_t> recorded(q.writers.size() * static_cast<size_t>(q.grid), -1);
   const size_t written_boxes = ev.pool.size();
   for (int64_t b = 0; b < q.grid; ++b) {
     mine.clear();
@@ -1242,11 +1247,15 @@ DependenceProof prove_dependence(const OwnershipQuery& q) {
         for (auto it = first; it != starts.end() && *it <= r.flat.hi; ++it) {
           const Region& w = written[static_cast<size_t>(it - starts.begin())];
           if (w.flat.hi < r.flat.lo) continue;
+          int64_t& seen = recorded[static_cast<size_t>(w.writer) * static_cast<size_t>(q.grid) +
+                                   static_cast<size_t>(w.block)];
+          if (seen == b) continue;
           if (!boxes_meet(rb, &ev.pool[w.box], rank, both)) continue;
           const int64_t from = std::max(w.flat.lo, r.flat.lo), to = std::min(w.flat.hi, r.flat.hi);
           const int64_t e = first_at_or_after(both.data(), ev.strides(), rank, from);
           if (e < 0 || e > to) continue;
           mine.push_back({w.writer, w.block});
+          seen = b;
           if (w.block != b && owned) {
             owned = false;
             p.reason = "block " + std::to_string(b) + " reads " + t->name + " element " +

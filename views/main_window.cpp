@@ -11,13 +11,10 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QMimeData>
-#include <QPushButton>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -53,6 +50,7 @@
 #include "views/theme.h"
 #include "views/timeline_panel.h"
 #include "views/transforms_panel.h"
+#include "views/window_menus.h"
 
 namespace souffle::views {
 
@@ -383,25 +381,8 @@ void MainWindow::createActions() {
     connect(a, &QAction::triggered, this, [this, a] { setTheme(a->data().toString()); });
   }
 
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  QAction* keys = help->addAction(tr("&Keyboard shortcuts"), this, [this] {
-    QString text = QStringLiteral("<table>");
-    for (QMenu* menu : menuBar()->findChildren<QMenu*>()) {
-      for (QAction* a : menu->actions()) {
-        if (a->shortcut().isEmpty() || a->menu()) continue;
-        text += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
-                    .arg(a->text().remove(QLatin1Char('&')),
-                         a->shortcut().toString(QKeySequence::NativeText));
-      }
-    }
-    QMessageBox::information(this, tr("Keyboard shortcuts"), text + QStringLiteral("</table>"));
-  });
-  keys->setShortcut(QKeySequence::HelpContents);
-  help->addAction(tr("&About"), this, [this] {
-    QMessageBox::about(this, tr("About Souffle Explorer"),
-                       tr("<b>Souffle Explorer</b><p>Explores how an ONNX model becomes tensor "
-                          "expressions and fused GPU kernels.</p>"));
-  });
+  addHelpMenu(this);
+
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
   m_reloadAction->setEnabled(false);
 }
@@ -462,31 +443,7 @@ void MainWindow::setInputOptions(const QStringList& dims, const QStringList& bin
 }
 
 void MainWindow::editInputOptions() {
-  QStringList lines;
-  for (const QString& d : m_session->inputDims()) lines << QStringLiteral("--dim ") + d;
-  for (const QString& b : m_session->inputBinds()) lines << QStringLiteral("--bind ") + b;
-  for (const QString& s : m_session->inputShapes()) lines << QStringLiteral("--shape ") + s;
-  bool ok = false;
-  const QString text = QInputDialog::getMultiLineText(
-      this, tr("Model inputs"),
-      tr("One a line, as souffle-cli takes them:\n--dim NAME=VALUE (a symbolic dim)\n"
-         "--bind NAME=VALUE (an input fixed as a constant, e.g. one that decides an If)\n"
-         "--shape NAME=D0,D1,... (an input's dims declared without a size)"),
-      lines.join(QLatin1Char('\n')), &ok);
-  if (!ok) return;
-  QStringList dims, binds, shapes;
-  for (QString line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-    line = line.trimmed();
-    if (line.startsWith(QStringLiteral("--dim ")))
-      dims << line.mid(6).trimmed();
-    else if (line.startsWith(QStringLiteral("--bind ")))
-      binds << line.mid(7).trimmed();
-    else if (line.startsWith(QStringLiteral("--shape ")))
-      shapes << line.mid(8).trimmed();
-    else if (!line.isEmpty())
-      binds << line;  // a bare NAME=VALUE binds an input
-  }
-  setInputOptions(dims, binds, shapes);
+  if (!askInputOptions(this, m_session)) return;
   if (m_project) m_project->touch();
   reload();
 }

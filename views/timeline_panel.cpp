@@ -680,8 +680,14 @@ void TimelinePanel::updateInfo() {
     const int n = static_cast<int>(m_rows->keys.size());
     if (n > h) text += tr(" · %1 rows on %2 pixel lines (summed)").arg(n).arg(h);
   }
-  if (!m_data->files.isEmpty())
-    text += QStringLiteral(" · ") + tr("from %1").arg(QFileInfo(m_data->files.front()).fileName());
+  if (!m_data->files.isEmpty()) {
+    // One kernel per file, in the files' order: name the shown kernel's file.
+    const QString& file = m_data->files.size() == static_cast<qsizetype>(m_data->kernels.size()) &&
+                                  m_kernelIndex >= 0 && m_kernelIndex < m_data->files.size()
+                              ? m_data->files[m_kernelIndex]
+                              : m_data->files.front();
+    text += QStringLiteral(" · ") + tr("from %1").arg(QFileInfo(file).fileName());
+  }
   if (!m_data->note.isEmpty())
     text += QStringLiteral("<br><i>%1</i>").arg(m_data->note.toHtmlEscaped());
   m_info->setText(text);

@@ -280,6 +280,21 @@ void TestTimeline::badRecordFilesAreShownNamed() {
   QCOMPARE(panel.data()->kernels.front().timeline.kernel, std::string("kernel0"));
   QCOMPARE(panel.data()->kernels.front().barrierUs.at(1), 3.0);
 
+  // Two files at once: the header names the file of the kernel shown, not the first file.
+  const QString other = writeFile(dir, QStringLiteral("souffle.kernel5.timeline"), good);
+  {
+    QSignalSpy done(&panel, &TimelinePanel::finished);
+    panel.openFiles({ok, other});
+    QVERIFY(done.wait(30000));
+  }
+  QCOMPARE(int(panel.data()->kernels.size()), 2);
+  panel.setCurrentKernel(1);
+  QVERIFY2(panel.infoText().contains(QStringLiteral("from souffle.kernel5.timeline")),
+           qPrintable(panel.infoText()));
+  panel.setCurrentKernel(0);
+  QVERIFY2(panel.infoText().contains(QStringLiteral("from souffle.kernel0.timeline")),
+           qPrintable(panel.infoText()));
+
   // Truncated: refused naming the file; what was shown stays.
   const QString cut =
       writeFile(dir, QStringLiteral("souffle.kernel1.timeline"), good.substr(0, good.size() - 20));

@@ -227,5 +227,44 @@ TEST(DeferredWeights, AnythingUnplainIsLeftToTheParser) {
   }
 }
 
+/// The outcome of importing `bytes` from a file: the constants' bytes, or the error's text.
+std::string outcome(const std::string& bytes, bool defer) {
+  TempFile f(bytes);
+  ImportOptions o;
+  o.defer_weights = defer;
+  try {
+    const graph::Graph g = import_model(f.path.string(), o).graph;
+    std::string out;
+    for (const auto& [name, v] : g.values)
+      if (v.constant)
+        out += name + ":" +
+               std::string(reinterpret_cast<const char*>(v.constant->raw()),
+                           static_cast<size_t>(v.constant->byte_size())) +
+               ";";
+    return out;
+  } catch (const UserError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+TEST(DeferredWeights, DamagedFilesFareAsWithoutDeferral) {
+  const std::string bytes = model().SerializeAsString();
+  // Cut short anywhere, and single bytes flipped (tags, lengths, data alike): the same graph or
+  // the same error either way.
+  for (size_t n = 0; n < bytes.size(); n += 331) {
+    SCOPED_TRACE("cut at " + std::to_string(n));
+    EXPECT_EQ(outcome(bytes.substr(0, n), true), outcome(bytes.substr(0, n), false));
+  }
+  uint32_t seed = 12345;
+  for (int i = 0; i < 150; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    std::string flipped = bytes;
+    const size_t at = i < 60 ? static_cast<size_t>(i) : seed % bytes.size();
+    flipped[at] = static_cast<char>(flipped[at] ^ (1 << (seed >> 29)));
+    SCOPED_TRACE("byte " + std::to_string(at) + " flipped");
+    EXPECT_EQ(outcome(flipped, true), outcome(flipped, false));
+  }
+}
+
 }  // namespace
 }  // namespace souffle::onnx_import

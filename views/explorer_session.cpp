@@ -22,6 +22,8 @@ ExplorerSession::ExplorerSession(QObject* parent) : QObject(parent) {}
 void ExplorerSession::begin(const QString& modelPath, bool keepStepping) {
   m_modelPath = modelPath;
   m_imported.reset();
+  m_importedData.reset();
+  emit importedProfileChanged();
   m_measurements.clear();
   setStepping(keepStepping && m_stepping);
 }
@@ -34,6 +36,7 @@ void ExplorerSession::setModel(ModelDataPtr model) {
 void ExplorerSession::setPlan(PlanDataPtr plan) {
   m_plan = std::move(plan);
   emit planChanged(m_plan);
+  if (m_imported) setImportedProfile(m_imported);  // mapped onto this plan
 }
 
 void ExplorerSession::setInputOptions(const QStringList& dims, const QStringList& binds,
@@ -50,6 +53,7 @@ bool ExplorerSession::isFor(const QString& path) const {
 
 void ExplorerSession::setImportedProfile(std::shared_ptr<const ExternalProfile> profile) {
   m_imported = std::move(profile);
+  m_importedData = m_imported && m_plan ? mapExternalProfile(m_plan, m_imported) : nullptr;
   emit importedProfileChanged();
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/session/external_profile.h"
 #include "views/compile_runner.h"
+#include "views/imported_profile.h"
 #include "views/model_loader.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
@@ -70,7 +71,11 @@ class ExplorerSession : public QObject {
 
   /// The profile imported for this model (null: none), as read from its file.
   std::shared_ptr<const ExternalProfile> importedProfile() const { return m_imported; }
+  /// Imports `profile` for this model (importedProfileChanged).
   void setImportedProfile(std::shared_ptr<const ExternalProfile> profile);
+  /// The imported profile mapped onto the plan on screen (null: none); mapped again, with
+  /// importedProfileChanged, when the plan changes.
+  ExternalProfileDataPtr importedData() const { return m_importedData; }
 
   /// Every profile run kept for this model's plans, by plan key (profile_report_json texts).
   std::vector<std::string> measurements() const;
@@ -115,6 +120,7 @@ class ExplorerSession : public QObject {
  signals:
   void modelChanged(souffle::views::ModelDataPtr model);
   void planChanged(souffle::views::PlanDataPtr plan);
+  /// The imported profile or its mapping onto the plan changed (importedData).
   void importedProfileChanged();
   void steppingChanged(bool on);
   void message(const QString& text, int ms);
@@ -134,6 +140,7 @@ class ExplorerSession : public QObject {
   PlanDataPtr m_plan;
   QStringList m_inputDims, m_inputBinds, m_inputShapes;
   std::shared_ptr<const ExternalProfile> m_imported;
+  ExternalProfileDataPtr m_importedData;
   std::map<std::string, std::string> m_measurements;  ///< by plan_key
   bool m_stepping = false;
 };

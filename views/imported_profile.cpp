@@ -8,6 +8,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/explorer_session.h"
+
 namespace souffle::views {
 
 bool ExternalProfileData::hasKernels() const {
@@ -159,6 +161,11 @@ ImportedProfilePanel::ImportedProfilePanel(QWidget* parent)
   addCsvExport(m_table, tr("imported profile"));
   layout->addWidget(m_summary);
   layout->addWidget(m_table, 1);
+}
+
+void ImportedProfilePanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::importedProfileChanged, this,
+          [this, session] { setData(session->importedData()); });
 }
 
 void ImportedProfilePanel::setData(ExternalProfileDataPtr data) {

@@ -19,6 +19,8 @@ class QTableView;
 
 namespace souffle::views {
 
+class ExplorerSession;
+
 struct ExternalProfileData {
   PlanDataPtr plan;  ///< the plan it is mapped onto
   std::shared_ptr<const ExternalProfile> profile;
@@ -60,6 +62,8 @@ class ImportedProfilePanel : public QWidget {
   Q_OBJECT
  public:
   explicit ImportedProfilePanel(QWidget* parent = nullptr);
+  /// Shows the session's imported profile, mapped onto its plan, whenever it changes.
+  void attach(ExplorerSession* session);
   /// Shows `data` (null: none); the profile itself belongs to the model's ExplorerSession.
   void setData(ExternalProfileDataPtr data);
   /// The imported profile mapped onto the plan on screen (null: none).

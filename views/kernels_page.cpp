@@ -61,6 +61,8 @@ void KernelsPage::attach(ExplorerSession* session) {
               selectPartition(failed, false);
           });
   connect(session, &ExplorerSession::profiled, m_model, &PartitionTableModel::setProfile);
+  connect(session, &ExplorerSession::importedProfileChanged, this,
+          [this, session] { m_model->setImported(session->importedData()); });
 }
 
 std::vector<int> KernelsPage::selectedPartitions() const {

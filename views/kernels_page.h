@@ -21,8 +21,8 @@ class KernelsPage : public QWidget {
   PartitionTableModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
   /// Tells `session` the kernel selected (partitionSelected); a page's activatePartition selects
-  /// its row and brings the page to the front. Shows compiles and profile runs; a failed compile
-  /// selects the kernel that failed.
+  /// its row and brings the page to the front. Shows compiles, profile runs and the imported
+  /// profile; a failed compile selects the kernel that failed.
   void attach(ExplorerSession* session);
   /// Partition indices of the selected rows, in the order they were selected.
   std::vector<int> selectedPartitions() const;

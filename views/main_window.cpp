@@ -184,6 +184,7 @@ void MainWindow::wire() {
   m_kernels->attach(m_session);
   m_code->attach(m_session);
   m_memory->attach(m_session);
+  m_importedPanel->attach(m_session);
   m_timeline->attach(m_session);
   connect(m_session, &ExplorerSession::message, this,
           [this](const QString& text, int ms) { say(text, ms); });
@@ -470,7 +471,6 @@ void MainWindow::beginSession(const QString& modelPath, bool fresh) {
   // model; the state of a model never reaches the next one.
   m_session->begin(path, m_session->modelPath().isEmpty());
   m_runs->setPlan(nullptr);  // the compile and the measurements shown were the model's before
-  showImportedProfile();
   dockOf(m_importedPanel)->hide();
   if (!m_session->isStepping()) {
     setStepThroughShown(false);
@@ -692,7 +692,6 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     showError(e);
   }
   refreshCompare();
-  if (m_session->importedProfile()) showImportedProfile();  // follows (kernels, nodes)
   m_graphPage->applyPlan();
   setBusy(!m_graph->isFinal());
   updateStatus();
@@ -757,10 +756,8 @@ bool MainWindow::importProfile(const QString& given) {
     showError(err);
     return false;
   }
-  m_session->setImportedProfile(std::move(profile));
-  showImportedProfile();
-  dockOf(m_importedPanel)->show();
-  dockOf(m_importedPanel)->raise();
+  m_session->setImportedProfile(std::move(profile));  // the panel and the kernel table follow
+  raiseDockOf(m_importedPanel);
   setHeatMetric(HeatMetric::MeasuredTime);
   say(m_importedPanel->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),
       15000);
@@ -772,19 +769,6 @@ void MainWindow::setHeatMetric(HeatMetric metric) {
   m_planBar->setHeatMetric(metric);
   for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
   m_graphPage->setHeatMetric(metric);
-}
-
-void MainWindow::showImportedProfile() {
-  std::shared_ptr<const ExternalProfile> profile = m_session->importedProfile();
-  ExternalProfileDataPtr data = profile && m_session->plan()
-                                    ? mapExternalProfile(m_session->plan(), std::move(profile))
-                                    : nullptr;
-  m_importedPanel->setData(data);
-  m_kernels->model()->setImported(data);
-}
-
-ExternalProfileDataPtr MainWindow::importedProfile() const {
-  return m_importedPanel ? m_importedPanel->data() : nullptr;
 }
 
 MeasuredTimes MainWindow::measuredTimes() const {

@@ -155,7 +155,7 @@ class MainWindow : public QMainWindow {
   QAction* profileAction() const { return m_runs->profileAction(); }
   HeatMetric heatMetric() const { return m_heatMetric; }
   /// The imported profile mapped onto the plan on screen (null: none).
-  ExternalProfileDataPtr importedProfile() const;
+  ExternalProfileDataPtr importedProfile() const { return m_session->importedData(); }
   ImportedProfilePanel* importedProfilePanel() const { return m_importedPanel; }
   /// The Timeline panel (docs/timeline.md) and its dock.
   TimelinePanel* timelinePanel() const { return m_timeline; }
@@ -277,9 +277,6 @@ class MainWindow : public QMainWindow {
   void refreshCompare();
   /// The measured times of the plan on screen: an imported profile, else a profile run.
   MeasuredTimes measuredTimes() const;
-  /// The session's imported profile mapped onto the plan on screen, in its panel and the
-  /// kernel table (cleared when there is none).
-  void showImportedProfile();
 
   ModelLoader* m_loader;
   PlanRunner* m_planner;

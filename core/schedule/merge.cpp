@@ -371,18 +371,19 @@ class ProofCache {
     for (const Stmt& x : all) wrapped.push_back(loop::if_then_else(te::eq(ic(1), ic(1)), x));
     Stmt together = loop::seq(std::move(wrapped));
     std::vector<Entry>& same = m_entries[key];
-    for (const Entry& e : same)
-      if (e.writers == q.writers.size() &&
-          loop::equal_up_to_params(e.stmts, together, e.params, params)) {
-        DependenceProof p = e.proof;
-        p.steps = 0;
-        // The reason names the tensor of the earlier query.
-        const std::string& was = e.params.front()->name;
-        for (size_t at = p.reason.find(was); !was.empty() && at != std::string::npos;
-             at = p.reason.find(was, at + q.tensor->name.size()))
-          p.reason.replace(at, was.size(), q.tensor->name);
-        return p;
-      }
+    for (const Entry& e : same) {
+      if (e.writers != q.writers.size()) continue;
+      // The reason names the tensor of the earlier query: reworded where its wording has the
+      // name, never by a text search (a short name such as "b" is inside "block"); a wording
+      // that cannot be reworded is proven again.
+      std::optional<std::string> reason =
+          rename_proof_reason(e.proof.reason, e.params.front()->name, q.tensor->name);
+      if (!reason || !loop::equal_up_to_params(e.stmts, together, e.params, params)) continue;
+      DependenceProof p = e.proof;
+      p.steps = 0;
+      p.reason = std::move(*reason);
+      return p;
+    }
     // Not in this kernel: from another merge's proofs (the same stages merged before), else
     // proven now. The block and thread variables, this merge's own, are bound around the
     // statements so that they match those of the other merge.

@@ -15,25 +15,27 @@ int64_t proof_budget(int64_t max_steps) {
   return std::min<int64_t>(max_steps, int64_t{1} << 22);
 }
 
-namespace {
-
-/// `reason`, proven for tensor `was`, as proving it for `now` words it (prove_dependence's
-/// wordings); nothing for a wording it does not know.
-std::optional<std::string> rename_reason(const std::string& reason, const std::string& was,
-                                         const std::string& now) {
+std::optional<std::string> rename_proof_reason(const std::string& reason, const std::string& was,
+                                               const std::string& now) {
   if (reason.empty() || was == now) return reason;
-  const std::string writes = "the reading stage also writes ";
-  if (reason == writes + was) return writes + now;
+  // The wordings that end with the tensor's name (ownership.cpp, dependence.cpp).
+  for (const char* lead : {"the reading stage also writes ", "a shuffle writes ",
+                           "a warp fragment accesses ", "an asynchronous copy writes "})
+    if (reason == lead + was) return lead + now;
+  // "an index of NAME depends on data", "an index of NAME is out of bounds"
+  for (const char* tail : {" depends on data", " is out of bounds"})
+    if (reason == "an index of " + was + tail) return "an index of " + now + tail;
   // "block B reads NAME element E, which block W writes"
   const std::string reads = " reads " + was + " element ";
   const size_t at = reason.find(" reads ");
   if (reason.rfind("block ", 0) == 0 && at != std::string::npos &&
       reason.compare(at, reads.size(), reads) == 0)
     return reason.substr(0, at) + " reads " + now + " element " + reason.substr(at + reads.size());
+  // A wording without the name ("too many accesses to enumerate", "a loop bound depends on
+  // data") stays; one that has it somewhere this does not know is not guessed.
+  if (reason.find(was) == std::string::npos) return reason;
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<DependenceProof> ProofMemo::find(const std::string& key, const loop::Stmt& bound,
                                                const std::vector<te::Tensor>& params,
@@ -48,8 +50,12 @@ std::optional<DependenceProof> ProofMemo::find(const std::string& key, const loo
   // Compared outside the lock: the entries are immutable once kept.
   for (const auto& e : same) {
     if (e->proof.steps > budget) continue;  // would run out of steps now
+    // Only a reason that names the tensor is taken: one without it may depend on the budget
+    // ("too many accesses to enumerate"), which another query may not share.
+    const std::string& was = e->params.front()->name;
+    if (!e->proof.reason.empty() && e->proof.reason.find(was) == std::string::npos) continue;
     std::optional<std::string> reason =
-        rename_reason(e->proof.reason, e->params.front()->name, params.front()->name);
+        rename_proof_reason(e->proof.reason, was, params.front()->name);
     if (!reason || !loop::equal_up_to_params(e->bound, bound, e->params, params)) continue;
     DependenceProof p = e->proof;
     p.reason = std::move(*reason);

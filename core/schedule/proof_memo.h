@@ -54,6 +54,12 @@ class ProofMemo {
   size_t m_size = 0, m_hits = 0;
 };
 
+/// `reason`, proven for tensor `was`, as proving it for `now` words it (prove_dependence's
+/// wordings, the tensor's name replaced where the wording has it and nowhere else); nothing for
+/// a wording it does not know, so that the caller proves again.
+std::optional<std::string> rename_proof_reason(const std::string& reason, const std::string& was,
+                                               const std::string& now);
+
 /// The budget prove_dependence spends at most for a query allowing `max_steps`.
 int64_t proof_budget(int64_t max_steps);
 

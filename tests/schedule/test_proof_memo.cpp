@@ -128,3 +128,23 @@ TEST(ProofMemo, ABudgetTheProofWouldRunPastIsNotAnsweredFromTheMemo) {
 
 }  // namespace
 }  // namespace souffle
+
+// A reason is reworded where its wording names the tensor and nowhere else: a one-letter name
+// is also inside "block", which a text search would have changed too.
+TEST(ProofMemo, AReasonIsRewordedOnlyWhereItNamesTheTensor) {
+  EXPECT_EQ(souffle::schedule::rename_proof_reason(
+                "block 3 reads b element 7, which block 2 writes", "b", "c"),
+            std::optional<std::string>("block 3 reads c element 7, which block 2 writes"));
+  EXPECT_EQ(souffle::schedule::rename_proof_reason("the reading stage also writes b", "b", "c"),
+            std::optional<std::string>("the reading stage also writes c"));
+  EXPECT_EQ(souffle::schedule::rename_proof_reason("", "b", "c"), std::optional<std::string>(""));
+  EXPECT_EQ(souffle::schedule::rename_proof_reason("an index of b is out of bounds", "b", "c"),
+            std::optional<std::string>("an index of c is out of bounds"));
+  // A wording without the name stays as it is, even where the name is a letter of it.
+  EXPECT_EQ(souffle::schedule::rename_proof_reason("too many accesses to enumerate", "x", "y"),
+            std::optional<std::string>("too many accesses to enumerate"));
+  // A wording it does not know that has the name: nothing, so the caller proves again.
+  EXPECT_EQ(
+      souffle::schedule::rename_proof_reason("b is read by blocks it was not written by", "b", "c"),
+      std::nullopt);
+}

@@ -222,10 +222,10 @@ Kernel schedule_gemm_fused(const te::ComputeOp& op, const GemmParts& g,
     first_tile(oa);
     if (!panel) first_tile(ob);  // a panel holds all of B
     Expr more = te::lt(ko + ic(1), ic(ksteps));
-    Stmt kstep =
-        loop::seq({loop::block_barrier(), compute, loop::block_barrier(),
-                   loop::if_then_else(more, loop::seq({load_direct(oa, ko + ic(1), Expr()),
-                                                       load_direct(ob, ko + ic(1), Expr())}))});
+    Stmt kstep = loop::seq({loop::block_barrier(), compute, loop::block_barrier(),
+                            loop::if_then_else(more, both(load_direct(oa, ko + ic(1), Expr()), [&] {
+                                                 return load_direct(ob, ko + ic(1), Expr());
+                                               }))});
     body.push_back(loop::make_for(ko, ksteps, ForKind::Serial, kstep));
   } else {
     // Tile 0 goes straight to stage 0; step ko computes stage ko%2 while tile ko+1 travels

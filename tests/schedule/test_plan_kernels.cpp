@@ -390,5 +390,30 @@ TEST(PlanKernels, InternalFailurePropagatesAsLogicError) {
   EXPECT_TRUE(logic);
 }
 
+/// The same two GEMMs by w with the single-buffered tile (the untuned default): with a weight
+/// panel the K loop loads only A's next tile, B's tile buffer not being allocated (the load of
+/// B's next tile was left in once, and the kernel failed its verifier).
+TEST(PlanKernels, WeightPanelsWithASingleBufferedTile) {
+  Tensor x = te::make_input("x", {32, 32}, DType::Float32);
+  Tensor w = te::make_input("w", {32, 32}, DType::Float32);
+  te::Op m1 = matmul("m1", x, w);
+  te::Op r1 = relu("r1", m1->output);
+  te::Op m2 = matmul("m2", r1->output, w);
+  te::Op r2 = relu("r2", m2->output);
+  const std::vector<te::Op> ops = {m1, r1, m2, r2};
+  const plan::FusionPlan p = plan_of(ops, plan::Strategy::Souffle, {{0, 1, 2, 3}});
+  const loop::KernelSet ks = schedule::build_plan_kernels(p, config(), options(SyncMode::Grid));
+  ASSERT_EQ(ks.kernels.size(), 1u);
+  const loop::Kernel& k = ks.kernels[0];
+  const std::vector<BuildChoice> panels = choices_of(k, ChoiceKind::WeightPanels);
+  ASSERT_EQ(panels.size(), 1u) << k.stages[0].schedule;
+  expect_cheaper_kept(panels[0], k);
+  // Both forms were built to price the choice, the panel one with this tile; the kept one runs.
+  int in_panel = 0;
+  for (const loop::StageInfo& st : k.stages) in_panel += !st.weight_panel.empty();
+  EXPECT_EQ(in_panel, panels[0].kept ? 2 : 0);
+  EXPECT_LE(schedule_test::emulated_error(ops, ks.kernels, 16, true), 1e-5);
+}
+
 }  // namespace
 }  // namespace souffle

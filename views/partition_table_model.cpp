@@ -1,6 +1,7 @@
 #include "views/partition_table_model.h"
 
 #include <QColor>
+#include <QCoreApplication>
 #include <QGuiApplication>
 #include <cmath>
 
@@ -158,6 +159,10 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
                    .arg(QString::fromStdString(m_profile->report.counters_note));
     return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
   }
+  if (role == Qt::ToolTipRole && column == StageColumn) return stageTip(k);
+  if (role == Qt::ToolTipRole && column == SyncColumn)
+    return k.priced ? tr("%1 grid barriers in its built kernel").arg(k.grid_syncs)
+                    : tr("%1 grid syncs planned (its kernel was not built)").arg(k.grid_syncs);
   if (role != Qt::DisplayRole && role != SortRole) return {};
   const bool sort = role == SortRole;
   switch (column) {
@@ -169,7 +174,7 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
     case TeColumn:
       return static_cast<int>(k.tes.size());
     case StageColumn:
-      return static_cast<int>(k.stages.size());
+      return kernelStages(k);
     case SyncColumn:
       return k.grid_syncs;
     case FlopColumn:
@@ -204,10 +209,39 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
   }
 }
 
+int kernelStages(const plan::Partition& k) {
+  return static_cast<int>(k.priced && !k.built_stages.empty() ? k.built_stages.size()
+                                                              : k.stages.size());
+}
+
+QString stageTip(const plan::Partition& k) {
+  const int planned = static_cast<int>(k.stages.size());
+  if (!k.priced || k.built_stages.empty())
+    return QCoreApplication::translate("PartitionTableModel",
+                                       "%1 planned stages (its kernel was not built)")
+        .arg(planned);
+  const int built = static_cast<int>(k.built_stages.size());
+  const QString launches =
+      k.launches > 1
+          ? QCoreApplication::translate("PartitionTableModel", " over %1 launches").arg(k.launches)
+          : QString();
+  return QCoreApplication::translate(
+             "PartitionTableModel",
+             "%1 stages in its built kernel%2; the planner grouped its TEs into %3 stages "
+             "between grid syncs")
+      .arg(built)
+      .arg(launches)
+      .arg(planned);
+}
+
 QString PartitionTableModel::headerTip(int column) const {
   switch (column) {
+    case StageColumn:
+      return tr("Stages of the built kernel (the planned stages where it could not be built)");
     case SyncColumn:
-      return tr("Grid-wide synchronisations inside the kernel");
+      return tr(
+          "Grid barriers of the built kernel (the planned grid syncs where it could not be "
+          "built)");
     case DramColumn:
       return tr("Bytes read from and written to DRAM");
     case TimeColumn:

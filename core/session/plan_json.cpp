@@ -157,6 +157,9 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
         built.push_back(std::move(b));
       }
       q["built_stages"] = built;
+      // The built kernels' stage count (loop::Kernel::stages over its launches), beside the
+      // planner's grouping in "stages": one planned stage is often several kernel stages.
+      q["kernel_stages"] = k.built_stages.size();
       q["boundaries"] = boundaries_json(p, k);
       nlohmann::json counts = {{"none", 0}, {"block", 0}, {"grid", 0}, {"launch", 0}, {"flags", 0}};
       for (const plan::Boundary& b : k.boundaries)

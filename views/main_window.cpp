@@ -159,9 +159,12 @@ void MainWindow::wire() {
       m_profiler->cancel();
     else if (m_loader->isBusy())
       cancelLoad();
+    else if (m_timeline->isBusy())
+      m_timeline->cancel();
     else
       m_planner->cancel();
   });
+  connect(m_timeline, &TimelinePanel::busyChanged, this, &MainWindow::setBusy);
 
   // The problems panel.
   connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
@@ -816,7 +819,7 @@ void MainWindow::setBusy(bool busy, const QString& what) {
   const bool compiling = m_compiler && m_compiler->isBusy();
   m_status->setActivity(busy || m_planner->isBusy() || compiling, compiling,
                         (busy && m_loader->isBusy()) || compiling || m_planner->isBusy() ||
-                            (m_profiler && m_profiler->isBusy()));
+                            (m_profiler && m_profiler->isBusy()) || m_timeline->isBusy());
   m_cancelAction->setEnabled(m_loader->isBusy() || m_planner->isBusy() || compiling);
   if (busy && !what.isEmpty())
     say(what);

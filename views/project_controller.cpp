@@ -17,6 +17,7 @@
 #include "views/main_window.h"
 #include "views/panels.h"
 #include "views/plan_runner.h"
+#include "views/timeline_panel.h"
 
 namespace souffle::views {
 
@@ -64,6 +65,8 @@ ProjectController::ProjectController(MainWindow* window)
   connect(window, &MainWindow::planned, this, &ProjectController::touch);
   connect(window, &MainWindow::planFailed, this, &ProjectController::touch);
   connect(window, &MainWindow::modelLoaded, this, &ProjectController::touch);
+  // A timeline arrived or went (the project remembers its record files).
+  connect(window->session(), &ExplorerSession::measuredChanged, this, &ProjectController::touch);
 }
 
 ProjectController::~ProjectController() {
@@ -114,6 +117,10 @@ Project ProjectController::snapshot() const {
   for (const QString& d : m_window->inputDims()) p.dims.push_back(d.toStdString());
   for (const QString& b : m_window->inputBinds()) p.bind.push_back(b.toStdString());
   for (const QString& s : m_window->inputShapes()) p.shapes.push_back(s.toStdString());
+  if (const TimelinePanel* t = m_window->timelinePanel()) {
+    for (const QString& f : t->recordFiles()) p.timeline.push_back(f.toStdString());
+    if (!p.timeline.empty()) p.timeline_plan = t->recordPlanKey().toStdString();
+  }
   return p;
 }
 
@@ -198,6 +205,9 @@ bool ProjectController::apply(const Project& p, const QString& path, bool asSave
     return out;
   };
   m_window->setInputOptions(list(p.dims), list(p.bind), list(p.shapes));
+  // The timeline's records are read once the project's plan is on screen, if it is their plan.
+  if (TimelinePanel* t = m_window->timelinePanel(); t && !p.timeline.empty())
+    t->restoreRecords(list(p.timeline), QString::fromStdString(p.timeline_plan));
   // A model that fails to load keeps the decisions; the error panel names the path tried.
   m_window->openModel(model);
   updateTitle();
@@ -228,6 +238,7 @@ bool ProjectController::save(const QString& given) {
   }
   if (!path.endsWith(QLatin1String(".souffle"))) path += QStringLiteral(".souffle");
   path = QFileInfo(path).absoluteFilePath();
+  if (!keepTimeline(path)) return false;
   const Project p = snapshot();
   try {
     save_project(p, path.toStdString());
@@ -241,6 +252,33 @@ bool ProjectController::save(const QString& given) {
   updateTitle();
   m_window->statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
   emit saved(path);
+  return true;
+}
+
+bool ProjectController::keepTimeline(const QString& path) {
+  TimelinePanel* t = m_window->timelinePanel();
+  if (!t) return true;
+  QStringList files = t->recordFiles();
+  bool moved = false;
+  const QFileInfo project(path);
+  const QString dir =
+      project.absolutePath() + QLatin1Char('/') + project.completeBaseName() + ".timeline";
+  for (QString& f : files) {
+    if (!t->isKept(f)) continue;
+    const QString to = dir + QLatin1Char('/') + QFileInfo(f).fileName();
+    QFile::remove(to);
+    if (!QDir().mkpath(dir) || !QFile::copy(f, to)) {
+      LoadError err;
+      err.file = to;
+      err.title = tr("The project was not saved");
+      err.reason = tr("cannot copy the timeline's records %1 beside the project").arg(f);
+      m_window->showError(err);
+      return false;
+    }
+    f = to;
+    moved = true;
+  }
+  if (moved) t->relocateRecords(files);
   return true;
 }
 

@@ -85,6 +85,10 @@ class ProjectController : public QObject {
 
  private:
   bool apply(const Project& p, const QString& path, bool asSaved);
+  /// The emulator run's records (kept in a temporary folder of the Timeline panel) copied
+  /// beside the project at `path`, into PROJECT.timeline/; false with the problem shown when
+  /// they cannot be.
+  bool keepTimeline(const QString& path);
   void writeAutosave();
   void updateTitle();
   /// Reads the project autosaved in `file` (its origin into `origin`); false with the problem

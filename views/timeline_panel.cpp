@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHelpEvent>
@@ -10,6 +11,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPointer>
+#include <QTemporaryDir>
 #include <QToolBar>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -17,6 +19,7 @@
 #include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/support/error.h"
 #include "views/explorer_session.h"
@@ -367,6 +370,7 @@ TimelinePanel::TimelinePanel(QWidget* parent)
     m_busy = false;
     m_cancelAction->setEnabled(false);
     m_runAction->setEnabled(m_plan != nullptr);
+    emit busyChanged(false, {});
     const QFuture<Outcome> f = m_watcher->future();
     if (f.resultCount() == 0 || f.result().cancelled) {
       emit progress(tr("Timeline cancelled"));
@@ -376,9 +380,15 @@ TimelinePanel::TimelinePanel(QWidget* parent)
     }
     const Outcome o = f.result();
     if (!o.error.isEmpty()) {
+      if (o.restored) {  // the project's timeline is not shown, so not remembered either
+        m_recordFiles.clear();
+        m_recordKey.clear();
+        emit progress(o.error);
+      }
       showError(o.error);
     } else {
       setData(o.data);
+      if (!o.kept.isEmpty()) m_recordFiles = o.kept;
       emit progress(tr("Timeline ready in %1 s").arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
     }
     emit finished();
@@ -434,6 +444,41 @@ void TimelinePanel::setPlan(PlanDataPtr plan) {
     m_info->setText(
         tr("The plan changed: the timeline shown was of another plan. Run it again for this one."));
   }
+  // A project's records, read once its plan is on screen (the first plan after it opened).
+  if (m_plan && m_plan->plan && !m_pendingFiles.isEmpty()) {
+    const QStringList files = std::exchange(m_pendingFiles, {});
+    const QString key = std::exchange(m_pendingKey, {});
+    if (QString::fromStdString(plan_key(*m_plan->plan)) == key) {
+      m_recordFiles = files;
+      m_recordKey = key;
+      readFiles(files, true);
+    } else {
+      m_info->setText(tr("The project's timeline (%1) was recorded for another plan: it is not "
+                         "shown. Run it again for this one.")
+                          .arg(QFileInfo(files.front()).fileName()));
+    }
+  }
+}
+
+void TimelinePanel::restoreRecords(const QStringList& files, const QString& planKey) {
+  m_pendingFiles = files;
+  m_pendingKey = planKey;
+}
+
+QStringList TimelinePanel::recordFiles() const {
+  return m_pendingFiles.isEmpty() ? m_recordFiles : m_pendingFiles;
+}
+
+QString TimelinePanel::recordPlanKey() const {
+  return m_pendingFiles.isEmpty() ? m_recordKey : m_pendingKey;
+}
+
+bool TimelinePanel::isKept(const QString& file) const {
+  return m_keep && QFileInfo(file).absoluteFilePath().startsWith(m_keep->path() + QLatin1Char('/'));
+}
+
+bool TimelinePanel::isJobRunning() const {
+  return m_watcher->isRunning();
 }
 
 void TimelinePanel::setInputOptions(const QStringList& dims, const QStringList& binds,
@@ -454,6 +499,7 @@ void TimelinePanel::start(std::function<Outcome()> work, const QString& what) {
   m_watcher->setProperty("generation", m_generation);
   m_info->setText(what);
   emit progress(what);
+  emit busyChanged(true, what);
   m_watcher->setFuture(QtConcurrent::run(std::move(work)));
 }
 
@@ -468,6 +514,12 @@ void TimelinePanel::runEmulator() {
   o.counters = false;
   o.timeline = true;
   o.sync = m_plan->plan->sync;
+  // The records are kept (in a folder of this panel) so a project can remember them.
+  if (!m_keep) m_keep = std::make_unique<QTemporaryDir>();
+  if (m_keep->isValid()) {
+    const QString dir = m_keep->filePath(QStringLiteral("run-%1").arg(++m_runs));
+    if (QDir().mkpath(dir)) o.timeline_keep_dir = dir.toStdString();
+  }
   std::shared_ptr<std::atomic<bool>> cancel = m_cancel;
   o.cancel = cancel.get();
   QPointer<TimelinePanel> self(this);
@@ -506,6 +558,9 @@ void TimelinePanel::runEmulator() {
           out.error = tr("The emulator returned no timeline for this plan");
           return out;
         }
+        for (const KernelTimeline& t : r->report.timelines)
+          if (!t.file.empty()) out.kept << QString::fromStdString(t.file);
+        if (out.kept.size() != static_cast<qsizetype>(r->report.timelines.size())) out.kept.clear();
         out.data = makeTimelineData(plan, r->report.timelines, true,
                                     tr("emulator estimate, not GPU time"));
         return out;
@@ -516,6 +571,17 @@ void TimelinePanel::runEmulator() {
 
 void TimelinePanel::cancel() {
   if (m_cancel) m_cancel->store(true);
+  if (!m_busy) return;
+  // Said at once; the job's result, if it still comes, is of an older generation and dropped.
+  ++m_generation;
+  m_busy = false;
+  m_cancelAction->setEnabled(false);
+  m_runAction->setEnabled(m_plan != nullptr);
+  emit busyChanged(false, {});
+  emit progress(tr("Timeline cancelled"));
+  updateInfo();
+  if (!m_data) m_info->setText(tr("Timeline cancelled."));
+  emit finished();
 }
 
 void TimelinePanel::openFiles(QStringList files) {
@@ -523,20 +589,26 @@ void TimelinePanel::openFiles(QStringList files) {
     files = QFileDialog::getOpenFileNames(this, tr("Open timeline records"), QString(),
                                           tr("Timeline records (*.timeline);;All files (*)"));
   if (files.isEmpty()) return;
+  readFiles(files, false);
+}
+
+void TimelinePanel::readFiles(const QStringList& files, bool restored) {
   m_cancel = std::make_shared<std::atomic<bool>>(false);
   start(
-      [plan = m_plan, files]() -> Outcome {
+      [plan = m_plan, files, restored]() -> Outcome {
         Outcome out;
+        out.restored = restored;
+        const QString what = restored ? tr("The project's timeline %1 could not be read (the "
+                                           "project opened without it): %2")
+                                      : tr("Cannot open the timeline %1: %2");
         try {
           out.data = readTimelineFiles(plan, files);
         } catch (const UserError& e) {
           const QString file = e.file().empty() ? files.join(QStringLiteral(", "))
                                                 : QString::fromStdString(e.file());
-          out.error =
-              tr("Cannot open the timeline %1: %2").arg(file, QString::fromStdString(e.reason()));
+          out.error = what.arg(file, QString::fromStdString(e.reason()));
         } catch (const std::exception& e) {
-          out.error = tr("Cannot open the timeline %1: %2")
-                          .arg(files.join(QStringLiteral(", ")), QString::fromUtf8(e.what()));
+          out.error = what.arg(files.join(QStringLiteral(", ")), QString::fromUtf8(e.what()));
         }
         return out;
       },
@@ -559,6 +631,10 @@ QString TimelinePanel::infoText() const {
 
 void TimelinePanel::setData(TimelineDataPtr data) {
   m_data = std::move(data);
+  m_recordFiles = m_data ? m_data->files : QStringList();
+  m_recordKey = m_data && m_data->plan && m_data->plan->plan
+                    ? QString::fromStdString(plan_key(*m_data->plan->plan))
+                    : QString();
   m_error->hide();
   m_kernelIndex = -1;
   {

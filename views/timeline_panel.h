@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QImage>
+#include <QStringList>
 #include <QWidget>
 #include <atomic>
 #include <memory>
@@ -17,6 +18,7 @@
 class QAction;
 class QComboBox;
 class QLabel;
+class QTemporaryDir;
 class QToolBar;
 
 namespace souffle::views {
@@ -109,8 +111,23 @@ class TimelinePanel : public QWidget {
                        const QStringList& shapes);
   /// Profiles the plan on the emulator with timeline records, off the GUI thread.
   void runEmulator();
+  /// Cancels the run or file read: the panel says "cancelled" at once and drops its result; the
+  /// emulator's runner process is killed at its next poll (every 100 ms).
   void cancel();
   bool isBusy() const { return m_busy; }
+  /// The work thread of the last run or read is still going (after a cancel: until it stops).
+  bool isJobRunning() const;
+  /// The record files of the timeline shown, for a project to remember: the files opened, or
+  /// the emulator run's records kept in a temporary folder of this panel (isKept).
+  QStringList recordFiles() const;
+  /// plan_key of the plan the records were tied to (empty: none).
+  QString recordPlanKey() const;
+  bool isKept(const QString& file) const;
+  /// The records now live at `files` (a project saved copies of the kept ones beside itself).
+  void relocateRecords(const QStringList& files) { m_recordFiles = files; }
+  /// A project opened with a timeline: its record files are read once a plan whose plan_key is
+  /// `planKey` arrives; a file missing or refused is shown in red, naming it.
+  void restoreRecords(const QStringList& files, const QString& planKey);
   /// Reads record files (off the GUI thread); asks for them when `files` is empty.
   void openFiles(QStringList files = {});
   /// Shows `data` (null: none) and says so.
@@ -142,6 +159,8 @@ class TimelinePanel : public QWidget {
   /// A timeline arrived or was dropped (the heat map's timeline colourings follow).
   void dataChanged();
   void progress(const QString& what);
+  /// A run or read started (with what it does) or ended (the status bar's busy indicator).
+  void busyChanged(bool busy, const QString& what);
   /// A run or a file read finished (with data or an error) or was cancelled.
   void finished();
 
@@ -150,10 +169,13 @@ class TimelinePanel : public QWidget {
     TimelineDataPtr data;
     QString error;
     bool cancelled = false;
+    QStringList kept;       ///< the emulator run's record files, kept
+    bool restored = false;  ///< a project's records
   };
   void start(std::function<Outcome()> work, const QString& what);
   void showError(const QString& error);
   void updateInfo();
+  void readFiles(const QStringList& files, bool restored);
 
   PlanDataPtr m_plan;
   QStringList m_dims, m_binds, m_shapes;
@@ -166,6 +188,10 @@ class TimelinePanel : public QWidget {
   quint64 m_generation = 0;
   bool m_busy = false;
   QElapsedTimer m_clock;
+  std::unique_ptr<QTemporaryDir> m_keep;  ///< the emulator runs' record files
+  int m_runs = 0;
+  QStringList m_recordFiles, m_pendingFiles;
+  QString m_recordKey, m_pendingKey;
 
   QToolBar* m_bar;
   QAction* m_runAction;

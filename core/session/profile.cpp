@@ -364,6 +364,10 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
       r.error_kernel = k.name;
       return r;
     }
+  if (m_options.cancel && m_options.cancel->load()) {  // cancelled while compiling
+    r.error = "cancelled";
+    return r;
+  }
 
   // The bundle the runner loads.
   std::string dir;

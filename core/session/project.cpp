@@ -72,6 +72,11 @@ std::string project_to_json(const Project& p, const std::string& project_path) {
     for (const std::string& t : p.measurements) m.push_back(nlohmann::json::parse(t));
     j["measurements"] = m;
   }
+  if (!p.timeline.empty()) {
+    nlohmann::json records = nlohmann::json::array();
+    for (const std::string& f : p.timeline) records.push_back(stored_model_path(f, project_path));
+    j["timeline"] = {{"plan_key", p.timeline_plan}, {"records", records}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -163,6 +168,28 @@ Project parse_project(const std::string& text, const std::string& project_path) 
         throw UserError(file, "measurements[" + std::to_string(i) + "]",
                         "a measurement is an object with a string 'plan_key'");
       p.measurements.push_back(m[i].dump());
+    }
+  }
+  if (j.contains("timeline")) {
+    const nlohmann::json& t = j["timeline"];
+    const char* shape =
+        "field 'timeline' is an object with a string 'plan_key' and 'records', a list of record "
+        "file paths";
+    if (!t.is_object() || !t.contains("records") || !t["records"].is_array() ||
+        !t.contains("plan_key") || !t["plan_key"].is_string())
+      throw UserError(file, "timeline", shape);
+    p.timeline_plan = t["plan_key"].get<std::string>();
+    for (const nlohmann::json& r : t["records"]) {
+      if (!r.is_string() || r.get<std::string>().empty()) throw UserError(file, "timeline", shape);
+      const std::string f = r.get<std::string>();
+      // Like the model: relative paths stay in the project's folder.
+      if (const fs::path rel = fs::path(f).lexically_normal();
+          !rel.is_absolute() && !rel.empty() && *rel.begin() == "..")
+        throw UserError(file, "timeline",
+                        "timeline record '" + f +
+                            "' leaves the project's folder (a project names its record files in "
+                            "or below its own folder, or by an absolute path)");
+      p.timeline.push_back(resolved_model_path(f, project_path));
     }
   }
   return p;

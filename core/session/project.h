@@ -32,12 +32,19 @@ struct Project {
   /// (--dim), inputs fixed as constants, e.g. one that decides an If (--bind), input shapes
   /// (--shape). The model is loaded with them (onnx_import::import_options).
   std::vector<std::string> dims, bind, shapes;
+  /// The Timeline panel's record files (docs/timeline.md), absolute once read; written relative
+  /// to the project file when they lie in or below its folder, as the model is. Reopened when
+  /// the project's plan has `timeline_plan` as its plan_key (a timeline of another plan is not
+  /// this plan's stages). Empty: no timeline.
+  std::vector<std::string> timeline;
+  std::string timeline_plan;
   bool operator==(const Project&) const = default;
 };
 
 /// {"version": 1, "model": ..., "strategy": ..., "gpu": ..., "precision": ..., "te_level": ...,
-/// "decisions": <Decisions JSON>, "measurements": [<profile reports>]}; `project_path` is where the
-/// text will be saved, so the model path can be made relative to it.
+/// "decisions": <Decisions JSON>, "measurements": [<profile reports>], "timeline": {"plan_key":
+/// ..., "records": [<files>]}}; `project_path` is where the text will be saved, so the model path
+/// can be made relative to it.
 std::string project_to_json(const Project& p, const std::string& project_path);
 
 /// Parses a project; `project_path` names the file in errors and anchors a relative model path.

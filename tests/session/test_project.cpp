@@ -129,6 +129,31 @@ TEST_F(ProjectTest, ModelBelowTheProjectIsStoredRelative) {
   fs::rename(moved, dir);
 }
 
+// The Timeline panel's record files: relative below the project's folder, absolute elsewhere,
+// with the plan_key they were recorded for; a path climbing out and a malformed entry refused.
+TEST_F(ProjectTest, TimelineRecordsRoundTrip) {
+  Project p = sample();
+  p.timeline = {(dir / "p.timeline" / "souffle.kernel0.timeline").string(),
+                "/elsewhere/souffle.kernel1.timeline"};
+  p.timeline_plan = "rules|H100|fp16|{}";
+  const std::string path = (dir / "p.souffle").string();
+  const std::string text = project_to_json(p, path);
+  EXPECT_NE(text.find("\"p.timeline/souffle.kernel0.timeline\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"/elsewhere/souffle.kernel1.timeline\""), std::string::npos) << text;
+  save_project(p, path);
+  EXPECT_EQ(load_project(path), p);
+  // None saved when there is none.
+  EXPECT_EQ(project_to_json(sample(), path).find("timeline"), std::string::npos);
+  const std::string head = R"({"version": 1, "model": "m.onnx", "timeline": )";
+  EXPECT_NE(error_of(head + R"({"plan_key": "k", "records": ["../x.timeline"]}})")
+                .find("leaves the project's folder"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"({"records": ["x.timeline"]}})").find("field 'timeline'"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"({"plan_key": "k", "records": [3]}})").find("field 'timeline'"),
+            std::string::npos);
+}
+
 TEST_F(ProjectTest, ModelElsewhereIsStoredAbsolute) {
   fs::create_directories(dir / "sub");
   const std::string text = project_to_json(sample(), (dir / "sub" / "p.souffle").string());

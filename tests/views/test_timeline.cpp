@@ -3,15 +3,20 @@
 // span selects its stage's nodes in the graph and its lines in the Code panel, a node selected in
 // the graph highlights its stages' spans, the heat map colours by stage time and barrier wait;
 // record files that are truncated, hold an unknown record kind or are no timeline at all are
-// refused in the panel, naming the file.
+// refused in the panel, naming the file. A saved project keeps the timeline's record files and
+// reopens them (a missing one is named, the project still opens); the status bar's Cancel stops an
+// emulator run, its runner killed, within a second.
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 
 #include "core/loop/timeline.h"
@@ -20,6 +25,7 @@
 #include "views/graph_scene.h"
 #include "views/graph_view.h"
 #include "views/main_window.h"
+#include "views/project_controller.h"
 #include "views/timeline_panel.h"
 
 using namespace souffle;
@@ -72,6 +78,8 @@ class TestTimeline : public QObject {
   void rasterSumsSpansNarrowerThanAPixel();
   void emulatorTimelineSelectsBothWays();
   void badRecordFilesAreShownNamed();
+  void projectKeepsTheTimeline();
+  void statusBarCancelStopsTheRun();
 };
 
 void TestTimeline::initTestCase() {
@@ -316,6 +324,121 @@ void TestTimeline::badRecordFilesAreShownNamed() {
   const QString missing = dir.filePath(QStringLiteral("gone.timeline"));
   QVERIFY(open(missing));
   QVERIFY(panel.errorText().contains(missing));
+}
+
+namespace {
+
+bool openAndPlan(MainWindow& w, const QString& model) {
+  w.openModel(model);
+  return QTest::qWaitFor(
+      [&] { return w.planData() && w.graphPanel()->isFinal() && !w.isPlanning(); }, 120000);
+}
+
+}  // namespace
+
+void TestTimeline::projectKeepsTheTimeline() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const QString path = dir.filePath(QStringLiteral("bert.souffle"));
+  std::string kernel;
+  size_t spans = 0;
+  int64_t blocks = 0;
+  {
+    MainWindow w;
+    w.project()->setInteractive(false);
+    w.project()->setAutosaveEnabled(false);
+    QVERIFY(openAndPlan(w, samplePath("bert")));
+    TimelinePanel* panel = w.timelinePanel();
+    QSignalSpy done(panel, &TimelinePanel::finished);
+    panel->runEmulator();
+    QVERIFY(done.wait(120000));
+    QVERIFY2(panel->errorText().isEmpty(), qPrintable(panel->errorText()));
+    QVERIFY(panel->data());
+    const TimelineKernel& k = panel->data()->kernels.at(size_t(panel->currentKernel()));
+    kernel = k.timeline.kernel;
+    spans = k.timeline.spans.size();
+    blocks = k.timeline.grid;
+    QVERIFY(spans > 0);
+    // The run's records are kept by the panel, and copied beside the project when it is saved.
+    QCOMPARE(panel->recordFiles().size(), qsizetype(panel->data()->kernels.size()));
+    QVERIFY(panel->isKept(panel->recordFiles().front()));
+    QVERIFY(w.project()->save(path));
+    const QString copy = dir.filePath(
+        QStringLiteral("bert.timeline/souffle.%1.timeline").arg(QString::fromStdString(kernel)));
+    QVERIFY2(QFile::exists(copy), qPrintable(copy));
+    QVERIFY(panel->recordFiles().contains(copy));
+    QVERIFY(!w.isWindowModified());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY2(text.contains("\"timeline\"") && text.contains("bert.timeline/souffle."),
+             text.constData());  // relative: the copy lies below the project's folder
+  }
+  {
+    // Reopened: the same kernel and spans, read from the copy.
+    MainWindow w;
+    w.project()->setInteractive(false);
+    w.project()->setAutosaveEnabled(false);
+    TimelinePanel* panel = w.timelinePanel();
+    QVERIFY(w.project()->open(path));
+    QVERIFY(QTest::qWaitFor([&] { return panel->data() != nullptr; }, 120000));
+    QVERIFY2(panel->errorText().isEmpty(), qPrintable(panel->errorText()));
+    const TimelineKernel& k = panel->data()->kernels.at(size_t(panel->currentKernel()));
+    QCOMPARE(k.timeline.kernel, kernel);
+    QCOMPARE(k.timeline.spans.size(), spans);
+    QCOMPARE(k.timeline.grid, blocks);
+    QVERIFY(k.partition >= 0);  // tied to the reopened plan's kernel
+    QVERIFY(!w.isWindowModified());
+  }
+  {
+    // A record file gone: named in red, the project still opens (its model and plan).
+    const QString copy = dir.filePath(
+        QStringLiteral("bert.timeline/souffle.%1.timeline").arg(QString::fromStdString(kernel)));
+    QVERIFY(QFile::remove(copy));
+    MainWindow w;
+    w.project()->setInteractive(false);
+    w.project()->setAutosaveEnabled(false);
+    TimelinePanel* panel = w.timelinePanel();
+    QVERIFY(w.project()->open(path));
+    QVERIFY(QTest::qWaitFor([&] { return !panel->errorText().isEmpty(); }, 120000));
+    QVERIFY2(panel->errorText().contains(copy), qPrintable(panel->errorText()));
+    QVERIFY(panel->errorText().contains(QStringLiteral("project opened without it")));
+    QVERIFY(!panel->data());
+    QVERIFY(w.planData());
+    QCOMPARE(QFileInfo(w.modelPath()).canonicalFilePath(),
+             QFileInfo(samplePath("bert")).canonicalFilePath());
+  }
+}
+
+void TestTimeline::statusBarCancelStopsTheRun() {
+  MainWindow w;
+  w.project()->setAutosaveEnabled(false);
+  w.show();
+  QVERIFY(openAndPlan(w, samplePath("bert")));
+  TimelinePanel* panel = w.timelinePanel();
+  QToolButton* cancel = nullptr;
+  for (QToolButton* b : w.statusBar()->findChildren<QToolButton*>())
+    if (b->text() == QStringLiteral("Cancel")) cancel = b;
+  QVERIFY(cancel);
+  QSignalSpy done(panel, &TimelinePanel::finished);
+  panel->runEmulator();
+  QVERIFY(cancel->isVisible());  // the status bar offers Cancel for the timeline run
+  // Cancelled while the runner runs the kernel (its launch event has come back).
+  QVERIFY(QTest::qWaitFor([&] { return panel->infoText().contains(QStringLiteral("running ")); },
+                          120000));
+  QVERIFY(panel->isJobRunning());
+  QElapsedTimer clock;
+  clock.start();
+  cancel->click();
+  QVERIFY(!panel->isBusy());
+  QCOMPARE(done.count(), 1);
+  QVERIFY2(w.message().contains(QStringLiteral("cancelled")), qPrintable(w.message()));
+  QVERIFY(QTest::qWaitFor([&] { return !panel->isJobRunning(); }, 5000));
+  QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+  qInfo("the cancelled run's job ended %lld ms after Cancel", qint64(clock.elapsed()));
+  QVERIFY(!panel->data());
+  QVERIFY(panel->errorText().isEmpty());
+  QVERIFY(panel->runAction()->isEnabled());
 }
 
 QTEST_MAIN(TestTimeline)

@@ -71,6 +71,7 @@ void GraphPage::attach(ExplorerSession* session) {
             selectNodes(nodes, tes);
           });
   connect(session, &ExplorerSession::measuredChanged, this, &GraphPage::refreshHeat);
+  connect(session, &ExplorerSession::planChanged, this, &GraphPage::setPlan);
 }
 
 void GraphPage::setPlan(PlanDataPtr plan) {

@@ -25,7 +25,8 @@ class GraphPage : public QWidget {
 
   GraphPanel* panel() const { return m_panel; }
   /// Tells `session` the node selected (nodeSelected); selects the nodes other pages ask for
-  /// (a code line, a timeline span) and refreshes the heat map when measured times change.
+  /// (a code line, a timeline span), follows the session's plan and refreshes the heat map when
+  /// measured times change.
   void attach(ExplorerSession* session);
   /// Draws the op-level or TE-level graph of `data` (laid out off the GUI thread).
   void showGraph(ModelDataPtr data, bool teLevel);

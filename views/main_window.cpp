@@ -180,8 +180,13 @@ void MainWindow::wire() {
   });
   connect(m_nodes, &NodesPage::nodeActivated, this, &MainWindow::onNodeActivated);
   connect(m_kernels, &KernelsPage::partitionActivated, this, &MainWindow::onPartitionActivated);
-  // The pages follow the session (the graph page first: a timeline span selects its nodes
-  // before the code shows its lines).
+  // The pages follow the session (Properties before the graph page: it shows the selected box
+  // with the new plan before a collapsed graph is redrawn; the graph page before the others: a
+  // timeline span selects its nodes before the code shows its lines).
+  m_nodes->attach(m_session);
+  m_teText->attach(m_session);
+  m_properties->attach(m_session);
+  m_transforms->attach(m_session);
   m_graphPage->attach(m_session);
   m_charts->attach(m_session);
   m_kernels->attach(m_session);
@@ -494,9 +499,6 @@ void MainWindow::closeModel() {
   beginSession(QString());
   refreshExplorerViews();
   m_graphPage->clear();
-  m_nodes->setModelData(nullptr);
-  m_properties->setModelData(nullptr);
-  m_teText->setText({});
   m_stack->setCurrentWidget(m_welcome);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
   setWindowTitle(tr("Souffle Explorer"));
@@ -505,16 +507,13 @@ void MainWindow::closeModel() {
 }
 
 void MainWindow::onLoaded(ModelDataPtr data, double ms) {
-  m_session->setModel(std::move(data));  // the plan before is dropped
+  m_session->setModel(std::move(data));  // Nodes, Properties, TE program; the plan is dropped
   m_kernels->model()->setPlan(nullptr);
   dockOf(m_error)->hide();
   if (m_afterLoad) {
     showError(*m_afterLoad);
     m_afterLoad.reset();
   }
-  m_nodes->setModelData(m_session->model());
-  m_properties->setModelData(m_session->model());
-  m_teText->setText(m_session->model()->teText);
   m_stack->setCurrentWidget(isStepThroughShown() ? static_cast<QWidget*>(m_steps) : m_graphPage);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
   const QString name =
@@ -674,13 +673,11 @@ void MainWindow::onPlanned(PlanDataPtr plan) {
     }
   }
   m_kernels->model()->setPlan(plan);
-  m_properties->setPlan(plan);
-  m_transforms->setPlan(plan);
-  m_graphPage->setPlan(plan);
   refreshExplorerViews();
   // The last compile is dropped; a measurement of this very plan comes back.
   const QString dropped = m_runs->setPlan(plan);
-  m_session->setPlan(std::move(plan));  // code, charts, timeline, memory
+  // Properties, Transformations, the graph, code, charts, timeline, memory.
+  m_session->setPlan(std::move(plan));
   if (ProfileDataPtr kept = m_runs->profileData()) {
     m_kernels->model()->setProfile(kept);
     m_charts->setProfile(kept);

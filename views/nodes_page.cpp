@@ -6,6 +6,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/explorer_session.h"
 #include "views/node_table_model.h"
 #include "views/table_model.h"
 
@@ -51,6 +52,10 @@ NodesPage::NodesPage(QWidget* parent)
     const QModelIndexList rows = m_table->selectionModel()->selectedRows();
     if (!rows.isEmpty()) emit nodeActivated(m_proxy->mapToSource(rows.front()).row());
   });
+}
+
+void NodesPage::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::modelChanged, this, &NodesPage::setModelData);
 }
 
 void NodesPage::setModelData(ModelDataPtr data) {

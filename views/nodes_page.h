@@ -11,12 +11,15 @@ class QTableView;
 
 namespace souffle::views {
 
+class ExplorerSession;
 class NodeTableModel;
 
 class NodesPage : public QWidget {
   Q_OBJECT
  public:
   explicit NodesPage(QWidget* parent = nullptr);
+  /// Lists the nodes of the session's model.
+  void attach(ExplorerSession* session);
 
   NodeTableModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }

@@ -17,6 +17,7 @@
 
 #include "core/te/printer.h"
 #include "views/boundary_edges.h"
+#include "views/explorer_session.h"
 #include "views/theme.h"
 
 namespace souffle::views {
@@ -92,6 +93,11 @@ PropertiesPanel::PropertiesPanel(QWidget* parent) : QWidget(parent) {
   m_browser->setFrameShape(QFrame::NoFrame);
   layout->addWidget(m_browser);
   showBox(nullptr, -1);
+}
+
+void PropertiesPanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::modelChanged, this, &PropertiesPanel::setModelData);
+  connect(session, &ExplorerSession::planChanged, this, &PropertiesPanel::setPlan);
 }
 
 void PropertiesPanel::setModelData(ModelDataPtr data) {
@@ -395,6 +401,11 @@ TeTextPanel::TeTextPanel(QWidget* parent) : QWidget(parent) {
   connect(m_search, &QLineEdit::returnPressed, this,
           [this] { find(QGuiApplication::keyboardModifiers() & Qt::ShiftModifier); });
   connect(m_search, &QLineEdit::textChanged, this, [this] { m_status->clear(); });
+}
+
+void TeTextPanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::modelChanged, this,
+          [this](const ModelDataPtr& model) { setText(model ? model->teText : QString()); });
 }
 
 void TeTextPanel::setText(const QString& text) {

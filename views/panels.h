@@ -15,11 +15,15 @@ class QTextBrowser;
 
 namespace souffle::views {
 
+class ExplorerSession;
+
 /// Op, attributes, input/output types and the TEs of the selected box.
 class PropertiesPanel : public QWidget {
   Q_OBJECT
  public:
   explicit PropertiesPanel(QWidget* parent = nullptr);
+  /// Follows the session's model and plan.
+  void attach(ExplorerSession* session);
   void setModelData(ModelDataPtr data);
   /// The plan whose partitions and reasons the panel names (null: none yet).
   void setPlan(PlanDataPtr plan);
@@ -48,6 +52,8 @@ class TeTextPanel : public QWidget {
   Q_OBJECT
  public:
   explicit TeTextPanel(QWidget* parent = nullptr);
+  /// Shows the program of the session's model (empty when none is open).
+  void attach(ExplorerSession* session);
   void setText(const QString& text);
   QPlainTextEdit* editor() const { return m_edit; }
   /// Scrolls to the first line of the op named `opName` (or the first op of ONNX node `node`).

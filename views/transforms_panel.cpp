@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "views/edit_commands.h"
+#include "views/explorer_session.h"
 
 namespace souffle::views {
 
@@ -226,6 +227,10 @@ TransformsPanel::TransformsPanel(DecisionEditor* editor, QWidget* parent)
           &TransformsPanel::updateButtons);
   connect(m_editor, &DecisionEditor::changed, this, &TransformsPanel::refresh);
   refresh();
+}
+
+void TransformsPanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::planChanged, this, &TransformsPanel::setPlan);
 }
 
 void TransformsPanel::setPlan(PlanDataPtr plan) {

@@ -16,6 +16,7 @@ class QTableView;
 namespace souffle::views {
 
 class DecisionEditor;
+class ExplorerSession;
 
 /// One row per transformation site of the plan.
 class TransformsModel : public TableModel {
@@ -70,6 +71,8 @@ class TransformsPanel : public QWidget {
   Q_OBJECT
  public:
   TransformsPanel(DecisionEditor* editor, QWidget* parent = nullptr);
+  /// Follows the session's plan.
+  void attach(ExplorerSession* session);
   void setPlan(PlanDataPtr plan);
   TransformsModel* transformsModel() const { return m_sites; }
   EditsModel* editsModel() const { return m_edits; }

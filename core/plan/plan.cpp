@@ -563,9 +563,14 @@ std::string print(const FusionPlan& p) {
     os << "decision refused: " << describe(r.edit) << ": " << r.reason << "\n";
   for (const Partition& k : p.partitions) {
     os << fmt::format(
-        "kernel {} [{}] {} TEs, {} stages, {}{} grid syncs, grid {} x {} threads{}, {:.3f} MFLOP, "
-        "{:.3f} MB, {:.2f} us\n",
+        "kernel {} [{}] {} TEs, {} stages{}, {}{} grid syncs, grid {} x {} threads{}, {:.3f} "
+        "MFLOP, {:.3f} MB, {:.2f} us\n",
         k.id, k.kind, k.tes.size(), k.stages.size(),
+        // Beside the planned stages, those of the kernels built for it (often more).
+        k.priced && !k.built_stages.empty() && k.built_stages.size() != k.stages.size()
+            ? fmt::format(" ({} in its kernel{})", k.built_stages.size(),
+                          k.launches != 1 ? "s" : "")
+            : "",
         k.launches != 1 ? fmt::format("{} launches, ", k.launches) : "", k.grid_syncs, k.blocks,
         k.threads,
         k.cooperative ? fmt::format(" (cooperative, {} co-resident)", k.co_resident) : "",

@@ -45,6 +45,7 @@
 #include "views/recent_files.h"
 #include "views/status_line.h"
 #include "views/step_through.h"
+#include "views/step_through_mode.h"
 #include "views/strategy_table_model.h"
 #include "views/table_model.h"
 #include "views/theme.h"
@@ -482,7 +483,7 @@ void MainWindow::beginSession(const QString& modelPath, bool fresh) {
   dockOf(m_importedPanel)->hide();
   if (!m_session->isStepping()) {
     setStepThroughShown(false);
-    m_steps->clear();
+    stepThrough()->clear();
   }
   m_editor->reset();
   m_project->sessionStarted();
@@ -514,7 +515,8 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
     showError(*m_afterLoad);
     m_afterLoad.reset();
   }
-  m_stack->setCurrentWidget(isStepThroughShown() ? static_cast<QWidget*>(m_steps) : m_graphPage);
+  m_stack->setCurrentWidget(isStepThroughShown() ? static_cast<QWidget*>(stepThrough())
+                                                 : m_graphPage);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
   const QString name =
       QFileInfo(QString::fromStdString(m_session->model()->model->path)).fileName();
@@ -845,7 +847,7 @@ void MainWindow::setTheme(const QString& theme) {
 
 void MainWindow::updateColors() {
   m_graph->setColors(GraphColors::from(qApp->palette()));
-  if (m_steps) m_steps->setColors(GraphColors::from(qApp->palette()));
+  if (m_stepMode) stepThrough()->setColors(GraphColors::from(qApp->palette()));
   if (m_code) m_code->setDark(isDark(qApp->palette()));
   if (m_charts) m_charts->setDark(isDark(qApp->palette()));
   if (m_timeline) m_timeline->setDark(isDark(qApp->palette()));
@@ -1008,10 +1010,10 @@ void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
 
 void MainWindow::createExplorerViews() {
   // The step-through teaching mode: a page of the central stack (F6).
-  m_steps = new StepThroughPanel(m_stack);
-  m_stack->addWidget(m_steps);
-  addAction(m_steps->previousAction());
-  addAction(m_steps->nextAction());
+  m_stepMode = new StepThroughMode(
+      this, m_stack, m_session,
+      [this] { return m_session->model() ? static_cast<QWidget*>(m_graphPage) : m_welcome; },
+      [this] { refreshExplorerViews(); });
 
   QMenu* view = m_viewMenu;
   view->addSeparator();
@@ -1019,13 +1021,9 @@ void MainWindow::createExplorerViews() {
   view->addActions(clusters);
   m_modelActions << clusters.mid(1);
   view->addSeparator();
-  m_stepsAction = view->addAction(tr("&Step-through mode"));
-  m_stepsAction->setCheckable(true);
-  m_stepsAction->setShortcut(QKeySequence(Qt::Key_F6));
-  m_stepsAction->setShortcutContext(Qt::ApplicationShortcut);
-  connect(m_stepsAction, &QAction::toggled, this, &MainWindow::setStepThroughShown);
-  view->addAction(m_steps->previousAction());
-  view->addAction(m_steps->nextAction());
+  view->addAction(m_stepMode->action());
+  view->addAction(stepThrough()->previousAction());
+  view->addAction(stepThrough()->nextAction());
   QAction* strategies = dockOf(m_strategies)->toggleViewAction();
   strategies->setText(tr("Strategies side by side"));
   strategies->setShortcut(QKeySequence(tr("Ctrl+Alt+S")));
@@ -1037,41 +1035,24 @@ void MainWindow::refreshExplorerViews() {
       m_session->model(), strategy(), gpu(), precisionValue(),
       dockOf(m_strategies)->isVisible() && dockOf(m_strategies)->property("onScreen").toBool());
   if (!m_session->model()) {
-    m_steps->clear();
+    stepThrough()->clear();
     return;
   }
   const QString path = QString::fromStdString(m_session->model()->model->path);
   // The step-through follows the plan on screen: its precision and decisions, as compile.
   const plan::Decisions& decisions = m_editor->decisions();
+  StepThroughPanel* steps = stepThrough();
   if (isStepThroughShown() &&
-      m_steps->runKey() != StepThroughPanel::keyOf(path, strategy(), gpu(), precision(), decisions))
-    m_steps->start(path, strategy(), gpu(), precision(), decisions);
+      steps->runKey() != StepThroughPanel::keyOf(path, strategy(), gpu(), precision(), decisions))
+    steps->start(path, strategy(), gpu(), precision(), decisions);
 }
 
 bool MainWindow::isStepThroughShown() const {
-  return m_stepsAction && m_stepsAction->isChecked();
+  return m_stepMode && m_stepMode->isShown();
 }
 
 void MainWindow::setStepThroughShown(bool on) {
-  if (m_stepsAction->isChecked() != on) {
-    m_stepsAction->setChecked(on);  // toggled comes back here
-    return;
-  }
-  const bool shown = m_stack->currentWidget() == m_steps;
-  if (m_session) m_session->setStepping(on);
-  if (on && !shown) {
-    // The page takes the window: the docks are put away and come back as they were.
-    m_stateBeforeSteps = saveState();
-    for (QDockWidget* d : findChildren<QDockWidget*>())
-      if (d->parentWidget() == this) d->hide();
-    m_stack->setCurrentWidget(m_steps);
-    refreshExplorerViews();
-    m_steps->focusSteps();
-  } else if (!on && shown) {
-    m_stack->setCurrentWidget(m_session->model() ? static_cast<QWidget*>(m_graphPage) : m_welcome);
-    if (!m_stateBeforeSteps.isEmpty()) restoreState(m_stateBeforeSteps);
-    m_stateBeforeSteps.clear();
-  }
+  m_stepMode->setShown(on);
 }
 
 }  // namespace souffle::views

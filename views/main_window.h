@@ -21,6 +21,7 @@
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
 #include "views/scene_graph.h"
+#include "views/step_through_mode.h"
 #include "views/strategies_page.h"
 
 class QAction;
@@ -128,10 +129,10 @@ class MainWindow : public QMainWindow {
   StrategyTableModel* strategyModel() const { return m_strategies->model(); }
   QTableView* strategyTable() const { return m_strategies->table(); }
   QDockWidget* strategyDock() const;
-  StepThroughPanel* stepThrough() const { return m_steps; }
+  StepThroughPanel* stepThrough() const { return m_stepMode->panel(); }
   /// The step-through mode (F6): a page of its own in front of the graph, the docks put away
   /// until it ends; it belongs to the model and ends when another model opens.
-  QAction* stepThroughAction() const { return m_stepsAction; }
+  QAction* stepThroughAction() const { return m_stepMode->action(); }
   bool isStepThroughShown() const;
   void setStepThroughShown(bool on);
   CodePanel* codePanel() const { return m_code; }
@@ -326,9 +327,7 @@ class MainWindow : public QMainWindow {
   TransformsPanel* m_transforms = nullptr;
   ComparisonView* m_compare = nullptr;
   StrategiesPage* m_strategies = nullptr;
-  StepThroughPanel* m_steps = nullptr;
-  QAction* m_stepsAction = nullptr;
-  QByteArray m_stateBeforeSteps;  ///< the docks as they were when the step-through began
+  StepThroughMode* m_stepMode = nullptr;
 };
 
 }  // namespace souffle::views

@@ -9,6 +9,7 @@
 
 #include "views/graph_scene.h"
 #include "views/kernel_identity.h"
+#include "views/kernel_stages.h"
 
 namespace souffle::views {
 
@@ -120,7 +121,7 @@ QHash<int, QString> clusterLabels(const plan::FusionPlan& plan,
   QHash<int, QString> labels;
   for (size_t i = 0; i < plan.partitions.size(); ++i) {
     const plan::Partition& p = plan.partitions[i];
-    const int stages = static_cast<int>(p.stages.size());
+    const int stages = kernelStages(p);
     const QString name = i < shortNames.size() && !shortNames[i].isEmpty()
                              ? QStringLiteral(" · ") + shortNames[i]
                              : QString();

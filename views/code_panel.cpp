@@ -25,6 +25,7 @@
 #include "views/code_highlighter.h"
 #include "views/explorer_session.h"
 #include "views/kernel_runs.h"
+#include "views/kernel_stages.h"
 
 namespace souffle::views {
 
@@ -537,7 +538,7 @@ void CodePanel::refresh() {
   }
   const plan::Partition& p = m_plan->plan->partitions[static_cast<size_t>(m_partition)];
   if (!current()) {
-    m_header->setText(tr("Building the code of K%1 (%2 stages)…").arg(p.id).arg(p.stages.size()));
+    m_header->setText(tr("Building the code of K%1 (%2 stages)…").arg(p.id).arg(kernelStages(p)));
     for (int t = 0; t < TabCount; ++t) setText(static_cast<Tab>(t), {});
     applyBoundaryNotes();
     return;
@@ -564,8 +565,8 @@ void CodePanel::refresh() {
                         .arg(QString::fromStdString(p.kind))
                         .arg(p.tes.size())
                         .arg(p.tes.size() == 1 ? QString() : QStringLiteral("s"))
-                        .arg(p.stages.size())
-                        .arg(p.stages.size() == 1 ? QString() : QStringLiteral("s"))
+                        .arg(kernelStages(p))
+                        .arg(kernelStages(p) == 1 ? QString() : QStringLiteral("s"))
                         .arg(p.grid_syncs)
                         .arg(p.grid_syncs == 1 ? QString() : QStringLiteral("s"))
                         .arg(k.kernelName.isEmpty()

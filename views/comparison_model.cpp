@@ -145,7 +145,7 @@ void ComparisonModel::fill(PlanDataPtr a, PlanDataPtr b, const QString& labelA,
     Row& r = rowFor(int(k));
     const plan::Partition& p = m_a->plan->partitions[k];
     r.a.push_back(int(k));
-    r.aStages += int(p.stages.size());
+    r.aStages += kernelStages(p);
     r.aSyncs += p.grid_syncs;
     r.aTime += p.est_time_us;
     addOps(r, p);
@@ -154,7 +154,7 @@ void ComparisonModel::fill(PlanDataPtr a, PlanDataPtr b, const QString& labelA,
     Row& r = rowFor(int(na + k));
     const plan::Partition& p = m_b->plan->partitions[k];
     r.b.push_back(int(k));
-    r.bStages += int(p.stages.size());
+    r.bStages += kernelStages(p);
     r.bSyncs += p.grid_syncs;
     r.bTime += p.est_time_us;
     addOps(r, p);

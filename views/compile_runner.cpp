@@ -12,6 +12,7 @@
 #include "core/session/kernel_cache.h"
 #include "core/session/kernel_dedup.h"
 #include "core/support/error.h"
+#include "views/kernel_stages.h"
 
 namespace souffle::views {
 
@@ -190,8 +191,8 @@ CompileDataPtr CompileRunner::run(
       progress(i, total,
                QObject::tr("K%1 (%2 stage%3)")
                    .arg(part.id)
-                   .arg(part.stages.size())
-                   .arg(part.stages.size() == 1 ? QString() : QStringLiteral("s")));
+                   .arg(kernelStages(part))
+                   .arg(kernelStages(part) == 1 ? QString() : QStringLiteral("s")));
     PartitionKernelsPtr pk;
     // Compiled by this run: not in the cache before it. The cache's entry says only whether it
     // was compiled when it was made, which an earlier compile of the same kernels did.

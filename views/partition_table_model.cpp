@@ -209,11 +209,6 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
   }
 }
 
-int kernelStages(const plan::Partition& k) {
-  return static_cast<int>(k.priced && !k.built_stages.empty() ? k.built_stages.size()
-                                                              : k.stages.size());
-}
-
 QString stageTip(const plan::Partition& k) {
   const int planned = static_cast<int>(k.stages.size());
   if (!k.priced || k.built_stages.empty())

@@ -4,6 +4,7 @@
 
 #include "views/compile_runner.h"
 #include "views/imported_profile.h"
+#include "views/kernel_stages.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
 #include "views/table_model.h"
@@ -60,12 +61,8 @@ class PartitionTableModel : public TableModel {
   ExternalProfileDataPtr m_imported;
 };
 
-/// The stages the Stages column shows: those of the kernels built for `k` (loop::Kernel::stages
-/// over its launches, Partition::built_stages) where they were built, else the planner's stages
-/// (Partition::stages, which group TEs between planned grid syncs: one is often several
-/// kernel stages).
-int kernelStages(const plan::Partition& k);
-/// The Stages cell's tool tip: the kernel's stages beside the planned ones.
+/// The Stages cell's tool tip (the column shows kernelStages): the kernel's stages beside the
+/// planned ones.
 QString stageTip(const plan::Partition& k);
 
 /// "1.2 G", "340 M", "12 k" (base 1000, FLOPs) or "1.5 MiB" (bytes).

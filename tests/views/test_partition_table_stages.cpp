@@ -2,7 +2,7 @@
 // kernels built for each partition (loop::Kernel::stages over its launches), not the planner's
 // grouping of TEs between grid syncs (plan::Partition::stages), which on sample BERT and LSTM
 // is fewer: a GEMM with transposes after it, or a LayerNorm's mean and variance, are one planned
-// stage and several kernel stages.
+// stage and several kernel stages. The graph's kernel cluster labels count the same.
 #include <QtTest>
 #include <map>
 #include <memory>
@@ -11,6 +11,7 @@
 #include "core/gpu/spec.h"
 #include "core/session/pipeline.h"
 #include "core/session/plan_json.h"
+#include "views/cluster_items.h"
 #include "views/partition_table_model.h"
 
 using namespace souffle;
@@ -53,6 +54,8 @@ void TestPartitionTableStages::kernelStagesAreTheBuiltKernels() {
   table.setPlan(data);
   QCOMPARE(table.rowCount(), static_cast<int>(r.plan.partitions.size()));
   const nlohmann::json j = plan_json(path, r.plan);
+  // The graph's kernel clusters are labelled with the same count.
+  const QHash<int, QString> labels = views::clusterLabels(r.plan, {});
 
   bool fewerPlanned = false;
   for (size_t i = 0; i < r.plan.partitions.size(); ++i) {
@@ -72,6 +75,8 @@ void TestPartitionTableStages::kernelStagesAreTheBuiltKernels() {
         qPrintable(tip));
     QVERIFY2(tip.contains(QString::number(p.stages.size()) + QStringLiteral(" stages between")),
              qPrintable(tip));
+    const QString label = labels.value(p.id);
+    QVERIFY2(label.contains(QStringLiteral(" · %1 stage").arg(kernel)), qPrintable(label));
     fewerPlanned = fewerPlanned || static_cast<int>(p.stages.size()) < kernel;
   }
   // Both models have a kernel whose planned stages are fewer than its kernel's: the column

@@ -202,8 +202,10 @@ void TestViewsModels::partitionTableModel() {
              QStringLiteral("K%1").arg(k.id));
     QCOMPARE(model.index(r, PartitionTableModel::TeColumn).data().toInt(),
              static_cast<int>(k.tes.size()));
+    // The built kernel's stages (the plan is priced), not the planner's grouping.
+    QVERIFY(k.priced);
     QCOMPARE(model.index(r, PartitionTableModel::StageColumn).data().toInt(),
-             static_cast<int>(k.stages.size()));
+             static_cast<int>(k.built_stages.size()));
     QCOMPARE(model.index(r, PartitionTableModel::FlopColumn)
                  .data(PartitionTableModel::SortRole)
                  .toLongLong(),

@@ -567,26 +567,8 @@ void MainWindow::onBoxSelected(int box) {
     m_kernels->selectPartition(ks->front(), true);
     m_syncing = false;
   }
-  const SceneNode& n = g->nodes[box];
-  if (n.kind == SceneNode::Kind::TeOp) {
-    m_teText->revealOp(n.subtitle);
-  } else if (n.kind == SceneNode::Kind::Op && m_session->model()) {
-    for (const te::Op& op : m_session->model()->model->program.ops)
-      if (QString::fromStdString(op->origin.node) == n.onnxNode) {
-        m_teText->revealOp(QString::fromStdString(op->name));
-        break;
-      }
-  }
-  // Follow in the table: the row of the node (or of the TE op's node).
-  int row = -1;
-  if (n.kind == SceneNode::Kind::Op) {
-    row = m_nodes->model()->rowOfBox(g->baseBox(box));
-  } else if (n.kind == SceneNode::Kind::TeOp && m_session->model()) {
-    const auto& nodes = m_session->model()->model->graph.nodes;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (QString::fromStdString(nodes[i].name) == n.onnxNode) row = static_cast<int>(i);
-  }
-  if (row >= 0) m_nodes->showRow(row);
+  m_teText->revealBox(g->nodes[box], m_session->model().get());
+  m_nodes->showBox(*g, box, m_session->model().get());
 }
 
 void MainWindow::onNodeActivated(int row) {

@@ -62,6 +62,19 @@ void NodesPage::setModelData(ModelDataPtr data) {
   m_model->setModelData(std::move(data));
 }
 
+void NodesPage::showBox(const SceneGraph& g, int box, const ModelData* model) {
+  const SceneNode& n = g.nodes[box];
+  int row = -1;
+  if (n.kind == SceneNode::Kind::Op) {
+    row = m_model->rowOfBox(g.baseBox(box));
+  } else if (n.kind == SceneNode::Kind::TeOp && model) {
+    const auto& nodes = model->model->graph.nodes;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (QString::fromStdString(nodes[i].name) == n.onnxNode) row = static_cast<int>(i);
+  }
+  if (row >= 0) showRow(row);
+}
+
 void NodesPage::showRow(int row) {
   const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
   if (!idx.isValid()) return;

@@ -26,6 +26,9 @@ class NodesPage : public QWidget {
   void setModelData(ModelDataPtr data);
   /// Selects and scrolls to the model's row `row` (a node index) without nodeActivated.
   void showRow(int row);
+  /// Shows the row of box `box` of `graph`: its node, or a TE op's ONNX node in `model`'s graph
+  /// (null: none), as showRow.
+  void showBox(const SceneGraph& graph, int box, const ModelData* model);
 
  signals:
   /// The user selected the node of the model's row `row`.

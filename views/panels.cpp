@@ -435,6 +435,18 @@ bool TeTextPanel::find(bool backward) {
   return found;
 }
 
+void TeTextPanel::revealBox(const SceneNode& n, const ModelData* model) {
+  if (n.kind == SceneNode::Kind::TeOp) {
+    revealOp(n.subtitle);
+  } else if (n.kind == SceneNode::Kind::Op && model) {
+    for (const te::Op& op : model->model->program.ops)
+      if (QString::fromStdString(op->origin.node) == n.onnxNode) {
+        revealOp(QString::fromStdString(op->name));
+        break;
+      }
+  }
+}
+
 void TeTextPanel::revealOp(const QString& opName) {
   if (opName.isEmpty()) return;
   QTextDocument* doc = m_edit->document();

@@ -58,6 +58,9 @@ class TeTextPanel : public QWidget {
   QPlainTextEdit* editor() const { return m_edit; }
   /// Scrolls to the first line of the op named `opName` (or the first op of ONNX node `node`).
   void revealOp(const QString& opName);
+  /// Scrolls to the TE op of graph box `node`: its own at TE level, at op level the first op of
+  /// its ONNX node in `model`'s program (null: none).
+  void revealBox(const SceneNode& node, const ModelData* model);
 
  public slots:
   void focusSearch();

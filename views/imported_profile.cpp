@@ -1,6 +1,7 @@
 #include "views/imported_profile.h"
 
 #include <QColor>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -8,6 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "core/support/error.h"
 #include "views/explorer_session.h"
 
 namespace souffle::views {
@@ -171,6 +173,32 @@ void ImportedProfilePanel::attach(ExplorerSession* session) {
 void ImportedProfilePanel::setData(ExternalProfileDataPtr data) {
   m_model->setData(data);
   m_summary->setText(data && data->profile ? summary() : QString());
+}
+
+bool ImportedProfilePanel::importFile(ExplorerSession* session, const QString& given,
+                                      const QString& dir) {
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getOpenFileName(
+        window(), tr("Import a profile"), dir,
+        tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
+           "PyTorch profiler trace or ONNX Runtime profile (*.json);;All files (*)"));
+  if (path.isEmpty()) return false;
+  std::shared_ptr<const ExternalProfile> profile;
+  try {
+    profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
+  } catch (const UserError& e) {
+    LoadError err;
+    err.file = QString::fromStdString(e.file());
+    err.node = QString::fromStdString(e.node());
+    err.reason = tr("cannot import the profile: %1").arg(QString::fromStdString(e.reason()));
+    err.title = tr("The profile could not be imported");  // the model on screen is fine
+    session->reportProblem(err);
+    session->say(err.message(), 8000);
+    return false;
+  }
+  session->setImportedProfile(std::move(profile));
+  return true;
 }
 
 QString ImportedProfilePanel::summary() const {

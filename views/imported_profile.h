@@ -71,6 +71,9 @@ class ImportedProfilePanel : public QWidget {
   ImportedProfileModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
   QString summary() const;
+  /// Reads the profile at `path` (empty: asks for one, starting in `dir`) and imports it into
+  /// `session`; a file that cannot be read is a problem of the session. Whether one was imported.
+  bool importFile(ExplorerSession* session, const QString& path, const QString& dir);
 
  private:
   ImportedProfileModel* m_model;

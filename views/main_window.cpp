@@ -720,27 +720,10 @@ void MainWindow::setPrecision(const QString& precision) {
 }
 
 bool MainWindow::importProfile(const QString& given) {
-  if (!m_session->plan()) return false;
-  QString path = given;
-  if (path.isEmpty())
-    path = QFileDialog::getOpenFileName(
-        this, tr("Import a profile"), QFileInfo(m_lastPath).absolutePath(),
-        tr("Profiles (*.csv *.json);;CSV: name,time or Nsight Compute (*.csv);;"
-           "PyTorch profiler trace or ONNX Runtime profile (*.json);;All files (*)"));
-  if (path.isEmpty()) return false;
-  std::shared_ptr<const ExternalProfile> profile;
-  try {
-    profile = std::make_shared<const ExternalProfile>(read_external_profile(path.toStdString()));
-  } catch (const UserError& e) {
-    LoadError err;
-    err.file = QString::fromStdString(e.file());
-    err.node = QString::fromStdString(e.node());
-    err.reason = tr("cannot import the profile: %1").arg(QString::fromStdString(e.reason()));
-    err.title = tr("The profile could not be imported");  // the model on screen is fine
-    showError(err);
+  // The panel and the kernel table follow the session's imported profile.
+  if (!m_session->plan() ||
+      !m_importedPanel->importFile(m_session, given, QFileInfo(m_lastPath).absolutePath()))
     return false;
-  }
-  m_session->setImportedProfile(std::move(profile));  // the panel and the kernel table follow
   raiseDockOf(m_importedPanel);
   setHeatMetric(HeatMetric::MeasuredTime);
   say(m_importedPanel->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),

@@ -18,6 +18,7 @@
 #include "core/te/printer.h"
 #include "views/boundary_edges.h"
 #include "views/explorer_session.h"
+#include "views/kernel_stages.h"
 #include "views/theme.h"
 
 namespace souffle::views {
@@ -136,7 +137,7 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
              .arg(part.id)
              .arg(esc(part.kind))
              .arg(part.tes.size())
-             .arg(part.stages.size())
+             .arg(kernelStages(part))
              .arg(part.grid_syncs)
              .arg(part.est_time_us, 0, 'f', 2);
     if (!part.reasons.empty()) {

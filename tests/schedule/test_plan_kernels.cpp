@@ -262,18 +262,23 @@ TEST(PlanKernels, SyncAutoRecordsFlagsAgainstGridBarriers) {
   EXPECT_LE(schedule_test::emulated_error(g.ops(), ks.kernels, 14, true), 1e-5);
 }
 
-/// r1 = relu(x w), r2 = relu(r1 w): both GEMMs multiply by w, which nothing in the kernel
-/// writes, so the builder builds the kernel with w's slices kept in shared memory and with each
-/// stage streaming them, and keeps the cheaper. The price of the form not kept is that of the
-/// kernel built with weight panels off, which records no such choice.
-TEST(PlanKernels, SharedWeightsRecordPanelsAgainstStreaming) {
+/// r1 = relu(x w), r2 = relu(r1 w): two GEMMs by the same weight w (32 x 32).
+std::vector<te::Op> shared_weight_gemms() {
   Tensor x = te::make_input("x", {32, 32}, DType::Float32);
   Tensor w = te::make_input("w", {32, 32}, DType::Float32);
   te::Op m1 = matmul("m1", x, w);
   te::Op r1 = relu("r1", m1->output);
   te::Op m2 = matmul("m2", r1->output, w);
   te::Op r2 = relu("r2", m2->output);
-  const std::vector<te::Op> ops = {m1, r1, m2, r2};
+  return {m1, r1, m2, r2};
+}
+
+/// r1 = relu(x w), r2 = relu(r1 w): both GEMMs multiply by w, which nothing in the kernel
+/// writes, so the builder builds the kernel with w's slices kept in shared memory and with each
+/// stage streaming them, and keeps the cheaper. The price of the form not kept is that of the
+/// kernel built with weight panels off, which records no such choice.
+TEST(PlanKernels, SharedWeightsRecordPanelsAgainstStreaming) {
+  const std::vector<te::Op> ops = shared_weight_gemms();
   const plan::FusionPlan p = plan_of(ops, plan::Strategy::Souffle, {{0, 1, 2, 3}});
   const loop::KernelSet ks =
       schedule::build_plan_kernels(p, double_buffered(), options(SyncMode::Grid));
@@ -394,13 +399,7 @@ TEST(PlanKernels, InternalFailurePropagatesAsLogicError) {
 /// panel the K loop loads only A's next tile, B's tile buffer not being allocated (the load of
 /// B's next tile was left in once, and the kernel failed its verifier).
 TEST(PlanKernels, WeightPanelsWithASingleBufferedTile) {
-  Tensor x = te::make_input("x", {32, 32}, DType::Float32);
-  Tensor w = te::make_input("w", {32, 32}, DType::Float32);
-  te::Op m1 = matmul("m1", x, w);
-  te::Op r1 = relu("r1", m1->output);
-  te::Op m2 = matmul("m2", r1->output, w);
-  te::Op r2 = relu("r2", m2->output);
-  const std::vector<te::Op> ops = {m1, r1, m2, r2};
+  const std::vector<te::Op> ops = shared_weight_gemms();
   const plan::FusionPlan p = plan_of(ops, plan::Strategy::Souffle, {{0, 1, 2, 3}});
   const loop::KernelSet ks = schedule::build_plan_kernels(p, config(), options(SyncMode::Grid));
   ASSERT_EQ(ks.kernels.size(), 1u);

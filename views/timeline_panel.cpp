@@ -514,6 +514,11 @@ void TimelinePanel::runEmulator() {
   o.counters = false;
   o.timeline = true;
   o.sync = m_plan->plan->sync;
+  // The emulator interprets every thread: a full-size model takes tens of minutes (the full
+  // LSTM about 28), past the CLI's default limit. Here Cancel stops a run, so the limit only
+  // guards against a runner that stops answering.
+  o.timeout_s = 12 * 3600;
+  o.timeout_option.clear();
   // The records are kept (in a folder of this panel) so a project can remember them.
   if (!m_keep) m_keep = std::make_unique<QTemporaryDir>();
   if (m_keep->isValid()) {

@@ -256,6 +256,20 @@ std::string profile_unavailable_reason(const ProfileOptions& o) {
   return "";
 }
 
+namespace {
+/// How a request's time limit is raised, said when it runs past it: `per_request` times
+/// timeout_s is the limit of a request that takes that many.
+std::string limit_hint(const ProfileOptions& o, int per_request) {
+  if (o.timeout_option.empty()) return "";
+  const std::string t = std::to_string(static_cast<int64_t>(o.timeout_s + 0.5));
+  std::string s = "raise it with " + o.timeout_option + " SECONDS (now " + t + " s per request";
+  if (per_request > 1)
+    s += "; this request's limit is " + t + " s x (1 + " + std::to_string(o.runs) + " runs + " +
+         std::to_string(o.warmup) + " warm-up)";
+  return s + ")";
+}
+}  // namespace
+
 ProfileSession::ProfileSession(ProfileOptions options) : m_options(std::move(options)) {
   std::string why = profile_unavailable_reason(m_options);
   if (!why.empty()) throw UserError(why);
@@ -263,6 +277,7 @@ ProfileSession::ProfileSession(ProfileOptions options) : m_options(std::move(opt
   try {
     m_runner = std::make_unique<RunnerProcess>(m_command);
     m_hello = m_runner->call({{"op", "hello"}, {"protocol", 1}}, 60, {}, m_options.cancel);
+    m_runner->set_limit_hint(limit_hint(m_options, 1));
   } catch (const RunnerFailure& e) {
     throw UserError(std::string("the runner did not start: ") + e.what());
   }
@@ -339,6 +354,7 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
     try {
       m_runner = std::make_unique<RunnerProcess>(m_command);
       m_runner->call({{"op", "hello"}, {"protocol", 1}}, 60);
+      m_runner->set_limit_hint(limit_hint(m_options, 1));
     } catch (const RunnerFailure&) {
     }
   };
@@ -422,8 +438,10 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
                  {"graph", m_options.graph},
                  {"counters", m_options.counters}};
     if (m_options.timeline) preq["timeline"] = true;
-    json p = m_runner->call(preq, m_options.timeout_s * (1 + m_options.runs + m_options.warmup),
-                            on_event, m_options.cancel);
+    const int per_request = 1 + m_options.runs + m_options.warmup;
+    m_runner->set_limit_hint(limit_hint(m_options, per_request));
+    json p = m_runner->call(preq, m_options.timeout_s * per_request, on_event, m_options.cancel);
+    m_runner->set_limit_hint(limit_hint(m_options, 1));
     // The records of the last run, read before a temporary bundle folder goes.
     for (const TimelineFileRef& ref : timeline_refs_from_json(p.value("timeline", json::array()))) {
       KernelTimeline t = read_timeline_file(ref.file);

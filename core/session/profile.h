@@ -40,6 +40,9 @@ struct ProfileOptions {
   /// Grid barriers or per-tile flags between dependent stages (CompileOptions::sync).
   schedule::SyncMode sync = schedule::SyncMode::Grid;
   double timeout_s = 600;  ///< per request
+  /// How the user sets timeout_s, named when a request runs past its limit (`--timeout`);
+  /// empty: the message says only the limit.
+  std::string timeout_option = "--timeout";
   /// What the user can do instead when there is no GPU, in the message that says so.
   std::string no_gpu_hint = "--backend emulator runs the kernels in the CPU emulator";
   /// One more run under CUPTI's range profiler for DRAM bytes and achieved occupancy per kernel

@@ -116,6 +116,27 @@ std::string RunnerProcess::wait_status() {
   return "it stopped";
 }
 
+std::string RunnerProcess::time_limit_message(const std::string& op, double timeout_s) const {
+  const std::string limit = std::to_string(static_cast<int64_t>(timeout_s + 0.5)) + " s";
+  const std::string raise = m_limit_hint.empty() ? "" : "; " + m_limit_hint;
+  if (m_backend == "emulator")
+    // The emulator interprets every thread of every block on the CPU: a big kernel is slow,
+    // not hung (its grid barriers are the emulator's own and cannot deadlock unnoticed).
+    return "the emulator backend did not finish '" + op + "' within its time limit of " + limit +
+           (m_last_kernel.empty() ? "" : " (it was still running " + m_last_kernel + ")") +
+           " and was stopped: the time limit was reached, which on the emulator means a slow run "
+           "(it interprets every thread on the CPU), not a hung kernel" +
+           raise;
+  return "the runner" + (m_backend.empty() ? std::string() : " (" + m_backend + " backend)") +
+         " did not answer '" + op + "' within its time limit of " + limit +
+         (m_last_kernel.empty()
+              ? ""
+              : "; the last kernel it launched was " + m_last_kernel +
+                    " (a hung kernel, e.g. a grid barrier some block never reaches, or one slower "
+                    "than the limit)") +
+         "; it was killed" + raise;
+}
+
 nlohmann::json RunnerProcess::call(nlohmann::json request, double timeout_s,
                                    const EventFn& on_event, const std::atomic<bool>* cancel) {
   if (m_pid <= 0) throw RunnerFailure("died", "the runner is not running (" + m_command + ")");
@@ -160,6 +181,7 @@ nlohmann::json RunnerProcess::call(nlohmann::json request, double timeout_s,
         continue;
       }
       if (!j.contains("id") || j["id"] != id) continue;  // an answer to an earlier, abandoned call
+      if (op == "hello" && j.value("ok", false)) m_backend = j.value("backend", "");
       if (!j.value("ok", false))
         throw RunnerFailure(j.value("code", "error"),
                             j.value("error", "the runner refused '" + op + "'"),
@@ -176,16 +198,7 @@ nlohmann::json RunnerProcess::call(nlohmann::json request, double timeout_s,
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       kill_now();
-      throw RunnerFailure(
-          "timeout",
-          "the runner did not answer '" + op + "' within " +
-              std::to_string(static_cast<int>(timeout_s)) + " s" +
-              (m_last_kernel.empty()
-                   ? ""
-                   : "; the last kernel it launched was " + m_last_kernel +
-                         " (a hung kernel, e.g. a grid barrier some block never reaches)") +
-              "; it was killed",
-          m_last_kernel);
+      throw RunnerFailure("timeout", time_limit_message(op, timeout_s), m_last_kernel);
     }
     pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
     int wait_ms = static_cast<int>(std::min<int64_t>(

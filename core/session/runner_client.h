@@ -50,15 +50,21 @@ class RunnerProcess {
                       const std::atomic<bool>* cancel = nullptr);
   bool alive() const { return m_pid > 0; }
   const std::string& command() const { return m_command; }
+  /// The backend the runner said it runs in its hello answer ("cuda", "emulator"); "" before.
+  const std::string& backend() const { return m_backend; }
+  /// How the user raises the time limit ("--timeout SECONDS ..."), said when a request runs
+  /// past it; empty: not said.
+  void set_limit_hint(std::string hint) { m_limit_hint = std::move(hint); }
   std::string stderr_tail() const { return m_stderr; }
 
  private:
   void kill_now();
   std::string wait_status();
+  std::string time_limit_message(const std::string& op, double timeout_s) const;
   std::string m_command;
   pid_t m_pid = -1;
   int m_in = -1, m_out = -1, m_err = -1;
-  std::string m_buffer, m_stderr, m_last_kernel;
+  std::string m_buffer, m_stderr, m_last_kernel, m_backend, m_limit_hint;
   int m_next_id = 1;
 };
 

@@ -480,6 +480,45 @@ TEST(RunnerProcess, AHangIsKilledAfterTheTimeout) {
   EXPECT_FALSE(p.alive());
 }
 
+// A request past its limit says which backend ran out of time: on the emulator a slow run, with
+// how to raise the limit; "hung kernel" only where a GPU kernel may hang.
+TEST(RunnerProcess, ATimeLimitOnTheEmulatorIsNotCalledAHang) {
+  const std::string fake = [](const std::string& backend) {
+    return "read l; echo '{\"id\":1,\"ok\":true,\"backend\":\"" + backend +
+           "\"}'; read l; echo '{\"event\":\"launch\",\"kernel\":\"kernel7\"}'; sleep 30";
+  }("emulator");
+  RunnerProcess p(fake);
+  EXPECT_EQ(p.call({{"op", "hello"}}, 10)["backend"], "emulator");
+  EXPECT_EQ(p.backend(), "emulator");
+  p.set_limit_hint("raise it with --timeout SECONDS");
+  try {
+    p.call({{"op", "profile"}}, 0.5);
+    FAIL();
+  } catch (const RunnerFailure& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.code(), "timeout");
+    EXPECT_EQ(e.kernel(), "kernel7");
+    EXPECT_NE(m.find("emulator backend"), std::string::npos) << m;
+    EXPECT_NE(m.find("time limit of 1 s"), std::string::npos) << m;
+    EXPECT_NE(m.find("time limit was reached"), std::string::npos) << m;
+    EXPECT_NE(m.find("still running kernel7"), std::string::npos) << m;
+    EXPECT_NE(m.find("--timeout SECONDS"), std::string::npos) << m;
+    EXPECT_EQ(m.find("(a hung kernel"), std::string::npos) << m;
+  }
+  RunnerProcess gpu(
+      "read l; echo '{\"id\":1,\"ok\":true,\"backend\":\"cuda\"}'; read l; "
+      "echo '{\"event\":\"launch\",\"kernel\":\"kernel2\"}'; sleep 30");
+  gpu.call({{"op", "hello"}}, 10);
+  try {
+    gpu.call({{"op", "run"}}, 0.5);
+    FAIL();
+  } catch (const RunnerFailure& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cuda backend"), std::string::npos) << m;
+    EXPECT_NE(m.find("kernel2 (a hung kernel"), std::string::npos) << m;
+  }
+}
+
 TEST(RunnerProcess, ARunnerKilledMidRunNamesTheKernel) {
   std::string dir = mmoe_bundle("unfused");
   RunnerProcess p("SOUFFLE_RUNNER_ABORT_AT=kernel3 " + kRunner + " --backend emulator");

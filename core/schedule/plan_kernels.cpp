@@ -22,6 +22,7 @@
 #include "core/schedule/price.h"
 #include "core/schedule/wavefront.h"
 #include "core/schedule/weight_panel.h"
+#include "core/support/cancel.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -648,7 +649,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
   grid_ks.inputs = ks.inputs;
   grid_ks.outputs = ks.outputs;
   for (const plan::Partition& p : parts) {
+    check_cancel(options.cancel, "building the kernels");
     std::string name = kernel_name(p);
+    if (options.starting) options.starting(name);
     schedule::ScheduleConfig config = shared_config;
     if (!p.split_rows) config.cross_block_rows = 0;
     PartitionSchedule ps =

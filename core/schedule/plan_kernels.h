@@ -2,6 +2,7 @@
 /// fused, tiles tuned) and merged into one loop-IR kernel per partition, or several launches.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -115,6 +116,12 @@ struct KernelBuildOptions {
   /// partition's global scratch. Both or neither.
   const ScheduleMemo* schedules = nullptr;
   std::function<std::string(const plan::Partition&)> schedule_key;
+  /// Optional: checked before each partition is built; when set the build throws Cancelled
+  /// (core/support/cancel.h) and the partitions not yet built are not.
+  const std::atomic<bool>* cancel = nullptr;
+  /// Optional: told the name of each partition's kernel as its build starts (after the
+  /// cancel check).
+  std::function<void(const std::string&)> starting;
 };
 
 /// The schedule configuration and build options the kernels of `plan` are built with — the

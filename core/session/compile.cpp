@@ -16,6 +16,7 @@
 #include "core/session/pipeline.h"
 #include "core/session/timeline.h"
 #include "core/session/verify_kernels.h"
+#include "core/support/cancel.h"
 #include "core/support/error.h"
 #include "core/support/thread_pool.h"
 
@@ -83,9 +84,9 @@ std::string arch_digits(const std::string& arch) {
 
 }  // namespace
 
-std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
-                                                   const schedule::PlanPricer* pricer,
-                                                   schedule::SyncMode sync) {
+std::vector<CompiledKernel> build_compiled_kernels(
+    const plan::FusionPlan& plan, const schedule::PlanPricer* pricer, schedule::SyncMode sync,
+    const std::atomic<bool>* cancel, const std::function<void(const std::string&)>& building) {
   // The plan's schedule configuration and build options (plan_build), as its pricing built
   // them: under rules and unfused a partition that would need a grid barrier becomes several
   // launches (kernelN.0, kernelN.1, ...).
@@ -93,6 +94,8 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
   b.options.sync = sync;
   // The pricer built its kernels in the plan's sync mode.
   if (sync != plan.sync) pricer = nullptr;
+  b.options.cancel = cancel;
+  b.options.starting = building;
   const schedule::ScheduleConfig& config = b.config;
   const KernelBuildOptions& bo = b.options;
   std::vector<CompiledKernel> out;
@@ -122,6 +125,8 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
   if (pricer) {
     for (const plan::Partition& p : plan.partitions) {
       if (!any_te(p)) continue;
+      check_cancel(cancel, "building the kernels");
+      if (building) building("kernel" + std::to_string(p.id));
       try {
         loop::KernelSet ks = pricer->kernels(plan, p);
         take(ks);
@@ -159,8 +164,10 @@ std::vector<CompiledKernel> build_compiled_kernels(const plan::FusionPlan& plan,
   return out;
 }
 
-void emit_compiled_kernels(std::vector<CompiledKernel>& out, codegen::StageOutlining outlining) {
+void emit_compiled_kernels(std::vector<CompiledKernel>& out, codegen::StageOutlining outlining,
+                           const std::atomic<bool>* cancel) {
   for (size_t i = 0; i < out.size(); ++i) {
+    check_cancel(cancel, "emitting the kernels");
     CompiledKernel& ck = out[i];
     if (!ck.error.empty()) continue;
     ck.launch = ck.kernel.launch;
@@ -353,6 +360,8 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
       (is_separate[at] ? separate : plain).push_back(at);
     }
     auto run_one = [&](const size_t at) {
+      // Once cancelled, the programs not yet started are not compiled (thrown after the pool).
+      if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
       {
         const gpu::CompileJob& j = jobs[at];
         auto tj = std::chrono::steady_clock::now();
@@ -387,6 +396,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
       for (int64_t i = b; i < e; ++i) run_one(plain[static_cast<size_t>(i)]);
     });
     ms += ms_since(t0);
+    check_cancel(options.cancel, "compiling the kernels");
     std::vector<size_t> again;
     std::vector<int> again_caps;
     for (size_t pi = 0; pi < programs.size(); ++pi) {

@@ -1,6 +1,7 @@
 /// \file Compiling a plan: each partition scheduled, emitted as CUDA C and compiled with NVRTC.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -72,6 +73,12 @@ struct CompileOptions {
   /// Told after each distinct program is compiled (from the compiling threads, one call at a
   /// time); null says nothing.
   std::function<void(const CompileProgress&)> progress;
+  /// Optional: checked before each partition's kernels are built, each kernel is instrumented
+  /// and emitted, and each NVRTC program is compiled; once set, compile_plan stops there and
+  /// throws Cancelled (core/support/cancel.h).
+  const std::atomic<bool>* cancel = nullptr;
+  /// Optional: told each partition's kernel name as its build starts.
+  std::function<void(const std::string&)> building;
 };
 
 /// CompileOptions::lto links kernels of this many stages or more (fewer: whole-program NVRTC).
@@ -138,13 +145,17 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
 /// options (what its pricing built: taken from `pricer` when it priced them), one entry per
 /// launch in plan order; a partition that cannot be built gets an entry with its error, the
 /// others are built alone.
+/// With `cancel` (CompileOptions::cancel) it throws Cancelled between partitions once the flag
+/// is set; `building` is told each partition's kernel name as its build starts.
 std::vector<CompiledKernel> build_compiled_kernels(
     const plan::FusionPlan& plan, const schedule::PlanPricer* pricer = nullptr,
-    schedule::SyncMode sync = schedule::SyncMode::Grid);
+    schedule::SyncMode sync = schedule::SyncMode::Grid, const std::atomic<bool>* cancel = nullptr,
+    const std::function<void(const std::string&)>& building = {});
 /// The emit half: each built kernel's CUDA C (`cuda`, `name`, `launch`); an error names a kernel
-/// that cannot be emitted.
+/// that cannot be emitted. Throws Cancelled between kernels once `cancel` is set.
 void emit_compiled_kernels(std::vector<CompiledKernel>& kernels,
-                           codegen::StageOutlining outlining = codegen::StageOutlining::Auto);
+                           codegen::StageOutlining outlining = codegen::StageOutlining::Auto,
+                           const std::atomic<bool>* cancel = nullptr);
 
 /// The compile half of compile_plan: compiles each kernel's `cuda` for every arch and fills
 /// per_arch, co_resident and error (kernels that already carry an error are left alone).

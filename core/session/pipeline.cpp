@@ -251,7 +251,8 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
           out.kernels.kernels = build_compiled_kernels(out.plan, nullptr, out.plan.sync);
         } else {
           // The kernels the plan's pricing built for its partitions (built once).
-          out.kernels.kernels = build_compiled_kernels(plan, pricer.get(), sync);
+          out.kernels.kernels = build_compiled_kernels(plan, pricer.get(), sync, o.compile.cancel,
+                                                       o.compile.building);
         }
         out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
@@ -262,8 +263,8 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
       Step::Emit,
       [&] {
         auto t = Clock::now();
-        instrument_compiled_kernels(out.kernels.kernels, o.compile.timeline);
-        emit_compiled_kernels(out.kernels.kernels, o.compile.outlining);
+        instrument_compiled_kernels(out.kernels.kernels, o.compile.timeline, o.compile.cancel);
+        emit_compiled_kernels(out.kernels.kernels, o.compile.outlining, o.compile.cancel);
         out.kernels.build_ms += std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       },
       [&] { return kernels_text(out.kernels, true); },

@@ -14,6 +14,7 @@
 #include "core/session/compile.h"
 #include "core/session/runner.h"
 #include "core/session/runner_client.h"
+#include "core/support/cancel.h"
 #include "core/support/error.h"
 #include "core/support/json_number.h"
 
@@ -370,9 +371,18 @@ ProfileReport ProfileSession::profile(const std::string& model_path, const plan:
   co.timeline.enabled = m_options.timeline;
   co.archs.clear();
   if (!emulator()) co.archs = {r.arch};
+  // Cancel stops the build between kernels and NVRTC programs, not after it.
+  co.cancel = m_options.cancel;
+  co.building = [&](const std::string& kernel) { say("building " + kernel); };
   say("compiling " + r.strategy + " kernels" + (r.arch.empty() ? "" : " for " + r.arch));
   auto t0 = std::chrono::steady_clock::now();
-  CompileReport rep = compile_plan(plan, co);
+  CompileReport rep;
+  try {
+    rep = compile_plan(plan, co);
+  } catch (const Cancelled&) {
+    r.error = "cancelled";
+    return r;
+  }
   r.compile_ms = ms_since(t0);
   for (const CompiledKernel& k : rep.kernels)
     if (!k.ok()) {

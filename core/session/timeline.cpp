@@ -13,6 +13,7 @@
 
 #include "core/schedule/price.h"
 #include "core/session/runner.h"
+#include "core/support/cancel.h"
 #include "core/support/error.h"
 #include "core/support/median.h"
 
@@ -22,11 +23,14 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 void instrument_compiled_kernels(std::vector<CompiledKernel>& kernels,
-                                 const loop::TimelineOptions& options) {
+                                 const loop::TimelineOptions& options,
+                                 const std::atomic<bool>* cancel) {
   if (!options.enabled) return;
-  for (CompiledKernel& k : kernels)
+  for (CompiledKernel& k : kernels) {
+    check_cancel(cancel, "instrumenting the kernels");
     if (k.ok() && k.kernel.body.defined() && !loop::has_timeline(k.kernel))
       loop::instrument_timeline(k.kernel, options);
+  }
 }
 
 // ---- record files ----

@@ -22,8 +22,10 @@ class Backend;
 
 /// Instruments every built kernel (loop::instrument_timeline) before it is emitted; a kernel
 /// already carrying an error is left alone.
+/// Throws Cancelled between kernels once `cancel` is set.
 void instrument_compiled_kernels(std::vector<CompiledKernel>& kernels,
-                                 const loop::TimelineOptions& options);
+                                 const loop::TimelineOptions& options,
+                                 const std::atomic<bool>* cancel = nullptr);
 
 // ---- record files ----
 

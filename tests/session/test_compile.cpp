@@ -3,6 +3,7 @@
 // that fits under fewer registers is compiled again under that cap.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
@@ -10,6 +11,7 @@
 #include "core/loop/stmt.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
+#include "core/support/cancel.h"
 #include "core/support/error.h"
 #include "core/te/builder.h"
 #include "tests/codegen/kernels.h"
@@ -268,6 +270,56 @@ TEST(Compile, StageFunctionSpillsCountForTheirKernel) {
   EXPECT_EQ(ks[1].name, "kernel11");
   EXPECT_EQ(ks[1].spill_store_bytes, 100);
   EXPECT_EQ(ks[1].stack_bytes, 8);
+}
+
+// A cancel flag stops the build where it is: no partition's kernels are built after it is set
+// (the one under way finishes), nothing is emitted, and no NVRTC program starts after it.
+TEST(Compile, CancelStopsTheBuildBetweenKernels) {
+  plan::FusionPlan p = plan_of(plan::Strategy::Unfused);
+  ASSERT_GT(p.kernels(), 2u);
+  std::atomic<bool> cancel{false};
+  CompileOptions o;
+  o.archs.clear();  // the build and emit only, as the emulator's profile needs
+  o.cancel = &cancel;
+  std::vector<std::string> started;
+  o.building = [&](const std::string& k) {
+    started.push_back(k);
+    if (started.size() == 2) cancel = true;
+  };
+  EXPECT_THROW(compile_plan(p, o), Cancelled);
+  EXPECT_EQ(started.size(), 2u);  // the first two; none after the flag
+  // Unset, the same build goes through every partition.
+  cancel = false;
+  started.clear();
+  o.building = [&](const std::string& k) { started.push_back(k); };
+  CompileReport whole = compile_plan(p, o);
+  EXPECT_EQ(whole.errors, 0);
+  EXPECT_GT(started.size(), 2u);
+  // Set before emitting: the kernels built are not emitted.
+  std::vector<CompiledKernel> built = build_compiled_kernels(p);
+  cancel = true;
+  EXPECT_THROW(emit_compiled_kernels(built, codegen::StageOutlining::Auto, &cancel), Cancelled);
+  EXPECT_TRUE(built.front().cuda.empty());
+}
+
+TEST(Compile, CancelStopsNvrtcBetweenPrograms) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  plan::FusionPlan p = plan_of(plan::Strategy::Unfused);
+  std::atomic<bool> cancel{false};
+  CompileOptions o;
+  o.archs = {"sm_80"};
+  o.use_cache = false;  // every program compiled, none answered from the cache
+  o.threads = 1;        // one after the other, so the count is exact
+  o.cancel = &cancel;
+  int compiled = 0, total = 0;
+  o.progress = [&](const CompileProgress& pr) {
+    ++compiled;
+    total = pr.total;
+    cancel = true;
+  };
+  EXPECT_THROW(compile_plan(p, o), Cancelled);
+  EXPECT_GT(total, 1);
+  EXPECT_EQ(compiled, 1);  // of `total` programs, only the one under way when it was set
 }
 
 TEST(Compile, BadArchIsAUserError) {

@@ -570,6 +570,39 @@ TEST(ProfileSession, EmulatorEndToEndThroughTheRunner) {
   }
 }
 
+// Cancel during the kernel build: the build stops at the next kernel, and the runner is never
+// asked to load anything.
+TEST(ProfileSession, CancelDuringTheKernelBuildStopsTheBuild) {
+  std::atomic<bool> cancel{false};
+  std::vector<std::string> said;
+  ProfileOptions o;
+  o.backend = "emulator";
+  o.runner = kRunner;
+  o.runs = 1;
+  o.warmup = 0;
+  o.timeline = true;
+  o.cancel = &cancel;
+  o.progress = [&](const std::string& s) {
+    said.push_back(s);
+    if (s.rfind("building ", 0) == 0) cancel = true;
+  };
+  ProfileSession s(o);
+  PipelineOptions pipe;
+  pipe.gpu = gpu::gpu_spec("a100");
+  pipe.strategy = plan::Strategy::Unfused;
+  plan::FusionPlan p = plan::plan(test::sample_model("mmoe").program, plan_options(pipe));
+  ASSERT_GT(p.kernels(), 2u);
+  ProfileReport r = s.profile(test::sample_model_path("mmoe"), p);
+  EXPECT_EQ(r.error, "cancelled");
+  int building = 0, loading = 0;
+  for (const std::string& m : said) {
+    building += m.rfind("building ", 0) == 0 ? 1 : 0;
+    loading += m.rfind("loading the bundle", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(building, 1);  // of p.kernels(): none started after Cancel
+  EXPECT_EQ(loading, 0);
+}
+
 TEST(ProfileSession, ACudaBackendWithoutAGpuSaysWhatIsMissing) {
   ProfileOptions o;
   o.backend = "cuda";

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -143,7 +144,9 @@ std::string read_external(const onnx::TensorProto& tp, int64_t expected_bytes, c
       long long v = std::stoll(text, &used);
       if (used != text.size() || v < 0) throw std::invalid_argument("bad");
       return static_cast<int64_t>(v);
-    } catch (const std::exception&) {
+    } catch (const std::invalid_argument&) {
+      throw UserError("", "", what + ": external data " + key + " '" + text + "' is not a count");
+    } catch (const std::out_of_range&) {
       throw UserError("", "", what + ": external data " + key + " '" + text + "' is not a count");
     }
   };

@@ -12,6 +12,7 @@
 #include "core/report/memory_picture.h"
 #include "core/report/svg.h"
 #include "core/session/memory_record.h"
+#include "core/support/fault.h"
 #include "core/support/line_diff.h"
 #include "core/te/mutator.h"
 
@@ -243,7 +244,10 @@ std::string lesson_memory_html(const PipelineStep& step, const PipelineWalk& wal
   if (!ck || ck->kernel.launch.grid_x * ck->kernel.launch.block_x > max_threads) return "";
   emulate::KernelAccess rec;
   try {
+    fault::point("lesson.memory_picture");
     rec = record_kernel_access(ck->kernel);
+  } catch (const std::logic_error&) {
+    throw;  // a bug in the emulator or the kernel is not a note in a lesson
   } catch (const std::exception& e) {
     return "<p class=\"note\">No memory picture: " + xml_escape(e.what()) + "</p>\n";
   }

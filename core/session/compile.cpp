@@ -18,6 +18,7 @@
 #include "core/session/verify_kernels.h"
 #include "core/support/cancel.h"
 #include "core/support/error.h"
+#include "core/support/fault.h"
 #include "core/support/thread_pool.h"
 
 namespace souffle {
@@ -177,7 +178,10 @@ void emit_compiled_kernels(std::vector<CompiledKernel>& out, codegen::StageOutli
       ck.name = codegen::cuda_kernel_names(one)[0];
       codegen::CudaEmitOptions eo;
       eo.outlining = outlining;
+      fault::point("compile.emit");
       ck.emit_source(eo);
+    } catch (const std::logic_error&) {
+      throw;  // the emitter or its verifier met a bug: not one kernel's error
     } catch (const std::exception& e) {
       ck.error = ck.name + ": cannot emit CUDA: " + e.what();
     }
@@ -283,7 +287,10 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         try {
           codegen::CudaEmitOptions eo;
           eo.outlining = lto_outlining(ck, options);
+          fault::point("compile.lto_outline");
           ck.emit_source(eo);
+        } catch (const std::logic_error&) {
+          throw;  // a bug in outlining is not a reason to compile the kernel whole
         } catch (const std::exception&) {
           // Kept as emitted: compiled whole.
         }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "core/support/error.h"
@@ -67,7 +68,9 @@ bool parse_number(std::string s, double* out) {
     size_t used = 0;
     *out = std::stod(s, &used);
     return used == s.size();
-  } catch (const std::exception&) {
+  } catch (const std::invalid_argument&) {
+    return false;
+  } catch (const std::out_of_range&) {
     return false;
   }
 }
@@ -449,7 +452,7 @@ ExternalProfile parse_external_profile(const std::string& text, const std::strin
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
-    } catch (const std::exception& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw UserError(path, "", std::string("not valid JSON: ") + e.what());
     }
     // ONNX Runtime writes its profile as a bare array of Chrome trace events.

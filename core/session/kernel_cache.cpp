@@ -8,6 +8,7 @@
 
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/plan_pricer.h"
+#include "core/support/fault.h"
 
 namespace souffle {
 
@@ -165,9 +166,12 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
   auto t0 = std::chrono::steady_clock::now();
   try {
     // What the plan's pricing and compile_plan build for this partition (plan_build's options).
+    fault::point("kernel_cache.build");
     const schedule::PlanBuild pb = schedule::plan_build(plan);
     b.kernels = std::make_shared<const loop::KernelSet>(
         schedule::build_partition_kernels(plan, p, pb.config, pb.options));
+  } catch (const std::logic_error&) {
+    throw;  // a bug in the build reaches the caller; it is never shown as the kernel's error
   } catch (const std::exception& e) {
     b.error = std::string("cannot build ") + e.what();
   }

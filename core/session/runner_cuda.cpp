@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/session/runner_cuda_backend.h"
 
@@ -33,7 +34,9 @@ int arch_number(const std::string& arch) {
   if (p == std::string::npos) return -1;
   try {
     return std::stoi(arch.substr(p + 1));
-  } catch (...) {
+  } catch (const std::invalid_argument&) {
+    return -1;
+  } catch (const std::out_of_range&) {
     return -1;
   }
 }

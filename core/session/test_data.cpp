@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 
 #include "core/onnx/importer.h"
 #include "core/support/error.h"
@@ -31,7 +32,10 @@ std::vector<TestDataSet> read_test_data(const std::string& dir) {
     if (!entry.is_directory() || name.rfind(prefix, 0) != 0) continue;
     try {
       sets.emplace_back(std::stoi(name.substr(prefix.size())), entry.path());
-    } catch (const std::exception&) {
+    } catch (const std::invalid_argument&) {
+      // not a numbered set: skipped
+    } catch (const std::out_of_range&) {
+      // not a numbered set: skipped
     }
   }
   if (ec) throw UserError(dir, "", "cannot read test data folder: " + ec.message());

@@ -15,6 +15,7 @@
 #include "core/session/runner.h"
 #include "core/support/cancel.h"
 #include "core/support/error.h"
+#include "core/support/fault.h"
 #include "core/support/median.h"
 
 namespace souffle {
@@ -285,11 +286,14 @@ void attach_stage_info(KernelTimeline& t, const CompiledKernel& kernel,
     return it == flops.end() ? 0 : it->second;
   };
   try {
+    fault::point("timeline.stage_price");
     const schedule::KernelPrice p = schedule::price_kernel(
         kernel.kernel, spec, gpu::cost_constants(spec, plan.precision, nullptr), flops_of,
         kernel.register_cap);
     for (size_t i = 0; i < p.stages.size() && i < t.stage_est_us.size(); ++i)
       t.stage_est_us[i] = p.stages[i].cost.total_us;
+  } catch (const std::logic_error&) {
+    throw;  // a bug in the price model is not a missing estimate
   } catch (const std::exception&) {
     // No estimate is no reason to lose the measurement.
   }

@@ -11,6 +11,7 @@
 #include "core/gpu/nvrtc.h"
 #include "core/session/runner.h"
 #include "core/support/error.h"
+#include "core/support/fault.h"
 #include "core/support/tensor_data.h"
 
 namespace souffle {
@@ -166,6 +167,7 @@ std::vector<double> TileMeasurer::measure(const te::ComputeOp& op,
     const std::string dir =
         (fs::path(m_options.dir) / fmt::format("gemm{}", m_measurements.size())).string();
     try {
+      fault::point("tune_measure.measure");
       std::map<size_t, std::string> errors;
       BundleManifest m =
           write_candidate_bundle(dir, benches, m_options.arch, m_options.gpu, &errors);
@@ -188,6 +190,8 @@ std::vector<double> TileMeasurer::measure(const te::ComputeOp& op,
               out.us[bench_of[b]] = k.duration_us.median;
         if (!p.timer_note.empty()) notes.push_back(p.timer_note);
       }
+    } catch (const std::logic_error&) {
+      throw;  // a bug (a broken invariant, the runner's answers miscounted) is not a measurement
     } catch (const std::exception& e) {
       // Every candidate of this problem unmeasured: the model's order stands.
       std::fill(out.us.begin(), out.us.end(), -1.0);

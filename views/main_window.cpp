@@ -36,13 +36,16 @@
 #include "views/graph_view.h"
 #include "views/kernel_runs.h"
 #include "views/memory_panel.h"
+#include "views/model_lifecycle.h"
 #include "views/node_table_model.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
+#include "views/plan_controller.h"
 #include "views/plan_export.h"
 #include "views/plan_toolbar.h"
 #include "views/project_controller.h"
 #include "views/recent_files.h"
+#include "views/selection_sync.h"
 #include "views/status_line.h"
 #include "views/step_through.h"
 #include "views/step_through_mode.h"
@@ -67,9 +70,9 @@ bool isModelFile(const QUrl& url) {
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
-      m_loader(new ModelLoader(this)),
-      m_planner(new PlanRunner(this)),
       m_session(new ExplorerSession(this)),
+      m_models(new ModelLifecycle(m_session, this)),
+      m_plans(new PlanController(m_session, this)),
       m_systemPalette(qApp->palette()) {
   setWindowTitle(tr("Souffle Explorer"));
   setAcceptDrops(true);
@@ -119,38 +122,20 @@ QDockWidget* MainWindow::timelineDock() const {
 
 void MainWindow::wire() {
   // Loading and planning.
-  connect(m_loader, &ModelLoader::loaded, this, &MainWindow::onLoaded);
-  connect(m_loader, &ModelLoader::failed, this, &MainWindow::onFailed);
-  connect(m_loader, &ModelLoader::cancelled, this, [this](const QString& path) {
-    setBusy(false);
-    say(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
-  });
-  connect(m_planner, &PlanRunner::planned, this, &MainWindow::onPlanned);
-  connect(m_planner, &PlanRunner::progress, this, [this](const QString& what) { say(what); });
-  connect(m_planner, &PlanRunner::cancelled, this, [this] {
-    if (m_editor->hasProposal()) m_editor->reject();
-    if (m_session->plan()) {
-      // The selectors show the plan that stays on screen.
-      m_planBar->showPlan(*m_session->plan());
-    }
-    setBusy(false);
-    updateStatus();
-    say(tr("Planning cancelled: the plan on screen stays"), 8000);
-  });
-  connect(m_planner, &PlanRunner::failed, this, [this](const QString& reason) {
-    setBusy(false);
-    LoadError e;
-    e.file = m_lastPath;
-    e.reason = tr("planning (%1 on %2) failed: %3").arg(strategy(), gpu(), reason);
-    m_session->reportProblem(e);
-    emit planFailed(reason);
-  });
-  // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
-  // before it becomes a step.
-  connect(m_editor, &DecisionEditor::changed, this, [this] { startPlan(); });
-  connect(m_editor, &DecisionEditor::proposed, this, [this] { startPlan(); });
+  m_models->attach({m_editor, m_project, m_plans, m_runs, m_kernels, m_importedPanel, m_stepMode,
+                    m_error, m_graphPage, m_reloadAction, this});
+  connect(m_models, &ModelLifecycle::busyChanged, this, &MainWindow::setBusy);
+  connect(m_models, &ModelLifecycle::shown, this, &MainWindow::onShown);
+  connect(m_models, &ModelLifecycle::closed, this, &MainWindow::onClosed);
+  connect(m_models, &ModelLifecycle::modelLoaded, this, &MainWindow::modelLoaded);
+  connect(m_models, &ModelLifecycle::loadFailed, this, &MainWindow::loadFailed);
+  m_plans->attach({m_editor, m_planBar, m_kernels, m_runs, m_charts, m_graphPage, m_strategies,
+                   m_compare, m_stepMode, m_project, [this] { return m_models->lastPath(); }});
+  connect(m_plans, &PlanController::busyChanged, this, &MainWindow::setBusy);
+  connect(m_plans, &PlanController::statusChanged, this, &MainWindow::updateStatus);
+  connect(m_plans, &PlanController::planned, this, &MainWindow::planned);
+  connect(m_plans, &PlanController::planFailed, this, &MainWindow::planFailed);
   connect(m_planBar, &PlanToolBar::heatMetricChosen, this, &MainWindow::setHeatMetric);
-  connect(m_planBar, &PlanToolBar::settingsChanged, this, [this] { startPlan(); });
 
   // Cancel in the status bar: whatever runs (a compile, a profile, a load, a plan).
   connect(m_status, &StatusLine::cancelRequested, this, [this] {
@@ -158,12 +143,12 @@ void MainWindow::wire() {
       cancelCompile();
     else if (m_profiler && m_profiler->isBusy())
       m_profiler->cancel();
-    else if (m_loader->isBusy())
+    else if (m_models->isLoading())
       cancelLoad();
     else if (m_timeline->isBusy())
       m_timeline->cancel();
     else
-      m_planner->cancel();
+      m_plans->runner()->cancel();
   });
   connect(m_timeline, &TimelinePanel::busyChanged, this, &MainWindow::setBusy);
 
@@ -172,15 +157,13 @@ void MainWindow::wire() {
   connect(m_error, &ErrorPanel::dismissed, dockOf(m_error), &QDockWidget::hide);
 
   // Selections: graph, nodes, kernels, code and charts follow one another through the session.
-  connect(m_graph, &GraphPanel::boxSelected, this, &MainWindow::onBoxSelected);
+  new SelectionSync(m_session, m_graphPage, m_nodes, m_kernels, m_properties, m_teText, this);
   connect(m_graph, &GraphPanel::drawn, this, [this](bool final) {
     m_status->setLayoutInfo(m_graph->layoutInfo());
     m_graphPage->applyPlan();
     if (final) setBusy(false);
     emit graphDrawn(final);
   });
-  connect(m_nodes, &NodesPage::nodeActivated, this, &MainWindow::onNodeActivated);
-  connect(m_kernels, &KernelsPage::partitionActivated, this, &MainWindow::onPartitionActivated);
   // The pages follow the session (Properties before the graph page: it shows the selected box
   // with the new plan before a collapsed graph is redrawn; the graph page before the others: a
   // timeline span selects its nodes before the code shows its lines).
@@ -208,20 +191,6 @@ void MainWindow::wire() {
   connect(m_runs, &KernelRuns::progress, m_status, &StatusLine::setProgress);
   connect(m_runs, &KernelRuns::compiled, this, &MainWindow::compiled);
   connect(m_session, &ExplorerSession::profiled, m_project, &ProjectController::touch);
-
-  // The docks that plan or compare only while they are shown.
-  connect(m_strategies, &StrategiesPage::strategyChosen, this, [this](const QString& name) {
-    if (name != strategy()) setStrategy(name);
-  });
-  // A dock tabbed behind another still says isVisible(); "onScreen" follows its tab.
-  connect(dockOf(m_strategies), &QDockWidget::visibilityChanged, this, [this](bool on) {
-    dockOf(m_strategies)->setProperty("onScreen", on);
-    if (on) refreshExplorerViews();
-  });
-  connect(dockOf(m_compare), &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    dockOf(m_compare)->setProperty("onScreen", visible);
-    if (visible) refreshCompare();
-  });
 }
 
 void MainWindow::createPages() {
@@ -402,49 +371,8 @@ void MainWindow::createStatusBar() {
   setBusy(false);
 }
 
-bool MainWindow::isLoading() const {
-  return m_loader->isBusy();
-}
-
 bool MainWindow::isErrorShown() const {
   return dockOf(m_error)->isVisible();
-}
-
-void MainWindow::openDialog() {
-  QString dir = m_lastPath.isEmpty() ? QString() : QFileInfo(m_lastPath).absolutePath();
-  QString path = QFileDialog::getOpenFileName(this, tr("Open model"), dir,
-                                              tr("ONNX models (*.onnx);;All files (*)"));
-  if (!path.isEmpty()) openModel(path);
-}
-
-void MainWindow::openModel(const QString& path) {
-  const QString absolute = QFileInfo(path).absoluteFilePath();
-  if (!m_session->isFor(absolute)) {
-    if (!m_project->confirmLeave()) return;  // Cancel: the model on screen stays, edits too
-    beginSession(absolute);
-  }
-  m_lastPath = absolute;
-  m_reloadAction->setEnabled(true);
-  auto strings = [](const QStringList& l) {
-    std::vector<std::string> out;
-    for (const QString& s : l) out.push_back(s.toStdString());
-    return out;
-  };
-  onnx_import::ImportOptions options;
-  try {
-    options = onnx_import::import_options(strings(m_session->inputDims()),
-                                          strings(m_session->inputBinds()),
-                                          strings(m_session->inputShapes()));
-  } catch (const UserError& e) {
-    LoadError err;
-    err.file = absolute;
-    err.reason = QString::fromStdString(e.reason());
-    err.title = tr("The model inputs are malformed (File > Model inputs…)");
-    showError(err);
-    return;
-  }
-  setBusy(true, tr("Loading %1…").arg(QFileInfo(path).fileName()));
-  m_loader->load(m_lastPath, options);
 }
 
 void MainWindow::setInputOptions(const QStringList& dims, const QStringList& binds,
@@ -452,54 +380,18 @@ void MainWindow::setInputOptions(const QStringList& dims, const QStringList& bin
   m_session->setInputOptions(dims, binds, shapes);
 }
 
-void MainWindow::editInputOptions() {
-  if (!askInputOptions(this, m_session)) return;
-  if (m_project) m_project->touch();
-  reload();
-}
-
-void MainWindow::reload() {
-  if (!m_lastPath.isEmpty()) openModel(m_lastPath);
-}
-
 void MainWindow::cancelLoad() {
   // Esc: whatever long work runs.
-  if (m_loader->isBusy())
-    m_loader->cancel();
+  if (m_models->isLoading())
+    m_models->cancel();
   else if (m_compiler && m_compiler->isBusy())
     cancelCompile();
-  else if (m_planner->isBusy())
-    m_planner->cancel();
+  else if (m_plans->runner()->isBusy())
+    m_plans->runner()->cancel();
   setBusy(false);
 }
 
-void MainWindow::beginSession(const QString& modelPath, bool fresh) {
-  const QString path = modelPath.isEmpty() ? QString() : QFileInfo(modelPath).absoluteFilePath();
-  if (!fresh && m_session->isFor(path)) return;
-  // A mode chosen on the welcome page (step-through before any model) is kept for the first
-  // model; the state of a model never reaches the next one.
-  m_session->begin(path, m_session->modelPath().isEmpty());
-  m_runs->setPlan(nullptr);  // the compile and the measurements shown were the model's before
-  dockOf(m_importedPanel)->hide();
-  if (!m_session->isStepping()) {
-    setStepThroughShown(false);
-    stepThrough()->clear();
-  }
-  m_editor->reset();
-  m_project->sessionStarted();
-}
-
-void MainWindow::closeModel() {
-  if (!m_project->confirmLeave()) return;  // Cancel: the model stays open
-  m_loader->cancel();
-  m_planner->cancel();
-  m_session->setPlan(nullptr);
-  m_kernels->model()->setPlan(nullptr);
-  m_runs->dropCompile();
-  m_session->setModel(nullptr);
-  beginSession(QString());
-  refreshExplorerViews();
-  m_graphPage->clear();
+void MainWindow::onClosed() {
   m_stack->setCurrentWidget(m_welcome);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
   setWindowTitle(tr("Souffle Explorer"));
@@ -507,14 +399,7 @@ void MainWindow::closeModel() {
   updateStatus();
 }
 
-void MainWindow::onLoaded(ModelDataPtr data, double ms) {
-  m_session->setModel(std::move(data));  // Nodes, Properties, TE program; the plan is dropped
-  m_kernels->model()->setPlan(nullptr);
-  dockOf(m_error)->hide();
-  if (m_afterLoad) {
-    showError(*m_afterLoad);
-    m_afterLoad.reset();
-  }
+void MainWindow::onShown(double ms) {
   m_stack->setCurrentWidget(isStepThroughShown() ? static_cast<QWidget*>(stepThrough())
                                                  : m_graphPage);
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(true);
@@ -526,15 +411,6 @@ void MainWindow::onLoaded(ModelDataPtr data, double ms) {
   setBusy(true, tr("Laying out the graph…"));
   updateStatus();
   showCurrentGraph();
-  startPlan();
-  emit modelLoaded();
-}
-
-void MainWindow::onFailed(const LoadError& error) {
-  setBusy(false);
-  m_session->reportProblem(error);
-  say(tr("Could not open %1").arg(QFileInfo(error.file).fileName()), 8000);
-  emit loadFailed(error);
 }
 
 void MainWindow::showCurrentGraph() {
@@ -557,39 +433,6 @@ void MainWindow::setTeLevel(bool on) {
   updateStatus();
 }
 
-void MainWindow::onBoxSelected(int box) {
-  const SceneGraph* g = m_graph->scene()->graph();
-  m_properties->showBox(g, box);
-  if (!g || box < 0 || m_syncing) return;
-  // Follow in the kernel table: the (first) kernel of the box.
-  if (const std::vector<int>* ks = m_graph->scene()->kernelsOf(box); ks && !ks->empty()) {
-    m_syncing = true;
-    m_kernels->selectPartition(ks->front(), true);
-    m_syncing = false;
-  }
-  m_teText->revealBox(g->nodes[box], m_session->model().get());
-  m_nodes->showBox(*g, box, m_session->model().get());
-}
-
-void MainWindow::onNodeActivated(int row) {
-  if (m_syncing) return;
-  const QModelIndex src = m_nodes->model()->index(row, 0);
-  int box = src.data(NodeTableModel::BoxRole).toInt();
-  const SceneGraph* g = m_graph->scene()->graph();
-  if (!g) return;
-  if (g->teLevel) {
-    const QString name = src.data().toString();
-    box = -1;
-    for (size_t i = 0; i < g->nodes.size() && box < 0; ++i)
-      if (g->nodes[i].onnxNode == name) box = static_cast<int>(i);
-  }
-  if (box < 0) return;
-  m_syncing = true;
-  m_graphPage->selectBox(box);
-  m_syncing = false;
-  onBoxSelected(box);
-}
-
 void MainWindow::createPlanToolBar() {
   m_planBar = new PlanToolBar(this);
   addToolBar(m_planBar);
@@ -609,7 +452,7 @@ QString MainWindow::gpu() const {
 }
 
 bool MainWindow::isPlanning() const {
-  return m_planner->isBusy();
+  return m_plans->runner()->isBusy();
 }
 
 void MainWindow::setStrategy(const QString& strategy) {
@@ -626,73 +469,6 @@ bool MainWindow::loadCalibration(const QString& file, QString* error) {
 
 void MainWindow::clearCalibration() {
   m_planBar->clearCalibration();
-}
-
-void MainWindow::startPlan() {
-  if (!m_session->model()) return;
-  plan::Strategy st = plan::Strategy::Souffle;
-  for (plan::Strategy s : plan::every_strategy())
-    if (strategy() == QLatin1String(plan::strategy_name(s))) st = s;
-  m_planner->start(m_session->model(), st, gpu(), m_editor->planned(), m_session->plan(),
-                   precisionValue(), syncValue());
-  setBusy(true, tr("Planning (%1 on %2)…").arg(strategy(), gpu()));
-  updateStatus();
-}
-
-void MainWindow::onPlanned(PlanDataPtr plan) {
-  if (!plan || plan->model != m_session->model()) return;  // for a model no longer open
-  QString editMessage;
-  if (m_editor->hasProposal()) {
-    // A new edit was planned: refused, it changes nothing (no plan, no undo step); else it
-    // becomes a step named with the change in estimated time it brought.
-    const PlanDataPtr before = m_session->plan();
-    const QString refused = m_editor->settle(
-        *plan->plan, before && before->plan ? before->plan.get() : nullptr, &editMessage);
-    if (!refused.isEmpty()) {
-      setBusy(false);
-      updateStatus();
-      showRefusal(refused);
-      emit planned();
-      return;
-    }
-  }
-  m_kernels->model()->setPlan(plan);
-  refreshExplorerViews();
-  // The last compile is dropped; a measurement of this very plan comes back.
-  const QString dropped = m_runs->setPlan(plan);
-  // Properties, Transformations, the graph, code, charts, timeline, memory.
-  m_session->setPlan(std::move(plan));
-  if (ProfileDataPtr kept = m_runs->profileData()) {
-    m_kernels->model()->setProfile(kept);
-    m_charts->setProfile(kept);
-  }
-  if (!dropped.isEmpty()) {
-    // A kept run this build cannot read (a colleague's project, a hand edit) is named in the
-    // problems panel; the plan and the user's edits stay.
-    LoadError e;
-    e.title = tr("A kept profile run was dropped");
-    e.file = m_project->path().isEmpty() ? m_lastPath : m_project->path();
-    e.reason = tr("a kept profile run of this plan cannot be read and is dropped: %1").arg(dropped);
-    showError(e);
-  }
-  refreshCompare();
-  m_graphPage->applyPlan();
-  setBusy(!m_graph->isFinal());
-  updateStatus();
-  if (!editMessage.isEmpty())
-    say(editMessage, 15000);
-  else
-    say(tr("Planned in %1 ms").arg(m_session->plan()->ms, 0, 'f', 0), 4000);
-  m_compiler->startCachedOnly(
-      m_session->plan());  // kernels compiled before an edit keep their figures
-  emit planned();
-}
-
-void MainWindow::refreshCompare() {
-  if (m_session->model() && dockOf(m_compare)->isVisible() &&
-      dockOf(m_compare)->property("onScreen").toBool())
-    m_compare->setContext(m_session->model(), gpu(), m_editor->decisions(), strategy(),
-                          precisionValue());
 }
 
 QString MainWindow::sync() const {
@@ -721,8 +497,8 @@ void MainWindow::setPrecision(const QString& precision) {
 
 bool MainWindow::importProfile(const QString& given) {
   // The panel and the kernel table follow the session's imported profile.
-  if (!m_session->plan() ||
-      !m_importedPanel->importFile(m_session, given, QFileInfo(m_lastPath).absolutePath()))
+  if (!m_session->plan() || !m_importedPanel->importFile(
+                                m_session, given, QFileInfo(m_models->lastPath()).absolutePath()))
     return false;
   raiseDockOf(m_importedPanel);
   setHeatMetric(HeatMetric::MeasuredTime);
@@ -759,14 +535,6 @@ MeasuredTimes MainWindow::measuredTimes() const {
   return m;
 }
 
-void MainWindow::onPartitionActivated(int k) {
-  if (m_syncing || !m_session->plan()) return;
-  m_syncing = true;
-  const int box = m_graphPage->selectPartition(k);
-  m_syncing = false;
-  if (box >= 0) m_properties->showBox(m_graph->scene()->graph(), box);
-}
-
 void MainWindow::say(const QString& text, int ms) {
   m_status->say(text, ms);
 }
@@ -775,16 +543,13 @@ QString MainWindow::message() const {
   return m_status->message();
 }
 
-void MainWindow::showRefusal(const QString& why) {
-  say(tr("Refused, nothing changed: %1").arg(why), 20000);
-}
-
 void MainWindow::setBusy(bool busy, const QString& what) {
   const bool compiling = m_compiler && m_compiler->isBusy();
-  m_status->setActivity(busy || m_planner->isBusy() || compiling, compiling,
-                        (busy && m_loader->isBusy()) || compiling || m_planner->isBusy() ||
-                            (m_profiler && m_profiler->isBusy()) || m_timeline->isBusy());
-  m_cancelAction->setEnabled(m_loader->isBusy() || m_planner->isBusy() || compiling);
+  m_status->setActivity(busy || m_plans->runner()->isBusy() || compiling, compiling,
+                        (busy && m_models->isLoading()) || compiling ||
+                            m_plans->runner()->isBusy() || (m_profiler && m_profiler->isBusy()) ||
+                            m_timeline->isBusy());
+  m_cancelAction->setEnabled(m_models->isLoading() || m_plans->runner()->isBusy() || compiling);
   if (busy && !what.isEmpty())
     say(what);
   else if (!busy)
@@ -924,22 +689,6 @@ void MainWindow::createEditing() {
   m_viewMenu->addAction(undoDock);
 }
 
-void MainWindow::showErrorAfterLoad(const LoadError& error) {
-  m_afterLoad = error;
-}
-
-void MainWindow::showError(const LoadError& error) {
-  m_session->reportProblem(error);
-  say(error.message(), 8000);
-}
-
-void MainWindow::openFile(const QString& path) {
-  if (path.endsWith(QLatin1String(".souffle"), Qt::CaseInsensitive))
-    m_project->open(path);
-  else
-    openModel(path);
-}
-
 // ---- Code, charts, compile and profile --------------------------------------------------------
 
 void MainWindow::createKernelViews() {
@@ -978,7 +727,7 @@ void MainWindow::createExplorerViews() {
   m_stepMode = new StepThroughMode(
       this, m_stack, m_session,
       [this] { return m_session->model() ? static_cast<QWidget*>(m_graphPage) : m_welcome; },
-      [this] { refreshExplorerViews(); });
+      [this] { m_plans->refreshExplorerViews(); });
 
   QMenu* view = m_viewMenu;
   view->addSeparator();
@@ -993,23 +742,6 @@ void MainWindow::createExplorerViews() {
   strategies->setText(tr("Strategies side by side"));
   strategies->setShortcut(QKeySequence(tr("Ctrl+Alt+S")));
   view->addAction(strategies);
-}
-
-void MainWindow::refreshExplorerViews() {
-  m_strategies->refresh(
-      m_session->model(), strategy(), gpu(), precisionValue(),
-      dockOf(m_strategies)->isVisible() && dockOf(m_strategies)->property("onScreen").toBool());
-  if (!m_session->model()) {
-    stepThrough()->clear();
-    return;
-  }
-  const QString path = QString::fromStdString(m_session->model()->model->path);
-  // The step-through follows the plan on screen: its precision and decisions, as compile.
-  const plan::Decisions& decisions = m_editor->decisions();
-  StepThroughPanel* steps = stepThrough();
-  if (isStepThroughShown() &&
-      steps->runKey() != StepThroughPanel::keyOf(path, strategy(), gpu(), precision(), decisions))
-    steps->start(path, strategy(), gpu(), precision(), decisions);
 }
 
 bool MainWindow::isStepThroughShown() const {

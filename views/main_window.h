@@ -16,6 +16,7 @@
 #include "views/imported_profile.h"
 #include "views/kernel_runs.h"
 #include "views/kernels_page.h"
+#include "views/model_lifecycle.h"
 #include "views/model_loader.h"
 #include "views/nodes_page.h"
 #include "views/plan_runner.h"
@@ -45,6 +46,7 @@ class GraphPage;
 class GraphPanel;
 class NodeTableModel;
 class PartitionTableModel;
+class PlanController;
 class PlanToolBar;
 class ProjectController;
 class PropertiesPanel;
@@ -66,7 +68,7 @@ class MainWindow : public QMainWindow {
   /// than the one open first asks to save its unsaved edits (Cancel keeps it) and starts a new
   /// session: nothing of the model before (edits, imported profile, step-through, kept
   /// measurements) carries over.
-  void openModel(const QString& path);
+  void openModel(const QString& path) { m_models->openModel(path); }
   /// How the model's inputs are given, each as on the command line (NAME=VALUE): symbolic dims,
   /// inputs fixed as constants (one that decides an If), input shapes. Used by the next load
   /// (Model inputs… sets them and reloads); a project keeps them.
@@ -76,17 +78,19 @@ class MainWindow : public QMainWindow {
   QStringList inputBinds() const { return m_session->inputBinds(); }
   QStringList inputShapes() const { return m_session->inputShapes(); }
   /// The dialog of Model inputs…: one "--dim|--bind|--shape NAME=VALUE" a line; reloads.
-  void editInputOptions();
+  void editInputOptions() { m_models->editInputOptions(); }
   /// Ends the session of the model open and starts one for `modelPath` (empty: no model),
   /// unless it is that model's and `fresh` is false. Asks nothing (see openModel).
-  void beginSession(const QString& modelPath, bool fresh = false);
+  void beginSession(const QString& modelPath, bool fresh = false) {
+    m_models->beginSession(modelPath, fresh);
+  }
   /// What belongs to the model open (never null).
   ExplorerSession* session() const { return m_session; }
   /// Restores geometry, dock layout and theme saved by the last session.
   void restoreSettings();
 
   ModelDataPtr modelData() const { return m_session->model(); }
-  bool isLoading() const;
+  bool isLoading() const { return m_models->isLoading(); }
   bool isTeLevel() const { return m_teLevel; }
   bool isErrorShown() const;
   QStringList recentFiles() const;
@@ -110,7 +114,7 @@ class MainWindow : public QMainWindow {
   TeTextPanel* teTextPanel() const { return m_teText; }
   PartitionTableModel* partitionModel() const { return m_kernels->model(); }
   /// The model file opened last (also while it loads or after it failed to load).
-  QString modelPath() const { return m_lastPath; }
+  QString modelPath() const { return m_models->lastPath(); }
   DecisionEditor* decisionEditor() const { return m_editor; }
   /// What hovering an edit would do, before it is applied.
   EditPreview* editPreview() const { return m_edits->preview(); }
@@ -121,10 +125,10 @@ class MainWindow : public QMainWindow {
   TransformsPanel* transformsPanel() const { return m_transforms; }
   ComparisonView* comparisonView() const { return m_compare; }
   /// Shows `error` in the problems panel (the window stays usable).
-  void showError(const LoadError& error);
+  void showError(const LoadError& error) { m_models->showError(error); }
   /// Shows `error` once the model being opened has loaded (a load clears the problems panel):
   /// a project's part that could not be used while the rest opens.
-  void showErrorAfterLoad(const LoadError& error);
+  void showErrorAfterLoad(const LoadError& error) { m_models->showErrorAfterLoad(error); }
   QTableView* partitionTable() const { return m_kernels->table(); }
   StrategyTableModel* strategyModel() const { return m_strategies->model(); }
   QTableView* strategyTable() const { return m_strategies->table(); }
@@ -163,9 +167,9 @@ class MainWindow : public QMainWindow {
   QDockWidget* timelineDock() const;
 
  public slots:
-  void openDialog();
-  void reload();
-  void closeModel();
+  void openDialog() { m_models->openDialog(); }
+  void reload() { m_models->reload(); }
+  void closeModel() { m_models->closeModel(); }
   void cancelLoad();
   void setTeLevel(bool on);
   /// "system", "light" or "dark".
@@ -186,7 +190,7 @@ class MainWindow : public QMainWindow {
   void clearCalibration();
   void setSync(const QString& sync);
   /// Opens a model (.onnx) or a project (.souffle).
-  void openFile(const QString& path);
+  void openFile(const QString& path) { m_models->openFile(path); }
   /// Merges the kernels of the selected kernel-table rows (or of the selected graph nodes).
   void mergeSelected() { m_edits->mergeSelected(); }
   /// Starts a new kernel at the selected graph node.
@@ -249,44 +253,30 @@ class MainWindow : public QMainWindow {
   void createPages();
   void createStatusBar();
   void createPlanToolBar();
-  void startPlan();
-  void onPlanned(PlanDataPtr plan);
-  /// The user picked kernel `k` in the kernels page: select its boxes in the graph.
-  void onPartitionActivated(int k);
-  void onLoaded(ModelDataPtr data, double ms);
-  void onFailed(const LoadError& error);
-  void onBoxSelected(int box);
-  /// The user picked the node of row `row` in the nodes page: select it in the graph.
-  void onNodeActivated(int row);
+  /// A model was loaded (in `ms`): its page, title and entries, and its graph drawn.
+  void onShown(double ms);
+  /// The model was closed: the welcome page.
+  void onClosed();
   void showCurrentGraph();
   void setBusy(bool busy, const QString& what = {});
   /// A status-bar message, elided in the middle when long (a click on it shows all of it).
   void say(const QString& text, int ms = 0);
-  /// A refused edit: nothing changed, and why.
-  void showRefusal(const QString& why);
   void updateStatus();
   void updateColors();
   void createEditing();
   /// Kernel clusters, collapse/expand, the strategies table and the step-through mode.
   void createExplorerViews();
-  /// Starts the strategies table and the step-through for the open model when their panels
-  /// are visible and what they show is stale.
-  void refreshExplorerViews();
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
-  /// The comparison view, when shown, compares plans of the model, GPU, edits and precision.
-  void refreshCompare();
   /// The measured times of the plan on screen: an imported profile, else a profile run.
   MeasuredTimes measuredTimes() const;
 
-  ModelLoader* m_loader;
-  PlanRunner* m_planner;
   ExplorerSession* m_session = nullptr;
+  ModelLifecycle* m_models = nullptr;
+  PlanController* m_plans = nullptr;
   bool m_teLevel = false;
-  bool m_syncing = false;
   QString m_theme = QStringLiteral("system");
   QPalette m_systemPalette;
-  QString m_lastPath;
 
   QStackedWidget* m_stack;
   QLabel* m_welcome;
@@ -296,7 +286,6 @@ class MainWindow : public QMainWindow {
   TeTextPanel* m_teText;
   ErrorPanel* m_error;
   NodesPage* m_nodes;
-  std::optional<LoadError> m_afterLoad;  ///< showErrorAfterLoad
   KernelsPage* m_kernels;
   CodePanel* m_code = nullptr;
   ChartsPanel* m_charts = nullptr;

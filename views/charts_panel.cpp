@@ -431,7 +431,7 @@ void ChartsPanel::rebuildRoofline() {
   // One series per kernel kind so the legend explains the colours.
   std::vector<QString> kinds;
   for (const plan::Partition& p : parts) {
-    const QString k = QString::fromStdString(p.kind);
+    const QString k = QString::fromLatin1(plan::partition_kind_name(p.kind));
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   }
   std::sort(kinds.begin(), kinds.end());
@@ -442,7 +442,7 @@ void ChartsPanel::rebuildRoofline() {
     s->setBorderColor(Qt::transparent);
     std::vector<int> idx;
     for (size_t i = 0; i < parts.size(); ++i) {
-      if (QString::fromStdString(parts[i].kind) != kind) continue;
+      if (QString::fromLatin1(plan::partition_kind_name(parts[i].kind)) != kind) continue;
       s->append(std::max(intensity(parts[i]), kMinIntensity),
                 std::max(perfGflops(parts[i]), kMinGflops));
       idx.push_back(static_cast<int>(i));
@@ -575,7 +575,7 @@ void ChartsPanel::onPointHovered(QScatterSeries* series, const QPointF& point, b
                      tr("<b>K%1</b> · %2<br>%3 FLOPs · %4 DRAM<br>%5 FLOP/B · %6 GFLOP/s · "
                         "est. %7 µs<br><small>%8</small>")
                          .arg(p.id)
-                         .arg(QString::fromStdString(p.kind))
+                         .arg(QString::fromLatin1(plan::partition_kind_name(p.kind)))
                          .arg(compactCount(static_cast<double>(p.flops)))
                          .arg(compactBytes(static_cast<double>(p.dram_bytes)))
                          .arg(intensity(p), 0, 'g', 3)

@@ -562,7 +562,7 @@ void CodePanel::refresh() {
   }
   m_header->setText(tr("<b>K%1</b> · %2 · %3 TE%4 · %5 stage%6 · %7 grid sync%8%9%10")
                         .arg(p.id)
-                        .arg(QString::fromStdString(p.kind))
+                        .arg(QString::fromLatin1(plan::partition_kind_name(p.kind)))
                         .arg(p.tes.size())
                         .arg(p.tes.size() == 1 ? QString() : QStringLiteral("s"))
                         .arg(kernelStages(p))

@@ -38,9 +38,9 @@ CollapsedGraph collapseKernels(const SceneGraph& full, const PlanData& plan,
       SceneNode node;
       node.kind = SceneNode::Kind::Kernel;
       node.index = k;
-      node.category = part.kind == "compute" ? NodeCategory::Matmul
-                      : part.kind == "view"  ? NodeCategory::Shape
-                                             : NodeCategory::Compute;
+      node.category = part.kind == plan::PartitionKind::Compute ? NodeCategory::Matmul
+                      : part.kind == plan::PartitionKind::View  ? NodeCategory::Shape
+                                                                : NodeCategory::Compute;
       node.teCount = static_cast<int>(part.tes.size());
       node.subtitle = QStringLiteral("est. %1 µs").arg(part.est_time_us, 0, 'f', 1);
       const int box = static_cast<int>(g->nodes.size());

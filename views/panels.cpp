@@ -135,7 +135,7 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
     const plan::Partition& part = p.partitions[k];
     h += tr("<p><b>Kernel K%1</b> · %2 · TEs %3 · stages %4 · grid syncs %5 · est. %6 µs</p>")
              .arg(part.id)
-             .arg(esc(part.kind))
+             .arg(esc(plan::partition_kind_name(part.kind)))
              .arg(part.tes.size())
              .arg(kernelStages(part))
              .arg(part.grid_syncs)

@@ -169,7 +169,7 @@ QVariant PartitionTableModel::cell(int row, int column, int role) const {
     case KernelColumn:
       return sort ? QVariant(k.id) : QVariant(QStringLiteral("K%1").arg(k.id));
     case KindColumn:
-      return QString::fromStdString(k.kind) +
+      return QString::fromLatin1(plan::partition_kind_name(k.kind)) +
              (k.cooperative && !sort ? QStringLiteral(" (coop)") : QString());
     case TeColumn:
       return static_cast<int>(k.tes.size());

@@ -37,7 +37,7 @@ void fold_attention_stages(const ProgramFacts& f, Partition& p) {
         if (!c.contains(te)) rest.tes.push_back(te);
       if (static_cast<int>(s) == last) {
         Stage a;
-        a.kind = "attention";
+        a.kind = StageKind::Attention;
         a.tes = chain;
         a.blocks = p.stages[s].blocks;
         a.threads = 128;

@@ -85,6 +85,34 @@ const char* decision_kind_name(DecisionKind k) {
   return "?";
 }
 
+const char* stage_kind_name(StageKind k) {
+  switch (k) {
+    case StageKind::Compute:
+      return "compute";
+    case StageKind::Memory:
+      return "memory";
+    case StageKind::Reduction:
+      return "reduction";
+    case StageKind::View:
+      return "view";
+    case StageKind::Attention:
+      return "attention";
+  }
+  return "?";
+}
+
+const char* partition_kind_name(PartitionKind k) {
+  switch (k) {
+    case PartitionKind::Compute:
+      return "compute";
+    case PartitionKind::Memory:
+      return "memory";
+    case PartitionKind::View:
+      return "view";
+  }
+  return "?";
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -565,7 +593,7 @@ std::string print(const FusionPlan& p) {
     os << fmt::format(
         "kernel {} [{}] {} TEs, {} stages{}, {}{} grid syncs, grid {} x {} threads{}, {:.3f} "
         "MFLOP, {:.3f} MB, {:.2f} us\n",
-        k.id, k.kind, k.tes.size(), k.stages.size(),
+        k.id, partition_kind_name(k.kind), k.tes.size(), k.stages.size(),
         // Beside the planned stages, those of the kernels built for it (often more).
         k.priced && !k.built_stages.empty() && k.built_stages.size() != k.stages.size()
             ? fmt::format(" ({} in its kernel{})", k.built_stages.size(),
@@ -579,8 +607,8 @@ std::string print(const FusionPlan& p) {
       os << "  kernels not built (cost model v1): " << k.build_error << "\n";
     for (size_t s = 0; s < k.stages.size(); ++s) {
       const Stage& st = k.stages[s];
-      os << "  " << (st.sync_before ? "sync | " : "       ") << "stage " << s << " " << st.kind
-         << " (" << st.schedule << "):";
+      os << "  " << (st.sync_before ? "sync | " : "       ") << "stage " << s << " "
+         << stage_kind_name(st.kind) << " (" << st.schedule << "):";
       for (int te : st.tes) os << " " << name(te);
       os << "\n";
     }

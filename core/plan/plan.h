@@ -47,11 +47,32 @@ struct TileChoice {
   std::string why;  ///< "gemm 64x32x16 tile 4x2, double-buffered, 24 blocks = 0.11 waves ..."
 };
 
+/// What a stage of a kernel runs.
+enum class StageKind : uint8_t {
+  Compute,    ///< a compute-intensive TE (GEMM-like) and what rides on its tiles
+  Memory,     ///< memory-intensive TEs, grid-stride
+  Reduction,  ///< a memory-intensive reduction
+  View,       ///< a pure view (an alias of its input: reshape, transpose kept as indexing)
+  Attention,  ///< an attention chain fused into one stage (plan/attention.h)
+};
+/// "compute", "memory", "reduction", "view", "attention": the name the plan's text, JSON and
+/// reports show.
+const char* stage_kind_name(StageKind k);
+
+/// What a kernel runs, by its stages.
+enum class PartitionKind : uint8_t {
+  Compute,  ///< has a compute-intensive TE
+  Memory,   ///< memory-intensive TEs only
+  View,     ///< pure views only
+};
+/// "compute", "memory", "view": the name the plan's text, JSON and reports show.
+const char* partition_kind_name(PartitionKind k);
+
 /// One stage of a kernel: TEs that run between two grid syncs on one mapping of blocks.
 struct Stage {
   std::vector<int> tes;  ///< op indices into FusionPlan::program, in execution order
-  std::string kind;      ///< "compute", "memory", "reduction", "view"
-  int64_t blocks = 0;    ///< blocks the stage needs (compute: one tile each; memory: grid-stride)
+  StageKind kind = StageKind::Memory;
+  int64_t blocks = 0;  ///< blocks the stage needs (compute: one tile each; memory: grid-stride)
   int threads = 0;
   std::string schedule;      ///< "128x128 tiles, 54 blocks of 256 threads", "grid-stride"
   bool sync_before = false;  ///< a grid sync separates it from the previous stage
@@ -160,7 +181,7 @@ struct Partition {
   std::vector<int> tes;          ///< op indices, in execution order
   std::vector<std::string> ops;  ///< ONNX nodes its TEs come from, first appearance order
   std::vector<Stage> stages;
-  std::string kind;  ///< "compute" (has a compute-intensive TE), "memory", "view"
+  PartitionKind kind = PartitionKind::Memory;
   int grid_syncs = 0;
   bool cooperative = false;  ///< launched cooperatively (all blocks co-resident), needed for syncs
   int64_t blocks = 0;        ///< launch grid: the most any stage needs (capped at co-residency)

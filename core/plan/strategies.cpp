@@ -133,7 +133,7 @@ void KernelBuilder::add(int te) {
     m_smem = std::max(m_smem, smem);
   }
   bool new_stage =
-      m_stages.empty() || sync || is_compute || (m_stages.back().kind == "view" && !alias);
+      m_stages.empty() || sync || is_compute || (m_stages.back().kind == StageKind::View && !alias);
   if (sync) {
     ++m_syncs;
     m_since_sync.clear();
@@ -141,7 +141,10 @@ void KernelBuilder::add(int te) {
   if (new_stage) {
     Stage s;
     s.sync_before = sync;
-    s.kind = alias ? "view" : is_compute ? "compute" : t.is_reduction ? "reduction" : "memory";
+    s.kind = alias            ? StageKind::View
+             : is_compute     ? StageKind::Compute
+             : t.is_reduction ? StageKind::Reduction
+                              : StageKind::Memory;
     m_stages.push_back(s);
   }
   Stage& s = m_stages.back();
@@ -158,7 +161,7 @@ void KernelBuilder::add(int te) {
     int64_t blocks = (elems + threads - 1) / threads;
     s.blocks = std::max(s.blocks, blocks);
     s.threads = std::max(s.threads, threads);
-    if (s.kind == "compute") {
+    if (s.kind == StageKind::Compute) {
       // An epilogue runs on the compute stage's tiles.
     } else if (s.schedule.empty()) {
       s.schedule =
@@ -505,17 +508,20 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
       for (int c : a.tensors[x].consumers)
         if (part_of[c] != int(g)) kt.needed_outside = true;
     }
-    p.kind = any_compute ? "compute" : all_views ? "view" : "memory";
+    p.kind = any_compute ? PartitionKind::Compute
+             : all_views ? PartitionKind::View
+                         : PartitionKind::Memory;
     gpu::KernelTraffic tr = gpu::kernel_traffic(touched, p.cooperative ? capacity : 0);
     p.on_chip = tr.on_chip;
     p.dram_bytes = tr.dram_bytes;
     if (all_views) {
       p.est_time_us = 0;
     } else {
-      p.est_time_us = gpu::kernel_cost(f.spec(), p.flops, p.dram_bytes, p.grid_syncs,
-                                       // Only GEMM-like work runs on tensor cores.
-                                       p.kind == "compute" ? precision : gpu::Precision::FP32)
-                          .total_us;
+      p.est_time_us =
+          gpu::kernel_cost(f.spec(), p.flops, p.dram_bytes, p.grid_syncs,
+                           // Only GEMM-like work runs on tensor cores.
+                           p.kind == PartitionKind::Compute ? precision : gpu::Precision::FP32)
+              .total_us;
     }
     out.push_back(std::move(p));
   }
@@ -525,7 +531,7 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
 std::string infeasible(const ProgramFacts& f, const Partition& p) {
   if (p.grid_syncs == 0) return "";
   for (const Stage& s : p.stages)
-    if (s.kind == "compute" && s.blocks > p.co_resident)
+    if (s.kind == StageKind::Compute && s.blocks > p.co_resident)
       return fmt::format(
           "the kernel would need {} grid sync{} but its stage {} ({}) needs {} blocks, only {} "
           "co-resident on {}",

@@ -240,12 +240,17 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
   for (const plan::Partition& k : p.partitions) {
     ReportKernel rk;
     rk.id = k.id;
-    rk.kind = k.kind;
+    rk.kind = plan::partition_kind_name(k.kind);
     rk.ops = k.ops;
     rk.tes = te_names(p, k.tes);
     for (const plan::Stage& s : k.stages) {
-      ReportStage rs{s.kind,    te_names(p, s.tes), te_nodes(p, s.tes), s.blocks,
-                     s.threads, s.schedule,         s.sync_before};
+      ReportStage rs{plan::stage_kind_name(s.kind),
+                     te_names(p, s.tes),
+                     te_nodes(p, s.tes),
+                     s.blocks,
+                     s.threads,
+                     s.schedule,
+                     s.sync_before};
       // A priced partition's stages as built (their tuned tiles and launch shapes), not the
       // planner's estimate: the stage built from the same first TE.
       if (k.priced && !rs.tes.empty())

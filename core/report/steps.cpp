@@ -287,7 +287,7 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
                                 [&](const std::string& n) { return in_layer(n, layer); });
         if (!mine) continue;
         if (partition < 0) partition = k.id;
-        if (k.kind == "compute" && k.tes.size() > 1) return k.id;
+        if (k.kind == plan::PartitionKind::Compute && k.tes.size() > 1) return k.id;
       }
     }
     return partition < 0 ? default_step_partition(p) : partition;
@@ -333,7 +333,8 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   for (const plan::Partition& k : p.partitions) {
     for (int te : k.tes)
       kernel_of[static_cast<size_t>(te)] = static_cast<int>(kernels.clusters.size());
-    kernels.clusters.push_back({fmt::format("K{} · {}", k.id, k.kind), kernel_colour(k.id)});
+    kernels.clusters.push_back(
+        {fmt::format("K{} · {}", k.id, plan::partition_kind_name(k.kind)), kernel_colour(k.id)});
   }
   kernels.cluster = [&](size_t i) { return kernel_of[i]; };
   kernels.fill = [&](size_t i) {
@@ -349,9 +350,9 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
     for (size_t si = 0; si < shown->stages.size(); ++si) {
       const plan::Stage& st = shown->stages[si];
       for (int te : st.tes) stage_of[static_cast<size_t>(te)] = static_cast<int>(si);
-      stages.clusters.push_back(
-          {fmt::format("stage {} · {}{}", si, st.kind, st.sync_before ? " · grid sync before" : ""),
-           kernel_colour(static_cast<int>(si))});
+      stages.clusters.push_back({fmt::format("stage {} · {}{}", si, plan::stage_kind_name(st.kind),
+                                             st.sync_before ? " · grid sync before" : ""),
+                                 kernel_colour(static_cast<int>(si))});
     }
     for (int te : shown->tes) stages.only.insert(static_cast<size_t>(te));
     stages.cluster = [&](size_t i) { return stage_of[i]; };

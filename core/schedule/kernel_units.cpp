@@ -55,9 +55,9 @@ KernelProgram fold_views(const te::TeProgram& prog, const te::ProgramIndex& inde
         // gather, a reshape the plan does not alias): the vertical transform's rule for what
         // vanishes into any consumer.
         const te::ComputeOp& op = *prog.ops[static_cast<size_t>(te)];
-        it->second.view =
-            st.kind == "view" || (op.reduce == te::ReduceKind::None && !op.init.defined() &&
-                                  analysis::count_flops(op.body) == 0);
+        it->second.view = st.kind == plan::StageKind::View ||
+                          (op.reduce == te::ReduceKind::None && !op.init.defined() &&
+                           analysis::count_flops(op.body) == 0);
       }
   std::sort(kp.m_order.begin(), kp.m_order.end());
   auto part_of = [&](int i) {

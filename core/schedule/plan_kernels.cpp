@@ -286,7 +286,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
   }
   std::vector<std::vector<int>> attention;
   for (const plan::Stage& st : p.stages)
-    if (st.kind == "attention") attention.push_back(st.tes);
+    if (st.kind == plan::StageKind::Attention) attention.push_back(st.tes);
   PartitionSchedule ps;
   ps.units = units_of(kp, tes, readers, config, options, attention);
   // A kernel of several stages may get grid barriers: all its blocks must be co-resident.

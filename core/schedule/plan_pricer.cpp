@@ -106,7 +106,7 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
   for (const plan::ForcedSync& f : p.forced_sync)
     key += "|sync:" + f.te + "=" + boundary_kind_name(f.kind);
   for (const plan::Stage& st : p.stages) {
-    key += "|" + st.kind + ":";
+    key += std::string("|") + plan::stage_kind_name(st.kind) + ":";
     for (int te : st.tes) {
       if (te < 0 || static_cast<size_t>(te) >= c.program.ops.size()) {
         key += "?";

@@ -248,7 +248,7 @@ int default_step_partition(const plan::FusionPlan& p) {
   int first_compute = -1;
   for (size_t i = 0; i < p.partitions.size(); ++i) {
     const plan::Partition& k = p.partitions[i];
-    if (k.kind != "compute") continue;
+    if (k.kind != plan::PartitionKind::Compute) continue;
     if (first_compute < 0) first_compute = static_cast<int>(i);
     // A kernel with a compute stage and more besides shows what fusion buys.
     if (k.tes.size() > 1) return static_cast<int>(i);

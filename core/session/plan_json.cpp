@@ -93,7 +93,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
   for (const plan::Partition& k : p.partitions) {
     nlohmann::json stages = nlohmann::json::array();
     for (const plan::Stage& s : k.stages)
-      stages.push_back({{"kind", s.kind},
+      stages.push_back({{"kind", plan::stage_kind_name(s.kind)},
                         {"tes", names_of(p, s.tes)},
                         {"blocks", s.blocks},
                         {"threads", s.threads},
@@ -102,7 +102,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
     parts.push_back({{"id", k.id},
                      {"ops", k.ops},
                      {"tes", names_of(p, k.tes)},
-                     {"kind", k.kind},
+                     {"kind", plan::partition_kind_name(k.kind)},
                      {"stages", stages},
                      {"grid_syncs", k.grid_syncs},
                      {"cooperative", k.cooperative},

@@ -144,8 +144,9 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
         std::vector<std::string> tes;
         for (int te : k.tes) tes.push_back(p.program.ops[static_cast<size_t>(te)]->name);
         StepSite start;
-        start.label = fmt::format("kernel {} ({}, {} TEs): {}", k.id, k.kind, tes.size(),
-                                  op_types(tes, by_name, " + "));
+        start.label =
+            fmt::format("kernel {} ({}, {} TEs): {}", k.id, plan::partition_kind_name(k.kind),
+                        tes.size(), op_types(tes, by_name, " + "));
         start.reason =
             k.reasons.empty() ? std::string("the program's first kernel") : k.reasons.front();
         start.before = tes;

@@ -140,7 +140,7 @@ TEST_P(Attention, FoundFusedAndShownAsADecision) {
   }
   int stages = 0;
   for (const plan::Partition& q : p.partitions)
-    for (const plan::Stage& st : q.stages) stages += st.kind == "attention";
+    for (const plan::Stage& st : q.stages) stages += st.kind == plan::StageKind::Attention;
   EXPECT_EQ(stages, c.heads);
   // The built kernels run it as the fused stage.
   int built = 0;

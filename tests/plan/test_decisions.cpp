@@ -163,7 +163,7 @@ TEST(Decisions, MergeBeyondCoResidencyIsRefused) {
   FusionPlan base = plan_with(p, Strategy::Souffle, {});
   ASSERT_EQ(base.kernels(), 2u) << print(base);
   const Partition& k0 = base.partitions[0];
-  ASSERT_EQ(k0.stages[0].kind, "compute");
+  ASSERT_EQ(k0.stages[0].kind, StageKind::Compute);
   ASSERT_GT(k0.stages[0].blocks, k0.co_resident);
   EXPECT_EQ(base.partitions[1].reasons[0].rfind("cut before G2 (/fc_G2): needs ", 0), 0u)
       << base.partitions[1].reasons[0];

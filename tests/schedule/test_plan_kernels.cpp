@@ -57,7 +57,7 @@ plan::FusionPlan plan_of(const std::vector<te::Op>& ops, plan::Strategy s,
     for (int te : parts[i]) {
       plan::Stage st;
       st.tes = {te};
-      st.kind = "compute";
+      st.kind = plan::StageKind::Compute;
       part.stages.push_back(st);
     }
     p.partitions.push_back(part);

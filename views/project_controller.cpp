@@ -42,6 +42,12 @@ QString lockPathOf(const QString& autosave) {
   return autosave + QStringLiteral(".lock");
 }
 
+/// Where an autosave keeps the emulator run's timeline records (autosave-1-0.timeline/).
+QString recordsDirOf(const QString& autosave) {
+  return autosave.left(autosave.size() - qsizetype(QStringLiteral(".souffle").size())) +
+         QStringLiteral(".timeline");
+}
+
 LoadError projectError(const QString& file, const UserError& e) {
   LoadError err;
   err.file = file;
@@ -93,6 +99,7 @@ void ProjectController::discardOrphanedAutosaves() {
   for (const QString& f : orphanedAutosaves()) {
     QFile::remove(f);
     QFile::remove(lockPathOf(f));  // stale: its instance is gone
+    QDir(recordsDirOf(f)).removeRecursively();
   }
 }
 
@@ -149,8 +156,15 @@ void ProjectController::updateTitle() {
 }
 
 void ProjectController::writeAutosave() {
-  const Project p = snapshot();
+  Project p = snapshot();
   if (p.model.empty()) return;
+  // The emulator run's records live in the panel's temporary folder, which a crash removes:
+  // the autosave names copies beside itself.
+  if (const TimelinePanel* t = m_window->timelinePanel(); t && !p.timeline.empty()) {
+    p.timeline.clear();
+    for (const QString& f : t->copyKeptRecords(recordsDirOf(autosavePath())))
+      p.timeline.push_back(f.toStdString());
+  }
   QDir().mkpath(QFileInfo(autosavePath()).absolutePath());
   if (!m_lock) {
     // Locked before the first write: another instance never takes it for an orphan.
@@ -263,8 +277,9 @@ bool ProjectController::keepTimeline(const QString& path) {
   const QFileInfo project(path);
   const QString dir =
       project.absolutePath() + QLatin1Char('/') + project.completeBaseName() + ".timeline";
+  const QString autosaved = recordsDirOf(autosavePath()) + QLatin1Char('/');
   for (QString& f : files) {
-    if (!t->isKept(f)) continue;
+    if (!t->isKept(f) && !f.startsWith(autosaved)) continue;
     const QString to = dir + QLatin1Char('/') + QFileInfo(f).fileName();
     QFile::remove(to);
     if (!QDir().mkpath(dir) || !QFile::copy(f, to)) {
@@ -317,6 +332,18 @@ bool ProjectController::readAutosave(const QString& file, Project* p, QString* o
   return true;
 }
 
+void ProjectController::adoptAutosaveRecords(const QString& file, Project* p) {
+  // The restored autosave's records become this instance's (its autosave names them there).
+  const QString from = recordsDirOf(file), to = recordsDirOf(autosavePath());
+  if (!QFileInfo::exists(from)) return;
+  QDir(to).removeRecursively();
+  if (!QDir().rename(from, to)) return;
+  for (std::string& f : p->timeline) {
+    const QString q = QString::fromStdString(f);
+    if (q.startsWith(from + QLatin1Char('/'))) f = (to + q.mid(from.size())).toStdString();
+  }
+}
+
 bool ProjectController::restoreAutosave() {
   const QStringList orphans = orphanedAutosaves();
   if (orphans.isEmpty()) return false;
@@ -326,6 +353,7 @@ bool ProjectController::restoreAutosave() {
   if (!readAutosave(file, &p, &origin)) return false;
   QFile::remove(file);  // this instance autosaves it from now on, under its own name
   QFile::remove(lockPathOf(file));
+  adoptAutosaveRecords(file, &p);
   apply(p, origin, false);
   updateTitle();
   touch();
@@ -335,6 +363,7 @@ bool ProjectController::restoreAutosave() {
 void ProjectController::discardAutosave() {
   m_timer.stop();
   QFile::remove(autosavePath());
+  QDir(recordsDirOf(autosavePath())).removeRecursively();
 }
 
 bool ProjectController::confirmLeave() {

@@ -89,6 +89,7 @@ class ProjectController : public QObject {
   /// beside the project at `path`, into PROJECT.timeline/; false with the problem shown when
   /// they cannot be.
   bool keepTimeline(const QString& path);
+  void adoptAutosaveRecords(const QString& file, Project* p);
   void writeAutosave();
   void updateTitle();
   /// Reads the project autosaved in `file` (its origin into `origin`); false with the problem

@@ -389,7 +389,9 @@ TimelinePanel::TimelinePanel(QWidget* parent)
     } else {
       setData(o.data);
       if (!o.kept.isEmpty()) m_recordFiles = o.kept;
-      emit progress(tr("Timeline ready in %1 s").arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
+      if (!o.recordKey.isEmpty()) m_recordKey = o.recordKey;
+      if (!o.carried)
+        emit progress(tr("Timeline ready in %1 s").arg(m_clock.elapsed() / 1000.0, 0, 'f', 1));
     }
     emit finished();
   });
@@ -440,9 +442,13 @@ void TimelinePanel::setPlan(PlanDataPtr plan) {
   m_plan = std::move(plan);
   m_runAction->setEnabled(m_plan != nullptr && !m_busy);
   if (m_data && m_data->plan && m_data->plan != m_plan) {
-    setData(nullptr);
-    m_info->setText(
-        tr("The plan changed: the timeline shown was of another plan. Run it again for this one."));
+    if (m_plan && m_plan->plan && !m_busy) {
+      carryOver();  // the kernels the edit left alone keep their records
+    } else {
+      setData(nullptr);
+      m_info->setText(tr(
+          "The plan changed: the timeline shown was of another plan. Run it again for this one."));
+    }
   }
   // A project's records, read once its plan is on screen (the first plan after it opened).
   if (m_plan && m_plan->plan && !m_pendingFiles.isEmpty()) {
@@ -460,6 +466,25 @@ void TimelinePanel::setPlan(PlanDataPtr plan) {
   }
 }
 
+void TimelinePanel::carryOver() {
+  const TimelineDataPtr old = m_data;
+  const QStringList files = m_recordFiles;
+  const QString key = m_recordKey;
+  m_cancel = std::make_shared<std::atomic<bool>>(false);
+  start(
+      [old, plan = m_plan, files, key]() -> Outcome {
+        Outcome out;
+        int stale = 0;
+        out.data = carryTimelineData(old, plan, &stale);
+        out.kept = files;
+        // With a stale kernel the files stay the earlier plan's: a project reopens them there.
+        if (stale > 0) out.recordKey = key;
+        out.carried = true;
+        return out;
+      },
+      tr("Carrying the timeline over to the new plan…"));
+}
+
 void TimelinePanel::restoreRecords(const QStringList& files, const QString& planKey) {
   m_pendingFiles = files;
   m_pendingKey = planKey;
@@ -475,6 +500,18 @@ QString TimelinePanel::recordPlanKey() const {
 
 bool TimelinePanel::isKept(const QString& file) const {
   return m_keep && QFileInfo(file).absoluteFilePath().startsWith(m_keep->path() + QLatin1Char('/'));
+}
+
+QStringList TimelinePanel::copyKeptRecords(const QString& dir) const {
+  QStringList files = recordFiles();
+  for (QString& f : files) {
+    if (!isKept(f)) continue;
+    const QString to = dir + QLatin1Char('/') + QDir(m_keep->path()).relativeFilePath(f);
+    if (QFileInfo::exists(to) ||
+        (QDir().mkpath(QFileInfo(to).absolutePath()) && QFile::copy(f, to)))
+      f = to;
+  }
+  return files;
 }
 
 bool TimelinePanel::isJobRunning() const {
@@ -647,7 +684,8 @@ void TimelinePanel::setData(TimelineDataPtr data) {
     m_kernels->clear();
     if (m_data)
       for (const TimelineKernel& k : m_data->kernels)
-        m_kernels->addItem(tr("%1 (%2 stages, %3 blocks)")
+        m_kernels->addItem((k.stale ? tr("%1 (%2 stages, %3 blocks; stale: of an earlier plan)")
+                                    : tr("%1 (%2 stages, %3 blocks)"))
                                .arg(QString::fromStdString(k.timeline.kernel))
                                .arg(k.stageCount())
                                .arg(k.timeline.grid));

@@ -123,6 +123,11 @@ class TimelinePanel : public QWidget {
   /// plan_key of the plan the records were tied to (empty: none).
   QString recordPlanKey() const;
   bool isKept(const QString& file) const;
+  /// recordFiles(), with each kept file (isKept) copied into `dir` under its path below the
+  /// panel's folder (`run-2/souffle.kernel0.timeline`; a copy already there is kept: a run's
+  /// records never change) and named there: an autosave keeps them where a crash does not
+  /// remove them. A file that cannot be copied is named where it is.
+  QStringList copyKeptRecords(const QString& dir) const;
   /// The records now live at `files` (a project saved copies of the kept ones beside itself).
   void relocateRecords(const QStringList& files) { m_recordFiles = files; }
   /// A project opened with a timeline: its record files are read once a plan whose plan_key is
@@ -171,7 +176,10 @@ class TimelinePanel : public QWidget {
     bool cancelled = false;
     QStringList kept;       ///< the emulator run's record files, kept
     bool restored = false;  ///< a project's records
+    bool carried = false;   ///< the timeline shown, carried over to a new plan
+    QString recordKey;      ///< the records' plan_key, when not the new data's plan's
   };
+  void carryOver();
   void start(std::function<Outcome()> work, const QString& what);
   void showError(const QString& error);
   void updateInfo();

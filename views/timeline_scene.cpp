@@ -136,6 +136,57 @@ TimelineDataPtr makeTimelineData(PlanDataPtr plan, std::vector<KernelTimeline> t
   return d;
 }
 
+TimelineDataPtr carryTimelineData(const TimelineDataPtr& old, PlanDataPtr plan, int* stale) {
+  if (stale) *stale = 0;
+  if (!old || old->kernels.empty()) return nullptr;
+  const plan::FusionPlan* was = old->plan && old->plan->plan ? old->plan->plan.get() : nullptr;
+  const plan::FusionPlan* now = plan && plan->plan ? plan->plan.get() : nullptr;
+  KernelCache& cache = shared_kernel_cache();
+  std::vector<KernelTimeline> same;
+  std::vector<TimelineKernel> gone;
+  for (const TimelineKernel& k : old->kernels) {
+    bool keep = false;
+    if (k.stale) {
+      keep = false;
+    } else if (!was || k.partition < 0) {
+      keep = true;  // tied to no kernel before: tied by name again (as when it was read)
+    } else if (now && static_cast<size_t>(k.partition) < was->partitions.size()) {
+      const int id = was->partitions[static_cast<size_t>(k.partition)].id;
+      for (size_t i = 0; i < now->partitions.size() && !keep; ++i)
+        if (now->partitions[i].id == id)
+          keep = cache.key(*now, i) == cache.key(*was, static_cast<size_t>(k.partition));
+    }
+    if (keep) {
+      KernelTimeline t = k.timeline;
+      same.push_back(std::move(t));
+      continue;
+    }
+    TimelineKernel s = k;
+    s.stale = true;
+    s.partition = -1;
+    s.stageBase = 0;
+    for (QStringList& n : s.stageNodes) n.clear();
+    for (QStringList& n : s.stageTes) n.clear();
+    gone.push_back(std::move(s));
+  }
+  std::shared_ptr<TimelineData> d = std::const_pointer_cast<TimelineData>(
+      makeTimelineData(plan, std::move(same), old->emulated, old->source, old->files));
+  if (!gone.empty()) {
+    QStringList names;
+    for (const TimelineKernel& k : gone) names << QString::fromStdString(k.timeline.kernel);
+    const QString why =
+        QObject::tr(
+            "%1 changed with the plan: its records are of the earlier plan (stale, not "
+            "tied to the graph)",
+            "", int(names.size()))
+            .arg(names.join(QStringLiteral(", ")));
+    d->note = d->note.isEmpty() ? why : d->note + QStringLiteral("; ") + why;
+    for (TimelineKernel& k : gone) d->kernels.push_back(std::move(k));
+  }
+  if (stale) *stale = static_cast<int>(gone.size());
+  return d;
+}
+
 TimelineDataPtr readTimelineFiles(PlanDataPtr plan, const QStringList& files) {
   std::vector<KernelTimeline> ts;
   bool emulated = true;

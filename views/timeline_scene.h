@@ -31,6 +31,9 @@ struct TimelineKernel {
   /// (negative: no wait before it).
   std::vector<double> waitTotalUs, waitMaxUs, barrierUs;
   quint32 colorKey = 0;  ///< the partition's colour (kernel_identity), a hash of the name else
+  /// Recorded for an earlier plan whose kernel of this name differs from the plan on screen's
+  /// (carryTimelineData): shown, but tied to no partition.
+  bool stale = false;
   int stageCount() const { return static_cast<int>(timeline.stage_names.size()); }
   QString stageName(int stage) const;
 };
@@ -55,6 +58,14 @@ using TimelineDataPtr = std::shared_ptr<const TimelineData>;
 TimelineDataPtr makeTimelineData(PlanDataPtr plan, std::vector<KernelTimeline> timelines,
                                  bool emulated, const QString& source,
                                  const QStringList& files = {});
+
+/// The timeline `old` (tied to an earlier plan) carried over to `plan`: a kernel whose
+/// partition has the same id and the same content key in both plans (KernelCache::key: its
+/// TEs, stages, tiles, readers, strategy, GPU, precision and build options, so the same kernel
+/// code) keeps its records, tied to `plan` again; any other is kept as stale (TimelineKernel::
+/// stale), tied to nothing, and said in `note`. Null when `old` has no kernel. `stale` (may be
+/// null) gets how many kernels went stale.
+TimelineDataPtr carryTimelineData(const TimelineDataPtr& old, PlanDataPtr plan, int* stale);
 
 /// Reads record files (`souffle-cli profile --timeline` keeps STRATEGY.KERNEL.timeline) and ties
 /// them to `plan`. Throws UserError naming the file that is truncated, padded, not a timeline

@@ -20,6 +20,8 @@
 #include <QtTest>
 
 #include "core/loop/timeline.h"
+#include "core/session/kernel_cache.h"
+#include "core/session/load.h"
 #include "core/session/timeline.h"
 #include "views/code_panel.h"
 #include "views/graph_scene.h"
@@ -27,6 +29,7 @@
 #include "views/main_window.h"
 #include "views/project_controller.h"
 #include "views/timeline_panel.h"
+#include "views/timeline_scene.h"
 
 using namespace souffle;
 using namespace souffle::views;
@@ -79,6 +82,8 @@ class TestTimeline : public QObject {
   void emulatorTimelineSelectsBothWays();
   void badRecordFilesAreShownNamed();
   void projectKeepsTheTimeline();
+  void autosaveKeepsTheEmulatorRecords();
+  void planChangeKeepsRecordsOfUnchangedKernels();
   void statusBarCancelStopsTheRun();
 };
 
@@ -408,6 +413,132 @@ void TestTimeline::projectKeepsTheTimeline() {
     QCOMPARE(QFileInfo(w.modelPath()).canonicalFilePath(),
              QFileInfo(samplePath("bert")).canonicalFilePath());
   }
+}
+
+// An autosave names copies of the emulator run's records beside itself: a crash removes the
+// panel's temporary folder, and the restore still finds them.
+void TestTimeline::autosaveKeepsTheEmulatorRecords() {
+  ProjectController::discardOrphanedAutosaves();
+  QString autosave, kept;
+  size_t spans = 0;
+  {
+    MainWindow w;
+    w.project()->setInteractive(false);
+    w.project()->setAutosaveDelay(50);
+    QVERIFY(openAndPlan(w, samplePath("mmoe")));
+    TimelinePanel* panel = w.timelinePanel();
+    QSignalSpy done(panel, &TimelinePanel::finished);
+    panel->runEmulator();
+    QVERIFY(done.wait(120000));
+    QVERIFY2(panel->errorText().isEmpty(), qPrintable(panel->errorText()));
+    QVERIFY(panel->data());
+    spans = panel->data()->kernels.at(size_t(panel->currentKernel())).timeline.spans.size();
+    kept = panel->recordFiles().front();
+    QVERIFY(panel->isKept(kept));
+    autosave = w.project()->autosavePath();
+    const QString dir = autosave.left(autosave.size() - 8) + QStringLiteral(".timeline/");
+    // The autosave names the copy beside itself, not the panel's temporary file.
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+          QFile f(autosave);
+          return f.open(QIODevice::ReadOnly) && f.readAll().contains(dir.toUtf8());
+        },
+        20000));
+    QFile f(autosave);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(!f.readAll().contains(kept.toUtf8()));
+    QVERIFY(QFile::exists(
+        dir + QDir(QFileInfo(kept).absolutePath() + QStringLiteral("/..")).relativeFilePath(kept)));
+    // Destroyed without closing, as a crash leaves it: the autosave stays, the panel's folder
+    // goes.
+  }
+  QVERIFY(!QFile::exists(kept));
+  QVERIFY(QFile::exists(autosave));
+  MainWindow w;
+  w.project()->setInteractive(false);
+  TimelinePanel* panel = w.timelinePanel();
+  QVERIFY(w.project()->restoreAutosave());
+  QVERIFY(QTest::qWaitFor([&] { return panel->data() || !panel->errorText().isEmpty(); }, 120000));
+  QVERIFY2(panel->errorText().isEmpty(), qPrintable(panel->errorText()));
+  QCOMPARE(panel->data()->kernels.at(size_t(panel->currentKernel())).timeline.spans.size(), spans);
+  // Taken over by this window's autosave, and gone with it when the window closes.
+  const QString mine = w.project()->autosavePath();
+  const QString dir = mine.left(mine.size() - 8) + QStringLiteral(".timeline/");
+  QVERIFY(!panel->recordFiles().isEmpty());
+  QVERIFY2(panel->recordFiles().front().startsWith(dir), qPrintable(panel->recordFiles().front()));
+  QVERIFY(w.project()->closing());
+  QVERIFY(!QFileInfo::exists(dir));
+}
+
+// A new plan keeps the records of every kernel whose code it did not change (same partition id,
+// same content key); a changed kernel's records stay, marked stale and tied to nothing.
+void TestTimeline::planChangeKeepsRecordsOfUnchangedKernels() {
+  const LoadedModel m = load_model(samplePath("mmoe").toStdString());
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Rules;
+  po.gpu = gpu::gpu_spec("a100");
+  auto planData = [](plan::FusionPlan p) {
+    auto d = std::make_shared<PlanData>();
+    d->plan = std::make_shared<const plan::FusionPlan>(std::move(p));
+    return PlanDataPtr(d);
+  };
+  const plan::FusionPlan first = plan::plan(m.program, po);
+  QVERIFY(first.partitions.size() > 2);
+  const PlanDataPtr before = planData(first);
+  // One block running stage 0 of each partition's first launch.
+  std::vector<KernelTimeline> ts;
+  for (size_t i = 0; i < first.partitions.size(); ++i) {
+    PartitionKernelsPtr built = shared_kernel_cache().kernels(first, i);
+    if (!built || built->kernels.empty()) continue;
+    KernelTimeline t;
+    t.kernel = built->kernels.front().name;
+    t.emulated = true;
+    t.grid = t.rows = 1;
+    t.spans.push_back(TimelineSpan{0, 0, 0, loop::TimelineWait::None, 0, 1});
+    ts.push_back(std::move(t));
+  }
+  const TimelineDataPtr old = makeTimelineData(before, ts, true, QStringLiteral("emulator"));
+  const size_t n = old->kernels.size();
+  QVERIFY(n > 2);
+  for (const TimelineKernel& k : old->kernels) QVERIFY(k.partition >= 0);
+  // The same plan again (a re-plan that changed nothing): every kernel kept, tied to it.
+  int stale = -1;
+  const PlanDataPtr same = planData(first);
+  TimelineDataPtr carried = carryTimelineData(old, same, &stale);
+  QCOMPARE(stale, 0);
+  QCOMPARE(carried->plan, same);
+  QCOMPARE(carried->kernels.size(), n);
+  for (const TimelineKernel& k : carried->kernels) QVERIFY(k.partition >= 0 && !k.stale);
+  // One partition's code changed (its rows split across blocks or not): that kernel is stale.
+  plan::FusionPlan edited = first;
+  edited.partitions[0].split_rows = !edited.partitions[0].split_rows;
+  const PlanDataPtr changed = planData(edited);
+  QVERIFY(shared_kernel_cache().key(edited, 0) != shared_kernel_cache().key(first, 0));
+  carried = carryTimelineData(old, changed, &stale);
+  QCOMPARE(stale, 1);
+  QCOMPARE(carried->kernels.size(), n);
+  int tied = 0;
+  for (const TimelineKernel& k : carried->kernels) {
+    if (k.stale) {
+      QCOMPARE(k.partition, -1);
+      QCOMPARE(QString::fromStdString(k.timeline.kernel),
+               QStringLiteral("kernel%1").arg(first.partitions[0].id));
+    } else {
+      tied += k.partition >= 0 ? 1 : 0;
+    }
+  }
+  QCOMPARE(tied, int(n) - 1);
+  QVERIFY2(carried->note.contains(QStringLiteral("stale")), qPrintable(carried->note));
+  // The panel carries its timeline over when the plan changes instead of dropping it.
+  TimelinePanel panel;
+  panel.setPlan(before);
+  panel.setData(old);
+  QSignalSpy done(&panel, &TimelinePanel::finished);
+  panel.setPlan(changed);
+  QVERIFY(done.wait(60000));
+  QVERIFY(panel.data());
+  QCOMPARE(panel.data()->plan, changed);
+  QCOMPARE(panel.data()->kernels.size(), n);
 }
 
 void TestTimeline::statusBarCancelStopsTheRun() {

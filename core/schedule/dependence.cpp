@@ -6,6 +6,8 @@
 #include <unordered_map>
 
 #include "core/loop/mutator.h"
+#include "core/support/int_math.h"
+#include "core/te/bounds.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -42,62 +44,11 @@ OwnershipProof DependenceProof::as_ownership() const {
 
 namespace {
 
-// ---- integer intervals, saturating at +-2^60 (an unknown bound) ----
+// ---- intervals: the bounds engine's (core/te/bounds.h) ----
 
-constexpr int64_t kInf = int64_t{1} << 60;
-
-int64_t sat(__int128 v) {
-  return v > kInf ? kInf : v < -kInf ? -kInf : static_cast<int64_t>(v);
-}
-int64_t fdiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t fmod_pos(int64_t a, int64_t b) {
-  return a - fdiv(a, b) * b;
-}
-
-struct Iv {
-  int64_t lo = 0, hi = -1;  ///< inclusive; empty when lo > hi
-  bool empty() const { return lo > hi; }
-  bool point() const { return lo == hi; }
-  bool operator==(const Iv& o) const { return lo == o.lo && hi == o.hi; }
-};
-constexpr Iv kFull{-kInf, kInf};
-
-Iv iv_add(Iv a, Iv b) {
-  if (a.empty() || b.empty()) return {};
-  return {sat(static_cast<__int128>(a.lo) + b.lo), sat(static_cast<__int128>(a.hi) + b.hi)};
-}
-Iv iv_scale(Iv a, int64_t k) {
-  if (a.empty()) return {};
-  __int128 x = static_cast<__int128>(a.lo) * k, y = static_cast<__int128>(a.hi) * k;
-  return {sat(std::min(x, y)), sat(std::max(x, y))};
-}
-Iv iv_mul(Iv a, Iv b) {
-  if (a.empty() || b.empty()) return {};
-  __int128 c[4] = {static_cast<__int128>(a.lo) * b.lo, static_cast<__int128>(a.lo) * b.hi,
-                   static_cast<__int128>(a.hi) * b.lo, static_cast<__int128>(a.hi) * b.hi};
-  return {sat(*std::min_element(c, c + 4)), sat(*std::max_element(c, c + 4))};
-}
-Iv iv_div(Iv a, int64_t d) {
-  if (a.empty()) return {};
-  return {a.lo <= -kInf ? -kInf : fdiv(a.lo, d), a.hi >= kInf ? kInf : fdiv(a.hi, d)};
-}
-Iv iv_mod(Iv a, int64_t d) {
-  if (a.empty()) return {};
-  if (a.lo > -kInf && a.hi < kInf && fdiv(a.lo, d) == fdiv(a.hi, d))
-    return {fmod_pos(a.lo, d), fmod_pos(a.hi, d)};
-  return {0, d - 1};
-}
-Iv iv_meet(Iv a, Iv b) {
-  return {std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
-}
-Iv iv_hull(Iv a, Iv b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
-}
+using te::Interval;
+constexpr int64_t kInf = te::kBoundInf;
+constexpr Interval kFull = Interval::everything();
 
 // ---- sums of atoms ----
 
@@ -120,17 +71,17 @@ Lin lin_const(int64_t c) {
 /// a + k * b.
 Lin lin_add(const Lin& a, const Lin& b, int64_t k = 1) {
   Lin out;
-  out.c = sat(static_cast<__int128>(a.c) + static_cast<__int128>(b.c) * k);
+  out.c = te::saturate(static_cast<__int128>(a.c) + static_cast<__int128>(b.c) * k);
   size_t i = 0, j = 0;
   while (i < a.t.size() || j < b.t.size()) {
     if (j == b.t.size() || (i < a.t.size() && a.t[i].first < b.t[j].first)) {
       out.t.push_back(a.t[i++]);
     } else if (i == a.t.size() || b.t[j].first < a.t[i].first) {
-      out.t.push_back({b.t[j].first, sat(static_cast<__int128>(b.t[j].second) * k)});
+      out.t.push_back({b.t[j].first, te::saturate(static_cast<__int128>(b.t[j].second) * k)});
       ++j;
     } else {
-      int64_t c =
-          sat(static_cast<__int128>(a.t[i].second) + static_cast<__int128>(b.t[j].second) * k);
+      int64_t c = te::saturate(static_cast<__int128>(a.t[i].second) +
+                               static_cast<__int128>(b.t[j].second) * k);
       if (c != 0) out.t.push_back({a.t[i].first, c});
       ++i;
       ++j;
@@ -142,8 +93,8 @@ Lin lin_add(const Lin& a, const Lin& b, int64_t k = 1) {
 Lin lin_scale(const Lin& a, int64_t k) {
   if (k == 0) return {};
   Lin out = a;
-  out.c = sat(static_cast<__int128>(a.c) * k);
-  for (auto& [id, c] : out.t) c = sat(static_cast<__int128>(c) * k);
+  out.c = te::saturate(static_cast<__int128>(a.c) * k);
+  for (auto& [id, c] : out.t) c = te::saturate(static_cast<__int128>(c) * k);
   return out;
 }
 
@@ -156,7 +107,7 @@ struct Atom {
   const te::ExprNode* var = nullptr;
   Lin a, b;
   int64_t d = 0;
-  Iv range = kFull;  ///< over the variables' whole domains
+  Interval range = kFull;  ///< over the variables' whole domains
 };
 
 void key_lin(std::string& k, const Lin& l) {
@@ -175,25 +126,24 @@ class Algebra {
  public:
   std::vector<Atom> atoms;
   /// Symbolic domains of variables (loops, block, thread); others are unknown.
-  std::unordered_map<const te::ExprNode*, Iv> domain;
+  std::unordered_map<const te::ExprNode*, Interval> domain;
 
-  Iv range(const Lin& l) const {
-    Iv r{l.c, l.c};
-    for (const auto& [id, c] : l.t)
-      r = iv_add(r, iv_scale(atoms[static_cast<size_t>(id)].range, c));
+  Interval range(const Lin& l) const {
+    Interval r{l.c, l.c};
+    for (const auto& [id, c] : l.t) r = r.plus(atoms[static_cast<size_t>(id)].range.times(c));
     return r;
   }
 
   /// A variable's domain; a var bound by several loops gets the hull of their ranges, and the
   /// atoms built on a narrower one are widened with it (their simplifications stay valid only
   /// for the expressions already built in the narrower loop, where they hold).
-  void set_domain(const te::ExprNode* v, Iv r) {
+  void set_domain(const te::ExprNode* v, Interval r) {
     auto it = domain.find(v);
     if (it == domain.end()) {
       domain[v] = r;
       return;
     }
-    const Iv wide = iv_hull(it->second, r);
+    const Interval wide = it->second.hull(r);
     if (wide == it->second) return;
     it->second = wide;
     bool touched = false;
@@ -204,26 +154,22 @@ class Algebra {
       } else if (touched) {
         switch (a.kind) {
           case AtomKind::Div:
-            a.range = iv_div(range(a.a), a.d);
+            a.range = range(a.a).floor_div(a.d);
             break;
           case AtomKind::Mod:
-            a.range = iv_mod(range(a.a), a.d);
+            a.range = range(a.a).floor_mod(a.d);
             break;
           case AtomKind::Mul:
-            a.range = iv_mul(range(a.a), range(a.b));
+            a.range = range(a.a).times(range(a.b));
             break;
-          case AtomKind::Min: {
-            Iv x = range(a.a), y = range(a.b);
-            a.range = {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+          case AtomKind::Min:
+            a.range = range(a.a).min_with(range(a.b));
             break;
-          }
-          case AtomKind::Max: {
-            Iv x = range(a.a), y = range(a.b);
-            a.range = {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+          case AtomKind::Max:
+            a.range = range(a.a).max_with(range(a.b));
             break;
-          }
           case AtomKind::Hull:
-            a.range = iv_hull(range(a.a), range(a.b));
+            a.range = range(a.a).hull(range(a.b));
             break;
           case AtomKind::Var:
           case AtomKind::Unknown:
@@ -248,7 +194,7 @@ class Algebra {
     return atom_lin(intern(std::move(a)));
   }
 
-  Lin unknown(Iv r) {
+  Lin unknown(Interval r) {
     Atom a;
     a.kind = AtomKind::Unknown;
     a.range = r;
@@ -259,7 +205,7 @@ class Algebra {
   Lin div(const Lin& x, int64_t d) {
     if (d <= 0) return unknown(kFull);
     if (d == 1) return x;
-    if (x.constant()) return lin_const(fdiv(x.c, d));
+    if (x.constant()) return lin_const(floor_div(x.c, d));
     bool exact = x.c % d == 0;
     for (const auto& [id, c] : x.t) exact &= c % d == 0;
     if (exact) {
@@ -268,7 +214,7 @@ class Algebra {
       for (auto& [id, c] : q.t) c /= d;
       return q;
     }
-    const Iv r = range(x);
+    const Interval r = range(x);
     if (r.lo >= 0 && r.hi < d) return lin_const(0);
     // floor(floor(y / a) / d) = floor(y / (a * d)).
     if (x.c == 0 && x.t.size() == 1 && x.t[0].second == 1) {
@@ -279,21 +225,21 @@ class Algebra {
     a.kind = AtomKind::Div;
     a.a = x;
     a.d = d;
-    a.range = iv_div(r, d);
+    a.range = r.floor_div(d);
     return atom_lin(intern(std::move(a)));
   }
 
   Lin mod(const Lin& x, int64_t d) {
     if (d <= 0) return unknown(kFull);
     if (d == 1) return lin_const(0);
-    if (x.constant()) return lin_const(fmod_pos(x.c, d));
-    const Iv r = range(x);
+    if (x.constant()) return lin_const(floor_mod(x.c, d));
+    const Interval r = range(x);
     if (r.lo >= 0 && r.hi < d) return x;
     Atom a;
     a.kind = AtomKind::Mod;
     a.a = x;
     a.d = d;
-    a.range = iv_mod(r, d);
+    a.range = r.floor_mod(d);
     return atom_lin(intern(std::move(a)));
   }
 
@@ -303,7 +249,7 @@ class Algebra {
       if (y.constant()) return lin_scale(x, y.c);
     }
     if ((k == AtomKind::Min || k == AtomKind::Max || k == AtomKind::Hull) && x == y) return x;
-    const Iv rx = range(x), ry = range(y);
+    const Interval rx = range(x), ry = range(y);
     if (k == AtomKind::Min && x.constant() && y.constant()) return lin_const(std::min(x.c, y.c));
     if (k == AtomKind::Max && x.constant() && y.constant()) return lin_const(std::max(x.c, y.c));
     if (k == AtomKind::Min && rx.hi <= ry.lo) return x;
@@ -314,10 +260,10 @@ class Algebra {
     a.kind = k;
     a.a = x;
     a.b = y;
-    a.range = k == AtomKind::Mul   ? iv_mul(rx, ry)
-              : k == AtomKind::Min ? Iv{std::min(rx.lo, ry.lo), std::min(rx.hi, ry.hi)}
-              : k == AtomKind::Max ? Iv{std::max(rx.lo, ry.lo), std::max(rx.hi, ry.hi)}
-                                   : iv_hull(rx, ry);
+    a.range = k == AtomKind::Mul   ? rx.times(ry)
+              : k == AtomKind::Min ? rx.min_with(ry)
+              : k == AtomKind::Max ? rx.max_with(ry)
+                                   : rx.hull(ry);
     return atom_lin(intern(std::move(a)));
   }
 
@@ -389,7 +335,7 @@ struct LoopRec {
 /// A guard: the sum `terms` lies in `allow`.
 struct Constraint {
   Terms terms;
-  Iv allow;
+  Interval allow;
 };
 
 struct Access {
@@ -438,7 +384,7 @@ class Collector {
       case te::ExprKind::Unary: {
         const te::Unary* u = e.as<te::Unary>();
         if (u->op == te::UnaryOp::Neg && !is_float(e.dtype())) return lin_scale(lin(u->a), -1);
-        return m_alg.unknown(u->op == te::UnaryOp::Not ? Iv{0, 1} : kFull);
+        return m_alg.unknown(u->op == te::UnaryOp::Not ? Interval{0, 1} : kFull);
       }
       case te::ExprKind::Select: {
         const te::Select* s = e.as<te::Select>();
@@ -553,29 +499,11 @@ class Collector {
             continue;
         }
       }
-      const Lin d = lin_add(lin(b->a), lin(b->b), -1);  // a - b
-      Iv allow;
-      switch (op) {
-        case te::BinaryOp::LT:
-          allow = {-kInf, -1};
-          break;
-        case te::BinaryOp::LE:
-          allow = {-kInf, 0};
-          break;
-        case te::BinaryOp::GT:
-          allow = {1, kInf};
-          break;
-        case te::BinaryOp::GE:
-          allow = {0, kInf};
-          break;
-        case te::BinaryOp::EQ:
-          allow = {0, 0};
-          break;
-        default:
-          continue;
-      }
-      allow = {allow.lo <= -kInf ? -kInf : allow.lo - d.c,
-               allow.hi >= kInf ? kInf : allow.hi - d.c};
+      const Lin d = lin_add(lin(b->a), lin(b->b), -1);          // a - b
+      const std::optional<Interval> holds = te::holds_for(op);  // a - b in it
+      if (!holds) continue;
+      const Interval allow = {holds->lo <= -kInf ? -kInf : holds->lo - d.c,
+                              holds->hi >= kInf ? kInf : holds->hi - d.c};
       constraints.push_back({d.t, allow});
       out.push_back(static_cast<int32_t>(constraints.size() - 1));
     }
@@ -592,7 +520,7 @@ class Collector {
     std::vector<int64_t> strides(m_t->shape.size(), 1);
     for (size_t d = m_t->shape.size(); d-- > 0;) {
       strides[d] = stride;
-      stride = sat(static_cast<__int128>(stride) * m_t->shape[d]);
+      stride = te::saturate(static_cast<__int128>(stride) * m_t->shape[d]);
     }
     for (size_t d = 0; d < idx.size(); ++d) {
       a.dims.push_back(lin(idx[d]));
@@ -667,12 +595,14 @@ class Collector {
         LoopRec lr;
         lr.min = lin(f->min);
         lr.extent = lin(f->extent);
-        const Iv mn = m_alg.range(lr.min), ext = m_alg.range(lr.extent);
+        const Interval mn = m_alg.range(lr.min), ext = m_alg.range(lr.extent);
         m_alg.set_domain(
             f->var.get(),
             ext.hi <= 0
-                ? Iv{}
-                : Iv{mn.lo, mn.hi >= kInf ? kInf : sat(static_cast<__int128>(mn.hi) + ext.hi - 1)});
+                ? Interval{}
+                : Interval{mn.lo, mn.hi >= kInf
+                                      ? kInf
+                                      : te::saturate(static_cast<__int128>(mn.hi) + ext.hi - 1)});
         lr.var = m_alg.var(f->var.get()).t[0].first;
         loops.push_back(std::move(lr));
         m_loop_stack.push_back(static_cast<int32_t>(loops.size() - 1));
@@ -859,7 +789,7 @@ class Collector {
 struct Region {
   int32_t writer = -1, block = 0;
   size_t box = 0;  ///< offset of the box's dims (lo, hi pairs) in the pool
-  Iv flat;
+  Interval flat;
 };
 
 class Evaluator {
@@ -874,7 +804,7 @@ class Evaluator {
     m_strides.assign(t->shape.size(), 1);
     for (size_t d = t->shape.size(); d-- > 0;) {
       m_strides[d] = stride;
-      stride = sat(static_cast<__int128>(stride) * t->shape[d]);
+      stride = te::saturate(static_cast<__int128>(stride) * t->shape[d]);
     }
     m_numel = stride;
   }
@@ -897,49 +827,45 @@ class Evaluator {
   const Algebra& m_alg;
   const Collector& m_col;
   const te::TensorNode* m_t;
-  std::vector<Iv> m_env, m_memo;
+  std::vector<Interval> m_env, m_memo;
   std::vector<uint32_t> m_stamp;
   uint32_t m_now = 1;
   const Access* m_access = nullptr;
   std::vector<int64_t> m_strides;
   int64_t m_numel = 1;
 
-  void set_var(int32_t id, Iv v) {
+  void set_var(int32_t id, Interval v) {
     m_env[static_cast<size_t>(id)] = v;
     ++m_now;  // every cached atom may depend on it
   }
 
-  Iv atom(int32_t id) {
+  Interval atom(int32_t id) {
     const auto i = static_cast<size_t>(id);
     if (m_stamp[i] == m_now) return m_memo[i];
     const Atom& a = m_alg.atoms[i];
-    Iv r;
+    Interval r;
     switch (a.kind) {
       case AtomKind::Var:
       case AtomKind::Unknown:
         r = m_env[i];
         break;
       case AtomKind::Div:
-        r = iv_div(sum(a.a), a.d);
+        r = sum(a.a).floor_div(a.d);
         break;
       case AtomKind::Mod:
-        r = iv_mod(sum(a.a), a.d);
+        r = sum(a.a).floor_mod(a.d);
         break;
       case AtomKind::Mul:
-        r = iv_mul(sum(a.a), sum(a.b));
+        r = sum(a.a).times(sum(a.b));
         break;
-      case AtomKind::Min: {
-        Iv x = sum(a.a), y = sum(a.b);
-        r = x.empty() || y.empty() ? Iv{} : Iv{std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+      case AtomKind::Min:
+        r = sum(a.a).min_with(sum(a.b));
         break;
-      }
-      case AtomKind::Max: {
-        Iv x = sum(a.a), y = sum(a.b);
-        r = x.empty() || y.empty() ? Iv{} : Iv{std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+      case AtomKind::Max:
+        r = sum(a.a).max_with(sum(a.b));
         break;
-      }
       case AtomKind::Hull:
-        r = iv_hull(sum(a.a), sum(a.b));
+        r = sum(a.a).hull(sum(a.b));
         break;
     }
     m_memo[i] = r;
@@ -947,37 +873,38 @@ class Evaluator {
     return r;
   }
 
-  Iv terms(const Terms& t) {
-    Iv r{0, 0};
-    for (const auto& [id, c] : t) r = iv_add(r, iv_scale(atom(id), c));
+  Interval terms(const Terms& t) {
+    Interval r{0, 0};
+    for (const auto& [id, c] : t) r = r.plus(atom(id).times(c));
     return r;
   }
 
   /// A sum's interval, narrowed by the guards in scope that bound the same terms.
-  Iv sum(const Lin& l) {
-    Iv r = terms(l.t);
+  Interval sum(const Lin& l) {
+    Interval r = terms(l.t);
     if (m_access)
       for (int32_t g : m_access->guards) {
         const Constraint& c = m_col.constraints[static_cast<size_t>(g)];
-        if (c.terms == l.t) r = iv_meet(r, c.allow);
+        if (c.terms == l.t) r = r.meet(c.allow);
       }
-    return iv_add(r, {l.c, l.c});
+    return r.plus({l.c, l.c});
   }
 
   bool enumerate(const Access& a, size_t k, int64_t budget,
                  const std::function<void(const Region&)>& out) {
     if (k == a.loops.size()) return emit(a, budget, out);
     const LoopRec& lr = m_col.loops[static_cast<size_t>(a.loops[k])];
-    const Iv mn = sum(lr.min), ext = sum(lr.extent);
+    const Interval mn = sum(lr.min), ext = sum(lr.extent);
     if (mn.empty() || ext.empty() || ext.hi <= 0) return true;  // the loop does not run
-    if (lr.enumerate && mn.point() && ext.point()) {
+    if (lr.enumerate && mn.is_point() && ext.is_point()) {
       for (int64_t v = mn.lo; v < mn.lo + ext.lo; ++v) {
         set_var(lr.var, {v, v});
         if (!enumerate(a, k + 1, budget, out)) return false;
       }
     } else {
-      set_var(lr.var,
-              {mn.lo, mn.hi >= kInf ? kInf : sat(static_cast<__int128>(mn.hi) + ext.hi - 1)});
+      set_var(
+          lr.var,
+          {mn.lo, mn.hi >= kInf ? kInf : te::saturate(static_cast<__int128>(mn.hi) + ext.hi - 1)});
       if (!enumerate(a, k + 1, budget, out)) return false;
     }
     return true;
@@ -987,19 +914,19 @@ class Evaluator {
     if (++steps > budget) return false;
     for (int32_t g : a.guards) {
       const Constraint& c = m_col.constraints[static_cast<size_t>(g)];
-      if (iv_meet(terms(c.terms), c.allow).empty()) return true;  // guarded off here
+      if (terms(c.terms).meet(c.allow).empty()) return true;  // guarded off here
     }
     const size_t r = m_t->shape.size();
     Region reg;
     reg.box = pool.size();
     int64_t flo = 0, fhi = 0;
     for (size_t d = 0; d < r; ++d) {
-      Iv v = sum(a.dims[d]);
+      Interval v = sum(a.dims[d]);
       if (d + 2 == r && a.rows > 1)
-        v.hi = v.hi >= kInf ? kInf : sat(static_cast<__int128>(v.hi) + a.rows - 1);
+        v.hi = v.hi >= kInf ? kInf : te::saturate(static_cast<__int128>(v.hi) + a.rows - 1);
       if (d + 1 == r && a.cols > 1)
-        v.hi = v.hi >= kInf ? kInf : sat(static_cast<__int128>(v.hi) + a.cols - 1);
-      v = iv_meet(v, {0, m_t->shape[d] - 1});
+        v.hi = v.hi >= kInf ? kInf : te::saturate(static_cast<__int128>(v.hi) + a.cols - 1);
+      v = v.meet({0, m_t->shape[d] - 1});
       if (v.empty()) {
         pool.resize(reg.box);
         return true;  // no element in bounds: a guarded-off padding access
@@ -1009,9 +936,9 @@ class Evaluator {
       flo += v.lo * m_strides[d];
       fhi += v.hi * m_strides[d];
     }
-    Iv flat{flo, fhi};
-    if (a.rows == 1 && a.cols == 1) flat = iv_meet(flat, sum(a.flat));
-    reg.flat = iv_meet(flat, {0, m_numel - 1});
+    Interval flat{flo, fhi};
+    if (a.rows == 1 && a.cols == 1) flat = flat.meet(sum(a.flat));
+    reg.flat = flat.meet({0, m_numel - 1});
     if (reg.flat.empty()) {
       pool.resize(reg.box);
       return true;
@@ -1157,7 +1084,7 @@ bool injective_per_block(const Algebra& alg, const Collector& col, const Access&
       return false;
     seen.push_back(id);
     // The var's range inside this access (its loop's bounds, or the thread's).
-    Iv r = at.range;
+    Interval r = at.range;
     for (int32_t li : w.loops) {
       const LoopRec& lr = col.loops[static_cast<size_t>(li)];
       if (lr.var == id && lr.min.constant() && lr.extent.constant())

@@ -9,6 +9,7 @@
 
 #include "core/analysis/access.h"
 #include "core/support/int_math.h"
+#include "core/te/bounds.h"
 #include "core/te/equal.h"
 #include "core/te/mutator.h"
 #include "core/te/verify.h"
@@ -21,32 +22,9 @@ using te::Expr;
 
 // ---------------------------------------------------------------- index simplification
 
-/// A closed integer interval; `known` false means unbounded.
-struct Range {
-  bool known = false;
-  int64_t lo = 0, hi = 0;
-};
-
-constexpr int64_t kBig = int64_t{1} << 60;  // ranges beyond this are treated as unknown
-
-Range exact(int64_t v) {
-  return {true, v, v};
-}
-
-Range scale(Range r, int64_t k) {
-  if (!r.known) return r;
-  __int128 a = static_cast<__int128>(r.lo) * k, b = static_cast<__int128>(r.hi) * k;
-  if (a > b) std::swap(a, b);
-  if (a < -kBig || b > kBig) return {};
-  return {true, static_cast<int64_t>(a), static_cast<int64_t>(b)};
-}
-
-Range add(Range a, Range b) {
-  if (!a.known || !b.known) return {};
-  __int128 lo = static_cast<__int128>(a.lo) + b.lo, hi = static_cast<__int128>(a.hi) + b.hi;
-  if (lo < -kBig || hi > kBig) return {};
-  return {true, static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
-}
+/// Ranges come from the bounds engine; this simplifier decides only on bounded ones (both ends
+/// below 2^60), treating any other as unknown.
+using te::Interval;
 
 /// const + sum(coeff * atom); atoms are vars or non-affine int64 subexpressions, kept unique by
 /// structural equality in order of first appearance (so printing is deterministic).
@@ -128,37 +106,34 @@ class Simplifier : public te::ExprMutator {
     }
   }
 
-  Range atom_range(const Expr& a) {
-    if (const auto* i = a.as<te::IntImm>()) return exact(i->value);
+  Interval atom_range(const Expr& a) {
+    const Interval unknown = Interval::everything();
+    if (const auto* i = a.as<te::IntImm>()) return Interval::point(i->value);
     if (a.as<te::Var>()) {
       auto it = m_extents.find(a.get());
-      if (it == m_extents.end() || it->second <= 0) return {};
-      return {true, 0, it->second - 1};
+      if (it == m_extents.end() || it->second <= 0) return unknown;
+      return {0, it->second - 1};
     }
     const auto* b = a.as<te::Binary>();
-    if (!b || a.dtype() != DType::Int64) return {};
+    if (!b || a.dtype() != DType::Int64) return unknown;
     const auto* d = b->b.as<te::IntImm>();
     if ((b->op == BinaryOp::FloorDiv || b->op == BinaryOp::FloorMod) && d && d->value > 0) {
-      Range x = range(linearize(b->a));
-      if (b->op == BinaryOp::FloorMod) {
-        if (x.known && x.lo >= 0 && x.hi < d->value) return x;
-        return {true, 0, d->value - 1};
-      }
-      if (!x.known) return {};
-      return {true, floor_div(x.lo, d->value), floor_div(x.hi, d->value)};
+      Interval x = range(linearize(b->a));
+      if (b->op == BinaryOp::FloorMod) return x.floor_mod(d->value);
+      if (!x.bounded()) return unknown;
+      return x.floor_div(d->value);
     }
     if (b->op == BinaryOp::Min || b->op == BinaryOp::Max) {
-      Range x = range(linearize(b->a)), y = range(linearize(b->b));
-      if (!x.known || !y.known) return {};
-      if (b->op == BinaryOp::Min) return {true, std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
-      return {true, std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+      Interval x = range(linearize(b->a)), y = range(linearize(b->b));
+      if (!x.bounded() || !y.bounded()) return unknown;
+      return b->op == BinaryOp::Min ? x.min_with(y) : x.max_with(y);
     }
-    return {};
+    return unknown;
   }
 
-  Range range(const Affine& a) {
-    Range r = exact(a.c);
-    for (const auto& [atom, k] : a.terms) r = add(r, scale(atom_range(atom), k));
+  Interval range(const Affine& a) {
+    Interval r = Interval::point(a.c);
+    for (const auto& [atom, k] : a.terms) r = r.plus(atom_range(atom).times(k));
     return r;
   }
 
@@ -175,8 +150,8 @@ class Simplifier : public te::ExprMutator {
     }
     Affine out;
     if (is_div) out = q;
-    Range rr = range(rest);
-    if (rr.known && floor_div(rr.lo, d) == floor_div(rr.hi, d)) {
+    Interval rr = range(rest);
+    if (rr.bounded() && floor_div(rr.lo, d) == floor_div(rr.hi, d)) {
       int64_t k = floor_div(rr.lo, d);
       if (is_div) {
         out.c += k;
@@ -191,7 +166,8 @@ class Simplifier : public te::ExprMutator {
     // when d divides a.
     if (const auto* b = inner.as<te::Binary>()) {
       const auto* a = b->b.as<te::IntImm>();
-      if (a && a->value > 0 && is_div && b->op == BinaryOp::FloorDiv && a->value < kBig / d) {
+      if (a && a->value > 0 && is_div && b->op == BinaryOp::FloorDiv &&
+          a->value < te::kBoundInf / d) {
         out.add_term(te::binary(BinaryOp::FloorDiv, b->a, te::int_imm(a->value * d)), 1);
         return out;
       }
@@ -285,8 +261,8 @@ class Simplifier : public te::ExprMutator {
         bool floor = b->op == BinaryOp::FloorDiv || b->op == BinaryOp::FloorMod;
         // C division equals floor division for a non-negative dividend.
         if (!floor) {
-          Range r = range(x);
-          if (!r.known || r.lo < 0) break;
+          Interval r = range(x);
+          if (!r.bounded() || r.lo < 0) break;
         }
         if (y.c == 1) {
           if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Div) return x;
@@ -299,10 +275,10 @@ class Simplifier : public te::ExprMutator {
         Affine x = linearize(b->a), y = linearize(b->b);
         Affine diff = x;
         diff.add(y, -1);
-        Range r = range(diff);
+        Interval r = range(diff);
         bool is_min = b->op == BinaryOp::Min;
-        if (r.known && r.hi <= 0) return is_min ? x : y;  // x <= y
-        if (r.known && r.lo >= 0) return is_min ? y : x;  // x >= y
+        if (r.bounded() && r.hi <= 0) return is_min ? x : y;  // x <= y
+        if (r.bounded() && r.lo >= 0) return is_min ? y : x;  // x >= y
         break;
       }
       default:
@@ -333,31 +309,9 @@ class Simplifier : public te::ExprMutator {
   Expr fold_compare(const te::Binary& b, const Expr& e) {
     Affine d = linearize(b.a);
     d.add(linearize(b.b), -1);
-    Range r = range(d);
-    if (!r.known) return e;
-    int v = -1;  // -1: undecided
-    switch (b.op) {
-      case BinaryOp::LT:
-        v = r.hi < 0 ? 1 : r.lo >= 0 ? 0 : -1;
-        break;
-      case BinaryOp::LE:
-        v = r.hi <= 0 ? 1 : r.lo > 0 ? 0 : -1;
-        break;
-      case BinaryOp::GT:
-        v = r.lo > 0 ? 1 : r.hi <= 0 ? 0 : -1;
-        break;
-      case BinaryOp::GE:
-        v = r.lo >= 0 ? 1 : r.hi < 0 ? 0 : -1;
-        break;
-      case BinaryOp::EQ:
-        v = r.lo == 0 && r.hi == 0 ? 1 : (r.lo > 0 || r.hi < 0) ? 0 : -1;
-        break;
-      case BinaryOp::NE:
-        v = r.lo == 0 && r.hi == 0 ? 0 : (r.lo > 0 || r.hi < 0) ? 1 : -1;
-        break;
-      default:
-        break;
-    }
+    Interval r = range(d);
+    if (!r.bounded()) return e;
+    const int v = te::decide_compare(b.op, r);  // -1: undecided
     return v < 0 ? e : te::int_imm(v, DType::Bool);
   }
 

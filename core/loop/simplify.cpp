@@ -1,9 +1,10 @@
 #include "core/loop/simplify.h"
 
+#include <optional>
 #include <unordered_map>
 
 #include "core/loop/mutator.h"
-#include "core/support/int_math.h"
+#include "core/te/bounds.h"
 #include "core/te/mutator.h"
 
 namespace souffle::loop {
@@ -17,77 +18,16 @@ const te::IntImm* int_const(const Expr& e) {
   return i && (e.dtype() == DType::Int64 || e.dtype() == DType::Bool) ? i : nullptr;
 }
 
-/// Folds op on two constants; false when it cannot (division by zero, unhandled op).
-bool fold(BinaryOp op, int64_t a, int64_t b, int64_t& r) {
-  switch (op) {
-    case BinaryOp::Add:
-      r = a + b;
-      return true;
-    case BinaryOp::Sub:
-      r = a - b;
-      return true;
-    case BinaryOp::Mul:
-      r = a * b;
-      return true;
-    case BinaryOp::Div:
-      if (b == 0) return false;
-      r = a / b;
-      return true;
-    case BinaryOp::Mod:
-      if (b == 0) return false;
-      r = a % b;
-      return true;
-    case BinaryOp::FloorDiv:
-      if (b == 0) return false;
-      r = floor_div(a, b);
-      return true;
-    case BinaryOp::FloorMod:
-      if (b == 0) return false;
-      r = a - floor_div(a, b) * b;
-      return true;
-    case BinaryOp::Min:
-      r = std::min(a, b);
-      return true;
-    case BinaryOp::Max:
-      r = std::max(a, b);
-      return true;
-    case BinaryOp::EQ:
-      r = a == b;
-      return true;
-    case BinaryOp::NE:
-      r = a != b;
-      return true;
-    case BinaryOp::LT:
-      r = a < b;
-      return true;
-    case BinaryOp::LE:
-      r = a <= b;
-      return true;
-    case BinaryOp::GT:
-      r = a > b;
-      return true;
-    case BinaryOp::GE:
-      r = a >= b;
-      return true;
-    case BinaryOp::And:
-      r = a && b;
-      return true;
-    case BinaryOp::Or:
-      r = a || b;
-      return true;
-    default:
-      return false;
-  }
-}
-
 class ExprSimplifier : public te::ExprMutator {
  protected:
   Expr mutate_Binary(const te::Binary& n, const Expr& e) override {
     Expr a = mutate(n.a), b = mutate(n.b);
     const te::IntImm* ca = int_const(a);
     const te::IntImm* cb = int_const(b);
-    int64_t r = 0;
-    if (ca && cb && fold(n.op, ca->value, cb->value, r)) return te::int_imm(r, e.dtype());
+    if (ca && cb) {
+      if (std::optional<int64_t> r = te::fold_int(n.op, ca->value, cb->value))
+        return te::int_imm(*r, e.dtype());
+    }
     bool index = a.dtype() == DType::Int64;
     bool boolean = a.dtype() == DType::Bool;
     if (index) {

@@ -436,29 +436,6 @@ bool CodeGenC::uses_var(const Stmt& s, const Expr& var) {
 
 // ---- expressions ----
 
-bool CodeGenC::is_nonnegative(const Expr& e) const {
-  if (const te::IntImm* i = e.as<te::IntImm>()) return i->value >= 0;
-  if (e.as<te::Var>()) return m_nonneg.count(e.get()) > 0;
-  if (const te::Binary* b = e.as<te::Binary>()) {
-    switch (b->op) {
-      case BinaryOp::Add:
-      case BinaryOp::Mul:
-      case BinaryOp::Div:
-      case BinaryOp::Mod:
-      case BinaryOp::FloorDiv:
-      case BinaryOp::FloorMod:
-      case BinaryOp::Min:
-        return is_nonnegative(b->a) && is_nonnegative(b->b);
-      case BinaryOp::Max:
-        return is_nonnegative(b->a) || is_nonnegative(b->b);
-      default:
-        return false;
-    }
-  }
-  if (const te::Select* s = e.as<te::Select>()) return is_nonnegative(s->t) && is_nonnegative(s->f);
-  return false;
-}
-
 CodeGenC::Code CodeGenC::emit_expr(const Expr& e) {
   SOUFFLE_CHECK(e.defined(), "codegen: undefined expression");
   const DType t = e.dtype();
@@ -938,7 +915,7 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
   m_buffers.clear();
   m_used_names.clear();
   m_next_suffix.clear();
-  m_nonneg.clear();
+  m_ranges.clear();
 
   const std::string kname = unique_function_name(k.name, m_kernel_names);
   m_used_names.insert(kname);

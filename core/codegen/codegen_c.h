@@ -11,6 +11,7 @@
 
 #include "core/codegen/emitted.h"
 #include "core/loop/stmt.h"
+#include "core/te/bounds.h"
 
 namespace souffle::codegen {
 
@@ -137,8 +138,9 @@ class CodeGenC {
   std::string buffer_name(const te::TensorNode* t);
   /// `&buffer[flat index of idx]`: where a fragment's tile starts.
   std::string element_address(const te::TensorNode* t, const std::vector<te::Expr>& idx);
-  void mark_nonnegative(const te::Expr& var) { m_nonneg.insert(var.get()); }
-  bool is_nonnegative(const te::Expr& e) const;
+  /// Sign facts for the bounds engine: a loop or let var bound to a non-negative value.
+  void mark_nonnegative(const te::Expr& var) { m_ranges[var.get()] = te::Interval::at_least(0); }
+  bool is_nonnegative(const te::Expr& e) const { return te::provably_nonnegative(e, m_ranges); }
   /// Whether `var` occurs in s (an unused binding is not emitted: NVRTC would warn about it).
   static bool uses_var(const loop::Stmt& s, const te::Expr& var);
   const loop::Kernel* kernel() const { return m_kernel; }
@@ -169,7 +171,7 @@ class CodeGenC {
   std::unordered_map<const te::TensorNode*, std::string> m_buffers;
   std::unordered_set<std::string> m_used_names;
   std::unordered_map<std::string, int> m_next_suffix;  ///< per base name: the last suffix given
-  std::unordered_set<const te::ExprNode*> m_nonneg;
+  te::Scope m_ranges;                                  ///< vars known to be non-negative
   std::vector<std::pair<std::string, std::string>> m_helpers;  // in first-use order
   std::set<std::string> m_helper_names;
   std::set<std::string> m_kernel_names;

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "core/loop/mutator.h"
-#include "core/support/int_math.h"
+#include "core/te/bounds.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
@@ -227,49 +227,7 @@ class Prover {
     if (b->op == te::BinaryOp::And && y && *y == 0) return 0;
     if (b->op == te::BinaryOp::Or && y && *y != 0) return 1;
     if (!x || !y) return std::nullopt;
-    const int64_t p = *x, q = *y;
-    switch (b->op) {
-      case te::BinaryOp::Add:
-        return p + q;
-      case te::BinaryOp::Sub:
-        return p - q;
-      case te::BinaryOp::Mul:
-        return p * q;
-      case te::BinaryOp::Div:
-        if (q == 0) return std::nullopt;
-        return p / q;
-      case te::BinaryOp::Mod:
-        if (q == 0) return std::nullopt;
-        return p % q;
-      case te::BinaryOp::FloorDiv:
-        if (q == 0) return std::nullopt;
-        return floor_div(p, q);
-      case te::BinaryOp::FloorMod:
-        if (q == 0) return std::nullopt;
-        return p - floor_div(p, q) * q;
-      case te::BinaryOp::Min:
-        return std::min(p, q);
-      case te::BinaryOp::Max:
-        return std::max(p, q);
-      case te::BinaryOp::EQ:
-        return p == q;
-      case te::BinaryOp::NE:
-        return p != q;
-      case te::BinaryOp::LT:
-        return p < q;
-      case te::BinaryOp::LE:
-        return p <= q;
-      case te::BinaryOp::GT:
-        return p > q;
-      case te::BinaryOp::GE:
-        return p >= q;
-      case te::BinaryOp::And:
-        return p != 0 && q != 0;
-      case te::BinaryOp::Or:
-        return p != 0 || q != 0;
-      default:
-        return std::nullopt;
-    }
+    return te::fold_int(b->op, *x, *y);
   }
 
   int64_t flat_index(const std::vector<Expr>& indices) {

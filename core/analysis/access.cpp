@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/te/bounds.h"
 #include "core/te/mutator.h"
 #include "core/te/printer.h"
 
@@ -131,11 +132,6 @@ std::optional<Affine> to_affine(const Expr& e) {
   }
 }
 
-int64_t floordiv_i(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
 /// Evaluates a quasi-affine index expression at one point.
 int64_t eval_index(const Expr& e, const std::unordered_map<const te::ExprNode*, int64_t>& vals) {
   switch (e.kind()) {
@@ -149,25 +145,9 @@ int64_t eval_index(const Expr& e, const std::unordered_map<const te::ExprNode*, 
       return -eval_index(e.as<te::Unary>()->a, vals);
     case ExprKind::Binary: {
       const auto* b = e.as<te::Binary>();
-      int64_t x = eval_index(b->a, vals), y = eval_index(b->b, vals);
-      switch (b->op) {
-        case BinaryOp::Add:
-          return x + y;
-        case BinaryOp::Sub:
-          return x - y;
-        case BinaryOp::Mul:
-          return x * y;
-        case BinaryOp::Div:
-          return x / y;
-        case BinaryOp::Mod:
-          return x % y;
-        case BinaryOp::FloorDiv:
-          return floordiv_i(x, y);
-        case BinaryOp::FloorMod:
-          return x - floordiv_i(x, y) * y;
-        default:
-          break;
-      }
+      const std::optional<int64_t> v =
+          te::fold_int(b->op, eval_index(b->a, vals), eval_index(b->b, vals));
+      if (v) return *v;
       break;
     }
     default:

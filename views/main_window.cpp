@@ -26,6 +26,7 @@
 #include "core/onnx/importer.h"
 #include "core/session/profile.h"
 #include "core/support/error.h"
+#include "views/activity.h"
 #include "views/charts_panel.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
@@ -38,6 +39,7 @@
 #include "views/memory_panel.h"
 #include "views/model_lifecycle.h"
 #include "views/node_table_model.h"
+#include "views/page_docks.h"
 #include "views/panels.h"
 #include "views/partition_table_model.h"
 #include "views/plan_controller.h"
@@ -52,6 +54,7 @@
 #include "views/strategy_table_model.h"
 #include "views/table_model.h"
 #include "views/theme.h"
+#include "views/theme_chooser.h"
 #include "views/timeline_panel.h"
 #include "views/transforms_panel.h"
 #include "views/window_menus.h"
@@ -73,7 +76,7 @@ MainWindow::MainWindow(QWidget* parent)
       m_session(new ExplorerSession(this)),
       m_models(new ModelLifecycle(m_session, this)),
       m_plans(new PlanController(m_session, this)),
-      m_systemPalette(qApp->palette()) {
+      m_themes(new ThemeChooser(this)) {
   setWindowTitle(tr("Souffle Explorer"));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
@@ -112,12 +115,12 @@ QDockWidget* MainWindow::memoryDock() const {
   return dockOf(m_memory);
 }
 
-QDockWidget* MainWindow::strategyDock() const {
-  return dockOf(m_strategies);
-}
-
 QDockWidget* MainWindow::timelineDock() const {
   return dockOf(m_timeline);
+}
+
+bool MainWindow::isErrorShown() const {
+  return dockOf(m_error)->isVisible();
 }
 
 void MainWindow::wire() {
@@ -136,20 +139,8 @@ void MainWindow::wire() {
   connect(m_plans, &PlanController::planned, this, &MainWindow::planned);
   connect(m_plans, &PlanController::planFailed, this, &MainWindow::planFailed);
   connect(m_planBar, &PlanToolBar::heatMetricChosen, this, &MainWindow::setHeatMetric);
+  connect(m_themes, &ThemeChooser::changed, this, &MainWindow::updateColors);
 
-  // Cancel in the status bar: whatever runs (a compile, a profile, a load, a plan).
-  connect(m_status, &StatusLine::cancelRequested, this, [this] {
-    if (m_compiler && m_compiler->isBusy())
-      cancelCompile();
-    else if (m_profiler && m_profiler->isBusy())
-      m_profiler->cancel();
-    else if (m_models->isLoading())
-      cancelLoad();
-    else if (m_timeline->isBusy())
-      m_timeline->cancel();
-    else
-      m_plans->runner()->cancel();
-  });
   connect(m_timeline, &TimelinePanel::busyChanged, this, &MainWindow::setBusy);
 
   // The problems panel.
@@ -214,54 +205,37 @@ void MainWindow::createPages() {
 
   // Where each page goes: its area, the dock it is tabbed with (or split from) and the one in
   // front afterwards, in the order they are placed.
-  enum Place { Alone, Tabbed, Beside, Below };
-  struct Slot {
-    QWidget* page;
-    const char* name;
-    QString title;
-    Qt::DockWidgetArea area;
-    Place place = Alone;
-    QWidget* with = nullptr;   ///< the page tabbed with or split from
-    QWidget* front = nullptr;  ///< the page in front of its tabs afterwards
-    bool hidden = false;
-  };
+  using P = PageDock;
   const Qt::DockWidgetArea left = Qt::LeftDockWidgetArea, right = Qt::RightDockWidgetArea,
                            bottom = Qt::BottomDockWidgetArea;
-  const Slot table[] = {
-      {m_properties, "propertiesDock", tr("Properties"), right},
-      {m_nodes, "nodesDock", tr("Nodes"), left},
-      {m_teText, "teDock", tr("TE program"), bottom},
-      {m_kernels, "kernelsDock", tr("Kernels"), bottom},
-      {m_error, "errorDock", tr("Problems"), bottom, Alone, nullptr, nullptr, true},
-      {m_transforms, "transformsDock", tr("Transformations"), right, Tabbed, m_properties,
-       m_properties},
-      {history, "historyDock", tr("Edit history"), left, Tabbed, m_nodes, m_nodes},
-      {m_compare, "compareDock", tr("Compare plans"), bottom, Tabbed, m_kernels, m_kernels},
-      {m_strategies, "strategiesDock", tr("Strategies"), bottom, Tabbed, m_kernels, m_kernels},
-      {m_code, "codeDock", tr("Code"), bottom, Tabbed, m_teText, m_teText},
-      {m_charts, "chartsDock", tr("Charts"), right, Below, m_properties},
-      {m_importedPanel, "importedProfileDock", tr("Imported profile"), bottom, Tabbed, m_kernels,
-       m_kernels, true},
-      {m_timeline, "timelineDock", tr("Timeline"), bottom, Tabbed, m_code, m_teText, true},
-      {m_memory, "memoryDock", tr("Memory (emulator)"), bottom, Tabbed, m_code, m_teText, true},
-  };
-  for (const Slot& s : table) {
-    auto* dock = new QDockWidget(s.title, this);
-    dock->setObjectName(QLatin1String(s.name));
-    dock->setWidget(s.page);
-    addDockWidget(s.area, dock);
-    if (s.place == Tabbed) tabifyDockWidget(dockOf(s.with), dock);
-    if (s.place == Below) splitDockWidget(dockOf(s.with), dock, Qt::Vertical);
-    if (s.front) dockOf(s.front)->raise();
-    if (s.hidden) dock->hide();
-    if (s.page == m_error) {
-      // The sizes of the first docks, and the kernel table beside the TE text under the graph.
-      resizeDocks({dockOf(m_nodes), dockOf(m_properties)}, {430, 440}, Qt::Horizontal);
-      splitDockWidget(dockOf(m_teText), dockOf(m_kernels), Qt::Horizontal);
-      resizeDocks({dockOf(m_teText), dockOf(m_kernels)}, {560, 640}, Qt::Horizontal);
-      resizeDocks({dockOf(m_teText)}, {250}, Qt::Vertical);
-    }
-  }
+  placePages(this,
+             {{m_properties, "propertiesDock", tr("Properties"), right},
+              {m_nodes, "nodesDock", tr("Nodes"), left},
+              {m_teText, "teDock", tr("TE program"), bottom},
+              {m_kernels, "kernelsDock", tr("Kernels"), bottom},
+              {m_error, "errorDock", tr("Problems"), bottom, P::Alone, nullptr, nullptr, true}});
+  // The sizes of the first docks, and the kernel table beside the TE text under the graph.
+  resizeDocks({dockOf(m_nodes), dockOf(m_properties)}, {430, 440}, Qt::Horizontal);
+  splitDockWidget(dockOf(m_teText), dockOf(m_kernels), Qt::Horizontal);
+  resizeDocks({dockOf(m_teText), dockOf(m_kernels)}, {560, 640}, Qt::Horizontal);
+  resizeDocks({dockOf(m_teText)}, {250}, Qt::Vertical);
+  placePages(
+      this,
+      {
+          {m_transforms, "transformsDock", tr("Transformations"), right, P::Tabbed, m_properties,
+           m_properties},
+          {history, "historyDock", tr("Edit history"), left, P::Tabbed, m_nodes, m_nodes},
+          {m_compare, "compareDock", tr("Compare plans"), bottom, P::Tabbed, m_kernels, m_kernels},
+          {m_strategies, "strategiesDock", tr("Strategies"), bottom, P::Tabbed, m_kernels,
+           m_kernels},
+          {m_code, "codeDock", tr("Code"), bottom, P::Tabbed, m_teText, m_teText},
+          {m_charts, "chartsDock", tr("Charts"), right, P::Below, m_properties},
+          {m_importedPanel, "importedProfileDock", tr("Imported profile"), bottom, P::Tabbed,
+           m_kernels, m_kernels, true},
+          {m_timeline, "timelineDock", tr("Timeline"), bottom, P::Tabbed, m_code, m_teText, true},
+          {m_memory, "memoryDock", tr("Memory (emulator)"), bottom, P::Tabbed, m_code, m_teText,
+           true},
+      });
   const std::pair<QWidget*, const char*> keys[] = {
       {m_code, "Alt+C"}, {m_charts, "Alt+G"}, {m_timeline, "Alt+T"}, {m_memory, "Alt+M"}};
   for (auto [page, key] : keys)
@@ -345,20 +319,7 @@ void MainWindow::createActions() {
     a->setShortcut(QKeySequence(QStringLiteral("Alt+%1").arg(key++)));
     panels->addAction(a);
   }
-  QMenu* theme = view->addMenu(tr("T&heme"));
-  auto* group = new QActionGroup(this);
-  const std::pair<const char*, const char*> themes[] = {
-      {"system", "Follow the &system"}, {"light", "&Light"}, {"dark", "&Dark"}};
-  int themeKey = 1;
-  for (auto [id, label] : themes) {
-    QAction* a = theme->addAction(tr(label));
-    a->setCheckable(true);
-    a->setData(QString::fromLatin1(id));
-    a->setChecked(m_theme == QLatin1String(id));
-    a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Alt+%1").arg(themeKey++)));
-    group->addAction(a);
-    connect(a, &QAction::triggered, this, [this, a] { setTheme(a->data().toString()); });
-  }
+  m_themes->addMenu(view);
 
   addHelpMenu(this);
 
@@ -368,26 +329,7 @@ void MainWindow::createActions() {
 
 void MainWindow::createStatusBar() {
   m_status = new StatusLine(statusBar());
-  setBusy(false);
-}
-
-bool MainWindow::isErrorShown() const {
-  return dockOf(m_error)->isVisible();
-}
-
-void MainWindow::setInputOptions(const QStringList& dims, const QStringList& binds,
-                                 const QStringList& shapes) {
-  m_session->setInputOptions(dims, binds, shapes);
-}
-
-void MainWindow::cancelLoad() {
-  // Esc: whatever long work runs.
-  if (m_models->isLoading())
-    m_models->cancel();
-  else if (m_compiler && m_compiler->isBusy())
-    cancelCompile();
-  else if (m_plans->runner()->isBusy())
-    m_plans->runner()->cancel();
+  m_activity = new Activity(m_status, m_cancelAction, m_models, m_plans, m_runs, m_timeline, this);
   setBusy(false);
 }
 
@@ -443,58 +385,6 @@ void MainWindow::createPlanToolBar() {
   planMenu->addAction(dockOf(m_kernels)->toggleViewAction());
 }
 
-QString MainWindow::strategy() const {
-  return m_planBar->strategy();
-}
-
-QString MainWindow::gpu() const {
-  return m_planBar->gpu();
-}
-
-bool MainWindow::isPlanning() const {
-  return m_plans->runner()->isBusy();
-}
-
-void MainWindow::setStrategy(const QString& strategy) {
-  m_planBar->setStrategy(strategy);  // re-plans through settingsChanged
-}
-
-void MainWindow::setGpu(const QString& gpu) {
-  m_planBar->setGpu(gpu);
-}
-
-bool MainWindow::loadCalibration(const QString& file, QString* error) {
-  return m_planBar->loadCalibration(file, error);  // re-plans through settingsChanged
-}
-
-void MainWindow::clearCalibration() {
-  m_planBar->clearCalibration();
-}
-
-QString MainWindow::sync() const {
-  return m_planBar->sync();
-}
-
-SyncMode MainWindow::syncValue() const {
-  return m_planBar->syncValue();
-}
-
-void MainWindow::setSync(const QString& sync) {
-  m_planBar->setSync(sync);  // re-plans through settingsChanged
-}
-
-QString MainWindow::precision() const {
-  return m_planBar->precision();
-}
-
-gpu::Precision MainWindow::precisionValue() const {
-  return m_planBar->precisionValue();
-}
-
-void MainWindow::setPrecision(const QString& precision) {
-  m_planBar->setPrecision(precision);  // re-plans through settingsChanged
-}
-
 bool MainWindow::importProfile(const QString& given) {
   // The panel and the kernel table follow the session's imported profile.
   if (!m_session->plan() || !m_importedPanel->importFile(
@@ -535,44 +425,10 @@ MeasuredTimes MainWindow::measuredTimes() const {
   return m;
 }
 
-void MainWindow::say(const QString& text, int ms) {
-  m_status->say(text, ms);
-}
-
-QString MainWindow::message() const {
-  return m_status->message();
-}
-
-void MainWindow::setBusy(bool busy, const QString& what) {
-  const bool compiling = m_compiler && m_compiler->isBusy();
-  m_status->setActivity(busy || m_plans->runner()->isBusy() || compiling, compiling,
-                        (busy && m_models->isLoading()) || compiling ||
-                            m_plans->runner()->isBusy() || (m_profiler && m_profiler->isBusy()) ||
-                            m_timeline->isBusy());
-  m_cancelAction->setEnabled(m_models->isLoading() || m_plans->runner()->isBusy() || compiling);
-  if (busy && !what.isEmpty())
-    say(what);
-  else if (!busy)
-    m_status->clearMessage();
-}
-
 void MainWindow::updateStatus() {
   m_status->showModel(m_session->model() ? m_session->model()->model.get() : nullptr, m_teLevel);
   if (m_session->model())
     m_status->showPlan(m_session->plan().get(), isPlanning(), strategy(), gpu());
-}
-
-void MainWindow::setTheme(const QString& theme) {
-  m_theme = theme;
-  if (theme == QLatin1String("system")) {
-    qApp->setPalette(m_systemPalette);
-  } else {
-    qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-    qApp->setPalette(themePalette(theme, m_systemPalette));
-  }
-  for (QAction* a : findChildren<QAction*>())
-    if (a->isCheckable() && a->data().toString() == theme) a->setChecked(true);
-  updateColors();
 }
 
 void MainWindow::updateColors() {
@@ -602,16 +458,11 @@ void MainWindow::dropEvent(QDropEvent* event) {
   openFile(urls.front().toLocalFile());
 }
 
-QStringList MainWindow::recentFiles() const {
-  return m_recent->files();
-}
-
 void MainWindow::restoreSettings() {
   QSettings s;
   if (s.contains(QStringLiteral("geometry"))) restoreGeometry(s.value("geometry").toByteArray());
   if (s.contains(QStringLiteral("windowState"))) restoreState(s.value("windowState").toByteArray());
-  const QString theme = s.value(QStringLiteral("theme"), QStringLiteral("system")).toString();
-  if (theme != m_theme) setTheme(theme);
+  m_themes->restore(s);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -622,7 +473,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   QSettings s;
   s.setValue(QStringLiteral("geometry"), saveGeometry());
   s.setValue(QStringLiteral("windowState"), saveState());
-  s.setValue(QStringLiteral("theme"), m_theme);
+  m_themes->save(s);
   QMainWindow::closeEvent(event);
 }
 
@@ -714,14 +565,6 @@ void MainWindow::createKernelViews() {
   if (!offReason.isEmpty()) say(tr("Profiling on a GPU is off: %1").arg(offReason), 8000);
 }
 
-std::vector<std::string> MainWindow::measurements() const {
-  return m_session->measurements();
-}
-
-void MainWindow::setMeasurements(const std::vector<std::string>& reports) {
-  m_session->setMeasurements(reports);
-}
-
 void MainWindow::createExplorerViews() {
   // The step-through teaching mode: a page of the central stack (F6).
   m_stepMode = new StepThroughMode(
@@ -742,14 +585,6 @@ void MainWindow::createExplorerViews() {
   strategies->setText(tr("Strategies side by side"));
   strategies->setShortcut(QKeySequence(tr("Ctrl+Alt+S")));
   view->addAction(strategies);
-}
-
-bool MainWindow::isStepThroughShown() const {
-  return m_stepMode && m_stepMode->isShown();
-}
-
-void MainWindow::setStepThroughShown(bool on) {
-  m_stepMode->setShown(on);
 }
 
 }  // namespace souffle::views

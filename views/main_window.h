@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "views/activity.h"
 #include "views/compile_runner.h"
 #include "views/edit_actions.h"
 #include "views/explorer_session.h"
@@ -19,11 +20,16 @@
 #include "views/model_lifecycle.h"
 #include "views/model_loader.h"
 #include "views/nodes_page.h"
+#include "views/plan_controller.h"
 #include "views/plan_runner.h"
+#include "views/plan_toolbar.h"
 #include "views/profile_runner.h"
+#include "views/recent_files.h"
 #include "views/scene_graph.h"
+#include "views/status_line.h"
 #include "views/step_through_mode.h"
 #include "views/strategies_page.h"
+#include "views/theme_chooser.h"
 
 class QAction;
 class QDockWidget;
@@ -73,7 +79,9 @@ class MainWindow : public QMainWindow {
   /// inputs fixed as constants (one that decides an If), input shapes. Used by the next load
   /// (Model inputs… sets them and reloads); a project keeps them.
   void setInputOptions(const QStringList& dims, const QStringList& binds,
-                       const QStringList& shapes);
+                       const QStringList& shapes) {
+    m_session->setInputOptions(dims, binds, shapes);
+  }
   QStringList inputDims() const { return m_session->inputDims(); }
   QStringList inputBinds() const { return m_session->inputBinds(); }
   QStringList inputShapes() const { return m_session->inputShapes(); }
@@ -93,18 +101,18 @@ class MainWindow : public QMainWindow {
   bool isLoading() const { return m_models->isLoading(); }
   bool isTeLevel() const { return m_teLevel; }
   bool isErrorShown() const;
-  QStringList recentFiles() const;
+  QStringList recentFiles() const { return m_recent->files(); }
   /// The plan on screen (null before the first plan of a model arrives).
   PlanDataPtr planData() const { return m_session->plan(); }
-  bool isPlanning() const;
-  QString strategy() const;
-  QString gpu() const;
+  bool isPlanning() const { return m_plans->isPlanning(); }
+  QString strategy() const { return m_planBar->strategy(); }
+  QString gpu() const { return m_planBar->gpu(); }
   /// "fp32", "tf32", "fp16" or "bf16": the compute type plans are made for.
-  QString precision() const;
-  gpu::Precision precisionValue() const;
+  QString precision() const { return m_planBar->precision(); }
+  gpu::Precision precisionValue() const { return m_planBar->precisionValue(); }
   /// The sync mode of the toolbar ("grid", "auto", "flags"): the plan is made with it.
-  QString sync() const;
-  SyncMode syncValue() const;
+  QString sync() const { return m_planBar->sync(); }
+  SyncMode syncValue() const { return m_planBar->syncValue(); }
 
   GraphPanel* graphPanel() const { return m_graph; }
   ErrorPanel* errorPanel() const { return m_error; }
@@ -132,13 +140,13 @@ class MainWindow : public QMainWindow {
   QTableView* partitionTable() const { return m_kernels->table(); }
   StrategyTableModel* strategyModel() const { return m_strategies->model(); }
   QTableView* strategyTable() const { return m_strategies->table(); }
-  QDockWidget* strategyDock() const;
+  QDockWidget* strategyDock() const { return dockOf(m_strategies); }
   StepThroughPanel* stepThrough() const { return m_stepMode->panel(); }
   /// The step-through mode (F6): a page of its own in front of the graph, the docks put away
   /// until it ends; it belongs to the model and ends when another model opens.
   QAction* stepThroughAction() const { return m_stepMode->action(); }
-  bool isStepThroughShown() const;
-  void setStepThroughShown(bool on);
+  bool isStepThroughShown() const { return m_stepMode && m_stepMode->isShown(); }
+  void setStepThroughShown(bool on) { m_stepMode->setShown(on); }
   CodePanel* codePanel() const { return m_code; }
   ChartsPanel* chartsPanel() const { return m_charts; }
   CompileRunner* compileRunner() const { return m_compiler; }
@@ -148,14 +156,16 @@ class MainWindow : public QMainWindow {
   ProfileDataPtr profileData() const { return m_runs->profileData(); }
   /// Every profile run kept for this session's plans (profile_report_json texts), which a
   /// project saves; setMeasurements replaces them (a project being opened).
-  std::vector<std::string> measurements() const;
-  void setMeasurements(const std::vector<std::string>& reports);
+  std::vector<std::string> measurements() const { return m_session->measurements(); }
+  void setMeasurements(const std::vector<std::string>& reports) {
+    m_session->setMeasurements(reports);
+  }
   /// The last compile of the plan on screen (null before one, or after the plan changed).
   CompileDataPtr compileData() const { return m_runs->compileData(); }
   /// The summary of the last compile the user asked for.
   QString lastCompileSummary() const { return m_runs->lastCompileSummary(); }
   /// The status bar's message, whole (it may be shown elided).
-  QString message() const;
+  QString message() const { return m_status->message(); }
   QAction* compileAction() const { return m_runs->compileAction(); }
   QAction* profileAction() const { return m_runs->profileAction(); }
   HeatMetric heatMetric() const { return m_heatMetric; }
@@ -170,25 +180,27 @@ class MainWindow : public QMainWindow {
   void openDialog() { m_models->openDialog(); }
   void reload() { m_models->reload(); }
   void closeModel() { m_models->closeModel(); }
-  void cancelLoad();
+  void cancelLoad() { m_activity->cancel(); }
   void setTeLevel(bool on);
   /// "system", "light" or "dark".
-  void setTheme(const QString& theme);
+  void setTheme(const QString& theme) { m_themes->setTheme(theme); }
   void exportSvg(const QString& path = {});
   void exportPng(const QString& path = {});
   /// "unfused", "rules" or "souffle"; re-plans the open model.
-  void setStrategy(const QString& strategy);
+  void setStrategy(const QString& strategy) { m_planBar->setStrategy(strategy); }
   /// A GPU by name (see the GPU box); re-plans the open model.
-  void setGpu(const QString& gpu);
+  void setGpu(const QString& gpu) { m_planBar->setGpu(gpu); }
   /// "fp32", "tf32", "fp16" or "bf16"; re-plans the open model.
-  void setPrecision(const QString& precision);
+  void setPrecision(const QString& precision) { m_planBar->setPrecision(precision); }
   /// Prices every plan from now on with the calibration file `file` (souffle-runner's
   /// `calibrate`) and re-plans; false and `error` (the file and the field named) for a file
   /// that cannot be read, the constants in use kept.
-  bool loadCalibration(const QString& file, QString* error = nullptr);
+  bool loadCalibration(const QString& file, QString* error = nullptr) {
+    return m_planBar->loadCalibration(file, error);
+  }
   /// Back to the GPU spec's constants; re-plans.
-  void clearCalibration();
-  void setSync(const QString& sync);
+  void clearCalibration() { m_planBar->clearCalibration(); }
+  void setSync(const QString& sync) { m_planBar->setSync(sync); }
   /// Opens a model (.onnx) or a project (.souffle).
   void openFile(const QString& path) { m_models->openFile(path); }
   /// Merges the kernels of the selected kernel-table rows (or of the selected graph nodes).
@@ -258,9 +270,9 @@ class MainWindow : public QMainWindow {
   /// The model was closed: the welcome page.
   void onClosed();
   void showCurrentGraph();
-  void setBusy(bool busy, const QString& what = {});
+  void setBusy(bool busy, const QString& what = {}) { m_activity->setBusy(busy, what); }
   /// A status-bar message, elided in the middle when long (a click on it shows all of it).
-  void say(const QString& text, int ms = 0);
+  void say(const QString& text, int ms = 0) { m_status->say(text, ms); }
   void updateStatus();
   void updateColors();
   void createEditing();
@@ -275,8 +287,8 @@ class MainWindow : public QMainWindow {
   ModelLifecycle* m_models = nullptr;
   PlanController* m_plans = nullptr;
   bool m_teLevel = false;
-  QString m_theme = QStringLiteral("system");
-  QPalette m_systemPalette;
+  ThemeChooser* m_themes;
+  Activity* m_activity = nullptr;
 
   QStackedWidget* m_stack;
   QLabel* m_welcome;

@@ -1,0 +1,42 @@
+/// \file What the window is busy with (a load, a plan, a compile, a profile, a timeline run):
+/// the status bar's activity, the Cancel entry, and which work a cancel stops.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+class QAction;
+
+namespace souffle::views {
+
+class KernelRuns;
+class ModelLifecycle;
+class PlanController;
+class StatusLine;
+class TimelinePanel;
+
+class Activity : public QObject {
+  Q_OBJECT
+ public:
+  /// `cancel` is the File menu's Cancel entry (enabled while a load, plan or compile runs).
+  Activity(StatusLine* status, QAction* cancel, ModelLifecycle* models, PlanController* plans,
+           KernelRuns* runs, TimelinePanel* timeline, QObject* parent = nullptr);
+
+  /// Work started (`what` is shown) or ended (the message is cleared); the activity shown
+  /// follows everything that still runs.
+  void setBusy(bool busy, const QString& what = {});
+  /// Esc: stops a load, else a compile, else a plan.
+  void cancel();
+  /// The status bar's Cancel: stops a compile, else a profile, a load, a timeline run, a plan.
+  void cancelAny();
+
+ private:
+  StatusLine* m_status;
+  QAction* m_cancel;
+  ModelLifecycle* m_models;
+  PlanController* m_plans;
+  KernelRuns* m_runs;
+  TimelinePanel* m_timeline;
+};
+
+}  // namespace souffle::views

@@ -441,6 +441,26 @@ TEST(CodegenCuda, ExpressionsOfEveryKindCompile) {
   expect_compiles(src, "all_kinds");
 }
 
+TEST(CodegenCuda, FloorDivisionOfAProvenNonNegativePrintsAsC) {
+  // The bounds engine, not the sign of the dividend alone: floormod(n, 8) is in [0, 8) whatever
+  // n is, so floordiv(floormod(n, 8) * 8, 4) needs no helper; floordiv(n, 4) of data still does.
+  te::Tensor xi = te::make_input("xi", {64}, DType::Int64);
+  te::Tensor yi = te::make_compute_tensor("yi", {64}, DType::Int64);
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  Expr n = te::read(xi, {tx});
+  Expr v = te::floordiv(te::floormod(n, ic(8)) * ic(8), ic(4)) + te::floordiv(n, ic(4));
+  loop::Kernel k;
+  k.name = "proven_sign";
+  k.inputs = {xi};
+  k.outputs = {yi};
+  k.launch.block_x = 64;
+  k.body = bind_threads(bx, 1, tx, 64, loop::store(yi, {tx}, v));
+  loop::verify(k);
+  const std::string src = emit_cuda(k);
+  EXPECT_NE(src.find("souffle_floormod(xi[tx], 8ll) * 8 / 4"), std::string::npos) << src;
+  EXPECT_NE(src.find("souffle_floordiv(xi[tx], 4ll)"), std::string::npos) << src;
+}
+
 }  // namespace
 }  // namespace souffle::codegen
 

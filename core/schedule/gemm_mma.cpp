@@ -132,8 +132,7 @@ int64_t direct_copy_bytes(const Expr& value, DType ct, const std::vector<te::Ite
 }  // namespace
 
 int64_t mma_stage_bytes(const gpu::Tile& t, gpu::Precision precision) {
-  const int64_t es = precision == gpu::Precision::TF32 ? 4 : 2;
-  return (t.bm * t.bk + t.bk * t.bn) * es;
+  return gpu::mma_mainloop(t, {}, precision).stage_bytes;
 }
 
 int64_t mma_pipeline_stages(const gpu::Tile& t, gpu::Precision precision,
@@ -142,6 +141,19 @@ int64_t mma_pipeline_stages(const gpu::Tile& t, gpu::Precision precision,
   for (int64_t s : {3, 2})
     if (s * per <= max_shared_per_block) return s;
   return 2;
+}
+
+gpu::MmaOperands mma_operands(const te::ComputeOp& op, const GemmParts& g) {
+  // The tensor's own type: whether the precision's compute type matches is mma_mainloop's call.
+  auto elem = [](const Expr& v, const std::vector<te::IterVar>& outer,
+                 const std::vector<te::IterVar>& inner) {
+    for (auto [t, e] : {std::pair{DType::Float16, gpu::MmaElem::F16},
+                        std::pair{DType::BFloat16, gpu::MmaElem::BF16},
+                        std::pair{DType::Float32, gpu::MmaElem::F32}})
+      if (direct_copy_bytes(v, t, outer, inner, kFrag) > 0) return e;
+    return gpu::MmaElem::None;
+  };
+  return {elem(g.a, g.rows, op.reduce_axes), elem(g.b, op.reduce_axes, g.cols)};
 }
 
 Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
@@ -168,11 +180,18 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   const int64_t a_bytes = direct_copy_bytes(g.a, ct, g.rows, op.reduce_axes, bk);
   const int64_t b_bytes = direct_copy_bytes(g.b, ct, op.reduce_axes, g.cols, bn);
   const bool any_async = a_bytes > 0 || b_bytes > 0;
-  gpu::Tile as_tile{bm, bn, bk, tt.fm, tt.fn, true, true};
-  int64_t stages = c.mma_stages > 0
-                       ? c.mma_stages
-                       : (any_async ? mma_pipeline_stages(as_tile, c.precision, 48 << 10) : 2);
-  stages = std::clamp<int64_t>(stages, 2, 4);
+  // The ring's depth and the prefetch of converted operands, as the resources model and the
+  // tuner see them (gpu::mma_mainloop): the config's depth, else the tuned tile's, else the
+  // default.
+  gpu::Tile as_tile{bm, bn, bk, tt.fm, tt.fn, false, true};
+  as_tile.stages = c.mma_stages > 0 ? c.mma_stages : c.tc_tile.stages;
+  const gpu::MmaElem same = tf32                                  ? gpu::MmaElem::F32
+                            : c.precision == gpu::Precision::BF16 ? gpu::MmaElem::BF16
+                                                                  : gpu::MmaElem::F16;
+  const gpu::MmaMainloop ml = gpu::mma_mainloop(
+      as_tile, {a_bytes > 0 ? same : gpu::MmaElem::None, b_bytes > 0 ? same : gpu::MmaElem::None},
+      c.precision);
+  const int64_t stages = ml.stages;
 
   const Layout la = layout_for(bk, es, opts.swizzle ? Swizzle::Rows8 : Swizzle::None);
   const Layout lb = layout_for(bn, es,
@@ -286,9 +305,7 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   // while the registers that takes, with the fragments and accumulators, stay within 64 per
   // thread; past that they are stored straight to the next stage after the MMAs. (Measured by
   // NVRTC: a 64x64x32 bf16 tile from f32 operands takes 243 registers prefetching, 155 not.)
-  const int64_t staged_regs =
-      (a_async ? 0 : ceil_div(bm * bk, threads)) + (b_async ? 0 : ceil_div(bk * bn, threads));
-  const bool prefetch = staged_regs + mi * ni * 4 + (mi * na + 2 * nb) * es / 4 <= 64;
+  const bool prefetch = ml.prefetch;
   // Straight from global memory into stage st (converting).
   auto stage_direct = [&](bool is_a, const Expr& kc, const Expr& st) {
     const int64_t tr = is_a ? bm : bk, tcn = is_a ? bk : bn;

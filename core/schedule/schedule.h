@@ -50,8 +50,9 @@ struct ScheduleConfig {
   /// swizzled shared tiles, ldmatrix, mma.sync, epilogue from the accumulator registers); off:
   /// the wmma template with synchronous staging (for comparison, or GPUs before sm_80).
   bool mma_mainloop = true;
-  /// Shared-memory stages of that mainloop's pipeline (2..4); 0: the template's default (3 when
-  /// it fits 48 KB, else 2). The tuner sets it from the GPU's shared memory and occupancy.
+  /// Shared-memory stages of that mainloop's pipeline (2..4), overriding the tile's; 0: the
+  /// tile's (tc_tile.stages, which the tuner chooses from the GPU's shared memory, occupancy and
+  /// the priced mainloop), else the template's default (3 when it fits 48 KB, else 2).
   int64_t mma_stages = 0;
   /// A reduction with fewer output rows than this splits each row over blocks (partials joined
   /// across a grid barrier) in a grid of at most this many blocks: the GPU's SM count. 0 keeps

@@ -136,6 +136,10 @@ int64_t mma_pipeline_stages(const gpu::Tile& tile, gpu::Precision precision,
                             int64_t max_shared_per_block);
 /// Shared bytes of one stage of that mainloop's operand tiles.
 int64_t mma_stage_bytes(const gpu::Tile& tile, gpu::Precision precision);
+/// How the operands of the GEMM `op` (parts `g`) read global memory, as that mainloop sees
+/// them (gpu::MmaOperands: per operand the element bytes of a plain row-major read it can copy
+/// by cp.async, else 0).
+gpu::MmaOperands mma_operands(const te::ComputeOp& op, const GemmParts& g);
 
 /// A GEMM whose store loop also computes `epilogue` (each accepted by is_epilogue, in order);
 /// the tensors in `on_chip` (the GEMM's or an epilogue's output) stay in registers. With

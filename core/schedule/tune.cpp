@@ -44,15 +44,21 @@ std::string mb(int64_t bytes) {
   return fmt(v >= 10 ? "%.0f MB" : v >= 0.1 ? "%.2f MB" : "%.4f MB", v);
 }
 
+gpu::MmaOperands operands_of(const GemmProblem& p, gpu::Precision precision) {
+  const gpu::MmaElem plain = gpu::mma_elem_of(p.in_bytes, precision);
+  return p.operands_known ? p.operands : gpu::MmaOperands{plain, plain};
+}
+
 /// The estimate of `t` on `p`, or false when the tile does not fit the GPU.
-bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o, TileEstimate& e) {
+bool estimate_at(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o, TileEstimate& e) {
   const gpu::GpuSpec& s = o.gpu;
   e = {};
   e.tile = t;
   e.threads = t.threads();
   if (e.threads < s.warp_size || e.threads > s.max_threads_per_block) return false;
   if (o.limits.threads > 0 && e.threads != o.limits.threads) return false;
-  const gpu::TileResources r = gpu::tile_resources(t, p.in_bytes, o.precision);
+  const gpu::MmaOperands ops = operands_of(p, o.precision);
+  const gpu::TileResources r = gpu::tile_resources(t, p.in_bytes, o.precision, &ops);
   e.regs_per_thread = r.regs_per_thread;
   e.smem_bytes = r.smem_bytes;
   if (e.regs_per_thread > s.max_registers_per_thread) return false;
@@ -103,6 +109,50 @@ bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o, Ti
   return true;
 }
 
+/// The mainloop of tensor-core tile `e.tile` built on `p` priced from its structure, as
+/// schedule::price_kernel prices the built stage: its blocks on their SMs at the occupancy its
+/// registers and shared memory leave.
+double mainloop_us(const GemmProblem& p, const TileEstimate& e, const TuneOptions& o,
+                   const gpu::CostConstants& cc) {
+  const gpu::MmaMainloop m = gpu::mma_mainloop(e.tile, operands_of(p, o.precision), o.precision);
+  gpu::StageWork w;
+  w.flops = 2 * p.batch * p.m * p.n * p.k;
+  w.tensor_core = true;
+  w.mainloop = gpu::mma_mainloop_structure(e.tile, m);
+  w.grid = e.blocks;
+  w.block = e.threads;
+  w.regs = static_cast<int>(e.regs_per_thread);
+  w.smem = e.smem_bytes;
+  return gpu::stage_cost(o.gpu, cc, w).mainloop.total_us;
+}
+
+/// `t` (tensor-core, depth open) at the depth whose mainloop prices lowest: 2..4 stages where a
+/// copy is asynchronous (deeper rings hide more of the load's latency but take shared memory,
+/// and so co-resident blocks), else 2 (the converted operands run one stage ahead whatever the
+/// ring holds). The shallower of equal prices.
+bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
+              const gpu::CostConstants& cc, TileEstimate& e) {
+  if (!t.tensor_core || t.stages > 0 || cc.tensor_tflops <= 0 || !gpu::mma_warp_tile(t)) {
+    if (!estimate_at(p, t, o, e)) return false;
+    if (t.tensor_core && cc.tensor_tflops > 0) e.mainloop_us = mainloop_us(p, e, o, cc);
+    return true;
+  }
+  const bool async = gpu::mma_mainloop(t, operands_of(p, o.precision), o.precision).any_async();
+  bool found = false;
+  for (int64_t d = 2; d <= (async ? 4 : 2); ++d) {
+    gpu::Tile td = t;
+    td.stages = d;
+    TileEstimate ed;
+    if (!estimate_at(p, td, o, ed)) continue;
+    ed.mainloop_us = mainloop_us(p, ed, o, cc);
+    if (!found || ed.mainloop_us < e.mainloop_us * (1 - 1e-9)) {
+      e = std::move(ed);
+      found = true;
+    }
+  }
+  return found;
+}
+
 bool better(const TileEstimate& a, const TileEstimate& b) {
   auto close = [](double x, double y) { return std::abs(x - y) <= 1e-6 * std::max(x, y); };
   if (!close(a.total_us, b.total_us)) return a.total_us < b.total_us;
@@ -135,6 +185,8 @@ GemmProblem gemm_problem(const te::ComputeOp& op) {
   p.k = detail::extent_product(op.reduce_axes);
   p.in_bytes = std::max<int64_t>(dtype_size(g.a.dtype()), dtype_size(g.b.dtype()));
   p.out_bytes = dtype_size(op.output->dtype);
+  p.operands = detail::mma_operands(op, g);
+  p.operands_known = true;
   return p;
 }
 
@@ -171,6 +223,7 @@ std::string TileEstimate::why() const {
   if (!limited_by.empty()) s += ", " + limited_by;
   s += "), " + mb(load_bytes) + " loaded, model " + fmt("%.2f", total_us) + " us (compute " +
        fmt("%.2f", compute_us) + ", memory " + fmt("%.2f", memory_us) + ")";
+  if (tile.tensor_core && mainloop_us > 0) s += ", mainloop " + fmt("%.2f", mainloop_us) + " us";
   if (measured_us >= 0) s += ", measured " + fmt("%.2f", measured_us) + " us";
   return s;
 }
@@ -189,6 +242,9 @@ std::string rank_key(const GemmProblem& p, const TuneOptions& o) {
                     p.in_bytes,
                     p.out_bytes,
                     static_cast<int64_t>(o.precision),
+                    static_cast<int64_t>(p.operands_known),
+                    static_cast<int64_t>(p.operands.a),
+                    static_cast<int64_t>(p.operands.b),
                     o.limits.threads,
                     static_cast<int64_t>(o.limits.fit_co_resident),
                     int64_t{g.sm_count},
@@ -232,9 +288,10 @@ std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o)
   }
   std::vector<TileEstimate> out;
   const bool tc = o.precision != gpu::Precision::FP32;
+  const gpu::CostConstants cc = gpu::cost_constants(o.gpu, o.precision);
   for (const gpu::Tile& t : tc ? tensor_core_tile_space() : tile_space()) {
     TileEstimate e;
-    if (estimate(p, t, o, e)) out.push_back(std::move(e));
+    if (estimate(p, t, o, cc, e)) out.push_back(std::move(e));
   }
   std::sort(out.begin(), out.end(), better);
   std::lock_guard<std::mutex> lock(mutex);

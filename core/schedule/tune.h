@@ -22,6 +22,10 @@ struct GemmProblem {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   int64_t in_bytes = 4;   ///< bytes per operand element (the wider of A and B)
   int64_t out_bytes = 4;  ///< bytes per output element
+  /// How the tensor-core mainloop reads the operands (gpu::MmaOperands), when known
+  /// (gemm_problem); else taken as plain reads of in_bytes-wide tensors.
+  bool operands_known = false;
+  gpu::MmaOperands operands{};
 };
 /// The problem of a TE that classify() calls Gemm; InternalError otherwise.
 GemmProblem gemm_problem(const te::ComputeOp& op);
@@ -39,6 +43,9 @@ struct TileEstimate {
   double compute_us = 0;    ///< FLOPs (padded to whole tiles) over the waves at the spec's peak
   double memory_us = 0;     ///< load_bytes at DRAM bandwidth (from the SMs the grid occupies)
   double total_us = 0;      ///< overlapped (double-buffered) or partly exposed (single)
+  /// Tensor-core tiles: the mainloop at the chosen depth (tile.stages) priced from its structure
+  /// (gpu::mainloop_cost), the price the depth was chosen by.
+  double mainloop_us = 0;
   double measured_us = -1;  ///< from TuneOptions::measure; negative when not measured
   /// "gemm 128x64x16 tile 8x4, double-buffered, 96 blocks = 0.73 waves (1 per SM, registers),
   /// 12.6 MB loaded, model 10.5 us (compute 8.1, memory 10.5)".
@@ -67,14 +74,17 @@ struct TuneOptions {
 /// Every configuration the template can be asked for (before fitting a GPU).
 std::vector<gpu::Tile> tile_space();
 /// Every configuration of the tensor-core template: 1, 2 or 4 warps along M and N, each of 1,
-/// 2 or 4 fragments along M and N, BK 16, 32 or 64.
+/// 2 or 4 fragments along M and N, BK 16, 32 or 64. The pipeline depth is left open (stages 0):
+/// rank_tiles chooses it per tile.
 std::vector<gpu::Tile> tensor_core_tile_space();
 
 /// The tiles of tile_space() that fit `o.gpu` and `o.limits` (threads, registers estimate,
 /// shared memory, at least one block per SM), estimated and sorted best first: lowest total_us,
 /// then fewer bytes loaded, then fewer waves, then double-buffered, then the larger tile.
 /// Under a tensor-core precision (tf32/fp16/bf16) the tiles of tensor_core_tile_space() at the
-/// GPU's tensor-core peak instead.
+/// GPU's tensor-core peak instead, each at the pipeline depth (2..4 stages where a copy is
+/// asynchronous, else 2) whose mainloop gpu::mainloop_cost prices lowest given the shared
+/// memory and occupancy that depth leaves; the shallower of equal prices.
 std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o);
 
 struct TuneResult {

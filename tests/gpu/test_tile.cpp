@@ -26,19 +26,40 @@ TEST(Tile, SimtResources) {
 }
 
 TEST(Tile, TensorCoreResources) {
-  // 64x64 block tile of 2x2 warps, each 2x2 fragments: 128 threads.
+  // 64x64 block tile of 2x2 warps, each 2x2 fragments: 128 threads, on the Ampere mainloop.
   Tile t{64, 64, 32, 2, 2, false, true};
   EXPECT_EQ(t.warps_m(), 2);
   EXPECT_EQ(t.warps_n(), 2);
+  EXPECT_TRUE(mma_warp_tile(t));
+  // f32 tensors under fp16: converted element by element (32 a thread, past the prefetch's 64
+  // registers), so a ring of 2 unpadded fp16 stages and no accumulator tile.
   TileResources r = tile_resources(t, 4, Precision::FP16);
   EXPECT_EQ(r.threads, 128);
-  EXPECT_EQ(r.regs_per_thread, 8 * 4 + 4 * 4 + 32);
-  // fp16 operand tiles padded by 8 halves a row, and the fp32 accumulator tile padded by 4.
-  EXPECT_EQ(r.smem_bytes, (64 * (32 + 8) + 32 * (64 + 8)) * 2 + 64 * (64 + 4) * 4);
-  // tf32 operands are 4 bytes, padded by 4.
-  EXPECT_EQ(tile_resources(t, 4, Precision::TF32).smem_bytes,
-            (64 * (32 + 4) + 32 * (64 + 4)) * 4 + 64 * (64 + 4) * 4);
+  EXPECT_EQ(r.stages, 2);
+  // Accumulators 2 x 4 tiles of 4, A fragments 2 x 4 registers, B 2 x 2 halves pairs (4).
+  EXPECT_EQ(r.regs_per_thread, 32 + 8 + 4 + 32);
+  EXPECT_EQ(r.smem_bytes, 2 * (64 * 32 + 32 * 64) * 2);
+  // f16 tensors stream by cp.async: 3 stages by default (24 KB within 48 KB), any depth asked.
+  EXPECT_EQ(tile_resources(t, 2, Precision::FP16).smem_bytes, 3 * (64 * 32 + 32 * 64) * 2);
+  t.stages = 4;
+  EXPECT_EQ(tile_resources(t, 2, Precision::FP16).smem_bytes, 4 * (64 * 32 + 32 * 64) * 2);
+  EXPECT_EQ(tile_resources(t, 2, Precision::FP16).stages, 4);
+  // tf32 operands are 4 bytes.
+  EXPECT_EQ(tile_resources(t, 4, Precision::TF32).smem_bytes, 4 * (64 * 32 + 32 * 64) * 4);
+  EXPECT_EQ(t.describe(), "tensor-core tile 64x64x32, warps 2x2 of 2x2 fragments, 4 stages");
+  t.stages = 0;
   EXPECT_EQ(t.describe(), "tensor-core tile 64x64x32, warps 2x2 of 2x2 fragments");
+  // A small converted tile prefetches through registers: 16x16 elements of A and B per 32x32x16
+  // block of 4 warps of one fragment is 2 + 2 staged registers.
+  Tile s{32, 32, 16, 1, 1, false, true};
+  MmaMainloop m = mma_mainloop(s, {MmaElem::F32, MmaElem::F32}, Precision::BF16);
+  EXPECT_TRUE(m.prefetch);
+  EXPECT_EQ(m.staged_regs, 4 + 4);
+  // Warp tiles of 4x4 fragments stay on wmma: padded operand tiles and the fp32 C tile.
+  Tile w{128, 128, 32, 4, 4, false, true};
+  EXPECT_FALSE(mma_warp_tile(w));
+  EXPECT_EQ(tile_resources(w, 4, Precision::FP16).smem_bytes,
+            (128 * (32 + 8) + 32 * (128 + 8)) * 2 + 128 * (128 + 4) * 4);
 }
 
 TEST(Tile, EmptyTileAsksNothing) {

@@ -27,9 +27,14 @@ schedule::TuneOptions on(const std::string& gpu) {
   return o;
 }
 
+/// The estimate of `t` at whatever pipeline depth the tuner chose for it (t.stages 0), or at
+/// exactly t's.
 const TileEstimate* find(const std::vector<TileEstimate>& r, const Tile& t) {
-  for (const TileEstimate& e : r)
-    if (e.tile == t) return &e;
+  for (const TileEstimate& e : r) {
+    Tile u = e.tile;
+    if (t.stages == 0) u.stages = 0;
+    if (u == t) return &e;
+  }
   return nullptr;
 }
 

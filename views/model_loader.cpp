@@ -39,7 +39,13 @@ LoadOutcome ModelLoader::run(const QString& path, const onnx_import::ImportOptio
     if (!QFileInfo::exists(path)) throw UserError(file, "", "no such file");
     if (!QFileInfo(path).isFile())
       throw UserError(file, "", "not a regular file (a folder or a device): not a model");
-    auto model = std::make_shared<LoadedModel>(load_model(file, options));
+    // The weights stay unparsed until something reads them (a plan never does), in a copy of
+    // the file this process owns: a model file rewritten or cut short later cannot fault it,
+    // as a mapping could.
+    onnx_import::ImportOptions o = options;
+    o.defer_weights = true;
+    o.read_into_memory = true;
+    auto model = std::make_shared<LoadedModel>(load_model(file, o));
     out.data = buildModelData(std::move(model));
   } catch (const UserError& e) {
     out.error.file = QString::fromStdString(e.file().empty() ? file : e.file());

@@ -912,9 +912,47 @@ std::string read_file_bytes(const std::string& path, const char* what) {
 }
 }  // namespace
 
+namespace {
+/// ImportOptions::read_into_memory: the file read once into anonymous memory this process owns
+/// (pages allocated up front, MAP_POPULATE, which on a 340 MB model takes about two thirds of the
+/// time a zero-filled string's page faults do), shared by the deferred tensors.
+ImportResult import_owned_copy(const std::string& path, const ImportOptions& options) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw UserError(path, "", "cannot open the model file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw UserError(path, "", "cannot read the model file");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return import_model_bytes(std::string_view(), path, options);
+  }
+  void* buf = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (buf == MAP_FAILED) {
+    ::close(fd);
+    return import_model_bytes(read_file_bytes(path, "model file"), path, options);
+  }
+  std::shared_ptr<const void> owned(
+      buf, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t r = ::read(fd, static_cast<char*>(buf) + got, size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;  // cut short while read: parsed as the shorter file it is now
+    got += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return import_impl(std::string_view(static_cast<const char*>(buf), got), path, options, owned);
+}
+}  // namespace
+
 ImportResult import_model(const std::string& path, const ImportOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw UserError(path, "", "no such model file");
+  if (options.read_into_memory) return import_owned_copy(path, options);
   // Map the file rather than read it: protobuf copies what it keeps anyway.
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw UserError(path, "", "cannot open the model file");

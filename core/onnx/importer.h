@@ -31,6 +31,12 @@ struct ImportOptions {
   /// 340 MB). The file stays mapped while such a tensor is unread: for short-lived processes, as
   /// a file cut short under the process would fault at the first read.
   bool defer_weights = false;
+  /// import_model only: the file is read once into memory the import owns instead of being
+  /// mapped. With defer_weights the deferred weights read from that copy, so a long-lived
+  /// process (the explorer) is not faulted by a model file rewritten or cut short under it;
+  /// the copy is freed once every deferred tensor has read its bytes or is gone. Without
+  /// defer_weights it is freed when the import ends.
+  bool read_into_memory = false;
 };
 
 struct ImportResult {

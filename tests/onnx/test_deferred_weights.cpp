@@ -145,6 +145,43 @@ TEST(DeferredWeights, ConcurrentFirstReadsReadOnce) {
   EXPECT_EQ(copy, *a);
 }
 
+ImportOptions in_memory() {
+  ImportOptions o = deferred();
+  o.read_into_memory = true;
+  return o;
+}
+
+// Deferred from a copy of the file the import owns (the explorer): the same graph and bytes,
+// nothing read before first use, and a file rewritten or cut short afterwards changes nothing
+// (a mapped file cut short would fault the first read).
+TEST(DeferredWeights, FromMemoryTheFileMayChangeUnderTheProcess) {
+  TempFile f(model().SerializeAsString());
+  const graph::Graph eager = import_model(f.path.string()).graph;
+  const graph::Graph lazy = import_model(f.path.string(), in_memory()).graph;
+  EXPECT_FALSE(lazy.value("a").constant->loaded());
+  EXPECT_FALSE(lazy.value("c").constant->loaded());
+  EXPECT_TRUE(lazy.value("b").constant->loaded());
+  fs::resize_file(f.path, 0);  // cut short under the process
+  {
+    std::ofstream out(f.path, std::ios::binary | std::ios::trunc);
+    out << std::string(64, 'x');  // and rewritten
+  }
+  for (const char* name : {"a", "b", "c", "d"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(*lazy.value(name).constant, *eager.value(name).constant);
+    EXPECT_TRUE(lazy.value(name).constant->loaded());
+  }
+  EXPECT_EQ(lazy.value("a").constant->as<float>()[4095], 4096.0f);
+  // Without deferral the copy is only the import's: the same graph.
+  ImportOptions whole;
+  whole.read_into_memory = true;
+  fs::resize_file(f.path, 0);
+  std::ofstream(f.path, std::ios::binary) << model().SerializeAsString();
+  const graph::Graph read = import_model(f.path.string(), whole).graph;
+  EXPECT_TRUE(read.value("a").constant->loaded());
+  EXPECT_EQ(*read.value("a").constant, *eager.value("a").constant);
+}
+
 TEST(DeferredWeights, ASizeMismatchSaysWhatTheCopyingImportSays) {
   onnx::ModelProto m = model();
   m.mutable_graph()->mutable_initializer(1)->add_dims(2);  // a: [4096, 2], 4096 floats held
@@ -228,10 +265,11 @@ TEST(DeferredWeights, AnythingUnplainIsLeftToTheParser) {
 }
 
 /// The outcome of importing `bytes` from a file: the constants' bytes, or the error's text.
-std::string outcome(const std::string& bytes, bool defer) {
+std::string outcome(const std::string& bytes, bool defer, bool in_memory = false) {
   TempFile f(bytes);
   ImportOptions o;
   o.defer_weights = defer;
+  o.read_into_memory = in_memory;
   try {
     const graph::Graph g = import_model(f.path.string(), o).graph;
     std::string out;
@@ -254,6 +292,7 @@ TEST(DeferredWeights, DamagedFilesFareAsWithoutDeferral) {
   for (size_t n = 0; n < bytes.size(); n += 331) {
     SCOPED_TRACE("cut at " + std::to_string(n));
     EXPECT_EQ(outcome(bytes.substr(0, n), true), outcome(bytes.substr(0, n), false));
+    EXPECT_EQ(outcome(bytes.substr(0, n), true, true), outcome(bytes.substr(0, n), false));
   }
   uint32_t seed = 12345;
   for (int i = 0; i < 150; ++i) {

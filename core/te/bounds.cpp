@@ -150,6 +150,23 @@ int decide_compare(BinaryOp op, const Interval& d) {
   return -1;
 }
 
+Interval loop_var_range(const Interval& min, const Interval& extent) {
+  if (min.empty() || extent.empty() || extent.hi <= 0) return {};
+  return {min.lo, min.hi >= kBoundInf ? kBoundInf
+                                      : saturate(static_cast<__int128>(min.hi) + extent.hi - 1)};
+}
+
+bool mixed_radix_injective(std::vector<std::pair<int64_t, int64_t>> coef_span) {
+  for (auto& [c, span] : coef_span) c = c < 0 ? -c : c;
+  std::sort(coef_span.begin(), coef_span.end());
+  __int128 below = 0;
+  for (const auto& [c, span] : coef_span) {
+    if (c <= below) return false;
+    below += static_cast<__int128>(c) * span;
+  }
+  return true;
+}
+
 Interval bounds_of(const Expr& e, const Scope& scope) {
   const Interval all = Interval::everything();
   if (!e.defined() || !not_float(e.dtype())) return all;

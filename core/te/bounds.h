@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/te/expr.h"
 
@@ -62,6 +64,15 @@ std::optional<Interval> holds_for(BinaryOp op);
 /// Whether `a op b` holds for every difference `a - b` in `d`: 1 always, 0 never, -1 undecided
 /// (or not a comparison).
 int decide_compare(BinaryOp op, const Interval& d);
+
+/// The values of a loop var running from a min in `min` for a count in `extent`: empty when the
+/// loop may not run at all (extent at most 0 or either interval empty).
+Interval loop_var_range(const Interval& min, const Interval& extent);
+
+/// Whether sum(c_i * x_i), each x_i over span_i + 1 consecutive values, differs at every point:
+/// sorted by |c_i|, each coefficient exceeds what the smaller ones span together (a mixed radix;
+/// sound, not complete). Pairs are (c_i, span_i), span_i >= 0; a zero coefficient fails.
+bool mixed_radix_injective(std::vector<std::pair<int64_t, int64_t>> coef_span);
 
 /// Intervals of variables, by node.
 using Scope = std::unordered_map<const ExprNode*, Interval>;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "core/support/int_math.h"
 
@@ -102,6 +103,41 @@ TEST(DecideCompare, FromTheDifference) {
   EXPECT_EQ(decide_compare(BinaryOp::Add, Interval{1, 1}), -1);
   EXPECT_EQ(*holds_for(BinaryOp::GE), Interval::at_least(0));
   EXPECT_FALSE(holds_for(BinaryOp::NE).has_value());
+}
+
+TEST(LoopVarRange, FromMinAndExtent) {
+  EXPECT_EQ(loop_var_range(Interval{2, 4}, Interval{3, 5}), (Interval{2, 8}));
+  EXPECT_EQ(loop_var_range(Interval::point(0), Interval::point(16)), (Interval{0, 15}));
+  EXPECT_TRUE(loop_var_range(Interval::point(0), Interval{-2, 0}).empty());  // never runs
+  EXPECT_TRUE(loop_var_range(Interval{}, Interval::point(4)).empty());
+  EXPECT_EQ(loop_var_range(Interval::at_least(1), Interval::point(4)), Interval::at_least(1));
+}
+
+TEST(MixedRadix, InjectiveWhenEachDigitDominates) {
+  // i*16 + j, i in [0, 8), j in [0, 16): every value once.
+  EXPECT_TRUE(mixed_radix_injective({{16, 7}, {1, 15}}));
+  EXPECT_TRUE(mixed_radix_injective({{-16, 7}, {1, 15}}));  // the sign does not matter
+  // i*8 + j with j in [0, 16): j = 8 at i = 0 meets j = 0 at i = 1.
+  EXPECT_FALSE(mixed_radix_injective({{8, 7}, {1, 15}}));
+  EXPECT_FALSE(mixed_radix_injective({{4, 3}, {4, 3}}));  // two vars with one stride
+  EXPECT_TRUE(mixed_radix_injective({{4, 0}, {4, 3}}));   // ... unless one never moves
+  EXPECT_FALSE(mixed_radix_injective({{0, 3}}));
+  EXPECT_TRUE(mixed_radix_injective({}));
+  // Checked against every point of small boxes.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int64_t> cd(-9, 9), sd(0, 3);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<std::pair<int64_t, int64_t>> digits;
+    for (int k = 0; k < 3; ++k) digits.push_back({cd(rng), sd(rng)});
+    if (!mixed_radix_injective(digits)) continue;
+    std::set<int64_t> seen;
+    size_t points = 0;
+    for (int64_t a = 0; a <= digits[0].second; ++a)
+      for (int64_t b = 0; b <= digits[1].second; ++b)
+        for (int64_t c = 0; c <= digits[2].second; ++c, ++points)
+          seen.insert(digits[0].first * a + digits[1].first * b + digits[2].first * c);
+    EXPECT_EQ(seen.size(), points);
+  }
 }
 
 TEST(BoundsOf, IndexExpressions) {

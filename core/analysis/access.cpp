@@ -157,20 +157,6 @@ int64_t eval_index(const Expr& e, const std::unordered_map<const te::ExprNode*, 
   return 0;
 }
 
-/// Sound test: an affine map x -> sum a_v x_v over the box is injective when, sorted by |a_v|,
-/// each coefficient exceeds the largest span the smaller ones can cover together.
-bool dominance_injective(std::vector<std::pair<int64_t, int64_t>> coef_extent) {
-  std::sort(coef_extent.begin(), coef_extent.end(),
-            [](const auto& x, const auto& y) { return std::llabs(x.first) < std::llabs(y.first); });
-  __int128 span = 0;
-  for (const auto& [c, n] : coef_extent) {
-    if (c == 0) return false;
-    if (std::llabs(c) <= span) return false;
-    span += static_cast<__int128>(std::llabs(c)) * (n - 1);
-  }
-  return true;
-}
-
 struct AxisVar {
   const te::ExprNode* node;
   int64_t extent;
@@ -198,9 +184,9 @@ bool component_injective(const std::vector<Expr>& idx, const std::vector<int64_t
       if (v.extent <= 1) continue;
       __int128 c = addr.count(v.node) ? addr[v.node] : 0;
       if (c > INT64_MAX || c < -INT64_MAX) fits = false;
-      ce.emplace_back(static_cast<int64_t>(c), v.extent);
+      ce.emplace_back(static_cast<int64_t>(c), v.extent - 1);  // (coefficient, span)
     }
-    if (fits && dominance_injective(ce)) return true;
+    if (fits && te::mixed_radix_injective(std::move(ce))) return true;
   }
   int64_t points = 1;
   for (const AxisVar& v : vars) {

@@ -596,13 +596,7 @@ class Collector {
         lr.min = lin(f->min);
         lr.extent = lin(f->extent);
         const Interval mn = m_alg.range(lr.min), ext = m_alg.range(lr.extent);
-        m_alg.set_domain(
-            f->var.get(),
-            ext.hi <= 0
-                ? Interval{}
-                : Interval{mn.lo, mn.hi >= kInf
-                                      ? kInf
-                                      : te::saturate(static_cast<__int128>(mn.hi) + ext.hi - 1)});
+        m_alg.set_domain(f->var.get(), te::loop_var_range(mn, ext));
         lr.var = m_alg.var(f->var.get()).t[0].first;
         loops.push_back(std::move(lr));
         m_loop_stack.push_back(static_cast<int32_t>(loops.size() - 1));
@@ -902,9 +896,7 @@ class Evaluator {
         if (!enumerate(a, k + 1, budget, out)) return false;
       }
     } else {
-      set_var(
-          lr.var,
-          {mn.lo, mn.hi >= kInf ? kInf : te::saturate(static_cast<__int128>(mn.hi) + ext.hi - 1)});
+      set_var(lr.var, te::loop_var_range(mn, ext));
       if (!enumerate(a, k + 1, budget, out)) return false;
     }
     return true;
@@ -1073,7 +1065,7 @@ bool injective_per_block(const Algebra& alg, const Collector& col, const Access&
     }
     return true;
   };
-  std::vector<std::pair<int64_t, int64_t>> digits;  // |coefficient|, span
+  std::vector<std::pair<int64_t, int64_t>> digits;  // coefficient, span
   std::vector<int32_t> seen;
   for (const auto& [id, c] : w.flat.t) {
     Lin single;
@@ -1090,16 +1082,10 @@ bool injective_per_block(const Algebra& alg, const Collector& col, const Access&
       if (lr.var == id && lr.min.constant() && lr.extent.constant())
         r = {lr.min.c, lr.min.c + lr.extent.c - 1};
     }
-    if (r.lo <= -kInf || r.hi >= kInf) return false;
-    digits.push_back({c < 0 ? -c : c, r.hi - r.lo});
+    if (!r.bounded()) return false;
+    digits.push_back({c, r.hi - r.lo});
   }
-  std::sort(digits.begin(), digits.end());
-  __int128 below = 0;
-  for (const auto& [c, span] : digits) {
-    if (c <= below) return false;
-    below += static_cast<__int128>(c) * span;
-  }
-  return true;
+  return te::mixed_radix_injective(std::move(digits));
 }
 
 }  // namespace

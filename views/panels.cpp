@@ -142,7 +142,8 @@ QString PropertiesPanel::partitionHtml(const SceneGraph& sg, int box) const {
              .arg(part.est_time_us, 0, 'f', 2);
     if (!part.reasons.empty()) {
       h += QStringLiteral("<ul>");
-      for (const std::string& r : part.reasons) h += QStringLiteral("<li>%1</li>").arg(esc(r));
+      for (const plan::Reason& r : part.reasons)
+        h += QStringLiteral("<li>%1</li>").arg(esc(r.text));
       h += QStringLiteral("</ul>");
     }
     h += boundariesHtml(part, node);

@@ -162,7 +162,11 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
           chain_text, s.output->name, p.output->name, score_bytes);
     }
     holder->decisions.push_back(d);
-    holder->reasons.push_back(d.reason);
+    Reason why = reason_of(d);
+    // Fused although priced slower: the user's force made it so.
+    if (d.kind == DecisionKind::FusedAttention && d.merged_us > d.split_us)
+      why.kind = ReasonKind::Decision;
+    holder->reasons.push_back(why);
     holder->reason_te.resize(holder->reasons.size() - 1, -1);
     holder->reason_te.push_back(c.scores);
     if (fuse) {

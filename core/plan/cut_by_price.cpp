@@ -462,7 +462,7 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
         for (const Decision& d : g.decisions)
           if (std::find(tes.begin(), tes.end(), d.te) != tes.end()) {
             n.decisions.push_back(d);
-            n.reasons.push_back(d.reason);
+            n.reasons.push_back(reason_of(d));
             n.reason_te.push_back(d.te);
           }
       } else {
@@ -470,7 +470,7 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
       }
       for (const Decision& d : p.decisions) {
         n.decisions.push_back(d);
-        n.reasons.push_back(d.reason);
+        n.reasons.push_back(reason_of(d));
         n.reason_te.push_back(d.te);
       }
       std::sort(tes.begin(), tes.end());
@@ -487,7 +487,7 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
             "split over blocks and joined across a grid barrier",
             pr.us, pr.other_us);
         n.decisions.push_back(d);
-        n.reasons.push_back(d.reason);
+        n.reasons.push_back(reason_of(d));
         n.reason_te.push_back(d.te);
       }
       if (!pr.residents.empty() && pr.global_us != kUnpriced) {
@@ -513,7 +513,7 @@ std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context
                              "scratch",
                              names, pr.on_chip_us, pr.global_us);
         n.decisions.push_back(d);
-        n.reasons.push_back(d.reason);
+        n.reasons.push_back(reason_of(d));
         n.reason_te.push_back(d.te);
       }
       out.push_back(std::move(n));

@@ -112,7 +112,8 @@ std::string apply_one(const ProgramFacts& f, const te::TeProgram& program,
       merged.reasons = groups[i].reasons;
       merged.reasons.insert(merged.reasons.end(), groups[j].reasons.begin(),
                             groups[j].reasons.end());
-      merged.reasons.push_back("merged by decision: " + what);
+      merged.reasons.push_back(
+          {ReasonKind::Decision, Refusal::None, "merged by decision: " + what});
       merged.merged_from = {groups[i].tes, groups[j].tes};
       merged.merge_te = a.te;
       std::vector<Partition> built = build_partitions(f, {merged}, precision);
@@ -146,9 +147,12 @@ std::string apply_one(const ProgramFacts& f, const te::TeProgram& program,
         after.tes.clear();
       }
       before.reasons = groups[ga].reasons;
-      self.reasons.push_back("kernel starts at " + f.label(a.te) + " by decision: " + what);
+      self.reasons.push_back({ReasonKind::Decision, Refusal::None,
+                              "kernel starts at " + f.label(a.te) + " by decision: " + what});
       if (!after.tes.empty())
-        after.reasons.push_back("kernel resumes after " + f.label(a.te) + " by decision: " + what);
+        after.reasons.push_back(
+            {ReasonKind::Decision, Refusal::None,
+             "kernel resumes after " + f.label(a.te) + " by decision: " + what});
       std::vector<Group> pieces;
       for (Group* g : {&before, &self, &after})
         if (!g->tes.empty()) pieces.push_back(std::move(*g));

@@ -16,7 +16,7 @@ namespace souffle::plan::detail {
 /// A kernel before its stages and cost are worked out: its TEs and the reasons so far.
 struct Group {
   std::vector<int> tes;  ///< op indices, any order (sorted when built)
-  std::vector<std::string> reasons;
+  std::vector<Reason> reasons;
   std::vector<int> reason_te;  ///< the TE each reason is about, where known (souffle)
   std::vector<Decision> decisions;
   /// A user's merge: the TEs of the kernels it joined, priced apart against the merged kernel.
@@ -25,7 +25,7 @@ struct Group {
   bool split_rows = true;                   ///< Partition::split_rows
   std::vector<std::string> global_scratch;  ///< Partition::global_scratch
   std::vector<ForcedSync> forced_sync;      ///< Partition::forced_sync
-  static Group of(std::vector<int> tes, std::string reason) {
+  static Group of(std::vector<int> tes, Reason reason) {
     Group g;
     g.tes = std::move(tes);
     g.reasons.push_back(std::move(reason));

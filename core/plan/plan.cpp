@@ -85,6 +85,76 @@ const char* decision_kind_name(DecisionKind k) {
   return "?";
 }
 
+const char* refusal_name(Refusal r) {
+  switch (r) {
+    case Refusal::None:
+      return "none";
+    case Refusal::ComputeIntensive:
+      return "compute-intensive";
+    case Refusal::Reduction:
+      return "reduction";
+    case Refusal::OneReliesOnMany:
+      return "one-relies-on-many";
+    case Refusal::Gather:
+      return "gather";
+    case Refusal::ModelInputsOnly:
+      return "model-inputs-only";
+    case Refusal::BroadcastRead:
+      return "broadcast-read";
+  }
+  return "?";
+}
+
+const char* reason_kind_name(ReasonKind k) {
+  switch (k) {
+    case ReasonKind::Start:
+      return "start";
+    case ReasonKind::Cut:
+    case ReasonKind::Refused:
+      return "cut";
+    case ReasonKind::Join:
+      return "join";
+    case ReasonKind::Epilogue:
+      return "epilogue";
+    case ReasonKind::View:
+      return "view";
+    case ReasonKind::Decision:
+      return "decision";
+    case ReasonKind::Other:
+      return "other";
+  }
+  return "?";
+}
+
+Reason reason_of(const Decision& d) {
+  ReasonKind k = ReasonKind::Other;
+  switch (d.kind) {
+    case DecisionKind::Start:
+      k = ReasonKind::Start;
+      break;
+    case DecisionKind::Join:
+    case DecisionKind::FusedAttention:
+      k = ReasonKind::Join;
+      break;
+    case DecisionKind::CutCheaper:
+    case DecisionKind::CutCoResidency:
+      k = ReasonKind::Cut;
+      break;
+    case DecisionKind::UserMerge:
+      k = ReasonKind::Decision;
+      break;
+    case DecisionKind::Unfused:
+    case DecisionKind::RowsInBlock:
+    case DecisionKind::KeepOnChip:
+    case DecisionKind::GlobalScratch:
+    case DecisionKind::RulesCut:
+    case DecisionKind::AttentionUnfused:
+      k = ReasonKind::Other;
+      break;
+  }
+  return {k, Refusal::None, d.reason};
+}
+
 const char* stage_kind_name(StageKind k) {
   switch (k) {
     case StageKind::Compute:
@@ -217,7 +287,7 @@ std::string print_groups(const analysis::Analysis& a, const std::vector<detail::
     std::sort(tes.begin(), tes.end());
     for (int te : tes) os << " " << a.tes[te].name;
     os << "\n";
-    for (const std::string& r : groups[g].reasons) os << "  - " << r << "\n";
+    for (const Reason& r : groups[g].reasons) os << "  - " << r.text << "\n";
   }
   return os.str();
 }
@@ -327,7 +397,7 @@ void flag_user_merge(const detail::ProgramFacts& f, const KernelPricer& pricer,
       "us)",
       d.merged_us, d.split_us, d.merged_us - d.split_us);
   p.decisions.push_back(d);
-  p.reasons.push_back(d.reason);
+  p.reasons.push_back(reason_of(d));
 }
 
 /// The plan's totals over its partitions.
@@ -617,7 +687,7 @@ std::string print(const FusionPlan& p) {
       for (const std::string& t : k.on_chip) os << " " << t;
       os << "\n";
     }
-    for (const std::string& r : k.reasons) os << "  - " << r << "\n";
+    for (const Reason& r : k.reasons) os << "  - " << r.text << "\n";
     for (const Decision& d : k.decisions)
       if (d.merged_us > 0 || d.split_us > 0)
         os << fmt::format("  * {} at {}: merged {:.2f} us, apart {:.2f} us\n",

@@ -102,6 +102,44 @@ enum class DecisionKind : uint8_t {
 };
 const char* decision_kind_name(DecisionKind k);  ///< "start", "join", "cut-cheaper", ...
 
+/// Why the rules strategy does not put a TE in the epilogue of a kernel before it (the TE then
+/// starts a kernel of its own).
+enum class Refusal : uint8_t {
+  None,
+  ComputeIntensive,  ///< a compute-intensive TE is a kernel's main loop, never an epilogue
+  Reduction,         ///< no fusion across reductions
+  OneReliesOnMany,   ///< it reads an input one-relies-on-many
+  Gather,            ///< it gathers from an input (data-dependent reads)
+  ModelInputsOnly,   ///< it reads only model inputs and constants: no kernel to join
+  BroadcastRead,     ///< it reads a tensor of the kernel it would join through a broadcast
+};
+/// "compute-intensive", "reduction", "one-relies-on-many", "gather", "model-inputs-only",
+/// "broadcast-read" ("none" for None).
+const char* refusal_name(Refusal r);
+
+/// What one of a partition's reasons says.
+enum class ReasonKind : uint8_t {
+  Start,     ///< the kernel starts at its first TE, or one kernel per TE
+  Cut,       ///< the souffle strategy cut before the TE (co-residency, or cheaper apart)
+  Refused,   ///< the rules strategy refused the TE as an epilogue (Reason::refusal says why)
+  Join,      ///< the TE joins the kernel (a stage, an epilogue of a stage, a fused chain)
+  Epilogue,  ///< the rules strategy fused the TE into a kernel's epilogue
+  View,      ///< a pure view, folded into its readers' indexing
+  Decision,  ///< a user's edit made it so
+  Other,     ///< a priced choice inside the kernel (rows, shared memory, rules' cut kept)
+};
+/// "start", "cut" (Cut and Refused), "join", "epilogue", "view", "decision", "other": the kind
+/// reports give a reason.
+const char* reason_kind_name(ReasonKind k);
+
+/// One reason of a partition: what it says, for a refusal why, and the sentence for people.
+struct Reason {
+  ReasonKind kind = ReasonKind::Other;
+  Refusal refusal = Refusal::None;
+  std::string text;
+  bool operator==(const Reason&) const = default;
+};
+
 /// One decision with the two prices it compared (µs; 0 where no price was needed).
 struct Decision {
   DecisionKind kind = DecisionKind::Start;
@@ -118,6 +156,10 @@ struct Decision {
   /// The tensors a keep-on-chip or global-scratch decision is about; empty for the others.
   std::vector<std::string> tensors;
 };
+
+/// The reason a priced decision gives its partition: its text, of the kind its DecisionKind says
+/// (a cut is a Cut, a user's merge a Decision, a fused attention chain a Join, ...).
+Reason reason_of(const Decision& d);
 
 /// A stage of the kernels built for a partition, as their boundaries name it.
 struct BuiltStage {
@@ -193,8 +235,8 @@ struct Partition {
   int64_t flops = 0;
   int64_t dram_bytes = 0;
   double est_time_us = 0;
-  std::vector<std::string> reasons;  ///< why it starts here, why each TE joined
-  std::vector<Decision> decisions;   ///< the souffle strategy's priced decisions
+  std::vector<Reason> reasons;      ///< why it starts here, why each TE joined
+  std::vector<Decision> decisions;  ///< the souffle strategy's priced decisions
   /// Filled by a KernelPricer from the kernels built for the partition: launches, barriers,
   /// DRAM bytes and time are theirs (grid_syncs = their grid barriers). False: cost model v1.
   bool priced = false;

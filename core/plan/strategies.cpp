@@ -189,13 +189,15 @@ void place_pure_view(const ProgramFacts& f, int v, int host, std::vector<int>& g
   if (host < 0) {
     group_of[v] = int(groups.size());
     groups.push_back(
-        Group::of({v}, f.label(v) + " is a pure view with no reader: a kernel of its own"));
+        Group::of({v}, {ReasonKind::View, Refusal::None,
+                        f.label(v) + " is a pure view with no reader: a kernel of its own"}));
     return;
   }
   group_of[v] = host;
   groups[host].tes.push_back(v);
-  groups[host].reasons.push_back(f.label(v) +
-                                 " is a pure view: no kernel, folded into its reader's indexing");
+  groups[host].reasons.push_back(
+      {ReasonKind::View, Refusal::None,
+       f.label(v) + " is a pure view: no kernel, folded into its reader's indexing"});
 }
 
 /// The earliest kernel among the non-alias TEs that read pure view `v`'s output, directly or
@@ -236,7 +238,8 @@ std::vector<Group> partition_unfused(const ProgramFacts& f) {
       continue;
     }
     group_of[i] = int(groups.size());
-    groups.push_back(Group::of({i}, "one kernel for " + f.label(i)));
+    groups.push_back(
+        Group::of({i}, {ReasonKind::Start, Refusal::None, "one kernel for " + f.label(i)}));
   }
   // A pure view launches nothing: it rides with the earliest kernel that reads it, or with its
   // source's producer when nothing reads it.
@@ -247,17 +250,25 @@ std::vector<Group> partition_unfused(const ProgramFacts& f) {
 
 namespace {
 
-/// Why `te` cannot join the epilogue of the kernel `host` of the rules strategy ("" when it can).
-std::string epilogue_refusal(const ProgramFacts& f, int te) {
+/// A refusal of the rules strategy and its words ("reads x one-relies-on-many").
+struct Refused {
+  Refusal why = Refusal::None;
+  std::string text;
+  bool none() const { return why == Refusal::None; }
+};
+
+/// Why `te` cannot join the epilogue of a kernel of the rules strategy (None when it can).
+Refused epilogue_refusal(const ProgramFacts& f, int te) {
   const analysis::TeInfo& t = f.analysis().tes[te];
-  if (f.compute(te)) return "compute-intensive";
-  if (t.is_reduction) return "a reduction (no fusion across reductions)";
+  if (f.compute(te)) return {Refusal::ComputeIntensive, "compute-intensive"};
+  if (t.is_reduction) return {Refusal::Reduction, "a reduction (no fusion across reductions)"};
   for (const analysis::InputAccess& in : t.inputs) {
-    if (in.kind != AccessKind::OneReliesOnOne) return "reads " + in.name + " one-relies-on-many";
+    if (in.kind != AccessKind::OneReliesOnOne)
+      return {Refusal::OneReliesOnMany, "reads " + in.name + " one-relies-on-many"};
     for (const analysis::ReadInfo& r : in.reads)
-      if (r.data_dependent) return "gathers from " + in.name;
+      if (r.data_dependent) return {Refusal::Gather, "gathers from " + in.name};
   }
-  return "";
+  return {};
 }
 
 }  // namespace
@@ -269,10 +280,10 @@ std::vector<Group> partition_rules(const ProgramFacts& f) {
   std::vector<int> group_of(n, -1);
   for (int i = 0; i < n; ++i) {
     if (f.is_alias(i)) continue;  // placed below, like unfused
-    std::string refusal = epilogue_refusal(f, i);
+    Refused refusal = epilogue_refusal(f, i);
     int host = -1;
     std::string via;
-    if (refusal.empty()) {
+    if (refusal.none()) {
       // The latest kernel among the producers: joining an earlier one would create a cycle.
       const analysis::InputAccess* from = nullptr;
       for (const analysis::InputAccess& in : a.tes[i].inputs) {
@@ -284,14 +295,14 @@ std::vector<Group> partition_rules(const ProgramFacts& f) {
         }
       }
       if (host < 0) {
-        refusal = "reads only model inputs and constants";
+        refusal = {Refusal::ModelInputsOnly, "reads only model inputs and constants"};
       } else {
         // Every read of the host's tensors must be one-to-one with an injective map.
         for (const analysis::InputAccess& in : a.tes[i].inputs) {
           int p = f.producer(in.tensor);
           if (p >= 0 && group_of[p] == host && !in.injective) {
-            refusal =
-                "reads " + in.name + " of kernel " + std::to_string(host) + " through a broadcast";
+            refusal = {Refusal::BroadcastRead, "reads " + in.name + " of kernel " +
+                                                   std::to_string(host) + " through a broadcast"};
             host = -1;
             break;
           }
@@ -302,12 +313,14 @@ std::vector<Group> partition_rules(const ProgramFacts& f) {
     if (host >= 0) {
       group_of[i] = host;
       groups[host].tes.push_back(i);
-      groups[host].reasons.push_back(f.label(i) + " fused into the epilogue of " + via +
-                                     " (element-wise, reads it one-to-one)");
+      groups[host].reasons.push_back({ReasonKind::Epilogue, Refusal::None,
+                                      f.label(i) + " fused into the epilogue of " + via +
+                                          " (element-wise, reads it one-to-one)"});
       continue;
     }
     group_of[i] = int(groups.size());
-    groups.push_back(Group::of({i}, "kernel starts at " + f.label(i) + ": " + refusal));
+    groups.push_back(Group::of({i}, {ReasonKind::Refused, refusal.why,
+                                     "kernel starts at " + f.label(i) + ": " + refusal.text}));
   }
   // A pure view rides with the earliest kernel that reads it (see earliest_reader_group).
   for (int v = 0; v < n; ++v)
@@ -323,8 +336,8 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
   KernelBuilder k(f);
   Group cur;
   // Each reason is about one TE, so that cut_by_price can hand it to the piece holding it.
-  auto note = [&](int te, std::string text) {
-    cur.reasons.push_back(std::move(text));
+  auto note = [&](int te, ReasonKind kind, std::string text) {
+    cur.reasons.push_back({kind, Refusal::None, std::move(text)});
     cur.reason_te.push_back(te);
   };
   auto close = [&]() {
@@ -344,9 +357,9 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             break;
           }
       }
-      note(te, "kernel starts at " + f.label(te) + " (first TE)");
+      note(te, ReasonKind::Start, "kernel starts at " + f.label(te) + " (first TE)");
       if (groups.empty())
-        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back(), {}});
+        cur.decisions.push_back({DecisionKind::Start, te, 0, 0, cur.reasons.back().text, {}});
       k.add(te);
       cur.tes.push_back(te);
       continue;
@@ -390,19 +403,21 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             f.choose_schedule(te, c);
             break;
           }
-        note(te, text);
+        note(te, ReasonKind::Cut, text);
         cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text, {}});
         k.add(te);
         cur.tes.push_back(te);
         continue;
       }
       const ScheduleEstimate& s = *fit;
-      note(te, fmt::format("{} joins: {} fit{} {} co-resident{}{}", f.label(te), s.describe(),
-                           s.blocks == 1 ? "s" : "", fit_limit,
-                           sync ? "; grid sync before it: " + why : "",
-                           &s == &all.front() ? "" : " (its fastest tiling would not)"));
+      note(te, ReasonKind::Join,
+           fmt::format("{} joins: {} fit{} {} co-resident{}{}", f.label(te), s.describe(),
+                       s.blocks == 1 ? "s" : "", fit_limit,
+                       sync ? "; grid sync before it: " + why : "",
+                       &s == &all.front() ? "" : " (its fastest tiling would not)"));
     } else if (f.is_alias(te)) {
-      note(te, f.label(te) + " is a pure view: folded into its readers' indexing");
+      note(te, ReasonKind::View,
+           f.label(te) + " is a pure view: folded into its readers' indexing");
     } else {
       if (sync && k.syncs() == 0 && k.max_compute_blocks() > limit) {
         std::string text = fmt::format(
@@ -410,7 +425,7 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
             "co-resident on {}, so it cannot grid-synchronize",
             f.label(te), why, k.max_compute_blocks(), limit, spec.name);
         close();
-        note(te, text);
+        note(te, ReasonKind::Cut, text);
         cur.decisions.push_back({DecisionKind::CutCoResidency, te, 0, 0, text, {}});
         k.add(te);
         cur.tes.push_back(te);
@@ -419,8 +434,9 @@ std::vector<Group> partition_souffle(const ProgramFacts& f) {
       const analysis::TeInfo& t = a.tes[te];
       std::string what =
           t.is_reduction ? "reduction as per-block partials + atomics" : "memory-intensive";
-      note(te, fmt::format("{} ({}) stays with its compute-intensive neighbour{}", f.label(te),
-                           what, sync ? "; grid sync before it: " + why : ""));
+      note(te, ReasonKind::Join,
+           fmt::format("{} ({}) stays with its compute-intensive neighbour{}", f.label(te), what,
+                       sync ? "; grid sync before it: " + why : ""));
     }
     k.add(te);
     cur.tes.push_back(te);

@@ -292,7 +292,8 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
       }
     }
     rk.intensity = k.dram_bytes > 0 ? static_cast<double>(k.flops) / k.dram_bytes : 0;
-    for (const std::string& why : k.reasons) rk.reasons.push_back({reason_kind(why), why, {}});
+    for (const plan::Reason& why : k.reasons)
+      rk.reasons.push_back({plan::reason_kind_name(why.kind), why.text, {}});
     // The souffle strategy's priced decisions: the two prices beside the reason they explain.
     for (const plan::Decision& d : k.decisions) {
       using K = plan::DecisionKind;
@@ -382,19 +383,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 }
 
 }  // namespace
-
-std::string reason_kind(const std::string& text) {
-  auto starts = [&](const char* p) { return text.rfind(p, 0) == 0; };
-  auto has = [&](const char* p) { return text.find(p) != std::string::npos; };
-  if (has("by decision")) return "decision";
-  if (starts("cut before")) return "cut";
-  if (starts("kernel starts at")) return has("(first TE)") ? "start" : "cut";
-  if (starts("one kernel for")) return "start";
-  if (has("epilogue")) return "epilogue";
-  if (has("pure view")) return "view";
-  if (has(" joins") || has("stays with") || has("fused")) return "join";
-  return "other";
-}
 
 std::string kernel_colour(int id) {
   // Twelve distinguishable hues (a qualitative palette), light enough for black text.

@@ -260,9 +260,6 @@ void load_measurements(const std::string& path, std::vector<ReportPlan>& plans);
 void parse_measurements(const std::string& json_text, const std::string& path,
                         std::vector<ReportPlan>& plans);
 
-/// Reason kind of one of the planner's reason texts ("cut before ..." is a cut, ...).
-std::string reason_kind(const std::string& text);
-
 /// The colour of kernel `id` (one palette for the graph, the tables and the charts), "#rrggbb".
 std::string kernel_colour(int id);
 

@@ -128,10 +128,10 @@ std::string transform_sentence(
 /// The first cut the partitioning made by reason ("kernel 2 starts with a cut before ...").
 std::string first_cut(const plan::FusionPlan& p, std::vector<std::string>& nodes) {
   for (const plan::Partition& k : p.partitions)
-    for (const std::string& why : k.reasons)
-      if (why.rfind("cut before", 0) == 0) {
+    for (const plan::Reason& why : k.reasons)
+      if (why.kind == plan::ReasonKind::Cut) {
         if (!k.ops.empty()) nodes.push_back(k.ops.front());
-        return fmt::format("kernel {} starts with a {}", k.id, why);
+        return fmt::format("kernel {} starts with a {}", k.id, why.text);
       }
   return {};
 }

@@ -22,6 +22,13 @@ nlohmann::json names_of(const plan::FusionPlan& p, const std::vector<int>& tes) 
 /// Every boundary of a priced partition: the stages it separates (by anchor node), its kind,
 /// its reason as a typed value with what it names, and the prices compared where the cost model
 /// chose (a souffle decision at the TE the later stage starts with).
+/// The partition's reasons as the JSON shows them: their sentences.
+nlohmann::json reason_texts(const plan::Partition& k) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const plan::Reason& r : k.reasons) out.push_back(r.text);
+  return out;
+}
+
 nlohmann::json boundaries_json(const plan::FusionPlan& p, const plan::Partition& k) {
   nlohmann::json out = nlohmann::json::array();
   auto anchor = [&](int stage) -> nlohmann::json {
@@ -113,7 +120,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
                      {"flops", k.flops},
                      {"dram_bytes", k.dram_bytes},
                      {"est_time_us", k.est_time_us},
-                     {"reasons", k.reasons}});
+                     {"reasons", reason_texts(k)}});
     nlohmann::json& q = parts.back();
     q["priced"] = k.priced;
     q["launches"] = k.launches;

@@ -148,7 +148,7 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
             fmt::format("kernel {} ({}, {} TEs): {}", k.id, plan::partition_kind_name(k.kind),
                         tes.size(), op_types(tes, by_name, " + "));
         start.reason =
-            k.reasons.empty() ? std::string("the program's first kernel") : k.reasons.front();
+            k.reasons.empty() ? std::string("the program's first kernel") : k.reasons.front().text;
         start.before = tes;
         start.after = tes;
         s.sites.push_back(std::move(start));

@@ -165,8 +165,9 @@ TEST(Decisions, MergeBeyondCoResidencyIsRefused) {
   const Partition& k0 = base.partitions[0];
   ASSERT_EQ(k0.stages[0].kind, StageKind::Compute);
   ASSERT_GT(k0.stages[0].blocks, k0.co_resident);
-  EXPECT_EQ(base.partitions[1].reasons[0].rfind("cut before G2 (/fc_G2): needs ", 0), 0u)
-      << base.partitions[1].reasons[0];
+  EXPECT_EQ(base.partitions[1].reasons[0].kind, ReasonKind::Cut);
+  EXPECT_EQ(base.partitions[1].reasons[0].text.rfind("cut before G2 (/fc_G2): needs ", 0), 0u)
+      << base.partitions[1].reasons[0].text;
   FusionPlan r = plan_with(p, Strategy::Souffle, {{K::Merge, "G1", "G2"}});
   ASSERT_EQ(r.refused.size(), 1u);
   const Stage& g1 = k0.stages[0];

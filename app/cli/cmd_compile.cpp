@@ -143,7 +143,8 @@ nlohmann::json kernel_json(const CompiledKernel& k, const CompiledKernel* plain 
 
 int run_compile(const CompileCliOptions& o) {
   CompileOptions copts;
-  copts.archs = split_archs(o.archs);
+  // Kernels on the Hopper mainloop compile for sm_90a only: sm_80 is left out by default.
+  copts.archs = split_archs(o.wgmma && o.archs == "sm_80,sm_90" ? std::string("sm_90") : o.archs);
   copts.threads = o.threads;
   if (o.batch < 1) throw UserError("--batch " + std::to_string(o.batch) + ": must be at least 1");
   if (o.batch > 1 && !o.out.empty())
@@ -171,6 +172,7 @@ int run_compile(const CompileCliOptions& o) {
   po.sync = copts.sync;  // the plan is priced with the kernels compile builds
   po.waves = !o.no_waves;
   po.weight_panels = !o.no_weight_panels;
+  po.wgmma = o.wgmma;
   // --tune measure: the tuner's top candidates timed on the runner's GPU.
   std::unique_ptr<ProfileSession> session;
   std::unique_ptr<TileMeasurer> measurer;

@@ -23,6 +23,7 @@ int run_plan(const PlanCliOptions& o) {
   parse_sync_mode(o.sync, po.sync);
   po.waves = !o.no_waves;
   po.weight_panels = !o.no_weight_panels;
+  po.wgmma = o.wgmma;
   if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   po.import.dims = parse_dims(o.common.dims);
   po.import.bind = parse_binds(o.common.binds);

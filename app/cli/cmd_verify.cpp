@@ -114,6 +114,7 @@ int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& 
   po.sync = sync;  // the plan is priced with the kernels verified
   po.waves = !o.no_waves;
   po.weight_panels = !o.no_weight_panels;
+  po.wgmma = o.wgmma;
   KernelVerifyReport rep = [&] {
     // Its line is cleared (when it goes out of scope) before any output.
     StepProgress progress(o.common.quiet, plan::Step::Price, plan::is_souffle(po.strategy));

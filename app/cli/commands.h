@@ -37,6 +37,7 @@ struct VerifyOptions {
   std::string sync = "grid";       ///< grid, flags or auto (--level kernels)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
+  bool wgmma = false;              ///< plan::PlanOptions::wgmma (the Hopper mainloop on sm_90)
   std::string gpu = "a100";        ///< the kernels are built for this spec (--level kernels)
   bool timeline = false;  ///< --level kernels: timeline records, analysed (docs/timeline.md)
 };
@@ -52,6 +53,7 @@ struct PlanCliOptions {
   std::string calibration;         ///< a calibration file (souffle-runner calibrate)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
+  bool wgmma = false;              ///< plan::PlanOptions::wgmma (the Hopper mainloop on sm_90)
 };
 
 struct CompileCliOptions {
@@ -68,6 +70,7 @@ struct CompileCliOptions {
   std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
+  bool wgmma = false;  ///< plan::PlanOptions::wgmma; --arch then defaults to sm_90 (sm_90a)
   /// How GEMM tiles are chosen: "model" (the tile cost model) or "measure" (its top candidates
   /// timed on the runner's GPU).
   std::string tune = "model";

@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
                      "every GEMM stage streams its weights (--level kernels; default: GEMM "
                      "stages that multiply by the same weights keep them in shared memory where "
                      "they fit and the cost model prices that lower)");
+  c_verify->add_flag(
+      "--wgmma", verify.wgmma,
+      "tensor-core GEMMs on a compute capability 9.0 GPU (--gpu h100, h200) run the Hopper "
+      "mainloop: warpgroup MMA, compiled for sm_90a (default: the Ampere mainloop)");
   c_verify->add_flag("--json", verify.common.json, "print one JSON object");
   c_verify->add_flag("-q,--quiet", verify.common.quiet, "no progress on stderr");
   c_verify->add_option("--dim", verify.common.dims, "bind a symbolic dimension: name=value");
@@ -98,6 +102,10 @@ int main(int argc, char** argv) {
   c_plan->add_flag("--no-waves", plan.no_waves,
                    "kernels keep their stages in program order (default: independent stages "
                    "side by side in waves where the cost model prices that lower)");
+  c_plan->add_flag(
+      "--wgmma", plan.wgmma,
+      "tensor-core GEMMs on a compute capability 9.0 GPU (--gpu h100, h200) run the Hopper "
+      "mainloop: warpgroup MMA, compiled for sm_90a (default: the Ampere mainloop)");
   c_plan->add_flag("--no-weight-panels", plan.no_weight_panels,
                    "every GEMM stage streams its weights (default: GEMM stages that multiply by "
                    "the same weights keep them in shared memory where they fit and the cost "
@@ -133,6 +141,11 @@ int main(int argc, char** argv) {
   c_compile->add_option("--precision", compile.precision, "fp32 (default), tf32, fp16 or bf16");
   c_compile->add_flag("--no-waves", compile.no_waves,
                       "kernels keep their stages in program order, for comparison");
+  c_compile->add_flag(
+      "--wgmma", compile.wgmma,
+      "tensor-core GEMMs on a compute capability 9.0 GPU (--gpu h100, h200) run the Hopper "
+      "mainloop: warpgroup MMA, compiled for sm_90a (default: the Ampere mainloop)"
+      "; --arch defaults to sm_90");
   c_compile->add_flag("--no-weight-panels", compile.no_weight_panels,
                       "every GEMM stage streams its weights, for comparison");
   c_compile

@@ -45,8 +45,10 @@ std::string wgmma_ptx_helpers(const std::set<std::pair<loop::MmaType, int64_t>>&
   return ((a & 0x3FFFFull) >> 4) | (static_cast<unsigned long long>((lbo >> 4) & 0x3FFF) << 16) |
          (static_cast<unsigned long long>((sbo >> 4) & 0x3FFF) << 32);
 }
+// The async-proxy fence first: this thread's shared-memory writes (stores, completed cp.async)
+// become visible to the wgmmas' reads, which go through the async proxy.
 __device__ __forceinline__ void souffle_wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\nwgmma.fence.sync.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void souffle_wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");

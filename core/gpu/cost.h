@@ -134,7 +134,7 @@ struct MainloopStructure {
   /// Operand tiles in flight while one is computed: 1 for synchronous staging; N + 1 for
   /// cp.async groups waited with wait_group N (the N still in flight and the one computed).
   int depth = 1;
-  std::string instruction;  ///< "wmma" (Fragment* statements) or "mma.sync" (MmaSync)
+  std::string instruction;  ///< "wmma" (Fragment*), "mma.sync" (MmaSync) or "wgmma" (WgmmaMma)
   int64_t warps = 0;        ///< warps per block
   int64_t tile_elems = 0;   ///< accumulator (output) elements of one block tile
   int64_t k_per_step = 0;   ///< reduction elements one mainloop trip consumes (0: unknown)
@@ -201,10 +201,10 @@ struct StageCost {
 /// Multiplies `cost`'s time by `sc`'s ratio and says so (StageCost::correction, corrected).
 void apply_stage_correction(StageCost& cost, const StageCorrection& sc);
 
-/// MMA share of the spec's tensor-core peak that `instruction` ("wmma", "mma.sync") can reach on
-/// `spec`: 1 on compute capability 8.x; on 9.0 the peak needs warpgroup MMA (wgmma), and the
-/// warp-level mma.sync path reaches about five eighths of it (published microbenchmarks of
-/// Hopper: ~62%).
+/// MMA share of the spec's tensor-core peak that `instruction` ("wmma", "mma.sync", "wgmma") can
+/// reach on `spec`: 1 on compute capability 8.x; on 9.0 the peak needs warpgroup MMA (wgmma),
+/// and the warp-level mma.sync path reaches about five eighths of it (published microbenchmarks
+/// of Hopper: ~62%); wgmma 0.8 (the best published wgmma GEMMs reach 75-80% of the dense peak).
 double mma_instruction_share(const GpuSpec& spec, const std::string& instruction);
 /// FP32 lanes per SM by compute capability (64 on 7.x and 8.0, 128 on 8.6 and later): with the
 /// spec's FP32 peak it gives the SM clock the peaks assume.

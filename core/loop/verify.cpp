@@ -73,6 +73,8 @@ class Verifier {
       fail(std::string(what) + " on " + t->name + ", which is not one of the kernel's flags");
   }
 
+  const te::Var* m_thread_var = nullptr;  ///< the ThreadIdxX loop's var
+
   void bind(const Expr& var, Variance v) {
     const te::Var* node = var.as<te::Var>();
     if (m_vars.count(node)) fail("var " + node->name + " bound twice on one path");
@@ -96,6 +98,7 @@ class Verifier {
         if (control != Variance::Uniform || (block ? m_in_block : m_in_thread))
           fail(std::string(for_kind_name(f->for_kind)) + " bound under control flow or twice");
         (block ? m_in_block : m_in_thread) = true;
+        if (!block) m_thread_var = f->var.as<te::Var>();
         bind(f->var, block ? Variance::Block : Variance::Thread);
         stmt(f->body, control);
         unbind(f->var);
@@ -257,6 +260,29 @@ class Verifier {
     }
   }
 
+  /// The variance of `e` across the threads of one warpgroup: the thread var divided by a
+  /// multiple of 128 (the warpgroup's index, or a coarser one) is the same for the 128 threads
+  /// of an aligned warpgroup, so it counts as block-uniform here.
+  Variance warpgroup_variance(const Expr& e) {
+    struct Groups : te::ExprMutator {
+      const te::Var* tx = nullptr;
+      Expr stand_in;
+      Expr mutate_Binary(const te::Binary& b, const Expr& self) override {
+        const te::IntImm* c = b.b.as<te::IntImm>();
+        if (tx && b.op == te::BinaryOp::FloorDiv && c && c->value > 0 &&
+            c->value % (4 * kWarpSize) == 0 && b.a.as<te::Var>() == tx)
+          return stand_in;
+        return ExprMutator::mutate_Binary(b, self);
+      }
+    } groups;
+    groups.tx = m_thread_var;
+    groups.stand_in = te::var("warpgroup");
+    bind(groups.stand_in, Variance::Block);
+    const Variance v = expr(groups.mutate(e));
+    unbind(groups.stand_in);
+    return v;
+  }
+
   void verify_wgmma(const WgmmaMma& wg, Variance control) {
     if (control == Variance::Thread) fail("wgmma.mma_async in thread-divergent code");
     check_buffer(wg.d, "wgmma");
@@ -270,7 +296,8 @@ class Verifier {
     }
     for (const auto* idx : {&wg.a_index, &wg.b_index})
       for (const Expr& i : *idx)
-        if (expr(i) == Variance::Thread) fail("wgmma descriptor address differs per thread");
+        if (warpgroup_variance(i) == Variance::Thread)
+          fail("wgmma descriptor address differs per thread");
   }
 
   const FragmentAlloc& fragment(const Tensor& t, const Expr& index, const char* what) {

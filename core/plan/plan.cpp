@@ -541,6 +541,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
   out.sync = o.sync;
   out.waves = o.waves;
   out.weight_panels = o.weight_panels;
+  out.wgmma = o.wgmma;
   out.input = program;
   out.input_tes = program.ops.size();
   Pipeline pl(o, out.passes);
@@ -600,6 +601,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.sync = o.sync;
   out.waves = o.waves;
   out.weight_panels = o.weight_panels;
+  out.wgmma = o.wgmma;
   out.input = previous.input;
   out.input_tes = previous.input_tes;
   out.program = previous.program;

@@ -339,6 +339,10 @@ struct PlanOptions {
   /// memory where they fit (schedule::KernelBuildOptions::weight_panels); off: each stage
   /// streams them, for comparison.
   bool weight_panels = true;
+  /// On a GPU of compute capability 9.0: tensor-core GEMM stages whose tile allows it run the
+  /// Hopper mainloop (warpgroup MMA, docs/mainloop.md; schedule::ScheduleConfig::wgmma_mainloop)
+  /// and their kernels compile for sm_90a. Off: the Ampere mainloop, as on every other GPU.
+  bool wgmma = false;
   PassInstrument instrument;  ///< optional
   /// Build the printable snapshots (costs time on big models; off, records carry only times).
   bool snapshots = false;
@@ -360,6 +364,7 @@ struct FusionPlan {
   SyncMode sync = SyncMode::Grid;  ///< PlanOptions::sync; kernels built from the plan use it
   bool waves = true;               ///< PlanOptions::waves; kernels built from the plan use it
   bool weight_panels = true;       ///< PlanOptions::weight_panels; the same
+  bool wgmma = false;              ///< PlanOptions::wgmma; the same
   te::TeProgram input;             ///< the program given to plan()
   te::TeProgram program;           ///< the (transformed) program the partitions refer to
   analysis::Analysis analysis;     ///< of `program`

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/loop/stmt.h"
+#include "core/schedule/gemm_operands.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
@@ -26,19 +27,6 @@ using te::Tensor;
 namespace {
 
 constexpr int64_t kFrag = 16;  // the tile's fragment edge (gpu::Tile counts 16x16 fragments)
-
-MmaType mma_type_of(gpu::Precision p) {
-  switch (p) {
-    case gpu::Precision::TF32:
-      return MmaType::TF32;
-    case gpu::Precision::BF16:
-      return MmaType::BF16;
-    case gpu::Precision::FP16:
-    case gpu::Precision::FP32:
-      break;
-  }
-  return MmaType::F16;
-}
 
 /// How a shared operand tile is laid out: rows of `cols` elements in 16-byte chunks, chunk c of
 /// row r stored at chunk c ^ f(r).
@@ -81,52 +69,6 @@ Layout layout_for(int64_t cols, int64_t es, Swizzle want) {
   l.swz = ok ? want : Swizzle::None;
   if (want == Swizzle::Tf32B && l.cpr < 8) l.swz = ok ? Swizzle::Rows8 : Swizzle::None;
   return l;
-}
-
-/// Whether `e` is exactly the var of `iv`.
-bool is_var_of(const Expr& e, const te::IterVar& iv) {
-  return e.same_as(iv.var);
-}
-
-/// The read of a tensor of type `ct` that `value` is, possibly widened by a cast (an f16
-/// tensor read as f32 is the same f16 value in the compute type); nullptr otherwise.
-const te::Read* plain_read(const Expr& value, DType ct) {
-  Expr v = value;
-  if (const te::Cast* c = v.as<te::Cast>()) v = c->a;
-  const te::Read* r = v.as<te::Read>();
-  return r && r->tensor->dtype == ct ? r : nullptr;
-}
-
-/// For a plain read `value` of a global tensor of type `ct` whose trailing dimensions are the
-/// row-major [outer..., inner...] matrix of the operand (each index the axis var itself, the
-/// leading ones free of both): the bytes one cp.async moves (16, 8 or 4, the widest whose
-/// elements divide the inner extent and BK or BN), else 0.
-int64_t direct_copy_bytes(const Expr& value, DType ct, const std::vector<te::IterVar>& outer,
-                          const std::vector<te::IterVar>& inner, int64_t inner_tile) {
-  const te::Read* r = plain_read(value, ct);
-  if (!r) return 0;
-  const size_t n = outer.size() + inner.size();
-  if (r->indices.size() < n) return 0;
-  const size_t lead = r->indices.size() - n;
-  for (size_t d = 0; d < outer.size(); ++d)
-    if (!is_var_of(r->indices[lead + d], outer[d]) || r->tensor->shape[lead + d] != outer[d].extent)
-      return 0;
-  for (size_t d = 0; d < inner.size(); ++d)
-    if (!is_var_of(r->indices[lead + outer.size() + d], inner[d]) ||
-        r->tensor->shape[lead + outer.size() + d] != inner[d].extent)
-      return 0;
-  std::unordered_set<const te::ExprNode*> axes;
-  for (const auto* list : {&outer, &inner})
-    for (const te::IterVar& iv : *list) axes.insert(iv.var.get());
-  for (size_t d = 0; d < lead; ++d)
-    for (const te::ExprNode* v : vars_of(r->indices[d]))
-      if (axes.count(v)) return 0;
-  const int64_t inner_ext = extent_product(inner), es = dtype_size(ct);
-  for (int64_t bytes : {16, 8, 4}) {
-    const int64_t e = bytes / es;
-    if (e >= 1 && bytes % es == 0 && inner_ext % e == 0 && inner_tile % e == 0) return bytes;
-  }
-  return 0;
 }
 
 }  // namespace

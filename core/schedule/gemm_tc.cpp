@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/loop/stmt.h"
+#include "core/schedule/gemm_wgmma.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
@@ -65,6 +66,8 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
   // with its fragments and 64-bit addresses that spills under NVRTC (24 B at 256x128x64, sm_90)
   // where wmma's opaque fragments do not.
   const bool huge_warp_tile = c.tc_tile.bm > 0 && c.tc_tile.tm * c.tc_tile.tn > 8;
+  if (c.wgmma_mainloop && wgmma_split(c).ok())
+    return schedule_gemm_wgmma(op, g, epilogue, on_chip, c);
   if (c.mma_mainloop && !huge_warp_tile) return schedule_gemm_mma(op, g, epilogue, on_chip, c);
   Frame f;
   const MmaType mt = mma_type(c.precision);

@@ -18,6 +18,7 @@
 #include "core/loop/mutator.h"
 #include "core/schedule/attention.h"
 #include "core/schedule/build_choice.h"
+#include "core/schedule/gemm_wgmma.h"
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/price.h"
 #include "core/schedule/wavefront.h"
@@ -318,6 +319,17 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         if (r.ok()) {
           u.tile = r.best().tile;
           u.why = r.reason();
+          // Under the Hopper mainloop, the best-ranked tile it takes (whole warpgroups, BM a
+          // multiple of 64), when one fits the kernel.
+          if (config.wgmma_mainloop && u.tile.tensor_core &&
+              !detail::wgmma_split(with_tile(config, u.tile)).ok())
+            for (const TileEstimate& e : r.ranked)
+              if (e.tile.tensor_core && detail::wgmma_split(with_tile(config, e.tile)).ok()) {
+                u.tile = e.tile;
+                u.why = e.why() + "; the best of " + std::to_string(r.ranked.size()) +
+                        " that wgmma takes (" + r.best().tile.describe() + " ranked first)";
+                break;
+              }
           continue;
         }
       }
@@ -939,6 +951,10 @@ PlanBuild plan_build(const plan::FusionPlan& plan) {
   b.options.sync = plan.sync;
   b.options.waves = plan.waves;
   b.options.weight_panels = plan.weight_panels;
+  // The Hopper mainloop only where wgmma exists: sm_90a.
+  if (plan.wgmma)
+    if (std::optional<gpu::GpuSpec> gpu = plan_gpu(plan))
+      b.config.wgmma_mainloop = std::atof(gpu->compute_capability.c_str()) == 9.0;
   return b;
 }
 

@@ -102,6 +102,7 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
   key += p.split_rows ? "|rows-split" : "|rows-in-block";
   if (!c.waves) key += "|program-order";
   if (!c.weight_panels) key += "|no-weight-panels";
+  if (c.wgmma) key += "|wgmma";
   for (const std::string& t : p.global_scratch) key += "|global:" + t;
   for (const plan::ForcedSync& f : p.forced_sync)
     key += "|sync:" + f.te + "=" + boundary_kind_name(f.kind);

@@ -28,10 +28,10 @@ class StageScan {
     bool tensor_core = false;
     int64_t local_elems = 0;
     // The mainloop's structure (tensor-core stages): what computes, how operands are staged.
-    bool wmma = false, mma_sync = false, async_copy = false, epilogue_shared = false;
+    bool wmma = false, mma_sync = false, wgmma = false, async_copy = false, epilogue_shared = false;
     int64_t max_pending = -1;    ///< the largest wait_group N
     int64_t acc_per_warp = 0;    ///< accumulator elements of wmma fragments per warp
-    int64_t acc_per_thread = 0;  ///< accumulator registers of mma.sync per thread
+    int64_t acc_per_thread = 0;  ///< accumulator registers of mma.sync or wgmma per thread
     int64_t trips = 0;           ///< extent of the mainloop (0: not found)
     int operand_bytes = 0;
   };
@@ -61,6 +61,7 @@ class StageScan {
     into.local_elems += from.local_elems;
     into.wmma |= from.wmma;
     into.mma_sync |= from.mma_sync;
+    into.wgmma |= from.wgmma;
     into.async_copy |= from.async_copy;
     into.epilogue_shared |= from.epilogue_shared;
     into.max_pending = std::max(into.max_pending, from.max_pending);
@@ -129,6 +130,16 @@ class StageScan {
     if (const loop::MmaSync* m = s.as<loop::MmaSync>()) {
       Touch& t = at(stage);
       t.tensor_core = t.mma_sync = true;
+      if (t.operand_bytes == 0) t.operand_bytes = operand_bytes(m->type);
+      if (m_acc.insert(m->d.get()).second) {
+        auto it = m_local.find(m->d.get());
+        t.acc_per_thread += it != m_local.end() ? it->second : 0;
+      }
+      for (Frame& fr : m_frames) fr.mma = true;
+    }
+    if (const loop::WgmmaMma* m = s.as<loop::WgmmaMma>()) {
+      Touch& t = at(stage);
+      t.tensor_core = t.wgmma = true;
       if (t.operand_bytes == 0) t.operand_bytes = operand_bytes(m->type);
       if (m_acc.insert(m->d.get()).second) {
         auto it = m_local.find(m->d.get());
@@ -230,23 +241,24 @@ class StageScan {
 };
 
 /// The structure of a tensor-core stage's mainloop from what its scan found: wmma fragments
-/// staged synchronously, or mma.sync fed by cp.async groups (depth: the largest wait_group N
-/// plus the one computed), or by ordinary stores (synchronous).
+/// staged synchronously, or mma.sync or wgmma fed by cp.async groups (depth: the largest
+/// wait_group N plus the one computed), or by ordinary stores (synchronous).
 gpu::MainloopStructure mainloop_structure(const StageScan::Touch& t, const loop::Kernel& k,
                                           int64_t flops, int64_t grid) {
   gpu::MainloopStructure m;
-  if (!t.wmma && !t.mma_sync) return m;
+  if (!t.wmma && !t.mma_sync && !t.wgmma) return m;
+  const bool registers = t.mma_sync || t.wgmma;  // accumulators counted per thread
   const int64_t threads = std::max<int64_t>(k.launch.block_x, 1);
   m.warps = std::max<int64_t>(1, (threads + loop::kWarpSize - 1) / loop::kWarpSize);
-  m.instruction = t.mma_sync ? "mma.sync" : "wmma";
-  if (t.mma_sync && t.async_copy) {
+  m.instruction = t.wgmma ? "wgmma" : t.mma_sync ? "mma.sync" : "wmma";
+  if (registers && t.async_copy) {
     m.staging = gpu::MainloopStructure::Staging::Pipelined;
     m.depth = static_cast<int>(std::max<int64_t>(t.max_pending, 0) + 1);
   } else {
     m.staging = gpu::MainloopStructure::Staging::Synchronous;
     m.depth = 1;
   }
-  m.tile_elems = t.mma_sync ? t.acc_per_thread * threads : t.acc_per_warp * m.warps;
+  m.tile_elems = registers ? t.acc_per_thread * threads : t.acc_per_warp * m.warps;
   if (m.tile_elems <= 0) m.tile_elems = 64 * 64;
   m.operand_bytes = t.operand_bytes > 0 ? t.operand_bytes : 2;
   m.epilogue_through_shared = t.epilogue_shared;

@@ -50,6 +50,11 @@ struct ScheduleConfig {
   /// swizzled shared tiles, ldmatrix, mma.sync, epilogue from the accumulator registers); off:
   /// the wmma template with synchronous staging (for comparison, or GPUs before sm_80).
   bool mma_mainloop = true;
+  /// The target is sm_90a: tensor-core GEMMs whose tile allows it (gemm_wgmma.h: whole
+  /// warpgroups, BM a multiple of 64; fp16/bf16) run the Hopper mainloop, warpgroup MMA from
+  /// shared-memory descriptors (docs/mainloop.md); the kernel then compiles for sm_90a only.
+  /// Set by plan_build for plans with PlanOptions::wgmma on a compute capability 9.0 GPU.
+  bool wgmma_mainloop = false;
   /// Shared-memory stages of that mainloop's pipeline (2..4), overriding the tile's; 0: the
   /// tile's (tc_tile.stages, which the tuner chooses from the GPU's shared memory, occupancy and
   /// the priced mainloop), else the template's default (3 when it fits 48 KB, else 2).

@@ -80,7 +80,18 @@ std::string arch_of(const std::string& compute_capability) {
 
 std::string arch_digits(const std::string& arch) {
   size_t p = arch.find('_');
-  return p == std::string::npos ? arch : arch.substr(p + 1);
+  std::string d = p == std::string::npos ? arch : arch.substr(p + 1);
+  while (!d.empty() && std::isalpha(static_cast<unsigned char>(d.back()))) d.pop_back();
+  return d;
+}
+
+/// The NVRTC target for `arch` of a kernel's `source`: warpgroup MMA (the Hopper mainloop) needs
+/// the architecture-specific sm_90a (compute_90a); any other source compiles for `arch` itself.
+std::string target_arch(const std::string& arch, const std::string& source) {
+  if ((arch == "sm_90" || arch == "compute_90") &&
+      source.find("wgmma.mma_async") != std::string::npos)
+    return arch + "a";
+  return arch;
 }
 
 }  // namespace
@@ -340,7 +351,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
       gpu::CompileJob j;
       j.source = source;
       j.name = name + ".cu";
-      j.options.arch = arch;
+      j.options.arch = target_arch(arch, source);
       j.options.max_registers = cap;
       j.options.use_cache = options.use_cache;
       return j;
@@ -483,7 +494,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         gpu::CompileJob j;
         j.source = source;
         j.name = "batch" + std::to_string(batches.size()) + ".cu";
-        j.options.arch = arch;
+        j.options.arch = target_arch(arch, source);
         j.options.use_cache = options.use_cache;
         jobs.push_back(std::move(j));
       }

@@ -28,6 +28,7 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   po.sync = o.sync;
   po.waves = o.waves;
   po.weight_panels = o.weight_panels;
+  po.wgmma = o.wgmma;
   po.decisions = o.decisions;
   po.instrument = o.instrument;
   po.snapshots = o.snapshots;

@@ -32,6 +32,7 @@ struct PipelineOptions {
   SyncMode sync = SyncMode::Grid;
   bool waves = true;          ///< plan::PlanOptions::waves
   bool weight_panels = true;  ///< plan::PlanOptions::weight_panels
+  bool wgmma = false;         ///< plan::PlanOptions::wgmma
   plan::Decisions decisions;
   std::string calibration;  ///< a calibration file pricing the plan; empty: the spec's constants
   /// When set, prices the plan in place of the pricer made from gpu, precision and calibration

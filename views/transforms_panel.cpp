@@ -67,7 +67,7 @@ QVariant TransformsModel::cell(int row, int column, int role) const {
   if (role == Qt::DisplayRole) {
     switch (column) {
       case KindColumn:
-        return QString::fromStdString(s.kind);
+        return QString::fromLatin1(plan::transform_kind_name(s.kind));
       case SiteColumn:
         return joinNames(s.ops);
       case StateColumn:
@@ -84,7 +84,7 @@ QVariant TransformsModel::cell(int row, int column, int role) const {
     QStringList ops;
     for (const std::string& op : s.ops) ops << QString::fromStdString(op);
     return tr("<b>%1</b> site <code>%2</code><br>TEs: %3<br>%4")
-        .arg(QString::fromStdString(s.kind), QString::fromStdString(s.key),
+        .arg(QString::fromLatin1(plan::transform_kind_name(s.kind)), QString::fromStdString(s.key),
              ops.join(QStringLiteral(", ")).toHtmlEscaped(),
              QString::fromStdString(s.reason).toHtmlEscaped());
   }

@@ -77,7 +77,7 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
     const std::string key = attention_site_key(program, c);
     TransformSite* site = nullptr;
     for (TransformSite& s : sites)
-      if (s.kind == "attention" && s.key == key) site = &s;
+      if (s.kind == TransformKind::Attention && s.key == key) site = &s;
     Group* holder = nullptr;
     for (Group& g : groups) {
       const std::set<int> tes(g.tes.begin(), g.tes.end());

@@ -12,6 +12,19 @@
 #include "core/te/verify.h"
 
 namespace souffle::plan {
+
+const char* transform_kind_name(TransformKind k) {
+  switch (k) {
+    case TransformKind::Horizontal:
+      return "horizontal";
+    case TransformKind::Vertical:
+      return "vertical";
+    case TransformKind::Attention:
+      return "attention";
+  }
+  return "?";
+}
+
 namespace {
 
 using te::Expr;
@@ -160,7 +173,7 @@ TransformResult horizontal_transform(const te::TeProgram& program, const analysi
   for (const std::string& key : options.force) {
     if (key.rfind("h:", 0) != 0) continue;
     TransformSite site;
-    site.kind = "horizontal";
+    site.kind = TransformKind::Horizontal;
     site.key = key;
     std::vector<int> members;
     std::string bad;
@@ -214,7 +227,7 @@ TransformResult horizontal_transform(const te::TeProgram& program, const analysi
       }
       if (members.size() < 2) continue;
       TransformSite site;
-      site.kind = "horizontal";
+      site.kind = TransformKind::Horizontal;
       site.ops = names_of(members);
       site.key = site_key(site.ops);
       if (!seen_keys.insert(site.key).second) continue;

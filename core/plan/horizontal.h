@@ -11,9 +11,19 @@
 
 namespace souffle::plan {
 
+/// Which transformation a site is of.
+enum class TransformKind : uint8_t {
+  Horizontal,  ///< independent TEs of one shape merged along a new axis (plan/horizontal.h)
+  Vertical,    ///< a producer inlined into its consumers (plan/vertical.h)
+  Attention,   ///< an attention chain fused into one stage (plan/attention.h)
+};
+/// "horizontal", "vertical", "attention": the plan's text, JSON and reports show it, and the
+/// horizontal and vertical sites are named as their pipeline steps are.
+const char* transform_kind_name(TransformKind k);
+
 /// One place where a transformation could apply, with what was decided there and why.
 struct TransformSite {
-  std::string kind;              ///< "horizontal" | "vertical"
+  TransformKind kind = TransformKind::Horizontal;
   std::string key;               ///< stable id of the site, used by Decisions (force/forbid)
   std::vector<std::string> ops;  ///< names of the TEs involved (input program)
   std::string result;            ///< name of the TE that replaces them ("" when not applied)

@@ -322,12 +322,13 @@ void check_transform_edits(const Decisions& d, Strategy strategy,
 /// the TEs form, applied unless a decision forbids it (the attention step prices it later).
 /// Returns the chains not forbidden.
 std::vector<AttentionChain> attention_sites(const TransformOptions& t, FusionPlan& out) {
-  std::erase_if(out.transforms, [](const TransformSite& s) { return s.kind == "attention"; });
+  std::erase_if(out.transforms,
+                [](const TransformSite& s) { return s.kind == TransformKind::Attention; });
   if (out.strategy != Strategy::Souffle) return {};
   std::vector<AttentionChain> enabled;
   for (const AttentionChain& c : find_attention_chains(out.program, *index_of(out))) {
     TransformSite site;
-    site.kind = "attention";
+    site.kind = TransformKind::Attention;
     site.key = attention_site_key(out.program, c);
     for (int te : c.tes()) site.ops.push_back(out.program.ops[static_cast<size_t>(te)]->name);
     if (t.forbid.count(site.key)) {

@@ -421,7 +421,7 @@ TransformResult vertical_transform(const te::TeProgram& program, const analysis:
       const te::ComputeOp& p = *current[pi];
       const analysis::TeInfo& pinfo = an.tes[pi];
       TransformSite site;
-      site.kind = "vertical";
+      site.kind = TransformKind::Vertical;
       site.key = "v:" + p.name + ">" + c->name;
       site.ops = {p.name, c->name};
       const bool forced = options.force.count(site.key) > 0;

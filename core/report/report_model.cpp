@@ -326,7 +326,8 @@ ReportPlan report_plan(const plan::FusionPlan& p, const std::string& decisions, 
   }
   rp.node_kernels = node_kernels(p);
   for (const plan::TransformSite& s : p.transforms)
-    rp.transforms.push_back({s.kind, s.key, s.result, s.reason, s.ops, s.applied});
+    rp.transforms.push_back(
+        {plan::transform_kind_name(s.kind), s.key, s.result, s.reason, s.ops, s.applied});
   for (const plan::Edit& e : p.applied)
     rp.applied.push_back({plan::edit_kind_name(e.kind), plan::describe(e), ""});
   for (const plan::RefusedEdit& r : p.refused)

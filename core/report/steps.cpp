@@ -326,7 +326,8 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   }
   std::set<std::string> h_results, v_results;
   for (const plan::TransformSite& s : p.transforms)
-    if (s.applied) (s.kind == "horizontal" ? h_results : v_results).insert(s.result);
+    if (s.applied)
+      (s.kind == plan::TransformKind::Horizontal ? h_results : v_results).insert(s.result);
 
   std::vector<int> kernel_of(p.program.ops.size(), -1);
   TeStyle kernels;

@@ -101,7 +101,7 @@ std::string transform_sentence(
   const int64_t before = count(r, "tes_before"), after = count(r, "tes");
   const plan::TransformSite* first = nullptr;
   for (const plan::TransformSite& s : p.transforms)
-    if (s.kind == kind && s.applied) {
+    if (plan::transform_kind_name(s.kind) == kind && s.applied) {
       first = &s;
       break;
     }

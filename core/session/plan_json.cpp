@@ -178,7 +178,7 @@ nlohmann::json plan_json(const std::string& model, const plan::FusionPlan& p) {
   j["partitions"] = parts;
   nlohmann::json tr = nlohmann::json::array();
   for (const plan::TransformSite& s : p.transforms)
-    tr.push_back({{"kind", s.kind},
+    tr.push_back({{"kind", plan::transform_kind_name(s.kind)},
                   {"key", s.key},
                   {"ops", s.ops},
                   {"result", s.result},

@@ -98,7 +98,8 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
   for (const te::Op& op : p.program.ops) by_name.emplace(op->name, op.get());
 
   std::map<std::string, int64_t> applied;  // per transformation kind
-  for (const plan::TransformSite& s : p.transforms) applied[s.kind] += s.applied ? 1 : 0;
+  for (const plan::TransformSite& s : p.transforms)
+    applied[plan::transform_kind_name(s.kind)] += s.applied ? 1 : 0;
 
   for (PipelineStep& s : walk.steps) {
     std::tie(s.graph_before, s.graph_after) = graphs_of(s.step);
@@ -124,7 +125,7 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
     } else if (s.step == plan::Step::Horizontal || s.step == plan::Step::Vertical) {
       const bool h = s.step == plan::Step::Horizontal;
       for (const plan::TransformSite& t : p.transforms) {
-        if (t.kind != s.name || !t.applied) continue;
+        if (plan::transform_kind_name(t.kind) != s.name || !t.applied) continue;
         StepSite site;
         site.label = op_types(t.ops, by_name, h ? " ∥ " : " + ") + (h ? " → batched" : " → fused");
         if (!t.result.empty()) site.label += " (" + t.result + ")";

@@ -81,7 +81,7 @@ std::vector<const plan::Decision*> decisions_of(const plan::FusionPlan& p, plan:
 std::vector<const plan::TransformSite*> attention_sites(const plan::FusionPlan& p) {
   std::vector<const plan::TransformSite*> out;
   for (const plan::TransformSite& s : p.transforms)
-    if (s.kind == "attention") out.push_back(&s);
+    if (s.kind == plan::TransformKind::Attention) out.push_back(&s);
   return out;
 }
 

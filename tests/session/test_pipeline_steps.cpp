@@ -62,7 +62,8 @@ TEST(PipelineSteps, SitesAreThePlansChanges) {
     SCOPED_TRACE(kind);
     std::vector<const plan::TransformSite*> applied;
     for (const plan::TransformSite& t : p.transforms)
-      if (t.kind == kind && t.applied) applied.push_back(&t);
+      if (plan::transform_kind_name(t.kind) == std::string(kind) && t.applied)
+        applied.push_back(&t);
     const PipelineStep& s = step(w.steps, kind);
     ASSERT_FALSE(applied.empty());
     ASSERT_EQ(s.sites.size(), applied.size());
@@ -284,7 +285,7 @@ TEST(PipelineSteps, TheUsersDecisionsAreThePlansCompileBuilds) {
   PipelineWalk plain = walk_pipeline(model("bert"), options(plan::Strategy::Souffle));
   const plan::TransformSite* site = nullptr;
   for (const plan::TransformSite& s : plain.result.plan.transforms)
-    if (s.kind == "horizontal" && s.applied) {
+    if (s.kind == plan::TransformKind::Horizontal && s.applied) {
       site = &s;
       break;
     }

@@ -173,7 +173,8 @@ void TestStepThrough::f6BringsTheModeToTheFront() {
   const PipelineWalk& walk = *steps->walk();
   QStringList expected;
   for (const plan::TransformSite& site : walk.result.plan.transforms)
-    if (site.kind == "horizontal" && site.applied) expected << QString::fromStdString(site.reason);
+    if (site.kind == plan::TransformKind::Horizontal && site.applied)
+      expected << QString::fromStdString(site.reason);
   const QStringList lines = steps->siteLines();
   QVERIFY(!expected.isEmpty());
   QCOMPARE(lines.size(), expected.size());

@@ -1,9 +1,6 @@
 #include "views/main_window.h"
 
-#include <algorithm>
-
 #include <QAction>
-#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -17,44 +14,21 @@
 #include <QMimeData>
 #include <QSettings>
 #include <QStackedWidget>
-#include <QStatusBar>
-#include <QStyleFactory>
 #include <QTableView>
 #include <QToolBar>
 #include <QUndoView>
 
-#include "core/onnx/importer.h"
-#include "core/session/profile.h"
-#include "core/support/error.h"
-#include "views/activity.h"
 #include "views/charts_panel.h"
 #include "views/code_panel.h"
 #include "views/comparison_view.h"
-#include "views/edit_actions.h"
-#include "views/edit_commands.h"
-#include "views/export_actions.h"
 #include "views/graph_page.h"
 #include "views/graph_view.h"
-#include "views/kernel_runs.h"
 #include "views/memory_panel.h"
-#include "views/model_lifecycle.h"
-#include "views/node_table_model.h"
 #include "views/page_docks.h"
 #include "views/panels.h"
-#include "views/partition_table_model.h"
-#include "views/plan_controller.h"
-#include "views/plan_export.h"
-#include "views/plan_toolbar.h"
 #include "views/project_controller.h"
-#include "views/recent_files.h"
 #include "views/selection_sync.h"
-#include "views/status_line.h"
 #include "views/step_through.h"
-#include "views/step_through_mode.h"
-#include "views/strategy_table_model.h"
-#include "views/table_model.h"
-#include "views/theme.h"
-#include "views/theme_chooser.h"
 #include "views/timeline_panel.h"
 #include "views/transforms_panel.h"
 #include "views/window_menus.h"
@@ -90,7 +64,8 @@ MainWindow::MainWindow(QWidget* parent)
          "or pick one from <i>File › Open Recent</i>.</p>"));
   m_graphPage = new GraphPage(m_stack);
   m_graph = m_graphPage->panel();
-  m_graphPage->setMeasuredTimes([this] { return measuredTimes(); });
+  m_graphPage->setMeasuredTimes(
+      [this] { return m_heat ? m_heat->measuredTimes() : MeasuredTimes{}; });
   m_stack->addWidget(m_welcome);
   m_stack->addWidget(m_graphPage);
   setCentralWidget(m_stack);
@@ -126,7 +101,7 @@ bool MainWindow::isErrorShown() const {
 void MainWindow::wire() {
   // Loading and planning.
   m_models->attach({m_editor, m_project, m_plans, m_runs, m_kernels, m_importedPanel, m_stepMode,
-                    m_error, m_graphPage, m_reloadAction, this});
+                    m_error, m_graphPage, this});
   connect(m_models, &ModelLifecycle::busyChanged, this, &MainWindow::setBusy);
   connect(m_models, &ModelLifecycle::shown, this, &MainWindow::onShown);
   connect(m_models, &ModelLifecycle::closed, this, &MainWindow::onClosed);
@@ -251,17 +226,7 @@ void MainWindow::createPages() {
 
 void MainWindow::createActions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::openDialog);
-  open->setShortcut(QKeySequence::Open);
-  m_recent = new RecentFiles(file->addMenu(tr("Open &Recent")));
-  connect(m_recent, &RecentFiles::openRequested, this, &MainWindow::openModel);
-  m_reloadAction = file->addAction(tr("&Reload"), this, &MainWindow::reload);
-  m_reloadAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+R"))});
-  file->addAction(tr("Model &inputs…"), this, &MainWindow::editInputOptions)
-      ->setToolTip(tr("Symbolic dims, input shapes and inputs fixed as constants (one that "
-                      "decides an If), as souffle-cli's --dim, --shape and --bind"));
-  m_closeAction = file->addAction(tr("&Close model"), this, &MainWindow::closeModel);
-  m_closeAction->setShortcut(QKeySequence(tr("Ctrl+W")));
+  m_closeAction = m_models->addFileActions(file);
   file->addSeparator();
   QAction* svg = file->addAction(tr("Export graph as &SVG…"), this, [this] { exportSvg(); });
   svg->setShortcut(QKeySequence(tr("Ctrl+E")));
@@ -295,19 +260,8 @@ void MainWindow::createActions() {
   m_teLevelAction->setShortcut(QKeySequence(tr("Ctrl+T")));
   connect(m_teLevelAction, &QAction::toggled, this, &MainWindow::setTeLevel);
   view->addAction(m_graphPage->minimapAction());
-  QMenu* colour = view->addMenu(tr("&Colour boxes by"));
-  auto* colourGroup = new QActionGroup(this);
-  int colourKey = 0;
-  for (HeatMetric m : heatMetrics()) {
-    QAction* a = colour->addAction(heatMetricName(m));
-    a->setCheckable(true);
-    a->setChecked(m == HeatMetric::None);
-    a->setData(static_cast<int>(m));
-    a->setShortcut(QKeySequence(QStringLiteral("Alt+Shift+%1").arg(colourKey++)));
-    colourGroup->addAction(a);
-    m_colorActions << a;
-    connect(a, &QAction::triggered, this, [this, m] { setHeatMetric(m); });
-  }
+  m_heat = new HeatColouring(m_session, m_graphPage, m_runs, m_timeline, m_importedPanel, this);
+  m_heat->addMenu(view);
   m_modelActions << find << findTe << zoom << m_teLevelAction;
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
@@ -324,7 +278,6 @@ void MainWindow::createActions() {
   addHelpMenu(this);
 
   for (QAction* a : std::as_const(m_modelActions)) a->setEnabled(false);
-  m_reloadAction->setEnabled(false);
 }
 
 void MainWindow::createStatusBar() {
@@ -348,7 +301,6 @@ void MainWindow::onShown(double ms) {
   const QString name =
       QFileInfo(QString::fromStdString(m_session->model()->model->path)).fileName();
   setWindowTitle(tr("%1 — Souffle Explorer").arg(name));
-  m_recent->add(QString::fromStdString(m_session->model()->model->path));
   m_status->setLoadTime(ms);
   setBusy(true, tr("Laying out the graph…"));
   updateStatus();
@@ -377,52 +329,13 @@ void MainWindow::setTeLevel(bool on) {
 
 void MainWindow::createPlanToolBar() {
   m_planBar = new PlanToolBar(this);
+  m_heat->setToolBar(m_planBar);
   addToolBar(m_planBar);
   auto* planMenu = new QMenu(tr("&Plan"), this);
   menuBar()->insertMenu(menuBar()->actions().back(), planMenu);  // before Help
   m_planBar->fillMenu(planMenu);
   planMenu->addSeparator();
   planMenu->addAction(dockOf(m_kernels)->toggleViewAction());
-}
-
-bool MainWindow::importProfile(const QString& given) {
-  // The panel and the kernel table follow the session's imported profile.
-  if (!m_session->plan() || !m_importedPanel->importFile(
-                                m_session, given, QFileInfo(m_models->lastPath()).absolutePath()))
-    return false;
-  raiseDockOf(m_importedPanel);
-  setHeatMetric(HeatMetric::MeasuredTime);
-  say(m_importedPanel->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),
-      15000);
-  return true;
-}
-
-void MainWindow::setHeatMetric(HeatMetric metric) {
-  m_heatMetric = metric;
-  m_planBar->setHeatMetric(metric);
-  for (QAction* a : m_colorActions) a->setChecked(a->data().toInt() == static_cast<int>(metric));
-  m_graphPage->setHeatMetric(metric);
-}
-
-MeasuredTimes MainWindow::measuredTimes() const {
-  MeasuredTimes m;
-  if (ExternalProfileDataPtr x = importedProfile(); x && x->plan == m_session->plan()) {
-    m.nodeUs = x->nodeUs;
-    m.partitionUs = x->partitionUs;
-    m.source = x->source;
-    m.gpu = true;
-  } else if (ProfileDataPtr p = m_runs->profileData(); p && p->plan == m_session->plan()) {
-    m.partitionUs = p->partitionUs;
-    m.source = p->label();
-    m.gpu = p->gpuTime();
-  }
-  if (TimelineDataPtr t = m_timeline ? m_timeline->data() : nullptr;
-      t && t->plan == m_session->plan()) {
-    m.stageUs = t->nodeStageUs;
-    m.waitUs = t->nodeWaitUs;
-    m.timelineSource = t->source;
-  }
-  return m;
 }
 
 void MainWindow::updateStatus() {

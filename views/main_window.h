@@ -1,6 +1,7 @@
 /// \file The explorer's main window: the one place that wires loader, graph, panels and actions.
 #pragma once
 
+#include <QFileInfo>
 #include <QMainWindow>
 #include <QPalette>
 #include <map>
@@ -13,6 +14,7 @@
 #include "views/edit_actions.h"
 #include "views/explorer_session.h"
 #include "views/export_actions.h"
+#include "views/heat_colouring.h"
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
 #include "views/kernel_runs.h"
@@ -101,7 +103,7 @@ class MainWindow : public QMainWindow {
   bool isLoading() const { return m_models->isLoading(); }
   bool isTeLevel() const { return m_teLevel; }
   bool isErrorShown() const;
-  QStringList recentFiles() const { return m_recent->files(); }
+  QStringList recentFiles() const { return m_models->recentFiles(); }
   /// The plan on screen (null before the first plan of a model arrives).
   PlanDataPtr planData() const { return m_session->plan(); }
   bool isPlanning() const { return m_plans->isPlanning(); }
@@ -168,7 +170,7 @@ class MainWindow : public QMainWindow {
   QString message() const { return m_status->message(); }
   QAction* compileAction() const { return m_runs->compileAction(); }
   QAction* profileAction() const { return m_runs->profileAction(); }
-  HeatMetric heatMetric() const { return m_heatMetric; }
+  HeatMetric heatMetric() const { return m_heat->metric(); }
   /// The imported profile mapped onto the plan on screen (null: none).
   ExternalProfileDataPtr importedProfile() const { return m_session->importedData(); }
   ImportedProfilePanel* importedProfilePanel() const { return m_importedPanel; }
@@ -229,11 +231,13 @@ class MainWindow : public QMainWindow {
   /// Profiles the plan's kernels on the GPU (only enabled when the profiler says it can).
   void profileKernels() { m_runs->profile(QStringLiteral("cuda")); }
   /// Colours the graph's boxes by op type (None) or as a heat map of `metric`.
-  void setHeatMetric(HeatMetric metric);
+  void setHeatMetric(HeatMetric metric) { m_heat->setMetric(metric); }
   /// Reads a timing file (CSV of name and time, Nsight Compute CSV, PyTorch profiler trace),
   /// asked for when `path` is empty, maps it onto the plan and colours by measured time; false
   /// (with the reason in the problems panel) when it cannot be read.
-  bool importProfile(const QString& path = {});
+  bool importProfile(const QString& path = {}) {
+    return m_heat->importProfile(path, QFileInfo(m_models->lastPath()).absolutePath());
+  }
 
  signals:
   void modelLoaded();
@@ -280,8 +284,6 @@ class MainWindow : public QMainWindow {
   void createExplorerViews();
   /// Code, charts, compile and profile: docks, actions and their connections.
   void createKernelViews();
-  /// The measured times of the plan on screen: an imported profile, else a profile run.
-  MeasuredTimes measuredTimes() const;
 
   ExplorerSession* m_session = nullptr;
   ModelLifecycle* m_models = nullptr;
@@ -305,18 +307,15 @@ class MainWindow : public QMainWindow {
   CompileRunner* m_compiler = nullptr;  ///< m_runs's
   ProfileRunner* m_profiler = nullptr;  ///< m_runs's
   PlanToolBar* m_planBar = nullptr;
-  QList<QAction*> m_colorActions;
-  HeatMetric m_heatMetric = HeatMetric::None;
+  HeatColouring* m_heat = nullptr;
   ImportedProfilePanel* m_importedPanel = nullptr;
   TimelinePanel* m_timeline = nullptr;
 
   StatusLine* m_status = nullptr;
 
-  RecentFiles* m_recent = nullptr;
   QMenu* m_viewMenu;
   QAction* m_cancelAction;
   QAction* m_teLevelAction;
-  QAction* m_reloadAction;
   QAction* m_closeAction;
   QList<QAction*> m_modelActions;  ///< enabled only with a model open
 

@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMenu>
 
 #include "core/onnx/importer.h"
 #include "core/support/error.h"
@@ -16,6 +17,7 @@
 #include "views/partition_table_model.h"
 #include "views/plan_controller.h"
 #include "views/project_controller.h"
+#include "views/recent_files.h"
 #include "views/step_through.h"
 #include "views/step_through_mode.h"
 #include "views/window_menus.h"
@@ -33,6 +35,26 @@ void ModelLifecycle::attach(const Parts& parts) {
     emit busyChanged(false, {});
     m_session->say(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
   });
+}
+
+QAction* ModelLifecycle::addFileActions(QMenu* file) {
+  QAction* open = file->addAction(tr("&Open…"), this, &ModelLifecycle::openDialog);
+  open->setShortcut(QKeySequence::Open);
+  m_recent = new RecentFiles(file->addMenu(tr("Open &Recent")));
+  connect(m_recent, &RecentFiles::openRequested, this, &ModelLifecycle::openModel);
+  m_reload = file->addAction(tr("&Reload"), this, &ModelLifecycle::reload);
+  m_reload->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(tr("Ctrl+R"))});
+  m_reload->setEnabled(false);
+  file->addAction(tr("Model &inputs…"), this, &ModelLifecycle::editInputOptions)
+      ->setToolTip(tr("Symbolic dims, input shapes and inputs fixed as constants (one that "
+                      "decides an If), as souffle-cli's --dim, --shape and --bind"));
+  QAction* close = file->addAction(tr("&Close model"), this, &ModelLifecycle::closeModel);
+  close->setShortcut(QKeySequence(tr("Ctrl+W")));
+  return close;
+}
+
+QStringList ModelLifecycle::recentFiles() const {
+  return m_recent->files();
 }
 
 void ModelLifecycle::openDialog() {
@@ -56,7 +78,7 @@ void ModelLifecycle::openModel(const QString& path) {
     beginSession(absolute);
   }
   m_lastPath = absolute;
-  m_parts.reload->setEnabled(true);
+  m_reload->setEnabled(true);
   auto strings = [](const QStringList& l) {
     std::vector<std::string> out;
     for (const QString& s : l) out.push_back(s.toStdString());
@@ -132,6 +154,7 @@ void ModelLifecycle::onLoaded(ModelDataPtr data, double ms) {
     showError(*m_afterLoad);
     m_afterLoad.reset();
   }
+  m_recent->add(QString::fromStdString(m_session->model()->model->path));
   emit shown(ms);
   m_parts.plans->startPlan();
   emit modelLoaded();

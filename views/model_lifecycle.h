@@ -11,11 +11,13 @@
 #include "views/model_loader.h"
 
 class QAction;
+class QMenu;
 class QWidget;
 
 namespace souffle::views {
 
 class DecisionEditor;
+class RecentFiles;
 class ErrorPanel;
 class ExplorerSession;
 class GraphPage;
@@ -40,7 +42,6 @@ class ModelLifecycle : public QObject {
     StepThroughMode* stepMode = nullptr;
     ErrorPanel* error = nullptr;
     GraphPage* graph = nullptr;
-    QAction* reload = nullptr;  ///< enabled once a model was opened
     QWidget* dialogParent = nullptr;
   };
 
@@ -50,6 +51,10 @@ class ModelLifecycle : public QObject {
   void attach(const Parts& parts);
   bool isLoading() const { return m_loader->isBusy(); }
   void cancel() { m_loader->cancel(); }
+  /// Adds Open…, Open Recent, Reload, Model inputs… and Close model to `file`; returns Close
+  /// model (enabled with a model open). Reload is enabled once a model was opened.
+  QAction* addFileActions(QMenu* file);
+  QStringList recentFiles() const;
   /// The model file opened last (also while it loads or after it failed to load).
   QString lastPath() const { return m_lastPath; }
 
@@ -92,6 +97,8 @@ class ModelLifecycle : public QObject {
   ModelLoader* m_loader;
   Parts m_parts;
   QString m_lastPath;
+  RecentFiles* m_recent = nullptr;
+  QAction* m_reload = nullptr;
   std::optional<LoadError> m_afterLoad;  ///< showErrorAfterLoad
 };
 

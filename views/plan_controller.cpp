@@ -55,11 +55,8 @@ void PlanController::attach(const Parts& parts) {
 void PlanController::startPlan() {
   if (!m_session->model()) return;
   const QString strategy = m_parts.bar->strategy(), gpu = m_parts.bar->gpu();
-  plan::Strategy st = plan::Strategy::Souffle;
-  for (plan::Strategy s : plan::every_strategy())
-    if (strategy == QLatin1String(plan::strategy_name(s))) st = s;
-  m_runner->start(m_session->model(), st, gpu, m_parts.editor->planned(), m_session->plan(),
-                  m_parts.bar->precisionValue(), m_parts.bar->syncValue());
+  m_runner->start(m_session->model(), m_parts.bar->strategyValue(), gpu, m_parts.editor->planned(),
+                  m_session->plan(), m_parts.bar->precisionValue(), m_parts.bar->syncValue());
   emit busyChanged(true, tr("Planning (%1 on %2)…").arg(strategy, gpu));
   emit statusChanged();
 }

@@ -18,7 +18,7 @@ PlanToolBar::PlanToolBar(QWidget* parent) : QToolBar(tr("Plan"), parent) {
   auto* sl = new QLabel(tr(" Strategy "), this);
   m_strategy = new QComboBox(this);
   for (plan::Strategy st : plan::every_strategy())
-    m_strategy->addItem(QString::fromLatin1(plan::strategy_name(st)));
+    m_strategy->addItem(QString::fromLatin1(plan::strategy_name(st)), static_cast<int>(st));
   m_strategy->setCurrentText(QStringLiteral("souffle"));
   m_strategy->setToolTip(tr("Fusion strategy (Ctrl+1 … Ctrl+4)"));
   auto* gl = new QLabel(tr("  GPU "), this);
@@ -32,14 +32,14 @@ PlanToolBar::PlanToolBar(QWidget* parent) : QToolBar(tr("Plan"), parent) {
   m_precision = new QComboBox(this);
   for (gpu::Precision p :
        {gpu::Precision::FP32, gpu::Precision::TF32, gpu::Precision::FP16, gpu::Precision::BF16})
-    m_precision->addItem(QString::fromLatin1(gpu::precision_name(p)));
+    m_precision->addItem(QString::fromLatin1(gpu::precision_name(p)), static_cast<int>(p));
   m_precision->setToolTip(
       tr("Compute type of the GEMM-like kernels (tf32/fp16/bf16: tensor cores): the plan, its "
          "prices, the code, compile and the step-through use it; a project saves it"));
   auto* yl = new QLabel(tr("  Sync "), this);
   m_sync = new QComboBox(this);
   for (SyncMode m : {SyncMode::Grid, SyncMode::Auto, SyncMode::Flags})
-    m_sync->addItem(QString::fromLatin1(sync_mode_name(m)));
+    m_sync->addItem(QString::fromLatin1(sync_mode_name(m)), static_cast<int>(m));
   m_sync->setToolTip(
       tr("What orders a stage after stores other blocks made: grid barriers (Souffle's), auto "
          "(per-tile flags where the cost model prices them cheaper) or flags (wherever "
@@ -71,8 +71,12 @@ QString PlanToolBar::precision() const {
   return m_precision->currentText();
 }
 
+plan::Strategy PlanToolBar::strategyValue() const {
+  return static_cast<plan::Strategy>(m_strategy->currentData().toInt());
+}
+
 gpu::Precision PlanToolBar::precisionValue() const {
-  return gpu::parse_precision(precision().toStdString());
+  return static_cast<gpu::Precision>(m_precision->currentData().toInt());
 }
 
 QString PlanToolBar::sync() const {
@@ -80,13 +84,23 @@ QString PlanToolBar::sync() const {
 }
 
 SyncMode PlanToolBar::syncValue() const {
-  SyncMode m = SyncMode::Grid;
-  parse_sync_mode(sync().toStdString(), m);
-  return m;
+  return static_cast<SyncMode>(m_sync->currentData().toInt());
 }
 
 void PlanToolBar::setStrategy(const QString& strategy) {
   m_strategy->setCurrentText(strategy);
+}
+
+void PlanToolBar::setStrategy(plan::Strategy strategy) {
+  m_strategy->setCurrentIndex(m_strategy->findData(static_cast<int>(strategy)));
+}
+
+void PlanToolBar::setPrecision(gpu::Precision precision) {
+  m_precision->setCurrentIndex(m_precision->findData(static_cast<int>(precision)));
+}
+
+void PlanToolBar::setSync(SyncMode sync) {
+  m_sync->setCurrentIndex(m_sync->findData(static_cast<int>(sync)));
 }
 
 void PlanToolBar::setGpu(const QString& gpu) {
@@ -109,8 +123,8 @@ void PlanToolBar::showPlan(const PlanData& plan) {
   const QSignalBlocker bs(m_strategy), bg(m_gpu), bp(m_precision), by(m_sync);
   m_strategy->setCurrentText(plan.strategy);
   m_gpu->setCurrentText(plan.gpu);
-  m_precision->setCurrentText(QLatin1String(gpu::precision_name(plan.plan->precision)));
-  m_sync->setCurrentText(QLatin1String(sync_mode_name(plan.plan->sync)));
+  m_precision->setCurrentIndex(m_precision->findData(static_cast<int>(plan.plan->precision)));
+  m_sync->setCurrentIndex(m_sync->findData(static_cast<int>(plan.plan->sync)));
 }
 
 void PlanToolBar::setHeatMetric(HeatMetric metric) {
@@ -123,7 +137,7 @@ void PlanToolBar::fillMenu(QMenu* menu) {
   for (plan::Strategy st : plan::every_strategy()) {
     const QString name = QString::fromLatin1(plan::strategy_name(st));
     QAction* a =
-        menu->addAction(tr("Strategy: %1").arg(name), this, [this, name] { setStrategy(name); });
+        menu->addAction(tr("Strategy: %1").arg(name), this, [this, st] { setStrategy(st); });
     a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(key++)));
   }
   menu->addSeparator();

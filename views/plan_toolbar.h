@@ -5,6 +5,7 @@
 #include <QToolBar>
 
 #include "core/gpu/cost.h"
+#include "core/plan/plan.h"
 #include "core/support/boundary.h"
 #include "views/heat_map.h"
 
@@ -20,7 +21,9 @@ class PlanToolBar : public QToolBar {
  public:
   explicit PlanToolBar(QWidget* parent = nullptr);
 
+  /// The names (as the command line and projects give them) and the values plans are made with.
   QString strategy() const;
+  plan::Strategy strategyValue() const;
   QString gpu() const;
   /// "fp32", "tf32", "fp16" or "bf16".
   QString precision() const;
@@ -35,6 +38,9 @@ class PlanToolBar : public QToolBar {
   void setGpu(const QString& gpu);
   void setPrecision(const QString& precision);
   void setSync(const QString& sync);
+  void setStrategy(plan::Strategy strategy);
+  void setPrecision(gpu::Precision precision);
+  void setSync(SyncMode sync);
   /// The settings `plan` was made with, without settingsChanged (the plan that stays on screen).
   void showPlan(const PlanData& plan);
   /// The Plan menu's entries: a strategy each (Ctrl+1 …), load a calibration file, back to the

@@ -22,7 +22,8 @@ std::string Tile::describe() const {
            std::to_string(bk) + ", warps " + std::to_string(warps_m()) + "x" +
            std::to_string(warps_n()) + " of " + std::to_string(tm) + "x" + std::to_string(tn) +
            " fragments" + (double_buffer ? ", double-buffered" : "") +
-           (stages > 0 ? ", " + std::to_string(stages) + " stages" : "");
+           (stages > 0 ? ", " + std::to_string(stages) + " stages" : "") +
+           (f32_ring ? ", f32 ring" : "");
   return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " tile " +
          std::to_string(tm) + "x" + std::to_string(tn) + (double_buffer ? ", double-buffered" : "");
 }
@@ -43,20 +44,24 @@ MmaMainloop mma_mainloop(const Tile& t, const MmaOperands& operands, Precision p
                                                       : MmaElem::F16;
   m.a_async = operands.a == same;
   m.b_async = operands.b == same;
-  m.stage_bytes = (t.bm * t.bk + t.bk * t.bn) * es;
+  const bool wide = t.f32_ring && es == 2;
+  m.a_wide = wide && operands.a == MmaElem::F32;
+  m.b_wide = wide && operands.b == MmaElem::F32;
+  m.stage_bytes = t.bm * t.bk * (m.a_wide ? 4 : es) + t.bk * t.bn * (m.b_wide ? 4 : es);
+  m.convert_bytes = ((m.a_wide ? t.bm * t.bk : 0) + (m.b_wide ? t.bk * t.bn : 0)) * es;
   if (t.stages > 0) {
     m.stages = std::clamp<int64_t>(t.stages, 2, 4);
   } else {
-    m.stages = m.any_async() && 3 * m.stage_bytes <= kMmaDefaultShared ? 3 : 2;
+    m.stages = m.any_async() && 3 * m.stage_bytes + m.convert_bytes <= kMmaDefaultShared ? 3 : 2;
   }
-  m.smem_bytes = m.stages * m.stage_bytes;
+  m.smem_bytes = m.stages * m.stage_bytes + m.convert_bytes;
   // Per lane: tm x 2tn accumulator tiles of 16x8 (4 f32 each); A fragments of the tm 16-row
   // tiles and B fragments of one pair of n8 tiles (8 halves or 4 tf32 elements, and 4 or 2).
   const int64_t na = es == 4 ? 4 : 8, nb = es == 4 ? 2 : 4;
   m.fragment_regs = t.tm * 2 * t.tn * 4 + (t.tm * na + 2 * nb) * es / 4;
   const int64_t threads = std::max<int64_t>(t.threads(), 1);
-  const int64_t staged = (m.a_async ? 0 : ceil_div(t.bm * t.bk, threads)) +
-                         (m.b_async ? 0 : ceil_div(t.bk * t.bn, threads));
+  const int64_t staged = (m.a_async || m.a_wide ? 0 : ceil_div(t.bm * t.bk, threads)) +
+                         (m.b_async || m.b_wide ? 0 : ceil_div(t.bk * t.bn, threads));
   m.prefetch = staged + m.fragment_regs <= kPrefetchRegs;
   m.staged_regs = m.prefetch ? staged : 0;
   return m;
@@ -85,7 +90,8 @@ MainloopStructure mma_mainloop_structure(const Tile& t, const MmaMainloop& m) {
   s.warps = t.threads() / 32;
   s.tile_elems = t.bm * t.bn;
   s.k_per_step = t.bk;
-  s.operand_bytes = static_cast<int>(m.element_bytes);
+  // A wide ring stages 4-byte elements (copied, then read once more to convert).
+  s.operand_bytes = static_cast<int>(m.any_wide() ? 4 : m.element_bytes);
   s.epilogue_through_shared = false;
   return s;
 }

@@ -22,13 +22,17 @@ struct Tile {
   /// Tensor-core tiles: shared-memory stages of the mma mainloop's operand ring (2..4), the
   /// tuner's choice; 0: the template's default (mma_pipeline_depth).
   int64_t stages = 0;
+  /// Tensor-core tiles under fp16/bf16: operands that are plain reads of f32 tensors stream by
+  /// cp.async into an f32 ring, converted into a compute-type tile at each K step (the tuner's
+  /// choice); false: converted element by element through registers.
+  bool f32_ring = false;
   int64_t warps_m() const { return bm / (16 * tm); }  ///< tensor-core tiles only
   int64_t warps_n() const { return bn / (16 * tn); }  ///< tensor-core tiles only
   int64_t threads() const {
     return tensor_core ? warps_m() * warps_n() * 32 : (bm / tm) * (bn / tn);
   }
   /// "128x64x16 tile 8x4, double-buffered"; "tensor-core tile 64x128x32, warps 2x2 of 2x4
-  /// fragments, 3 stages" (the stages only when chosen).
+  /// fragments, 3 stages, f32 ring" (the stages only when chosen, the f32 ring when asked).
   std::string describe() const;
   bool operator==(const Tile&) const = default;
 };
@@ -62,17 +66,22 @@ struct MmaOperands {
 /// the ring's depth, its shared bytes and the registers the template keeps.
 struct MmaMainloop {
   bool a_async = false, b_async = false;  ///< cp.async of the compute type
-  int64_t stages = 2;                     ///< shared stages of the operand ring
-  int64_t element_bytes = 2;              ///< the compute type's (fp16/bf16 2, tf32 4)
-  int64_t stage_bytes = 0;                ///< one stage of the A and B tiles
-  int64_t smem_bytes = 0;                 ///< the whole ring
+  /// cp.async of f32 into an f32 ring (Tile::f32_ring), converted into a compute-type tile of one
+  /// stage after each K step's wait
+  bool a_wide = false, b_wide = false;
+  int64_t stages = 2;         ///< shared stages of the operand ring
+  int64_t element_bytes = 2;  ///< the compute type's (fp16/bf16 2, tf32 4)
+  int64_t stage_bytes = 0;    ///< one stage of the A and B tiles
+  int64_t convert_bytes = 0;  ///< the compute-type tiles wide operands convert into
+  int64_t smem_bytes = 0;     ///< the whole ring and those tiles
   /// Operands converted element by element go through registers one stage ahead when those
   /// registers, the fragments and the accumulators stay within 64 per thread; else they are
   /// stored straight into the next stage after the MMAs.
   bool prefetch = false;
   int64_t staged_regs = 0;    ///< registers of that prefetch (0 without it)
   int64_t fragment_regs = 0;  ///< accumulators and the A and B fragments
-  bool any_async() const { return a_async || b_async; }
+  bool any_async() const { return a_async || b_async || a_wide || b_wide; }
+  bool any_wide() const { return a_wide || b_wide; }
 };
 
 /// The shared bytes per block below which the template's default depth is 3 (else 2).
@@ -80,7 +89,8 @@ constexpr int64_t kMmaDefaultShared = 48 << 10;
 
 /// The mainloop of tensor-core tile `t` at `precision` (fp16/bf16/tf32) on `operands`: the ring
 /// holds `t.stages` stages (clamped to 2..4), or by default 3 when a copy is asynchronous and 3
-/// stages fit kMmaDefaultShared, else 2.
+/// stages fit kMmaDefaultShared, else 2. With `t.f32_ring` under fp16/bf16, F32 operands are
+/// wide (4-byte ring elements, and a 2-byte conversion tile).
 MmaMainloop mma_mainloop(const Tile& t, const MmaOperands& operands, Precision precision);
 
 /// Whether tensor-core tile `t` runs the Ampere mainloop: warp tiles of at most 8 fragments.

@@ -118,30 +118,52 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   const Expr tile = te::var("tile");
   const int64_t ksteps = ceil_div(kdim, bk);
 
-  // Per operand: cp.async when a plain row-major read of the compute type, else staged.
-  const int64_t a_bytes = direct_copy_bytes(g.a, ct, g.rows, op.reduce_axes, bk);
-  const int64_t b_bytes = direct_copy_bytes(g.b, ct, op.reduce_axes, g.cols, bn);
-  const bool any_async = a_bytes > 0 || b_bytes > 0;
+  // Per operand: cp.async when a plain row-major read of the compute type, or of an f32 tensor
+  // under fp16/bf16 where the tile asks for an f32 ring (wide); else staged.
+  const int64_t a_same = direct_copy_bytes(g.a, ct, g.rows, op.reduce_axes, bk);
+  const int64_t b_same = direct_copy_bytes(g.b, ct, op.reduce_axes, g.cols, bn);
+  const int64_t a_f32 =
+      tf32 || a_same > 0 ? 0 : direct_copy_bytes(g.a, DType::Float32, g.rows, op.reduce_axes, bk);
+  const int64_t b_f32 =
+      tf32 || b_same > 0 ? 0 : direct_copy_bytes(g.b, DType::Float32, op.reduce_axes, g.cols, bn);
   // The ring's depth and the prefetch of converted operands, as the resources model and the
   // tuner see them (gpu::mma_mainloop): the config's depth, else the tuned tile's, else the
   // default.
   gpu::Tile as_tile{bm, bn, bk, tt.fm, tt.fn, false, true};
   as_tile.stages = c.mma_stages > 0 ? c.mma_stages : c.tc_tile.stages;
+  as_tile.f32_ring = c.tc_tile.f32_ring;
   const gpu::MmaElem same = tf32                                  ? gpu::MmaElem::F32
                             : c.precision == gpu::Precision::BF16 ? gpu::MmaElem::BF16
                                                                   : gpu::MmaElem::F16;
-  const gpu::MmaMainloop ml = gpu::mma_mainloop(
-      as_tile, {a_bytes > 0 ? same : gpu::MmaElem::None, b_bytes > 0 ? same : gpu::MmaElem::None},
-      c.precision);
+  auto elem = [&](int64_t same_bytes, int64_t f32_bytes) {
+    return same_bytes > 0 ? same : f32_bytes > 0 ? gpu::MmaElem::F32 : gpu::MmaElem::None;
+  };
+  const gpu::MmaMainloop ml =
+      gpu::mma_mainloop(as_tile, {elem(a_same, a_f32), elem(b_same, b_f32)}, c.precision);
   const int64_t stages = ml.stages;
+  const bool a_wide = ml.a_wide, b_wide = ml.b_wide;
+  const int64_t a_bytes = a_wide ? a_f32 : a_same, b_bytes = b_wide ? b_f32 : b_same;
+  const bool any_async = a_bytes > 0 || b_bytes > 0;
 
   const Layout la = layout_for(bk, es, opts.swizzle ? Swizzle::Rows8 : Swizzle::None);
   const Layout lb = layout_for(bn, es,
                                !opts.swizzle ? Swizzle::None
                                : tf32        ? Swizzle::Tf32B
                                              : Swizzle::Rows8);
-  Tensor sa = loop::make_buffer(op.name + "_a", {stages, bm, bk}, ct);
-  Tensor sb = loop::make_buffer(op.name + "_b", {stages, bk, bn}, ct);
+  // A wide operand's ring holds f32, swizzled for its 16-byte copies; each K step converts the
+  // stage into a compute-type tile of the ldmatrix layout above (ca, cb), which the fragments
+  // are loaded from: ldmatrix cannot convert. (Loading fragments straight from the f32 ring
+  // with 32-bit loads would take twice the shared loads of the conversion, each warp converting
+  // the rows it shares with the others again, and 2-way bank conflicts on A's pairs of
+  // columns; the conversion costs a second block barrier per K step.)
+  const DType a_rt = a_wide ? DType::Float32 : ct, b_rt = b_wide ? DType::Float32 : ct;
+  const Swizzle plain_swz = opts.swizzle ? Swizzle::Rows8 : Swizzle::None;
+  const Layout la_ring = a_wide ? layout_for(bk, 4, plain_swz) : la;
+  const Layout lb_ring = b_wide ? layout_for(bn, 4, plain_swz) : lb;
+  Tensor sa = loop::make_buffer(op.name + "_a", {stages, bm, bk}, a_rt);
+  Tensor sb = loop::make_buffer(op.name + "_b", {stages, bk, bn}, b_rt);
+  Tensor ca = loop::make_buffer(op.name + "_ca", {1, bm, bk}, ct);
+  Tensor cb = loop::make_buffer(op.name + "_cb", {1, bk, bn}, ct);
 
   // Warp tile: wtm x wtn, mi x ni mma tiles of 16 x 8.
   const int64_t wtm = tt.fm * kFrag, wtn = tt.fn * kFrag, mi = wtm / 16, ni = wtn / 8;
@@ -158,10 +180,18 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
        kk = te::var("kk"), i = te::var("i"), j = te::var("j"), e = te::var("e");
 
   auto sa_at = [&](const Expr& st, const Expr& r, const Expr& col) {
-    return std::vector<Expr>{st, r, la.column(r, col)};
+    return std::vector<Expr>{st, r, la_ring.column(r, col)};
   };
   auto sb_at = [&](const Expr& st, const Expr& r, const Expr& col) {
-    return std::vector<Expr>{st, r, lb.column(r, col)};
+    return std::vector<Expr>{st, r, lb_ring.column(r, col)};
+  };
+  // Where the fragments are loaded from: the ring's stage, or a wide operand's converted tile.
+  const Tensor &fa = a_wide ? ca : sa, &fb = b_wide ? cb : sb;
+  auto fa_at = [&](const Expr& st, const Expr& r, const Expr& col) {
+    return std::vector<Expr>{a_wide ? ic(0) : st, r, la.column(r, col)};
+  };
+  auto fb_at = [&](const Expr& st, const Expr& r, const Expr& col) {
+    return std::vector<Expr>{b_wide ? ic(0) : st, r, lb.column(r, col)};
   };
 
   // The operand's element (ii, jj) of K chunk kc: `use` gets the value (compute type, zero
@@ -193,11 +223,12 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   };
   // cp.async of K chunk kc of an operand into stage st: chunks of `bytes` along the row.
   auto async_load = [&](bool is_a, const Expr& kc, const Expr& st) {
-    const int64_t bytes = is_a ? a_bytes : b_bytes, per = bytes / es;
+    const DType rt = is_a ? a_rt : b_rt;
+    const int64_t bytes = is_a ? a_bytes : b_bytes, per = bytes / dtype_size(rt);
     const int64_t tr = is_a ? bm : bk, tcn = is_a ? bk : bn, cpr = tcn / per;
     const std::string tag = is_a ? "a" : "b";
     const Tensor& buf = is_a ? sa : sb;
-    const te::Read* rd = plain_read(is_a ? g.a : g.b, ct);
+    const te::Read* rd = plain_read(is_a ? g.a : g.b, rt);
     return per_item("c" + tag, tr * cpr, [&](Expr, Expr q) {
       Expr ii = te::var("i" + tag), jj = te::var("j" + tag);
       Stmt s = with_global(is_a, kc, ii, jj, [&](Expr in, Expr) {
@@ -265,6 +296,22 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
                             loop::let_stmt(jj, te::floormod(q, ic(tcn)), s));
     });
   };
+  // A wide operand's stage st converted into its compute-type tile: consecutive threads take
+  // consecutive elements of a row (32 f32 reads and 32 16-bit writes a warp, each within one
+  // 128-byte line of the swizzled tiles: no bank conflict).
+  auto convert = [&](bool is_a, const Expr& st) {
+    const int64_t tr = is_a ? bm : bk, tcn = is_a ? bk : bn;
+    const std::string tag = is_a ? "a" : "b";
+    const Tensor &ring = is_a ? sa : sb, &to = is_a ? ca : cb;
+    const Layout &lr = is_a ? la_ring : lb_ring, &lt = is_a ? la : lb;
+    return per_item("v" + tag, tr * tcn, [&](Expr, Expr q) {
+      Expr ii = te::var("i" + tag), jj = te::var("j" + tag);
+      Stmt s = loop::store(to, {ic(0), ii, lt.column(ii, jj)},
+                           te::cast(ct, te::read(ring, {st, ii, lr.column(ii, jj)})));
+      return loop::let_stmt(ii, te::floordiv(q, ic(tcn)),
+                            loop::let_stmt(jj, te::floormod(q, ic(tcn)), s));
+    });
+  };
   auto guarded = [&](const Expr& chunk, Stmt s) {
     return loop::if_then_else(te::lt(chunk, ic(ksteps)), std::move(s));
   };
@@ -298,7 +345,7 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
     Expr col = kk * ic(ks) + te::floordiv(lane, ic(16)) * ic(tf32 ? 4 : 8);
     kstep.push_back(
         loop::make_for(i, mi, ForKind::Unrolled,
-                       loop::matrix_load(ra, i * ic(na), 4, false, sa, sa_at(cur, r, col))));
+                       loop::matrix_load(ra, i * ic(na), 4, false, fa, fa_at(cur, r, col))));
   }
   // B a group of n8 tiles at a time (two for f16/bf16, one for tf32), each group's MMAs right
   // after its loads: B's registers hold one group, not the warp's whole row of tiles.
@@ -310,7 +357,7 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
     // columns n0 + (l / 16) * 8.
     Expr r = kk * ic(ks) + te::floormod(lane, ic(16));
     Expr col = col0 + j * ic(16) + te::floordiv(lane, ic(16)) * ic(8);
-    bstep.push_back(loop::matrix_load(rb, ic(0), 4, true, sb, sb_at(cur, r, col)));
+    bstep.push_back(loop::matrix_load(rb, ic(0), 4, true, fb, fb_at(cur, r, col)));
   } else {
     // B tf32: b0 = B[t][g], b1 = B[t + 4][g] of the n8 tile, 32-bit loads.
     for (int64_t h = 0; h < 2; ++h) {
@@ -341,6 +388,15 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
     if (b_async) loads.push_back(async_load(false, next, st));
     step.push_back(guarded(next, loop::seq(std::move(loads))));
     step.push_back(loop::async_commit());
+  }
+  if (a_wide || b_wide) {
+    // Stage cur is complete (the wait and barrier above); every warp finished reading the
+    // converted tiles in step ko - 1 before that barrier. A second barrier publishes them.
+    std::vector<Stmt> conv;
+    if (a_wide) conv.push_back(convert(true, cur));
+    if (b_wide) conv.push_back(convert(false, cur));
+    step.push_back(loop::seq(std::move(conv)));
+    step.push_back(loop::block_barrier());
   }
   const bool any_staged = !a_async || !b_async;
   Expr more = te::lt(ko + ic(1), ic(ksteps));
@@ -404,22 +460,25 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
   for (const Tensor& r : {ra, rb, acc}) inner = loop::allocate(r, MemScope::Local, inner);
   if (!a_async && prefetch) inner = loop::allocate(na_reg, MemScope::Local, inner);
   if (!b_async && prefetch) inner = loop::allocate(nb_reg, MemScope::Local, inner);
+  if (b_wide) inner = loop::allocate(cb, MemScope::Shared, inner);
+  if (a_wide) inner = loop::allocate(ca, MemScope::Shared, inner);
   inner = loop::allocate(sa, MemScope::Shared, loop::allocate(sb, MemScope::Shared, inner));
 
   auto how = [](int64_t bytes) {
     return bytes > 0 ? "cp.async " + std::to_string(bytes) + "B" : std::string("staged");
   };
-  auto staged_how = [&](int64_t bytes) {
+  auto staged_how = [&](int64_t bytes, bool wide) {
+    if (wide) return how(bytes) + " f32, converted at each K step";
     return bytes > 0 ? how(bytes) : prefetch ? how(0) : std::string("stored after the MMAs");
   };
-  std::string schedule = std::string("gemm_mma ") + loop::mma_type_name(mt) + " tensor-core tile " +
-                         std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) +
-                         ", warps " + std::to_string(tt.wr) + "x" + std::to_string(wc) + " of " +
-                         std::to_string(tt.fm) + "x" + std::to_string(tt.fn) + " fragments, " +
-                         std::to_string(stages) + " stages (A " + staged_how(a_bytes) + ", B " +
-                         staged_how(b_bytes) + "), " + (opts.swizzle ? "swizzled" : "unswizzled") +
-                         ", ldmatrix + mma.sync m16n8k" + std::to_string(ks) +
-                         ", epilogue from registers" + tg.describe();
+  std::string schedule =
+      std::string("gemm_mma ") + loop::mma_type_name(mt) + " tensor-core tile " +
+      std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + ", warps " +
+      std::to_string(tt.wr) + "x" + std::to_string(wc) + " of " + std::to_string(tt.fm) + "x" +
+      std::to_string(tt.fn) + " fragments, " + std::to_string(stages) + " stages (A " +
+      staged_how(a_bytes, a_wide) + ", B " + staged_how(b_bytes, b_wide) + "), " +
+      (opts.swizzle ? "swizzled" : "unswizzled") + ", ldmatrix + mma.sync m16n8k" +
+      std::to_string(ks) + ", epilogue from registers" + tg.describe();
   if (!epilogue.empty()) {
     schedule += ", epilogue";
     for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;

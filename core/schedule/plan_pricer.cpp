@@ -135,9 +135,9 @@ std::string content_key(const plan::FusionPlan& c, const plan::Partition& p, Con
       key += "]\n";
     }
     for (const plan::TileChoice& t : st.tiles)
-      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}s{}", te_label(t.te), t.tile.bm, t.tile.bn,
+      key += fmt::format("t{}:{}x{}x{}/{}x{}{}{}s{}{}", te_label(t.te), t.tile.bm, t.tile.bn,
                          t.tile.bk, t.tile.tm, t.tile.tn, t.tile.double_buffer ? "d" : "",
-                         t.tile.tensor_core ? "c" : "", t.tile.stages);
+                         t.tile.tensor_core ? "c" : "", t.tile.stages, t.tile.f32_ring ? "w" : "");
   }
   return key;
 }

@@ -34,6 +34,7 @@ class StageScan {
     int64_t acc_per_thread = 0;  ///< accumulator registers of mma.sync or wgmma per thread
     int64_t trips = 0;           ///< extent of the mainloop (0: not found)
     int operand_bytes = 0;
+    int staged_bytes = 0;  ///< the widest element a cp.async stages (an f32 ring under fp16: 4)
   };
   StageScan(const loop::Kernel& k, size_t stages) : m_touch(std::max<size_t>(stages, 1)) {
     for (const te::Tensor& t : k.inputs) m_global.insert(t.get());
@@ -69,6 +70,7 @@ class StageScan {
     into.acc_per_thread += from.acc_per_thread;
     if (into.trips == 0) into.trips = from.trips;
     if (into.operand_bytes == 0) into.operand_bytes = from.operand_bytes;
+    into.staged_bytes = std::max(into.staged_bytes, from.staged_bytes);
   }
   static int operand_bytes(loop::MmaType t) {
     return t == loop::MmaType::F16 || t == loop::MmaType::BF16 ? 2 : 4;
@@ -147,7 +149,11 @@ class StageScan {
       }
       for (Frame& fr : m_frames) fr.mma = true;
     }
-    if (s.as<loop::AsyncCopy>()) at(stage).async_copy = true;
+    if (const loop::AsyncCopy* c = s.as<loop::AsyncCopy>()) {
+      at(stage).async_copy = true;
+      at(stage).staged_bytes =
+          std::max(at(stage).staged_bytes, static_cast<int>(dtype_size(c->dst->dtype)));
+    }
     if (const loop::AsyncWait* w = s.as<loop::AsyncWait>()) {
       at(stage).max_pending = std::max(at(stage).max_pending, w->pending);
       for (Frame& f : m_frames) f.sync = true;
@@ -260,7 +266,7 @@ gpu::MainloopStructure mainloop_structure(const StageScan::Touch& t, const loop:
   }
   m.tile_elems = registers ? t.acc_per_thread * threads : t.acc_per_warp * m.warps;
   if (m.tile_elems <= 0) m.tile_elems = 64 * 64;
-  m.operand_bytes = t.operand_bytes > 0 ? t.operand_bytes : 2;
+  m.operand_bytes = std::max(t.operand_bytes > 0 ? t.operand_bytes : 2, t.staged_bytes);
   m.epilogue_through_shared = t.epilogue_shared;
   if (t.trips > 0 && flops > 0) {
     const double reduction =

@@ -137,17 +137,27 @@ bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
     if (t.tensor_core && cc.tensor_tflops > 0) e.mainloop_us = mainloop_us(p, e, o, cc);
     return true;
   }
-  const bool async = gpu::mma_mainloop(t, operands_of(p, o.precision), o.precision).any_async();
+  // f32 operands under fp16/bf16: converted through registers, or an f32 cp.async ring (twice
+  // the ring's shared memory and a conversion per K step, the copies asynchronous).
+  const gpu::MmaOperands ops = operands_of(p, o.precision);
+  const bool may_widen = o.precision != gpu::Precision::TF32 &&
+                         (ops.a == gpu::MmaElem::F32 || ops.b == gpu::MmaElem::F32);
   bool found = false;
-  for (int64_t d = 2; d <= (async ? 4 : 2); ++d) {
-    gpu::Tile td = t;
-    td.stages = d;
-    TileEstimate ed;
-    if (!estimate_at(p, td, o, ed)) continue;
-    ed.mainloop_us = mainloop_us(p, ed, o, cc);
-    if (!found || ed.mainloop_us < e.mainloop_us * (1 - 1e-9)) {
-      e = std::move(ed);
-      found = true;
+  for (bool ring : {false, true}) {
+    if (ring && !may_widen) continue;
+    gpu::Tile tr = t;
+    tr.f32_ring = ring;
+    const bool async = gpu::mma_mainloop(tr, ops, o.precision).any_async();
+    for (int64_t d = 2; d <= (async ? 4 : 2); ++d) {
+      gpu::Tile td = tr;
+      td.stages = d;
+      TileEstimate ed;
+      if (!estimate_at(p, td, o, ed)) continue;
+      ed.mainloop_us = mainloop_us(p, ed, o, cc);
+      if (!found || ed.mainloop_us < e.mainloop_us * (1 - 1e-9)) {
+        e = std::move(ed);
+        found = true;
+      }
     }
   }
   return found;

@@ -12,6 +12,7 @@
 #include "core/emulate/emulate.h"
 #include "core/emulate/mma_sync.h"
 #include "core/gpu/nvrtc.h"
+#include "core/gpu/sass.h"
 #include "core/gpu/spec.h"
 #include "core/interp/interpreter.h"
 #include "core/loop/equal.h"
@@ -328,6 +329,110 @@ TEST(MmaGemm, NvrtcCompilesForSm80AndSm90) {
                   r.kernels[0].registers, static_cast<long long>(r.kernels[0].spill_store_bytes));
       EXPECT_EQ(r.kernels[0].spill_store_bytes, 0);
     }
+  }
+}
+
+/// A tensor-core tile of the Ampere mainloop whose f32 operands take the f32 cp.async ring.
+schedule::ScheduleConfig ring_config(Precision p, gpu::Tile t, int64_t stages) {
+  schedule::ScheduleConfig cfg = config(p);
+  t.stages = stages;
+  t.f32_ring = true;
+  cfg.tc_tile = t;
+  return cfg;
+}
+
+TEST(MmaGemm, F32RingUnderFp16AndBf16MatchesReferenceWithoutBankConflicts) {
+  // f32 tensors under fp16/bf16 stream by cp.async into an f32 ring and are converted into the
+  // ldmatrix tile at each K step: within the fp16/bf16 tolerance of the float64 interpreter,
+  // as close as the conversion through registers, and not one bank conflict in any shared
+  // access (the f32 copies, the conversion's reads and writes, ldmatrix).
+  struct T {
+    gpu::Tile tile;
+    int64_t stages;
+    Case c;
+  };
+  int runs = 0;
+  for (Precision p : {Precision::FP16, Precision::BF16}) {
+    for (const T& t : {T{{64, 64, 32, 2, 2, false, true}, 3, matmul(64, 96, 80)},
+                       T{{32, 64, 16, 1, 2, false, true}, 2, matmul(37, 45, 70)},
+                       T{{64, 32, 64, 2, 1, false, true}, 4, matmul(128, 64, 256)}}) {
+      const loop::Kernel k = schedule::schedule_op(*t.c.op, ring_config(p, t.tile, t.stages));
+      const std::string& sched = k.stages[0].schedule;
+      EXPECT_NE(sched.find("(A cp.async"), std::string::npos) << sched;
+      EXPECT_NE(sched.find("f32, converted at each K step, B cp.async"), std::string::npos)
+          << sched;
+      EXPECT_NE(sched.find(std::to_string(t.stages) + " stages"), std::string::npos) << sched;
+      EXPECT_TRUE(has(k, loop::StmtKind::AsyncCopy));
+      EXPECT_TRUE(has(k, loop::StmtKind::MatrixLoad));
+      const Outcome r = run(t.c, k);
+      // The same tile converting through registers.
+      schedule::ScheduleConfig regs = ring_config(p, t.tile, 2);
+      regs.tc_tile.f32_ring = false;
+      const loop::Kernel kr = schedule::schedule_op(*t.c.op, regs);
+      EXPECT_FALSE(has(kr, loop::StmtKind::AsyncCopy));
+      const double reg_error = run(t.c, kr).error;
+      std::printf(
+          "%s %s: rel L2 %.3g (through registers %.3g); ldmatrix %lld, cp.async %lld, "
+          "ld.shared %lld, st.shared %lld, %lld shared bytes\n",
+          gpu::precision_name(p), sched.c_str(), r.error, reg_error,
+          static_cast<long long>(total(r.banks, "ldmatrix", false)),
+          static_cast<long long>(total(r.banks, "cp.async", false)),
+          static_cast<long long>(total(r.banks, "ld.shared", false)),
+          static_cast<long long>(total(r.banks, "st.shared", false)),
+          static_cast<long long>(k.launch.dynamic_shared_bytes));
+      EXPECT_LE(r.error, 1e-2) << sched;
+      EXPECT_GT(r.error, 0.0);
+      EXPECT_LE(r.error, 1.5 * reg_error + 1e-6) << sched;
+      EXPECT_GT(total(r.banks, "cp.async", false), 0);
+      EXPECT_GT(total(r.banks, "ld.shared", false), 0);  // the conversion's reads of the ring
+      EXPECT_EQ(all_conflicts(r.banks), 0) << sched;
+      // The ring holds f32: twice the bytes of a compute-type ring, plus one converted stage.
+      const int64_t elems = t.tile.bm * t.tile.bk + t.tile.bk * t.tile.bn;
+      EXPECT_EQ(k.launch.dynamic_shared_bytes, t.stages * elems * 4 + elems * 2);
+      ++runs;
+    }
+  }
+  EXPECT_EQ(runs, 6);
+}
+
+TEST(MmaGemm, F32RingCompilesWithoutSpillsAndCopiesAsynchronously) {
+  // NVRTC (sm_80): 128x128x64 from f32 tensors, tile 64x64x32 at 3 stages, fp16 and bf16: no
+  // spills and LDGSTS in the SASS (the conversion through registers has none).
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  for (Precision p : {Precision::FP16, Precision::BF16}) {
+    Case c = matmul(128, 128, 64);
+    const gpu::Tile t{64, 64, 32, 2, 2, false, true};
+    schedule::ScheduleConfig ring = ring_config(p, t, 3), regs = ring_config(p, t, 2);
+    regs.tc_tile.f32_ring = false;
+    int reg_count[2] = {0, 0};
+    for (int w = 0; w < 2; ++w) {
+      const loop::Kernel k = schedule::schedule_op(*c.op, w == 0 ? ring : regs);
+      gpu::CompileOptions o;
+      o.arch = "sm_80";
+      o.use_cache = false;
+      const gpu::CompileResult r = gpu::compile_cuda(codegen::emit_cuda(k), "gemm_mma.cu", o);
+      ASSERT_TRUE(r.ok) << r.error;
+      ASSERT_EQ(r.kernels.size(), 1u);
+      EXPECT_EQ(r.kernels[0].spill_store_bytes + r.kernels[0].spill_load_bytes, 0);
+      reg_count[w] = r.kernels[0].registers;
+      const gpu::Disassembly d = gpu::disassemble(r.cubin, "gemm_mma.cu");
+      ASSERT_TRUE(d.ok) << d.error;
+      std::printf(
+          "%s sm_80 %s: %d registers, %lld spill bytes, %lld LDGSTS, %lld LDSM, %lld HMMA\n",
+          gpu::precision_name(p), k.stages[0].schedule.c_str(), r.kernels[0].registers,
+          static_cast<long long>(r.kernels[0].spill_store_bytes),
+          static_cast<long long>(d.listing.mix.async_copy),
+          static_cast<long long>(d.listing.mix.ldsm), static_cast<long long>(d.listing.mix.mma));
+      if (w == 0) {
+        EXPECT_GT(d.listing.mix.async_copy, 0);
+      } else {
+        EXPECT_EQ(d.listing.mix.async_copy, 0);
+      }
+      EXPECT_GT(d.listing.mix.ldsm, 0);
+      EXPECT_GT(d.listing.mix.mma, 0);
+    }
+    std::printf("%s: %d registers with the f32 ring, %d converting through registers\n",
+                gpu::precision_name(p), reg_count[0], reg_count[1]);
   }
 }
 

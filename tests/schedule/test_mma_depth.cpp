@@ -55,6 +55,7 @@ TEST(MmaDepth, ResourcesModelIsTheBuiltKernelsSharedMemoryAndStructure) {
     gpu::Tile tile;
     Precision p;
     DType t;
+    bool ring = false;  ///< f32 tensors through the f32 cp.async ring
   };
   const gpu::GpuSpec spec = gpu::gpu_spec("a100");
   int checked = 0;
@@ -64,12 +65,15 @@ TEST(MmaDepth, ResourcesModelIsTheBuiltKernelsSharedMemoryAndStructure) {
                      C{{64, 64, 32, 2, 2, false, true}, Precision::TF32, DType::Float32},
                      C{{32, 64, 32, 1, 2, false, true}, Precision::TF32, DType::Float32},
                      C{{64, 64, 32, 2, 2, false, true}, Precision::FP16, DType::Float32},
-                     C{{32, 32, 64, 1, 1, false, true}, Precision::BF16, DType::Float32}}) {
+                     C{{32, 32, 64, 1, 1, false, true}, Precision::BF16, DType::Float32},
+                     C{{64, 64, 32, 2, 2, false, true}, Precision::FP16, DType::Float32, true},
+                     C{{32, 64, 16, 1, 2, false, true}, Precision::BF16, DType::Float32, true}}) {
     te::Op op = matmul(256, 256, 256, c.t);
     const gpu::MmaOperands ops = operands(op);
     for (int64_t stages : {0, 2, 3, 4}) {
       gpu::Tile t = c.tile;
       t.stages = stages;
+      t.f32_ring = c.ring;
       const gpu::TileResources r = gpu::tile_resources(t, dtype_size(c.t), c.p, &ops);
       const loop::Kernel k = build(op, t, c.p);
       const std::string& sched = k.stages[0].schedule;
@@ -90,7 +94,7 @@ TEST(MmaDepth, ResourcesModelIsTheBuiltKernelsSharedMemoryAndStructure) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 28);
+  EXPECT_EQ(checked, 36);
   // The f32 tensors under fp16/bf16 are converted: nothing asynchronous, so 2 stages by default.
   const gpu::MmaOperands f32{gpu::MmaElem::F32, gpu::MmaElem::F32};
   EXPECT_EQ(gpu::mma_mainloop({64, 64, 32, 2, 2, false, true}, f32, Precision::FP16).stages, 2);
@@ -196,12 +200,38 @@ TEST(MmaDepth, TunerPicksDeepWhereItFitsAndTwoWhereSharedMemoryIsTight) {
   EXPECT_EQ(cramped->tile.stages, 2);
   EXPECT_LE(cramped->smem_bytes, tight.max_shared_memory_per_block);
 
-  // Converted operands (f32 tensors under fp16) gain nothing from a deeper ring: 2 stages.
+  // f32 tensors under fp16: converted through registers they gain nothing from a deeper ring
+  // (2 stages); the f32 cp.async ring is asynchronous, and priced below the conversion where
+  // it fits.
   const schedule::GemmProblem f32 =
       schedule::gemm_problem(*matmul(1024, 1024, 1024, DType::Float32));
+  EXPECT_EQ(f32.operands.a, gpu::MmaElem::F32);
+  int rings = 0, mma = 0;
   for (const schedule::TileEstimate& e :
-       schedule::rank_tiles(f32, tune_options(a100, Precision::FP16)))
-    EXPECT_EQ(e.tile.stages, gpu::mma_warp_tile(e.tile) ? 2 : 0) << e.why();
+       schedule::rank_tiles(f32, tune_options(a100, Precision::FP16))) {
+    if (!gpu::mma_warp_tile(e.tile)) continue;
+    ++mma;
+    rings += e.tile.f32_ring;
+    if (!e.tile.f32_ring) {
+      EXPECT_EQ(e.tile.stages, 2) << e.why();
+    }
+    EXPECT_EQ(e.smem_bytes, gpu::tile_resources(e.tile, 4, Precision::FP16).smem_bytes);
+  }
+  std::printf("1024^3 fp16 from f32 tensors: %d of %d Ampere tiles take the f32 ring\n", rings,
+              mma);
+  EXPECT_GT(mma, 0);
+  EXPECT_GT(rings, 0);
+  // With 20 KB of shared memory a 64x64x32 tile's ring (2 x 16 KB of f32 and an 8 KB converted
+  // tile) does not fit; its 2 x 8 KB fp16 stages do, converting through registers.
+  gpu::GpuSpec little = a100;
+  little.name = "a100, 20 KB shared";
+  little.shared_memory_per_sm = little.max_shared_memory_per_block = 20 << 10;
+  const std::vector<schedule::TileEstimate> tight_f32 =
+      schedule::rank_tiles(f32, tune_options(little, Precision::FP16));
+  const schedule::TileEstimate* conv = find(tight_f32, {64, 64, 32, 2, 2, false, true});
+  ASSERT_NE(conv, nullptr);
+  EXPECT_FALSE(conv->tile.f32_ring) << conv->why();
+  EXPECT_EQ(conv->tile.stages, 2);
 }
 
 TEST(MmaDepth, ChosenDepthReachesTheKernel) {

@@ -361,6 +361,16 @@ void CodeGenCuda::emit_local_alloc(const loop::Allocate& a, const std::string& n
   });
   line(std::string(wide ? "__align__(16) " : "") + type_name(a.buffer->dtype) + " " + name + "[" +
        std::to_string(n) + "];");
+  // A wgmma accumulator: the register fences at each wgmma fence and wait name it from here on,
+  // and no longer those of earlier scopes (an earlier stage's accumulators are out of scope).
+  bool acc = false;
+  loop::for_each_stmt(a.body, [&](const loop::Stmt& s) {
+    if (const loop::WgmmaMma* m = s.as<loop::WgmmaMma>()) acc |= m->d == a.buffer;
+  });
+  if (acc) {
+    m_wgmma_acc.clear();
+    m_wgmma_acc[element_address(a.buffer.get(), {te::int_imm(0)})] = n;
+  }
 }
 
 void CodeGenCuda::emit_kernel_prologue(const loop::Kernel& k) {

@@ -89,6 +89,13 @@ std::string ptx_wgmma_wait(int64_t pending) {
   return "souffle_wgmma_wait<" + std::to_string(pending) + ">();";
 }
 
+std::string wgmma_target_arch(const std::string& arch, const std::string& source) {
+  if ((arch == "sm_90" || arch == "compute_90") &&
+      source.find("wgmma.mma_async") != std::string::npos)
+    return arch + "a";
+  return arch;
+}
+
 std::string ptx_wgmma_register_fence(const std::string& d, int64_t count) {
   return "souffle_wgmma_fence_regs<" + std::to_string(count) + ">(" + d + ");";
 }

@@ -27,4 +27,9 @@ std::string ptx_wgmma_wait(int64_t pending);
 /// fence or wait (an empty asm that reads and writes each).
 std::string ptx_wgmma_register_fence(const std::string& d, int64_t count);
 
+/// The NVRTC target for `arch` of the translation unit `source`: a unit holding wgmma needs the
+/// architecture-specific sm_90a (compute_90a) where sm_90 (compute_90) is asked for; any other
+/// arch, or a unit without wgmma, is `arch` itself.
+std::string wgmma_target_arch(const std::string& arch, const std::string& source);
+
 }  // namespace souffle::codegen

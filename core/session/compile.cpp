@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/codegen/wgmma_ptx.h"
 #include "core/gpu/lto.h"
 #include "core/session/kernel_dedup.h"
 #include "core/session/pipeline.h"
@@ -88,10 +89,7 @@ std::string arch_digits(const std::string& arch) {
 /// The NVRTC target for `arch` of a kernel's `source`: warpgroup MMA (the Hopper mainloop) needs
 /// the architecture-specific sm_90a (compute_90a); any other source compiles for `arch` itself.
 std::string target_arch(const std::string& arch, const std::string& source) {
-  if ((arch == "sm_90" || arch == "compute_90") &&
-      source.find("wgmma.mma_async") != std::string::npos)
-    return arch + "a";
-  return arch;
+  return codegen::wgmma_target_arch(arch, source);
 }
 
 }  // namespace

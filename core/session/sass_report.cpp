@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/codegen/wgmma_ptx.h"
 #include "core/loop/mutator.h"
 
 namespace souffle {
@@ -119,7 +120,7 @@ KernelSass sass_of(const CompiledKernel& ck, const std::string& arch, bool use_c
     return s;
   }
   gpu::CompileOptions o;
-  o.arch = arch;
+  o.arch = codegen::wgmma_target_arch(arch, ck.cuda);  // the Hopper mainloop needs sm_90a
   o.line_info = true;
   o.use_cache = use_cache;
   // The register cap the kernel was compiled under is in its source (__maxnreg__).
@@ -159,7 +160,7 @@ std::vector<std::vector<KernelSass>> sass_of_all(const std::vector<CompiledKerne
       gpu::CompileJob j;
       j.source = kernels[i].cuda;
       j.name = kernels[i].name + ".cu";
-      j.options.arch = sm[a];
+      j.options.arch = codegen::wgmma_target_arch(sm[a], kernels[i].cuda);
       j.options.line_info = true;
       j.options.use_cache = use_cache;
       jobs.push_back(std::move(j));

@@ -16,11 +16,14 @@
 #include "core/interp/interpreter.h"
 #include "core/loop/mutator.h"
 #include "core/loop/verify.h"
+#include "core/plan/plan.h"
 #include "core/schedule/gemm_wgmma.h"
 #include "core/schedule/plan_pricer.h"
 #include "core/schedule/price.h"
 #include "core/schedule/schedule.h"
+#include "core/session/compile.h"
 #include "core/session/load.h"
+#include "core/session/sass_report.h"
 #include "core/session/test_data.h"
 #include "core/session/verify_kernels.h"
 #include "core/te/builder.h"
@@ -340,7 +343,8 @@ TEST(WgmmaGemm, SampleBertVerifiesOnTheHopperMainloop) {
     po.gpu = gpu::gpu_spec(gpu_name);
     po.precision = Precision::FP16;
     po.wgmma = true;
-    po.pricer = schedule::make_pricer(po.gpu, po.precision);
+    const auto pricer = schedule::make_pricer(po.gpu, po.precision);
+    po.pricer = pricer;
     KernelVerifyReport rep = verify_kernels(m, sets, po, VerifyOptions{});
     ASSERT_TRUE(rep.ok()) << gpu_name << ": " << rep.error;
     int wgmma = 0, mma = 0;
@@ -353,6 +357,27 @@ TEST(WgmmaGemm, SampleBertVerifiesOnTheHopperMainloop) {
                 mma);
     if (std::string(gpu_name) == "h100") {
       EXPECT_GT(wgmma, 0);
+      // Built, emitted and compiled as `compile` does: sm_90 becomes sm_90a for its kernel,
+      // whose SASS holds the HGMMAs without a spill.
+      ASSERT_TRUE(gpu::nvrtc_available()) << "this build has no NVRTC";
+      ASSERT_NE(gpu::find_nvdisasm(), "") << gpu::nvdisasm_missing_message();
+      CompileOptions co;
+      co.archs = {};  // compiled with line information below
+      co.pricer = pricer;
+      const CompileReport cr = compile_plan(plan::plan(m.program, po), co);
+      ASSERT_TRUE(cr.ok());
+      const auto sass = sass_of_all(cr.kernels, {"sm_90"});
+      int64_t mma = 0;
+      for (const std::vector<KernelSass>& per_arch : sass) {
+        ASSERT_TRUE(per_arch[0].ok) << per_arch[0].kernel << ": " << per_arch[0].error;
+        EXPECT_EQ(per_arch[0].spill_bytes, 0) << per_arch[0].kernel;
+        mma += per_arch[0].mix.mma;
+        std::printf("%s sm_90a: %d registers, %lld spill bytes, %lld MMA instructions\n",
+                    per_arch[0].kernel.c_str(), per_arch[0].registers,
+                    static_cast<long long>(per_arch[0].spill_bytes),
+                    static_cast<long long>(per_arch[0].mix.mma));
+      }
+      EXPECT_GT(mma, 0);
     } else {
       EXPECT_EQ(wgmma, 0);
       EXPECT_GT(mma, 0);

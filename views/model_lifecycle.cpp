@@ -118,11 +118,11 @@ void ModelLifecycle::beginSession(const QString& modelPath, bool fresh) {
   // model; the state of a model never reaches the next one.
   m_session->begin(path, m_session->modelPath().isEmpty());
   m_parts.runs->setPlan(nullptr);  // the compile and the measurements shown were the model's
-  dockOf(m_parts.imported)->hide();
   if (!m_session->isStepping()) {
-    m_parts.stepMode->setShown(false);
+    m_parts.stepMode->setShown(false);  // the docks come back as they were before the mode
     m_parts.stepMode->panel()->clear();
   }
+  dockOf(m_parts.imported)->hide();  // after the docks came back: it showed the model's profile
   m_parts.editor->reset();
   m_parts.project->sessionStarted();
 }

@@ -106,7 +106,8 @@ bool has(const loop::Kernel& k, loop::StmtKind kind) {
 TEST(WgmmaGemm, ShapesMatchTheInterpreter) {
   // One warpgroup (64x64x32), two along M (128x128x64), two along N (64x128x32); f32 tensors
   // (converted), f16/bf16 tensors (A by cp.async), B stored N x K (B by cp.async too); ragged
-  // M, N and K that need every guard.
+  // M, N and K that need every guard. Not one bank conflict in the staging's shared writes (the
+  // wgmma's own reads are not modelled).
   struct T {
     int64_t m, n, k;
     bool same_type, bt;
@@ -135,11 +136,24 @@ TEST(WgmmaGemm, ShapesMatchTheInterpreter) {
       if (t.same_type && t.bt) {
         EXPECT_NE(sched.find("B cp.async"), std::string::npos) << sched;
       }
-      const double e = error_of(c.inputs, {c.op}, k);
-      std::printf("%s %lldx%lldx%lld: %s: rel L2 %.3g\n", gpu::precision_name(p),
-                  static_cast<long long>(t.m), static_cast<long long>(t.n),
-                  static_cast<long long>(t.k), sched.c_str(), e);
+      emulate::BankReport banks;
+      emulate::EmulateOptions o;
+      o.bank_conflicts = &banks;
+      const double e = error_of(c.inputs, {c.op}, k, o);
+      // The staging's shared writes (cp.async into core matrices, converted 2-byte stores).
+      int64_t accesses = 0, conflicts = 0;
+      for (const auto& [stage, kinds] : banks)
+        for (const auto& [kind, st] : kinds) {
+          accesses += st.accesses;
+          conflicts += st.conflicts;
+        }
+      std::printf("%s %lldx%lldx%lld: %s: rel L2 %.3g; %lld shared accesses, %lld conflicts\n",
+                  gpu::precision_name(p), static_cast<long long>(t.m), static_cast<long long>(t.n),
+                  static_cast<long long>(t.k), sched.c_str(), e, static_cast<long long>(accesses),
+                  static_cast<long long>(conflicts));
       EXPECT_LE(e, 1e-2) << sched;
+      EXPECT_GT(accesses, 0);
+      EXPECT_EQ(conflicts, 0) << sched;
       EXPECT_GT(e, 0.0);  // the operands are rounded to the compute type
     }
   }

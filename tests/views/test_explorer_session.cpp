@@ -190,6 +190,10 @@ void TestExplorerSession::stepThroughEndsWithItsModel() {
   w.show();
   w.setStrategy(QStringLiteral("rules"));
   QVERIFY(open(w, "mmoe"));
+  // A profile imported before the mode: its panel is among the docks the mode puts away.
+  QVERIFY(w.importProfile(
+      QStringLiteral(SOUFFLE_SOURCE_DIR "/tests/data/nsight_compute_mmoe_rules_handwritten.csv")));
+  QVERIFY(dockOf(w.importedProfilePanel())->isVisible());
   w.setStepThroughShown(true);
   StepThroughPanel* steps = w.stepThrough();
   QTRY_VERIFY_WITH_TIMEOUT(!steps->isBusy() && steps->stepCount() > 0, 120000);
@@ -204,6 +208,8 @@ void TestExplorerSession::stepThroughEndsWithItsModel() {
   QVERIFY(!steps->isVisible());
   QVERIFY(!w.session()->isStepping());
   QCOMPARE(steps->stepCount(), 0);
+  // The docks came back, but not the panel of the model before's profile.
+  QVERIFY(!dockOf(w.importedProfilePanel())->isVisible());
   // The new model's kernels are drawn: every box of its first kernel is in a cluster.
   const std::vector<int> boxes = w.planData()->boxesOf(false, 0);
   QVERIFY(!boxes.empty());

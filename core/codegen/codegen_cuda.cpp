@@ -349,7 +349,7 @@ void CodeGenCuda::emit_local_alloc(const loop::Allocate& a, const std::string& n
   int64_t n = 1;
   for (int64_t d : a.buffer->shape) n *= d;
   // Aligned only where a 16-byte access touches it, so other register arrays read as before.
-  bool wide = false;
+  bool wide = false, acc = false;
   loop::for_each_stmt(a.body, [&](const loop::Stmt& s) {
     loop::VectorCopy c;
     if (const loop::For* f = s.as<loop::For>())
@@ -358,15 +358,12 @@ void CodeGenCuda::emit_local_alloc(const loop::Allocate& a, const std::string& n
     if (const loop::MatrixLoad* m = s.as<loop::MatrixLoad>()) wide |= m->dst == a.buffer;
     if (const loop::MmaSync* m = s.as<loop::MmaSync>())
       wide |= m->a == a.buffer || m->b == a.buffer || m->c == a.buffer || m->d == a.buffer;
+    if (const loop::WgmmaMma* m = s.as<loop::WgmmaMma>()) acc |= m->d == a.buffer;
   });
   line(std::string(wide ? "__align__(16) " : "") + type_name(a.buffer->dtype) + " " + name + "[" +
        std::to_string(n) + "];");
   // A wgmma accumulator: the register fences at each wgmma fence and wait name it from here on,
   // and no longer those of earlier scopes (an earlier stage's accumulators are out of scope).
-  bool acc = false;
-  loop::for_each_stmt(a.body, [&](const loop::Stmt& s) {
-    if (const loop::WgmmaMma* m = s.as<loop::WgmmaMma>()) acc |= m->d == a.buffer;
-  });
   if (acc) {
     m_wgmma_acc.clear();
     m_wgmma_acc[element_address(a.buffer.get(), {te::int_imm(0)})] = n;

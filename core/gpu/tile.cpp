@@ -64,6 +64,21 @@ MmaMainloop mma_mainloop(const Tile& t, const MmaOperands& operands, Precision p
                          (m.b_async || m.b_wide ? 0 : ceil_div(t.bk * t.bn, threads));
   m.prefetch = staged + m.fragment_regs <= kPrefetchRegs;
   m.staged_regs = m.prefetch ? staged : 0;
+  // The template's registers (MmaMainloop::regs); fitted on NVRTC's sm_80 figures of fp16
+  // (f16 copies, f32 rings, f32 stored after the MMAs) and tf32 tiles from 32x32x16 to
+  // 128x128x32, which it covers.
+  const int64_t all_b = t.tn * 2 * nb;  // the B fragments of every n8 tile of the warp tile
+  const int64_t operand_frags = (t.tm * na + all_b) * es / 4;
+  auto chunks = [&](int64_t elems, int64_t bytes) { return ceil_div(elems * bytes / 16, threads); };
+  const int64_t a_elems = t.bm * t.bk, b_elems = t.bk * t.bn;
+  int64_t copies = 0, converted = 0, stored = 0;
+  if (m.a_async || m.a_wide) copies += chunks(a_elems, m.a_wide ? 4 : es);
+  if (m.b_async || m.b_wide) copies += chunks(b_elems, m.b_wide ? 4 : es);
+  if (m.a_wide) converted += ceil_div(a_elems, threads);
+  if (m.b_wide) converted += ceil_div(b_elems, threads);
+  (m.prefetch ? converted : stored) += staged;
+  m.regs = std::min<int64_t>(
+      255, t.tm * 2 * t.tn * 4 + 2 * operand_frags + 4 * copies + 3 * converted + 5 * stored + 40);
   return m;
 }
 
@@ -117,7 +132,7 @@ TileResources tile_resources(const Tile& t, int64_t operand_bytes, Precision pre
     const MmaOperands plain{mma_elem_of(operand_bytes, precision),
                             mma_elem_of(operand_bytes, precision)};
     const MmaMainloop m = mma_mainloop(t, operands ? *operands : plain, precision);
-    r.regs_per_thread = m.fragment_regs + m.staged_regs + kRegOverhead;
+    r.regs_per_thread = m.regs;
     r.smem_bytes = m.smem_bytes;
     r.stages = m.stages;
     return r;

@@ -80,6 +80,14 @@ struct MmaMainloop {
   bool prefetch = false;
   int64_t staged_regs = 0;    ///< registers of that prefetch (0 without it)
   int64_t fragment_regs = 0;  ///< accumulators and the A and B fragments
+  /// Registers per thread the built kernel asks of ptxas, an upper estimate checked against
+  /// NVRTC (tests/schedule/test_mma_regs.cpp): the accumulators, the A and B fragments of a
+  /// whole warp tile twice (ptxas loads the next K slice's while this one computes), 4 per
+  /// 16-byte cp.async a thread issues per stage (global and shared addresses, predicate), 3
+  /// per element a thread converts from an f32 ring or prefetches through registers (the f32
+  /// value, the packed half, its address), 5 per element stored after the MMAs (ptxas hoists
+  /// those loads above the MMAs), and 40 for indices and loop counters; at most 255.
+  int64_t regs = 0;
   bool any_async() const { return a_async || b_async || a_wide || b_wide; }
   bool any_wide() const { return a_wide || b_wide; }
 };

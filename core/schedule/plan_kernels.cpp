@@ -690,8 +690,12 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
     // the stages are scheduled again within that many blocks.
     int64_t cap = 0, grid = 0;
     for (const loop::Kernel& k : ps.stages) grid = std::max(grid, k.launch.grid_x);
-    if (spec && ps.stages.size() > 1)
-      cap = cooperative_grid_cap(ps.stages, *spec, options.cooperative_registers);
+    // The registers the grid is planned at: the option's, or an mma mainloop stage's need.
+    int registers = options.cooperative_registers;
+    if (registers > 0)
+      for (const loop::Kernel& k : ps.stages)
+        registers = static_cast<int>(cooperative_register_budget(k.stages, registers));
+    if (spec && ps.stages.size() > 1) cap = cooperative_grid_cap(ps.stages, *spec, registers);
     if (cap > 0 && grid > cap) {
       schedule::ScheduleConfig capped = config;
       capped.grid_cap = cap;
@@ -829,9 +833,9 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       const schedule::PanelAssignment a =
           schedule::assign_weight_panels(shapes, offsets, grids, budget - arena, name);
       if (a.buffers.empty()) return std::nullopt;
-      if (spec && options.cooperative_registers > 0 &&
-          gpu::max_active_blocks(*spec, static_cast<int>(block), options.cooperative_registers,
-                                 arena + a.bytes) < kernel_grid)
+      if (spec && registers > 0 &&
+          gpu::max_active_blocks(*spec, static_cast<int>(block), registers, arena + a.bytes) <
+              kernel_grid)
         return std::nullopt;
       std::vector<loop::Kernel> out;
       for (size_t j = 0; j < n; ++j) {
@@ -922,7 +926,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
       if (one && cap > 0 && grid > cap)
         one->k.stages.front().schedule +=
             "; kernel grid capped at " + std::to_string(cap) + " blocks (co-resident on " +
-            spec->name + " at " + std::to_string(options.cooperative_registers) +
+            spec->name + " at " + std::to_string(registers) +
             " registers per thread; the stages' own grids reach " + std::to_string(grid) + ")";
     if (grid_form) grid_ks.kernels.push_back(grid_out ? std::move(grid_k.k) : k.k);
     ks.kernels.push_back(std::move(k.k));

@@ -36,8 +36,13 @@ TEST(Tile, TensorCoreResources) {
   TileResources r = tile_resources(t, 4, Precision::FP16);
   EXPECT_EQ(r.threads, 128);
   EXPECT_EQ(r.stages, 2);
-  // Accumulators 2 x 4 tiles of 4, A fragments 2 x 4 registers, B 2 x 2 halves pairs (4).
-  EXPECT_EQ(r.regs_per_thread, 32 + 8 + 4 + 32);
+  // Accumulators 2 x 4 tiles of 4 (32), A fragments 2 x 4 registers and B 4 x 2 halves pairs
+  // (16, twice: the next K slice's), 40 overhead and 5 for each of the 32 elements stored after
+  // the MMAs: 264, at most 255 (NVRTC: 249 on sm_80, tests/schedule/test_mma_regs.cpp).
+  EXPECT_EQ(r.regs_per_thread, 255);
+  EXPECT_EQ(mma_mainloop(t, {MmaElem::F32, MmaElem::F32}, Precision::FP16).regs, 255);
+  // The f16 ring: 4 cp.async of 16 bytes a thread per stage instead (32 + 32 + 16 + 40).
+  EXPECT_EQ(tile_resources(t, 2, Precision::FP16).regs_per_thread, 120);
   EXPECT_EQ(r.smem_bytes, 2 * (64 * 32 + 32 * 64) * 2);
   // f16 tensors stream by cp.async: 3 stages by default (24 KB within 48 KB), any depth asked.
   EXPECT_EQ(tile_resources(t, 2, Precision::FP16).smem_bytes, 3 * (64 * 32 + 32 * 64) * 2);

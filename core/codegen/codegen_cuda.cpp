@@ -91,6 +91,12 @@ std::string CodeGenCuda::function_attributes(const loop::Kernel& k) {
   if (m_stage_functions.count(k.name)) return "";
   if (m_options.max_registers > 0)
     return "__maxnreg__(" + std::to_string(m_options.max_registers) + ") ";
+  // A cooperative kernel asks for one block per SM at least: with the block size alone ptxas
+  // aims at an occupancy of its own (128 registers for 128 threads) and spills a merged kernel
+  // that needs more; how many of its blocks must be co-resident is the plan's, and compile_plan
+  // caps the registers where the grid would not be.
+  if (k.launch.cooperative)
+    return "__launch_bounds__(" + std::to_string(k.launch.block_x) + ", 1) ";
   return "__launch_bounds__(" + std::to_string(k.launch.block_x) + ") ";
 }
 std::string CodeGenCuda::helper_prefix() {

@@ -80,7 +80,7 @@ namespace cg = cooperative_groups;
 
 // kernel `fused_add_mul`: grid 4 x block 128, dynamic shared 0 B, cooperative launch
 // params: x (input f32[2, 256]), t (output f32[2, 256]), y (output f32[2, 256]), total (output f32[])
-extern "C" __global__ void __launch_bounds__(128) fused_add_mul(
+extern "C" __global__ void __launch_bounds__(128, 1) fused_add_mul(
     const float* __restrict__ x,
     float* __restrict__ t,
     float* __restrict__ y,
@@ -146,7 +146,7 @@ static __device__ __noinline__ void fused_add_mul_stage1(
 
 // kernel `fused_add_mul`: grid 4 x block 128, dynamic shared 0 B, cooperative launch
 // params: x (input f32[2, 256]), t (output f32[2, 256]), y (output f32[2, 256]), total (output f32[])
-extern "C" __global__ void __launch_bounds__(128) fused_add_mul(
+extern "C" __global__ void __launch_bounds__(128, 1) fused_add_mul(
     const float* __restrict__ x,
     float* __restrict__ t,
     float* __restrict__ y,

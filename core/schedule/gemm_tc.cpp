@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/loop/stmt.h"
+#include "core/schedule/gemm_operands.h"
 #include "core/schedule/gemm_wgmma.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
@@ -26,19 +27,6 @@ using te::Tensor;
 namespace {
 
 constexpr int64_t kFrag = 16;  // MMA tile rows and columns (m16n16)
-
-MmaType mma_type(gpu::Precision p) {
-  switch (p) {
-    case gpu::Precision::TF32:
-      return MmaType::TF32;
-    case gpu::Precision::BF16:
-      return MmaType::BF16;
-    case gpu::Precision::FP16:
-    case gpu::Precision::FP32:
-      break;
-  }
-  return MmaType::F16;
-}
 
 /// Padding (elements) of a shared tile row: keeps the leading dimension a multiple of 16 bytes
 /// (wmma) while shifting successive rows across banks.
@@ -70,7 +58,7 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
     return schedule_gemm_wgmma(op, g, epilogue, on_chip, c);
   if (c.mma_mainloop && !huge_warp_tile) return schedule_gemm_mma(op, g, epilogue, on_chip, c);
   Frame f;
-  const MmaType mt = mma_type(c.precision);
+  const MmaType mt = mma_type_of(c.precision);
   const DType ct = loop::mma_storage_dtype(mt);  // operand type in shared memory
   const int64_t ks = mt == MmaType::TF32 ? 8 : 16;
   const TcBlockTile tt = tc_block_tile(c, ks, "gemm_tc");

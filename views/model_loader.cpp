@@ -39,12 +39,15 @@ LoadOutcome ModelLoader::run(const QString& path, const onnx_import::ImportOptio
     if (!QFileInfo::exists(path)) throw UserError(file, "", "no such file");
     if (!QFileInfo(path).isFile())
       throw UserError(file, "", "not a regular file (a folder or a device): not a model");
-    // The weights stay unparsed until something reads them (a plan never does), in a copy of
-    // the file this process owns: a model file rewritten or cut short later cannot fault it,
-    // as a mapping could.
+    // The weights stay in the file until something reads them (a plan never does), read
+    // through a descriptor kept open rather than a mapping: a model file rewritten in place or
+    // cut short later makes such a read fail with a message naming the file, never a fault,
+    // and one replaced by a rename is still read as it was. A file the import cannot walk is
+    // read whole into memory this process owns.
     onnx_import::ImportOptions o = options;
     o.defer_weights = true;
     o.read_into_memory = true;
+    o.read_weights_on_demand = true;
     auto model = std::make_shared<LoadedModel>(load_model(file, o));
     out.data = buildModelData(std::move(model));
   } catch (const UserError& e) {

@@ -1,5 +1,6 @@
 // souffle-explorer: the desktop explorer. `souffle-explorer MODEL --screenshot FILE.png` opens
 // the model, waits until its graph is drawn with the final layout, saves the window and exits.
+#include <unistd.h>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
@@ -8,6 +9,10 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "core/gpu/calibration.h"
 #include "core/gpu/cost.h"
@@ -51,9 +56,51 @@ QString noMatch(const QString& text, const MainWindow& window) {
       .arg(g ? g->nodes.size() : 0);
 }
 
+/// --timings: each step of a start, in milliseconds since the process started, on stderr. The
+/// start is the kernel's record of it (10 ms resolution; the dynamic loader's time included),
+/// or, where that cannot be read, main's entry.
+class StartTimings {
+ public:
+  StartTimings() : m_origin(now_ms()) {
+    std::ifstream stat("/proc/self/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // Field 22 (starttime, clock ticks since boot); fields count from 3 after the command
+    // name's closing ')'.
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) return;
+    std::istringstream fields(text.substr(close + 1));
+    std::string field;
+    for (int i = 3; i < 22; ++i) fields >> field;
+    double ticks = 0;
+    if (!(fields >> ticks)) return;
+    const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+    if (ticks > 0 && hz > 0) m_origin = ticks / hz * 1000.0;
+  }
+  void enable() { m_enabled = true; }
+  void mark(const char* step, double extra_ms = -1) const {
+    if (!m_enabled) return;
+    if (extra_ms >= 0)
+      std::fprintf(stderr, "timings: %8.1f ms  %s (%.1f ms)\n", now_ms() - m_origin, step,
+                   extra_ms);
+    else
+      std::fprintf(stderr, "timings: %8.1f ms  %s\n", now_ms() - m_origin, step);
+  }
+
+ private:
+  /// CLOCK_BOOTTIME: the clock the kernel counts a process's start on.
+  static double now_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_BOOTTIME, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+  }
+  double m_origin;
+  bool m_enabled = false;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  StartTimings timings;
   // The arguments are parsed and checked before a QApplication exists: --help, --version and
   // bad usage need no display.
   QCoreApplication::setOrganizationName(QStringLiteral("Souffle"));
@@ -122,6 +169,11 @@ int main(int argc, char** argv) {
                                           "\"Compare plans,Edit history\")."),
                            QStringLiteral("TITLE"));
   parser.addOptions({screenshot, size, theme, teLevel, strategy, gpuOpt, select, timeout});
+  QCommandLineOption timingsOpt(
+      QStringLiteral("timings"),
+      QStringLiteral("Print each step of the start (Qt, window, load, graph, plan, picture) in "
+                     "milliseconds since the process started, on stderr."));
+  parser.addOption(timingsOpt);
   QCommandLineOption profile(
       QStringLiteral("profile"),
       QStringLiteral("Once planned, profile the kernels through souffle-runner on BACKEND: cuda "
@@ -235,6 +287,8 @@ int main(int argc, char** argv) {
     }
     if (const int code = check()) return code;
   }
+  if (parsedEarly && parser.isSet(timingsOpt)) timings.enable();
+  timings.mark("main");
   QApplication app(argc, argv);
   if (!parsedEarly) {
     if (!parser.parse(QCoreApplication::arguments())) return usage(parser.errorText());
@@ -251,7 +305,18 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (parser.isSet(timingsOpt)) timings.enable();
+  timings.mark("Qt started");
   MainWindow window;
+  timings.mark("window built");
+  QObject::connect(&window, &MainWindow::modelLoaded, &window,
+                   [&timings] { timings.mark("model loaded"); });
+  QObject::connect(&window, &MainWindow::graphDrawn, &window, [&timings](bool final) {
+    timings.mark(final ? "graph drawn (final layout)" : "graph drawn (first layout)");
+  });
+  QObject::connect(&window, &MainWindow::planned, &window, [&timings] { timings.mark("planned"); });
+  QObject::connect(window.graphPanel()->scene(), &souffle::views::GraphScene::clustersReady,
+                   &window, [&timings] { timings.mark("kernel outlines drawn"); });
   if (!shooting) window.restoreSettings();
   if (parser.value(theme) != QLatin1String("system")) window.setTheme(parser.value(theme));
   const QStringList wh = parser.value(size).split(QLatin1Char('x'));
@@ -292,6 +357,7 @@ int main(int argc, char** argv) {
     });
   }
   window.show();
+  timings.mark("window shown");
 
   const QString profileBackend = parser.value(profile);
   if (parser.isSet(profile) && profileBackend != QLatin1String("cuda") &&
@@ -326,8 +392,10 @@ int main(int argc, char** argv) {
 
   int exitCode = 0;
   if (shooting) {
-    auto save = [&window, shotPath](int code) {
+    auto save = [&window, shotPath, &timings](int code) {
+      timings.mark("grabbing the picture");
       const bool ok = window.grab().save(shotPath);
+      timings.mark("picture saved");
       if (!ok) std::fprintf(stderr, "souffle-explorer: cannot write %s\n", qPrintable(shotPath));
       QApplication::exit(ok ? code : 1);
     };
@@ -347,6 +415,7 @@ int main(int argc, char** argv) {
     auto shoot = [&, save, ready] {
       if (done || !ready()) return;
       done = true;
+      timings.mark("ready for the picture");
       // A picture without the node asked for would pass for the one wanted: bad usage (2), no
       // picture.
       if (parser.isSet(select) && !selectFirstMatch(window, parser.value(select))) {
@@ -457,6 +526,7 @@ int main(int argc, char** argv) {
   }
   window.setInputOptions(parser.values(dimOpt), parser.values(bindOpt), parser.values(shapeOpt));
   if (!args.isEmpty()) window.openFile(args.front());
+  timings.mark("model file opened, event loop entered");
   if (parser.isSet(calibrationOpt)) window.loadCalibration(parser.value(calibrationOpt));
   exitCode = app.exec();
   return exitCode;

@@ -23,6 +23,7 @@
 #include <unordered_set>
 
 #include "core/onnx/strip_weights.h"
+#include "core/onnx/weight_file.h"
 #include "core/support/error.h"
 
 namespace souffle::onnx_import {
@@ -45,6 +46,9 @@ struct Context {
   /// where it lies in the mapped file, which `keep` holds.
   std::unordered_map<const onnx::TensorProto*, std::string_view> deferred;
   std::shared_ptr<const void> keep;
+  /// The same, read on demand (ImportOptions::read_weights_on_demand): where each lies in `file`.
+  std::unordered_map<const onnx::TensorProto*, RawRange> on_demand;
+  std::shared_ptr<const WeightFile> weight_file;
 
   void warn_once(const std::string& key, const std::string& text) {
     if (warned.insert(key).second) warnings.push_back(text);
@@ -216,6 +220,11 @@ std::shared_ptr<TensorData> tensor_from_proto(const onnx::TensorProto& tp, const
     if (static_cast<int64_t>(it->second.size()) != nbytes)
       throw mismatch(static_cast<int64_t>(it->second.size()), "bytes");
     return std::make_shared<TensorData>(dtype, dims, ctx.keep, it->second);
+  }
+  if (auto it = ctx.on_demand.find(&tp); it != ctx.on_demand.end()) {
+    if (static_cast<int64_t>(it->second.size) != nbytes)
+      throw mismatch(static_cast<int64_t>(it->second.size), "bytes");
+    return std::make_shared<TensorData>(dtype, dims, ctx.weight_file, it->second.offset);
   }
   if (tp.has_raw_data()) {
     const std::string& raw = tp.raw_data();
@@ -840,15 +849,44 @@ bool parse_model(std::string_view bytes, const std::shared_ptr<const void>& keep
   return model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
 }
 
-ImportResult import_impl(std::string_view bytes, const std::string& file,
-                         const ImportOptions& options, const std::shared_ptr<const void>& keep) {
+/// What import_impl parses: the bytes of a file (mapped, read or given), or a file already
+/// walked without its weights (read on demand from `weight_file`).
+struct Parse {
+  std::string_view bytes;
+  std::shared_ptr<const void> keep;
+  const StrippedFile* stripped = nullptr;
+  std::shared_ptr<const WeightFile> weight_file;
+  /// With `stripped`: set, and nothing imported, when protobuf does not parse it (the caller
+  /// parses the whole file then, as the mapped import does, so errors read as before).
+  bool* unparsed = nullptr;
+};
+
+ImportResult import_impl(const Parse& in, const std::string& file, const ImportOptions& options) {
   ImportResult result;
-  Context ctx{file, fs::path(file).parent_path(), options, result.warnings, {}, {}, {}};
+  Context ctx{file, fs::path(file).parent_path(), options, result.warnings, {}, {}, {}, {}, {}};
   try {
-    if (bytes.size() > static_cast<size_t>(INT_MAX))
+    if (in.bytes.size() > static_cast<size_t>(INT_MAX) ||
+        (in.weight_file && in.weight_file->size() > static_cast<uint64_t>(INT_MAX)))
       throw UserError("model file is larger than 2 GiB; keep large weights as external data");
     onnx::ModelProto model;
-    if (!parse_model(bytes, keep, options, model, ctx))
+    bool parsed = false;
+    if (in.stripped) {
+      const StrippedFile& st = *in.stripped;
+      parsed = model.ParseFromArray(st.bytes.data(), static_cast<int>(st.bytes.size())) &&
+               static_cast<size_t>(model.graph().initializer_size()) == st.raw.size();
+      if (parsed) {
+        for (size_t i = 0; i < st.raw.size(); ++i)
+          if (st.raw[i].removed)
+            ctx.on_demand.emplace(&model.graph().initializer(static_cast<int>(i)), st.raw[i]);
+        ctx.weight_file = in.weight_file;
+      } else if (in.unparsed) {
+        *in.unparsed = true;
+        return result;
+      }
+    } else {
+      parsed = parse_model(in.bytes, in.keep, options, model, ctx);
+    }
+    if (!parsed)
       throw UserError(
           "not a valid ONNX model (protobuf parse failed: the file is truncated or not ONNX, or "
           "its subgraphs nest deeper than the parser's limit of 100 messages)");
@@ -893,7 +931,7 @@ ImportResult import_impl(std::string_view bytes, const std::string& file,
 
 ImportResult import_model_bytes(std::string_view bytes, const std::string& file,
                                 const ImportOptions& options) {
-  return import_impl(bytes, file, options, nullptr);
+  return import_impl(Parse{bytes, nullptr, nullptr, nullptr, nullptr}, file, options);
 }
 
 namespace {
@@ -945,13 +983,37 @@ ImportResult import_owned_copy(const std::string& path, const ImportOptions& opt
     got += static_cast<size_t>(r);
   }
   ::close(fd);
-  return import_impl(std::string_view(static_cast<const char*>(buf), got), path, options, owned);
+  return import_impl(
+      Parse{std::string_view(static_cast<const char*>(buf), got), owned, nullptr, nullptr, nullptr},
+      path, options);
+}
+
+/// ImportOptions::read_weights_on_demand: the file walked with pread, its large raw_data
+/// skipped; each deferred tensor reads its bytes through the descriptor kept open. A file the
+/// walk does not plainly understand, or one that changed during it, is read whole as
+/// read_into_memory does.
+ImportResult import_on_demand(const std::string& path, const ImportOptions& options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw UserError(path, "", "cannot open the model file");
+  auto file = std::make_shared<const WeightFile>(fd, path);  // owns fd
+  if (file->size() == 0 || file->size() > static_cast<uint64_t>(INT_MAX))
+    return import_owned_copy(path, options);
+  std::optional<StrippedFile> stripped =
+      strip_initializer_data_from_file(file->fd(), file->size(), kDeferMinBytes);
+  if (!stripped || !file->unchanged()) return import_owned_copy(path, options);
+  bool unparsed = false;
+  ImportResult result =
+      import_impl(Parse{std::string_view(), nullptr, &*stripped, file, &unparsed}, path, options);
+  if (unparsed) return import_owned_copy(path, options);
+  return result;
 }
 }  // namespace
 
 ImportResult import_model(const std::string& path, const ImportOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw UserError(path, "", "no such model file");
+  if (options.defer_weights && options.read_weights_on_demand)
+    return import_on_demand(path, options);
   if (options.read_into_memory) return import_owned_copy(path, options);
   // Map the file rather than read it: protobuf copies what it keeps anyway.
   int fd = ::open(path.c_str(), O_RDONLY);
@@ -973,7 +1035,9 @@ ImportResult import_model(const std::string& path, const ImportOptions& options)
   // Unmapped when the import is done, or with defer_weights once no tensor reads from it.
   std::shared_ptr<const void> mapping(
       map, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-  return import_impl(std::string_view(static_cast<const char*>(map), size), path, options, mapping);
+  return import_impl(Parse{std::string_view(static_cast<const char*>(map), size), mapping, nullptr,
+                           nullptr, nullptr},
+                     path, options);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,24 @@ struct StrippedModel {
 /// given twice) or nothing reaches `min_bytes`: the caller parses the file as it is then, which
 /// says what is wrong with it.
 std::optional<StrippedModel> strip_initializer_data(std::string_view model, size_t min_bytes);
+
+/// Where a removed raw_data lies in a file.
+struct RawRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  bool removed = false;  ///< false: nothing was removed from that initializer
+};
+
+/// The same walk over the first `size` bytes of an open file, read with pread (the file is
+/// neither mapped nor read whole: the removed raw_data are skipped). `bytes` is what
+/// strip_initializer_data gives for the file's bytes; `raw` says where each removed raw_data
+/// lies. Nothing also when a read comes short (the file was cut short during the walk).
+struct StrippedFile {
+  std::string bytes;
+  std::vector<RawRange> raw;
+  size_t removed = 0;
+};
+std::optional<StrippedFile> strip_initializer_data_from_file(int fd, uint64_t size,
+                                                             size_t min_bytes);
 
 }  // namespace souffle::onnx_import

@@ -50,6 +50,17 @@ TensorData::TensorData(DType dtype, Shape shape, std::shared_ptr<const void> kee
   m_deferred = std::make_unique<Deferred>();
   m_deferred->keep = std::move(keep);
   m_deferred->source = source;
+  m_deferred->size = source.size();
+}
+
+TensorData::TensorData(DType dtype, Shape shape, std::shared_ptr<const ByteSource> source,
+                       uint64_t offset)
+    : m_dtype(dtype), m_shape(std::move(shape)), m_numel(shape_numel(m_shape)) {
+  SOUFFLE_CHECK(source != nullptr, "TensorData: no source to read from");
+  m_deferred = std::make_unique<Deferred>();
+  m_deferred->reader = std::move(source);
+  m_deferred->offset = offset;
+  m_deferred->size = static_cast<size_t>(m_numel) * static_cast<size_t>(dtype_size(dtype));
 }
 
 TensorData::TensorData(const TensorData& o)
@@ -69,8 +80,15 @@ TensorData& TensorData::operator=(const TensorData& o) {
 void TensorData::load() const {
   std::lock_guard<std::mutex> lock(m_deferred->mutex);
   if (m_deferred->loaded.load(std::memory_order_relaxed)) return;
-  m_bytes.assign(m_deferred->source.data(), m_deferred->source.size());
-  m_deferred->keep.reset();  // the source may go once every tensor in it is read
+  if (m_deferred->reader) {
+    std::string bytes(m_deferred->size, '\0');
+    m_deferred->reader->read(m_deferred->offset, bytes.size(), bytes.data());  // may throw
+    m_bytes = std::move(bytes);
+    m_deferred->reader.reset();  // a file read on demand is closed once every tensor is read
+  } else {
+    m_bytes.assign(m_deferred->source.data(), m_deferred->source.size());
+    m_deferred->keep.reset();  // the source may go once every tensor in it is read
+  }
   m_deferred->loaded.store(true, std::memory_order_release);
 }
 

@@ -20,6 +20,15 @@ int64_t shape_numel(const Shape& shape);
 /// "[2, 3, 4]"
 std::string shape_str(const Shape& shape);
 
+/// Where a deferred tensor's bytes are read from on first use (a model file read on demand).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  /// Reads `size` bytes at `offset` into `out`. Throws UserError (naming the source) when it
+  /// can no longer give the bytes it held when the tensor was made (a file changed since).
+  virtual void read(uint64_t offset, size_t size, char* out) const = 0;
+};
+
 /// A dense row-major tensor. Shared between IR levels through std::shared_ptr<const TensorData>.
 class TensorData {
  public:
@@ -34,6 +43,10 @@ class TensorData {
   /// into. Dtype, shape and byte_size() never read the bytes, so a tensor nobody reads never
   /// costs its copy (a model's weights, when only the plan is wanted).
   TensorData(DType dtype, Shape shape, std::shared_ptr<const void> keep, std::string_view source);
+  /// Bytes read from `source` at `offset` (exactly numel x element size of them) only when first
+  /// used, as above. A read that fails (the source throws) leaves the tensor unread and
+  /// propagates to the reader; the next use tries again.
+  TensorData(DType dtype, Shape shape, std::shared_ptr<const ByteSource> source, uint64_t offset);
   /// A copy owns its bytes (a deferred source is read first).
   TensorData(const TensorData& o);
   TensorData& operator=(const TensorData& o);
@@ -45,7 +58,7 @@ class TensorData {
   const Shape& shape() const { return m_shape; }
   int64_t numel() const { return m_numel; }
   int64_t byte_size() const {
-    return static_cast<int64_t>(m_deferred ? m_deferred->source.size() : m_bytes.size());
+    return static_cast<int64_t>(m_deferred ? m_deferred->size : m_bytes.size());
   }
   /// False while the bytes of a deferred source have not been read yet.
   bool loaded() const { return !m_deferred || m_deferred->loaded.load(std::memory_order_acquire); }
@@ -87,6 +100,9 @@ class TensorData {
   struct Deferred {
     std::shared_ptr<const void> keep;
     std::string_view source;
+    std::shared_ptr<const ByteSource> reader;  ///< instead of keep and source
+    uint64_t offset = 0;                       ///< of the bytes in `reader`
+    size_t size = 0;                           ///< bytes to read
     std::atomic<bool> loaded{false};
     std::mutex mutex;
   };

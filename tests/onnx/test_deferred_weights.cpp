@@ -1,9 +1,12 @@
 // Weights read from the mapped model file when first used (ImportOptions::defer_weights): the
 // same graph and the same bytes as an import that copies them, nothing read before first use,
 // and every file the wire walk does not plainly understand parsed as it is.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstring>
 #include <filesystem>
@@ -265,11 +268,13 @@ TEST(DeferredWeights, AnythingUnplainIsLeftToTheParser) {
 }
 
 /// The outcome of importing `bytes` from a file: the constants' bytes, or the error's text.
-std::string outcome(const std::string& bytes, bool defer, bool in_memory = false) {
+std::string outcome(const std::string& bytes, bool defer, bool in_memory = false,
+                    bool on_demand = false) {
   TempFile f(bytes);
   ImportOptions o;
   o.defer_weights = defer;
   o.read_into_memory = in_memory;
+  o.read_weights_on_demand = on_demand;
   try {
     const graph::Graph g = import_model(f.path.string(), o).graph;
     std::string out;
@@ -293,6 +298,7 @@ TEST(DeferredWeights, DamagedFilesFareAsWithoutDeferral) {
     SCOPED_TRACE("cut at " + std::to_string(n));
     EXPECT_EQ(outcome(bytes.substr(0, n), true), outcome(bytes.substr(0, n), false));
     EXPECT_EQ(outcome(bytes.substr(0, n), true, true), outcome(bytes.substr(0, n), false));
+    EXPECT_EQ(outcome(bytes.substr(0, n), true, true, true), outcome(bytes.substr(0, n), false));
   }
   uint32_t seed = 12345;
   for (int i = 0; i < 150; ++i) {
@@ -302,7 +308,143 @@ TEST(DeferredWeights, DamagedFilesFareAsWithoutDeferral) {
     flipped[at] = static_cast<char>(flipped[at] ^ (1 << (seed >> 29)));
     SCOPED_TRACE("byte " + std::to_string(at) + " flipped");
     EXPECT_EQ(outcome(flipped, true), outcome(flipped, false));
+    EXPECT_EQ(outcome(flipped, true, true, true), outcome(flipped, false));
   }
+}
+
+ImportOptions on_demand() {
+  ImportOptions o = in_memory();
+  o.read_weights_on_demand = true;
+  return o;
+}
+
+/// Descriptors this process has open.
+size_t open_descriptors() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// The walk over the file (pread, weights skipped) keeps exactly the bytes the walk over memory
+// keeps and finds the weights where it finds them: in the test model and every sample model.
+TEST(DeferredWeights, OnDemandWalkKeepsWhatTheWalkInMemoryKeeps) {
+  std::vector<std::string> files;
+  for (const char* m : {"bert", "efficientnet", "lstm", "mmoe", "resnext", "swin"})
+    files.push_back(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + m + "/model.onnx");
+  TempFile test_model(model().SerializeAsString());
+  files.push_back(test_model.path.string());
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(bytes.empty());
+    const std::optional<StrippedModel> mem = strip_initializer_data(bytes, 4096);
+    const int fd = ::open(file.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    const std::optional<StrippedFile> onfile =
+        strip_initializer_data_from_file(fd, bytes.size(), 4096);
+    ::close(fd);
+    ASSERT_EQ(mem.has_value(), onfile.has_value());
+    if (!mem) continue;
+    EXPECT_EQ(onfile->bytes, mem->bytes);
+    EXPECT_EQ(onfile->removed, mem->removed);
+    ASSERT_EQ(onfile->raw.size(), mem->raw.size());
+    for (size_t i = 0; i < mem->raw.size(); ++i) {
+      EXPECT_EQ(onfile->raw[i].removed, mem->raw[i].data() != nullptr);
+      if (!onfile->raw[i].removed) continue;
+      EXPECT_EQ(onfile->raw[i].offset, static_cast<uint64_t>(mem->raw[i].data() - bytes.data()));
+      EXPECT_EQ(onfile->raw[i].size, mem->raw[i].size());
+    }
+  }
+}
+
+// Read on demand through a descriptor (the explorer): the same graph and bytes, nothing read
+// before first use, and the descriptor closed once every deferred weight is read.
+TEST(DeferredWeights, OnDemandSameGraphAndBytesAndTheFileClosedOnceRead) {
+  TempFile f(model().SerializeAsString());
+  const graph::Graph eager = import_model(f.path.string()).graph;
+  const size_t before = open_descriptors();
+  graph::Graph lazy = import_model(f.path.string(), on_demand()).graph;
+  EXPECT_EQ(open_descriptors(), before + 1);
+  EXPECT_FALSE(lazy.value("a").constant->loaded());
+  EXPECT_FALSE(lazy.value("c").constant->loaded());
+  EXPECT_TRUE(lazy.value("b").constant->loaded());
+  EXPECT_EQ(lazy.value("a").constant->byte_size(), 4096 * 4);
+  for (const char* name : {"a", "b", "c", "d"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(*lazy.value(name).constant, *eager.value(name).constant);
+    EXPECT_TRUE(lazy.value(name).constant->loaded());
+  }
+  EXPECT_EQ(lazy.value("c").constant->get_f64(2047), 2040.0);
+  EXPECT_EQ(open_descriptors(), before);  // both read: closed
+  // A graph dropped with weights unread closes it too.
+  lazy = import_model(f.path.string(), on_demand()).graph;
+  EXPECT_EQ(open_descriptors(), before + 1);
+  lazy = graph::Graph();
+  EXPECT_EQ(open_descriptors(), before);
+}
+
+/// The reason of the UserError that reading `t` throws; empty when it reads.
+std::string read_error(const TensorData& t, const std::string& file) {
+  try {
+    (void)t.raw();
+    return "";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.file(), file);
+    return e.reason();
+  }
+}
+
+// A file rewritten in place, cut short or overwritten with other bytes of the same size after
+// the import: reading a weight throws UserError naming the file (never a fault, never other
+// bytes), the tensor stays unread, and what was parsed at import is unaffected.
+TEST(DeferredWeights, OnDemandAFileChangedInPlaceIsAnErrorNamingTheFile) {
+  const std::string bytes = model().SerializeAsString();
+  // Cut short.
+  {
+    TempFile f(bytes);
+    const graph::Graph g = import_model(f.path.string(), on_demand()).graph;
+    fs::resize_file(f.path, bytes.size() / 2);
+    const std::string why = read_error(*g.value("c").constant, f.path.string());
+    EXPECT_NE(why.find("changed on disk"), std::string::npos) << why;
+    EXPECT_FALSE(g.value("c").constant->loaded());
+    EXPECT_EQ(g.value("b").constant->get_f64(2), 2.5);  // parsed at import
+  }
+  // Overwritten in place with the same number of other bytes (a later modification time; the
+  // pause outlasts the file system's coarse clock).
+  {
+    TempFile f(bytes);
+    const graph::Graph g = import_model(f.path.string(), on_demand()).graph;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    {
+      std::fstream out(f.path, std::ios::binary | std::ios::in | std::ios::out);
+      out.write(std::string(bytes.size(), '\x7f').data(),
+                static_cast<std::streamsize>(bytes.size()));
+    }
+    ASSERT_EQ(fs::file_size(f.path), bytes.size());
+    EXPECT_NE(read_error(*g.value("a").constant, f.path.string()).find("changed on disk"),
+              std::string::npos);
+    EXPECT_FALSE(g.value("a").constant->loaded());
+    // Put back as it was, the file is still not trusted (its times moved on).
+    {
+      std::fstream out(f.path, std::ios::binary | std::ios::in | std::ios::out);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    EXPECT_NE(read_error(*g.value("a").constant, f.path.string()), "");
+  }
+}
+
+// A file replaced by a rename (how editors and exporters save) is still read as it was: the
+// descriptor holds the original.
+TEST(DeferredWeights, OnDemandAFileReplacedByARenameReadsTheOriginal) {
+  TempFile f(model().SerializeAsString());
+  const graph::Graph eager = import_model(f.path.string()).graph;
+  const graph::Graph lazy = import_model(f.path.string(), on_demand()).graph;
+  const fs::path other = f.path.string() + ".new";
+  std::ofstream(other, std::ios::binary) << std::string(100, 'x');
+  fs::rename(other, f.path);
+  EXPECT_EQ(*lazy.value("a").constant, *eager.value("a").constant);
+  EXPECT_EQ(*lazy.value("c").constant, *eager.value("c").constant);
 }
 
 }  // namespace

@@ -75,7 +75,10 @@ extern "C" __global__ void __launch_bounds__(32) row_max(
 
 )CUDA";
 
-const char* kTwoStage = R"CUDA(#include <cooperative_groups.h>
+const char* kTwoStage = R"CUDA(#ifndef _CG_LIMIT_INCLUDED_DEPENDENCIES
+#define _CG_LIMIT_INCLUDED_DEPENDENCIES
+#endif
+#include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
 // kernel `fused_add_mul`: grid 4 x block 128, dynamic shared 0 B, cooperative launch
@@ -108,7 +111,10 @@ extern "C" __global__ void __launch_bounds__(128, 1) fused_add_mul(
 )CUDA";
 
 // The same kernel with each stage in a function of its own (what kernels of many stages get).
-const char* kTwoStageOutlined = R"CUDA(#include <cooperative_groups.h>
+const char* kTwoStageOutlined = R"CUDA(#ifndef _CG_LIMIT_INCLUDED_DEPENDENCIES
+#define _CG_LIMIT_INCLUDED_DEPENDENCIES
+#endif
+#include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
 // `fused_add_mul_stage0`: a stage of kernel `fused_add_mul`, called by each of its threads (compiled and register-allocated on its own)

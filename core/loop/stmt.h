@@ -9,6 +9,7 @@
 
 #include "core/support/boundary.h"
 #include "core/support/build_choice.h"
+#include "core/support/tensor_core_tile.h"
 #include "core/te/expr.h"
 
 namespace souffle::loop {
@@ -634,6 +635,9 @@ struct StageInfo {
   /// or streaming, waves or program order), in the order made; on its first stage only. The
   /// stage's schedule text tells each (schedule::describe).
   std::vector<BuildChoice> choices{};
+  /// The tensor-core tile its GEMM template built it with (kind None for other stages); the
+  /// pricer reads the template's register need here, not from the schedule text.
+  TensorCoreTile tensor_core{};
 };
 
 /// Where one shared buffer sits in the kernel's shared arena.

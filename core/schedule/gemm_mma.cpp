@@ -479,13 +479,19 @@ Kernel schedule_gemm_mma(const te::ComputeOp& op, const GemmParts& g,
       staged_how(a_bytes, a_wide) + ", B " + staged_how(b_bytes, b_wide) + "), " +
       (opts.swizzle ? "swizzled" : "unswizzled") + ", ldmatrix + mma.sync m16n8k" +
       std::to_string(ks) + ", epilogue from registers" + tg.describe();
-  if (!epilogue.empty()) {
-    schedule += ", epilogue";
-    for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;
-  }
-  std::vector<const te::ComputeOp*> ops{&op};
-  ops.insert(ops.end(), epilogue.begin(), epilogue.end());
-  return finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
+  TensorCoreTile built;
+  built.kind = TcTemplate::MmaSync;
+  built.bm = bm;
+  built.bn = bn;
+  built.bk = bk;
+  built.fm = tt.fm;
+  built.fn = tt.fn;
+  built.warps = tt.wr * wc;
+  built.stages = stages;
+  built.f32_ring = ml.any_wide();
+  built.regs = ml.regs;
+  return finish_gemm_tc(op, epilogue, std::move(outputs), f, inner, tg.grid, threads,
+                        std::move(schedule), built);
 }
 
 }  // namespace souffle::schedule::detail

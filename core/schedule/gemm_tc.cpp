@@ -292,13 +292,17 @@ Kernel schedule_gemm_tc_fused(const te::ComputeOp& op, const GemmParts& g,
                          std::to_string(fm) + "x" + std::to_string(fn) + " fragments" +
                          (db ? ", double-buffered" : "") + ", mma m16n16k" + std::to_string(ks) +
                          tg.describe();
-  if (!epilogue.empty()) {
-    schedule += ", epilogue";
-    for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;
-  }
-  std::vector<const te::ComputeOp*> ops{&op};
-  ops.insert(ops.end(), epilogue.begin(), epilogue.end());
-  return finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
+  TensorCoreTile built;
+  built.kind = TcTemplate::Wmma;
+  built.bm = bm;
+  built.bn = bn;
+  built.bk = bk;
+  built.fm = fm;
+  built.fn = fn;
+  built.warps = tt.wr * wc;
+  built.stages = db ? 2 : 1;
+  return finish_gemm_tc(op, epilogue, std::move(outputs), f, inner, tg.grid, threads,
+                        std::move(schedule), built);
 }
 
 }  // namespace souffle::schedule::detail

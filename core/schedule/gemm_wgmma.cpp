@@ -295,13 +295,17 @@ Kernel schedule_gemm_wgmma(const te::ComputeOp& op, const GemmParts& g,
                          "), core-matrix layout, wgmma.mma_async from shared descriptors, "
                          "epilogue from registers" +
                          tg.describe();
-  if (!epilogue.empty()) {
-    schedule += ", epilogue";
-    for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;
-  }
-  std::vector<const te::ComputeOp*> ops{&op};
-  ops.insert(ops.end(), epilogue.begin(), epilogue.end());
-  return finish(ops, std::move(outputs), f, inner, tg.grid, threads, std::move(schedule));
+  TensorCoreTile built;
+  built.kind = TcTemplate::Wgmma;
+  built.bm = bm;
+  built.bn = bn;
+  built.bk = bk;
+  built.fm = tt.fm;
+  built.fn = tt.fn;
+  built.warps = threads / loop::kWarpSize;
+  built.stages = stages;
+  return finish_gemm_tc(op, epilogue, std::move(outputs), f, inner, tg.grid, threads,
+                        std::move(schedule), built);
 }
 
 }  // namespace souffle::schedule::detail

@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 
-#include "core/gpu/tile.h"
 #include "core/loop/mutator.h"
 #include "core/support/tensor_data.h"
 #include "core/te/mutator.h"
@@ -280,48 +278,9 @@ gpu::MainloopStructure mainloop_structure(const StageScan::Touch& t, const loop:
 
 }  // namespace
 
-int64_t mma_template_regs(const std::string& schedule) {
-  if (schedule.rfind("gemm_mma ", 0) != 0) return 0;
-  char type[8] = {};
-  long long bm = 0, bn = 0, bk = 0, wr = 0, wc = 0, fm = 0, fn = 0, stages = 0;
-  if (std::sscanf(schedule.c_str(),
-                  "gemm_mma %7s tensor-core tile %lldx%lldx%lld, warps %lldx%lld of %lldx%lld "
-                  "fragments, %lld stages",
-                  type, &bm, &bn, &bk, &wr, &wc, &fm, &fn, &stages) != 9)
-    return 0;
-  const std::string t = type;
-  const gpu::Precision p = t == "tf32"   ? gpu::Precision::TF32
-                           : t == "bf16" ? gpu::Precision::BF16
-                                         : gpu::Precision::FP16;
-  const gpu::MmaElem same = p == gpu::Precision::TF32   ? gpu::MmaElem::F32
-                            : p == gpu::Precision::BF16 ? gpu::MmaElem::BF16
-                                                        : gpu::MmaElem::F16;
-  // Each operand's staging: "cp.async 16B" (the compute type), "cp.async 16B f32, converted at
-  // each K step" (an f32 ring), else converted through registers.
-  const size_t a_at = schedule.find(" stages (A "), b_at = schedule.find(", B ", a_at);
-  if (a_at == std::string::npos || b_at == std::string::npos) return 0;
-  const std::string a = schedule.substr(a_at + 11, b_at - a_at - 11), b = schedule.substr(b_at + 4);
-  bool ring = false;
-  auto elem = [&](const std::string& how) {
-    if (how.rfind("cp.async", 0) != 0) return gpu::MmaElem::None;
-    const size_t comma = how.find(',');
-    if (how.substr(0, comma).find(" f32") != std::string::npos) {
-      ring = true;
-      return gpu::MmaElem::F32;
-    }
-    return same;
-  };
-  const gpu::MmaOperands ops{elem(a), elem(b)};
-  gpu::Tile tile{bm, bn, bk, fm, fn, false, true};
-  tile.stages = stages;
-  tile.f32_ring = ring;
-  if (tile.warps_m() != wr || tile.warps_n() != wc) return 0;
-  return gpu::mma_mainloop(tile, ops, p).regs;
-}
-
 int64_t cooperative_register_budget(const std::vector<loop::StageInfo>& stages, int registers) {
   int64_t out = registers;
-  for (const loop::StageInfo& info : stages) out = std::max(out, mma_template_regs(info.schedule));
+  for (const loop::StageInfo& info : stages) out = std::max(out, info.tensor_core.regs);
   return std::min<int64_t>(out, 255);
 }
 
@@ -338,10 +297,11 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
   int regs = 32;
   for (const StageScan::Touch& t : touch)
     regs = std::max<int>(regs, static_cast<int>(std::min<int64_t>(255, 24 + t.local_elems)));
-  // A stage of the Ampere mma mainloop takes its template's registers (gpu::MmaMainloop::regs):
-  // its ring's copy addresses and conversions hold registers no local buffer shows.
+  // A stage of the Ampere mma mainloop takes its template's registers (gpu::MmaMainloop::regs,
+  // recorded on the stage as StageInfo::tensor_core): its ring's copy addresses and conversions
+  // hold registers no local buffer shows.
   for (const loop::StageInfo& info : k.stages)
-    regs = std::max<int>(regs, static_cast<int>(mma_template_regs(info.schedule)));
+    regs = std::max<int>(regs, static_cast<int>(info.tensor_core.regs));
   // A cooperative kernel's cap never goes below what an mma mainloop stage needs (the plan
   // caps its grid there, cooperative_register_budget).
   const int cap = k.launch.cooperative && register_cap > 0

@@ -54,15 +54,10 @@ KernelPrice price_kernel(const loop::Kernel& k, const gpu::GpuSpec& spec,
                          const gpu::CostConstants& constants, const FlopsOf& flops_of,
                          int register_cap = 0);
 
-/// The registers per thread gpu::mma_mainloop (gpu::MmaMainloop::regs) gives the tile a gemm_mma
-/// stage's schedule text describes ("gemm_mma f16 tensor-core tile 32x32x16, warps 2x2 of 1x1
-/// fragments, 3 stages (A cp.async 16B f32, converted at each K step, B ...)"); 0 for any
-/// other text.
-int64_t mma_template_regs(const std::string& schedule);
-
 /// The registers per thread a cooperative kernel of `stages` is planned and capped at:
 /// `registers` (PlanKernelOptions::cooperative_registers), or more where an mma mainloop stage
-/// needs more (mma_template_regs), so that the cap compile_plan sets never makes it spill.
+/// needs more (its template's gpu::MmaMainloop::regs, StageInfo::tensor_core), so that the cap
+/// compile_plan sets never makes it spill.
 int64_t cooperative_register_budget(const std::vector<loop::StageInfo>& stages, int registers);
 
 /// The stage names, bound, grid, waves and times of `p`, one line per stage.

@@ -162,6 +162,20 @@ Kernel finish(const std::vector<const te::ComputeOp*>& ops, std::vector<Tensor> 
   return loop::plan_shared_arena(k);
 }
 
+Kernel finish_gemm_tc(const te::ComputeOp& op, const std::vector<const te::ComputeOp*>& epilogue,
+                      std::vector<Tensor> outputs, const Frame& f, Stmt inner, int64_t grid,
+                      int64_t block, std::string schedule, const TensorCoreTile& tile) {
+  if (!epilogue.empty()) {
+    schedule += ", epilogue";
+    for (const te::ComputeOp* ep : epilogue) schedule += " " + ep->name;
+  }
+  std::vector<const te::ComputeOp*> ops{&op};
+  ops.insert(ops.end(), epilogue.begin(), epilogue.end());
+  Kernel k = finish(ops, std::move(outputs), f, std::move(inner), grid, block, std::move(schedule));
+  k.stages.front().tensor_core = tile;
+  return k;
+}
+
 Kernel finish_phases(const te::ComputeOp& op, const Frame& f, std::vector<Stmt> phases,
                      int64_t grid, int64_t block, std::string schedule,
                      std::vector<Tensor> scratch) {

@@ -66,6 +66,15 @@ loop::Kernel finish(const std::vector<const te::ComputeOp*>& ops, std::vector<te
                     const Frame& f, loop::Stmt inner, int64_t grid, int64_t block,
                     std::string schedule);
 
+/// The end of the tensor-core GEMM templates: names the `epilogue` TEs in `schedule` (",
+/// epilogue NAME..."), finishes the one stage computing `op` and then each epilogue TE, writing
+/// `outputs`, and records `tile` on it (loop::StageInfo::tensor_core).
+loop::Kernel finish_gemm_tc(const te::ComputeOp& op,
+                            const std::vector<const te::ComputeOp*>& epilogue,
+                            std::vector<te::Tensor> outputs, const Frame& f, loop::Stmt inner,
+                            int64_t grid, int64_t block, std::string schedule,
+                            const TensorCoreTile& tile);
+
 /// Like finish, for a kernel of several phases over the whole grid (cross-block reductions):
 /// one Stage node per phase, a grid barrier between phases, a cooperative launch. `scratch`
 /// are global tensors the phases pass data through (kernel outputs besides op's).

@@ -276,6 +276,20 @@ void check_resources(std::vector<CompiledKernel>& kernels, const std::vector<siz
 }  // namespace
 
 namespace {
+/// The register cap under which `ck`'s cooperative grid is co-resident on `gpu` where it is not
+/// at 255 registers per thread (the most a thread has), from the kernel's block and dynamic
+/// shared memory (ptxas may add static shared memory: check_resources then caps it further);
+/// 0 for a kernel that needs none, or that no cap fits.
+int first_register_cap(const CompiledKernel& ck, const gpu::GpuSpec& gpu) {
+  if (!ck.launch.cooperative || gpu.sm_count == 0) return 0;
+  const int block = static_cast<int>(ck.launch.block_x);
+  const int64_t smem = ck.launch.dynamic_shared_bytes;
+  if (gpu::occupancy(gpu, block, 255, smem).total_blocks >= ck.launch.grid_x) return 0;
+  for (int r = 254; r >= 32; --r)
+    if (gpu::occupancy(gpu, block, r, smem).total_blocks >= ck.launch.grid_x) return r;
+  return 0;
+}
+
 /// How `ck` is emitted: outlined where CompileOptions::lto links it.
 codegen::StageOutlining lto_outlining(const CompiledKernel& ck, const CompileOptions& options) {
   if (options.lto && options.outlining == codegen::StageOutlining::Auto &&
@@ -523,10 +537,37 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
     }
     if (!alone.empty()) compile_alone(alone, std::vector<int>(alone.size(), 0));
   };
-  std::vector<size_t> all;
+  std::vector<size_t> all, first_capped, rest;
   for (size_t i = 0; i < kernels.size(); ++i)
     if (kernels[i].ok()) all.push_back(i);
-  compile(all, std::vector<int>(all.size(), 0));
+  // A cooperative grid that is co-resident only below the most registers a thread can have is
+  // emitted under that cap from the start: compiled uncapped, a kernel that needs more would be
+  // compiled a second time (the whole NVRTC run, the largest part of a cold compile).
+  for (size_t i : all) {
+    CompiledKernel& ck = kernels[i];
+    if (!ck.kernel.body.defined()) {  // written by hand: capped by NVRTC's option, below
+      rest.push_back(i);
+      continue;
+    }
+    const int cap = first_register_cap(ck, gpu);
+    if (cap > 0 && ck.register_cap != cap) {
+      codegen::CudaEmitOptions eo;
+      eo.outlining = lto_outlining(ck, options);
+      eo.max_registers = cap;
+      ck.emit_source(eo);
+      ck.register_cap = cap;
+    }
+    (ck.register_cap > 0 ? first_capped : rest).push_back(i);
+  }
+  const std::vector<int> no_caps(all.size(), 0);
+  if (first_capped.empty()) {
+    compile(all, no_caps);
+  } else if (options.batch <= 1) {
+    compile_alone(all, no_caps);  // the capped and the others at once, in parallel
+  } else {
+    compile(rest, std::vector<int>(rest.size(), 0));
+    compile_alone(first_capped, std::vector<int>(first_capped.size(), 0));  // a batch: uncapped
+  }
   std::vector<size_t> capped;
   std::vector<int> caps;
   check_resources(kernels, all, gpu, &capped, &caps);

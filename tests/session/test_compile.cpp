@@ -242,6 +242,50 @@ TEST(Compile, CooperativeGridIsFittedByCappingRegisters) {
   }
 }
 
+// A cooperative grid that is co-resident only under a register cap is emitted under it before
+// its first compile: one NVRTC run per arch (one program reported), not an uncapped compile
+// found too big and a second one under the cap. A grid that fits at any register count stays
+// uncapped.
+TEST(Compile, CooperativeGridNeedingACapIsCompiledOnceUnderIt) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  const int64_t grid = 64, block = 128;
+  gpu::GpuSpec tight = gpu::gpu_spec("a100");
+  tight.name = "tight";
+  const int per_sm = gpu::occupancy(tight, static_cast<int>(block), 48, 0).blocks_per_sm;
+  ASSERT_GT(per_sm, 0);
+  tight.sm_count = static_cast<int>((grid + per_sm - 1) / per_sm);
+  CompileOptions o;
+  o.archs = {"sm_80"};
+  int reports = 0;
+  o.progress = [&](const CompileProgress& p) {
+    ++reports;
+    EXPECT_EQ(p.total, 1);
+  };
+  std::vector<CompiledKernel> ks = {
+      compiled_entry(register_hungry_kernel(grid, block), codegen::StageOutlining::Never)};
+  EXPECT_EQ(ks[0].cuda.find("__maxnreg__"), std::string::npos);
+  compile_kernels(ks, tight, o);
+  const CompiledKernel& k = ks[0];
+  ASSERT_TRUE(k.ok()) << k.error;
+  EXPECT_EQ(reports, 1) << "compiled again after its first compile";
+  EXPECT_GE(k.register_cap, 48);
+  EXPECT_LE(k.max_registers(), k.register_cap);
+  EXPECT_GE(k.co_resident, grid);
+  EXPECT_NE(k.cuda.find("__maxnreg__(" + std::to_string(k.register_cap) + ")"), std::string::npos);
+  ASSERT_EQ(k.per_arch.size(), 1u);
+  EXPECT_NE(k.per_arch[0].ptx.find(".maxnreg " + std::to_string(k.register_cap)),
+            std::string::npos);
+
+  reports = 0;
+  std::vector<CompiledKernel> roomy = {
+      compiled_entry(register_hungry_kernel(grid, block), codegen::StageOutlining::Never)};
+  compile_kernels(roomy, gpu::gpu_spec("a100"), o);
+  ASSERT_TRUE(roomy[0].ok()) << roomy[0].error;
+  EXPECT_EQ(reports, 1);
+  EXPECT_EQ(roomy[0].register_cap, 0);
+  EXPECT_EQ(roomy[0].cuda.find("__maxnreg__"), std::string::npos);
+}
+
 // ptxas lists the stage functions of an outlined kernel beside it: their spills and frames are
 // the kernel's too (a function of another kernel, or no stage function, is not).
 TEST(Compile, StageFunctionSpillsCountForTheirKernel) {

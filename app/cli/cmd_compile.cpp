@@ -173,6 +173,7 @@ int run_compile(const CompileCliOptions& o) {
   po.waves = !o.no_waves;
   po.weight_panels = !o.no_weight_panels;
   po.wgmma = o.wgmma;
+  if (!o.decisions.empty()) po.decisions = plan::load_decisions(o.decisions);
   // --tune measure: the tuner's top candidates timed on the runner's GPU.
   std::unique_ptr<ProfileSession> session;
   std::unique_ptr<TileMeasurer> measurer;
@@ -225,6 +226,7 @@ int run_compile(const CompileCliOptions& o) {
   const LoadedModel& m = run.model;
   const plan::FusionPlan& p = run.plan;
   const CompileReport& rep = run.kernels;
+  if (!o.decisions.empty()) plan::require_known_names(p, o.decisions);
   // --timeline: the kernels compiled again without records (the compile cache serves repeats),
   // so that each instrumented kernel's registers show beside the plain one's.
   CompileReport plain_rep;

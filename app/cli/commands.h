@@ -67,6 +67,7 @@ struct CompileCliOptions {
   std::string precision = "fp32";  ///< compute type of GEMM-like kernels
   int batch = 1;                   ///< kernels per NVRTC unit (report only; a bundle needs 1)
   std::string calibration;         ///< a calibration file: the plan is priced with it
+  std::string decisions;           ///< a decisions JSON file: the plan with these edits
   std::string sync = "grid";       ///< grid, flags or auto (KernelBuildOptions::sync)
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off

@@ -134,6 +134,8 @@ int main(int argc, char** argv) {
   c_compile->add_option("--calibration", compile.calibration,
                         "calibration file: the plan is priced (and so cut) with its constants");
   c_compile->add_option("--gpu", compile.gpu, "GPU name or spec file (default a100)");
+  c_compile->add_option("--decisions", compile.decisions,
+                        "decisions JSON file: the plan with these edits (as plan --decisions)");
   c_compile->add_option("--data", compile.data_dir,
                         "folder with test_data_set_0 (default: model's)");
   c_compile->add_option("-j,--jobs", compile.threads,

@@ -51,6 +51,31 @@ TEST(CliCompile, BadStrategyIsUsageError) {
   EXPECT_EQ(run_cli("compile " + mmoe() + " --strategy fastest").code, 2);
 }
 
+// --decisions compiles the plan with a decisions file's edits (a split before a TE of the sample
+// MMoE's one souffle kernel gives two), and a file naming nothing in the model is exit 2.
+TEST(CliCompile, DecisionsAreThePlansEdits) {
+  const fs::path dir = fs::path(SOUFFLE_BINARY_DIR) / "test_cli_compile_decisions";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& at) {
+    const fs::path f = dir / name;
+    std::ofstream(f) << R"({"version": 1, "edits": [{"kind": "split", "at": ")" << at << "\"}]}";
+    return f.string();
+  };
+  auto kernels = [&](const std::string& extra) {
+    CliRun r = run_cli("compile " + mmoe() + " --arch compute_80 --json -q" + extra);
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.code == 0 ? nlohmann::json::parse(r.out)["kernels"].size() : size_t{0};
+  };
+  EXPECT_EQ(kernels(""), 1u);
+  EXPECT_EQ(kernels(" --decisions " + write("split.json", "/Unsqueeze_8")), 2u);
+  EXPECT_EQ(run_cli("compile " + mmoe() + " --arch compute_80 -q --decisions " +
+                    write("unknown.json", "no_such_te"))
+                .code,
+            2);
+  fs::remove_all(dir);
+}
+
 TEST(CliCompile, SouffleKernelJson) {
   fs::path out = fs::path(SOUFFLE_BINARY_DIR) / "test_cli_compile_out";
   fs::remove_all(out);

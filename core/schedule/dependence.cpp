@@ -941,6 +941,15 @@ class Evaluator {
   }
 };
 
+/// A hash of a list of read regions (see prove_dependence).
+struct RegionsHash {
+  size_t operator()(const std::vector<int64_t>& v) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t x : v) h = (h ^ static_cast<uint64_t>(x)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
 /// The smallest row-major flat index >= from of an element of the box (lo/hi per dimension),
 /// or -1 when none.
 int64_t first_at_or_after(const int64_t* box, const std::vector<int64_t>& strides, size_t rank,
@@ -1149,32 +1158,23 @@ DependenceProof prove_dependence(const OwnershipQuery& q) {
   // this block needs no second look (a cross-block one already set the reason).
   std::vector<int64_t> recorded(q.writers.size() * static_cast<size_t>(q.grid), -1);
   const size_t written_boxes = ev.pool.size();
+  // One consumer block's read regions in the order they were evaluated, each as its box (lo, hi
+  // per dimension) then its flat lo and hi. Blocks that read the same regions (the blocks of a
+  // GEMM that share a row panel) read the same producer blocks: the first one's are taken,
+  // where that sets no reason (a reason names the first cross-block read, of its own block).
+  const size_t per_region = 2 * rank + 2;
+  std::vector<int64_t> reads;
+  std::unordered_map<std::vector<int64_t>, std::vector<ProducerBlock>, RegionsHash> same_reads;
   for (int64_t b = 0; b < q.grid; ++b) {
-    mine.clear();
+    reads.clear();
     for (const Access& a : col.accesses) {
       if (a.write) continue;
       const bool ok = ev.regions(a, b, bx, budget, [&](const Region& r) {
         note(r, b);
-        const int64_t* rb = &ev.pool[r.box];
-        auto first = std::lower_bound(starts.begin(), starts.end(), r.flat.lo - span);
-        for (auto it = first; it != starts.end() && *it <= r.flat.hi; ++it) {
-          const Region& w = written[static_cast<size_t>(it - starts.begin())];
-          if (w.flat.hi < r.flat.lo) continue;
-          int64_t& seen = recorded[static_cast<size_t>(w.writer) * static_cast<size_t>(q.grid) +
-                                   static_cast<size_t>(w.block)];
-          if (seen == b) continue;
-          if (!boxes_meet(rb, &ev.pool[w.box], rank, both)) continue;
-          const int64_t from = std::max(w.flat.lo, r.flat.lo), to = std::min(w.flat.hi, r.flat.hi);
-          const int64_t e = first_at_or_after(both.data(), ev.strides(), rank, from);
-          if (e < 0 || e > to) continue;
-          mine.push_back({w.writer, w.block});
-          seen = b;
-          if (w.block != b && owned) {
-            owned = false;
-            p.reason = "block " + std::to_string(b) + " reads " + t->name + " element " +
-                       std::to_string(e) + ", which block " + std::to_string(w.block) + " writes";
-          }
-        }
+        reads.insert(reads.end(), ev.pool.begin() + static_cast<std::ptrdiff_t>(r.box),
+                     ev.pool.begin() + static_cast<std::ptrdiff_t>(r.box + 2 * rank));
+        reads.push_back(r.flat.lo);
+        reads.push_back(r.flat.hi);
         ev.pool.resize(written_boxes);  // a read region's box is done with
       });
       if (!ok) {
@@ -1184,10 +1184,43 @@ DependenceProof prove_dependence(const OwnershipQuery& q) {
         return p;
       }
     }
+    auto known = same_reads.find(reads);
+    if (known != same_reads.end() &&
+        (!owned || std::all_of(known->second.begin(), known->second.end(),
+                               [b](const ProducerBlock& w) { return w.block == b; }))) {
+      p.producers.insert(p.producers.end(), known->second.begin(), known->second.end());
+      p.offsets.push_back(static_cast<int64_t>(p.producers.size()));
+      continue;
+    }
+    mine.clear();
+    for (size_t at = 0; at < reads.size(); at += per_region) {
+      const int64_t* rb = &reads[at];
+      const int64_t lo = reads[at + 2 * rank], hi = reads[at + 2 * rank + 1];
+      auto first = std::lower_bound(starts.begin(), starts.end(), lo - span);
+      for (auto it = first; it != starts.end() && *it <= hi; ++it) {
+        const Region& w = written[static_cast<size_t>(it - starts.begin())];
+        if (w.flat.hi < lo) continue;
+        int64_t& seen = recorded[static_cast<size_t>(w.writer) * static_cast<size_t>(q.grid) +
+                                 static_cast<size_t>(w.block)];
+        if (seen == b) continue;
+        if (!boxes_meet(rb, &ev.pool[w.box], rank, both)) continue;
+        const int64_t from = std::max(w.flat.lo, lo), to = std::min(w.flat.hi, hi);
+        const int64_t e = first_at_or_after(both.data(), ev.strides(), rank, from);
+        if (e < 0 || e > to) continue;
+        mine.push_back({w.writer, w.block});
+        seen = b;
+        if (w.block != b && owned) {
+          owned = false;
+          p.reason = "block " + std::to_string(b) + " reads " + t->name + " element " +
+                     std::to_string(e) + ", which block " + std::to_string(w.block) + " writes";
+        }
+      }
+    }
     std::sort(mine.begin(), mine.end());
     mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
     p.producers.insert(p.producers.end(), mine.begin(), mine.end());
     p.offsets.push_back(static_cast<int64_t>(p.producers.size()));
+    if (known == same_reads.end()) same_reads.emplace(reads, mine);
   }
   p.steps = ev.steps;
   p.mapped = true;

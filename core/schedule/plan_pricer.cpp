@@ -284,17 +284,44 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
   }
   if (!share) return build(k, context, p);
   // A structural twin priced before (another layer of the same shape): its price, renamed.
+  // A twin being built on another thread (prefetch prices a layer's twins side by side) is
+  // waited for rather than built a second time.
   PartitionStructure s = structure(context, p);
   {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    auto it = m_twins.find(s.key);
-    if (it != m_twins.end())
-      if (std::optional<plan::PartitionPrice> renamed =
-              rename_price(it->second.price, it->second.structure, s, it->second.id, p.id)) {
-        ++m_twin_hits;
-        return m_cache.emplace(k, std::move(*renamed)).first->second;
+    std::unique_lock<std::mutex> lock(m_mutex);
+    for (;;) {
+      auto done = m_cache.find(k);
+      if (done != m_cache.end()) {
+        ++m_hits;
+        return done->second;
       }
+      auto it = m_twins.find(s.key);
+      if (it != m_twins.end()) {
+        if (std::optional<plan::PartitionPrice> renamed =
+                rename_price(it->second.price, it->second.structure, s, it->second.id, p.id)) {
+          ++m_twin_hits;
+          return m_cache.emplace(k, std::move(*renamed)).first->second;
+        }
+        break;
+      }
+      if (m_building.insert(s.key).second) break;
+      m_built.wait(lock);
+    }
   }
+  // Whatever happens to the build, threads waiting for this structure look again.
+  struct Done {
+    const PlanPricer& self;
+    const std::string& key;
+    ~Done() {
+      {
+        std::lock_guard<std::mutex> lock(self.m_mutex);
+        self.m_building.erase(key);
+      }
+      self.m_built.notify_all();
+    }
+  };
+  const std::string building = s.key;
+  Done done{*this, building};
   plan::PartitionPrice out = build(k, context, p);
   std::lock_guard<std::mutex> lock(m_mutex);
   std::string key = s.key;

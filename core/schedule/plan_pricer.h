@@ -3,6 +3,7 @@
 /// built instead of building them again.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <list>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/gpu/calibration.h"
@@ -110,6 +112,9 @@ class PlanPricer : public plan::KernelPricer {
     int id = 0;  ///< the partition it was built for (its kernels are named for it)
   };
   mutable std::map<std::string, Twin> m_twins;
+  /// Structures being built now, and the signal that one of them was (a twin waits for it).
+  mutable std::set<std::string> m_building;
+  mutable std::condition_variable m_built;
   bool m_share_structures = true;
   mutable size_t m_twin_hits = 0;
   /// Kernel sets by key, most recently used first; m_kernel_at indexes the list.

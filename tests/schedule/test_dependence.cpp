@@ -118,6 +118,34 @@ TEST(Dependence, NextBlockNamesItsOneProducer) {
   expect_agree(qs[0].first, d);
 }
 
+TEST(Dependence, BlocksReadingTheSameRegionsShareProducersNotTheirReason) {
+  // Blocks 2 and 3 read what blocks 0 and 1 read (the same regions): the same producers, taken
+  // from the earlier block's answer, but block 0 read its own block's writes and block 2 reads
+  // another's, so the first cross-block read is block 2's own.
+  Pair p;
+  auto qs = queries(p.stages(
+      [](Expr b, Expr t) { return te::floormod(b, te::int_imm(2)) * te::int_imm(kBlock) + t; }));
+  ASSERT_EQ(qs.size(), 1u);
+  const DependenceProof& d = qs[0].second;
+  EXPECT_EQ(d.level, Ownership::None);
+  ASSERT_TRUE(d.mapped) << d.reason;
+  EXPECT_EQ(d.reason, "block 2 reads y element 0, which block 0 writes");
+  for (int64_t b = 0; b < kGrid; ++b) {
+    std::vector<ProducerBlock> want = {{0, static_cast<int32_t>(b % 2)}};
+    EXPECT_TRUE(d.producers_of(b) == want) << show(d);
+  }
+  expect_agree(qs[0].first, d);
+  // Every block reads block 0's part: block 1 is the first to read across blocks, blocks 2 and
+  // 3 take block 1's answer.
+  auto all = queries(p.stages([](Expr, Expr t) { return t; }));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].second.reason, "block 1 reads y element 0, which block 0 writes");
+  const std::vector<ProducerBlock> block0 = {{0, 0}};
+  for (int64_t b = 0; b < kGrid; ++b)
+    EXPECT_TRUE(all[0].second.producers_of(b) == block0) << show(all[0].second);
+  expect_agree(all[0].first, all[0].second);
+}
+
 TEST(Dependence, DataDependentIndexWaitsForEveryProducer) {
   // The enumeration cannot evaluate the index; the symbolic proof keeps it as an interval over
   // the whole tensor, so every block depends on every producer block: flags still suffice.

@@ -296,11 +296,26 @@ MainloopCost mainloop_cost(const GpuSpec& spec, const CostConstants& c, const St
   // wgmma reads its operands from shared memory once per warpgroup (four warps), not per warp.
   const double readers = s.instruction == "wgmma" ? std::max(1.0, warps / 4) : warps;
   const double edge = std::sqrt(tile), warp_edge = std::sqrt(tile / readers);
-  const double tile_bytes = 2 * edge * kk * es;                 // the A and B panels of one trip
-  const double ldsm_bytes = readers * 2 * warp_edge * kk * es;  // each reader's rows, columns
+  // An f32 ring under fp16/bf16 (4-byte staged operands of a 2-byte MMA, Tile::f32_ring): each
+  // trip converts the ring's stage into the compute-type tile (4 bytes read and 2 written an
+  // element), behind a second block barrier, and ldmatrix reads the 2-byte tile.
+  const double mma_es = c.precision == Precision::TF32 ? 4.0 : 2.0;
+  const bool ring = s.instruction == "mma.sync" && es > mma_es;
+  const double tile_bytes = 2 * edge * kk * es;  // the A and B panels of one trip
+  const double ldsm_bytes =
+      readers * 2 * warp_edge * kk * (ring ? mma_es : es);  // each reader's rows, columns
+  const double convert_bytes = ring ? 2 * edge * kk * (es + mma_es) : 0.0;
   const double mma = blocks * 2 * tile * kk / mma_sm;
-  const double shared = blocks * (ldsm_bytes + tile_bytes) / smem_bw;  // reads + staging writes
-  const double compute = std::max(mma, shared) + kPipeInterference * std::min(mma, shared);
+  // reads + staging writes (+ the ring's conversion)
+  const double shared = blocks * (ldsm_bytes + tile_bytes + convert_bytes) / smem_bw;
+  double compute = std::max(mma, shared) + kPipeInterference * std::min(mma, shared);
+  if (ring) {
+    // Within one block the conversion and its barrier come before the trip's ldmatrix and
+    // MMAs; co-resident blocks overlap them with their own MMAs, one block cannot.
+    const double one = convert_bytes / smem_bw + kBlockBarrierClocks / clock +
+                       std::max(mma, blocks * ldsm_bytes / smem_bw) / blocks;
+    compute = std::max(compute, one);
+  }
   const double transfer = blocks * tile_bytes / l2_sm;
   const double load = latency + transfer;
   const bool pipelined = s.staging == MainloopStructure::Staging::Pipelined;

@@ -169,7 +169,10 @@ struct StageWork {
 /// and staging traffic at the SM's shared-memory bandwidth (compute), and the operand tiles at
 /// the SM's share of L2 bandwidth behind one memory latency (load). Synchronous staging costs
 /// load plus compute; a pipeline of depth d their maximum, with the load's latency divided
-/// over the d tiles in flight. Then the pipeline's fill and the epilogue, per wave of blocks.
+/// over the d tiles in flight. An f32 ring under fp16/bf16 (4-byte staged operands of 2-byte
+/// MMAs) adds its conversion to the shared-memory traffic, and a trip of one block is never
+/// shorter than that conversion, its second barrier and the block's own MMAs or ldmatrix.
+/// Then the pipeline's fill and the epilogue, per wave of blocks.
 struct MainloopCost {
   bool priced = false;      ///< a structure was priced (false: a SIMT stage, or none recognized)
   bool calibrated = false;  ///< priced at a calibration's measured rate for this template
@@ -216,6 +219,10 @@ constexpr double kSharedBytesPerClock = 128;
 /// Latency of one mainloop tile load from L2/DRAM, in SM clocks (an estimate between an L2 hit,
 /// ~250, and a DRAM access, ~600; no calibration measures it yet).
 constexpr double kMainloopLatencyClocks = 500;
+/// One block barrier whose warps arrive together, in SM clocks (an estimate: published
+/// microbenchmarks of Volta and Ampere put __syncthreads at a few tens of clocks). Priced where
+/// a mainloop trip has a barrier no co-resident block hides: the f32 ring's second barrier.
+constexpr double kBlockBarrierClocks = 40;
 /// When the tensor pipe and the shared-memory pipe of an SM are both busy, this share of the
 /// lesser of the two is not hidden behind the greater (an estimate: ldmatrix feeds the MMAs of
 /// the same warp, and neither template double-buffers its fragments).

@@ -57,6 +57,12 @@ bool estimate_at(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
   e.threads = t.threads();
   if (e.threads < s.warp_size || e.threads > s.max_threads_per_block) return false;
   if (o.limits.threads > 0 && e.threads != o.limits.threads) return false;
+  // tf32's B fragments are read with 32-bit shared loads, rows t and t + 4 of eight columns;
+  // the swizzle keeps those on distinct banks only in rows of 8 or more 16-byte chunks
+  // (docs/mainloop.md): narrower tiles of the Ampere mainloop meet bank conflicts.
+  if (t.tensor_core && o.precision == gpu::Precision::TF32 && gpu::mma_warp_tile(t) &&
+      t.bn * 4 < 8 * 16)
+    return false;
   const gpu::MmaOperands ops = operands_of(p, o.precision);
   const gpu::TileResources r = gpu::tile_resources(t, p.in_bytes, o.precision, &ops);
   e.regs_per_thread = r.regs_per_thread;
@@ -109,32 +115,85 @@ bool estimate_at(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
   return true;
 }
 
-/// The mainloop of tensor-core tile `e.tile` built on `p` priced from its structure, as
-/// schedule::price_kernel prices the built stage: its blocks on their SMs at the occupancy its
-/// registers and shared memory leave.
-double mainloop_us(const GemmProblem& p, const TileEstimate& e, const TuneOptions& o,
-                   const gpu::CostConstants& cc) {
-  const gpu::MmaMainloop m = gpu::mma_mainloop(e.tile, operands_of(p, o.precision), o.precision);
+/// Tensor-core tile `e.tile` (estimate_at filled) priced from the structure it builds:
+///  - the mainloop (gpu::mma_mainloop_structure, gpu::stage_cost's mainloop_cost, as
+///    schedule::price_kernel prices the built stage) on the FLOPs the tile computes, padding
+///    included (whole bm x bn tiles, ceil(k / bk) trips of bk), at the occupancy its registers
+///    and shared memory leave, over the waves of its grid;
+///  - the operand traffic of the whole grid: each block reads its A row panel and B column
+///    panel, and writes its output tile. A panel's first read comes from DRAM; its re-reads by
+///    other blocks from L2 where the reuse distance in launch order fits the L2 (a tensor
+///    touched again within the L2's size is an L2 hit, as price_kernel takes it) or the
+///    readers share a wave, else from DRAM again; at the bandwidth cost model v2 gives the
+///    grid (gpu::stage_cost: a grid on few SMs, or with few warps per SM, draws less);
+///  - a pipelined mainloop (cp.async) overlaps the traffic with the MMAs: its K loop costs the
+///    greater of the two; synchronous staging exposes the loads: the MMAs plus the greater of
+///    the traffic and the mainloop's own loads. Then the pipeline's fill and the epilogue per
+///    wave.
+/// Sets mainloop_us, compute_us (the K loop's MMAs and shared traffic), memory_us (the
+/// traffic), dram_bytes, l2_bytes and total_us.
+void price_structure(const GemmProblem& p, TileEstimate& e, const TuneOptions& o,
+                     const gpu::CostConstants& cc) {
+  const gpu::Tile& t = e.tile;
+  const gpu::MmaMainloop m = gpu::mma_mainloop(t, operands_of(p, o.precision), o.precision);
+  const int64_t mt = ceil_div(p.m, t.bm), nt = ceil_div(p.n, t.bn), ks = ceil_div(p.k, t.bk);
   gpu::StageWork w;
-  w.flops = 2 * p.batch * p.m * p.n * p.k;
+  w.flops = 2 * p.batch * (mt * t.bm) * (nt * t.bn) * (ks * t.bk);
   w.tensor_core = true;
-  w.mainloop = gpu::mma_mainloop_structure(e.tile, m);
+  w.mainloop = gpu::mma_mainloop_structure(t, m);
   w.grid = e.blocks;
   w.block = e.threads;
   w.regs = static_cast<int>(e.regs_per_thread);
   w.smem = e.smem_bytes;
-  return gpu::stage_cost(o.gpu, cc, w).mainloop.total_us;
+  const gpu::StageCost sc = gpu::stage_cost(o.gpu, cc, w);
+  const gpu::MainloopCost& ml = sc.mainloop;
+  e.mainloop_us = ml.total_us;
+  const double waves = double(std::max<int64_t>(sc.waves, 1));
+  const double trips = waves * double(ml.steps);
+
+  // Operand traffic. Blocks run N tile fastest, then M, then the batch (schedule/gemm_mma.cpp),
+  // so the nt blocks that share an A row panel run one after another: its first read comes
+  // from DRAM, the others from L2. The blocks sharing a B column panel are a row of tiles
+  // apart: an L2 hit while B and one A panel fit the L2 (touched again within the L2's size),
+  // or while they run in the same wave; else B comes from DRAM once per wave's rows.
+  const int64_t a_bytes = p.m * p.k * p.in_bytes, b_bytes = p.k * p.n * p.in_bytes;
+  const int64_t out_bytes = p.batch * p.m * p.n * p.out_bytes;
+  const int64_t rows_per_wave = std::max<int64_t>(1, e.co_resident / nt);
+  const int64_t b_reads = b_bytes + t.bm * p.k * p.in_bytes <= cc.l2_bytes
+                              ? 1
+                              : std::min<int64_t>(mt, ceil_div(mt, rows_per_wave));
+  e.dram_bytes = p.batch * (a_bytes + b_reads * b_bytes) + out_bytes;
+  e.l2_bytes = p.batch * (a_bytes * (nt - 1) + b_bytes * (mt - b_reads));
+  // At the bandwidth cost model v2 gives the grid (price_kernel's stage_cost: the SMs it
+  // occupies, each drawing at most a few times its share, and only with enough warps).
+  gpu::StageWork mw = w;
+  mw.flops = 0;
+  mw.tensor_core = false;
+  mw.dram_read_bytes = e.dram_bytes - out_bytes;
+  mw.write_bytes = out_bytes;
+  mw.l2_read_bytes = e.l2_bytes;
+  const gpu::StageCost msc = gpu::stage_cost(o.gpu, cc, mw);
+  e.memory_us = msc.dram_us + msc.l2_us;
+
+  // The K loop: MMAs and shared traffic, loads overlapped (pipelined) or exposed (synchronous).
+  const bool pipelined = w.mainloop.staging == gpu::MainloopStructure::Staging::Pipelined;
+  e.compute_us = trips * ml.compute_us;
+  const double loop = pipelined ? std::max(trips * ml.step_us, e.memory_us)
+                                : e.compute_us + std::max(e.memory_us, trips * ml.load_us);
+  e.total_us = std::max(loop + waves * (ml.fill_us + ml.epilogue_us), sc.flop_us);
 }
 
-/// `t` (tensor-core, depth open) at the depth whose mainloop prices lowest: 2..4 stages where a
-/// copy is asynchronous (deeper rings hide more of the load's latency but take shared memory,
-/// and so co-resident blocks), else 2 (the converted operands run one stage ahead whatever the
-/// ring holds). The shallower of equal prices.
+/// `t` (tensor-core, depth open) at the depth, and for f32 operands under fp16/bf16 the staging
+/// (an f32 ring or the conversion through registers), that price_structure prices lowest:
+/// 2..4 stages where a copy is asynchronous (deeper rings hide more of the load's latency but
+/// take shared memory, and so co-resident blocks), else 2 (the converted operands run one
+/// stage ahead whatever the ring holds). Of equal prices the lower mainloop, then the
+/// shallower.
 bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
               const gpu::CostConstants& cc, TileEstimate& e) {
   if (!t.tensor_core || t.stages > 0 || cc.tensor_tflops <= 0 || !gpu::mma_warp_tile(t)) {
     if (!estimate_at(p, t, o, e)) return false;
-    if (t.tensor_core && cc.tensor_tflops > 0) e.mainloop_us = mainloop_us(p, e, o, cc);
+    if (t.tensor_core && cc.tensor_tflops > 0) price_structure(p, e, o, cc);
     return true;
   }
   // f32 operands under fp16/bf16: converted through registers, or an f32 cp.async ring (twice
@@ -153,8 +212,12 @@ bool estimate(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
       td.stages = d;
       TileEstimate ed;
       if (!estimate_at(p, td, o, ed)) continue;
-      ed.mainloop_us = mainloop_us(p, ed, o, cc);
-      if (!found || ed.mainloop_us < e.mainloop_us * (1 - 1e-9)) {
+      price_structure(p, ed, o, cc);
+      // The lowest total; of equal totals (the traffic bounds both) the lower mainloop, which
+      // leaves more slack to the traffic; then the shallower.
+      const bool lower = ed.total_us < e.total_us * (1 - 1e-9);
+      const bool equal = !lower && ed.total_us <= e.total_us * (1 + 1e-9);
+      if (!found || lower || (equal && ed.mainloop_us < e.mainloop_us * (1 - 1e-9))) {
         e = std::move(ed);
         found = true;
       }
@@ -231,9 +294,15 @@ std::string TileEstimate::why() const {
                   std::to_string(blocks) + " blocks = " + fmt("%.2f", waves) + " waves (" +
                   std::to_string(blocks_per_sm) + " per SM";
   if (!limited_by.empty()) s += ", " + limited_by;
-  s += "), " + mb(load_bytes) + " loaded, model " + fmt("%.2f", total_us) + " us (compute " +
-       fmt("%.2f", compute_us) + ", memory " + fmt("%.2f", memory_us) + ")";
-  if (tile.tensor_core && mainloop_us > 0) s += ", mainloop " + fmt("%.2f", mainloop_us) + " us";
+  s += "), " + mb(load_bytes) + " loaded";
+  if (tile.tensor_core && mainloop_us > 0) {
+    s += " (DRAM " + mb(dram_bytes) + ", L2 " + mb(l2_bytes) + "), model " + fmt("%.2f", total_us) +
+         " us (K loop compute " + fmt("%.2f", compute_us) + ", traffic " + fmt("%.2f", memory_us) +
+         "), mainloop " + fmt("%.2f", mainloop_us) + " us";
+  } else {
+    s += ", model " + fmt("%.2f", total_us) + " us (compute " + fmt("%.2f", compute_us) +
+         ", memory " + fmt("%.2f", memory_us) + ")";
+  }
   if (measured_us >= 0) s += ", measured " + fmt("%.2f", measured_us) + " us";
   return s;
 }
@@ -281,6 +350,14 @@ std::string rank_key(const GemmProblem& p, const TuneOptions& o) {
 }
 
 }  // namespace
+
+bool estimate_tile(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
+                   TileEstimate& out) {
+  SOUFFLE_CHECK(o.gpu.sm_count > 0, "estimate_tile: no GPU spec");
+  const bool tc = o.precision != gpu::Precision::FP32;
+  return estimate(p, t, o, gpu::cost_constants(o.gpu, tc ? o.precision : gpu::Precision::FP32),
+                  out);
+}
 
 std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o) {
   SOUFFLE_CHECK(o.gpu.sm_count > 0, "rank_tiles: no GPU spec");

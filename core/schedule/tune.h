@@ -40,15 +40,26 @@ struct TileEstimate {
   std::string limited_by;   ///< what caps blocks_per_sm
   double waves = 0;         ///< blocks / co_resident
   int64_t load_bytes = 0;   ///< operand panels each block loads plus the output it writes
-  double compute_us = 0;    ///< FLOPs (padded to whole tiles) over the waves at the spec's peak
-  double memory_us = 0;     ///< load_bytes at DRAM bandwidth (from the SMs the grid occupies)
-  double total_us = 0;      ///< overlapped (double-buffered) or partly exposed (single)
+  /// Tensor-core tiles: load_bytes split into what DRAM serves (first reads, the output, and
+  /// re-reads where the operands do not fit the L2) and what L2 serves (panel re-reads).
+  int64_t dram_bytes = 0, l2_bytes = 0;
+  /// SIMT tiles: FLOPs (padded to whole tiles) over the waves at the spec's peak. Tensor-core
+  /// tiles: the mainloop's K loop (MMAs, ldmatrix and staging traffic) over the waves.
+  double compute_us = 0;
+  /// SIMT tiles: load_bytes at DRAM bandwidth (from the SMs the grid occupies). Tensor-core
+  /// tiles: dram_bytes at DRAM and l2_bytes at L2 bandwidth, the same way.
+  double memory_us = 0;
+  /// SIMT tiles: overlapped (double-buffered) or partly exposed (single). Tensor-core tiles:
+  /// priced by structure (rank_tiles): the K loop with the traffic overlapped (pipelined) or
+  /// exposed (synchronous), then the fill and the epilogue per wave.
+  double total_us = 0;
   /// Tensor-core tiles: the mainloop at the chosen depth (tile.stages) priced from its structure
-  /// (gpu::mainloop_cost), the price the depth was chosen by.
+  /// (gpu::mainloop_cost) on the tile's padded FLOPs, fill and epilogue included.
   double mainloop_us = 0;
   double measured_us = -1;  ///< from TuneOptions::measure; negative when not measured
   /// "gemm 128x64x16 tile 8x4, double-buffered, 96 blocks = 0.73 waves (1 per SM, registers),
-  /// 12.6 MB loaded, model 10.5 us (compute 8.1, memory 10.5)".
+  /// 12.6 MB loaded, model 10.5 us (compute 8.1, memory 10.5)"; a tensor-core tile also
+  /// splits the bytes (DRAM, L2) and names its K loop's compute, its traffic and its mainloop.
   std::string why() const;
 };
 
@@ -81,11 +92,22 @@ std::vector<gpu::Tile> tensor_core_tile_space();
 /// The tiles of tile_space() that fit `o.gpu` and `o.limits` (threads, registers estimate,
 /// shared memory, at least one block per SM), estimated and sorted best first: lowest total_us,
 /// then fewer bytes loaded, then fewer waves, then double-buffered, then the larger tile.
-/// Under a tensor-core precision (tf32/fp16/bf16) the tiles of tensor_core_tile_space() at the
-/// GPU's tensor-core peak instead, each at the pipeline depth (2..4 stages where a copy is
-/// asynchronous, else 2) whose mainloop gpu::mainloop_cost prices lowest given the shared
-/// memory and occupancy that depth leaves; the shallower of equal prices.
+/// Under a tensor-core precision (tf32/fp16/bf16) the tiles of tensor_core_tile_space()
+/// instead, priced by the structure they build: the mainloop as gpu::mainloop_cost prices it
+/// (on the FLOPs of whole tiles, at the occupancy the tile's registers and shared memory
+/// leave, over its waves) against the operand panels' traffic of the whole grid (first reads
+/// from DRAM, re-reads from L2 where the operands fit it): a pipelined mainloop costs the
+/// greater, synchronous staging the MMAs plus the greater of the traffic and its own loads;
+/// then the fill and the epilogue per wave. Each tile at the pipeline depth (2..4 stages where
+/// a copy is asynchronous, else 2) and, for f32 operands under fp16/bf16, with or without the
+/// f32 ring, whichever prices lowest; the shallower of equal prices.
 std::vector<TileEstimate> rank_tiles(const GemmProblem& p, const TuneOptions& o);
+
+/// The estimate of tile `t` on `p` as rank_tiles makes it: a tensor-core tile with t.stages set
+/// at that depth and t.f32_ring as given, else at the depth and staging rank_tiles chooses.
+/// False when the tile does not fit `o.gpu` and `o.limits`.
+bool estimate_tile(const GemmProblem& p, const gpu::Tile& t, const TuneOptions& o,
+                   TileEstimate& out);
 
 struct TuneResult {
   std::vector<TileEstimate> ranked;  ///< best first; empty when no tile fits

@@ -7,7 +7,9 @@
 #include <string>
 #include <tuple>
 
+#include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
+#include "core/gpu/tile.h"
 #include "core/loop/verify.h"
 #include "core/schedule/schedule.h"
 #include "core/schedule/tune.h"
@@ -237,13 +239,18 @@ TEST(Tune, TensorCoreTilesUnderFp16) {
   const TileEstimate& best = r.front();
   std::printf("4096^3 fp16 on a100: %s\n", best.why().c_str());
   EXPECT_EQ(best.why().rfind("gemm_tc tensor-core tile ", 0), 0u) << best.why();
-  // The tile model has no L2, so operand panels bound both; the math itself is 8x faster.
+  // Operand panels bound both (the tensor-core tile's re-reads at L2 bandwidth); the math
+  // itself is 8x faster.
   EXPECT_LT(best.total_us * 2, simt.front().total_us);
   EXPECT_LT(best.compute_us * 4, simt.front().compute_us);
   EXPECT_GE(best.tile.tm * best.tile.tn, 4);  // 1x1 fragments reload a fragment per MMA
   EXPECT_GE(best.tile.bm * best.tile.bn, 64 * 64);
-  // One 16x16 fragment per warp and one warp per block is the worst of the space here.
+  // One 16x16 fragment per warp and one warp per block is the worst of the space here (in
+  // whichever form of its f32 operands the tuner kept).
+  Tile tiny_ring{16, 16, 16, 1, 1, false, true};
+  tiny_ring.f32_ring = true;
   const TileEstimate* tiny = find(r, {16, 16, 16, 1, 1, false, true});
+  if (!tiny) tiny = find(r, tiny_ring);
   ASSERT_TRUE(tiny);
   EXPECT_GT(tiny->total_us, 4 * best.total_us);
 }
@@ -299,6 +306,115 @@ TEST(Tune, TensorCoreLimitsAndIntegerGemms) {
   EXPECT_EQ(t.threads(), 2 * 2 * 32);
   EXPECT_EQ(t.describe(), "tensor-core tile 128x64x64, warps 2x2 of 4x2 fragments");
   EXPECT_EQ(schedule::with_tile(c, Tile{}).tc_tile.bm, 0);
+}
+
+/// The estimate of tensor-core tile `t` in whichever form of its f32 operands the tuner kept.
+const TileEstimate* find_tc(const std::vector<TileEstimate>& r, Tile t) {
+  t.f32_ring = false;
+  if (const TileEstimate* e = find(r, t)) return e;
+  t.f32_ring = true;
+  return find(r, t);
+}
+
+TEST(Tune, TensorCoreTilesOfEqualMainloopRankByOperandTraffic) {
+  // 256x16x64 and 64x64x64 at 2 stages, both 4 warps of 4 fragments, on 512 x 512 x 1024 f16:
+  // 64 blocks each, one per SM, and the same mainloop structure (4096-element tile, k 64 a
+  // trip), so the mainloop prices them alike; 256x16 re-reads the A panels 32 times (64x64:
+  // 8), more than twice the operand traffic, and is priced above it.
+  GemmProblem p{1, 512, 512, 1024, 2, 2};
+  schedule::TuneOptions o = on("a100");
+  o.precision = gpu::Precision::FP16;
+  Tile skewed_tile{256, 16, 64, 4, 1, false, true}, square_tile{64, 64, 64, 2, 2, false, true};
+  skewed_tile.stages = square_tile.stages = 2;
+  TileEstimate skewed, square;
+  ASSERT_TRUE(schedule::estimate_tile(p, skewed_tile, o, skewed));
+  ASSERT_TRUE(schedule::estimate_tile(p, square_tile, o, square));
+  std::printf("skewed: %s\nsquare: %s\n", skewed.why().c_str(), square.why().c_str());
+  EXPECT_EQ(skewed.blocks, square.blocks);
+  ASSERT_NEAR(skewed.mainloop_us, square.mainloop_us, 1e-9 * square.mainloop_us);
+  EXPECT_GT(skewed.l2_bytes, 2 * square.l2_bytes);
+  EXPECT_EQ(skewed.dram_bytes, square.dram_bytes);  // each operand once; the rest from L2
+  EXPECT_GT(skewed.memory_us, square.memory_us);
+  // Here the mainloop bounds both (the traffic overlaps it): equal prices, less traffic first.
+  EXPECT_GE(skewed.total_us, square.total_us);
+  const std::vector<TileEstimate> r = schedule::rank_tiles(p, o);
+  const TileEstimate* rs = find(r, {256, 16, 64, 4, 1, false, true});
+  const TileEstimate* rq = find(r, {64, 64, 64, 2, 2, false, true});
+  ASSERT_TRUE(rs && rq);
+  EXPECT_LT(rq - r.data(), rs - r.data());
+  // At 4 stages the ring hides the load's latency, the mainloop shortens, and the traffic
+  // bounds the skewed tile: priced above the square one.
+  skewed_tile.stages = square_tile.stages = 4;
+  TileEstimate skewed_slow, square_slow;
+  ASSERT_TRUE(schedule::estimate_tile(p, skewed_tile, o, skewed_slow));
+  ASSERT_TRUE(schedule::estimate_tile(p, square_tile, o, square_slow));
+  std::printf("4 stages: %s\n          %s\n", skewed_slow.why().c_str(), square_slow.why().c_str());
+  EXPECT_NEAR(skewed_slow.mainloop_us, square_slow.mainloop_us, 1e-9 * square.mainloop_us);
+  EXPECT_GT(skewed_slow.total_us, square_slow.total_us * 1.2) << skewed_slow.why();
+  // Every tensor-core estimate is at least its traffic and its K loop's compute.
+  for (const TileEstimate& e : r) {
+    EXPECT_EQ(e.dram_bytes + e.l2_bytes, e.load_bytes) << e.why();
+    EXPECT_GE(e.total_us, e.memory_us) << e.why();
+    EXPECT_GE(e.total_us, e.compute_us) << e.why();
+  }
+}
+
+TEST(Tune, TensorCoreTilesDoNotPadPastTheProblem) {
+  // The sample BERT's GEMMs (128 tokens; f32 tensors under fp16). Ranked by the mainloop's
+  // price alone (on the GEMM's own FLOPs), 256x16x64 tiles once won here: half of each tile
+  // past M. Priced by structure (the FLOPs of whole tiles, the panels' traffic) they lose to
+  // a tile within M.
+  schedule::TuneOptions o = on("a100");
+  o.precision = gpu::Precision::FP16;
+  for (const GemmProblem& shape :
+       {GemmProblem{1, 128, 256, 128, 4, 4}, GemmProblem{1, 128, 64, 512, 4, 4},
+        GemmProblem{1, 128, 192, 128, 4, 4}}) {
+    GemmProblem p = shape;
+    p.operands_known = true;
+    p.operands = {gpu::MmaElem::F32, gpu::MmaElem::F32};
+    const std::vector<TileEstimate> r = schedule::rank_tiles(p, o);
+    ASSERT_FALSE(r.empty());
+    const TileEstimate& best = r.front();
+    std::printf("%lldx%lldx%lld: %s\n", static_cast<long long>(p.m), static_cast<long long>(p.n),
+                static_cast<long long>(p.k), best.why().c_str());
+    EXPECT_LE(best.tile.bm, p.m) << best.why();
+    const TileEstimate* skewed = find_tc(r, {256, 16, 64, 4, 1, false, true});
+    ASSERT_TRUE(skewed);
+    EXPECT_GT(skewed->total_us, best.total_us) << skewed->why();
+    EXPECT_LE(best.dram_bytes, skewed->dram_bytes) << skewed->why();
+  }
+}
+
+TEST(Tune, F32RingConversionIsPriced) {
+  // The f32 ring converts its stage into the ldmatrix tile every K step behind a second block
+  // barrier: at one block per SM its trip costs more than an f16 ring's of the same tile, by at
+  // least the conversion's shared traffic and the barrier.
+  const gpu::GpuSpec spec = gpu::gpu_spec("a100");
+  const gpu::CostConstants cc = gpu::cost_constants(spec, gpu::Precision::FP16);
+  Tile t{64, 64, 32, 2, 2, false, true};
+  t.stages = 3;
+  t.f32_ring = true;
+  auto trip = [&](gpu::MmaElem elem) {
+    gpu::StageWork w;
+    w.flops = 2LL * 64 * 64 * 1024;
+    w.tensor_core = true;
+    w.mainloop =
+        gpu::mma_mainloop_structure(t, gpu::mma_mainloop(t, {elem, elem}, gpu::Precision::FP16));
+    w.grid = 1;
+    w.block = t.threads();
+    return gpu::mainloop_cost(spec, cc, w, 1, 1);
+  };
+  const gpu::MainloopCost ring = trip(gpu::MmaElem::F32), f16 = trip(gpu::MmaElem::F16);
+  ASSERT_TRUE(ring.priced && f16.priced);
+  EXPECT_EQ(ring.steps, f16.steps);
+  const double clock = gpu::sm_clock_ghz(spec) * 1e3;  // clocks per microsecond
+  // 64x64x32: (64 + 64) x 32 elements converted, 6 bytes each, at 128 bytes a clock.
+  const double convert_us = (128.0 * 32 * 6 / gpu::kSharedBytesPerClock) / clock;
+  const double barrier_us = gpu::kBlockBarrierClocks / clock;
+  std::printf("trip: f16 ring %.4f us, f32 ring %.4f us (conversion %.4f, barrier %.4f)\n",
+              f16.compute_us, ring.compute_us, convert_us, barrier_us);
+  EXPECT_GE(ring.compute_us, f16.compute_us + convert_us + barrier_us - 1e-9);
+  EXPECT_NE(ring.from.find("4-byte operands"), std::string::npos) << ring.from;
 }
 
 }  // namespace

@@ -6,11 +6,13 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QPixmap>
 #include <QStatusBar>
 #include <QTimer>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -54,6 +56,18 @@ QString noMatch(const QString& text, const MainWindow& window) {
   return QStringLiteral("--select %1: no node's name or op type contains it (%2 nodes looked at)")
       .arg(text)
       .arg(g ? g->nodes.size() : 0);
+}
+
+/// Runs `fn` once the events queued now, and those they queue in turn (a few rounds deep), are
+/// handled.
+void afterQueuedEvents(QObject* context, std::function<void()> fn, int rounds = 4) {
+  QTimer::singleShot(0, context, [context, fn = std::move(fn), rounds]() mutable {
+    QCoreApplication::sendPostedEvents();
+    if (rounds <= 1)
+      fn();
+    else
+      afterQueuedEvents(context, std::move(fn), rounds - 1);
+  });
 }
 
 /// --timings: each step of a start, in milliseconds since the process started, on stderr. The
@@ -394,7 +408,9 @@ int main(int argc, char** argv) {
   if (shooting) {
     auto save = [&window, shotPath, &timings](int code) {
       timings.mark("grabbing the picture");
-      const bool ok = window.grab().save(shotPath);
+      const QPixmap picture = window.grab();
+      timings.mark("window painted");
+      const bool ok = picture.save(shotPath);
       timings.mark("picture saved");
       if (!ok) std::fprintf(stderr, "souffle-explorer: cannot write %s\n", qPrintable(shotPath));
       QApplication::exit(ok ? code : 1);
@@ -424,14 +440,14 @@ int main(int argc, char** argv) {
         QApplication::exit(2);
         return;
       }
-      // Let queued repaints (minimap, panels) land before grabbing; a shown Memory panel
-      // records the selected node's stage first.
-      QTimer::singleShot(300, &window, [&window, save] {
+      // Let what is queued (signals, layout requests, panels filled) land before grabbing (the
+      // grab paints the window itself); a shown Memory panel records the selected node's stage
+      // first.
+      afterQueuedEvents(&window, [&window, save] {
         souffle::views::MemoryPanel* memory = window.memoryPanel();
         if (!memory->isVisible() || !memory->isBusy()) return save(0);
-        QObject::connect(memory, &souffle::views::MemoryPanel::ready, &window, [&window, save] {
-          QTimer::singleShot(300, &window, [save] { save(0); });
-        });
+        QObject::connect(memory, &souffle::views::MemoryPanel::ready, &window,
+                         [&window, save] { afterQueuedEvents(&window, [save] { save(0); }); });
       });
     };
     QObject::connect(&window, &MainWindow::graphDrawn, &window, shoot);

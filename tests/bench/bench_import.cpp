@@ -1,11 +1,12 @@
 // Loading a model as the CLI and the explorer do (import, fold, lower; load_model), one way per
 // process so that the peak memory is that way's alone:
-//   bench_import MODEL.onnx [--mode eager|mapped|memory] [--runs N]
+//   bench_import MODEL.onnx [--mode eager|mapped|memory|ondemand] [--runs N]
 // eager copies every weight at import (the explorer before deferral), mapped defers the weights
 // and reads them from the mapped file when first used (plan, compile), memory defers them and
-// reads them from one copy of the file this process owns (the explorer). Prints the median, min
-// and max of N loads' import step and whole load, the process's peak resident memory, and the
-// machine.
+// reads them from one copy of the file this process owns (the explorer before), ondemand defers
+// them and reads each through a descriptor kept open when first used (the explorer). Prints the
+// median, min and max of N loads' import step and whole load, the process's peak resident memory,
+// and the machine.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,11 +24,12 @@ using namespace souffle;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s MODEL.onnx [--mode eager|mapped|memory] [--runs N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL.onnx [--mode eager|mapped|memory|ondemand] [--runs N]\n",
+                 argv[0]);
     return 2;
   }
   const std::string path = argv[1];
-  std::string mode = "memory";
+  std::string mode = "ondemand";
   int runs = 3;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--mode") == 0) mode = argv[i + 1];
@@ -35,9 +37,10 @@ int main(int argc, char** argv) {
   }
   PipelineOptions po;
   po.until = Step::Lower;
-  if (mode == "mapped" || mode == "memory") po.import.defer_weights = true;
-  if (mode == "memory") po.import.read_into_memory = true;
-  if (mode != "eager" && mode != "mapped" && mode != "memory") {
+  if (mode == "mapped" || mode == "memory" || mode == "ondemand") po.import.defer_weights = true;
+  if (mode == "memory" || mode == "ondemand") po.import.read_into_memory = true;
+  if (mode == "ondemand") po.import.read_weights_on_demand = true;
+  if (mode != "eager" && mode != "mapped" && mode != "memory" && mode != "ondemand") {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
   }

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential dpkg-dev cmake ninja-build clang clang-format
+  build-essential dpkg-dev cmake ninja-build clang clang-format clang-tidy
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6svg6 libqt6opengl6-dev libgl-dev
   libgraphviz-dev nlohmann-json3-dev libcli11-dev libfmt-dev

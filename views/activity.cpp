@@ -10,16 +10,18 @@
 
 namespace souffle::views {
 
-Activity::Activity(StatusLine* status, QAction* cancel, ModelLifecycle* models,
-                   PlanController* plans, KernelRuns* runs, TimelinePanel* timeline,
-                   QObject* parent)
+Activity::Activity(StatusLine* status, ModelLifecycle* models, PlanController* plans,
+                   KernelRuns* runs, TimelinePanel* timeline, QObject* parent)
     : QObject(parent),
       m_status(status),
-      m_cancel(cancel),
+      m_cancel(new QAction(tr("Cancel (loading, planning, compiling)"), this)),
       m_models(models),
       m_plans(plans),
       m_runs(runs),
       m_timeline(timeline) {
+  m_cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+  m_cancel->setEnabled(false);
+  connect(m_cancel, &QAction::triggered, this, &Activity::cancel);
   connect(m_status, &StatusLine::cancelRequested, this, &Activity::cancelAny);
 }
 

@@ -18,9 +18,10 @@ class TimelinePanel;
 class Activity : public QObject {
   Q_OBJECT
  public:
-  /// `cancel` is the File menu's Cancel entry (enabled while a load, plan or compile runs).
-  Activity(StatusLine* status, QAction* cancel, ModelLifecycle* models, PlanController* plans,
-           KernelRuns* runs, TimelinePanel* timeline, QObject* parent = nullptr);
+  Activity(StatusLine* status, ModelLifecycle* models, PlanController* plans, KernelRuns* runs,
+           TimelinePanel* timeline, QObject* parent = nullptr);
+  /// The File menu's Cancel entry (Esc; enabled while a load, plan or compile runs).
+  QAction* cancelAction() const { return m_cancel; }
 
   /// Work started (`what` is shown) or ended (the message is cleared); the activity shown
   /// follows everything that still runs.

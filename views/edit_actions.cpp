@@ -86,10 +86,10 @@ QList<QAction*> EditActions::fillMenu(QMenu* edit) {
   m_shape = {merge, split, pin};
   QTableView* kernelTable = m_kernels->table();
   kernelTable->setContextMenuPolicy(Qt::ActionsContextMenu);
-  kernelTable->addActions(m_shape);
   auto* sep = new QAction(this);
   sep->setSeparator(true);
-  kernelTable->addAction(sep);
+  // First in the table's menu, before what the table offers itself (its CSV export).
+  kernelTable->insertActions(kernelTable->actions().value(0), m_shape + QList<QAction*>{sep});
   auto* previewSep = new QAction(this);
   previewSep->setSeparator(true);
   m_graph->setContextActions(

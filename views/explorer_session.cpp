@@ -4,6 +4,8 @@
 #include <QFileInfo>
 #include <nlohmann/json.hpp>
 
+#include "views/edit_commands.h"
+
 namespace souffle::views {
 
 QDockWidget* dockOf(QWidget* page) {
@@ -17,7 +19,8 @@ void raiseDockOf(QWidget* page) {
   }
 }
 
-ExplorerSession::ExplorerSession(QObject* parent) : QObject(parent) {}
+ExplorerSession::ExplorerSession(QObject* parent)
+    : QObject(parent), m_editor(new DecisionEditor(this)) {}
 
 void ExplorerSession::begin(const QString& modelPath, bool keepStepping) {
   m_modelPath = modelPath;

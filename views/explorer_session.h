@@ -24,6 +24,8 @@ class QDockWidget;
 
 namespace souffle::views {
 
+class DecisionEditor;
+
 /// A node picked in the graph, as the pages that follow it need it.
 struct NodeSelection {
   int box = -1;            ///< the box in the graph on screen
@@ -40,8 +42,8 @@ void raiseDockOf(QWidget* page);
 
 /// One per window. Pages subscribe to its signals and ask through it (say, reportProblem, the
 /// select* calls); MainWindow starts a model's state with begin() (the same model reloaded keeps
-/// it), so nothing of one model reaches the next. Still held elsewhere for now: the edit stack
-/// (DecisionEditor, reset when a model's state begins); the runners are KernelRuns'.
+/// it), so nothing of one model reaches the next. It holds the edit stack (reset when a model's
+/// state begins); the runners are KernelRuns'.
 class ExplorerSession : public QObject {
   Q_OBJECT
  public:
@@ -59,6 +61,8 @@ class ExplorerSession : public QObject {
   void setModel(ModelDataPtr model);
   /// The plan on screen (null before the first plan of a model arrives).
   PlanDataPtr plan() const { return m_plan; }
+  /// The user's edits of the model's plan and their undo stack (never null).
+  DecisionEditor* editor() const { return m_editor; }
   /// Replaces the plan on screen and tells the pages (planChanged), also when null.
   void setPlan(PlanDataPtr plan);
 
@@ -135,6 +139,7 @@ class ExplorerSession : public QObject {
   void profiled(souffle::views::ProfileDataPtr data);
 
  private:
+  DecisionEditor* m_editor;
   QString m_modelPath;
   ModelDataPtr m_model;
   PlanDataPtr m_plan;

@@ -1,6 +1,7 @@
 #include "views/graph_page.h"
 
 #include <QAction>
+#include <QFileDialog>
 #include <QGraphicsItem>
 #include <QMenu>
 #include <QPainter>
@@ -14,7 +15,13 @@
 
 namespace souffle::views {
 
-GraphPage::GraphPage(QWidget* parent) : QWidget(parent), m_panel(new GraphPanel(this)) {
+GraphPage::GraphPage(QWidget* parent)
+    : QWidget(parent),
+      m_panel(new GraphPanel(this)),
+      m_teLevelAction(new QAction(tr("&TE-level graph"), this)) {
+  m_teLevelAction->setCheckable(true);
+  m_teLevelAction->setShortcut(QKeySequence(tr("Ctrl+T")));
+  connect(m_teLevelAction, &QAction::toggled, this, &GraphPage::setTeLevel);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_panel);
@@ -35,12 +42,22 @@ GraphPage::GraphPage(QWidget* parent) : QWidget(parent), m_panel(new GraphPanel(
   });
 }
 
-void GraphPage::showGraph(ModelDataPtr data, bool teLevel) {
+void GraphPage::showGraph(ModelDataPtr data) {
   m_data = std::move(data);
   if (!m_data) return;
   // Aliasing pointers keep the whole ModelData alive as long as the scene shows its graph.
-  std::shared_ptr<const SceneGraph> g(m_data, teLevel ? &m_data->teGraph : &m_data->opGraph);
+  std::shared_ptr<const SceneGraph> g(m_data, m_teLevel ? &m_data->teGraph : &m_data->opGraph);
   m_panel->showGraph(g);
+}
+
+void GraphPage::setTeLevel(bool on) {
+  if (m_teLevelAction->isChecked() != on) {
+    m_teLevelAction->setChecked(on);  // re-enters through toggled
+    return;
+  }
+  if (m_teLevel == on) return;
+  m_teLevel = on;
+  emit teLevelChanged(on);
 }
 
 void GraphPage::clear() {
@@ -49,6 +66,7 @@ void GraphPage::clear() {
 }
 
 void GraphPage::attach(ExplorerSession* session) {
+  m_session = session;
   connect(m_panel, &GraphPanel::boxSelected, this, [this, session](int box) {
     const SceneGraph* g = m_panel->scene()->graph();
     if (!g || box < 0 || static_cast<size_t>(box) >= g->nodes.size()) return;
@@ -261,6 +279,33 @@ QList<QAction*> GraphPage::clusterActions() {
 
 void GraphPage::setContextActions(const QList<QAction*>& actions) {
   m_contextActions = actions;
+}
+
+QList<QAction*> GraphPage::exportActions() {
+  auto* svg = new QAction(tr("Export graph as &SVG…"), this);
+  svg->setShortcut(QKeySequence(tr("Ctrl+E")));
+  connect(svg, &QAction::triggered, this, [this] { exportSvg(); });
+  auto* png = new QAction(tr("Export graph as &PNG…"), this);
+  png->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+  connect(png, &QAction::triggered, this, [this] { exportPng(); });
+  return {svg, png};
+}
+
+void GraphPage::exportSvg(const QString& given) {
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Export graph as SVG"), QString(),
+                                        tr("SVG images (*.svg)"));
+  writeSvg(path, window()->windowTitle());
+}
+
+void GraphPage::exportPng(const QString& given) {
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getSaveFileName(this, tr("Export graph as PNG"), QString(),
+                                        tr("PNG images (*.png)"));
+  if (path.isEmpty() || !m_panel->scene()->graph()) return;
+  if (!writePng(path) && m_session) m_session->say(tr("Could not write %1").arg(path), 8000);
 }
 
 bool GraphPage::writeSvg(const QString& path, const QString& title) {

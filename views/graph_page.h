@@ -29,7 +29,12 @@ class GraphPage : public QWidget {
   /// measured times change.
   void attach(ExplorerSession* session);
   /// Draws the op-level or TE-level graph of `data` (laid out off the GUI thread).
-  void showGraph(ModelDataPtr data, bool teLevel);
+  void showGraph(ModelDataPtr data);
+  /// Whether the graph shows the TE program's ops instead of the ONNX nodes (View > TE-level
+  /// graph, Ctrl+T); a change emits teLevelChanged and the window draws the graph again.
+  bool isTeLevel() const { return m_teLevel; }
+  void setTeLevel(bool on);
+  QAction* teLevelAction() const { return m_teLevelAction; }
   void clear();
   /// The plan drawn on the graph (null: none yet); applyPlan draws it once the graph is shown.
   void setPlan(PlanDataPtr plan);
@@ -70,12 +75,24 @@ class GraphPage : public QWidget {
   /// The actions of the graph's context menu (a right click selects the node under it first).
   void setContextActions(const QList<QAction*>& actions);
 
+  /// File menu entries: export the graph as SVG (Ctrl+E) or PNG (Ctrl+Shift+E), asking where.
+  QList<QAction*> exportActions();
+  /// Writes the graph as SVG (titled as the window) or PNG to `path` (asked for when empty); a
+  /// PNG that cannot be written is said on the status bar.
+  void exportSvg(const QString& path = {});
+  void exportPng(const QString& path = {});
   /// Writes the graph as SVG (titled `title`) or PNG; false when there is none or it failed.
   bool writeSvg(const QString& path, const QString& title);
   bool writePng(const QString& path);
 
+ signals:
+  void teLevelChanged(bool on);
+
  private:
   GraphPanel* m_panel;
+  ExplorerSession* m_session = nullptr;
+  bool m_teLevel = false;
+  QAction* m_teLevelAction;
   ModelDataPtr m_data;
   PlanDataPtr m_plan;
   bool m_planShown = true;

@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QActionGroup>
+#include <QFileInfo>
 #include <QMenu>
 
 #include "views/explorer_session.h"
@@ -54,6 +55,17 @@ bool HeatColouring::importProfile(const QString& given, const QString& dir) {
   m_session->say(m_imported->summary().remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>")),
                  15000);
   return true;
+}
+
+QAction* HeatColouring::importAction() {
+  auto* import = new QAction(tr("&Import a profile…"), this);
+  import->setShortcut(QKeySequence(tr("Ctrl+I")));
+  import->setStatusTip(
+      tr("Measured times from another tool on the graph: a CSV of name and time, "
+         "Nsight Compute's CSV export, or a PyTorch profiler trace"));
+  connect(import, &QAction::triggered, this,
+          [this] { importProfile({}, QFileInfo(m_session->modelPath()).absolutePath()); });
+  return import;
 }
 
 MeasuredTimes HeatColouring::measuredTimes() const {

@@ -41,6 +41,8 @@ class HeatColouring : public QObject {
   /// Reads a timing file (asked for in `dir` when `path` is empty), maps it onto the plan and
   /// colours by measured time; false (the reason in the problems panel) when it cannot be read.
   bool importProfile(const QString& path, const QString& dir);
+  /// Kernels menu entry: Import a profile… (Ctrl+I), asked for beside the model.
+  QAction* importAction();
 
  private:
   ExplorerSession* m_session;

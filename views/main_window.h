@@ -1,4 +1,6 @@
-/// \file The explorer's main window: the one place that wires loader, graph, panels and actions.
+/// \file The explorer's main window: it places the pages (a table of docks), builds the menu
+/// bar from what the pages and parts offer (a table of menu offers) and wires them to the
+/// session; the state of the model open is the session's (ExplorerSession).
 #pragma once
 
 #include <QFileInfo>
@@ -14,6 +16,7 @@
 #include "views/edit_actions.h"
 #include "views/explorer_session.h"
 #include "views/export_actions.h"
+#include "views/graph_page.h"
 #include "views/heat_colouring.h"
 #include "views/heat_map.h"
 #include "views/imported_profile.h"
@@ -101,7 +104,7 @@ class MainWindow : public QMainWindow {
 
   ModelDataPtr modelData() const { return m_session->model(); }
   bool isLoading() const { return m_models->isLoading(); }
-  bool isTeLevel() const { return m_teLevel; }
+  bool isTeLevel() const { return m_graphPage->isTeLevel(); }
   bool isErrorShown() const;
   QStringList recentFiles() const { return m_models->recentFiles(); }
   /// The plan on screen (null before the first plan of a model arrives).
@@ -116,7 +119,7 @@ class MainWindow : public QMainWindow {
   QString sync() const { return m_planBar->sync(); }
   SyncMode syncValue() const { return m_planBar->syncValue(); }
 
-  GraphPanel* graphPanel() const { return m_graph; }
+  GraphPanel* graphPanel() const { return m_graphPage->panel(); }
   ErrorPanel* errorPanel() const { return m_error; }
   NodeTableModel* nodeModel() const { return m_nodes->model(); }
   QTableView* nodeTable() const { return m_nodes->table(); }
@@ -125,7 +128,7 @@ class MainWindow : public QMainWindow {
   PartitionTableModel* partitionModel() const { return m_kernels->model(); }
   /// The model file opened last (also while it loads or after it failed to load).
   QString modelPath() const { return m_models->lastPath(); }
-  DecisionEditor* decisionEditor() const { return m_editor; }
+  DecisionEditor* decisionEditor() const { return m_session->editor(); }
   /// What hovering an edit would do, before it is applied.
   EditPreview* editPreview() const { return m_edits->preview(); }
   /// The Memory panel (docs/teaching.md) and its dock.
@@ -151,8 +154,8 @@ class MainWindow : public QMainWindow {
   void setStepThroughShown(bool on) { m_stepMode->setShown(on); }
   CodePanel* codePanel() const { return m_code; }
   ChartsPanel* chartsPanel() const { return m_charts; }
-  CompileRunner* compileRunner() const { return m_compiler; }
-  ProfileRunner* profileRunner() const { return m_profiler; }
+  CompileRunner* compileRunner() const { return m_runs->compiler(); }
+  ProfileRunner* profileRunner() const { return m_runs->profiler(); }
   QAction* profileEmulatorAction() const { return m_runs->profileEmulatorAction(); }
   /// The measurements shown (null before a profile of the plan on screen).
   ProfileDataPtr profileData() const { return m_runs->profileData(); }
@@ -183,11 +186,11 @@ class MainWindow : public QMainWindow {
   void reload() { m_models->reload(); }
   void closeModel() { m_models->closeModel(); }
   void cancelLoad() { m_activity->cancel(); }
-  void setTeLevel(bool on);
+  void setTeLevel(bool on) { m_graphPage->setTeLevel(on); }
   /// "system", "light" or "dark".
   void setTheme(const QString& theme) { m_themes->setTheme(theme); }
-  void exportSvg(const QString& path = {});
-  void exportPng(const QString& path = {});
+  void exportSvg(const QString& path = {}) { m_graphPage->exportSvg(path); }
+  void exportPng(const QString& path = {}) { m_graphPage->exportPng(path); }
   /// "unfused", "rules" or "souffle"; re-plans the open model.
   void setStrategy(const QString& strategy) { m_planBar->setStrategy(strategy); }
   /// A GPU by name (see the GPU box); re-plans the open model.
@@ -261,14 +264,12 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  /// The one place that connects the pages to each other and to the loader, planner, editor
-  /// and runners.
-  void wire();
-  void createActions();
-  /// Every page, and its dock placed from the table of pages.
+  /// Every page, its dock placed from the table of pages, and the parts that act on them.
   void createPages();
-  void createStatusBar();
-  void createPlanToolBar();
+  /// The menu bar from the table of what pages and parts offer, and the tool bars.
+  void createMenus();
+  /// The one place that connects the pages and parts to the session and the window.
+  void wire();
   /// A model was loaded (in `ms`): its page, title and entries, and its graph drawn.
   void onShown(double ms);
   /// The model was closed: the welcome page.
@@ -279,23 +280,20 @@ class MainWindow : public QMainWindow {
   void say(const QString& text, int ms = 0) { m_status->say(text, ms); }
   void updateStatus();
   void updateColors();
-  void createEditing();
-  /// Kernel clusters, collapse/expand, the strategies table and the step-through mode.
-  void createExplorerViews();
-  /// Code, charts, compile and profile: docks, actions and their connections.
-  void createKernelViews();
 
   ExplorerSession* m_session = nullptr;
   ModelLifecycle* m_models = nullptr;
   PlanController* m_plans = nullptr;
-  bool m_teLevel = false;
   ThemeChooser* m_themes;
   Activity* m_activity = nullptr;
+  StatusLine* m_status = nullptr;
+  QList<QAction*> m_modelActions;  ///< enabled only with a model open
 
+  // The pages: the central stack's, then the docks'.
   QStackedWidget* m_stack;
   QLabel* m_welcome;
   GraphPage* m_graphPage;
-  GraphPanel* m_graph;  ///< the graph page's panel
+  StepThroughMode* m_stepMode = nullptr;
   PropertiesPanel* m_properties;
   TeTextPanel* m_teText;
   ErrorPanel* m_error;
@@ -303,31 +301,20 @@ class MainWindow : public QMainWindow {
   KernelsPage* m_kernels;
   CodePanel* m_code = nullptr;
   ChartsPanel* m_charts = nullptr;
-  KernelRuns* m_runs = nullptr;
-  CompileRunner* m_compiler = nullptr;  ///< m_runs's
-  ProfileRunner* m_profiler = nullptr;  ///< m_runs's
-  PlanToolBar* m_planBar = nullptr;
-  HeatColouring* m_heat = nullptr;
   ImportedProfilePanel* m_importedPanel = nullptr;
   TimelinePanel* m_timeline = nullptr;
-
-  StatusLine* m_status = nullptr;
-
-  QMenu* m_viewMenu;
-  QAction* m_cancelAction;
-  QAction* m_teLevelAction;
-  QAction* m_closeAction;
-  QList<QAction*> m_modelActions;  ///< enabled only with a model open
-
-  DecisionEditor* m_editor = nullptr;
-  EditActions* m_edits = nullptr;
-  ExportActions* m_exports = nullptr;
   MemoryPanel* m_memory = nullptr;
-  ProjectController* m_project = nullptr;
   TransformsPanel* m_transforms = nullptr;
   ComparisonView* m_compare = nullptr;
   StrategiesPage* m_strategies = nullptr;
-  StepThroughMode* m_stepMode = nullptr;
+
+  // The parts that act on the session for the menus and tool bars.
+  KernelRuns* m_runs = nullptr;
+  PlanToolBar* m_planBar = nullptr;
+  HeatColouring* m_heat = nullptr;
+  EditActions* m_edits = nullptr;
+  ExportActions* m_exports = nullptr;
+  ProjectController* m_project = nullptr;
 };
 
 }  // namespace souffle::views

@@ -37,7 +37,7 @@ void ModelLifecycle::attach(const Parts& parts) {
   });
 }
 
-QAction* ModelLifecycle::addFileActions(QMenu* file) {
+void ModelLifecycle::addOpenActions(QMenu* file) {
   QAction* open = file->addAction(tr("&Open…"), this, &ModelLifecycle::openDialog);
   open->setShortcut(QKeySequence::Open);
   m_recent = new RecentFiles(file->addMenu(tr("Open &Recent")));
@@ -48,6 +48,9 @@ QAction* ModelLifecycle::addFileActions(QMenu* file) {
   file->addAction(tr("Model &inputs…"), this, &ModelLifecycle::editInputOptions)
       ->setToolTip(tr("Symbolic dims, input shapes and inputs fixed as constants (one that "
                       "decides an If), as souffle-cli's --dim, --shape and --bind"));
+}
+
+QAction* ModelLifecycle::addCloseAction(QMenu* file) {
   QAction* close = file->addAction(tr("&Close model"), this, &ModelLifecycle::closeModel);
   close->setShortcut(QKeySequence(tr("Ctrl+W")));
   return close;
@@ -123,7 +126,7 @@ void ModelLifecycle::beginSession(const QString& modelPath, bool fresh) {
     m_parts.stepMode->panel()->clear();
   }
   dockOf(m_parts.imported)->hide();  // after the docks came back: it showed the model's profile
-  m_parts.editor->reset();
+  m_session->editor()->reset();
   m_parts.project->sessionStarted();
 }
 

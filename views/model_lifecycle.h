@@ -33,7 +33,6 @@ class ModelLifecycle : public QObject {
  public:
   /// What a model's session starts and ends; all belong to the window.
   struct Parts {
-    DecisionEditor* editor = nullptr;
     ProjectController* project = nullptr;
     PlanController* plans = nullptr;
     KernelRuns* runs = nullptr;
@@ -51,9 +50,11 @@ class ModelLifecycle : public QObject {
   void attach(const Parts& parts);
   bool isLoading() const { return m_loader->isBusy(); }
   void cancel() { m_loader->cancel(); }
-  /// Adds Open…, Open Recent, Reload, Model inputs… and Close model to `file`; returns Close
-  /// model (enabled with a model open). Reload is enabled once a model was opened.
-  QAction* addFileActions(QMenu* file);
+  /// Adds Open…, Open Recent, Reload and Model inputs… to `file`. Reload is enabled once a
+  /// model was opened.
+  void addOpenActions(QMenu* file);
+  /// Adds Close model to `file` and returns it (it needs a model open).
+  QAction* addCloseAction(QMenu* file);
   QStringList recentFiles() const;
   /// The model file opened last (also while it loads or after it failed to load).
   QString lastPath() const { return m_lastPath; }

@@ -1,5 +1,6 @@
 #include "views/page_docks.h"
 
+#include <QAction>
 #include <QDockWidget>
 #include <QMainWindow>
 
@@ -17,6 +18,7 @@ void placePages(QMainWindow* window, std::initializer_list<PageDock> table) {
     if (s.place == PageDock::Below) window->splitDockWidget(dockOf(s.with), dock, Qt::Vertical);
     if (s.front) dockOf(s.front)->raise();
     if (s.hidden) dock->hide();
+    if (s.shortcut) dock->toggleViewAction()->setShortcut(QKeySequence(QLatin1String(s.shortcut)));
   }
 }
 

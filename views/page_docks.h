@@ -1,5 +1,6 @@
 /// \file The window's pages placed in docks from a table: each page's area, the dock it is
-/// tabbed with or split from, the one in front afterwards, and whether it starts hidden.
+/// tabbed with or split from, the one in front afterwards, whether it starts hidden, and the
+/// shortcut of its show/hide toggle.
 #pragma once
 
 #include <QString>
@@ -17,6 +18,7 @@ struct PageDock {
   const char* name;  ///< the dock's object name (saved layouts find it by it)
   QString title;
   Qt::DockWidgetArea area;
+  const char* shortcut = nullptr;  ///< of the dock's show/hide toggle
   Place place = Alone;
   QWidget* with = nullptr;   ///< the page tabbed with or split from
   QWidget* front = nullptr;  ///< the page in front of its tabs afterwards

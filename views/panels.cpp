@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <QAction>
+#include <QDockWidget>
 #include <QFontDatabase>
 #include <QGuiApplication>
 #include <QHBoxLayout>
@@ -415,6 +417,16 @@ void TeTextPanel::setText(const QString& text) {
   m_status->clear();
 }
 
+QAction* TeTextPanel::findAction() {
+  auto* find = new QAction(tr("Find in &TE program…"), this);
+  find->setShortcut(QKeySequence(tr("Ctrl+Shift+F")));
+  connect(find, &QAction::triggered, this, [this] {
+    raiseDockOf(this);
+    focusSearch();
+  });
+  return find;
+}
+
 void TeTextPanel::focusSearch() {
   m_search->setFocus();
   m_search->selectAll();
@@ -490,6 +502,16 @@ ErrorPanel::ErrorPanel(QWidget* parent) : QWidget(parent) {
   layout->addLayout(buttons);
   connect(retry, &QPushButton::clicked, this, &ErrorPanel::retryRequested);
   connect(dismiss, &QPushButton::clicked, this, &ErrorPanel::dismissed);
+}
+
+void ErrorPanel::attach(ExplorerSession* session) {
+  connect(session, &ExplorerSession::problem, this, [this](const LoadError& e) {
+    showError(e);
+    raiseDockOf(this);
+  });
+  connect(this, &ErrorPanel::dismissed, this, [this] {
+    if (QDockWidget* dock = dockOf(this)) dock->hide();
+  });
 }
 
 void ErrorPanel::showError(const LoadError& e) {

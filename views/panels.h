@@ -8,6 +8,7 @@
 #include "views/plan_runner.h"
 #include "views/scene_graph.h"
 
+class QAction;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -61,6 +62,9 @@ class TeTextPanel : public QWidget {
   /// Scrolls to the TE op of graph box `node`: its own at TE level, at op level the first op of
   /// its ONNX node in `model`'s program (null: none).
   void revealBox(const SceneNode& node, const ModelData* model);
+  /// View menu entry: Find in TE program… (Ctrl+Shift+F) brings the panel to the front and
+  /// puts the cursor in its search field.
+  QAction* findAction();
 
  public slots:
   void focusSearch();
@@ -77,6 +81,8 @@ class ErrorPanel : public QWidget {
   Q_OBJECT
  public:
   explicit ErrorPanel(QWidget* parent = nullptr);
+  /// Shows and raises the problems `session` reports; Dismiss hides the panel's dock.
+  void attach(ExplorerSession* session);
   void showError(const LoadError& error);
   const LoadError& error() const { return m_error; }
   QString text() const;

@@ -31,8 +31,8 @@ void PlanController::attach(const Parts& parts) {
   connect(m_runner, &PlanRunner::failed, this, &PlanController::onFailed);
   // Every change of the decisions re-plans at once (off the GUI thread); a new edit is planned
   // before it becomes a step.
-  connect(m_parts.editor, &DecisionEditor::changed, this, [this] { startPlan(); });
-  connect(m_parts.editor, &DecisionEditor::proposed, this, [this] { startPlan(); });
+  connect(m_session->editor(), &DecisionEditor::changed, this, [this] { startPlan(); });
+  connect(m_session->editor(), &DecisionEditor::proposed, this, [this] { startPlan(); });
   connect(m_parts.bar, &PlanToolBar::settingsChanged, this, [this] { startPlan(); });
 
   // The docks that plan or compare only while they are shown.
@@ -55,8 +55,9 @@ void PlanController::attach(const Parts& parts) {
 void PlanController::startPlan() {
   if (!m_session->model()) return;
   const QString strategy = m_parts.bar->strategy(), gpu = m_parts.bar->gpu();
-  m_runner->start(m_session->model(), m_parts.bar->strategyValue(), gpu, m_parts.editor->planned(),
-                  m_session->plan(), m_parts.bar->precisionValue(), m_parts.bar->syncValue());
+  m_runner->start(m_session->model(), m_parts.bar->strategyValue(), gpu,
+                  m_session->editor()->planned(), m_session->plan(), m_parts.bar->precisionValue(),
+                  m_parts.bar->syncValue());
   emit busyChanged(true, tr("Planning (%1 on %2)…").arg(strategy, gpu));
   emit statusChanged();
 }
@@ -64,11 +65,11 @@ void PlanController::startPlan() {
 void PlanController::onPlanned(PlanDataPtr plan) {
   if (!plan || plan->model != m_session->model()) return;  // for a model no longer open
   QString editMessage;
-  if (m_parts.editor->hasProposal()) {
+  if (m_session->editor()->hasProposal()) {
     // A new edit was planned: refused, it changes nothing (no plan, no undo step); else it
     // becomes a step named with the change in estimated time it brought.
     const PlanDataPtr before = m_session->plan();
-    const QString refused = m_parts.editor->settle(
+    const QString refused = m_session->editor()->settle(
         *plan->plan, before && before->plan ? before->plan.get() : nullptr, &editMessage);
     if (!refused.isEmpty()) {
       emit busyChanged(false, {});
@@ -112,7 +113,7 @@ void PlanController::onPlanned(PlanDataPtr plan) {
 }
 
 void PlanController::onCancelled() {
-  if (m_parts.editor->hasProposal()) m_parts.editor->reject();
+  if (m_session->editor()->hasProposal()) m_session->editor()->reject();
   // The selectors show the plan that stays on screen.
   if (m_session->plan()) m_parts.bar->showPlan(*m_session->plan());
   emit busyChanged(false, {});
@@ -133,8 +134,9 @@ void PlanController::onFailed(const QString& reason) {
 void PlanController::refreshCompare() {
   QDockWidget* dock = dockOf(m_parts.compare);
   if (m_session->model() && dock->isVisible() && dock->property("onScreen").toBool())
-    m_parts.compare->setContext(m_session->model(), m_parts.bar->gpu(), m_parts.editor->decisions(),
-                                m_parts.bar->strategy(), m_parts.bar->precisionValue());
+    m_parts.compare->setContext(m_session->model(), m_parts.bar->gpu(),
+                                m_session->editor()->decisions(), m_parts.bar->strategy(),
+                                m_parts.bar->precisionValue());
 }
 
 void PlanController::refreshExplorerViews() {
@@ -151,7 +153,7 @@ void PlanController::refreshExplorerViews() {
   }
   const QString path = QString::fromStdString(m_session->model()->model->path);
   // The step-through follows the plan on screen: its precision and decisions, as compile.
-  const plan::Decisions& decisions = m_parts.editor->decisions();
+  const plan::Decisions& decisions = m_session->editor()->decisions();
   const QString strategy = bar->strategy(), gpu = bar->gpu(), precision = bar->precision();
   if (m_parts.stepMode->isShown() &&
       steps->runKey() != StepThroughPanel::keyOf(path, strategy, gpu, precision, decisions))

@@ -29,7 +29,6 @@ class PlanController : public QObject {
  public:
   /// What a plan is made with and handed to; all belong to the window.
   struct Parts {
-    DecisionEditor* editor = nullptr;
     PlanToolBar* bar = nullptr;
     KernelsPage* kernels = nullptr;
     KernelRuns* runs = nullptr;

@@ -5,6 +5,8 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMainWindow>
+#include <QMenu>
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QStandardPaths>
@@ -14,9 +16,13 @@
 #include "core/gpu/calibration.h"
 #include "core/support/error.h"
 #include "views/edit_commands.h"
-#include "views/main_window.h"
+#include "views/explorer_session.h"
+#include "views/graph_page.h"
+#include "views/model_lifecycle.h"
 #include "views/panels.h"
+#include "views/plan_controller.h"
 #include "views/plan_runner.h"
+#include "views/plan_toolbar.h"
 #include "views/timeline_panel.h"
 
 namespace souffle::views {
@@ -58,21 +64,37 @@ LoadError projectError(const QString& file, const UserError& e) {
 
 }  // namespace
 
-ProjectController::ProjectController(MainWindow* window)
-    : QObject(window),
-      m_window(window),
+ProjectController::ProjectController(const Parts& parts)
+    : QObject(parts.window),
+      m_parts(parts),
       m_autosavePath(autosaveFolder() + QStringLiteral("/autosave-%1-%2.souffle")
                                             .arg(QCoreApplication::applicationPid())
                                             .arg(nextInstance())) {
   m_timer.setSingleShot(true);
   m_timer.setInterval(2000);
   connect(&m_timer, &QTimer::timeout, this, &ProjectController::writeAutosave);
-  connect(window->decisionEditor(), &DecisionEditor::changed, this, &ProjectController::touch);
-  connect(window, &MainWindow::planned, this, &ProjectController::touch);
-  connect(window, &MainWindow::planFailed, this, &ProjectController::touch);
-  connect(window, &MainWindow::modelLoaded, this, &ProjectController::touch);
+  connect(parts.session->editor(), &DecisionEditor::changed, this, &ProjectController::touch);
+  connect(parts.plans, &PlanController::planned, this, &ProjectController::touch);
+  connect(parts.plans, &PlanController::planFailed, this, &ProjectController::touch);
+  connect(parts.models, &ModelLifecycle::modelLoaded, this, &ProjectController::touch);
   // A timeline arrived or went (the project remembers its record files).
-  connect(window->session(), &ExplorerSession::measuredChanged, this, &ProjectController::touch);
+  connect(parts.session, &ExplorerSession::measuredChanged, this, &ProjectController::touch);
+  // A profile run arrived (the project keeps the runs).
+  connect(parts.session, &ExplorerSession::profiled, this, &ProjectController::touch);
+}
+
+QList<QAction*> ProjectController::addActions(QMenu* file) {
+  file->addAction(tr("Open &Project…"), this, &ProjectController::openDialog)
+      ->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+  QAction* save = file->addAction(tr("&Save Project"), this, [this] { this->save(); });
+  save->setShortcut(QKeySequence::Save);
+  QAction* saveAs = file->addAction(tr("Save Project &As…"), this, &ProjectController::saveAs);
+  saveAs->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
+  return {save, saveAs};
+}
+
+QString ProjectController::modelPath() const {
+  return m_parts.models->lastPath();
 }
 
 ProjectController::~ProjectController() {
@@ -112,19 +134,19 @@ void ProjectController::sessionStarted() {
 
 Project ProjectController::snapshot() const {
   Project p;
-  p.model = m_window->modelPath().toStdString();
-  p.strategy = m_window->strategy().toStdString();
-  p.gpu = m_window->gpu().toStdString();
-  p.precision = m_window->precision().toStdString();
-  p.sync = m_window->sync().toStdString();
-  p.te_level = m_window->isTeLevel();
-  p.decisions = m_window->decisionEditor()->decisions();
-  p.measurements = m_window->measurements();
+  p.model = modelPath().toStdString();
+  p.strategy = m_parts.bar->strategy().toStdString();
+  p.gpu = m_parts.bar->gpu().toStdString();
+  p.precision = m_parts.bar->precision().toStdString();
+  p.sync = m_parts.bar->sync().toStdString();
+  p.te_level = m_parts.graph->isTeLevel();
+  p.decisions = m_parts.session->editor()->decisions();
+  p.measurements = m_parts.session->measurements();
   if (std::optional<gpu::Calibration> c = PlanRunner::calibration()) p.calibration = c->file;
-  for (const QString& d : m_window->inputDims()) p.dims.push_back(d.toStdString());
-  for (const QString& b : m_window->inputBinds()) p.bind.push_back(b.toStdString());
-  for (const QString& s : m_window->inputShapes()) p.shapes.push_back(s.toStdString());
-  if (const TimelinePanel* t = m_window->timelinePanel()) {
+  for (const QString& d : m_parts.session->inputDims()) p.dims.push_back(d.toStdString());
+  for (const QString& b : m_parts.session->inputBinds()) p.bind.push_back(b.toStdString());
+  for (const QString& s : m_parts.session->inputShapes()) p.shapes.push_back(s.toStdString());
+  if (const TimelinePanel* t = m_parts.timeline) {
     for (const QString& f : t->recordFiles()) p.timeline.push_back(f.toStdString());
     if (!p.timeline.empty()) p.timeline_plan = t->recordPlanKey().toStdString();
   }
@@ -140,19 +162,19 @@ bool ProjectController::isModified() const {
 
 void ProjectController::touch() {
   updateTitle();
-  if (m_autosave && !m_window->modelPath().isEmpty()) m_timer.start();
+  if (m_autosave && !modelPath().isEmpty()) m_timer.start();
 }
 
 void ProjectController::updateTitle() {
-  const QString model = QFileInfo(m_window->modelPath()).fileName();
+  const QString model = QFileInfo(modelPath()).fileName();
   QString name = m_path.isEmpty() ? model : QFileInfo(m_path).fileName();
   if (name.isEmpty()) {
-    m_window->setWindowTitle(tr("Souffle Explorer"));
+    m_parts.window->setWindowTitle(tr("Souffle Explorer"));
   } else {
     if (!m_path.isEmpty() && !model.isEmpty()) name += QStringLiteral(" (%1)").arg(model);
-    m_window->setWindowTitle(tr("%1[*] — Souffle Explorer").arg(name));
+    m_parts.window->setWindowTitle(tr("%1[*] — Souffle Explorer").arg(name));
   }
-  m_window->setWindowModified(isModified());
+  m_parts.window->setWindowModified(isModified());
 }
 
 void ProjectController::writeAutosave() {
@@ -160,7 +182,7 @@ void ProjectController::writeAutosave() {
   if (p.model.empty()) return;
   // The emulator run's records live in the panel's temporary folder, which a crash removes:
   // the autosave names copies beside itself.
-  if (const TimelinePanel* t = m_window->timelinePanel(); t && !p.timeline.empty()) {
+  if (const TimelinePanel* t = m_parts.timeline; t && !p.timeline.empty()) {
     p.timeline.clear();
     for (const QString& f : t->copyKeptRecords(recordsDirOf(autosavePath())))
       p.timeline.push_back(f.toStdString());
@@ -188,12 +210,12 @@ void ProjectController::writeAutosave() {
 bool ProjectController::apply(const Project& p, const QString& path, bool asSaved) {
   const QString model = QString::fromStdString(p.model);
   // The project is a session of its own, even of the model open (its state replaces it).
-  m_window->beginSession(model, true);
+  m_parts.models->beginSession(model, true);
   m_path = path;
   m_saved = p;
   m_hasSaved = asSaved;
-  m_window->decisionEditor()->reset(p.decisions);
-  m_window->setMeasurements(p.measurements);
+  m_parts.session->editor()->reset(p.decisions);
+  m_parts.session->setMeasurements(p.measurements);
   // The project's calibration prices its plans; one that cannot be read is reported and the
   // spec's constants stand (the rest of the project opens).
   PlanRunner::setCalibration(std::nullopt);
@@ -205,25 +227,25 @@ bool ProjectController::apply(const Project& p, const QString& path, bool asSave
       err.title =
           tr("The project's calibration could not be read: the GPU spec's constants "
              "price its plans");
-      m_window->showErrorAfterLoad(err);
+      m_parts.models->showErrorAfterLoad(err);
     }
   }
-  m_window->setStrategy(QString::fromStdString(p.strategy));
-  m_window->setGpu(QString::fromStdString(p.gpu));
-  m_window->setPrecision(QString::fromStdString(p.precision));
-  m_window->setSync(QString::fromStdString(p.sync));
-  m_window->setTeLevel(p.te_level);
+  m_parts.bar->setStrategy(QString::fromStdString(p.strategy));
+  m_parts.bar->setGpu(QString::fromStdString(p.gpu));
+  m_parts.bar->setPrecision(QString::fromStdString(p.precision));
+  m_parts.bar->setSync(QString::fromStdString(p.sync));
+  m_parts.graph->setTeLevel(p.te_level);
   auto list = [](const std::vector<std::string>& v) {
     QStringList out;
     for (const std::string& s : v) out << QString::fromStdString(s);
     return out;
   };
-  m_window->setInputOptions(list(p.dims), list(p.bind), list(p.shapes));
+  m_parts.session->setInputOptions(list(p.dims), list(p.bind), list(p.shapes));
   // The timeline's records are read once the project's plan is on screen, if it is their plan.
-  if (TimelinePanel* t = m_window->timelinePanel(); t && !p.timeline.empty())
+  if (TimelinePanel* t = m_parts.timeline; t && !p.timeline.empty())
     t->restoreRecords(list(p.timeline), QString::fromStdString(p.timeline_plan));
   // A model that fails to load keeps the decisions; the error panel names the path tried.
-  m_window->openModel(model);
+  m_parts.models->openModel(model);
   updateTitle();
   return true;
 }
@@ -234,7 +256,7 @@ bool ProjectController::open(const QString& given) {
   try {
     p = read_project(path.toStdString());
   } catch (const UserError& e) {
-    m_window->showError(projectError(path, e));
+    m_parts.models->showError(projectError(path, e));
     emit openFailed(projectError(path, e));
     return false;
   }
@@ -257,20 +279,20 @@ bool ProjectController::save(const QString& given) {
   try {
     save_project(p, path.toStdString());
   } catch (const UserError& e) {
-    m_window->showError(projectError(path, e));
+    m_parts.models->showError(projectError(path, e));
     return false;
   }
   m_path = path;
   m_saved = p;
   m_hasSaved = true;
   updateTitle();
-  m_window->statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
+  m_parts.window->statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), 4000);
   emit saved(path);
   return true;
 }
 
 bool ProjectController::keepTimeline(const QString& path) {
-  TimelinePanel* t = m_window->timelinePanel();
+  TimelinePanel* t = m_parts.timeline;
   if (!t) return true;
   QStringList files = t->recordFiles();
   bool moved = false;
@@ -287,7 +309,7 @@ bool ProjectController::keepTimeline(const QString& path) {
       err.file = to;
       err.title = tr("The project was not saved");
       err.reason = tr("cannot copy the timeline's records %1 beside the project").arg(f);
-      m_window->showError(err);
+      m_parts.models->showError(err);
       return false;
     }
     f = to;
@@ -298,19 +320,19 @@ bool ProjectController::keepTimeline(const QString& path) {
 }
 
 bool ProjectController::saveAs() {
-  QString dir = m_path.isEmpty() ? QFileInfo(m_window->modelPath()).absolutePath()
-                                 : QFileInfo(m_path).absolutePath();
-  const QString suggested = m_path.isEmpty() ? dir + QLatin1Char('/') +
-                                                   QFileInfo(m_window->modelPath()).baseName() +
-                                                   QStringLiteral(".souffle")
-                                             : m_path;
+  QString dir =
+      m_path.isEmpty() ? QFileInfo(modelPath()).absolutePath() : QFileInfo(m_path).absolutePath();
+  const QString suggested =
+      m_path.isEmpty()
+          ? dir + QLatin1Char('/') + QFileInfo(modelPath()).baseName() + QStringLiteral(".souffle")
+          : m_path;
   const QString path =
-      QFileDialog::getSaveFileName(m_window, tr("Save project"), suggested, tr(kFilter));
+      QFileDialog::getSaveFileName(m_parts.window, tr("Save project"), suggested, tr(kFilter));
   return !path.isEmpty() && save(path);
 }
 
 void ProjectController::openDialog() {
-  const QString path = QFileDialog::getOpenFileName(m_window, tr("Open project"),
+  const QString path = QFileDialog::getOpenFileName(m_parts.window, tr("Open project"),
                                                     QFileInfo(m_path).absolutePath(), tr(kFilter));
   if (!path.isEmpty()) open(path);
 }
@@ -325,7 +347,7 @@ bool ProjectController::readAutosave(const QString& file, Project* p, QString* o
     if (j.is_object() && j.contains(kOriginKey) && j[kOriginKey].is_string())
       *origin = QString::fromStdString(j[kOriginKey].get<std::string>());
   } catch (const UserError& e) {
-    m_window->showError(projectError(file, e));
+    m_parts.models->showError(projectError(file, e));
     emit openFailed(projectError(file, e));
     return false;
   }
@@ -367,14 +389,14 @@ void ProjectController::discardAutosave() {
 }
 
 bool ProjectController::confirmLeave() {
-  if (!m_interactive || m_window->modelPath().isEmpty() || !isModified()) return true;
+  if (!m_interactive || modelPath().isEmpty() || !isModified()) return true;
   const QMessageBox::StandardButton answer =
       m_ask
           ? m_ask()
           : QMessageBox::question(
-                m_window, tr("Unsaved decisions"),
+                m_parts.window, tr("Unsaved decisions"),
                 tr("Save the project of %1 before leaving it?")
-                    .arg(QFileInfo(m_path.isEmpty() ? m_window->modelPath() : m_path).fileName()),
+                    .arg(QFileInfo(m_path.isEmpty() ? modelPath() : m_path).fileName()),
                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (answer == QMessageBox::Cancel) return false;
   return answer != QMessageBox::Save || save();

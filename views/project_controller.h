@@ -16,14 +16,34 @@
 #include "core/session/project.h"
 #include "views/model_loader.h"
 
+class QAction;
+class QMainWindow;
+class QMenu;
+
 namespace souffle::views {
 
-class MainWindow;
+class ExplorerSession;
+class GraphPage;
+class ModelLifecycle;
+class PlanController;
+class PlanToolBar;
+class TimelinePanel;
 
 class ProjectController : public QObject {
   Q_OBJECT
  public:
-  explicit ProjectController(MainWindow* window);
+  /// What a project records and restores; all belong to the window.
+  struct Parts {
+    QMainWindow* window = nullptr;       ///< titled with the project; its dialogs' parent
+    ExplorerSession* session = nullptr;  ///< input options, measurements, the edits
+    ModelLifecycle* models = nullptr;    ///< opens the project's model, shows its problems
+    PlanController* plans = nullptr;     ///< a plan arrived or failed
+    PlanToolBar* bar = nullptr;          ///< strategy, GPU, precision, sync
+    GraphPage* graph = nullptr;          ///< the TE level
+    TimelinePanel* timeline = nullptr;   ///< the emulator run's records
+  };
+
+  explicit ProjectController(const Parts& parts);
   ~ProjectController() override;
 
   /// Where this instance autosaves (under the application's data folder, named by process id
@@ -41,6 +61,10 @@ class ProjectController : public QObject {
   void setInteractive(bool on) { m_interactive = on; }
   /// Answers the save question instead of a message box (tests); null: the message box.
   void setSaveQuestion(std::function<QMessageBox::StandardButton()> ask) { m_ask = std::move(ask); }
+
+  /// File menu entries: Open Project… (Ctrl+Shift+O), Save Project (Ctrl+S) and Save Project
+  /// As… (Ctrl+Shift+S); returns the two saves (they need a model open).
+  QList<QAction*> addActions(QMenu* file);
 
   /// The window's state as a project (model, options, decisions).
   Project snapshot() const;
@@ -96,7 +120,10 @@ class ProjectController : public QObject {
   /// shown when it cannot be read.
   bool readAutosave(const QString& file, Project* p, QString* origin);
 
-  MainWindow* m_window;
+  /// The model file opened last (also while it loads or after it failed to load).
+  QString modelPath() const;
+
+  Parts m_parts;
   QString m_path;
   Project m_saved;
   bool m_hasSaved = false;

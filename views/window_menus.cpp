@@ -6,19 +6,21 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSet>
 
 #include "views/explorer_session.h"
 
 namespace souffle::views {
 
-void addHelpMenu(QMainWindow* window) {
+void fillHelpMenu(QMainWindow* window, QMenu* help) {
   QMenuBar* bar = window->menuBar();
-  QMenu* help = bar->addMenu(QObject::tr("&Help"));
   QAction* keys = help->addAction(QObject::tr("&Keyboard shortcuts"), window, [window, bar] {
     QString text = QStringLiteral("<table>");
+    QSet<QAction*> listed;  // a dock's toggle may be in two menus
     for (QMenu* menu : bar->findChildren<QMenu*>()) {
       for (QAction* a : menu->actions()) {
-        if (a->shortcut().isEmpty() || a->menu()) continue;
+        if (a->shortcut().isEmpty() || a->menu() || listed.contains(a)) continue;
+        listed.insert(a);
         text += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
                     .arg(a->text().remove(QLatin1Char('&')),
                          a->shortcut().toString(QKeySequence::NativeText));

@@ -2,15 +2,16 @@
 #pragma once
 
 class QMainWindow;
+class QMenu;
 class QWidget;
 
 namespace souffle::views {
 
 class ExplorerSession;
 
-/// Adds Help to `window`'s menu bar: the keyboard shortcuts of every menu under the menu bar
-/// (F1) and About.
-void addHelpMenu(QMainWindow* window);
+/// Fills the Help menu `help` of `window`: the keyboard shortcuts of every menu under the menu
+/// bar, in the bar's order, each entry once (F1), and About.
+void fillHelpMenu(QMainWindow* window, QMenu* help);
 
 /// Model inputs…: the session's input options, one "--dim|--bind|--shape NAME=VALUE" a line (a
 /// bare NAME=VALUE binds an input), edited over `parent`; false when cancelled.

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QToolBar>
 #include <QtTest>
+#include <set>
 
 #include "core/session/load.h"
 #include "views/graph_view.h"
@@ -307,11 +308,13 @@ void TestExplorer::menusAndPanelsStayPut() {
     out << QStringLiteral("menu ") + m->text();
     if (m->menu()) describeActions(m->menu()->actions(), QStringLiteral("  "), out);
   }
-  // Help > Keyboard shortcuts lists the menus under the menu bar.
+  // Help > Keyboard shortcuts lists the menus under the menu bar, in the bar's order, each
+  // entry once.
+  std::set<QAction*> listed;
   for (QMenu* menu : w.menuBar()->findChildren<QMenu*>())
     for (QAction* a : menu->actions())
       if (menu->title() != QStringLiteral("Open &Recent"))
-        if (!a->shortcut().isEmpty() && !a->menu())
+        if (!a->shortcut().isEmpty() && !a->menu() && listed.insert(a).second)
           out << QStringLiteral("help ") + a->text() + QStringLiteral(" ") +
                      a->shortcut().toString(QKeySequence::PortableText);
   for (QToolBar* bar : w.findChildren<QToolBar*>(Qt::FindDirectChildrenOnly)) {

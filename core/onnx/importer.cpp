@@ -1067,7 +1067,7 @@ graph::DataValue read_value_pb(const std::string& path) {
     throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
   std::vector<std::string> warnings;
   ImportOptions options;
-  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}, {}, {}};
+  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}, {}, {}, {}, {}};
   try {
     return graph::DataValue(tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'"));
   } catch (const UserError& e) {
@@ -1114,7 +1114,7 @@ ConstTensorPtr read_tensor_pb(const std::string& path) {
     throw UserError(path, "", "not a valid serialized TensorProto (protobuf parse failed)");
   std::vector<std::string> warnings;
   ImportOptions options;
-  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}, {}, {}};
+  Context ctx{path, fs::path(path).parent_path(), options, warnings, {}, {}, {}, {}, {}};
   try {
     return tensor_from_proto(tp, ctx, "tensor '" + tp.name() + "'");
   } catch (const UserError& e) {

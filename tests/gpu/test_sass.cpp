@@ -152,7 +152,9 @@ TEST(Sass, DisassemblesNvrtcCubinsByLine) {
       EXPECT_GT(tc.registers, 0);
     }
     for (const SassInstruction& i : tc.code) {
-      if (i.opcode == "HMMA") EXPECT_EQ(i.line, 14) << i.text;
+      if (i.opcode == "HMMA") {
+        EXPECT_EQ(i.line, 14) << i.text;
+      }
     }
     EXPECT_GT(by["copy"]->mix.async_copy, 0);
     EXPECT_EQ(tc.mix.async_copy, 0);

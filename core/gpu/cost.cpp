@@ -291,6 +291,7 @@ MainloopCost mainloop_cost(const GpuSpec& spec, const CostConstants& c, const St
   const double k_trip = s.k_per_step > 0 ? double(s.k_per_step) : 32.0;
   const double reduction = block_flops / (2 * tile);  // k of the block's dot products
   m.steps = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(reduction / k_trip)));
+  m.steps = std::max(m.steps, s.trips);
   const double kk = reduction / double(m.steps);
   // Block and warp tiles taken as squares of the accumulator counts.
   // wgmma reads its operands from shared memory once per warpgroup (four warps), not per warp.

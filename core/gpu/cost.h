@@ -138,7 +138,11 @@ struct MainloopStructure {
   int64_t warps = 0;        ///< warps per block
   int64_t tile_elems = 0;   ///< accumulator (output) elements of one block tile
   int64_t k_per_step = 0;   ///< reduction elements one mainloop trip consumes (0: unknown)
-  int operand_bytes = 2;    ///< bytes of one staged operand element (f16/bf16 2, tf32 4)
+  /// Trips of the mainloop as the loop IR runs them per tile (0: unknown). A tile mostly past
+  /// the problem's edge (M = 1 in a 16-row tile) runs every one of them, though its own FLOPs
+  /// would fill fewer: mainloop_cost never prices fewer.
+  int64_t trips = 0;
+  int operand_bytes = 2;  ///< bytes of one staged operand element (f16/bf16 2, tf32 4)
   /// The accumulators go back through a shared tile before the epilogue (the wmma template);
   /// false: the epilogue runs from the accumulator registers.
   bool epilogue_through_shared = false;

@@ -268,6 +268,7 @@ gpu::MainloopStructure mainloop_structure(const StageScan::Touch& t, const loop:
   if (m.tile_elems <= 0) m.tile_elems = 64 * 64;
   m.operand_bytes = std::max(t.operand_bytes > 0 ? t.operand_bytes : 2, t.staged_bytes);
   m.epilogue_through_shared = t.epilogue_shared;
+  m.trips = t.trips;
   if (t.trips > 0 && flops > 0) {
     const double reduction =
         double(flops) / double(std::max<int64_t>(grid, 1)) / (2.0 * double(m.tile_elems));

@@ -110,6 +110,23 @@ TEST(MainloopCost, DeeperPipelinesHideMoreLatencyUpToTheirMaximum) {
   EXPECT_GT(gpu::stage_cost(spec, c, one).flop_us, gpu::stage_cost(spec, c, three).flop_us);
 }
 
+/// A tile mostly past the problem's edge (M = 1 of a 128-row tile) runs every trip of its K
+/// loop: its price has as many trips as the loop IR runs, not the fewer its own FLOPs would fill.
+TEST(MainloopCost, AnEdgeTileRunsEveryTripOfItsLoop) {
+  const gpu::GpuSpec spec = gpu::gpu_spec("h100");
+  const gpu::CostConstants c = gpu::cost_constants(spec, Precision::FP16);
+  gpu::StageWork w = gemm_4096(structure(MainloopStructure::Staging::Pipelined, 3));
+  w.flops = 2LL * 1 * 4096 * 4096;  // M = 1: one row of each 128-row tile is real
+  w.grid = 4096 / 128;
+  const gpu::StageCost unknown = gpu::stage_cost(spec, c, w);
+  w.mainloop.trips = 4096 / 32;
+  const gpu::StageCost known = gpu::stage_cost(spec, c, w);
+  ASSERT_TRUE(known.mainloop.priced);
+  EXPECT_LT(unknown.mainloop.steps, 4096 / 32);
+  EXPECT_EQ(known.mainloop.steps, 4096 / 32);
+  EXPECT_GT(known.flop_us, unknown.flop_us);
+}
+
 /// The rule: a tensor-core stage reaches the spec's peak only at a rate a calibration measured
 /// for its own template; a calibration of another template leaves it to its structure.
 TEST(MainloopCost, NoStageAtPeakWithoutACalibrationOfItsTemplate) {

@@ -100,7 +100,6 @@ void MainWindow::wire() {
   });
 
   connect(m_timeline, &TimelinePanel::busyChanged, this, &MainWindow::setBusy);
-
   connect(m_error, &ErrorPanel::retryRequested, this, &MainWindow::reload);
 
   // Selections: graph, nodes, kernels, code and charts follow one another through the session.
@@ -117,13 +116,14 @@ void MainWindow::wire() {
   const auto attach = [this](auto*... pages) { (pages->attach(m_session), ...); };
   attach(m_nodes, m_teText, m_properties, m_transforms, m_graphPage, m_charts, m_kernels, m_code,
          m_memory, m_importedPanel, m_timeline, m_error);
-  connect(m_session, &ExplorerSession::message, this,
-          [this](const QString& text, int ms) { say(text, ms); });
+  connect(m_session, &ExplorerSession::message, m_status, &StatusLine::say);
 
-  // Compile and profile: the activity and progress they report.
+  // Compile, profile and export: the activity and progress they report, their outcomes.
   connect(m_runs, &KernelRuns::busyChanged, this, &MainWindow::setBusy);
   connect(m_runs, &KernelRuns::progress, m_status, &StatusLine::setProgress);
   connect(m_runs, &KernelRuns::compiled, this, &MainWindow::compiled);
+  connect(m_exports, &ExportActions::bundleExported, this, &MainWindow::bundleExported);
+  connect(m_exports, &ExportActions::reportExported, this, &MainWindow::reportExported);
 }
 
 void MainWindow::createPages() {

@@ -7,7 +7,8 @@
 namespace souffle::schedule {
 
 ProofMemo& ProofMemo::shared() {
-  static ProofMemo memo;
+  // Never destroyed, like the shared pricers: nothing to free at the end of the process.
+  static ProofMemo& memo = *new ProofMemo;
   return memo;
 }
 

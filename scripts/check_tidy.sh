@@ -4,7 +4,7 @@
 # printing each new finding. Lints only files changed since the baseline was written; see
 # docs/lint.md. scripts/test.sh runs it.
 #   scripts/check_tidy.sh                 check (what changed since the baseline)
-#   scripts/check_tidy.sh --all           check every translation unit (about an hour of one core)
+#   scripts/check_tidy.sh --all           check every translation unit (20-30 minutes of one core)
 #   scripts/check_tidy.sh --update [PATH] write the findings of what changed (under PATH) into
 #                                         the baseline; with --all, relint everything first
 #   CLANG_TIDY="clang-tidy-16" ...        another clang-tidy (its version is recorded)

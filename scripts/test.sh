@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh), builds and runs every test with CTest, then builds the sanitizer tree
 # (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs its subset of the suite there
-# (scripts/sanitize.sh), and checks that clang-format would change no tracked C++ file
-# (scripts/check_format.sh). Every step always runs; the command fails if any fails.
+# (scripts/sanitize.sh), checks that clang-format would change no tracked C++ file
+# (scripts/check_format.sh) and that clang-tidy finds nothing new against its baseline
+# (scripts/check_tidy.sh, docs/lint.md). Every step always runs; the command fails if any fails.
 #   SANITIZE=0 scripts/test.sh   skips the sanitizer step (the Release suite only)
+#   LINT_ONLY=1 scripts/test.sh  sets up and builds, then runs only the two lint steps
 # Extra arguments go to the Release CTest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,19 @@ export SOUFFLE_SETUP_RAN=1
 BUILD_DIR=${BUILD_DIR:-build}
 export QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen}
 status=0
+lint() {
+  local fmt=0 tidy=0 start
+  scripts/check_format.sh || fmt=$?
+  start=$(date +%s)
+  scripts/check_tidy.sh --build "$BUILD_DIR" || tidy=$?
+  echo "test: clang-tidy step finished in $(($(date +%s) - start)) s (exit $tidy)"
+  [ $fmt -eq 0 ] || status=$fmt
+  [ $tidy -eq 0 ] || status=$tidy
+}
+if [ "${LINT_ONLY:-0}" != 0 ]; then
+  lint
+  exit $status
+fi
 start=$(date +%s)
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" "$@" || status=$?
 echo "test: Release suite finished in $(($(date +%s) - start)) s (exit $status)"
@@ -27,9 +42,7 @@ if [ -f "$log" ]; then
        match($0, /peak RSS [0-9]+ MB/) { split(substr($0, RSTART), f, " "); print f[3], name }' "$log" |
     sort -rn | awk 'NR <= 5 { printf "  %6d MB  %s\n", $1, $2 }'
 fi
-fmt=0
-scripts/check_format.sh || fmt=$?
-[ $fmt -eq 0 ] || status=$fmt
+lint
 if [ "${SANITIZE:-1}" != 0 ]; then
   start=$(date +%s)
   san=0

@@ -7,6 +7,7 @@
 
 #include "core/emulate/emulate.h"
 #include "core/loop/mutator.h"
+#include "core/session/pipeline.h"
 
 namespace souffle {
 namespace {
@@ -31,16 +32,38 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
 
   t0 = std::chrono::steady_clock::now();
   loop::KernelSet ks;
-  try {
-    PlanBuild b = plan_build(p);
-    b.options.sync = sync;
-    b.options.measure = measure;
-    tune_plan(p, b.config, b.options);  // tensor-core tiles under tf32/fp16/bf16
-    ks = build_plan_kernels(p, b.config, b.options);
-  } catch (const KernelBuildError& e) {
-    rep.error = e.what();
-    out.ok = false;
-    return rep;
+  // The kernels compile ships: the pipeline's build-kernels step over the plan, which takes those
+  // the plan's pricing built for its partitions. Tiles measured on a GPU, or a plan priced
+  // without built kernels, build as the pipeline's measured branch does.
+  const std::shared_ptr<const schedule::PlanPricer> pricer = kernel_pricer(plan_options);
+  if (pricer && !measure) {
+    ks.name = p.program.name;
+    ks.inputs = prog.inputs;
+    ks.outputs = prog.outputs;
+    PipelineOptions po;
+    po.until = Step::BuildKernels;
+    po.compile.pricer = pricer;
+    po.compile.sync = sync;
+    for (CompiledKernel& ck : run_pipeline(p, po).kernels.kernels) {
+      if (!ck.ok()) {
+        rep.error = ck.error;
+        out.ok = false;
+        return rep;
+      }
+      ks.kernels.push_back(std::move(ck.kernel));
+    }
+  } else {
+    try {
+      PlanBuild b = plan_build(p);
+      b.options.sync = sync;
+      b.options.measure = measure;
+      tune_plan(p, b.config, b.options);  // tensor-core tiles under tf32/fp16/bf16
+      ks = build_plan_kernels(p, b.config, b.options);
+    } catch (const KernelBuildError& e) {
+      rep.error = e.what();
+      out.ok = false;
+      return rep;
+    }
   }
   if (options.timeline) {
     loop::TimelineOptions to;

@@ -39,9 +39,11 @@ struct KernelVerifyReport {
   bool ok() const { return error.empty() && outputs.ok; }
 };
 
-/// Plans `model.program` under `options`, builds its kernels (plan_build) and runs them in the
-/// emulator on each data set, judging outputs like verify_program (the default tolerance is the
-/// plan's precision's). UserError when a data set does not fit the model.
+/// Plans `model.program` under `options`, takes its kernels from the pipeline's build-kernels
+/// step (run_pipeline over the plan: the kernels its pricing built, which compile ships; with
+/// `measure` or without a kernel pricer, tuned and built as the pipeline's measured branch
+/// does) and runs them in the emulator on each data set, judging outputs like verify_program (the
+/// default tolerance is the plan's precision's). UserError when a data set does not fit the model.
 /// `sync` orders the dependent stages of cooperative kernels (KernelBuildOptions::sync);
 /// `measure`, when set, ranks the GEMM tiles as `compile --tune measure` does.
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,

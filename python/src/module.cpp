@@ -517,11 +517,21 @@ py::list run_plan(const Plan& p, const py::list& inputs) {
   emulate::Buffers got;
   {
     py::gil_scoped_release release;
-    plan::FusionPlan pl = p.plan;
-    PlanBuild b = plan_build(pl);
-    b.options.sync = p.options.sync;
-    tune_plan(pl, b.config, b.options);
-    loop::KernelSet ks = build_plan_kernels(pl, b.config, b.options);
+    // The kernels compile ships: the pipeline's build-kernels step over the plan, with the
+    // kernels its pricing built.
+    PipelineOptions o = p.options;
+    o.until = Step::BuildKernels;
+    o.tune_measure = {};
+    o.compile.pricer = kernel_pricer(plan_options(p.options));
+    o.compile.sync = p.options.sync;
+    loop::KernelSet ks;
+    ks.name = prog.name;
+    ks.inputs = prog.inputs;
+    ks.outputs = prog.outputs;
+    for (CompiledKernel& ck : run_pipeline(p.plan, o).kernels.kernels) {
+      if (!ck.ok()) throw UserError(p.model->path, ck.name, ck.error);
+      ks.kernels.push_back(std::move(ck.kernel));
+    }
     try {
       got = emulate::run_kernels(ks, in, {});
     } catch (const emulate::EmulationError& e) {

@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "core/gpu/spec.h"
+#include "core/loop/stmt.h"
 #include "core/plan/step.h"
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
+#include "core/session/test_data.h"
+#include "core/session/verify_kernels.h"
 #include "core/support/error.h"
 
 namespace souffle {
@@ -231,6 +234,31 @@ TEST(RunPipeline, StartsFromALoadedModelOrAPlanWithTheSameResult) {
   // A loaded model cannot stop before the plan; a plan cannot stop before its kernels.
   EXPECT_THROW(run_pipeline(m, options(Step::Lower)), std::invalid_argument);
   EXPECT_THROW(run_pipeline(whole.plan, options(Step::Price)), std::invalid_argument);
+}
+
+/// Kernel-level verification runs the kernels compile ships: those of the pipeline's
+/// build-kernels step (the plan's pricing built them), not a second build of its own. (The two
+/// builds gave the same kernels on the six sample models at fp16 when verify moved onto the
+/// pipeline; this keeps verify on compile's path.)
+TEST(RunPipeline, VerifyRunsTheKernelsCompileShips) {
+  const std::string dir = std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe";
+  const LoadedModel m = load_model(dir + "/model.onnx");
+  const std::vector<TestDataSet> sets = read_test_data(dir);
+  ASSERT_FALSE(sets.empty());
+  PipelineOptions o;
+  o.gpu = gpu::gpu_spec("a100");
+  o.precision = gpu::Precision::FP16;
+  o.until = Step::BuildKernels;
+  const plan::PlanOptions po = plan_options(o);
+  const KernelVerifyReport rep = verify_kernels(m, sets, po, VerifyOptions{});
+  ASSERT_TRUE(rep.ok()) << rep.error;
+  const PipelineResult shipped = run_pipeline(dir + "/model.onnx", o);
+  ASSERT_EQ(rep.built.kernels.size(), shipped.kernels.kernels.size());
+  for (size_t i = 0; i < rep.built.kernels.size(); ++i) {
+    ASSERT_TRUE(shipped.kernels.kernels[i].ok()) << shipped.kernels.kernels[i].error;
+    EXPECT_EQ(loop::print(rep.built.kernels[i]), loop::print(shipped.kernels.kernels[i].kernel))
+        << rep.built.kernels[i].name;
+  }
 }
 
 TEST(RunPipeline, ErrorsKeepFileNodeAndReason) {

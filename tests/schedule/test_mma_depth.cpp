@@ -16,6 +16,7 @@
 #include "core/schedule/template_util.h"
 #include "core/schedule/tune.h"
 #include "core/te/builder.h"
+#include "tests/schedule/matmul_te.h"
 
 namespace souffle {
 namespace {
@@ -24,15 +25,7 @@ using gpu::Precision;
 using te::Expr;
 using te::Tensor;
 
-te::Op matmul(int64_t m, int64_t n, int64_t k, DType t) {
-  Tensor a = te::make_input("A", {m, k}, t);
-  Tensor b = te::make_input("B", {k, n}, t);
-  return te::reduce("C", {m, n}, DType::Float32, te::ReduceKind::Sum, {k},
-                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
-                      return te::cast(DType::Float32, te::read(a, {i[0], r[0]})) *
-                             te::cast(DType::Float32, te::read(b, {r[0], i[1]}));
-                    });
-}
+using test_te::matmul;
 
 /// The mainloop's operands of `op` as the tuner sees them.
 gpu::MmaOperands operands(const te::Op& op) {

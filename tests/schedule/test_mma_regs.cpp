@@ -14,6 +14,7 @@
 #include "core/schedule/price.h"
 #include "core/schedule/schedule.h"
 #include "core/te/builder.h"
+#include "tests/schedule/matmul_te.h"
 
 namespace souffle {
 namespace {
@@ -22,16 +23,7 @@ using gpu::Precision;
 using te::Expr;
 using te::Tensor;
 
-te::Op matmul(int64_t m, int64_t n, int64_t k, DType t) {
-  Tensor a = te::make_input("A", {m, k}, t);
-  Tensor b = te::make_input("B", {k, n}, t);
-  return te::reduce("C", {m, n}, DType::Float32, te::ReduceKind::Sum, {k},
-                    [&](const std::vector<Expr>& i, const std::vector<Expr>& r) {
-                      Expr x = te::cast(DType::Float32, te::read(a, {i[0], r[0]}));
-                      Expr y = te::cast(DType::Float32, te::read(b, {r[0], i[1]}));
-                      return x * y;
-                    });
-}
+using test_te::matmul;
 
 TEST(MmaRegs, EstimateCoversWhatNvrtcUses) {
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <future>
 #include <stdexcept>
 
 #include "core/schedule/plan_kernels.h"
@@ -162,6 +163,30 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
   if (PartitionKernelsPtr found = find(plan, index)) return found;
   const plan::Partition& p = partition_at(plan, index);
   const std::string k = key(plan, index);
+  // One build per key at a time: a second asker (the code panel and the memory picture both
+  // follow a selection) waits for the first build instead of repeating it.
+  std::promise<Built> promise;
+  {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    if (const Built* found = m_built.find(k)) {
+      const Built b = *found;
+      ++m_stats.build_hits;
+      lock.unlock();
+      return emitted(k, plan, index, b, false);
+    }
+    auto running = m_building.find(k);
+    if (running != m_building.end()) {
+      std::shared_future<Built> pending = running->second;
+      lock.unlock();
+      const Built& b = pending.get();  // rethrows the first build's logic_error
+      {
+        std::lock_guard<std::mutex> again(m_mutex);
+        ++m_stats.build_hits;
+      }
+      return emitted(k, plan, index, b, false);
+    }
+    m_building.emplace(k, promise.get_future().share());
+  }
   Built b;
   auto t0 = std::chrono::steady_clock::now();
   try {
@@ -171,7 +196,12 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
     b.kernels = std::make_shared<const loop::KernelSet>(
         schedule::build_partition_kernels(plan, p, pb.config, pb.options));
   } catch (const std::logic_error&) {
-    throw;  // a bug in the build reaches the caller; it is never shown as the kernel's error
+    // A bug in the build reaches the caller (and whoever waits for it); it is never shown as the
+    // kernel's error.
+    std::lock_guard<std::mutex> lock(m_mutex);
+    promise.set_exception(std::current_exception());
+    m_building.erase(k);
+    throw;
   } catch (const std::exception& e) {
     b.error = std::string("cannot build ") + e.what();
   }
@@ -180,6 +210,8 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
     std::lock_guard<std::mutex> lock(m_mutex);
     ++m_stats.builds;
     m_built.put(k, b);
+    promise.set_value(b);
+    m_building.erase(k);
   }
   return emitted(k, plan, index, b, true);
 }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <future>
 #include <list>
 #include <map>
 #include <memory>
@@ -42,7 +43,8 @@ using PartitionKernelsPtr = std::shared_ptr<const PartitionKernels>;
 /// Kernels by partition content: the partition's TEs as printed with the shapes they read, its
 /// stages and tiles, which outputs are read outside it, and the plan's strategy, GPU and
 /// precision (schedule::PlanPricer's key). Least recently used entries go first beyond
-/// `capacity`. Thread-safe; two threads asking for the same partition may both build it.
+/// `capacity`. Thread-safe; a partition being built is built once: a second thread asking for
+/// it waits for that build.
 class KernelCache {
  public:
   explicit KernelCache(size_t capacity = 160);
@@ -113,6 +115,7 @@ class KernelCache {
   Lru<Built> m_built;
   Lru<PartitionKernelsPtr> m_emitted;  ///< by key and partition id
   Lru<PartitionKernelsPtr> m_compiled;
+  std::map<std::string, std::shared_future<Built>> m_building;  ///< builds under way, by key
   std::vector<std::string> m_attached;
   Stats m_stats;
 };

@@ -3,10 +3,15 @@
 // their compile results; only a changed partition is built and compiled; old entries go first.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "core/gpu/nvrtc.h"
 #include "core/schedule/plan_pricer.h"
 #include "core/session/compile.h"
 #include "core/session/kernel_cache.h"
+#include "core/support/fault.h"
 #include "tests/sample_model.h"
 
 namespace souffle {
@@ -134,6 +139,76 @@ TEST(KernelCache, LeastRecentlyUsedGoesFirst) {
   EXPECT_TRUE(cache.has_kernels(p, 2));
   EXPECT_EQ(cache.stats().builds, 3u);
   EXPECT_THROW(cache.kernels(p, p.partitions.size()), std::out_of_range);
+}
+
+// Two views asking for the same partition at once (the code panel and the memory picture follow
+// one selection): one build, the second asker waits for it and finds it built.
+TEST(KernelCache, ASecondAskerWaitsForTheBuildUnderWay) {
+  KernelCache& cache = shared_kernel_cache();
+  const plan::FusionPlan p = rules_plan();
+  cache.clear();
+  std::atomic<int> entered{0};
+  std::atomic<bool> release{false};
+  fault::Planted slow("kernel_cache.build", [&] {
+    if (entered.fetch_add(1) == 0)
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  PartitionKernelsPtr first, second;
+  std::thread a([&] { first = cache.kernels(p, 1); });
+  while (entered.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread b([&] { second = cache.kernels(p, 1); });
+  // The second asker has time to arrive while the first build is held (a late one finds it built).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  release = true;
+  a.join();
+  b.join();
+  EXPECT_EQ(entered.load(), 1);
+  const KernelCache::Stats st = cache.stats();
+  EXPECT_EQ(st.builds, 1u);
+  EXPECT_EQ(st.build_hits, 1u);
+  ASSERT_TRUE(first && second);
+  EXPECT_TRUE(first->error.empty() && second->error.empty());
+  ASSERT_EQ(first->kernels.size(), second->kernels.size());
+  for (size_t i = 0; i < first->kernels.size(); ++i)
+    EXPECT_EQ(first->kernels[i].cuda, second->kernels[i].cuda);
+}
+
+// A bug in the build (a logic_error) reaches the asker waiting for it too, and the next ask
+// builds again.
+TEST(KernelCache, ABuildBugReachesTheWaiterToo) {
+  KernelCache& cache = shared_kernel_cache();
+  const plan::FusionPlan p = rules_plan();
+  cache.clear();
+  std::atomic<int> entered{0};
+  std::atomic<bool> release{false};
+  {
+    fault::Planted bug("kernel_cache.build", [&] {
+      if (entered.fetch_add(1) == 0)
+        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      throw std::logic_error("planted bug");
+    });
+    std::atomic<int> thrown{0};
+    auto ask = [&] {
+      try {
+        cache.kernels(p, 1);
+      } catch (const std::logic_error&) {
+        ++thrown;
+      }
+    };
+    std::thread a(ask);
+    while (entered.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread b(ask);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    release = true;
+    a.join();
+    b.join();
+    EXPECT_EQ(thrown.load(), 2);
+  }
+  EXPECT_FALSE(cache.has_kernels(p, 1));
+  PartitionKernelsPtr k = cache.kernels(p, 1);
+  ASSERT_TRUE(k);
+  EXPECT_TRUE(k->error.empty()) << k->error;
+  EXPECT_TRUE(k->built_here);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // kernel, and the souffle strategy's decision, by price, to keep each one fused.
 #include <fmt/format.h>
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <set>
+#include <thread>
 
 #include "core/plan/partition.h"
 
@@ -65,6 +68,71 @@ void fold_attention_stages(const ProgramFacts& f, Partition& p) {
   p.cooperative = p.grid_syncs > 0;
 }
 
+namespace {
+
+/// The group of `groups` holding every TE of chain `c`, or null.
+const Group* holder_of(const std::vector<Group>& groups, const AttentionChain& c) {
+  const Group* holder = nullptr;
+  const std::vector<int> chain = c.tes();
+  for (const Group& g : groups) {
+    const std::set<int> tes(g.tes.begin(), g.tes.end());
+    if (std::all_of(chain.begin(), chain.end(), [&](int te) { return tes.count(te) > 0; }))
+      holder = &g;
+  }
+  return holder;
+}
+
+/// Prices, side by side on every core, the kernels decide_attention will price one after
+/// another: each holder kernel with its chain fused and apart, the chains before it taken as
+/// fused (the usual outcome). The prices land in the pricer's memo, where the decisions find
+/// them; a guess that turns out wrong (an earlier chain left apart) costs only a build the
+/// decision then makes itself, so the decisions are those of pricing one by one.
+void prefetch_attention_prices(const ProgramFacts& f, const KernelPricer& pricer,
+                               const FusionPlan& context, gpu::Precision precision,
+                               const std::vector<Group>& groups) {
+  // A copy: set_attention below replaces what f.attention() refers to.
+  const std::vector<AttentionChain> chains = f.attention();  // NOLINT(performance-*)
+  std::vector<Partition> parts;
+  for (size_t i = 0; i < chains.size(); ++i) {
+    const Group* holder = holder_of(groups, chains[i]);
+    if (!holder) continue;
+    Group g;
+    g.tes = holder->tes;
+    g.split_rows = holder->split_rows;
+    g.global_scratch = holder->global_scratch;
+    g.forced_sync = holder->forced_sync;
+    std::vector<AttentionChain> without = chains;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+    f.set_attention(chains);
+    parts.push_back(build_partitions(f, {g}, precision)[0]);
+    f.set_attention(without);
+    parts.push_back(build_partitions(f, {g}, precision)[0]);
+  }
+  f.set_attention(chains);
+  const size_t threads =
+      std::min<size_t>(parts.size(), std::max(1u, std::thread::hardware_concurrency()));
+  if (threads < 2) return;
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> failed(parts.size());
+  auto work = [&]() {
+    for (size_t i = next++; i < parts.size(); i = next++) {
+      try {
+        pricer.price(context, parts[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();  // an internal error (a refusal is a price)
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
 void decide_attention(const ProgramFacts& f, const FusionPlan& context, const KernelPricer* pricer,
                       gpu::Precision precision, const std::set<std::string>& forced,
                       std::vector<Group>& groups, std::vector<TransformSite>& sites) {
@@ -72,6 +140,7 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
   std::vector<AttentionChain> kept;
   const std::vector<AttentionChain> chains = f.attention();
   auto name = [&](int te) { return program.ops[static_cast<size_t>(te)]->name; };
+  if (pricer) prefetch_attention_prices(f, *pricer, context, precision, groups);
   for (size_t i = 0; i < chains.size(); ++i) {
     const AttentionChain& c = chains[i];
     const std::string key = attention_site_key(program, c);

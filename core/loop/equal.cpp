@@ -1,5 +1,9 @@
 #include "core/loop/equal.h"
 
+#include "core/loop/mutator.h"
+#include "core/te/mutator.h"
+
+#include <bit>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -226,6 +230,22 @@ bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>&
     if (!a_seen.insert(x.get()).second || !b_seen.insert(y.get()).second) return false;
   }
   return Comparer(a_params, b_params).stmt(a, b);
+}
+
+uint64_t shape_fingerprint(const Stmt& s) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  for_each_stmt(s, [&](const Stmt& x) { mix(0x100 + static_cast<uint64_t>(x.kind())); });
+  for_each_expr(s, [&](const Expr& e) {
+    te::for_each_node(e, [&](const Expr& n) {
+      mix(static_cast<uint64_t>(n.kind()) << 8 | static_cast<uint64_t>(n.dtype()));
+      if (const te::IntImm* i = n.as<te::IntImm>()) mix(static_cast<uint64_t>(i->value));
+      // +0.0 and -0.0 compare equal, so they hash alike.
+      if (const te::FloatImm* f = n.as<te::FloatImm>())
+        mix(f->value == 0 ? 0 : std::bit_cast<uint64_t>(f->value));
+    });
+  });
+  return h;
 }
 
 }  // namespace souffle::loop

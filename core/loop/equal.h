@@ -2,6 +2,8 @@
 /// position, so two schedules of one TE built separately compare equal).
 #pragma once
 
+#include <cstdint>
+
 #include "core/loop/stmt.h"
 
 namespace souffle::loop {
@@ -17,5 +19,11 @@ bool equal(const Stmt& a, const Stmt& b);
 /// layer's), so that one function can serve both.
 bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>& a_params,
                         const std::vector<Tensor>& b_params);
+
+/// A hash that statements equal_up_to_params (or equal) share: statement and expression kinds,
+/// dtypes and immediates in tree order; no names, buffers, vars, Stage indices or Comment texts.
+/// For bucketing candidates before comparing them (memos of proofs, outlined functions), never
+/// as a proof of equality.
+uint64_t shape_fingerprint(const Stmt& s);
 
 }  // namespace souffle::loop

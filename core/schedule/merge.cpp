@@ -370,6 +370,10 @@ class ProofCache {
     std::vector<Stmt> wrapped;
     for (const Stmt& x : all) wrapped.push_back(loop::if_then_else(te::eq(ic(1), ic(1)), x));
     Stmt together = loop::seq(std::move(wrapped));
+    // Statements that can match share their fingerprint: a query compares only with those (one
+    // LSTM step's stages read another row of the sequence than the next step's, so without it
+    // each of 1,000 steps was compared with every step before).
+    key += fmt::format(" #{:016x}", loop::shape_fingerprint(together));
     std::vector<Entry>& same = m_entries[key];
     for (const Entry& e : same) {
       if (e.writers != q.writers.size()) continue;

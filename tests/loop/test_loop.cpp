@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "core/loop/arena.h"
 #include "core/loop/equal.h"
 #include "core/loop/mutator.h"
@@ -215,6 +217,30 @@ TEST(LoopEqual, BoundVarsAndBuffersMatchByPosition) {
   Expr free_a = te::var("n"), free_b = te::var("n");
   EXPECT_FALSE(loop::equal(loop::store(y, {free_a}, te::float_imm(0)),
                            loop::store(y, {free_b}, te::float_imm(0))));
+}
+
+// Statements equal up to their parameters share a fingerprint, whatever their tensors, bound
+// vars, stage indices and comments; a planted constant (another row of the input) or another
+// dtype changes it.
+TEST(LoopEqual, FingerprintFollowsEqualUpToParams) {
+  auto build = [](int row, int stage, const char* note, DType dt) {
+    Tensor x = te::make_compute_tensor("x", {4, 8}, dt);
+    Tensor y = te::make_compute_tensor("y", {8}, dt);
+    Expr i = te::var("i");
+    Stmt body = loop::make_for(i, 8, ForKind::Serial,
+                               loop::store(y, {i}, te::read(x, {te::int_imm(row), i})));
+    return std::make_tuple(loop::stage(stage, loop::seq({loop::comment(note), body})),
+                           std::vector<Tensor>{x, y});
+  };
+  auto [a, pa] = build(1, 3, "layer 0", DType::Float32);
+  auto [b, pb] = build(1, 7, "layer 1", DType::Float32);
+  ASSERT_TRUE(loop::equal_up_to_params(a, b, pa, pb));
+  EXPECT_EQ(loop::shape_fingerprint(a), loop::shape_fingerprint(b));
+  auto [c, pc] = build(2, 3, "layer 0", DType::Float32);
+  EXPECT_FALSE(loop::equal_up_to_params(a, c, pa, pc));
+  EXPECT_NE(loop::shape_fingerprint(a), loop::shape_fingerprint(c));
+  auto [d, pd] = build(1, 3, "layer 0", DType::Float16);
+  EXPECT_NE(loop::shape_fingerprint(a), loop::shape_fingerprint(d));
 }
 
 }  // namespace

@@ -229,6 +229,15 @@ bool wants_outlining(const loop::Kernel& k, StageOutlining mode) {
 
 OutlinePlan plan_outlining(const loop::Kernel& k, const std::string& name, StageOutlining mode,
                            const std::function<bool(const std::string&)>& taken) {
+  // Auto below kOutlineMinStages: outlined when at least half of the stage calls would call a
+  // function an earlier stage already has (so the program compiles about half the code).
+  if (mode == StageOutlining::Auto && !wants_outlining(k, mode) &&
+      k.stages.size() >= static_cast<size_t>(kOutlineRepeatMinStages)) {
+    OutlinePlan shared = plan_outlining(k, name, StageOutlining::Always, taken);
+    const size_t repeats = shared.calls.size() - shared.functions.size();
+    if (2 * repeats >= shared.calls.size() && repeats > 0) return shared;
+    return {};
+  }
   OutlinePlan plan;
   if (!wants_outlining(k, mode)) return plan;
   std::set<std::string> mine;  // the names given here

@@ -20,7 +20,7 @@ namespace souffle::codegen {
 /// compiles in a fraction of the time (docs/full_size_compile.md), and its registers are the
 /// most any one stage needs plus what the calls keep live.
 enum class StageOutlining : uint8_t {
-  Auto,    ///< outline the stages of kernels of at least kOutlineMinStages stages
+  Auto,    ///< kernels of kOutlineMinStages stages, or of kOutlineRepeatMinStages repeating
   Always,  ///< every stage that can be outlined, in every multi-stage kernel
   Never,   ///< every stage inline
 };
@@ -29,6 +29,11 @@ enum class StageOutlining : uint8_t {
 /// BERT's 216 stages compile 3x faster in NVRTC's front end with a sixth of its memory and 148
 /// instead of 255 registers (docs/full_size_compile.md).
 constexpr int kOutlineMinStages = 100;
+/// Auto also outlines a kernel of this many stages or more when at least half of its stage
+/// calls run code an earlier stage has (ResNeXt-101's 23 bottleneck blocks of one shape, an
+/// LSTM's steps): each such function is compiled once. Paper-size ResNeXt-101 on an A100, 96
+/// stages: 68 s of NVRTC inline (docs/compile_dedup.md).
+constexpr int kOutlineRepeatMinStages = 64;
 
 /// A function holding one stage, emitted before the kernel that calls it.
 struct OutlinedFunction {

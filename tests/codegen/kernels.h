@@ -205,11 +205,13 @@ inline loop::Kernel repeated_stage_kernel() {
   return k;
 }
 
-/// Four stages, one per row t of x [4, 128]: y_t[i] = x[t, i] * 2 + y_{t-1}[i] (y_{-1}: h0),
-/// the shape of an unrolled recurrence reading its input sequence a step at a time. The
-/// stages differ only in the row they read and the tensors they touch.
-inline loop::Kernel row_steps_kernel() {
-  te::Tensor x = te::make_input("x", {4, 128}, DType::Float32);
+/// `steps` stages (four by default), one per row t of x [steps, 128]:
+/// y_t[i] = x[t, i] * 2 + y_{t-1}[i] (y_{-1}: h0), the shape of an unrolled recurrence reading
+/// its input sequence a step at a time. The stages differ only in the row they read and the
+/// tensors they touch; with `distinct`, step t multiplies by 2 + t instead, so no two stages
+/// run the same code.
+inline loop::Kernel row_steps_kernel(int steps = 4, bool distinct = false) {
+  te::Tensor x = te::make_input("x", {steps, 128}, DType::Float32);
   te::Tensor h0 = te::make_input("h0", {1, 128}, DType::Float32);
   Expr bx = te::var("bx"), tx = te::var("tx");
   std::vector<loop::Stmt> body;
@@ -217,14 +219,15 @@ inline loop::Kernel row_steps_kernel() {
   k.name = "steps";
   k.inputs = {x, h0};
   te::Tensor prev = h0;
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < steps; ++t) {
     te::Tensor y = te::make_compute_tensor("y" + std::to_string(t), {1, 128}, DType::Float32);
     Expr i = te::var("i");
     if (t > 0) body.push_back(loop::grid_barrier());
-    body.push_back(loop::stage(t, loop::let_stmt(i, bx * ic(128) + tx,
-                                                 loop::store(y, {ic(0), i},
-                                                             te::read(x, {ic(t), i}) * 2.0 +
-                                                                 te::read(prev, {ic(0), i})))));
+    body.push_back(loop::stage(
+        t, loop::let_stmt(i, bx * ic(128) + tx,
+                          loop::store(y, {ic(0), i},
+                                      te::read(x, {ic(t), i}) * (distinct ? 2.0 + t : 2.0) +
+                                          te::read(prev, {ic(0), i})))));
     k.outputs.push_back(y);
     k.stages.push_back(
         stage_info("step" + std::to_string(t), "injective", "y", "y", "Add", 1, 128));

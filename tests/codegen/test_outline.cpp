@@ -50,7 +50,8 @@ TEST(Outline, StepsThatRunTheSameCodeShareOneFunctionCalledAtTheirRows) {
 TEST(Outline, ModesAndTakenNames) {
   const loop::Kernel k = testing::row_steps_kernel();
   EXPECT_TRUE(plan_outlining(k, "steps", StageOutlining::Never, nothing_taken).calls.empty());
-  // Auto outlines only kernels of kOutlineMinStages stages or more.
+  // Auto outlines kernels of kOutlineMinStages stages or more, and of kOutlineRepeatMinStages
+  // where half of the calls repeat an earlier stage's code; four steps are neither.
   EXPECT_FALSE(wants_outlining(k, StageOutlining::Auto));
   EXPECT_TRUE(wants_outlining(k, StageOutlining::Always));
   EXPECT_TRUE(plan_outlining(k, "steps", StageOutlining::Auto, nothing_taken).calls.empty());
@@ -60,6 +61,31 @@ TEST(Outline, ModesAndTakenNames) {
       [](const std::string& n) { return n == "steps_stage0" || n == "steps_stage0_fn"; });
   ASSERT_EQ(plan.functions.size(), 1u);
   EXPECT_EQ(plan.functions[0].kernel.name, "steps_stage0_fn_fn");
+}
+
+// Below kOutlineMinStages, Auto outlines a kernel whose stages mostly repeat each other's code
+// (one function compiled once instead of the same code per stage), and leaves one of as many
+// different stages inline.
+TEST(Outline, AutoOutlinesAKernelOfRepeatedStages) {
+  const int steps = kOutlineRepeatMinStages;
+  ASSERT_LT(steps, kOutlineMinStages);
+  const loop::Kernel same = testing::row_steps_kernel(steps);
+  loop::verify(same);
+  EXPECT_FALSE(wants_outlining(same, StageOutlining::Auto));
+  const OutlinePlan plan = plan_outlining(same, "steps", StageOutlining::Auto, nothing_taken);
+  EXPECT_EQ(plan.calls.size(), size_t(steps));
+  EXPECT_EQ(plan.functions.size(), 1u);
+  const loop::Kernel different = testing::row_steps_kernel(steps, true);
+  loop::verify(different);
+  EXPECT_TRUE(
+      plan_outlining(different, "steps", StageOutlining::Auto, nothing_taken).calls.empty());
+  EXPECT_EQ(
+      plan_outlining(different, "steps", StageOutlining::Always, nothing_taken).functions.size(),
+      size_t(steps));
+  // One step short of the size: inline.
+  const loop::Kernel short_one = testing::row_steps_kernel(steps - 1);
+  EXPECT_TRUE(
+      plan_outlining(short_one, "steps", StageOutlining::Auto, nothing_taken).calls.empty());
 }
 
 // A stage that keeps a tensor in registers across stages cannot be handed to a function: the

@@ -82,6 +82,41 @@ const Group* holder_of(const std::vector<Group>& groups, const AttentionChain& c
   return holder;
 }
 
+/// The TEs a chain's decision is priced on: its holder kernel's, or, in a holder of more than
+/// kAttentionWindowTes TEs (a whole Swin-B in one cooperative kernel), the window around the
+/// chain: its TEs and the memory-intensive TEs next to them, up to the compute-intensive TE on
+/// each side. Pricing the whole kernel twice per chain cost Swin-B's 24 chains 48 builds of
+/// its 280-stage kernel (8 s); a window prices what the choice changes (the chain's stages,
+/// their barriers and score traffic), and the windows of same-shaped blocks are twins.
+Group pricing_group(const ProgramFacts& f, const Group& holder, const AttentionChain& c) {
+  Group g;
+  g.tes = holder.tes;
+  g.split_rows = holder.split_rows;
+  g.global_scratch = holder.global_scratch;
+  g.forced_sync = holder.forced_sync;
+  if (g.tes.size() <= static_cast<size_t>(kAttentionWindowTes)) return g;
+  std::vector<int> tes = holder.tes;
+  std::sort(tes.begin(), tes.end());
+  const std::vector<int> chain = c.tes();
+  size_t lo = tes.size(), hi = 0;
+  for (size_t i = 0; i < tes.size(); ++i) {
+    if (std::find(chain.begin(), chain.end(), tes[i]) == chain.end()) continue;
+    lo = std::min(lo, i);
+    hi = std::max(hi, i);
+  }
+  if (lo > hi) return g;
+  while (lo > 0 && !f.compute(tes[lo - 1])) --lo;
+  while (hi + 1 < tes.size() && !f.compute(tes[hi + 1])) ++hi;
+  g.tes.assign(tes.begin() + static_cast<std::ptrdiff_t>(lo),
+               tes.begin() + static_cast<std::ptrdiff_t>(hi) + 1);
+  std::erase_if(g.forced_sync, [&](const ForcedSync& s) {
+    for (int te : g.tes)
+      if (f.analysis().tes[static_cast<size_t>(te)].name == s.te) return false;
+    return true;
+  });
+  return g;
+}
+
 /// Prices, side by side on every core, the kernels decide_attention will price one after
 /// another: each holder kernel with its chain fused and apart, the chains before it taken as
 /// fused (the usual outcome). The prices land in the pricer's memo, where the decisions find
@@ -96,11 +131,7 @@ void prefetch_attention_prices(const ProgramFacts& f, const KernelPricer& pricer
   for (size_t i = 0; i < chains.size(); ++i) {
     const Group* holder = holder_of(groups, chains[i]);
     if (!holder) continue;
-    Group g;
-    g.tes = holder->tes;
-    g.split_rows = holder->split_rows;
-    g.global_scratch = holder->global_scratch;
-    g.forced_sync = holder->forced_sync;
+    const Group g = pricing_group(f, *holder, chains[i]);
     std::vector<AttentionChain> without = chains;
     without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
     f.set_attention(chains);
@@ -183,13 +214,14 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
     }
     bool fuse = true;
     if (pricer) {
-      // The kernel holding the chain, fused (with the chains kept so far and those to come)
-      // against its stages apart.
-      Group g;
-      g.tes = holder->tes;
-      g.split_rows = holder->split_rows;
-      g.global_scratch = holder->global_scratch;
-      g.forced_sync = holder->forced_sync;
+      // The kernel holding the chain (or the window around it in a big one), fused (with the
+      // chains kept so far and those to come) against its stages apart.
+      const Group g = pricing_group(f, *holder, c);
+      const std::string window =
+          g.tes.size() < holder->tes.size()
+              ? fmt::format(" (priced on the {} TEs around it of the {} in its kernel)",
+                            g.tes.size(), holder->tes.size())
+              : "";
       std::vector<AttentionChain> with = kept, without = kept;
       with.insert(with.end(), chains.begin() + static_cast<std::ptrdiff_t>(i), chains.end());
       without.insert(without.end(), chains.begin() + static_cast<std::ptrdiff_t>(i) + 1,
@@ -216,12 +248,13 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
             fuse ? fmt::format(
                        "attention {} fused into one stage with an online softmax{}: scores {} and "
                        "probabilities {} ({} B) never written to DRAM, {} B less DRAM traffic; "
-                       "{:.2f} us fused vs {:.2f} us as separate stages",
+                       "{:.2f} us fused vs {:.2f} us as separate stages{}",
                        chain_text, cheaper ? "" : " by decision although priced slower",
-                       s.output->name, p.output->name, score_bytes, saved, d.merged_us, d.split_us)
+                       s.output->name, p.output->name, score_bytes, saved, d.merged_us, d.split_us,
+                       window)
                  : fmt::format(
-                       "attention {} left as separate stages: {:.2f} us fused > {:.2f} us apart",
-                       chain_text, d.merged_us, d.split_us);
+                       "attention {} left as separate stages: {:.2f} us fused > {:.2f} us apart{}",
+                       chain_text, d.merged_us, d.split_us, window);
       }
     } else {
       d.kind = DecisionKind::FusedAttention;

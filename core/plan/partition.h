@@ -137,11 +137,15 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
 /// before it), recounting the stages' syncs (core/plan/attention_plan.cpp).
 void fold_attention_stages(const ProgramFacts& f, Partition& p);
 
+/// Holders of more TEs than this price an attention chain's decision on the window around it
+/// (attention_plan.cpp, pricing_group), not on the whole kernel.
+constexpr int kAttentionWindowTes = 64;
+
 /// The souffle strategy's attention step: each chain of f.attention() is priced in the kernel
-/// that holds it, fused against its stages apart, and kept where fused is no dearer (or
-/// `forced` names its site); the others are dropped from f.attention(). Each outcome is a
-/// Decision of its group and the site's result (sites of kind "attention" in `sites`). Without
-/// a pricer every chain that shares a kernel is kept.
+/// that holds it (or the window around it, kAttentionWindowTes), fused against its stages apart,
+/// and kept where fused is no dearer (or `forced` names its site); the others are dropped from
+/// f.attention(). Each outcome is a Decision of its group and the site's result (sites of kind
+/// "attention" in `sites`). Without a pricer every chain that shares a kernel is kept.
 void decide_attention(const ProgramFacts& f, const FusionPlan& context, const KernelPricer* pricer,
                       gpu::Precision precision, const std::set<std::string>& forced,
                       std::vector<Group>& groups, std::vector<TransformSite>& sites);

@@ -17,6 +17,7 @@
 #include "core/gpu/nvrtc.h"
 #include "core/loop/mutator.h"
 #include "core/plan/attention.h"
+#include "core/plan/partition.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/plan_pricer.h"
@@ -242,6 +243,32 @@ TEST(AttentionEdits, CutInsideTheChainAndReplan) {
       verify_kernels(model_of(c), read_test_data(c.dir), souffle_options(gpu::Precision::FP32, cut),
                      VerifyOptions{});
   EXPECT_TRUE(rep.ok()) << rep.error;
+}
+
+// A kernel of more than kAttentionWindowTes TEs (the sample Swin's 221, a paper-size Swin-B's
+// 570) prices each chain's decision on the window around the chain, and the decision says so;
+// a smaller kernel (the sample BERT's) is priced whole.
+TEST(AttentionWindow, ABigKernelPricesEachChainOnTheWindowAroundIt) {
+  const LoadedModel swin =
+      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/swin/model.onnx");
+  const plan::FusionPlan p = plan::plan(swin.program, souffle_options());
+  plan::verify(p);
+  const auto fused = decisions_of(p, plan::DecisionKind::FusedAttention);
+  ASSERT_FALSE(fused.empty()) << plan::print(p);
+  size_t windowed = 0;
+  for (const plan::Partition& q : p.partitions)
+    for (const plan::Decision& d : q.decisions) {
+      if (d.kind != plan::DecisionKind::FusedAttention) continue;
+      const bool big = q.tes.size() > static_cast<size_t>(plan::detail::kAttentionWindowTes);
+      const size_t at = d.reason.find("(priced on the ");
+      EXPECT_EQ(at != std::string::npos, big) << q.tes.size() << " TEs: " << d.reason;
+      windowed += at != std::string::npos;
+      EXPECT_LE(d.merged_us, d.split_us);
+    }
+  EXPECT_GT(windowed, 0u);
+  const plan::FusionPlan bert = plan::plan(model_of(cases()[0]).program, souffle_options());
+  for (const plan::Decision* d : decisions_of(bert, plan::DecisionKind::FusedAttention))
+    EXPECT_EQ(d->reason.find("(priced on the "), std::string::npos) << d->reason;
 }
 
 TEST(AttentionCuda, FusedStageCompilesWithNvrtc) {

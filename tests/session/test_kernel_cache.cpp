@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "core/gpu/nvrtc.h"
@@ -141,28 +142,38 @@ TEST(KernelCache, LeastRecentlyUsedGoesFirst) {
   EXPECT_THROW(cache.kernels(p, p.partitions.size()), std::out_of_range);
 }
 
+/// Runs two askers of the kernel cache at once: the first build is held at its start (a planted
+/// fault point that then runs `then`) until the second asker has had time to arrive; returns how
+/// many builds started. A second asker arriving late finds the first build's result.
+int ask_twice(const std::function<void()>& then, const std::function<void()>& first,
+              const std::function<void()>& second) {
+  std::atomic<int> entered{0};
+  std::atomic<bool> release{false};
+  fault::Planted held("kernel_cache.build", [&] {
+    if (entered.fetch_add(1) == 0)
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    then();
+  });
+  std::thread a(first);
+  while (entered.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread b(second);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  release = true;
+  a.join();
+  b.join();
+  return entered.load();
+}
+
 // Two views asking for the same partition at once (the code panel and the memory picture follow
 // one selection): one build, the second asker waits for it and finds it built.
 TEST(KernelCache, ASecondAskerWaitsForTheBuildUnderWay) {
   KernelCache& cache = shared_kernel_cache();
   const plan::FusionPlan p = rules_plan();
   cache.clear();
-  std::atomic<int> entered{0};
-  std::atomic<bool> release{false};
-  fault::Planted slow("kernel_cache.build", [&] {
-    if (entered.fetch_add(1) == 0)
-      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  });
   PartitionKernelsPtr first, second;
-  std::thread a([&] { first = cache.kernels(p, 1); });
-  while (entered.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::thread b([&] { second = cache.kernels(p, 1); });
-  // The second asker has time to arrive while the first build is held (a late one finds it built).
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  release = true;
-  a.join();
-  b.join();
-  EXPECT_EQ(entered.load(), 1);
+  const int builds =
+      ask_twice([] {}, [&] { first = cache.kernels(p, 1); }, [&] { second = cache.kernels(p, 1); });
+  EXPECT_EQ(builds, 1);
   const KernelCache::Stats st = cache.stats();
   EXPECT_EQ(st.builds, 1u);
   EXPECT_EQ(st.build_hits, 1u);
@@ -179,31 +190,16 @@ TEST(KernelCache, ABuildBugReachesTheWaiterToo) {
   KernelCache& cache = shared_kernel_cache();
   const plan::FusionPlan p = rules_plan();
   cache.clear();
-  std::atomic<int> entered{0};
-  std::atomic<bool> release{false};
-  {
-    fault::Planted bug("kernel_cache.build", [&] {
-      if (entered.fetch_add(1) == 0)
-        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      throw std::logic_error("planted bug");
-    });
-    std::atomic<int> thrown{0};
-    auto ask = [&] {
-      try {
-        cache.kernels(p, 1);
-      } catch (const std::logic_error&) {
-        ++thrown;
-      }
-    };
-    std::thread a(ask);
-    while (entered.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::thread b(ask);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    release = true;
-    a.join();
-    b.join();
-    EXPECT_EQ(thrown.load(), 2);
-  }
+  std::atomic<int> thrown{0};
+  auto ask = [&] {
+    try {
+      cache.kernels(p, 1);
+    } catch (const std::logic_error&) {
+      ++thrown;
+    }
+  };
+  ask_twice([] { throw std::logic_error("planted bug"); }, ask, ask);
+  EXPECT_EQ(thrown.load(), 2);
   EXPECT_FALSE(cache.has_kernels(p, 1));
   PartitionKernelsPtr k = cache.kernels(p, 1);
   ASSERT_TRUE(k);

@@ -235,8 +235,7 @@ OutlinePlan plan_outlining(const loop::Kernel& k, const std::string& name, Stage
       k.stages.size() >= static_cast<size_t>(kOutlineRepeatMinStages)) {
     OutlinePlan shared = plan_outlining(k, name, StageOutlining::Always, taken);
     const size_t repeats = shared.calls.size() - shared.functions.size();
-    if (2 * repeats >= shared.calls.size() && repeats > 0) return shared;
-    return {};
+    return 2 * repeats >= shared.calls.size() ? shared : OutlinePlan{};
   }
   OutlinePlan plan;
   if (!wants_outlining(k, mode)) return plan;

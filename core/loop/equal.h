@@ -22,8 +22,8 @@ bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>&
 
 /// A hash that statements equal_up_to_params (or equal) share: statement and expression kinds,
 /// dtypes and immediates in tree order; no names, buffers, vars, Stage indices or Comment texts.
-/// For bucketing candidates before comparing them (memos of proofs, outlined functions), never
-/// as a proof of equality.
+/// For bucketing candidates before comparing them (the dependence proofs' memos), never as a
+/// proof of equality.
 uint64_t shape_fingerprint(const Stmt& s);
 
 }  // namespace souffle::loop

@@ -2,10 +2,7 @@
 // kernel, and the souffle strategy's decision, by price, to keep each one fused.
 #include <fmt/format.h>
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <set>
-#include <thread>
 
 #include "core/plan/partition.h"
 
@@ -70,14 +67,14 @@ void fold_attention_stages(const ProgramFacts& f, Partition& p) {
 
 namespace {
 
-/// The group of `groups` holding every TE of chain `c`, or null.
-const Group* holder_of(const std::vector<Group>& groups, const AttentionChain& c) {
-  const Group* holder = nullptr;
+/// The index of the (last) group of `groups` holding every TE of chain `c`, or -1.
+int holder_of(const std::vector<Group>& groups, const AttentionChain& c) {
+  int holder = -1;
   const std::vector<int> chain = c.tes();
-  for (const Group& g : groups) {
-    const std::set<int> tes(g.tes.begin(), g.tes.end());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const std::set<int> tes(groups[i].tes.begin(), groups[i].tes.end());
     if (std::all_of(chain.begin(), chain.end(), [&](int te) { return tes.count(te) > 0; }))
-      holder = &g;
+      holder = static_cast<int>(i);
   }
   return holder;
 }
@@ -129,9 +126,9 @@ void prefetch_attention_prices(const ProgramFacts& f, const KernelPricer& pricer
   const std::vector<AttentionChain> chains = f.attention();  // NOLINT(performance-*)
   std::vector<Partition> parts;
   for (size_t i = 0; i < chains.size(); ++i) {
-    const Group* holder = holder_of(groups, chains[i]);
-    if (!holder) continue;
-    const Group g = pricing_group(f, *holder, chains[i]);
+    const int holder = holder_of(groups, chains[i]);
+    if (holder < 0) continue;
+    const Group g = pricing_group(f, groups[static_cast<size_t>(holder)], chains[i]);
     std::vector<AttentionChain> without = chains;
     without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
     f.set_attention(chains);
@@ -140,26 +137,7 @@ void prefetch_attention_prices(const ProgramFacts& f, const KernelPricer& pricer
     parts.push_back(build_partitions(f, {g}, precision)[0]);
   }
   f.set_attention(chains);
-  const size_t threads =
-      std::min<size_t>(parts.size(), std::max(1u, std::thread::hardware_concurrency()));
-  if (threads < 2) return;
-  std::atomic<size_t> next{0};
-  std::vector<std::exception_ptr> failed(parts.size());
-  auto work = [&]() {
-    for (size_t i = next++; i < parts.size(); i = next++) {
-      try {
-        pricer.price(context, parts[i]);
-      } catch (...) {
-        failed[i] = std::current_exception();  // an internal error (a refusal is a price)
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : failed)
-    if (e) std::rethrow_exception(e);
+  prefetch_side_by_side(parts.size(), [&](size_t i) { pricer.price(context, parts[i]); });
 }
 
 }  // namespace
@@ -178,13 +156,8 @@ void decide_attention(const ProgramFacts& f, const FusionPlan& context, const Ke
     TransformSite* site = nullptr;
     for (TransformSite& s : sites)
       if (s.kind == TransformKind::Attention && s.key == key) site = &s;
-    Group* holder = nullptr;
-    for (Group& g : groups) {
-      const std::set<int> tes(g.tes.begin(), g.tes.end());
-      const std::vector<int> chain = c.tes();
-      if (std::all_of(chain.begin(), chain.end(), [&](int te) { return tes.count(te) > 0; }))
-        holder = &g;
-    }
+    const int at = holder_of(groups, c);
+    Group* holder = at < 0 ? nullptr : &groups[static_cast<size_t>(at)];
     auto refuse = [&](const std::string& why) {
       if (!site) return;
       site->applied = false;

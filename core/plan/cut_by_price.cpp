@@ -55,29 +55,9 @@ class Prices {
     std::set<const std::vector<int>*, Less> seen;
     for (const std::vector<int>& s : sets)
       if (!m_memo.contains(s) && seen.insert(&s).second) todo.push_back(&s);
-    const size_t threads =
-        std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
-    if (threads < 2) return;
     std::vector<Priced> out(todo.size());
-    std::vector<std::exception_ptr> failed(todo.size());
-    std::atomic<size_t> next{0};
-    auto work = [&]() {
-      for (size_t i = next++; i < todo.size(); i = next++) {
-        try {
-          out[i] = compute(*todo[i]);
-        } catch (...) {
-          failed[i] = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
-    for (size_t i = 0; i < todo.size(); ++i) {
-      if (failed[i]) std::rethrow_exception(failed[i]);
-      m_memo.emplace(*todo[i], std::move(out[i]));
-    }
+    if (!prefetch_side_by_side(todo.size(), [&](size_t i) { out[i] = compute(*todo[i]); })) return;
+    for (size_t i = 0; i < todo.size(); ++i) m_memo.emplace(*todo[i], std::move(out[i]));
   }
 
  private:
@@ -281,6 +261,29 @@ bool in_order(const ProgramFacts& f, const std::vector<std::vector<int>>& pieces
 }
 
 }  // namespace
+
+bool prefetch_side_by_side(size_t n, const std::function<void(size_t)>& fn) {
+  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads < 2) return false;
+  std::vector<std::exception_ptr> failed(n);
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  return true;
+}
 
 std::vector<Group> cut_by_price(const ProgramFacts& f, const FusionPlan& context,
                                 const KernelPricer& pricer, gpu::Precision precision,

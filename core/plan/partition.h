@@ -1,6 +1,8 @@
 /// \file Partitioning internals shared by the strategies, the decisions and the plan builder.
 #pragma once
 
+#include <functional>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -136,6 +138,13 @@ std::vector<Partition> build_partitions(const ProgramFacts& f, const std::vector
 /// "attention" at the place of the chain's last stage (every input of the chain is computed
 /// before it), recounting the stages' syncs (core/plan/attention_plan.cpp).
 void fold_attention_stages(const ProgramFacts& f, Partition& p);
+
+/// For prefetching prices: runs fn(0) ... fn(n - 1) side by side, one thread per core (the
+/// calling thread one of them), then rethrows the first exception in index order, and says
+/// true. Runs nothing and says false where only one thread would run (the callers then price
+/// one by one when they need to). The calls must be independent (the kernel pricer is safe to
+/// share between threads).
+bool prefetch_side_by_side(size_t n, const std::function<void(size_t)>& fn);
 
 /// Holders of more TEs than this price an attention chain's decision on the window around it
 /// (attention_plan.cpp, pricing_group), not on the whole kernel.

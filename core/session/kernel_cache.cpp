@@ -160,9 +160,8 @@ bool KernelCache::has_kernels(const plan::FusionPlan& plan, size_t index) const 
 }
 
 PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t index) {
-  if (PartitionKernelsPtr found = find(plan, index)) return found;
-  const plan::Partition& p = partition_at(plan, index);
-  const std::string k = key(plan, index);
+  const std::string k = key(plan, index);  // std::out_of_range for a bad index
+  const plan::Partition& p = plan.partitions[index];
   // One build per key at a time: a second asker (the code panel and the memory picture both
   // follow a selection) waits for the first build instead of repeating it.
   std::promise<Built> promise;
@@ -196,14 +195,13 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
     b.kernels = std::make_shared<const loop::KernelSet>(
         schedule::build_partition_kernels(plan, p, pb.config, pb.options));
   } catch (const std::logic_error&) {
-    // A bug in the build reaches the caller (and whoever waits for it); it is never shown as the
-    // kernel's error.
-    std::lock_guard<std::mutex> lock(m_mutex);
-    promise.set_exception(std::current_exception());
-    m_building.erase(k);
-    throw;
+    abandon(k, promise);
+    throw;  // a bug reaches the caller and whoever waits; it is never the kernel's error
   } catch (const std::exception& e) {
     b.error = std::string("cannot build ") + e.what();
+  } catch (...) {
+    abandon(k, promise);
+    throw;
   }
   b.build_ms = ms_since(t0);
   {
@@ -214,6 +212,12 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
     m_building.erase(k);
   }
   return emitted(k, plan, index, b, true);
+}
+
+void KernelCache::abandon(const std::string& key, std::promise<Built>& promise) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  promise.set_exception(std::current_exception());
+  m_building.erase(key);
 }
 
 std::string KernelCache::compile_key(const std::string& key, const plan::FusionPlan& plan,

@@ -106,6 +106,9 @@ class KernelCache {
     std::map<std::string, std::pair<V, std::list<std::string>::iterator>> m_map;
   };
   void store(const std::string& key, const loop::KernelSet& kernels);
+  /// A build of `key` that threw (the exception being handled): its waiters get the exception,
+  /// the next asker builds again.
+  void abandon(const std::string& key, std::promise<Built>& promise);
   PartitionKernelsPtr emitted(const std::string& key, const plan::FusionPlan& plan, size_t index,
                               const Built& built, bool built_here);
   static std::string compile_key(const std::string& key, const plan::FusionPlan& plan,

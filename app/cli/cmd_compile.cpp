@@ -135,7 +135,7 @@ nlohmann::json kernel_json(const CompiledKernel& k, const CompiledKernel* plain 
                       {"image", k.image},
                       {"per_arch", per_arch}};
   if (!k.ok()) j["error"] = k.error;
-  j["lto_linked"] = k.lto_linked;
+  j["separately_linked"] = k.separately_linked;
   return j;
 }
 
@@ -153,7 +153,13 @@ int run_compile(const CompileCliOptions& o) {
   copts.batch = o.batch;
   copts.use_cache = !o.no_cache;
   copts.dedup = !o.no_dedup;
-  copts.lto = o.lto;
+  if (o.lto) {
+    copts.separate = SeparateCompile::Lto;
+  } else if (auto mode = parse_separate_compile(o.separate)) {
+    copts.separate = *mode;
+  } else {
+    throw UserError("--separate " + o.separate + ": expected objects, lto or whole");
+  }
   copts.timeline.enabled = o.timeline;
   schedule::parse_sync_mode(o.sync, copts.sync);
   PipelineOptions po;
@@ -316,9 +322,9 @@ int run_compile(const CompileCliOptions& o) {
       if (k.image >= 0 && static_cast<size_t>(k.image) < rep.kernels.size())
         shared[rep.kernels[static_cast<size_t>(k.image)].name].push_back(k.name);
     j["programs"] = cache.programs;
-    int lto_linked = 0;
-    for (const CompiledKernel& k : rep.kernels) lto_linked += k.lto_linked ? 1 : 0;
-    j["lto"] = {{"enabled", copts.lto}, {"linked_kernels", lto_linked}};
+    int linked = 0;
+    for (const CompiledKernel& k : rep.kernels) linked += k.separately_linked ? 1 : 0;
+    j["separate"] = {{"mode", separate_compile_name(copts.separate)}, {"linked_kernels", linked}};
     j["images"] = shared;
     if (session)
       j["tune"] = {{"mode", "measure"},

@@ -83,7 +83,9 @@ struct CompileCliOptions {
   bool no_cache = false;
   /// Each launch compiled alone, also where launches run the same code (CompileOptions::dedup).
   bool no_dedup = false;
-  /// Stage functions compiled separately and linked with nvJitLink (CompileOptions::lto).
+  /// How kernels with stage functions compile (CompileOptions::separate): objects, lto, whole.
+  std::string separate = "objects";
+  /// --lto: the same as --separate lto.
   bool lto = false;
   /// Each kernel's SASS (nvdisasm) counted per stage: MMAs, async copies, ldmatrix, barriers,
   /// local memory.

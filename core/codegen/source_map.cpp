@@ -144,6 +144,8 @@ SourceMap map_emitted(const EmittedUnit& unit, int kernel, const loop::Kernel& k
       if (st != l.stage) m.spans.push_back(stage_span(k, st, i, last));
     i = last;
   }
+  for (const EmittedLine& l : unit.lines)
+    m.calls_stage_functions |= l.kernel == kernel && l.role == LineRole::StageCall;
   sort_spans(m);
   return m;
 }

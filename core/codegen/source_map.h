@@ -32,6 +32,8 @@ struct SourceMap {
     int boundary = -1;
   };
   std::vector<BoundaryLine> boundaries;
+  /// Whether the kernel calls stage functions of its own (codegen/outline.h); CUDA C only.
+  bool calls_stage_functions = false;
   /// The boundary whose barrier is on `line`, or -1.
   int boundary_at(int line) const;
 

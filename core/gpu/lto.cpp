@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include "core/gpu/compile_cache.h"
+#include "core/gpu/cubin.h"
 #include "core/support/thread_pool.h"
 
 #ifdef SOUFFLE_HAVE_NVRTC
@@ -227,11 +229,43 @@ std::string nvjitlink_version() {
 #endif
 }
 
-CompileResult compile_cuda_lto(const std::string& source, const std::string& name,
-                               const CompileOptions& options, LtoInfo* info) {
-  LtoInfo local;
-  LtoInfo& li = info ? *info : local;
-  li = LtoInfo{};
+namespace {
+/// The entry's resources of a kernel linked from SASS objects: what ptxas said of the entry in
+/// its own program, with the registers and the call tree's stack the linker wrote into the CUBIN,
+/// and the spills of every program.
+std::optional<KernelResources> linked_resources(const std::vector<uint8_t>& cubin,
+                                                const std::vector<CompileResult>& parts) {
+  if (parts.empty()) return std::nullopt;
+  std::optional<KernelResources> entry;
+  for (const KernelResources& k : parse_ptxas_info(parts.front().log))
+    if (!entry) entry = k;
+  if (!entry) return std::nullopt;
+  const std::optional<CubinFunction> linked = find_cubin_function(cubin, entry->name);
+  if (!linked || linked->registers <= 0) return std::nullopt;
+  entry->registers = linked->registers;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    for (const KernelResources& f : parse_ptxas_functions(parts[i].log)) {
+      entry->callee_stack_bytes = std::max(entry->callee_stack_bytes, f.stack_bytes);
+      entry->spill_store_bytes += f.spill_store_bytes;
+      entry->spill_load_bytes += f.spill_load_bytes;
+    }
+  }
+  // The linker's figure for the whole call tree where it wrote one; else the entry's frame and
+  // its largest callee's, as ptxas counts a whole program.
+  entry->stack_bytes = linked->min_stack_bytes > 0 ? linked->min_stack_bytes
+                                                   : entry->stack_bytes + entry->callee_stack_bytes;
+  return entry;
+}
+}  // namespace
+
+CompileResult compile_cuda_separate(const std::string& source, const std::string& name,
+                                    const CompileOptions& options, const SeparateOptions& sep,
+                                    SeparateInfo* info) {
+  SeparateInfo local;
+  SeparateInfo& li = info ? *info : local;
+  li = SeparateInfo{};
+  li.link = sep.link;
+  const bool objects = sep.link == SeparateLink::Objects;
   StageSplit split;
   if (options.arch.rfind("sm_", 0) != 0)
     li.why_whole = "a compute_XX arch has no CUBIN to link";
@@ -254,7 +288,9 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
               (options.fast_math ? "fast" : "") + '\0' + (options.line_info ? "lineinfo" : "");
   for (const std::string& f : options.extra_flags) full_key += '\0' + f;
   full_key += std::string("\0nvrtc ", 7) + nvrtc_version() + " nvJitLink " + nvjitlink_version();
-  full_key += " lto format 1";
+  full_key += objects ? " objects format 1, functions capped at " +
+                            std::to_string(sep.function_max_registers)
+                      : " lto format 1";
   r.key = fnv_hex(full_key);
   if (options.use_cache) {
     CompileResult cached;
@@ -268,15 +304,20 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
       return cached;
     }
   }
-  // Each program to LTO-IR, in parallel.
+  // Each program to an object or to LTO-IR, side by side.
   std::vector<CompileJob> jobs;
   CompileOptions lo = options;
-  lo.extra_flags.push_back("-dlto");
+  if (!objects) lo.extra_flags.push_back("-dlto");
   lo.extra_flags.push_back("-rdc=true");
+  CompileOptions fo = lo;
+  if (objects && sep.function_max_registers > 0) {
+    fo.max_registers = fo.max_registers > 0 ? std::min(fo.max_registers, sep.function_max_registers)
+                                            : sep.function_max_registers;
+  }
   const std::string stem = r.name.substr(0, r.name.rfind(".cu"));
   jobs.push_back({split.kernel_program(), stem + "_entry.cu", lo});
   for (size_t i = 0; i < split.stages.size(); ++i)
-    jobs.push_back({split.stage_program(i), stem + "_" + split.stages[i].name + ".cu", lo});
+    jobs.push_back({split.stage_program(i), stem + "_" + split.stages[i].name + ".cu", fo});
   const auto tc = std::chrono::steady_clock::now();
   std::vector<CompileResult> parts = compile_cuda_many(jobs);
   li.nvrtc_ms = ms_since(tc);
@@ -289,14 +330,16 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
       return compile_cuda(source, name, options);
     }
   }
-  // Linked per kernel.
+  // Linked per kernel. With LTO-IR the link optimizes and generates the whole kernel's code:
+  // split over every core.
   const JitLink& jl = jitlink();
-  // The link optimizes and generates code for the whole kernel: split over every core.
-  std::vector<std::string> opts = {"-arch=" + options.arch, "-lto", "-Xptxas=-v",
-                                   "-split-compile=0"};
-  if (options.max_registers > 0)
-    opts.push_back("-maxrregcount=" + std::to_string(options.max_registers));
-  if (options.fast_math) opts.push_back("-ftz=1");
+  std::vector<std::string> opts = {"-arch=" + options.arch};
+  if (!objects) {
+    for (const char* o : {"-lto", "-Xptxas=-v", "-split-compile=0"}) opts.emplace_back(o);
+    if (options.max_registers > 0)
+      opts.push_back("-maxrregcount=" + std::to_string(options.max_registers));
+    if (options.fast_math) opts.push_back("-ftz=1");
+  }
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
   const auto tl = std::chrono::steady_clock::now();
@@ -304,8 +347,8 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
   nvJitLinkResult rc = jl.create(&h, static_cast<uint32_t>(argv.size()), argv.data());
   if (rc == NVJITLINK_SUCCESS)
     for (size_t i = 0; i < parts.size() && rc == NVJITLINK_SUCCESS; ++i)
-      rc = jl.add_data(h, NVJITLINK_INPUT_LTOIR, parts[i].cubin.data(), parts[i].cubin.size(),
-                       parts[i].name.c_str());
+      rc = jl.add_data(h, objects ? NVJITLINK_INPUT_CUBIN : NVJITLINK_INPUT_LTOIR,
+                       parts[i].cubin.data(), parts[i].cubin.size(), parts[i].name.c_str());
   if (rc == NVJITLINK_SUCCESS) rc = jl.complete(h);
   auto read_log = [&](auto size_fn, auto log_fn) {
     size_t n = 0;
@@ -324,8 +367,15 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
       r.cubin.resize(n);
       jl.cubin(h, r.cubin.data());
     }
-    r.kernels = parse_ptxas_info(r.log);
-    r.ok = !r.cubin.empty();
+    if (!objects) {
+      r.kernels = parse_ptxas_info(r.log);
+    } else if (std::optional<KernelResources> k = linked_resources(r.cubin, parts)) {
+      r.kernels.push_back(std::move(*k));
+      // The programs' ptxas lines, each under its file name, for whoever reads the log.
+      for (const CompileResult& p : parts) r.log += "\n[" + p.name + "]\n" + p.log;
+    }
+    r.ok = !r.cubin.empty() && (!objects || !r.kernels.empty());
+    if (!r.ok) r.log += "\nthe linked CUBIN does not give the entry's registers";
   } else {
     r.log += read_log(jl.error_size, jl.error_log);
     r.log += "\nnvJitLink failed (" + std::to_string(static_cast<int>(rc)) + ")";
@@ -343,10 +393,11 @@ CompileResult compile_cuda_lto(const std::string& source, const std::string& nam
     for (size_t i = 1; i < parts.size(); ++i)
       if (parts[i].compile_ms > parts[slow].compile_ms) slow = i;
     std::fprintf(stderr,
-                 "lto %s %s: %d programs (%d cached), NVRTC %.0f ms (slowest %s %.0f ms), "
-                 "nvJitLink %.0f ms\n",
-                 r.name.c_str(), r.arch.c_str(), li.programs, li.programs_cached, li.nvrtc_ms,
-                 parts[slow].name.c_str(), parts[slow].compile_ms, li.link_ms);
+                 "separate (%s) %s %s: %d programs (%d cached), NVRTC %.0f ms (slowest %s %.0f "
+                 "ms), nvJitLink %.0f ms\n",
+                 objects ? "objects" : "LTO-IR", r.name.c_str(), r.arch.c_str(), li.programs,
+                 li.programs_cached, li.nvrtc_ms, parts[slow].name.c_str(), parts[slow].compile_ms,
+                 li.link_ms);
   }
   if (options.use_cache) CompileCache::global().store(full_key, r);
   return r;

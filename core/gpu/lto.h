@@ -1,9 +1,10 @@
 /// \file Separate compilation of a kernel's stage functions: each outlined stage (codegen's
 /// `static __device__ __noinline__ NAME_stageN`) and the kernel itself become NVRTC programs of
-/// their own, compiled to LTO-IR (`-dlto -rdc=true`) in parallel, and linked into one CUBIN with
-/// nvJitLink, loaded from the CUDA toolkit at run time.
+/// their own (`-rdc=true`), compiled side by side to SASS objects or to LTO-IR, and linked into
+/// one CUBIN with nvJitLink, loaded from the CUDA toolkit at run time.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,24 +37,47 @@ bool split_stage_functions(const std::string& source, StageSplit& out, std::stri
 bool nvjitlink_available();
 std::string nvjitlink_version();
 
+/// How the separately compiled programs of a kernel become its one CUBIN.
+enum class SeparateLink : uint8_t {
+  /// Each program compiled to SASS (relocatable device code): ptxas runs per program, side by
+  /// side, and nvJitLink only links them. A big kernel's ptxas time is no longer one
+  /// single-threaded run over all of its code.
+  Objects,
+  /// Each program compiled to LTO-IR (`-dlto`): nvJitLink optimizes across them and generates the
+  /// whole kernel's code in the link (one ptxas run over all of it).
+  LtoIr,
+};
+
+struct SeparateOptions {
+  SeparateLink link = SeparateLink::Objects;
+  /// Objects: the register cap of each stage function's program, the most the kernel may use
+  /// (its own cap, or what its block size allows). The linker raises the entry's registers to the
+  /// most any function it calls takes, and refuses a function above the entry's own cap. 0: none.
+  int function_max_registers = 0;
+};
+
 /// What a separate compile did, for reports.
-struct LtoInfo {
-  bool linked = false;      ///< false: compiled whole (no stage function, or nvJitLink missing)
-  std::string why_whole;    ///< why it was compiled whole
+struct SeparateInfo {
+  bool linked = false;    ///< false: compiled whole (no stage function, or nvJitLink missing)
+  std::string why_whole;  ///< why it was compiled whole
+  SeparateLink link = SeparateLink::Objects;
   int programs = 0;         ///< NVRTC programs (stages + the kernel)
-  int programs_cached = 0;  ///< of them, LTO-IR taken from the compile cache
-  double nvrtc_ms = 0;      ///< wall time of the NVRTC programs (in parallel)
+  int programs_cached = 0;  ///< of them, taken from the compile cache
+  double nvrtc_ms = 0;      ///< wall time of the NVRTC programs (side by side)
   double link_ms = 0;       ///< nvJitLink's time
 };
 
-/// Compiles `source` as compile_cuda does, but with its stage functions separately: the
-/// result carries the linked CUBIN, the linked PTX is not produced (nvJitLink's LTO writes one
-/// or the other; `ptx` stays empty), and `kernels` from ptxas' verbose lines of the link. The
-/// LTO-IR of each program is cached as any NVRTC result (its `cubin` holds the LTO-IR), and so
-/// is the linked result. A source without stage functions, a compute_XX arch or a build without
-/// nvJitLink compiles whole (compile_cuda). Stage programs run on `pool` (the global pool when
-/// null); called from inside a pool's job they run one after the other.
-CompileResult compile_cuda_lto(const std::string& source, const std::string& name,
-                               const CompileOptions& options, LtoInfo* info = nullptr);
+/// Compiles `source` as compile_cuda does, but each stage function and the kernel as NVRTC
+/// programs of their own, compiled side by side (on the global pool; called from inside a
+/// pool's job, one after the other) and linked with nvJitLink as `sep` says. The result carries
+/// the linked CUBIN and no PTX (the programs' PTX are not one module); `kernels` holds the
+/// entry's resources: registers and stack from the linked CUBIN (cubin.h) or the link's ptxas
+/// lines (LtoIr), spills of every program together. Each program's result is cached as any NVRTC
+/// result (its `cubin` holds its object or LTO-IR), and so is the linked result. A source
+/// without stage functions, a compute_XX arch or a build without nvJitLink compiles whole
+/// (compile_cuda).
+CompileResult compile_cuda_separate(const std::string& source, const std::string& name,
+                                    const CompileOptions& options, const SeparateOptions& sep = {},
+                                    SeparateInfo* info = nullptr);
 
 }  // namespace souffle::gpu

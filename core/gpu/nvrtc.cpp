@@ -151,8 +151,10 @@ bool is_nvrtc_arch(const std::string& arch) {
   return prefix > 0 && digits >= 2 && digits <= 3 && suffix;
 }
 
-std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
-  std::vector<KernelResources> out, functions;
+namespace {
+/// ptxas' `-v` lines: the entries and, apart, the device functions' frames.
+void parse_ptxas_lines(const std::string& log, std::vector<KernelResources>& out,
+                       std::vector<KernelResources>& functions) {
   std::istringstream is(log);
   std::string line, props_for;
   KernelResources* cur = nullptr;
@@ -193,10 +195,24 @@ std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
       if (const auto b = number_before(line, " bytes cmem[0]")) cur->const_bytes = *b;
     }
   }
+}
+}  // namespace
+
+std::vector<KernelResources> parse_ptxas_functions(const std::string& log) {
+  std::vector<KernelResources> entries, functions;
+  parse_ptxas_lines(log, entries, functions);
+  return functions;
+}
+
+std::vector<KernelResources> parse_ptxas_info(const std::string& log) {
+  std::vector<KernelResources> out, functions;
+  parse_ptxas_lines(log, out, functions);
   // ptxas may list a device function before or after its caller's entry.
+  // With one entry, every device function of the program is its (stage functions under
+  // neutral names too, kernel_dedup.h); with several, those named after it.
   for (const KernelResources& f : functions)
     for (KernelResources& k : out)
-      if (f.name.find(k.name + "_stage") != std::string::npos) {
+      if (out.size() == 1 || f.name.find(k.name + "_stage") != std::string::npos) {
         k.callee_stack_bytes = std::max(k.callee_stack_bytes, f.stack_bytes);
         k.spill_store_bytes += f.spill_store_bytes;
         k.spill_load_bytes += f.spill_load_bytes;

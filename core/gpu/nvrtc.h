@@ -131,5 +131,8 @@ bool is_nvrtc_arch(const std::string& arch);
 /// Parses ptxas' `-v` lines ("Compiling entry function", "Used N registers, ...") into one record
 /// per entry function, in the order they appear.
 std::vector<KernelResources> parse_ptxas_info(const std::string& log);
+/// The device functions of the same lines ("Function properties for NAME" not of an entry):
+/// each one's name, stack frame and spill bytes.
+std::vector<KernelResources> parse_ptxas_functions(const std::string& log);
 
 }  // namespace souffle::gpu

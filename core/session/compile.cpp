@@ -230,6 +230,24 @@ int64_t CompiledKernel::spill_bytes() const {
   return s;
 }
 
+const char* separate_compile_name(SeparateCompile s) {
+  switch (s) {
+    case SeparateCompile::Objects:
+      return "objects";
+    case SeparateCompile::Lto:
+      return "lto";
+    case SeparateCompile::Whole:
+      return "whole";
+  }
+  return "objects";
+}
+
+std::optional<SeparateCompile> parse_separate_compile(const std::string& s) {
+  for (SeparateCompile v : {SeparateCompile::Objects, SeparateCompile::Lto, SeparateCompile::Whole})
+    if (s == separate_compile_name(v)) return v;
+  return std::nullopt;
+}
+
 void check_arch(const std::string& arch) {
   if (!gpu::is_nvrtc_arch(arch))
     throw UserError("--arch " + arch + ": not an NVRTC target (sm_XX or compute_XX, e.g. sm_80)");
@@ -290,9 +308,22 @@ int first_register_cap(const CompiledKernel& ck, const gpu::GpuSpec& gpu) {
   return 0;
 }
 
-/// How `ck` is emitted: outlined where CompileOptions::lto links it.
+/// The most registers a stage function of `ck` compiled on its own may take: the kernel's cap
+/// (in its source, or `option_cap`, NVRTC's option), else the most one block of its size can
+/// have on `gpu` (255 without one). The linked kernel takes the most of its functions'.
+int function_register_cap(const CompiledKernel& ck, int option_cap, const gpu::GpuSpec& gpu) {
+  if (ck.register_cap > 0) return ck.register_cap;
+  if (option_cap > 0) return option_cap;
+  const int block = static_cast<int>(ck.launch.block_x);
+  for (int r = 255; gpu.sm_count > 0 && r >= 32; --r)
+    if (gpu::occupancy(gpu, block, r, ck.launch.dynamic_shared_bytes).blocks_per_sm > 0) return r;
+  return 255;
+}
+
+/// How `ck` is emitted: outlined where SeparateCompile::Lto links it.
 codegen::StageOutlining lto_outlining(const CompiledKernel& ck, const CompileOptions& options) {
-  if (options.lto && options.outlining == codegen::StageOutlining::Auto &&
+  if (options.separate == SeparateCompile::Lto &&
+      options.outlining == codegen::StageOutlining::Auto &&
       ck.kernel.stages.size() >= static_cast<size_t>(kLtoMinStages))
     return codegen::StageOutlining::Always;
   return options.outlining;
@@ -304,19 +335,21 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
   for (const std::string& a : options.archs) check_arch(a);
   // Separate compilation needs stage functions: kernels of many stages are emitted outlined
   // (the source a bundle writes is then this one).
-  if (options.lto)
-    for (CompiledKernel& ck : kernels)
-      if (ck.ok() && ck.kernel.body.defined() && lto_outlining(ck, options) != options.outlining)
-        try {
-          codegen::CudaEmitOptions eo;
-          eo.outlining = lto_outlining(ck, options);
-          fault::point("compile.lto_outline");
-          ck.emit_source(eo);
-        } catch (const std::logic_error&) {
-          throw;  // a bug in outlining is not a reason to compile the kernel whole
-        } catch (const std::exception&) {
-          // Kept as emitted: compiled whole.
-        }
+  for (CompiledKernel& ck : kernels) {
+    if (options.separate != SeparateCompile::Lto || !ck.ok() || !ck.kernel.body.defined() ||
+        lto_outlining(ck, options) == options.outlining)
+      continue;
+    try {
+      codegen::CudaEmitOptions eo;
+      eo.outlining = lto_outlining(ck, options);
+      fault::point("compile.lto_outline");
+      ck.emit_source(eo);
+    } catch (const std::logic_error&) {
+      throw;  // a bug in outlining is not a reason to compile the kernel whole
+    } catch (const std::exception&) {
+      // Kept as emitted: compiled whole.
+    }
+  }
   std::unique_ptr<ThreadPool> pool;
   if (options.threads > 0) pool = std::make_unique<ThreadPool>(options.threads);
   double ms = 0;
@@ -381,12 +414,14 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
     prog.total = static_cast<int>(programs.size());
     auto t0 = std::chrono::steady_clock::now();
     ThreadPool& tp = pool ? *pool : ThreadPool::global();
-    // Programs with stage functions under CompileOptions::lto compile one after the other, each
-    // running its stage programs in parallel on the pool; the others in parallel as they are.
+    // Programs with stage functions compiled separately compile one after the other, each
+    // running its own programs side by side on the pool; the others side by side as they are.
     std::vector<size_t> plain, separate;
     std::vector<char> linked(jobs.size(), 0), is_separate(jobs.size(), 0);
     for (size_t at = 0; at < jobs.size(); ++at) {
-      is_separate[at] = options.lto && jobs[at].source.find("__noinline__") != std::string::npos;
+      is_separate[at] =
+          options.separate != SeparateCompile::Whole &&
+          kernels[programs[at / archs].kernels.front()].cuda_map.calls_stage_functions;
       (is_separate[at] ? separate : plain).push_back(at);
     }
     auto run_one = [&](const size_t at) {
@@ -396,8 +431,13 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         const gpu::CompileJob& j = jobs[at];
         auto tj = std::chrono::steady_clock::now();
         if (is_separate[at]) {
-          gpu::LtoInfo info;
-          results[at] = gpu::compile_cuda_lto(j.source, j.name, j.options, &info);
+          gpu::SeparateOptions so;
+          so.link = options.separate == SeparateCompile::Lto ? gpu::SeparateLink::LtoIr
+                                                             : gpu::SeparateLink::Objects;
+          so.function_max_registers = function_register_cap(
+              kernels[programs[at / archs].kernels.front()], programs[at / archs].cap, gpu);
+          gpu::SeparateInfo info;
+          results[at] = gpu::compile_cuda_separate(j.source, j.name, j.options, so, &info);
           linked[at] = info.linked ? 1 : 0;
         } else {
           results[at] = gpu::compile_cuda(j.source, j.name, j.options);
@@ -445,8 +485,8 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         ck.per_arch.clear();
         ck.entry = p.entry;
         ck.image = static_cast<int>(p.kernels.front());
-        ck.lto_linked = archs > 0;
-        for (size_t a = 0; a < archs; ++a) ck.lto_linked &= linked[pi * archs + a] != 0;
+        ck.separately_linked = archs > 0;
+        for (size_t a = 0; a < archs; ++a) ck.separately_linked &= linked[pi * archs + a] != 0;
         for (size_t a = 0; a < archs; ++a) {
           gpu::CompileResult r = results[pi * archs + a];
           // The kernel's resources under its own name as well as the image's entry.
@@ -589,9 +629,10 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
       eo.max_registers = caps[w];
       ck.emit_source(eo);
     }
+    // Set before compiling: a kernel compiled separately caps its functions with it.
+    for (size_t w = 0; w < capped.size(); ++w) kernels[capped[w]].register_cap = caps[w];
     compile_alone(capped, option_caps);  // alone: a batch would be emitted again uncapped
     check_resources(kernels, capped, gpu, nullptr, nullptr);
-    for (size_t w = 0; w < capped.size(); ++w) kernels[capped[w]].register_cap = caps[w];
   }
   return ms;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,23 @@ struct CompileProgress {
   std::string slowest;    ///< the slowest program so far, named like `program`
   double slowest_ms = 0;
 };
+
+/// How a kernel that calls stage functions (codegen/outline.h) is compiled.
+enum class SeparateCompile : uint8_t {
+  /// Each stage function and the kernel an NVRTC program of its own, compiled to SASS side by
+  /// side (one ptxas run per program, on every core), linked by nvJitLink without optimizing
+  /// across them; each function capped at the registers the kernel may have. The default
+  /// (docs/compile_dedup.md measures it against the others).
+  Objects,
+  /// Kernels of kLtoMinStages stages or more emitted with every stage outlined; each program
+  /// compiled to LTO-IR, and nvJitLink's link optimizes and generates the whole kernel's code.
+  Lto,
+  /// One NVRTC program per kernel, its stage functions in it.
+  Whole,
+};
+/// "objects", "lto", "whole"; and back (nullopt for another word).
+const char* separate_compile_name(SeparateCompile s);
+std::optional<SeparateCompile> parse_separate_compile(const std::string& s);
 
 struct CompileOptions {
   /// NVRTC targets, each "sm_XX" (PTX + CUBIN) or "compute_XX" (PTX only).
@@ -64,12 +82,8 @@ struct CompileOptions {
   /// NVRTC program per distinct code, under a neutral entry name (CompiledKernel::entry). False:
   /// each kernel is compiled alone under its own name.
   bool dedup = true;
-  /// Separate compilation (gpu/lto.h, docs/compile_dedup.md): kernels of at least
-  /// kLtoMinStages stages are emitted with every stage outlined, and each stage function and the
-  /// kernel compile to LTO-IR as NVRTC programs of their own, in parallel on the process-wide
-  /// pool, linked per kernel with nvJitLink (no PTX is kept for them). False: whole-program
-  /// NVRTC, the default (kept by measurement).
-  bool lto = false;
+  /// How a kernel that calls stage functions is compiled (gpu/lto.h, docs/compile_dedup.md).
+  SeparateCompile separate = SeparateCompile::Objects;
   /// Told after each distinct program is compiled (from the compiling threads, one call at a
   /// time); null says nothing.
   std::function<void(const CompileProgress&)> progress;
@@ -81,7 +95,7 @@ struct CompileOptions {
   std::function<void(const std::string&)> building;
 };
 
-/// CompileOptions::lto links kernels of this many stages or more (fewer: whole-program NVRTC).
+/// SeparateCompile::Lto links kernels of this many stages or more (fewer: whole-program NVRTC).
 constexpr int kLtoMinStages = 4;
 
 struct CompiledKernel {
@@ -110,8 +124,8 @@ struct CompiledKernel {
   /// Index in the report of the first kernel whose compiled image this one shares (its own
   /// index when it is the first or shares none); -1 before compiling.
   int image = -1;
-  /// Compiled separately and linked with nvJitLink (CompileOptions::lto) for every arch.
-  bool lto_linked = false;
+  /// Compiled separately and linked with nvJitLink (CompileOptions::separate) for every arch.
+  bool separately_linked = false;
   /// The function to look up in the image: `entry`, else `name`.
   const std::string& image_entry() const { return entry.empty() ? name : entry; }
   /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and

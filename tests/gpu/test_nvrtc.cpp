@@ -205,6 +205,31 @@ TEST(Nvrtc, ParsesPtxasVerboseLines) {
   EXPECT_EQ(ks[1].shared_bytes, 0);
 }
 
+// A program of one entry (a deduplicated kernel: its stage functions under neutral names, not
+// ENTRY_stageN): every device function's spills count for the entry, and its largest frame is
+// added to the entry's stack. parse_ptxas_functions lists the functions alone.
+TEST(Nvrtc, OneEntryOwnsEveryDeviceFunctionOfItsProgram) {
+  const std::string log =
+      "ptxas info    : Compiling entry function 'souffle_k1' for 'sm_90'\n"
+      "ptxas info    : Function properties for _Z3_c0PKfPf\n"
+      "ptxas         .     72 bytes stack frame, 72 bytes spill stores, 72 bytes spill loads\n"
+      "ptxas info    : Function properties for _Z3_c1PKfPf\n"
+      "ptxas         .     8 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Function properties for souffle_k1\n"
+      "ptxas         .     48 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 128 registers, 380 bytes cmem[0]\n";
+  auto ks = parse_ptxas_info(log);
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_EQ(ks[0].spill_store_bytes, 80);
+  EXPECT_EQ(ks[0].spill_load_bytes, 76);
+  EXPECT_EQ(ks[0].callee_stack_bytes, 72);
+  EXPECT_EQ(ks[0].stack_bytes, 48 + 72);
+  auto fs = parse_ptxas_functions(log);
+  ASSERT_EQ(fs.size(), 2u);
+  EXPECT_EQ(fs[0].name, "_Z3_c0PKfPf");
+  EXPECT_EQ(fs[1].spill_load_bytes, 4);
+}
+
 TEST(Nvrtc, NumberedSource) {
   EXPECT_EQ(numbered_source("a\nb\n"), "   1 | a\n   2 | b\n");
 }

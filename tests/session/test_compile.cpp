@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/codegen/codegen_cuda.h"
+#include "core/gpu/cubin.h"
 #include "core/gpu/nvrtc.h"
 #include "core/loop/stmt.h"
 #include "core/session/compile.h"
@@ -227,10 +228,19 @@ TEST(Compile, CooperativeGridIsFittedByCappingRegisters) {
     EXPECT_NE(k.cuda.find(attr), std::string::npos) << k.cuda.substr(0, 2000);
     EXPECT_EQ(k.cuda.find("__launch_bounds__"), std::string::npos) << "CUDA takes one of the two";
     ASSERT_EQ(k.per_arch.size(), 2u);
+    // Outlined, the kernel links from one program per stage function (SeparateCompile::Objects),
+    // each capped: no PTX, and every function in the CUBIN under the cap.
+    EXPECT_EQ(k.separately_linked, mode == codegen::StageOutlining::Always);
     for (const gpu::CompileResult& r : k.per_arch) {
       EXPECT_TRUE(r.ok) << r.log;
-      EXPECT_NE(r.ptx.find(".maxnreg " + std::to_string(k.register_cap)), std::string::npos)
-          << r.arch;
+      if (k.separately_linked) {
+        const std::vector<gpu::CubinFunction> fs = gpu::read_cubin_functions(r.cubin);
+        EXPECT_GT(fs.size(), 1u) << r.arch;
+        for (const gpu::CubinFunction& f : fs) EXPECT_LE(f.registers, k.register_cap) << f.name;
+      } else {
+        EXPECT_NE(r.ptx.find(".maxnreg " + std::to_string(k.register_cap)), std::string::npos)
+            << r.arch;
+      }
     }
     if (mode == codegen::StageOutlining::Always) {
       EXPECT_NE(k.cuda.find("__noinline__"), std::string::npos);

@@ -79,7 +79,7 @@ TEST(InternalErrors, EmitAndLtoOutlining) {
   ASSERT_LT(many, ks.size()) << "no kernel of " << kLtoMinStages << " stages";
   CompileOptions o;
   o.archs = {};
-  o.lto = true;
+  o.separate = SeparateCompile::Lto;
   o.use_cache = false;
   {
     std::vector<CompiledKernel> lto = ks;

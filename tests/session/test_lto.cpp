@@ -6,11 +6,13 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
 
+#include "core/gpu/cubin.h"
 #include "core/gpu/cuda_api.h"
 #include "core/gpu/lto.h"
 #include "core/gpu/nvrtc.h"
@@ -91,8 +93,10 @@ TEST(Lto, LinkedKernelLoadsAndReportsItsRegisters) {
   gpu::CompileOptions o;
   o.arch = "sm_90";
   o.use_cache = false;
-  gpu::LtoInfo info;
-  gpu::CompileResult lto = gpu::compile_cuda_lto(pick->cuda, pick->name + ".cu", o, &info);
+  gpu::SeparateOptions so;
+  so.link = gpu::SeparateLink::LtoIr;
+  gpu::SeparateInfo info;
+  gpu::CompileResult lto = gpu::compile_cuda_separate(pick->cuda, pick->name + ".cu", o, so, &info);
   ASSERT_TRUE(lto.ok) << lto.error << lto.log;
   ASSERT_TRUE(info.linked) << info.why_whole;
   EXPECT_GE(info.programs, 2);
@@ -133,6 +137,85 @@ TEST(Lto, LinkedKernelLoadsAndReportsItsRegisters) {
   fake::g_fake = nullptr;
 }
 
+// SASS objects: each program compiled by its own ptxas, nvJitLink only links. The linked entry
+// takes the most registers of any function it calls (read from the CUBIN, which the link alone
+// writes), every function stays under the cap it was given, and the CUBIN loads.
+TEST(Lto, ObjectsLinkTakesTheirRegistersFromTheCubin) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
+  std::vector<CompiledKernel> ks = outlined_kernels("mmoe");
+  const CompiledKernel* pick = nullptr;
+  for (const CompiledKernel& ck : ks)
+    if (ck.ok() && ck.cuda_map.calls_stage_functions &&
+        (!pick || ck.kernel.stages.size() > pick->kernel.stages.size()))
+      pick = &ck;
+  ASSERT_NE(pick, nullptr);
+  gpu::CompileOptions o;
+  o.arch = "sm_80";
+  o.use_cache = false;
+  for (const int cap : {0, 40}) {
+    gpu::SeparateOptions so;
+    so.function_max_registers = cap;
+    gpu::SeparateInfo info;
+    gpu::CompileResult r = gpu::compile_cuda_separate(pick->cuda, pick->name + ".cu", o, so, &info);
+    ASSERT_TRUE(r.ok) << r.error << r.log;
+    ASSERT_TRUE(info.linked) << info.why_whole;
+    EXPECT_GE(info.programs, 2);
+    EXPECT_TRUE(r.ptx.empty());
+    const gpu::KernelResources* k = r.find_kernel(pick->name);
+    ASSERT_NE(k, nullptr) << r.log;
+    int most = 0;
+    for (const gpu::CubinFunction& f : gpu::read_cubin_functions(r.cubin)) {
+      if (f.name == pick->name) continue;
+      most = std::max(most, f.registers);
+      if (cap > 0) {
+        EXPECT_LE(f.registers, cap) << f.name;
+      }
+    }
+    EXPECT_GT(most, 0) << "the stage functions are in the CUBIN with their registers";
+    EXPECT_GE(k->registers, most);
+    EXPECT_GE(k->stack_bytes, k->callee_stack_bytes);
+    fake::FakeDriver fake;
+    fake::g_fake = &fake;
+    gpu::CudaApi api = fake::fake_api();
+    CUmodule mod = nullptr;
+    ASSERT_EQ(api.cuModuleLoadDataEx(&mod, r.cubin.data(), 0, nullptr, nullptr), CUDA_SUCCESS);
+    CUfunction fn = nullptr;
+    EXPECT_EQ(api.cuModuleGetFunction(&fn, mod, pick->name.c_str()), CUDA_SUCCESS);
+    EXPECT_EQ(api.cuModuleUnload(mod), CUDA_SUCCESS);
+    EXPECT_TRUE(fake.violations.empty());
+    fake::g_fake = nullptr;
+  }
+}
+
+// The default: compile_plan links the sample LSTM's outlined kernel (99 stages, Auto outlining)
+// from SASS objects; a kernel without stage functions compiles whole.
+TEST(Lto, ThePlanLinksItsOutlinedKernelsFromObjectsByDefault) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
+  const LoadedModel m =
+      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
+  plan::PlanOptions po;
+  po.strategy = plan::Strategy::Souffle;
+  po.gpu = gpu::gpu_spec("a100");
+  plan::FusionPlan p = plan::plan(m.program, po);
+  CompileOptions co;
+  co.archs = {"sm_80"};
+  ASSERT_EQ(co.separate, SeparateCompile::Objects);
+  CompileReport rep = compile_plan(p, co);
+  ASSERT_TRUE(rep.ok());
+  int outlined = 0;
+  for (const CompiledKernel& k : rep.kernels) {
+    EXPECT_EQ(k.separately_linked, k.cuda_map.calls_stage_functions) << k.name;
+    outlined += k.cuda_map.calls_stage_functions ? 1 : 0;
+    if (k.separately_linked) {
+      EXPECT_GT(k.max_registers(), 0) << k.name;
+      EXPECT_FALSE(k.per_arch[0].cubin.empty());
+    }
+  }
+  EXPECT_GT(outlined, 0) << "the sample LSTM has an outlined kernel";
+}
+
 // compile_plan with lto: the sample MMoE's kernel is emitted outlined, linked, says so, and its
 // bundle (a CUBIN, no PTX) loads in the CUDA backend of the runner on the fake driver.
 TEST(Lto, ALinkedPlanBundleLoadsInTheCudaBackend) {
@@ -147,14 +230,15 @@ TEST(Lto, ALinkedPlanBundleLoadsInTheCudaBackend) {
   plan::FusionPlan p = plan::plan(m.program, po);
   CompileOptions co;
   co.archs = {"sm_90"};
-  co.lto = true;  // the compile cache stays on: a second run takes the linked CUBIN from it
+  co.separate = SeparateCompile::Lto;  // the compile cache stays on: a second run takes the linked
+                                       // CUBIN from it
   CompileReport rep = compile_plan(p, co);
   ASSERT_TRUE(rep.ok());
   int linked = 0;
   for (const CompiledKernel& k : rep.kernels) {
-    linked += k.lto_linked ? 1 : 0;
+    linked += k.separately_linked ? 1 : 0;
     if (k.kernel.stages.size() >= static_cast<size_t>(kLtoMinStages)) {
-      EXPECT_TRUE(k.lto_linked) << k.name;
+      EXPECT_TRUE(k.separately_linked) << k.name;
       EXPECT_NE(k.cuda.find("__noinline__"), std::string::npos) << "emitted outlined";
       EXPECT_GT(k.max_registers(), 0);
     }

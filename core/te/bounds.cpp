@@ -19,28 +19,6 @@ int64_t trunc_bound(int64_t v, int64_t d) {
 
 }  // namespace
 
-Interval Interval::plus(const Interval& o) const {
-  if (empty() || o.empty()) return {};
-  // An unknown side stays unknown: -2^60 + 5 is no bound.
-  return {lo <= -kBoundInf || o.lo <= -kBoundInf ? -kBoundInf
-                                                 : saturate(static_cast<__int128>(lo) + o.lo),
-          hi >= kBoundInf || o.hi >= kBoundInf ? kBoundInf
-                                               : saturate(static_cast<__int128>(hi) + o.hi)};
-}
-
-Interval Interval::times(int64_t k) const {
-  if (empty()) return {};
-  const __int128 x = static_cast<__int128>(lo) * k, y = static_cast<__int128>(hi) * k;
-  return {saturate(std::min(x, y)), saturate(std::max(x, y))};
-}
-
-Interval Interval::times(const Interval& o) const {
-  if (empty() || o.empty()) return {};
-  const __int128 c[4] = {static_cast<__int128>(lo) * o.lo, static_cast<__int128>(lo) * o.hi,
-                         static_cast<__int128>(hi) * o.lo, static_cast<__int128>(hi) * o.hi};
-  return {saturate(*std::min_element(c, c + 4)), saturate(*std::max_element(c, c + 4))};
-}
-
 Interval Interval::floor_div(int64_t d) const {
   if (empty()) return {};
   return {lo <= -kBoundInf ? -kBoundInf : souffle::floor_div(lo, d),
@@ -63,10 +41,6 @@ Interval Interval::min_with(const Interval& o) const {
 Interval Interval::max_with(const Interval& o) const {
   if (empty() || o.empty()) return {};
   return {std::max(lo, o.lo), std::max(hi, o.hi)};
-}
-
-Interval Interval::meet(const Interval& o) const {
-  return {std::max(lo, o.lo), std::min(hi, o.hi)};
 }
 
 Interval Interval::hull(const Interval& o) const {

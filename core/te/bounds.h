@@ -5,6 +5,7 @@
 /// emitter reason about ranges through it; their linear forms build on its intervals.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -52,6 +53,36 @@ struct Interval {
   Interval meet(const Interval& o) const;      ///< intersection
   Interval hull(const Interval& o) const;      ///< the smallest interval holding both
 };
+
+// The four operations the dependence proofs run millions of times, inline.
+
+inline Interval Interval::plus(const Interval& o) const {
+  if (empty() || o.empty()) return {};
+  // An unknown side stays unknown: -2^60 + 5 is no bound.
+  return {lo <= -kBoundInf || o.lo <= -kBoundInf ? -kBoundInf
+                                                 : saturate(static_cast<__int128>(lo) + o.lo),
+          hi >= kBoundInf || o.hi >= kBoundInf ? kBoundInf
+                                               : saturate(static_cast<__int128>(hi) + o.hi)};
+}
+
+inline Interval Interval::times(int64_t k) const {
+  if (empty()) return {};
+  const __int128 x = static_cast<__int128>(lo) * k, y = static_cast<__int128>(hi) * k;
+  return {saturate(x < y ? x : y), saturate(x < y ? y : x)};
+}
+
+inline Interval Interval::times(const Interval& o) const {
+  if (empty() || o.empty()) return {};
+  const __int128 a = static_cast<__int128>(lo) * o.lo, b = static_cast<__int128>(lo) * o.hi,
+                 c = static_cast<__int128>(hi) * o.lo, d = static_cast<__int128>(hi) * o.hi;
+  const __int128 mn = std::min(std::min(a, b), std::min(c, d));
+  const __int128 mx = std::max(std::max(a, b), std::max(c, d));
+  return {saturate(mn), saturate(mx)};
+}
+
+inline Interval Interval::meet(const Interval& o) const {
+  return {std::max(lo, o.lo), std::min(hi, o.hi)};
+}
 
 /// `a op b` on two integer (or Bool) constants with C semantics for Div and Mod and floor
 /// semantics for FloorDiv and FloorMod; nullopt for a division by zero and the bitwise operators.

@@ -312,4 +312,22 @@ PipelineResult run_pipeline(const plan::FusionPlan& plan, const PipelineOptions&
   return run_steps(Source{no_path, std::nullopt, nullptr, &plan}, o);
 }
 
+ShippedKernels shipped_kernels(const plan::FusionPlan& plan, PipelineOptions o) {
+  o.until = Step::BuildKernels;
+  o.tune_measure = {};
+  ShippedKernels out;
+  out.set.name = plan.program.name;
+  out.set.inputs = plan.program.inputs;
+  out.set.outputs = plan.program.outputs;
+  for (CompiledKernel& ck : run_pipeline(plan, o).kernels.kernels) {
+    if (!ck.ok()) {
+      out.failed = ck.name;
+      out.error = ck.error;
+      break;
+    }
+    out.set.kernels.push_back(std::move(ck.kernel));
+  }
+  return out;
+}
+
 }  // namespace souffle

@@ -94,4 +94,16 @@ PipelineResult run_pipeline(const LoadedModel& model, const PipelineOptions& o);
 /// or later; no tune_measure). The result's model and plan are left empty.
 PipelineResult run_pipeline(const plan::FusionPlan& plan, const PipelineOptions& o);
 
+/// The loop-IR kernels compile ships for `plan`, as one set (the plan program's inputs and
+/// outputs): run_pipeline's build-kernels step over the plan with `o.compile`'s pricer and sync
+/// mode (o.until is taken as build kernels). The first kernel that cannot be built leaves the
+/// set incomplete and names itself in `failed` with its error.
+struct ShippedKernels {
+  loop::KernelSet set;
+  std::string failed;  ///< the kernel that could not be built; empty when all were
+  std::string error;
+  bool ok() const { return failed.empty(); }
+};
+ShippedKernels shipped_kernels(const plan::FusionPlan& plan, PipelineOptions o);
+
 }  // namespace souffle

@@ -37,21 +37,16 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
   // without built kernels, build as the pipeline's measured branch does.
   const std::shared_ptr<const schedule::PlanPricer> pricer = kernel_pricer(plan_options);
   if (pricer && !measure) {
-    ks.name = p.program.name;
-    ks.inputs = prog.inputs;
-    ks.outputs = prog.outputs;
     PipelineOptions po;
-    po.until = Step::BuildKernels;
     po.compile.pricer = pricer;
     po.compile.sync = sync;
-    for (CompiledKernel& ck : run_pipeline(p, po).kernels.kernels) {
-      if (!ck.ok()) {
-        rep.error = ck.error;
-        out.ok = false;
-        return rep;
-      }
-      ks.kernels.push_back(std::move(ck.kernel));
+    ShippedKernels shipped = shipped_kernels(p, po);
+    if (!shipped.ok()) {
+      rep.error = shipped.error;
+      out.ok = false;
+      return rep;
     }
+    ks = std::move(shipped.set);
   } else {
     try {
       PlanBuild b = plan_build(p);

@@ -520,20 +520,12 @@ py::list run_plan(const Plan& p, const py::list& inputs) {
     // The kernels compile ships: the pipeline's build-kernels step over the plan, with the
     // kernels its pricing built.
     PipelineOptions o = p.options;
-    o.until = Step::BuildKernels;
-    o.tune_measure = {};
     o.compile.pricer = kernel_pricer(plan_options(p.options));
     o.compile.sync = p.options.sync;
-    loop::KernelSet ks;
-    ks.name = prog.name;
-    ks.inputs = prog.inputs;
-    ks.outputs = prog.outputs;
-    for (CompiledKernel& ck : run_pipeline(p.plan, o).kernels.kernels) {
-      if (!ck.ok()) throw UserError(p.model->path, ck.name, ck.error);
-      ks.kernels.push_back(std::move(ck.kernel));
-    }
+    const ShippedKernels shipped = shipped_kernels(p.plan, o);
+    if (!shipped.ok()) throw UserError(p.model->path, shipped.failed, shipped.error);
     try {
-      got = emulate::run_kernels(ks, in, {});
+      got = emulate::run_kernels(shipped.set, in, {});
     } catch (const emulate::EmulationError& e) {
       throw UserError(p.model->path, "", std::string("emulator: ") + e.what());
     }

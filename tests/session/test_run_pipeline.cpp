@@ -231,6 +231,15 @@ TEST(RunPipeline, StartsFromALoadedModelOrAPlanWithTheSameResult) {
   ASSERT_EQ(from_plan.kernels.kernels.size(), whole.kernels.kernels.size());
   for (size_t i = 0; i < whole.kernels.kernels.size(); ++i)
     EXPECT_EQ(from_plan.kernels.kernels[i].cuda, whole.kernels.kernels[i].cuda) << i;
+  // The kernels compile ships, as one set (what verify and the Python module emulate): the
+  // build-kernels step's, whatever step `until` names.
+  const ShippedKernels shipped = shipped_kernels(whole.plan, options(Step::Emit));
+  ASSERT_TRUE(shipped.ok()) << shipped.failed << ": " << shipped.error;
+  EXPECT_EQ(shipped.set.inputs.size(), whole.plan.program.inputs.size());
+  EXPECT_EQ(shipped.set.outputs.size(), whole.plan.program.outputs.size());
+  ASSERT_EQ(shipped.set.kernels.size(), whole.kernels.kernels.size());
+  for (size_t i = 0; i < whole.kernels.kernels.size(); ++i)
+    EXPECT_EQ(loop::print(shipped.set.kernels[i]), loop::print(whole.kernels.kernels[i].kernel));
   // A loaded model cannot stop before the plan; a plan cannot stop before its kernels.
   EXPECT_THROW(run_pipeline(m, options(Step::Lower)), std::invalid_argument);
   EXPECT_THROW(run_pipeline(whole.plan, options(Step::Price)), std::invalid_argument);

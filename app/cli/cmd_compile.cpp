@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/cli/commands.h"
 #include "app/cli/step_progress.h"
@@ -375,6 +376,14 @@ int run_compile(const CompileCliOptions& o) {
       if (!sharing.empty())
         std::cout << fmt::format("  image of {} shared by {}\n", rep.kernels[i].name, sharing);
     }
+    std::vector<std::string> linked;
+    for (const CompiledKernel& k : rep.kernels)
+      if (k.separately_linked) linked.push_back(k.name);
+    if (!linked.empty())
+      std::cout << fmt::format(
+          "  {} linked from stage functions compiled apart (--separate {}; their spill bytes "
+          "include the registers each call saves)\n",
+          fmt::join(linked, " "), separate_compile_name(copts.separate));
     std::cout << cache_summary_line(cache_summary(rep, copts.use_cache)) << "\n";
     if (o.sass) {
       std::cout << fmt::format(

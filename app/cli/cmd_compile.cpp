@@ -137,6 +137,7 @@ nlohmann::json kernel_json(const CompiledKernel& k, const CompiledKernel* plain 
                       {"per_arch", per_arch}};
   if (!k.ok()) j["error"] = k.error;
   j["separately_linked"] = k.separately_linked;
+  if (!k.compiled_whole_because.empty()) j["compiled_whole_because"] = k.compiled_whole_because;
   return j;
 }
 
@@ -377,13 +378,19 @@ int run_compile(const CompileCliOptions& o) {
         std::cout << fmt::format("  image of {} shared by {}\n", rep.kernels[i].name, sharing);
     }
     std::vector<std::string> linked;
-    for (const CompiledKernel& k : rep.kernels)
+    for (const CompiledKernel& k : rep.kernels) {
       if (k.separately_linked) linked.push_back(k.name);
-    if (!linked.empty())
+      if (!k.compiled_whole_because.empty()) {
+        std::cout << fmt::format("  {} compiled whole, not linked from its stage functions ({})\n",
+                                 k.name, k.compiled_whole_because);
+      }
+    }
+    if (!linked.empty()) {
       std::cout << fmt::format(
           "  {} linked from stage functions compiled apart (--separate {}; their spill bytes "
           "include the registers each call saves)\n",
           fmt::join(linked, " "), separate_compile_name(copts.separate));
+    }
     std::cout << cache_summary_line(cache_summary(rep, copts.use_cache)) << "\n";
     if (o.sass) {
       std::cout << fmt::format(

@@ -383,7 +383,15 @@ CompileResult compile_cuda_separate(const std::string& source, const std::string
   if (h) jl.destroy(&h);
   li.link_ms = ms_since(tl);
   if (!r.ok) {
-    li.why_whole = "the link failed: " + r.log;
+    // Its first error line (the whole log stays with the linked result's, which is dropped).
+    std::string first;
+    for (size_t at = 0; at < r.log.size() && first.empty();) {
+      const size_t end = std::min(r.log.find('\n', at), r.log.size());
+      first = r.log.substr(at, end - at);
+      if (first.find_first_not_of(" \t\r") == std::string::npos) first.clear();
+      at = end + 1;
+    }
+    li.why_whole = "the link failed: " + first;
     return compile_cuda(source, name, options);
   }
   li.linked = true;

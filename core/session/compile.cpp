@@ -418,6 +418,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
     // running its own programs side by side on the pool; the others side by side as they are.
     std::vector<size_t> plain, separate;
     std::vector<char> linked(jobs.size(), 0), is_separate(jobs.size(), 0);
+    std::vector<std::string> why_whole(jobs.size());
     for (size_t at = 0; at < jobs.size(); ++at) {
       is_separate[at] =
           options.separate != SeparateCompile::Whole &&
@@ -439,6 +440,7 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
           gpu::SeparateInfo info;
           results[at] = gpu::compile_cuda_separate(j.source, j.name, j.options, so, &info);
           linked[at] = info.linked ? 1 : 0;
+          why_whole[at] = info.why_whole;
         } else {
           results[at] = gpu::compile_cuda(j.source, j.name, j.options);
         }
@@ -486,7 +488,13 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
         ck.entry = p.entry;
         ck.image = static_cast<int>(p.kernels.front());
         ck.separately_linked = archs > 0;
-        for (size_t a = 0; a < archs; ++a) ck.separately_linked &= linked[pi * archs + a] != 0;
+        ck.compiled_whole_because.clear();
+        for (size_t a = 0; a < archs; ++a) {
+          ck.separately_linked &= linked[pi * archs + a] != 0;
+          const std::string& why = why_whole[pi * archs + a];
+          if (is_separate[pi * archs + a] && !why.empty() && ck.compiled_whole_because.empty())
+            ck.compiled_whole_because = options.archs[a] + ": " + why;
+        }
         for (size_t a = 0; a < archs; ++a) {
           gpu::CompileResult r = results[pi * archs + a];
           // The kernel's resources under its own name as well as the image's entry.

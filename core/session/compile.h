@@ -126,6 +126,9 @@ struct CompiledKernel {
   int image = -1;
   /// Compiled separately and linked with nvJitLink (CompileOptions::separate) for every arch.
   bool separately_linked = false;
+  /// Where separate compilation was asked for and an arch compiled whole instead: that arch and
+  /// why ("sm_90: nvJitLink is not available"); empty otherwise.
+  std::string compiled_whole_because;
   /// The function to look up in the image: `entry`, else `name`.
   const std::string& image_entry() const { return entry.empty() ? name : entry; }
   /// Why this kernel cannot be built, compiled or launched (names the kernel, and the stage and

@@ -188,6 +188,44 @@ TEST(Lto, ObjectsLinkTakesTheirRegistersFromTheCubin) {
   }
 }
 
+// The register cap is why each function's program is capped: a kernel capped at 32 registers
+// whose stage function, compiled alone without the cap, takes more does not link; the compile
+// falls back to the whole program and says why. Given the cap, it links under it.
+TEST(Lto, AFunctionAboveTheKernelsCapDoesNotLinkAndTheCompileSaysWhy) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
+  std::string acc, sum;
+  for (int i = 0; i < 48; ++i) {
+    acc += "  float a" + std::to_string(i) + " = x[i * 48 + " + std::to_string(i) + "];\n";
+    sum += " + a" + std::to_string(i) + " * a" + std::to_string((i + 7) % 48);
+  }
+  const std::string source =
+      "static __device__ __noinline__ void hungry_stage0(const float* x, float* y) {\n"
+      "  const int i = threadIdx.x;\n" +
+      acc + "  for (int r = 0; r < 8; ++r) y[i * 8 + r] = r" + sum +
+      ";\n}\n"
+      "extern \"C\" __global__ void __maxnreg__(32) hungry(const float* x, float* y) {\n"
+      "  hungry_stage0(x, y);\n}\n";
+  gpu::CompileOptions o;
+  o.arch = "sm_80";
+  o.use_cache = false;
+  gpu::SeparateInfo info;
+  gpu::CompileResult r = gpu::compile_cuda_separate(source, "hungry.cu", o, {}, &info);
+  ASSERT_TRUE(r.ok) << r.log;  // compiled whole instead
+  EXPECT_FALSE(info.linked);
+  EXPECT_NE(info.why_whole.find("the link failed: "), std::string::npos) << info.why_whole;
+  EXPECT_NE(info.why_whole.find("regcount"), std::string::npos) << info.why_whole;
+  EXPECT_EQ(info.why_whole.find('\n'), std::string::npos) << "one line";
+  gpu::SeparateOptions capped;
+  capped.function_max_registers = 32;
+  r = gpu::compile_cuda_separate(source, "hungry.cu", o, capped, &info);
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_TRUE(info.linked) << info.why_whole;
+  const gpu::KernelResources* k = r.find_kernel("hungry");
+  ASSERT_NE(k, nullptr);
+  EXPECT_LE(k->registers, 32);
+}
+
 // The default: compile_plan links the sample LSTM's outlined kernel (99 stages, Auto outlining)
 // from SASS objects; a kernel without stage functions compiles whole.
 TEST(Lto, ThePlanLinksItsOutlinedKernelsFromObjectsByDefault) {
@@ -207,6 +245,7 @@ TEST(Lto, ThePlanLinksItsOutlinedKernelsFromObjectsByDefault) {
   int outlined = 0;
   for (const CompiledKernel& k : rep.kernels) {
     EXPECT_EQ(k.separately_linked, k.cuda_map.calls_stage_functions) << k.name;
+    EXPECT_EQ(k.compiled_whole_because, "") << k.name;
     outlined += k.cuda_map.calls_stage_functions ? 1 : 0;
     if (k.separately_linked) {
       EXPECT_GT(k.max_registers(), 0) << k.name;

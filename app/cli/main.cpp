@@ -179,13 +179,11 @@ int main(int argc, char** argv) {
   c_compile->add_flag("--no-dedup", compile.no_dedup,
                       "compile each launch alone under its own name, even where launches run the "
                       "same code (for comparison)");
-  c_compile
-      ->add_option("--separate", compile.separate,
-                   "how a kernel with stage functions compiles: objects (each function an "
-                   "NVRTC program of its own, to SASS side by side, linked with nvJitLink; "
-                   "the default), lto (every stage outlined, LTO-IR, the link generates the "
-                   "code) or whole (one program); docs/compile_dedup.md")
-      ->check(CLI::IsMember({"objects", "lto", "whole"}));
+  c_compile->add_option("--separate", compile.separate,
+                        "how a kernel with stage functions compiles: objects (each function an "
+                        "NVRTC program of its own, to SASS side by side, linked with nvJitLink; "
+                        "the default), lto (every stage outlined, LTO-IR, the link generates the "
+                        "code) or whole (one program); docs/compile_dedup.md");
   c_compile->add_flag("--lto", compile.lto, "the same as --separate lto");
   c_compile->add_flag("--sass", compile.sass,
                       "disassemble each kernel's cubin (nvdisasm, compiled again with line "

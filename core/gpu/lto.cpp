@@ -11,6 +11,7 @@
 
 #include "core/gpu/compile_cache.h"
 #include "core/gpu/cubin.h"
+#include "core/support/line_diff.h"
 #include "core/support/thread_pool.h"
 
 #ifdef SOUFFLE_HAVE_NVRTC
@@ -236,10 +237,9 @@ namespace {
 std::optional<KernelResources> linked_resources(const std::vector<uint8_t>& cubin,
                                                 const std::vector<CompileResult>& parts) {
   if (parts.empty()) return std::nullopt;
-  std::optional<KernelResources> entry;
-  for (const KernelResources& k : parse_ptxas_info(parts.front().log))
-    if (!entry) entry = k;
-  if (!entry) return std::nullopt;
+  const std::vector<KernelResources> entries = parse_ptxas_info(parts.front().log);
+  if (entries.empty()) return std::nullopt;
+  std::optional<KernelResources> entry = entries.front();
   const std::optional<CubinFunction> linked = find_cubin_function(cubin, entry->name);
   if (!linked || linked->registers <= 0) return std::nullopt;
   entry->registers = linked->registers;
@@ -383,15 +383,15 @@ CompileResult compile_cuda_separate(const std::string& source, const std::string
   if (h) jl.destroy(&h);
   li.link_ms = ms_since(tl);
   if (!r.ok) {
-    // Its first error line (the whole log stays with the linked result's, which is dropped).
-    std::string first;
-    for (size_t at = 0; at < r.log.size() && first.empty();) {
-      const size_t end = std::min(r.log.find('\n', at), r.log.size());
-      first = r.log.substr(at, end - at);
-      if (first.find_first_not_of(" \t\r") == std::string::npos) first.clear();
-      at = end + 1;
+    // Its first line that says something (the whole log goes with the dropped result).
+    std::string_view first;
+    for (std::string_view line : split_lines(r.log)) {
+      if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+        first = line;
+        break;
+      }
     }
-    li.why_whole = "the link failed: " + first;
+    li.why_whole = "the link failed: " + std::string(first);
     return compile_cuda(source, name, options);
   }
   li.linked = true;

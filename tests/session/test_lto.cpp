@@ -27,19 +27,25 @@
 namespace souffle {
 namespace {
 
-/// The souffle plan of a sample model, built and emitted with every stage outlined.
-std::vector<CompiledKernel> outlined_kernels(const std::string& model) {
+/// A sample model's file.
+std::string sample(const std::string& model) {
+  return std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + model + "/model.onnx";
+}
+
+/// The souffle plan of the model in `path` for `gpu`; the model stays loaded for the test run.
+plan::FusionPlan souffle_plan(const std::string& path, const std::string& gpu) {
   static std::map<std::string, LoadedModel> loaded;
-  auto it = loaded.find(model);
-  if (it == loaded.end())
-    it = loaded
-             .emplace(model, load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" +
-                                        model + "/model.onnx"))
-             .first;
+  auto it = loaded.find(path);
+  if (it == loaded.end()) it = loaded.emplace(path, load_model(path)).first;
   plan::PlanOptions po;
   po.strategy = plan::Strategy::Souffle;
-  po.gpu = gpu::gpu_spec("a100");
-  plan::FusionPlan p = plan::plan(it->second.program, po);
+  po.gpu = gpu::gpu_spec(gpu);
+  return plan::plan(it->second.program, po);
+}
+
+/// The souffle plan of a sample model, built and emitted with every stage outlined.
+std::vector<CompiledKernel> outlined_kernels(const std::string& model) {
+  const plan::FusionPlan p = souffle_plan(sample(model), "a100");
   std::vector<CompiledKernel> ks = build_compiled_kernels(p);
   emit_compiled_kernels(ks, codegen::StageOutlining::Always);
   return ks;
@@ -229,12 +235,7 @@ TEST(Lto, AFunctionAboveTheKernelsCapDoesNotLinkAndTheCompileSaysWhy) {
 TEST(Lto, ThePlanLinksItsOutlinedKernelsFromObjectsByDefault) {
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
   if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
-  const LoadedModel m =
-      load_model(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm/model.onnx");
-  plan::PlanOptions po;
-  po.strategy = plan::Strategy::Souffle;
-  po.gpu = gpu::gpu_spec("a100");
-  plan::FusionPlan p = plan::plan(m.program, po);
+  const plan::FusionPlan p = souffle_plan(sample("lstm"), "a100");
   CompileOptions co;
   co.archs = {"sm_80"};
   ASSERT_EQ(co.separate, SeparateCompile::Objects);
@@ -259,12 +260,8 @@ TEST(Lto, ALinkedPlanBundleLoadsInTheCudaBackend) {
   if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
   if (!gpu::nvjitlink_available()) GTEST_SKIP() << "[SKIP] nvJitLink is not available";
   namespace fs = std::filesystem;
-  const std::string model = std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe/model.onnx";
-  const LoadedModel m = load_model(model);
-  plan::PlanOptions po;
-  po.strategy = plan::Strategy::Souffle;
-  po.gpu = gpu::gpu_spec("h200");
-  plan::FusionPlan p = plan::plan(m.program, po);
+  const std::string model = sample("mmoe");
+  const plan::FusionPlan p = souffle_plan(model, "h200");
   CompileOptions co;
   co.archs = {"sm_90"};
   co.separate = SeparateCompile::Lto;  // the compile cache stays on: a second run takes the linked

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <optional>
 #include <set>
@@ -322,30 +323,59 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
   return out;
 }
 
-/// The tensors `s` touches that it does not allocate, in first-use order.
-void touched_tensors(const Stmt& s, std::vector<Tensor>& out,
-                     std::set<const te::TensorNode*>& seen) {
-  std::set<const te::TensorNode*> allocated;
-  loop::for_each_stmt(s, [&](const Stmt& x) {
-    if (const loop::Allocate* a = x.as<loop::Allocate>()) allocated.insert(a->buffer.get());
-    if (const loop::FragmentAlloc* a = x.as<loop::FragmentAlloc>())
-      allocated.insert(a->buffer.get());
-  });
-  auto add = [&](const Tensor& t) {
-    if (!allocated.count(t.get()) && seen.insert(t.get()).second) out.push_back(t);
-  };
-  loop::for_each_stmt(s, [&](const Stmt& x) {
-    if (const loop::Store* st = x.as<loop::Store>()) add(st->buffer);
-    if (const loop::AtomicAdd* at = x.as<loop::AtomicAdd>()) add(at->buffer);
-    if (const loop::FragmentLoad* fl = x.as<loop::FragmentLoad>()) add(fl->source);
-    if (const loop::FragmentStore* fs = x.as<loop::FragmentStore>()) add(fs->dest);
-  });
-  loop::for_each_expr(s, [&](const Expr& e) {
+/// What the proof cache's key needs of one statement, found in one walk: the tensors it touches
+/// and does not allocate, in first-use order, and a hash that statements equal up to their
+/// tensors share (statement and expression kinds, dtypes and immediates, as
+/// loop::shape_fingerprint hashes them, and which tensor each access names, numbered by first
+/// access: a statement that reads step 0's output where another reads step 1's hashes apart).
+struct StmtSummary {
+  std::vector<Tensor> touched;
+  uint64_t hash = 1469598103934665603ull;
+};
+
+class Summarizer : public loop::StmtVisitor {
+ public:
+  StmtSummary summary() const {
+    StmtSummary out;
+    out.hash = m_hash;
+    std::unordered_map<const te::TensorNode*, uint64_t> number;
+    std::set<const te::TensorNode*> seen;
+    for (const Tensor& t : m_accesses) {
+      const uint64_t n = number.emplace(t.get(), number.size()).first->second;
+      out.hash = (out.hash ^ (n + 1)) * 1099511628211ull;
+      if (!m_allocated.count(t.get()) && seen.insert(t.get()).second) out.touched.push_back(t);
+    }
+    return out;
+  }
+  void visit(const Stmt& s) override {
+    if (!s.defined()) return;
+    mix(0x100 + static_cast<uint64_t>(s.kind()));
+    if (const loop::Allocate* a = s.as<loop::Allocate>()) m_allocated.insert(a->buffer.get());
+    if (const loop::FragmentAlloc* a = s.as<loop::FragmentAlloc>())
+      m_allocated.insert(a->buffer.get());
+    if (const loop::Store* st = s.as<loop::Store>()) m_accesses.push_back(st->buffer);
+    if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) m_accesses.push_back(at->buffer);
+    if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) m_accesses.push_back(fl->source);
+    if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) m_accesses.push_back(fs->dest);
+    StmtVisitor::visit(s);
+  }
+  void visit_expr(const Expr& e) override {
     te::for_each_node(e, [&](const Expr& n) {
-      if (const te::Read* r = n.as<te::Read>()) add(r->tensor);
+      mix(static_cast<uint64_t>(n.kind()) << 8 | static_cast<uint64_t>(n.dtype()));
+      if (const te::IntImm* i = n.as<te::IntImm>()) mix(static_cast<uint64_t>(i->value));
+      // +0.0 and -0.0 compare equal, so they hash alike.
+      if (const te::FloatImm* f = n.as<te::FloatImm>())
+        mix(f->value == 0 ? 0 : std::bit_cast<uint64_t>(f->value));
+      if (const te::Read* r = n.as<te::Read>()) m_accesses.push_back(r->tensor);
     });
-  });
-}
+  }
+
+ private:
+  void mix(uint64_t x) { m_hash = (m_hash ^ x) * 1099511628211ull; }
+  uint64_t m_hash = 1469598103934665603ull;
+  std::vector<Tensor> m_accesses;
+  std::set<const te::TensorNode*> m_allocated;
+};
 
 /// The dependence proofs of one kernel. A query whose statements run the same code as an
 /// earlier one's on other tensors (one LSTM step's stages and the next step's, one BERT layer's
@@ -356,24 +386,36 @@ class ProofCache {
   DependenceProof prove(const OwnershipQuery& q) {
     std::vector<Stmt> all = q.writers;
     all.push_back(q.reader);
+    // The tensors the statements touch, the queried one first and the others in first-use
+    // order (what the statements are compared up to), and a hash that equal queries share:
+    // each statement's, and where its tensors sit in that order.
     std::vector<Tensor> params = {q.tensor};
-    std::set<const te::TensorNode*> seen = {q.tensor.get()};
-    for (const Stmt& x : all) touched_tensors(x, params, seen);
+    uint64_t hash = 1469598103934665603ull;
+    auto mix = [&hash](uint64_t x) { hash = (hash ^ x) * 1099511628211ull; };
+    for (const Stmt& x : all) {
+      const StmtSummary& sx = summary_of(x);
+      mix(sx.hash);
+      for (const Tensor& t : sx.touched) {
+        auto at = std::find(params.begin(), params.end(), t);
+        mix(static_cast<uint64_t>(at - params.begin()));
+        if (at == params.end()) params.push_back(t);
+      }
+    }
     std::string key = std::to_string(q.grid) + "x" + std::to_string(q.block) + " " +
                       std::to_string(q.writers.size()) + ":";
     for (const Tensor& t : params) {
       key += " " + std::string(dtype_name(t->dtype));
       for (int64_t d : t->shape) key += "," + std::to_string(d);
     }
+    // Statements that can match share the hash: a query compares only with those (one LSTM
+    // step's stages read another row of the sequence than the next step's, so without it each
+    // of 1,000 steps was compared with every step before).
+    key += fmt::format(" #{:016x}", hash);
     // Writers and reader side by side, each wrapped so that the list keeps their boundaries
     // (a Seq would merge nested lists).
     std::vector<Stmt> wrapped;
     for (const Stmt& x : all) wrapped.push_back(loop::if_then_else(te::eq(ic(1), ic(1)), x));
     Stmt together = loop::seq(std::move(wrapped));
-    // Statements that can match share their fingerprint: a query compares only with those (one
-    // LSTM step's stages read another row of the sequence than the next step's, so without it
-    // each of 1,000 steps was compared with every step before).
-    key += fmt::format(" #{:016x}", loop::shape_fingerprint(together));
     std::vector<Entry>& same = m_entries[key];
     for (const Entry& e : same) {
       if (e.writers != q.writers.size()) continue;
@@ -408,7 +450,18 @@ class ProofCache {
     size_t writers;
     DependenceProof proof;
   };
+  /// Each statement's summary, made once: a stage's statement is the reader of its own
+  /// queries and a writer in later ones. The statement is kept with it, so that its address
+  /// names no other statement while in the map.
+  const StmtSummary& summary_of(const Stmt& s) {
+    auto it = m_summaries.find(s.get());
+    if (it != m_summaries.end()) return it->second.second;
+    Summarizer walk;
+    walk.visit(s);
+    return m_summaries.emplace(s.get(), std::make_pair(s, walk.summary())).first->second.second;
+  }
   std::map<std::string, std::vector<Entry>> m_entries;
+  std::unordered_map<const loop::StmtNode*, std::pair<Stmt, StmtSummary>> m_summaries;
 };
 
 /// The first cross-block read of a mapped proof: the lowest consumer block that reads what

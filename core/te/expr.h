@@ -115,6 +115,9 @@ class Expr {
   template <typename T>
   const T* as() const;
   bool same_as(const Expr& o) const { return m_node == o.m_node; }
+  /// Whether another handle may hold this node too (the node is shared, or held elsewhere);
+  /// false: this handle is its only owner, so a walk from any root meets it by one path.
+  bool shared() const { return m_node.use_count() > 1; }
 
  private:
   std::shared_ptr<const ExprNode> m_node;

@@ -162,7 +162,9 @@ class ReadRewriter : public ExprMutator {
 
 void walk(const Expr& e, std::unordered_set<const ExprNode*>& seen,
           const std::function<void(const Expr&)>& fn) {
-  if (!e.defined() || !seen.insert(e.get()).second) return;
+  if (!e.defined()) return;
+  // Only a node that other handles may hold can be met again: the others are not remembered.
+  if (e.shared() && !seen.insert(e.get()).second) return;
   fn(e);
   switch (e.kind()) {
     case ExprKind::Unary:

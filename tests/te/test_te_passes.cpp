@@ -272,6 +272,11 @@ TEST(Mutator, RewriteReadsAndForEachNode) {
   int count = 0;
   for_each_node(dag, [&](const Expr&) { ++count; });
   EXPECT_EQ(count, 4);  // +, *, x[i], i: shared nodes once
+  // A node only its parent holds is met once through a shared parent: (i + 1) under x[i + 1].
+  Expr t = read(x, {i + int_imm(1)});
+  count = 0;
+  for_each_node(t * t + t, [&](const Expr&) { ++count; });
+  EXPECT_EQ(count, 6);  // +, *, x[i + 1], i + 1, i, 1
 }
 
 class CountReads : public ExprVisitor {

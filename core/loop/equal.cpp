@@ -232,20 +232,58 @@ bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>&
   return Comparer(a_params, b_params).stmt(a, b);
 }
 
-uint64_t shape_fingerprint(const Stmt& s) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
-  for_each_stmt(s, [&](const Stmt& x) { mix(0x100 + static_cast<uint64_t>(x.kind())); });
-  for_each_expr(s, [&](const Expr& e) {
+namespace {
+
+class ShapeWalk : public StmtVisitor {
+ public:
+  StmtShape result() const {
+    StmtShape out;
+    out.hash = m_hash;
+    std::unordered_map<const te::TensorNode*, uint64_t> number;
+    std::unordered_set<const te::TensorNode*> seen;
+    for (const Tensor& t : m_accesses) {
+      const uint64_t n = number.emplace(t.get(), number.size()).first->second;
+      out.hash = (out.hash ^ (n + 1)) * kPrime;
+      if (!m_allocated.count(t.get()) && seen.insert(t.get()).second) out.touched.push_back(t);
+    }
+    return out;
+  }
+  void visit(const Stmt& s) override {
+    if (!s.defined()) return;
+    mix(0x100 + static_cast<uint64_t>(s.kind()));
+    if (const Allocate* a = s.as<Allocate>()) m_allocated.insert(a->buffer.get());
+    if (const FragmentAlloc* a = s.as<FragmentAlloc>()) m_allocated.insert(a->buffer.get());
+    if (const Store* st = s.as<Store>()) m_accesses.push_back(st->buffer);
+    if (const AtomicAdd* at = s.as<AtomicAdd>()) m_accesses.push_back(at->buffer);
+    if (const FragmentLoad* fl = s.as<FragmentLoad>()) m_accesses.push_back(fl->source);
+    if (const FragmentStore* fs = s.as<FragmentStore>()) m_accesses.push_back(fs->dest);
+    StmtVisitor::visit(s);
+  }
+  void visit_expr(const Expr& e) override {
     te::for_each_node(e, [&](const Expr& n) {
       mix(static_cast<uint64_t>(n.kind()) << 8 | static_cast<uint64_t>(n.dtype()));
       if (const te::IntImm* i = n.as<te::IntImm>()) mix(static_cast<uint64_t>(i->value));
       // +0.0 and -0.0 compare equal, so they hash alike.
       if (const te::FloatImm* f = n.as<te::FloatImm>())
         mix(f->value == 0 ? 0 : std::bit_cast<uint64_t>(f->value));
+      if (const te::Read* r = n.as<te::Read>()) m_accesses.push_back(r->tensor);
     });
-  });
-  return h;
+  }
+
+ private:
+  static constexpr uint64_t kPrime = 1099511628211ull;
+  void mix(uint64_t x) { m_hash = (m_hash ^ x) * kPrime; }
+  uint64_t m_hash = 1469598103934665603ull;
+  std::vector<Tensor> m_accesses;
+  std::unordered_set<const te::TensorNode*> m_allocated;
+};
+
+}  // namespace
+
+StmtShape shape_of(const Stmt& s) {
+  ShapeWalk walk;
+  walk.visit(s);
+  return walk.result();
 }
 
 }  // namespace souffle::loop

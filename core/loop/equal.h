@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/loop/stmt.h"
 
@@ -20,10 +21,17 @@ bool equal(const Stmt& a, const Stmt& b);
 bool equal_up_to_params(const Stmt& a, const Stmt& b, const std::vector<Tensor>& a_params,
                         const std::vector<Tensor>& b_params);
 
-/// A hash that statements equal_up_to_params (or equal) share: statement and expression kinds,
-/// dtypes and immediates in tree order; no names, buffers, vars, Stage indices or Comment texts.
-/// For bucketing candidates before comparing them (the dependence proofs' memos), never as a
-/// proof of equality.
-uint64_t shape_fingerprint(const Stmt& s);
+/// What statements equal_up_to_params (or equal) share, found in one walk.
+struct StmtShape {
+  /// A hash of statement and expression kinds, dtypes and immediates in tree order, and of which
+  /// tensor each access names (stores, reads, fragment loads and stores), numbered by first
+  /// access; no names, buffers, vars, Stage indices or Comment texts. For bucketing candidates
+  /// before comparing them (the dependence proofs' memos), never as a proof of equality.
+  uint64_t hash = 0;
+  /// The tensors those accesses name that the statement does not allocate, in first-access
+  /// order: what two statements are compared up to.
+  std::vector<Tensor> touched;
+};
+StmtShape shape_of(const Stmt& s);
 
 }  // namespace souffle::loop

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <optional>
 #include <set>
@@ -323,60 +322,6 @@ Stmt hoist_weight_tiles(const Stmt& stage, const std::set<const te::TensorNode*>
   return out;
 }
 
-/// What the proof cache's key needs of one statement, found in one walk: the tensors it touches
-/// and does not allocate, in first-use order, and a hash that statements equal up to their
-/// tensors share (statement and expression kinds, dtypes and immediates, as
-/// loop::shape_fingerprint hashes them, and which tensor each access names, numbered by first
-/// access: a statement that reads step 0's output where another reads step 1's hashes apart).
-struct StmtSummary {
-  std::vector<Tensor> touched;
-  uint64_t hash = 1469598103934665603ull;
-};
-
-class Summarizer : public loop::StmtVisitor {
- public:
-  StmtSummary summary() const {
-    StmtSummary out;
-    out.hash = m_hash;
-    std::unordered_map<const te::TensorNode*, uint64_t> number;
-    std::set<const te::TensorNode*> seen;
-    for (const Tensor& t : m_accesses) {
-      const uint64_t n = number.emplace(t.get(), number.size()).first->second;
-      out.hash = (out.hash ^ (n + 1)) * 1099511628211ull;
-      if (!m_allocated.count(t.get()) && seen.insert(t.get()).second) out.touched.push_back(t);
-    }
-    return out;
-  }
-  void visit(const Stmt& s) override {
-    if (!s.defined()) return;
-    mix(0x100 + static_cast<uint64_t>(s.kind()));
-    if (const loop::Allocate* a = s.as<loop::Allocate>()) m_allocated.insert(a->buffer.get());
-    if (const loop::FragmentAlloc* a = s.as<loop::FragmentAlloc>())
-      m_allocated.insert(a->buffer.get());
-    if (const loop::Store* st = s.as<loop::Store>()) m_accesses.push_back(st->buffer);
-    if (const loop::AtomicAdd* at = s.as<loop::AtomicAdd>()) m_accesses.push_back(at->buffer);
-    if (const loop::FragmentLoad* fl = s.as<loop::FragmentLoad>()) m_accesses.push_back(fl->source);
-    if (const loop::FragmentStore* fs = s.as<loop::FragmentStore>()) m_accesses.push_back(fs->dest);
-    StmtVisitor::visit(s);
-  }
-  void visit_expr(const Expr& e) override {
-    te::for_each_node(e, [&](const Expr& n) {
-      mix(static_cast<uint64_t>(n.kind()) << 8 | static_cast<uint64_t>(n.dtype()));
-      if (const te::IntImm* i = n.as<te::IntImm>()) mix(static_cast<uint64_t>(i->value));
-      // +0.0 and -0.0 compare equal, so they hash alike.
-      if (const te::FloatImm* f = n.as<te::FloatImm>())
-        mix(f->value == 0 ? 0 : std::bit_cast<uint64_t>(f->value));
-      if (const te::Read* r = n.as<te::Read>()) m_accesses.push_back(r->tensor);
-    });
-  }
-
- private:
-  void mix(uint64_t x) { m_hash = (m_hash ^ x) * 1099511628211ull; }
-  uint64_t m_hash = 1469598103934665603ull;
-  std::vector<Tensor> m_accesses;
-  std::set<const te::TensorNode*> m_allocated;
-};
-
 /// The dependence proofs of one kernel. A query whose statements run the same code as an
 /// earlier one's on other tensors (one LSTM step's stages and the next step's, one BERT layer's
 /// and the next's), the queried tensor in the same place, gets the earlier answer: the proof
@@ -393,7 +338,7 @@ class ProofCache {
     uint64_t hash = 1469598103934665603ull;
     auto mix = [&hash](uint64_t x) { hash = (hash ^ x) * 1099511628211ull; };
     for (const Stmt& x : all) {
-      const StmtSummary& sx = summary_of(x);
+      const loop::StmtShape& sx = shape_of(x);
       mix(sx.hash);
       for (const Tensor& t : sx.touched) {
         auto at = std::find(params.begin(), params.end(), t);
@@ -450,18 +395,16 @@ class ProofCache {
     size_t writers;
     DependenceProof proof;
   };
-  /// Each statement's summary, made once: a stage's statement is the reader of its own
-  /// queries and a writer in later ones. The statement is kept with it, so that its address
-  /// names no other statement while in the map.
-  const StmtSummary& summary_of(const Stmt& s) {
-    auto it = m_summaries.find(s.get());
-    if (it != m_summaries.end()) return it->second.second;
-    Summarizer walk;
-    walk.visit(s);
-    return m_summaries.emplace(s.get(), std::make_pair(s, walk.summary())).first->second.second;
+  /// Each statement's shape, found once: a stage's statement is the reader of its own queries
+  /// and a writer in later ones. The statement is kept with it, so that its address names no
+  /// other statement while in the map.
+  const loop::StmtShape& shape_of(const Stmt& s) {
+    auto it = m_shapes.find(s.get());
+    if (it != m_shapes.end()) return it->second.second;
+    return m_shapes.emplace(s.get(), std::make_pair(s, loop::shape_of(s))).first->second.second;
   }
   std::map<std::string, std::vector<Entry>> m_entries;
-  std::unordered_map<const loop::StmtNode*, std::pair<Stmt, StmtSummary>> m_summaries;
+  std::unordered_map<const loop::StmtNode*, std::pair<Stmt, loop::StmtShape>> m_shapes;
 };
 
 /// The first cross-block read of a mapped proof: the lowest consumer block that reads what

@@ -219,10 +219,10 @@ TEST(LoopEqual, BoundVarsAndBuffersMatchByPosition) {
                            loop::store(y, {free_b}, te::float_imm(0))));
 }
 
-// Statements equal up to their parameters share a fingerprint, whatever their tensors, bound
-// vars, stage indices and comments; a planted constant (another row of the input) or another
-// dtype changes it.
-TEST(LoopEqual, FingerprintFollowsEqualUpToParams) {
+// Statements equal up to their parameters share a shape hash, whatever their tensors, bound
+// vars, stage indices and comments; a planted constant (another row of the input), another
+// dtype or another pattern of tensor accesses changes it.
+TEST(LoopEqual, ShapeFollowsEqualUpToParams) {
   auto build = [](int row, int stage, const char* note, DType dt) {
     Tensor x = te::make_compute_tensor("x", {4, 8}, dt);
     Tensor y = te::make_compute_tensor("y", {8}, dt);
@@ -235,12 +235,37 @@ TEST(LoopEqual, FingerprintFollowsEqualUpToParams) {
   auto [a, pa] = build(1, 3, "layer 0", DType::Float32);
   auto [b, pb] = build(1, 7, "layer 1", DType::Float32);
   ASSERT_TRUE(loop::equal_up_to_params(a, b, pa, pb));
-  EXPECT_EQ(loop::shape_fingerprint(a), loop::shape_fingerprint(b));
+  EXPECT_EQ(loop::shape_of(a).hash, loop::shape_of(b).hash);
+  // Its tensors in first-access order: the store's, then the read's.
+  EXPECT_EQ(loop::shape_of(a).touched, (std::vector<Tensor>{pa[1], pa[0]}));
   auto [c, pc] = build(2, 3, "layer 0", DType::Float32);
   EXPECT_FALSE(loop::equal_up_to_params(a, c, pa, pc));
-  EXPECT_NE(loop::shape_fingerprint(a), loop::shape_fingerprint(c));
+  EXPECT_NE(loop::shape_of(a).hash, loop::shape_of(c).hash);
   auto [d, pd] = build(1, 3, "layer 0", DType::Float16);
-  EXPECT_NE(loop::shape_fingerprint(a), loop::shape_fingerprint(d));
+  EXPECT_NE(loop::shape_of(a).hash, loop::shape_of(d).hash);
+  // y = x0 + x1 and y = x1 + x0: the same code on other tensors (a tensor is named by its first
+  // access), so alike, their tensors listed in the order that matches them; y = x0 + x0 reads
+  // one tensor twice, another pattern.
+  Tensor x0 = te::make_compute_tensor("x0", {8}, DType::Float32);
+  Tensor x1 = te::make_compute_tensor("x1", {8}, DType::Float32);
+  Tensor y = te::make_compute_tensor("y", {8}, DType::Float32);
+  Expr i = te::var("i");
+  auto sum = [&](const Tensor& p, const Tensor& q) {
+    return loop::store(y, {i}, te::read(p, {i}) + te::read(q, {i}));
+  };
+  const loop::StmtShape e = loop::shape_of(sum(x0, x1)), f = loop::shape_of(sum(x1, x0));
+  EXPECT_EQ(e.hash, f.hash);
+  EXPECT_EQ(e.touched, (std::vector<Tensor>{y, x0, x1}));
+  EXPECT_EQ(f.touched, (std::vector<Tensor>{y, x1, x0}));
+  EXPECT_TRUE(loop::equal_up_to_params(sum(x0, x1), sum(x1, x0), e.touched, f.touched));
+  EXPECT_NE(e.hash, loop::shape_of(sum(x0, x0)).hash);
+  // An allocated buffer is accessed but not touched.
+  Tensor tmp = te::make_compute_tensor("tmp", {8}, DType::Float32);
+  const loop::StmtShape g =
+      loop::shape_of(loop::allocate(tmp, MemScope::Shared,
+                                    loop::seq({loop::store(tmp, {i}, te::read(x0, {i})),
+                                               loop::store(y, {i}, te::read(tmp, {i}))})));
+  EXPECT_EQ(g.touched, (std::vector<Tensor>{x0, y}));
 }
 
 }  // namespace

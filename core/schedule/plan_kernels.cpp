@@ -24,10 +24,16 @@
 #include "core/schedule/wavefront.h"
 #include "core/schedule/weight_panel.h"
 #include "core/support/cancel.h"
+#include "core/support/thread_pool.h"
 #include "core/te/mutator.h"
 
 namespace souffle::schedule {
 namespace {
+
+/// Stages from which a kernel's two orders (waves, program order) are built side by side: a
+/// thread costs more than merging a few stages, and most of a second saved on a recurrent
+/// model's thousands.
+constexpr size_t kSideBySideStages = 64;
 
 std::string kernel_name(const plan::Partition& p) {
   return "kernel" + std::to_string(p.id);
@@ -910,13 +916,19 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         packed.block_offsets.push_back(waves.offset[i]);
         packed.waves.push_back(waves.wave[i]);
       }
-      k = build_in(waves.order, packed, grid_out);
       if (costs && spec) {
-        Priced plain_grid;
-        Priced plain = build_in(program_order, mo, grid_out ? &plain_grid : nullptr);
+        // The two orders built side by side where the kernel is big enough to pay for a
+        // thread (each merge of a long recurrent kernel takes most of a second); the FLOPs
+        // their pricing reads are made before.
+        flops_of("");
+        Priced plain, plain_grid;
+        side_by_side([&] { k = build_in(waves.order, packed, grid_out); },
+                     [&] { plain = build_in(program_order, mo, grid_out ? &plain_grid : nullptr); },
+                     ps.stages.size() >= kSideBySideStages);
         choose_waves(k, std::move(plain));
         if (grid_out) choose_waves(grid_k, std::move(plain_grid));
       } else {
+        k = build_in(waves.order, packed, grid_out);
         k.k.stages.front().schedule += "; waves: " + waves.summary();
       }
     } else {

@@ -108,4 +108,29 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain,
   if (error) std::rethrow_exception(error);
 }
 
+void side_by_side(const std::function<void()>& a, const std::function<void()>& b, bool apart) {
+  if (!apart || std::thread::hardware_concurrency() < 2) {
+    a();
+    b();
+    return;
+  }
+  std::exception_ptr b_error;
+  std::thread other([&] {
+    try {
+      b();
+    } catch (...) {
+      b_error = std::current_exception();
+    }
+  });
+  std::exception_ptr a_error;
+  try {
+    a();
+  } catch (...) {
+    a_error = std::current_exception();
+  }
+  other.join();
+  if (a_error) std::rethrow_exception(a_error);
+  if (b_error) std::rethrow_exception(b_error);
+}
+
 }  // namespace souffle

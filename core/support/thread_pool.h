@@ -44,4 +44,10 @@ class ThreadPool {
   std::exception_ptr m_error;
 };
 
+/// Runs `a` on the calling thread and `b` on a thread of its own, and returns when both have
+/// finished; the first exception either threw (a's before b's) is rethrown. Where one machine
+/// core only, or `apart` is false, they run one after the other (a, then b).
+void side_by_side(const std::function<void()>& a, const std::function<void()>& b,
+                  bool apart = true);
+
 }  // namespace souffle

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "core/support/thread_pool.h"
 
@@ -45,4 +47,43 @@ TEST(ThreadPool, NestedParallelForRunsInline) {
   });
   EXPECT_EQ(sum.load(), 80);
 }
+
+// Both tasks run, on two threads where asked; the first one's exception wins, and the other
+// task still finishes before it is rethrown.
+TEST(SideBySide, RunsBothAndRethrowsTheFirstError) {
+  std::atomic<int> ran{0};
+  std::thread::id a_on, b_on;
+  side_by_side(
+      [&] {
+        a_on = std::this_thread::get_id();
+        ++ran;
+      },
+      [&] {
+        b_on = std::this_thread::get_id();
+        ++ran;
+      });
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_EQ(a_on, std::this_thread::get_id());
+  if (std::thread::hardware_concurrency() >= 2) EXPECT_NE(b_on, a_on);
+
+  std::atomic<bool> b_done{false};
+  try {
+    side_by_side([] { throw std::runtime_error("a"); },
+                 [&] {
+                   b_done = true;
+                   throw std::logic_error("b");
+                 });
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a");
+  }
+  EXPECT_TRUE(b_done.load());
+  EXPECT_THROW(side_by_side([] {}, [] { throw std::logic_error("b"); }), std::logic_error);
+
+  // Not apart: a, then b, on this thread.
+  std::vector<char> order;
+  side_by_side([&] { order.push_back('a'); }, [&] { order.push_back('b'); }, false);
+  EXPECT_EQ(order, (std::vector<char>{'a', 'b'}));
+}
+
 }  // namespace souffle

@@ -805,11 +805,12 @@ class Evaluator {
         d.push_back(static_cast<int32_t>(i));
         continue;
       }
-      for (const Lin* part : {&a.a, &a.b})
+      for (const Lin* part : {&a.a, &a.b}) {
         for (const auto& [id, c] : part->t) {
           const std::vector<int32_t>& in = m_deps[static_cast<size_t>(id)];
           d.insert(d.end(), in.begin(), in.end());
         }
+      }
       std::sort(d.begin(), d.end());
       d.erase(std::unique(d.begin(), d.end()), d.end());
     }

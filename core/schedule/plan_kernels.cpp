@@ -30,9 +30,9 @@
 namespace souffle::schedule {
 namespace {
 
-/// Stages from which a kernel's two orders (waves, program order) are built side by side: a
-/// thread costs more than merging a few stages, and most of a second saved on a recurrent
-/// model's thousands.
+/// Stages from which a kernel's GEMM units are scheduled on every core and its two orders
+/// (waves, program order) built side by side: a thread costs more than scheduling or merging a
+/// few stages, and a recurrent model's thousands take seconds.
 constexpr size_t kSideBySideStages = 64;
 
 std::string kernel_name(const plan::Partition& p) {
@@ -376,6 +376,23 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
         }
       return std::nullopt;
     };
+    // A kernel of many stages schedules its GEMM units (each alone) on every core first; the
+    // walk below takes them in order, each error where scheduling it one by one would throw.
+    std::vector<std::optional<loop::Kernel>> gemm_done(ps.units.size());
+    std::vector<std::exception_ptr> gemm_failed(ps.units.size());
+    if (ps.units.size() >= kSideBySideStages)
+      ThreadPool::global().parallel_for(
+          static_cast<int64_t>(ps.units.size()), 16, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+              const Unit& u = ps.units[static_cast<size_t>(i)];
+              if (!u.gemm || u.attention) continue;
+              try {
+                gemm_done[static_cast<size_t>(i)] = schedule_gemm_unit(kp, u, c);
+              } catch (...) {
+                gemm_failed[static_cast<size_t>(i)] = std::current_exception();
+              }
+            }
+          });
     for (const Unit& u : ps.units) {
       const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
       const int unit_index = static_cast<int>(&u - ps.units.data());
@@ -389,7 +406,9 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
           SOUFFLE_CHECK(m.has_value(), "attention unit " + op.name + " no longer matches");
           k = schedule::schedule_attention(*m, c);
         } else if (u.gemm) {
-          k = schedule_gemm_unit(kp, u, c);
+          const auto at = static_cast<size_t>(unit_index);
+          if (gemm_failed[at]) std::rethrow_exception(gemm_failed[at]);
+          k = gemm_done[at] ? std::move(*gemm_done[at]) : schedule_gemm_unit(kp, u, c);
           gemms[op.output.get()] = {&op, u.tile, k.launch.block_x, static_cast<int>(stages.size())};
         } else if (std::optional<loop::Kernel> aligned;
                    epilogue.empty() && !u.reduction &&

@@ -380,7 +380,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
     // walk below takes them in order, each error where scheduling it one by one would throw.
     std::vector<std::optional<loop::Kernel>> gemm_done(ps.units.size());
     std::vector<std::exception_ptr> gemm_failed(ps.units.size());
-    if (ps.units.size() >= kSideBySideStages)
+    if (ps.units.size() >= kSideBySideStages) {
       ThreadPool::global().parallel_for(
           static_cast<int64_t>(ps.units.size()), 16, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) {
@@ -393,6 +393,7 @@ PartitionSchedule schedule_partition_now(const KernelProgram& kp, const plan::Pa
               }
             }
           });
+    }
     for (const Unit& u : ps.units) {
       const te::ComputeOp& op = *kp.op(static_cast<size_t>(u.tes[0]));
       const int unit_index = static_cast<int>(&u - ps.units.data());

@@ -790,30 +790,10 @@ class Evaluator {
  public:
   Evaluator(const Algebra& alg, const Collector& col, const te::TensorNode* t)
       : m_alg(alg), m_col(col), m_t(t) {
-    const size_t n = alg.atoms.size();
-    m_env.resize(n);
-    for (size_t i = 0; i < n; ++i) m_env[i] = alg.atoms[i].range;
-    m_memo.resize(n);
-    m_stamp.assign(n, 0);
-    m_set_at.assign(n, 0);
-    // The variables each atom reads (an atom's parts are atoms made before it).
-    m_deps.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const Atom& a = alg.atoms[i];
-      std::vector<int32_t>& d = m_deps[i];
-      if (a.kind == AtomKind::Var || a.kind == AtomKind::Unknown) {
-        d.push_back(static_cast<int32_t>(i));
-        continue;
-      }
-      for (const Lin* part : {&a.a, &a.b}) {
-        for (const auto& [id, c] : part->t) {
-          const std::vector<int32_t>& in = m_deps[static_cast<size_t>(id)];
-          d.insert(d.end(), in.begin(), in.end());
-        }
-      }
-      std::sort(d.begin(), d.end());
-      d.erase(std::unique(d.begin(), d.end()), d.end());
-    }
+    m_env.resize(alg.atoms.size());
+    for (size_t i = 0; i < alg.atoms.size(); ++i) m_env[i] = alg.atoms[i].range;
+    m_memo.resize(alg.atoms.size());
+    m_stamp.assign(alg.atoms.size(), 0);
     int64_t stride = 1;
     m_strides.assign(t->shape.size(), 1);
     for (size_t d = t->shape.size(); d-- > 0;) {
@@ -831,7 +811,6 @@ class Evaluator {
                const std::function<void(const Region&)>& out) {
     set_var(bx, {b, b});
     m_access = &a;
-    m_access_start = m_now;  // values kept for another access narrowed sums by its guards
     return enumerate(a, 0, budget, out);
   }
 
@@ -843,32 +822,21 @@ class Evaluator {
   const Collector& m_col;
   const te::TensorNode* m_t;
   std::vector<Interval> m_env, m_memo;
-  /// When each atom's value was kept (m_memo), and when each variable was last set: a value
-  /// holds while none of the variables it reads (m_deps) was set since, within one access.
-  std::vector<uint64_t> m_stamp, m_set_at;
-  std::vector<std::vector<int32_t>> m_deps;
-  uint64_t m_now = 1, m_access_start = 0;
+  std::vector<uint32_t> m_stamp;
+  uint32_t m_now = 1;
   const Access* m_access = nullptr;
   std::vector<int64_t> m_strides;
   int64_t m_numel = 1;
 
   void set_var(int32_t id, Interval v) {
     m_env[static_cast<size_t>(id)] = v;
-    m_set_at[static_cast<size_t>(id)] = ++m_now;
-  }
-
-  bool kept(size_t i) const {
-    if (m_stamp[i] < m_access_start || m_stamp[i] == 0) return false;
-    for (int32_t d : m_deps[i])
-      if (m_set_at[static_cast<size_t>(d)] > m_stamp[i]) return false;
-    return true;
+    ++m_now;  // every cached atom may depend on it
   }
 
   Interval atom(int32_t id) {
     const auto i = static_cast<size_t>(id);
+    if (m_stamp[i] == m_now) return m_memo[i];
     const Atom& a = m_alg.atoms[i];
-    if (a.kind == AtomKind::Var || a.kind == AtomKind::Unknown) return m_env[i];
-    if (kept(i)) return m_memo[i];
     Interval r;
     switch (a.kind) {
       case AtomKind::Var:

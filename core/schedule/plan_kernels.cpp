@@ -670,13 +670,16 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
   std::map<std::string, int64_t> flops;  // made at the first kernel priced here
   if (spec_for_budget)
     costs = gpu::cost_constants(*spec_for_budget, shared_config.precision, options.calibration);
-  auto flops_of = [&](const std::string& te) -> int64_t {
+  auto make_flops = [&] {
     if (flops.empty())
       for (const plan::Partition& p : parts)
         for (int i : p.tes)
           if (i >= 0 && static_cast<size_t>(i) < plan.analysis.tes.size())
             flops[plan.analysis.tes[static_cast<size_t>(i)].name] =
                 plan.analysis.tes[static_cast<size_t>(i)].flops;
+  };
+  auto flops_of = [&](const std::string& te) -> int64_t {
+    make_flops();
     auto it = flops.find(te);
     return it == flops.end() ? 0 : it->second;
   };
@@ -940,7 +943,7 @@ loop::KernelSet build_kernels(const plan::FusionPlan& plan,
         // The two orders built side by side where the kernel is big enough to pay for a
         // thread (each merge of a long recurrent kernel takes most of a second); the FLOPs
         // their pricing reads are made before.
-        flops_of("");
+        make_flops();
         Priced plain, plain_grid;
         side_by_side([&] { k = build_in(waves.order, packed, grid_out); },
                      [&] { plain = build_in(program_order, mo, grid_out ? &plain_grid : nullptr); },

@@ -753,8 +753,9 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       const loop::Allocate& a = *s.as<loop::Allocate>();
       const te::TensorNode* b = a.buffer.get();
       if (a.scope == MemScope::Global) {
-        line("// " + m_buffers.at(b) + ": global scratch of " + std::to_string(numel(b)) + " " +
-                 dtype_name(b->dtype) + " (a kernel parameter)",
+        line("// " + (m_labels.count(b) ? m_labels.at(b) : m_buffers.at(b)) +
+                 ": global scratch of " + std::to_string(numel(b)) + " " + dtype_name(b->dtype) +
+                 " (a kernel parameter)",
              LineRole::Comment);
       } else {
         const std::string name = unique_name(b->name);
@@ -921,16 +922,31 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
   m_used_names.insert(kname);
 
   const std::vector<KernelParam> ps = params(k);
+  const bool packed = packs_params(k, ps.size());
   std::vector<std::string> decls;
   std::string summary;
-  for (const KernelParam& p : ps) {
-    m_buffers[p.tensor.get()] = p.name;
+  m_labels.clear();
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const KernelParam& p = ps[i];
     m_used_names.insert(p.name);
     const std::string tn = type_name(p.tensor->dtype);
-    decls.push_back((p.role == KernelParam::Role::Input ? "const " : "") + tn + "* " +
-                    restrict_qualifier() + " " + p.name);
+    const std::string cq = p.role == KernelParam::Role::Input ? "const " : "";
+    if (packed) {
+      // The i-th pointer of the one parameter, as its type (kPackedArgs).
+      m_buffers[p.tensor.get()] =
+          "((" + cq + tn + "*)" + kPackedArgs + ".p[" + std::to_string(i) + "])";
+      m_labels[p.tensor.get()] = p.name;
+    } else {
+      m_buffers[p.tensor.get()] = p.name;
+      decls.push_back(cq + tn + "* " + restrict_qualifier() + " " + p.name);
+    }
     summary += (summary.empty() ? "" : ", ") + p.name + " (" + param_role_name(p.role) + " " +
                dtype_name(p.tensor->dtype) + shape_str(p.tensor->shape) + ")";
+  }
+  const std::string args_type = kname + "_args";
+  if (packed) {
+    m_used_names.insert(kPackedArgs);
+    decls.push_back(std::string("const __grid_constant__ ") + args_type + " " + kPackedArgs);
   }
   if (!k.flags.empty()) {
     m_used_names.insert(kFlagEpoch);
@@ -938,6 +954,17 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
     summary += std::string(", ") + kFlagEpoch + " (this launch's epoch of the flags)";
   }
 
+  if (packed) {
+    // Thousands of pointer parameters cost NVRTC seconds (docs/compile_dedup.md): the tensors
+    // come as one array in one parameter, in the order of the params line below.
+    line(comment_text("// " + kname + "'s " + std::to_string(ps.size()) +
+                      " tensors, packed in one parameter (" + kPackedArgs +
+                      ".p[i]: the i-th of its params below)"),
+         LineRole::Comment);
+    line("struct " + args_type + " {");
+    line("  void* p[" + std::to_string(ps.size()) + "];");
+    line("};");
+  }
   line(comment_text(function_comment(k)), LineRole::Signature);
   if (!summary.empty()) line(comment_text("// params: " + summary), LineRole::Signature);
   m_function_name = kname;

@@ -30,6 +30,10 @@ const char* param_role_name(KernelParam::Role r);  ///< "input", "output", "scra
 
 /// The kernel argument of a kernel with flags that carries the launch's epoch.
 inline constexpr const char* kFlagEpoch = "souffle_flag_epoch";
+/// The one tensor parameter of a kernel that takes its tensors packed (CodeGenC::packs_params):
+/// `const __grid_constant__ NAME_args souffle_args`, a struct of one array `void* p[N]`, the
+/// i-th tensor's pointer at p[i], in kernel_params order; an epoch still follows it.
+inline constexpr const char* kPackedArgs = "souffle_args";
 
 /// A C identifier made of `name` (ONNX names carry '/', ':', '.', ...): other characters become
 /// '_', leading underscores go, and a name that would start with a digit gets "t_" first.
@@ -72,6 +76,9 @@ class CodeGenC {
   virtual std::string function_attributes(const loop::Kernel&) { return ""; }  ///< before the name
   virtual std::string helper_prefix() { return "static inline "; }
   virtual std::string restrict_qualifier() { return "restrict"; }
+  /// Whether kernel `k`, of `count` tensor parameters, takes them packed in one parameter
+  /// (kPackedArgs, an array of pointers) instead of one parameter each.
+  virtual bool packs_params(const loop::Kernel&, size_t) { return false; }
   /// Emits a BlockIdxX/ThreadIdxX loop: the base class runs it as an ordinary loop.
   virtual void emit_thread_binding(const loop::For& f);
   virtual void emit_shared_alloc(const loop::Allocate& a, const std::string& name);
@@ -136,6 +143,11 @@ class CodeGenC {
   void use_helper(const std::string& name, const std::string& definition);
   std::string var_name(const te::Expr& var);  ///< declares on first use
   std::string buffer_name(const te::TensorNode* t);
+  /// The name of a tensor the kernel takes packed (for comments); "" for any other.
+  std::string buffer_label(const te::TensorNode* t) const {
+    auto it = m_labels.find(t);
+    return it == m_labels.end() ? "" : it->second;
+  }
   /// `&buffer[flat index of idx]`: where a fragment's tile starts.
   std::string element_address(const te::TensorNode* t, const std::vector<te::Expr>& idx);
   /// Sign facts for the bounds engine: a loop or let var bound to a non-negative value.
@@ -169,6 +181,8 @@ class CodeGenC {
   size_t m_next_boundary = 0;  ///< the kernel's next boundary with a barrier statement
   std::unordered_map<const te::ExprNode*, std::string> m_vars;
   std::unordered_map<const te::TensorNode*, std::string> m_buffers;
+  /// A packed parameter's name, for comments (its m_buffers entry is an expression).
+  std::unordered_map<const te::TensorNode*, std::string> m_labels;
   std::unordered_set<std::string> m_used_names;
   std::unordered_map<std::string, int> m_next_suffix;  ///< per base name: the last suffix given
   te::Scope m_ranges;                                  ///< vars known to be non-negative

@@ -438,8 +438,13 @@ bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
     return true;
   }
   line(o.function + "(  " + note, LineRole::StageCall);
-  for (size_t i = 0; i < args.size(); ++i)
-    line("    " + args[i] + (i + 1 < args.size() ? "," : ");"), LineRole::StageCallArg);
+  // A packed parameter's line names its tensor.
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string label = buffer_label(o.args[i].get());
+    line("    " + args[i] + (i + 1 < args.size() ? "," : ");") +
+             (label.empty() ? "" : "  // " + label),
+         LineRole::StageCallArg);
+  }
   if (args.empty()) line("    );", LineRole::StageCallArg, false);
   return true;
 }
@@ -547,6 +552,14 @@ std::vector<std::string> cuda_kernel_names(const loop::KernelSet& ks) {
 
 std::vector<KernelParam> kernel_params(const loop::Kernel& k) {
   return CodeGenCuda().params(k);
+}
+
+bool takes_packed_params(const loop::Kernel& k) {
+  return kernel_params(k).size() >= kPackedParamsMin;
+}
+
+bool CodeGenCuda::packs_params(const loop::Kernel& k, size_t count) {
+  return !m_stage_functions.count(k.name) && count >= kPackedParamsMin;
 }
 
 }  // namespace souffle::codegen

@@ -48,6 +48,7 @@ class CodeGenCuda : public CodeGenC {
   std::string function_attributes(const loop::Kernel& k) override;
   std::string helper_prefix() override;
   std::string restrict_qualifier() override;
+  bool packs_params(const loop::Kernel& k, size_t count) override;
   void emit_thread_binding(const loop::For& f) override;
   void emit_shared_alloc(const loop::Allocate& a, const std::string& name) override;
   std::string block_barrier_stmt() override;
@@ -103,5 +104,15 @@ EmittedUnit emit_cuda_unit(const loop::KernelSet& ks, CudaEmitOptions options = 
 std::vector<std::string> cuda_kernel_names(const loop::KernelSet& ks);
 /// The pointer parameters the emitted kernel takes, in order (what a host launches it with).
 std::vector<KernelParam> kernel_params(const loop::Kernel& k);
+
+/// A kernel of this many tensor parameters or more takes them packed in one (kPackedArgs): the
+/// LSTM's 3,054 pointer parameters and the local tables of its rolled loops cost NVRTC 4.9 s
+/// of its 5.1 s on the kernel's own program, packed 1.2 s (docs/compile_dedup.md). Such kernels
+/// outline their stages (kOutlineMinStages), whose functions keep their `__restrict__`
+/// parameters; below it, one parameter each keeps `__restrict__` on the kernel's own code.
+constexpr size_t kPackedParamsMin = 256;
+/// Whether the emitted `k` takes its tensors packed: the host passes a pointer to an array of
+/// kernel_params(k).size() device pointers as its first parameter (then the epoch, if any).
+bool takes_packed_params(const loop::Kernel& k);
 
 }  // namespace souffle::codegen

@@ -469,8 +469,11 @@ class KernelRoller {
     for (size_t t = 0; t < tables.size(); ++t) {
       const std::vector<std::string>& values = tables[t].values;
       m_stats.table_entries += static_cast<int64_t>(values.size());
-      add(ind + "  " + tables[t].type + " const " + rv + "_t" + std::to_string(t) + "[" +
-          std::to_string(values.size()) + "] = {");
+      // A table of integers (a packed kernel's parameter indices among them) is static: one
+      // copy in global memory, not an array each thread builds (NVRTC's time grows with those).
+      const bool ints = tables[t].type == "long long";
+      add(ind + "  " + (ints ? "static const " + tables[t].type : tables[t].type + " const") + " " +
+          rv + "_t" + std::to_string(t) + "[" + std::to_string(values.size()) + "] = {");
       std::string row;
       for (size_t q = 0; q < values.size(); ++q) {
         const std::string item = values[q] + (q + 1 < values.size() ? "," : "");

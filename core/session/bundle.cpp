@@ -226,15 +226,33 @@ std::string launch_unit(const CompiledKernel& k) {
       std::string(l.cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel") +
       "(reinterpret_cast<const void*>(" + n + "), dim3(" + std::to_string(l.grid_x) + "), dim3(" +
       std::to_string(l.block_x) + "), ";
+  const bool packed = codegen::takes_packed_params(k.kernel);
+  const size_t n_params = codegen::kernel_params(k.kernel).size();
+  // A kernel that takes its tensors packed gets an array of their pointers, in parameter order
+  // (`tensors`: an expression for a pointer to each one's value).
+  auto pack = [&](const std::string& tensors) {
+    s << "  // " << n << " takes its " << n_params << " tensors packed in one parameter (" << n
+      << "_args in " << n << ".cu).\n"
+      << "  " << n << "_args packed;\n"
+      << "  for (int i = 0; i < " << n_params << "; ++i) packed.p[i] = *static_cast<void**>("
+      << tensors << "[i]);\n";
+  };
   if (!flags) {
-    s << "extern \"C\" cudaError_t launch_" << n << "(void** args, cudaStream_t stream) {\n"
-      << "  return " << launch << "args, " << l.dynamic_shared_bytes << ", stream);\n}\n";
+    s << "extern \"C\" cudaError_t launch_" << n << "(void** args, cudaStream_t stream) {\n";
+    if (packed) {
+      pack("args");
+      s << "  void* all[] = {&packed};\n"
+        << "  return " << launch << "all, " << l.dynamic_shared_bytes << ", stream);\n}\n";
+    } else {
+      s << "  return " << launch << "args, " << l.dynamic_shared_bytes << ", stream);\n}\n";
+    }
     return s.str();
   }
   // The harness passes the kernel's tensors; the launcher adds its flag counters (in parameter
   // order) and the epoch.
   std::vector<int64_t> counter_bytes;
   std::vector<std::string> items;
+  std::string packed_items;
   int harness_arg = 0;
   for (const codegen::KernelParam& p : codegen::kernel_params(k.kernel)) {
     if (p.role == codegen::KernelParam::Role::Flags) {
@@ -246,7 +264,16 @@ std::string launch_unit(const CompiledKernel& k) {
       items.push_back("args[" + std::to_string(harness_arg++) + "]");
     }
   }
-  items.push_back("&" + n + "_epoch");
+  if (packed) {
+    std::vector<std::string> tensors = std::move(items);
+    items = {"&packed", "&" + n + "_epoch"};
+    std::string list;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      list += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + tensors[i];
+    packed_items = std::move(list);
+  } else {
+    items.push_back("&" + n + "_epoch");
+  }
   std::string all;
   for (size_t i = 0; i < items.size(); ++i)
     all += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + items[i];
@@ -268,8 +295,12 @@ std::string launch_unit(const CompiledKernel& k) {
     << "        e = cudaMemsetAsync(" << n << "_flags[i], 0, " << n << "_flag_bytes[i], stream);\n"
     << "      if (e != cudaSuccess) return e;\n"
     << "    }\n"
-    << "  ++" << n << "_epoch;  // the argument's value is copied when the launch is made\n"
-    << "  void* all[] = {\n      " << all << "};\n"
+    << "  ++" << n << "_epoch;  // the argument's value is copied when the launch is made\n";
+  if (packed) {
+    s << "  void* tensors[] = {\n      " << packed_items << "};\n";
+    pack("tensors");
+  }
+  s << "  void* all[] = {\n      " << all << "};\n"
     << "  return " << launch << "all, " << l.dynamic_shared_bytes << ", stream);\n}\n";
   return s.str();
 }
@@ -489,6 +520,7 @@ BundleManifest bundle_manifest(const plan::FusionPlan& plan, const CompileReport
       mk.flag_releases += s.kind() == loop::StmtKind::FlagRelease;
     });
     mk.flag_epoch = !k.kernel.flags.empty();
+    mk.packed_args = codegen::takes_packed_params(k.kernel);
     if (std::optional<loop::TimelineLayout> tl = loop::timeline_layout(k.kernel)) {
       const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
       for (size_t a = 0; a < params.size() && a < mk.args.size(); ++a)

@@ -102,7 +102,10 @@ std::string manifest_json(const BundleManifest& m) {
   if (!m.source.shapes.empty()) src["shape"] = m.source.shapes;
   // Fields of version 2 only where the bundle needs them: a bundle of grid-barrier kernels is
   // written exactly as version 1 wrote it.
-  const bool v2 = m.has_flags() || m.source.sync != "grid" || !m.source.waves ||
+  // Version 3 only where a kernel takes its tensors packed: a runner before it would launch
+  // such a kernel with one parameter per tensor.
+  const bool v3 = m.has_packed_args();
+  const bool v2 = v3 || m.has_flags() || m.source.sync != "grid" || !m.source.waves ||
                   !m.source.weight_panels || m.source.timeline;
   if (m.source.timeline) src["timeline"] = {{"max_bytes", m.source.timeline_max_bytes}};
   if (v2) src["sync"] = m.source.sync;
@@ -149,6 +152,7 @@ std::string manifest_json(const BundleManifest& m) {
                         {"rows", k.timeline_rows},
                         {"slots", k.timeline_slots},
                         {"stride", k.timeline_stride}};
+    if (k.packed_args) jk["packed_args"] = true;
     if (k.flag_epoch) {
       jk["flag_epoch"] = true;
       jk["flag_waits"] = k.flag_waits;
@@ -157,7 +161,9 @@ std::string manifest_json(const BundleManifest& m) {
     kernels.push_back(std::move(jk));
   }
   json j = {{"format", "souffle-bundle"},
-            {"version", v2 ? BundleManifest::kVersion : 1},
+            {"version", v3   ? 3
+                        : v2 ? 2
+                             : 1},
             {"source", src},
             {"archs", m.archs},
             {"weights", m.weights},
@@ -322,6 +328,11 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
       mk.flag_waits = static_cast<int>(r.integer(k, "flag_waits", where, 0, false, 0));
       mk.flag_releases = static_cast<int>(r.integer(k, "flag_releases", where, 0, false, 0));
     }
+    if (auto f = k.find("packed_args"); f != k.end()) {
+      if (v < 3) throw UserError(file, where, "field 'packed_args' needs bundle version 3");
+      if (!f->is_boolean()) throw UserError(file, where, "field 'packed_args' must be a boolean");
+      mk.packed_args = f->get<bool>();
+    }
     // Counters and the epoch go together, and a block that waits on another block only ends
     // when every block of the grid is resident: only a cooperative launch promises that.
     bool has_counters = false;
@@ -337,6 +348,12 @@ BundleManifest parse_manifest(const std::string& text, const std::string& file) 
     m.kernels.push_back(std::move(mk));
   }
   return m;
+}
+
+bool BundleManifest::has_packed_args() const {
+  for (const ManifestKernel& k : kernels)
+    if (k.packed_args) return true;
+  return false;
 }
 
 bool BundleManifest::has_flags() const {

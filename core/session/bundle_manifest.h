@@ -62,6 +62,10 @@ struct ManifestKernel {
   /// happened). Its flag counters are among `args` (tensors of kind "flags"). Such a kernel is
   /// cooperative: a block waiting on another only ends when all are co-resident.
   bool flag_epoch = false;
+  /// The kernel takes its tensors packed in one parameter (codegen::kPackedArgs): the launch
+  /// passes a pointer to an array of `args.size()` device pointers, in `args` order, then the
+  /// epoch if flag_epoch. Version 3.
+  bool packed_args = false;
   int flag_waits = 0, flag_releases = 0;  ///< statements in its code (for reports)
   /// Timeline records (docs/timeline.md): the scratch tensor holding them (-1: none) and its
   /// layout, [rows, slots, 3] int64 for blocks 0, stride, 2 * stride, ...
@@ -97,9 +101,13 @@ struct BundleManifest {
   /// kind "flags", kernels with flag_epoch, source.sync); a bundle without them is still
   /// written as version 1, unchanged, so older runners keep loading it, and one with them is
   /// refused by those runners (as newer) instead of being run with counters they would zero.
-  static constexpr int kVersion = 2;
+  /// Version 3 added kernels that take their tensors packed (ManifestKernel::packed_args), for
+  /// the same reason.
+  static constexpr int kVersion = 3;
   /// Whether any kernel takes a flag epoch (then the bundle needs version 2).
   bool has_flags() const;
+  /// Whether any kernel takes its tensors packed (then the bundle needs version 3).
+  bool has_packed_args() const;
   ManifestSource source;
   std::vector<std::string> archs;
   std::string weights = "weights.bin";

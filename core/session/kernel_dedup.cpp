@@ -73,6 +73,7 @@ std::set<std::string> declared_name_bases(const loop::Kernel& k) {
 CanonicalKernel canonical_kernel(const std::string& cuda, const std::string& name,
                                  const std::set<std::string>& bases) {
   const std::string stage_prefix = name + "_stage";
+  const std::string args_type = name + "_args";  // a packed kernel's parameter struct
   std::unordered_map<std::string, std::string> renamed;
   std::string entry_token;
   std::string out;
@@ -118,7 +119,8 @@ CanonicalKernel canonical_kernel(const std::string& cuda, const std::string& nam
           (out[back] == '.' || (back > 0 && out[back] == '>' && out[back - 1] == '-') ||
            (back > 0 && out[back] == ':' && out[back - 1] == ':'));
       const bool model_name =
-          !member && (tok == name || tok.rfind(stage_prefix, 0) == 0 || is_declared(tok, bases));
+          !member && (tok == name || tok == args_type || tok.rfind(stage_prefix, 0) == 0 ||
+                      is_declared(tok, bases));
       if (!model_name) {
         out += tok;
         continue;

@@ -179,8 +179,14 @@ json CudaBackend::load(const BundleManifest& m) {
   }
   // A kernel with flags takes its epoch last (a long long; `loaded` no longer moves either, and
   // moving the vector into m_loaded keeps its elements where they are).
+  // A kernel that takes its tensors packed gets one pointer to an array of them.
   for (Loaded& l : loaded) {
-    for (int a : l.k.args) l.args.push_back(&m_ptrs[static_cast<size_t>(a)]);
+    if (l.k.packed_args) {
+      for (int a : l.k.args) l.packed.push_back(m_ptrs[static_cast<size_t>(a)]);
+      l.args.push_back(l.packed.data());
+    } else {
+      for (int a : l.k.args) l.args.push_back(&m_ptrs[static_cast<size_t>(a)]);
+    }
     if (l.k.flag_epoch) l.args.push_back(&l.epoch);
   }
   m_loaded = std::move(loaded);

@@ -72,6 +72,9 @@ class CudaBackend : public Backend {
     int registers = 0, per_sm = 0;
     std::string image;
     std::vector<void*> args;
+    /// A kernel that takes its tensors packed (ManifestKernel::packed_args): their pointers, in
+    /// parameter order; args' first entry points here.
+    std::vector<CUdeviceptr> packed;
     /// Kernels with per-tile flags: the epoch of the last launch (the next passes one more);
     /// args' last entry points here, and a launch copies the value when it is made.
     long long epoch = 0;

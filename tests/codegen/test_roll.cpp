@@ -42,7 +42,8 @@ std::string trimmed(const std::string& s) {
 /// repetitions, it reads only the text it wrote.
 std::string expand_rolled(const std::string& src) {
   const std::vector<std::string> in = lines_of(src);
-  static const std::regex table(R"(^\s*(.+) const (\w+)\[(\d+)\] = \{$)");
+  // "TYPE* const NAME[N] = {" (pointers), "static const long long NAME[N] = {" (integers).
+  static const std::regex table(R"(^\s*(.+ const|static const long long) (\w+)\[(\d+)\] = \{$)");
   static const std::regex loop(R"(^\s*for \(long long (\w+) = 0; \w+ < (\d+); \+\+\w+\) \{$)");
   std::string out;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -262,6 +263,47 @@ TEST(Roll, FlagReleasesAndWaitsRollWithTheirSteps) {
   gpu::CompileOptions co;
   co.arch = "sm_80";
   gpu::CompileResult r = gpu::compile_cuda(rolled, "swin.cu", co);
+  ASSERT_TRUE(r.ok) << r.error;
+}
+
+// A kernel of 300 steps takes its 302 tensors packed in one parameter (kPackedParamsMin): the
+// repeated calls differ in their index into the array, which the loop computes from the
+// repetition; the loop makes the same calls and NVRTC compiles it. Its stage function keeps one
+// `__restrict__` parameter per tensor.
+TEST(Roll, APackedKernelsRepeatedCallsRollOverTheirIndices) {
+  const loop::Kernel k = testing::row_steps_kernel(300);
+  ASSERT_TRUE(takes_packed_params(k));
+  const size_t n = kernel_params(k).size();
+  EXPECT_EQ(n, 302u);
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  loop::KernelSet one;
+  one.kernels = {k};
+  const std::string unrolled = emit_cuda(one, o);
+  o.roll = true;
+  const std::string rolled = emit_cuda(one, o);
+  const std::string name = cuda_kernel_names(one)[0];
+  EXPECT_NE(rolled.find("struct " + name + "_args {\n  void* p[302];\n};"), std::string::npos)
+      << rolled.substr(0, 2000);
+  const size_t head = rolled.find("extern \"C\" __global__");
+  ASSERT_NE(head, std::string::npos);
+  const std::string signature = rolled.substr(head, rolled.find('{', head) - head);
+  EXPECT_NE(signature.find("const __grid_constant__ " + name + "_args souffle_args"),
+            std::string::npos)
+      << signature;
+  EXPECT_EQ(signature.find("__restrict__"), std::string::npos) << signature;
+  EXPECT_NE(rolled.substr(0, head).find("__restrict__"), std::string::npos);
+  // Repetitions index the array by the loop's variable.
+  const size_t loop = rolled.find("#pragma unroll 1");
+  ASSERT_NE(loop, std::string::npos) << rolled;
+  EXPECT_NE(rolled.find("souffle_args.p[(", loop), std::string::npos) << rolled.substr(loop, 2000);
+  EXPECT_EQ(normalized(expand_rolled(rolled)), normalized(unrolled));
+  EXPECT_LT(rolled.size() * 4, unrolled.size());
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  gpu::CompileOptions co;
+  co.arch = "sm_80";
+  gpu::CompileResult r = gpu::compile_cuda(rolled, "steps.cu", co);
   ASSERT_TRUE(r.ok) << r.error;
 }
 

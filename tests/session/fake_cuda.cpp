@@ -126,8 +126,10 @@ CUresult launch(CUfunction f, void** params, bool cooperative, unsigned grid, un
   } else if (name == "flagged") {
     if (!cooperative) g_fake->violations.push_back("flagged launched without cooperation");
     // A launch (captured or not) copies its arguments when it is made.
-    CUdeviceptr flags = *static_cast<CUdeviceptr*>(params[2]);
-    long long epoch = *static_cast<long long*>(params[3]);
+    const bool packed = g_fake->packed.count(name) > 0;
+    CUdeviceptr flags =
+        packed ? static_cast<CUdeviceptr*>(params[0])[2] : *static_cast<CUdeviceptr*>(params[2]);
+    long long epoch = *static_cast<long long*>(params[packed ? 1 : 3]);
     body = [=] { flag_kernel(epoch, flags); };
   } else if (name == "timed") {
     // An instrumented kernel (docs/timeline.md) of `grid` blocks, one row of 6 records each:
@@ -158,8 +160,11 @@ CUresult launch(CUfunction f, void** params, bool cooperative, unsigned grid, un
     };
   } else if (name == "plain") {
     // y = x, as the bundle's first kernel: what it reads is what the stream has done by then.
-    CUdeviceptr x = *static_cast<CUdeviceptr*>(params[0]);
-    CUdeviceptr y = *static_cast<CUdeviceptr*>(params[1]);
+    const bool packed = g_fake->packed.count(name) > 0;
+    CUdeviceptr x =
+        packed ? static_cast<CUdeviceptr*>(params[0])[0] : *static_cast<CUdeviceptr*>(params[0]);
+    CUdeviceptr y =
+        packed ? static_cast<CUdeviceptr*>(params[0])[1] : *static_cast<CUdeviceptr*>(params[1]);
     body = [x, y] {
       ++g_fake->plain_launches;
       std::memcpy(reinterpret_cast<void*>(y), reinterpret_cast<const void*>(x), kCounters * 4);

@@ -85,6 +85,10 @@ struct FakeDriver {
   // ---- kernels ----
   std::vector<long long> epochs;  ///< seen by the flag kernel, per launch
   int plain_launches = 0;
+  /// Kernels whose image takes its tensors packed (codegen::kPackedArgs): the launch's first
+  /// parameter is an array of their pointers (then the epoch), as the real driver copies it by
+  /// the image's parameter layout; `plain` and `flagged` read them from there.
+  std::set<std::string> packed;
   bool gemm_right = true;  ///< the calibration GEMMs compute C = K * A * B
   struct Launch {
     unsigned grid = 0, block = 0, shared = 0;

@@ -113,6 +113,27 @@ TEST(KernelDedup, NamesAreRenamedButMembersAndBuiltinsAreNot) {
   EXPECT_NE(canonical_kernel(c, "kernel3", {"x", "y", "i"}).source, ca.source);
 }
 
+TEST(KernelDedup, APackedKernelsStructIsNamedAfterItAndRenamedWithIt) {
+  // Kernels that take their tensors packed (codegen::kPackedArgs) declare `NAME_args`; two of
+  // the same code share an image, and one pointer index planted elsewhere splits them.
+  const std::string a =
+      "struct kernel3_args {\n  void* p[2];\n};\n"
+      "extern \"C\" __global__ void kernel3(const __grid_constant__ kernel3_args souffle_args) {\n"
+      "  kernel3_stage0(((const float*)souffle_args.p[0]), ((float*)souffle_args.p[1]));\n"
+      "}\n";
+  std::string b = a;
+  for (size_t p; (p = b.find("kernel3")) != std::string::npos;) b.replace(p, 7, "kernel7");
+  CanonicalKernel ca = canonical_kernel(a, "kernel3", {});
+  CanonicalKernel cb = canonical_kernel(b, "kernel7", {});
+  EXPECT_EQ(ca.source, cb.source);
+  EXPECT_EQ(ca.entry, cb.entry);
+  EXPECT_EQ(ca.source.find("kernel3"), std::string::npos) << ca.source;
+  EXPECT_NE(ca.source.find("souffle_args.p[1]"), std::string::npos) << ca.source;
+  std::string c = a;
+  plant(c, "p[1]", "p[0]");
+  EXPECT_NE(canonical_kernel(c, "kernel3", {}).source, ca.source);
+}
+
 TEST(KernelDedup, APlantedConstantOrStrideSplitsTheImage) {
   std::vector<CompiledKernel> ks = bert_rules_kernels();
   std::vector<std::vector<size_t>> g = groups(ks);

@@ -539,6 +539,34 @@ TEST_F(FakeFixture, HelloReportsTheDevicesAttributesAndTheSpecMadeFromThem) {
   EXPECT_EQ(h2["devices"][0]["gpu_spec_note"], "no built-in GPU spec matches Fake H200");
 }
 
+TEST_F(FakeFixture, PackedKernelsGetTheirTensorsInOneArrayAndTheEpochAfterIt) {
+  // Images that take their tensors packed (what the emitter writes for kernels of
+  // codegen::kPackedParamsMin tensors or more): `plain` copies x to y read from the array,
+  // `flagged` finds its counters there and its epoch in the second parameter.
+  fake.packed = {"plain", "flagged"};
+  BundleManifest m = two_kernels(dir);
+  for (ManifestKernel& k : m.kernels) k.packed_args = true;
+  auto backend = runner::make_cuda_backend(api);
+  backend->load(m);
+  std::string x(kCounters * 4, '\0');
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<char>(3 * i + 1);
+  backend->upload(0, x);
+  auto quiet = [](const nlohmann::json&) {};
+  backend->run(quiet);
+  backend->run(quiet);
+  EXPECT_EQ(backend->read(1), x);
+  runner::ProfileData p = backend->profile(2, 1, true, false, quiet);
+  EXPECT_TRUE(p.graph_note.empty()) << p.graph_note;
+  // Two runs, one warm-up, two timed per kernel, two timed end to end; the graph replayed
+  // twice untimed and twice timed, each from a fresh start.
+  std::vector<long long> want = {1, 2, 3, 4, 5, 6, 7, 1, 1, 1, 1};
+  EXPECT_EQ(fake.epochs, want);
+  // The manifest says so, and only a version-3 reader takes it.
+  const nlohmann::json j = nlohmann::json::parse(manifest_json(m));
+  EXPECT_EQ(j["version"], 3);
+  EXPECT_TRUE(j["kernels"][0]["packed_args"].get<bool>());
+}
+
 // ---- Uploads (the upload and the kernels on one stream, in order) ----
 
 TEST_F(FakeFixture, AnUploadIsWhatTheNextRunReads) {

@@ -933,8 +933,10 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
     const std::string cq = p.role == KernelParam::Role::Input ? "const " : "";
     if (packed) {
       // The i-th pointer of the one parameter, as its type (kPackedArgs).
-      m_buffers[p.tensor.get()] =
-          "((" + cq + tn + "*)" + kPackedArgs + ".p[" + std::to_string(i) + "])";
+      std::string ref = "((" + cq;
+      ref += tn + "*)" + kPackedArgs;
+      ref += ".p[" + std::to_string(i) + "])";
+      m_buffers[p.tensor.get()] = std::move(ref);
       m_labels[p.tensor.get()] = p.name;
     } else {
       m_buffers[p.tensor.get()] = p.name;

@@ -472,8 +472,10 @@ class KernelRoller {
       // A table of integers (a packed kernel's parameter indices among them) is static: one
       // copy in global memory, not an array each thread builds (NVRTC's time grows with those).
       const bool ints = tables[t].type == "long long";
-      add(ind + "  " + (ints ? "static const " + tables[t].type : tables[t].type + " const") + " " +
-          rv + "_t" + std::to_string(t) + "[" + std::to_string(values.size()) + "] = {");
+      std::string decl = ind + "  ";
+      decl += ints ? "static const " + tables[t].type : tables[t].type + " const";
+      decl += " " + rv + "_t" + std::to_string(t) + "[" + std::to_string(values.size()) + "] = {";
+      add(decl);
       std::string row;
       for (size_t q = 0; q < values.size(); ++q) {
         const std::string item = values[q] + (q + 1 < values.size() ? "," : "");

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "core/codegen/codegen_cuda.h"
 #include "core/gpu/nvrtc.h"
 #include "core/session/runner.h"
 #include "core/support/error.h"
@@ -102,6 +103,7 @@ BundleManifest write_candidate_bundle(const std::string& dir, const std::vector<
     k.shared_bytes = b.kernel.launch.dynamic_shared_bytes;
     k.cooperative = b.kernel.launch.cooperative;
     k.stages = 1;
+    k.packed_args = codegen::takes_packed_params(b.kernel);  // never, for one GEMM's 3 tensors
     for (const codegen::KernelParam& p : b.params) {
       const char* kind = p.role == codegen::KernelParam::Role::Input    ? "input"
                          : p.role == codegen::KernelParam::Role::Output ? "output"

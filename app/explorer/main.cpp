@@ -442,12 +442,21 @@ int main(int argc, char** argv) {
       }
       // Let what is queued (signals, layout requests, panels filled) land before grabbing (the
       // grab paints the window itself); a shown Memory panel records the selected node's stage
-      // first.
-      afterQueuedEvents(&window, [&window, save] {
+      // first, and a shown Code panel builds the selected node's kernel's code first (the
+      // selection above may have asked for another kernel's).
+      auto memory_then_save = [&window, save] {
         souffle::views::MemoryPanel* memory = window.memoryPanel();
         if (!memory->isVisible() || !memory->isBusy()) return save(0);
         QObject::connect(memory, &souffle::views::MemoryPanel::ready, &window,
                          [&window, save] { afterQueuedEvents(&window, [save] { save(0); }); });
+      };
+      afterQueuedEvents(&window, [&window, memory_then_save] {
+        souffle::views::CodePanel* code = window.codePanel();
+        if (!code->isVisible() || code->isReady()) return memory_then_save();
+        QObject::connect(
+            code, &souffle::views::CodePanel::codeReady, &window,
+            [&window, memory_then_save] { afterQueuedEvents(&window, memory_then_save); },
+            Qt::SingleShotConnection);
       });
     };
     QObject::connect(&window, &MainWindow::graphDrawn, &window, shoot);

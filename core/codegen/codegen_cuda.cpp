@@ -555,11 +555,11 @@ std::vector<KernelParam> kernel_params(const loop::Kernel& k) {
 }
 
 bool takes_packed_params(const loop::Kernel& k) {
-  return kernel_params(k).size() >= kPackedParamsMin;
+  return takes_packed_params(kernel_params(k).size());
 }
 
 bool CodeGenCuda::packs_params(const loop::Kernel& k, size_t count) {
-  return !m_stage_functions.count(k.name) && count >= kPackedParamsMin;
+  return !m_stage_functions.count(k.name) && takes_packed_params(count);
 }
 
 }  // namespace souffle::codegen

@@ -114,5 +114,9 @@ constexpr size_t kPackedParamsMin = 256;
 /// Whether the emitted `k` takes its tensors packed: the host passes a pointer to an array of
 /// kernel_params(k).size() device pointers as its first parameter (then the epoch, if any).
 bool takes_packed_params(const loop::Kernel& k);
+/// The same for a kernel of `tensor_params` tensor parameters (kernel_params(k).size()).
+inline bool takes_packed_params(size_t tensor_params) {
+  return tensor_params >= kPackedParamsMin;
+}
 
 }  // namespace souffle::codegen

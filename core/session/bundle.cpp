@@ -226,8 +226,16 @@ std::string launch_unit(const CompiledKernel& k) {
       std::string(l.cooperative ? "cudaLaunchCooperativeKernel" : "cudaLaunchKernel") +
       "(reinterpret_cast<const void*>(" + n + "), dim3(" + std::to_string(l.grid_x) + "), dim3(" +
       std::to_string(l.block_x) + "), ";
-  const bool packed = codegen::takes_packed_params(k.kernel);
-  const size_t n_params = codegen::kernel_params(k.kernel).size();
+  const std::vector<codegen::KernelParam> params = codegen::kernel_params(k.kernel);
+  const bool packed = codegen::takes_packed_params(params.size());
+  const size_t n_params = params.size();
+  // Launch arguments, eight to a line.
+  auto joined = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i)
+      out += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + items[i];
+    return out;
+  };
   // A kernel that takes its tensors packed gets an array of their pointers, in parameter order
   // (`tensors`: an expression for a pointer to each one's value).
   auto pack = [&](const std::string& tensors) {
@@ -254,7 +262,7 @@ std::string launch_unit(const CompiledKernel& k) {
   std::vector<std::string> items;
   std::string packed_items;
   int harness_arg = 0;
-  for (const codegen::KernelParam& p : codegen::kernel_params(k.kernel)) {
+  for (const codegen::KernelParam& p : params) {
     if (p.role == codegen::KernelParam::Role::Flags) {
       int64_t numel = 1;
       for (int64_t d : p.tensor->shape) numel *= d;
@@ -265,18 +273,12 @@ std::string launch_unit(const CompiledKernel& k) {
     }
   }
   if (packed) {
-    std::vector<std::string> tensors = std::move(items);
+    packed_items = joined(items);
     items = {"&packed", "&" + n + "_epoch"};
-    std::string list;
-    for (size_t i = 0; i < tensors.size(); ++i)
-      list += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + tensors[i];
-    packed_items = std::move(list);
   } else {
     items.push_back("&" + n + "_epoch");
   }
-  std::string all;
-  for (size_t i = 0; i < items.size(); ++i)
-    all += (i == 0 ? "" : i % 8 == 0 ? ",\n      " : ", ") + items[i];
+  const std::string all = joined(items);
   s << "// Per-tile flag counters: allocated and zeroed once, before the first launch,\n"
        "// and never reset. Each launch passes an epoch one larger than the last (1 first),\n"
        "// so a wait is met only by this launch's releases (the kernel's souffle_flag_epoch).\n"

@@ -276,29 +276,41 @@ StepThroughPanel::~StepThroughPanel() {
 
 QString StepThroughPanel::keyOf(const QString& modelPath, const QString& strategy,
                                 const QString& gpu, const QString& precision,
-                                const plan::Decisions& decisions) {
+                                const plan::Decisions& decisions, const ModelInputs& inputs) {
   QString key = modelPath + QLatin1Char('|') + strategy + QLatin1Char('|') + gpu +
                 QLatin1Char('|') + precision;
   for (const plan::Edit& e : decisions.edits)
     key += QLatin1Char('|') + QString::fromStdString(plan::describe(e));
+  for (const QString& d : inputs.dims) key += QStringLiteral("|--dim ") + d;
+  for (const QString& b : inputs.binds) key += QStringLiteral("|--bind ") + b;
+  for (const QString& s : inputs.shapes) key += QStringLiteral("|--shape ") + s;
   return key;
 }
 
 void StepThroughPanel::start(const QString& modelPath, const QString& strategy, const QString& gpu,
-                             const QString& precision, const plan::Decisions& decisions) {
+                             const QString& precision, const plan::Decisions& decisions,
+                             const ModelInputs& inputs) {
   ++m_generation;
   clear();
-  m_key = keyOf(modelPath, strategy, gpu, precision, decisions);
+  m_key = keyOf(modelPath, strategy, gpu, precision, decisions, inputs);
   m_busy = true;
   m_sentence->setText(tr("Running the pipeline step by step…"));
   m_watcher->setProperty("generation", m_generation);
   const std::string path = modelPath.toStdString();
   const std::string st = strategy.toStdString(), g = gpu.toStdString(),
                     pr = precision.toStdString();
-  m_watcher->setFuture(QtConcurrent::run([path, st, g, pr, decisions] {
+  auto strings = [](const QStringList& l) {
+    std::vector<std::string> out;
+    for (const QString& s : l) out.push_back(s.toStdString());
+    return out;
+  };
+  const std::vector<std::string> dims = strings(inputs.dims), binds = strings(inputs.binds),
+                                 shapes = strings(inputs.shapes);
+  m_watcher->setFuture(QtConcurrent::run([path, st, g, pr, decisions, dims, binds, shapes] {
     Outcome o;
     try {
       PipelineStepOptions opt;
+      opt.import = onnx_import::import_options(dims, binds, shapes);
       opt.strategy = plan::parse_strategy(st);
       opt.gpu = gpu::gpu_spec(g);
       opt.precision = gpu::parse_precision(pr);

@@ -27,6 +27,12 @@ class GraphPanel;
 struct GraphColors;
 struct SceneGraph;
 
+/// A model's input options as the session holds them, each as on the command line
+/// (NAME=VALUE): symbolic dims, bound inputs, input shapes.
+struct ModelInputs {
+  QStringList dims, binds, shapes;
+};
+
 class StepThroughPanel : public QWidget {
   Q_OBJECT
  public:
@@ -36,12 +42,15 @@ class StepThroughPanel : public QWidget {
   /// Runs the pipeline on `modelPath` step by step, off the GUI thread (a run in progress
   /// becomes stale). `gpu` names a built-in GPU; the precision and decisions are the plan's, so
   /// that the steps show the kernels compile builds.
+  /// `inputs` are the model's input options as the session holds them (File > Model inputs:
+  /// dims, bound inputs, shapes); the model is imported with them, as it was loaded.
   void start(const QString& modelPath, const QString& strategy, const QString& gpu,
              const QString& precision = QStringLiteral("fp32"),
-             const plan::Decisions& decisions = {});
+             const plan::Decisions& decisions = {}, const ModelInputs& inputs = {});
   /// The run key of start()'s arguments (what runKey() holds after such a start).
   static QString keyOf(const QString& modelPath, const QString& strategy, const QString& gpu,
-                       const QString& precision, const plan::Decisions& decisions);
+                       const QString& precision, const plan::Decisions& decisions,
+                       const ModelInputs& inputs = {});
   /// Shows the given steps (what a run delivers, without graphs), at the first step shown.
   void setSteps(std::vector<PipelineStep> steps);
   void clear();

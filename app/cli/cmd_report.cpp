@@ -39,6 +39,9 @@ int run_report(const ReportCliOptions& o) {
     so.layer = o.layer;
     so.partition = o.kernel;
     so.lesson = o.lesson;
+    so.import.dims = parse_dims(o.common.dims);
+    so.import.bind = parse_binds(o.common.binds);
+    so.import.shapes = parse_shapes(o.common.shapes);
     std::vector<std::string> pages = report::write_walkthrough(o.common.model, so, o.out);
     if (o.lesson) {
       std::cout << fmt::format("wrote the lesson {}, {:.1f} kB, in {:.1f} s\n", o.out,

@@ -562,6 +562,8 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
     out.analysis = pl.step(
         Step::Reanalyze, [&]() { return analysis::analyze(v.program); }, print_analysis,
         analysis_facts);
+    if (o.keep_steps)
+      out.steps = std::make_shared<const PlanSteps>(PlanSteps{std::move(a0), h.program});
     out.program = std::move(v.program);
     out.transforms = std::move(h.sites);
     out.transforms.insert(out.transforms.end(), v.sites.begin(), v.sites.end());
@@ -570,6 +572,7 @@ FusionPlan plan(const te::TeProgram& program, const PlanOptions& o) {
     out.analysis = pl.step(
         Step::Analyze, [&]() { return analysis::analyze(program); }, print_analysis,
         analysis_facts);
+    if (o.keep_steps) out.steps = std::make_shared<const PlanSteps>(PlanSteps{out.analysis, {}});
   }
   out.index = std::make_shared<const te::ProgramIndex>(out.program);
   const std::vector<AttentionChain> attention =
@@ -608,6 +611,7 @@ FusionPlan replan(const FusionPlan& previous, const PlanOptions& o) {
   out.program = previous.program;
   out.analysis = previous.analysis;
   out.transforms = previous.transforms;
+  out.steps = previous.steps;
   out.index = index_of(previous);
   Pipeline pl(o, out.passes);
   const std::vector<AttentionChain> attention =

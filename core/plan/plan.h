@@ -346,10 +346,21 @@ struct PlanOptions {
   PassInstrument instrument;  ///< optional
   /// Build the printable snapshots (costs time on big models; off, records carry only times).
   bool snapshots = false;
+  /// Keep what the analyze and horizontal steps made (FusionPlan::steps), for drawing each
+  /// step's program: nothing is made again to show it.
+  bool keep_steps = false;
   /// Prices partitions from their built kernels (cost model v2), and lets the souffle strategy
   /// choose its cuts by price. Null: cost model v1 over the partitions, souffle cuts like
   /// souffle-paper.
   std::shared_ptr<const KernelPricer> pricer;
+};
+
+/// What the planner's first steps made on the way to FusionPlan::program, kept when
+/// PlanOptions::keep_steps asks.
+struct PlanSteps {
+  analysis::Analysis input_analysis;  ///< the analyze step's, of FusionPlan::input
+  /// The horizontal step's program; empty where the strategy does not transform.
+  te::TeProgram after_horizontal;
 };
 
 struct FusionPlan {
@@ -377,6 +388,9 @@ struct FusionPlan {
   std::vector<RefusedEdit> refused;  ///< decisions that could not be applied, with reasons
   std::vector<Edit> applied;         ///< decisions that were applied
   std::vector<PassRecord> passes;
+  /// With PlanOptions::keep_steps: what the first steps made (a re-plan that reuses the
+  /// transformed program takes its previous plan's); null otherwise.
+  std::shared_ptr<const PlanSteps> steps;
   size_t input_tes = 0;  ///< TEs of the program before transformation
   int64_t flops = 0, dram_bytes = 0;
   int grid_syncs = 0;

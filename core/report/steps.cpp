@@ -272,8 +272,9 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   so.gpu = o.gpu;
   so.precision = o.precision;
   so.decisions = o.decisions;
+  so.import = o.import;
   so.max_text = 200000;
-  so.programs = o.lesson;  // the lesson lists what folding removed: the import is kept
+  so.programs = true;  // the import and horizontal drawings read what those steps made
   // The kernel the build kernels and emit steps show: one of the layer's when a layer is chosen.
   so.choose = [&](const plan::FusionPlan& p) {
     if (o.partition >= static_cast<int>(p.partitions.size()))
@@ -304,26 +305,12 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
       throw UserError(path, "",
                       "--layer " + layer + ": no ONNX node of the model has this in its name");
   }
-  // The graph as imported, before folding, for the import and fold drawings (the pipeline
-  // keeps only the folded graph).
-  onnx_import::ImportResult imported = onnx_import::import_model(path);
-
-  // The programs between the steps, for their graphs (the pipeline keeps the input and the
-  // transformed program; the analysis of the input and the program after horizontal fusion
-  // are made again here, for drawing only).
-  analysis::Analysis a0 = analysis::analyze(m.program);
-  te::TeProgram after_h = m.program;
-  std::vector<plan::TransformSite> h_sites;
-  if (plan::is_souffle(o.strategy)) {
-    plan::TransformOptions topt;  // the sites the decisions force or forbid, as planning has them
-    for (const plan::Edit& e : o.decisions.edits) {
-      if (e.kind == plan::Edit::Kind::Force) topt.force.insert(e.a);
-      if (e.kind == plan::Edit::Kind::Forbid) topt.forbid.insert(e.a);
-    }
-    plan::TransformResult h = plan::horizontal_transform(m.program, a0, topt);
-    after_h = h.program;
-    h_sites = h.sites;
-  }
+  // The graphs and programs between the steps, for their drawings, as the pipeline made them:
+  // the graph as imported (before folding), the analysis of the lowered program and the
+  // program after the horizontal transformation (the lowered one where nothing transforms).
+  const graph::Graph& imported = *walk.graph_of(StepGraph::Imported);
+  const analysis::Analysis& a0 = p.steps->input_analysis;
+  const te::TeProgram& after_h = *walk.program_of(StepGraph::Horizontal);
   std::set<std::string> h_results, v_results;
   for (const plan::TransformSite& s : p.transforms)
     if (s.applied)
@@ -370,14 +357,13 @@ std::vector<StepPage> walkthrough(const std::string& path, const StepsOptions& o
   std::map<std::string, std::pair<std::string, std::string>> graphs;  // step -> before, after
   std::set<std::string> none;
   {
-    graphs["import"] = {"",
-                        graph_block(op_draw(imported.graph, layer, none), maxn, "imported graph")};
+    graphs["import"] = {"", graph_block(op_draw(imported, layer, none), maxn, "imported graph")};
     std::set<std::string> folded_away;
     std::set<std::string> kept;
     for (const graph::Node& n : m.graph.nodes) kept.insert(n.name);
-    for (const graph::Node& n : imported.graph.nodes)
+    for (const graph::Node& n : imported.nodes)
       if (!kept.count(n.name)) folded_away.insert(n.name);
-    graphs["fold"] = {graph_block(op_draw(imported.graph, layer, folded_away), maxn,
+    graphs["fold"] = {graph_block(op_draw(imported, layer, folded_away), maxn,
                                   "imported graph (nodes outlined in red are folded or dead)"),
                       graph_block(op_draw(m.graph, layer, none), maxn, "folded graph")};
     TeStyle plain;

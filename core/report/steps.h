@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/gpu/spec.h"
+#include "core/onnx/importer.h"
 #include "core/plan/plan.h"
 
 namespace souffle::report {
@@ -16,6 +17,7 @@ struct StepsOptions {
   gpu::GpuSpec gpu;                                 ///< must be filled (gpu::gpu_spec("a100"))
   gpu::Precision precision = gpu::Precision::FP32;  ///< of the plan and its kernels
   plan::Decisions decisions;                        ///< the user's edits, applied as compile does
+  onnx_import::ImportOptions import;  ///< dims, bound inputs and input shapes of the import
   /// Only ONNX nodes whose name contains this (and their TEs) are drawn and listed; the kernel
   /// the build kernels and emit steps show is one of theirs. Empty: the whole model.
   std::string layer;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,9 @@ using InputBindings = std::map<std::string, graph::DataValue>;
 struct LoadedModel {
   std::string path;
   graph::Graph graph;  ///< typed and folded
+  /// The graph as imported, before folding: kept when PipelineOptions::keep_steps asks (it
+  /// shares its constants with `graph`); null otherwise.
+  std::shared_ptr<const graph::Graph> imported;
   te::TeProgram program;
   interp::InferFoldStats stats;
   std::vector<std::string> warnings;

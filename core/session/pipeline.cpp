@@ -32,6 +32,7 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   po.decisions = o.decisions;
   po.instrument = o.instrument;
   po.snapshots = o.snapshots;
+  po.keep_steps = o.keep_steps;
   po.pricer = o.pricer                ? o.pricer
               : o.calibration.empty() ? schedule::shared_pricer(o.gpu, o.precision)
                                       : schedule::make_pricer(o.gpu, o.precision, o.calibration);
@@ -168,6 +169,7 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
           m.onnx_nodes = r.graph.nodes.size();
           m.warnings = std::move(r.warnings);
           m.graph = std::move(r.graph);
+          if (o.keep_steps) m.imported = std::make_shared<const graph::Graph>(m.graph);
           check_composite_inputs(m.graph, path);
         },
         [&] { return graph::print(m.graph); },

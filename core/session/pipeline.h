@@ -56,6 +56,9 @@ struct PipelineOptions {
   size_t tune_top = 8;              ///< candidates tune_measure times per GEMM problem
   plan::PassInstrument instrument;  ///< called before and after each step
   bool snapshots = false;           ///< printable snapshots in the records (`--dump-after`)
+  /// Keep what the import, analyze and horizontal steps made (LoadedModel::imported,
+  /// FusionPlan::steps), for drawing every step's graph without making it again.
+  bool keep_steps = false;
 };
 
 struct PipelineResult {

@@ -266,8 +266,10 @@ PipelineWalk walk_pipeline(const std::string& path, const PipelineStepOptions& o
   po.gpu = o.gpu;
   po.precision = o.precision;
   po.decisions = o.decisions;
+  po.import = o.import;
   po.until = plan::Step::Emit;
   po.snapshots = true;
+  po.keep_steps = o.programs;
   // The instrument: each record becomes a step, reading what the step before produced.
   po.instrument.after = [&](const plan::PassRecord& r) {
     PipelineStep s;

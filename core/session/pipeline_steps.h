@@ -58,6 +58,8 @@ struct PipelineStepOptions {
   gpu::Precision precision = gpu::Precision::FP32;
   /// The user's edits (merge, split, pin, force/forbid), applied as compile's plan applies them.
   plan::Decisions decisions;
+  /// How the model is imported (dims, bound inputs, input shapes), as every other command does.
+  onnx_import::ImportOptions import;
   /// The partition whose kernels the build kernels and emit steps show; -1 lets `choose` pick.
   int partition = -1;
   /// Picks the partition (an index into the plan's) when `partition` is -1, from the plan the
@@ -65,8 +67,9 @@ struct PipelineStepOptions {
   std::function<int(const plan::FusionPlan&)> choose;
   /// Text longer than this is cut (with a note) so that big models stay displayable.
   size_t max_text = 300000;
-  /// Also keep what drawing every step's graphs takes (PipelineWalk::imported and
-  /// after_horizontal: the file imported again, the horizontal transformation made again).
+  /// Also keep what drawing every step's graphs takes: the graph as imported and the program
+  /// after the horizontal transformation, as the pipeline made them (PipelineOptions::keep_steps;
+  /// PipelineWalk::graph_of and program_of).
   bool programs = false;
 };
 
@@ -75,11 +78,10 @@ struct PipelineWalk {
   std::vector<PipelineStep> steps;
   PipelineResult result;  ///< the model, plan and emitted kernels the steps describe
   int partition = -1;     ///< the partition the build kernels and emit steps show; -1: none
-  /// With PipelineStepOptions::programs: the graph before folding and the TE program after the
-  /// horizontal transformation (the lowered program where the strategy does not transform).
-  graph::Graph imported;
-  te::TeProgram after_horizontal;
-  /// The graph or program `which` names (null for None, or one not kept).
+  /// The graph or program `which` names (null for None, or one not kept): the graph before
+  /// folding and the TE program after the horizontal transformation are kept with
+  /// PipelineStepOptions::programs (after horizontal is the lowered program where the strategy
+  /// does not transform, or where they were not kept).
   const graph::Graph* graph_of(StepGraph which) const;
   const te::TeProgram* program_of(StepGraph which) const;
 };

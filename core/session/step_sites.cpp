@@ -1,8 +1,7 @@
 // What each pipeline step changed, one line per change: the transform sites the plan kept, the
 // constants folding removed, the kernels partitioning made and the stage boundaries of the
-// kernel the later steps show. Built from the walk's own results; nothing is run again except,
-// when asked for drawing, the import and the horizontal transformation (their results are not
-// kept by the pipeline).
+// kernel the later steps show. Built from the walk's own results (the graph as imported kept by
+// the pipeline when asked); nothing is run again.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,9 +10,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/analysis/analysis.h"
-#include "core/onnx/importer.h"
-#include "core/plan/horizontal.h"
 #include "core/session/pipeline_steps.h"
 
 namespace souffle {
@@ -62,15 +58,18 @@ std::pair<StepGraph, StepGraph> graphs_of(plan::Step step) {
 }  // namespace
 
 const graph::Graph* PipelineWalk::graph_of(StepGraph which) const {
-  if (which == StepGraph::Imported) return imported.nodes.empty() ? nullptr : &imported;
+  if (which == StepGraph::Imported) return result.model.imported.get();
   if (which == StepGraph::Folded) return &result.model.graph;
   return nullptr;
 }
 
 const te::TeProgram* PipelineWalk::program_of(StepGraph which) const {
   if (which == StepGraph::Lowered) return &result.model.program;
-  if (which == StepGraph::Horizontal)
-    return after_horizontal.ops.empty() ? &result.model.program : &after_horizontal;
+  if (which == StepGraph::Horizontal) {
+    const plan::PlanSteps* kept = result.plan.steps.get();
+    return kept && !kept->after_horizontal.ops.empty() ? &kept->after_horizontal
+                                                       : &result.model.program;
+  }
   if (which == StepGraph::Planned) return &result.plan.program;
   return nullptr;
 }
@@ -78,23 +77,10 @@ const te::TeProgram* PipelineWalk::program_of(StepGraph which) const {
 void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
   const LoadedModel& m = walk.result.model;
   const plan::FusionPlan& p = walk.result.plan;
-  const bool transforms = plan::is_souffle(o.strategy);
-  if (o.programs) {
-    walk.imported = onnx_import::import_model(m.path.empty() ? std::string() : m.path).graph;
-    if (transforms) {
-      plan::TransformOptions topt;  // the sites the decisions force or forbid, as planning has
-      for (const plan::Edit& e : o.decisions.edits) {
-        if (e.kind == plan::Edit::Kind::Force) topt.force.insert(e.a);
-        if (e.kind == plan::Edit::Kind::Forbid) topt.forbid.insert(e.a);
-      }
-      walk.after_horizontal =
-          plan::horizontal_transform(m.program, analysis::analyze(m.program), topt).program;
-    }
-  }
   std::unordered_map<std::string, const te::ComputeOp*> by_name;
   for (const te::Op& op : m.program.ops) by_name[op->name] = op.get();
-  if (!walk.after_horizontal.ops.empty())
-    for (const te::Op& op : walk.after_horizontal.ops) by_name.emplace(op->name, op.get());
+  for (const te::Op& op : walk.program_of(StepGraph::Horizontal)->ops)
+    by_name.emplace(op->name, op.get());
   for (const te::Op& op : p.program.ops) by_name.emplace(op->name, op.get());
 
   std::map<std::string, int64_t> applied;  // per transformation kind
@@ -106,8 +92,10 @@ void describe_step_changes(PipelineWalk& walk, const PipelineStepOptions& o) {
     if (s.step == plan::Step::Fold) {
       std::set<std::string> kept;
       for (const graph::Node& n : m.graph.nodes) kept.insert(n.name);
-      const graph::Graph& before = walk.imported;
-      for (const graph::Node& n : before.nodes) {
+      // What folding removed: the nodes of the graph as imported (when kept) not in the folded.
+      static const std::vector<graph::Node> kNone;
+      const graph::Graph* before = walk.graph_of(StepGraph::Imported);
+      for (const graph::Node& n : before ? before->nodes : kNone) {
         if (kept.count(n.name)) continue;
         bool constant = false;
         for (const std::string& out : n.outputs) {

@@ -48,6 +48,17 @@ TEST(CliBind, EveryCommandTakesBind) {
   EXPECT_TRUE(contains(verify.out, "verified")) << verify.out;
   CliRun report = run_cli("report " + kIf + b + " --out " + testing::TempDir() + "bind.json", true);
   EXPECT_EQ(report.code, 0) << report.out;
+  // The walk-through and the lesson import the model as the plan does, bound (they ran the
+  // import again without the bindings and failed on the If).
+  for (const char* lesson : {"", " --lesson"}) {
+    std::string cmd = "report --steps";
+    cmd += lesson;
+    cmd += " " + kIf;
+    cmd += b;
+    cmd += " --out " + testing::TempDir() + "bind_steps.html";
+    CliRun steps = run_cli(cmd, true);
+    EXPECT_EQ(steps.code, 0) << lesson << ": " << steps.out;
+  }
   // A name that is no input, a malformed value: usage errors naming them.
   CliRun bad = run_cli("plan -q " + kIf + " --bind rate=16000", true);
   EXPECT_EQ(bad.code, 2);

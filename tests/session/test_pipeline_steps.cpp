@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/analysis/analysis.h"
 #include "core/loop/stmt.h"
 #include "core/session/compile.h"
 #include "core/session/pipeline.h"
@@ -82,10 +83,12 @@ TEST(PipelineSteps, SitesAreThePlansChanges) {
   }
   // The merged TEs are gone from the program after horizontal fusion; their result is in it.
   const PipelineStep& h = step(w.steps, "horizontal");
+  ASSERT_TRUE(p.steps);
+  const te::TeProgram& after_h = p.steps->after_horizontal;
   for (const StepSite& site : h.sites) {
     for (const std::string& member : site.before)
-      for (const te::Op& op : w.after_horizontal.ops) EXPECT_NE(op->name, member);
-    EXPECT_TRUE(std::any_of(w.after_horizontal.ops.begin(), w.after_horizontal.ops.end(),
+      for (const te::Op& op : after_h.ops) EXPECT_NE(op->name, member);
+    EXPECT_TRUE(std::any_of(after_h.ops.begin(), after_h.ops.end(),
                             [&](const te::Op& op) { return op->name == site.after.at(0); }));
   }
   const PipelineStep& part = step(w.steps, "partition");
@@ -96,7 +99,7 @@ TEST(PipelineSteps, SitesAreThePlansChanges) {
   EXPECT_FALSE(step(w.steps, "decisions").changed);
   EXPECT_EQ(step(w.steps, "horizontal").graph_before, StepGraph::Lowered);
   EXPECT_EQ(step(w.steps, "horizontal").graph_after, StepGraph::Horizontal);
-  EXPECT_EQ(w.program_of(StepGraph::Horizontal), &w.after_horizontal);
+  EXPECT_EQ(w.program_of(StepGraph::Horizontal), &after_h);
   // The kernel the last steps show: one line per stage boundary, grid barriers among them.
   const PipelineStep& build = step(w.steps, "build kernels");
   ASSERT_GE(w.partition, 0);
@@ -104,6 +107,37 @@ TEST(PipelineSteps, SitesAreThePlansChanges) {
   EXPECT_TRUE(std::any_of(build.sites.begin(), build.sites.end(), [](const StepSite& s) {
     return s.label.rfind("grid before stage", 0) == 0 && !s.reason.empty();
   }));
+}
+
+TEST(PipelineSteps, TheDrawnGraphsAreThoseThePipelineMade) {
+  // Asked to keep them, the pipeline keeps the graph as imported (before folding), the analysis
+  // of the lowered program and the program after the horizontal step: what the step-through
+  // and the walk-through draw, nothing made again. Not asked, it keeps none of them.
+  PipelineOptions po;
+  po.gpu = gpu::gpu_spec("a100");
+  po.keep_steps = true;
+  PipelineResult r = run_pipeline(model("bert"), po);
+  ASSERT_TRUE(r.model.imported);
+  EXPECT_EQ(r.model.imported->nodes.size(), r.model.onnx_nodes);
+  EXPECT_GT(r.model.imported->nodes.size(), r.model.graph.nodes.size());  // folding removed some
+  ASSERT_TRUE(r.plan.steps);
+  EXPECT_EQ(r.plan.steps->input_analysis.tes.size(), r.model.program.ops.size());
+  EXPECT_EQ(analysis::print(r.plan.steps->input_analysis),
+            analysis::print(analysis::analyze(r.model.program)));
+  // Horizontal merged TEs (the walk's sites say which): fewer than lowered, more than planned.
+  EXPECT_LT(r.plan.steps->after_horizontal.ops.size(), r.model.program.ops.size());
+  EXPECT_GT(r.plan.steps->after_horizontal.ops.size(), r.plan.program.ops.size());
+
+  po.strategy = plan::Strategy::Rules;  // nothing transforms: no program after horizontal
+  PipelineResult rules = run_pipeline(model("bert"), po);
+  ASSERT_TRUE(rules.plan.steps);
+  EXPECT_TRUE(rules.plan.steps->after_horizontal.ops.empty());
+  EXPECT_EQ(rules.plan.steps->input_analysis.tes.size(), rules.model.program.ops.size());
+
+  po.keep_steps = false;
+  PipelineResult plain = run_pipeline(model("bert"), po);
+  EXPECT_FALSE(plain.model.imported);
+  EXPECT_FALSE(plain.plan.steps);
 }
 
 TEST(PipelineSteps, StepNamesFollowPipelineOrder) {

@@ -33,6 +33,7 @@ class TestStepThrough : public QObject {
   void visitsEveryStep();
   void aBadModelSaysWhy();
   void followsThePlansPrecision();
+  void importsWithTheModelsInputs();
   void f6BringsTheModeToTheFront();
   void anotherModelLeavesTheMode();
 };
@@ -108,6 +109,31 @@ void TestStepThrough::followsThePlansPrecision() {
     if (panel.step(i)->name == "build kernels") build = panel.step(i);
   QVERIFY(build);
   QVERIFY2(build->after.find("fragment") != std::string::npos, build->sentence.c_str());
+}
+
+void TestStepThrough::importsWithTheModelsInputs() {
+  // A model whose If is decided by an input walks only with that input bound (File > Model
+  // inputs), as it loads; the run key tells the bound run from the unbound one.
+  const QString path =
+      QStringLiteral(SOUFFLE_SOURCE_DIR "/tests/data/exporters/if_on_input/model.onnx");
+  StepThroughPanel unbound;
+  QSignalSpy failed(&unbound, &StepThroughPanel::failed);
+  unbound.start(path, QStringLiteral("souffle"), QStringLiteral("A100"));
+  QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+
+  StepThroughPanel bound;
+  QSignalSpy ready(&bound, &StepThroughPanel::ready);
+  const ModelInputs inputs{{}, {QStringLiteral("sr=16000")}, {}};
+  bound.start(path, QStringLiteral("souffle"), QStringLiteral("A100"), QStringLiteral("fp32"), {},
+              inputs);
+  QVERIFY(bound.runKey() != unbound.runKey());
+  QCOMPARE(bound.runKey(),
+           StepThroughPanel::keyOf(path, QStringLiteral("souffle"), QStringLiteral("A100"),
+                                   QStringLiteral("fp32"), {}, inputs));
+  QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
+  QCOMPARE(bound.stepCount(), static_cast<int>(pipeline_step_names().size()));
+  // The fold step lists what folding removed: the graph as imported is the pipeline's.
+  QVERIFY(bound.walk() && bound.walk()->graph_of(StepGraph::Imported));
 }
 
 void TestStepThrough::f6BringsTheModeToTheFront() {
@@ -188,7 +214,8 @@ void TestStepThrough::f6BringsTheModeToTheFront() {
   QSet<QString> removed, made;
   {
     QSet<QString> after, before;
-    for (const te::Op& op : walk.after_horizontal.ops) after << QString::fromStdString(op->name);
+    for (const te::Op& op : walk.program_of(StepGraph::Horizontal)->ops)
+      after << QString::fromStdString(op->name);
     for (const te::Op& op : walk.result.model.program.ops)
       before << QString::fromStdString(op->name);
     for (const QString& n : before)

@@ -53,7 +53,7 @@ LayoutResult layoutWithDot(const LayoutInput& in) {
   if (n == 0) return out;
 
   report::with_graphviz([&](GVC_t* gvc) {
-    Agraph_t* g = agopen(const_cast<char*>("g"), Agdirected, nullptr);
+    Agraph_t* g = agopen(const_cast<char*>("g"), Agdirected, report::stable_disc());
     auto graphAttr = [&](const char* key, const char* value) {
       agattr(g, AGRAPH, const_cast<char*>(key), const_cast<char*>(value));
     };

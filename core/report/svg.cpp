@@ -82,7 +82,7 @@ std::string dot_to_svg(const std::string& dot) {
   std::string svg;
   bool read = true;
   with_graphviz([&](GVC_t* gvc) {
-    Agraph_t* g = agmemread(dot.c_str());
+    Agraph_t* g = read_dot(dot);
     if (!g) {
       read = false;
       return;

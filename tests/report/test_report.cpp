@@ -385,6 +385,7 @@ TEST(ReportDot, ClustersKeepTheOrderOfTheTextFromRunToRun) {
   // The same text lays out the same, byte for byte, whatever ran before it.
   const std::string first = dot_to_svg(dot);
   std::vector<std::unique_ptr<char[]>> churn;
+  churn.reserve(2000);
   for (int i = 0; i < 2000; ++i) churn.emplace_back(new char[static_cast<size_t>(16 + i % 48)]);
   for (size_t i = 0; i < churn.size(); i += 2) churn[i].reset();
   EXPECT_EQ(dot_to_svg(dot), first);

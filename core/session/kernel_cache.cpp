@@ -189,11 +189,11 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
   Built b;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    // What the plan's pricing and compile_plan build for this partition (plan_build's options).
+    // What the pipeline's build kernels step takes for this partition: the plan's pricer's
+    // kernels (those its pricing built and kept, else built now as pricing builds them).
     fault::point("kernel_cache.build");
-    const schedule::PlanBuild pb = schedule::plan_build(plan);
     b.kernels = std::make_shared<const loop::KernelSet>(
-        schedule::build_partition_kernels(plan, p, pb.config, pb.options));
+        schedule::shared_pricer(plan.gpu_spec, plan.precision)->kernels(plan, p));
   } catch (const std::logic_error&) {
     abandon(k, promise);
     throw;  // a bug reaches the caller and whoever waits; it is never the kernel's error

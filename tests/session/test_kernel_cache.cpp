@@ -72,6 +72,25 @@ TEST(KernelCache, PricedPartitionsAreThereAndMatchCompile) {
   EXPECT_EQ(cache.stats().builds, before.builds + twins);  // nothing else built for the views
 }
 
+TEST(KernelCache, TakesTheKernelsThePricingBuilt) {
+  // A cache that saw no build as it happened (attached to no pricer) still builds nothing for a
+  // priced partition: it asks the plan's pricer, as the pipeline's build kernels step does.
+  const plan::FusionPlan p = rules_plan();
+  auto pricer = schedule::shared_pricer(p.gpu_spec, p.precision);
+  size_t priced = p.partitions.size();
+  for (size_t i = 0; i < p.partitions.size() && priced == p.partitions.size(); ++i)
+    if (shared_kernel_cache().has_kernels(p, i)) priced = i;
+  ASSERT_LT(priced, p.partitions.size());
+  KernelCache local(16);
+  const size_t hits = pricer->kernel_hits(), builds = pricer->kernel_builds();
+  PartitionKernelsPtr k = local.kernels(p, priced);
+  ASSERT_TRUE(k && k->error.empty());
+  EXPECT_EQ(pricer->kernel_hits(), hits + 1);
+  EXPECT_EQ(pricer->kernel_builds(), builds);
+  EXPECT_EQ(k->kernels.front().cuda,
+            shared_kernel_cache().kernels(p, priced)->kernels.front().cuda);
+}
+
 TEST(KernelCache, AnEditBuildsOnlyWhatItChanged) {
   KernelCache& cache = shared_kernel_cache();
   const plan::FusionPlan p = rules_plan();

@@ -64,7 +64,9 @@ TEST(SideBySide, RunsBothAndRethrowsTheFirstError) {
       });
   EXPECT_EQ(ran.load(), 2);
   EXPECT_EQ(a_on, std::this_thread::get_id());
-  if (std::thread::hardware_concurrency() >= 2) EXPECT_NE(b_on, a_on);
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_NE(b_on, a_on);
+  }
 
   std::atomic<bool> b_done{false};
   try {

@@ -52,7 +52,8 @@ inline graph::Node make_node(const std::string& op, size_t inputs,
   return n;
 }
 
-inline ConstTensorPtr values(const Shape& s, std::vector<double> v, DType t = DType::Float32) {
+inline ConstTensorPtr values(const Shape& s, const std::vector<double>& v,
+                             DType t = DType::Float32) {
   return TensorData::from_f64(t, s, v);
 }
 
@@ -124,10 +125,11 @@ inline void expect_values(const ConstTensorPtr& got, const Shape& shape, DType d
   ASSERT_EQ(got->dtype(), dtype);
   ASSERT_EQ(static_cast<size_t>(got->numel()), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(want[i]))
+    if (std::isnan(want[i])) {
       EXPECT_TRUE(std::isnan(got->get_f64(i))) << "at " << i;
-    else
+    } else {
       EXPECT_NEAR(got->get_f64(i), want[i], tol) << "at " << i;
+    }
   }
 }
 

@@ -19,7 +19,7 @@ inline te::TeProgram program(std::vector<te::Tensor> inputs, std::vector<te::Op>
   te::TeProgram p;
   p.name = "p";
   p.inputs = std::move(inputs);
-  p.outputs = outputs.empty() ? std::vector<te::Tensor>{ops.back()->output} : outputs;
+  p.outputs = outputs.empty() ? std::vector<te::Tensor>{ops.back()->output} : std::move(outputs);
   p.ops = std::move(ops);
   te::verify(p);
   return p;

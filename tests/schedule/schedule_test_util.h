@@ -46,11 +46,11 @@ inline te::TeProgram program_of(const std::vector<te::Op>& ops) {
   std::set<const te::TensorNode*> produced;
   for (const te::Op& op : ops) {
     te::for_each_node(op->body, [&](const te::Expr& n) {
-      if (const te::Read* r = n.as<te::Read>())
-        if (r->tensor->source != te::TensorNode::Source::Constant &&
-            !produced.count(r->tensor.get()) &&
-            std::find(p.inputs.begin(), p.inputs.end(), r->tensor) == p.inputs.end())
-          p.inputs.push_back(r->tensor);
+      const te::Read* r = n.as<te::Read>();
+      if (r && r->tensor->source != te::TensorNode::Source::Constant &&
+          !produced.count(r->tensor.get()) &&
+          std::find(p.inputs.begin(), p.inputs.end(), r->tensor) == p.inputs.end())
+        p.inputs.push_back(r->tensor);
     });
     produced.insert(op->output.get());
     p.ops.push_back(op);

@@ -16,6 +16,7 @@
 #include "core/session/external_profile.h"
 #include "views/compile_runner.h"
 #include "views/imported_profile.h"
+#include "views/model_inputs.h"
 #include "views/model_loader.h"
 #include "views/plan_runner.h"
 #include "views/profile_runner.h"
@@ -70,6 +71,8 @@ class ExplorerSession : public QObject {
   QStringList inputDims() const { return m_inputDims; }
   QStringList inputBinds() const { return m_inputBinds; }
   QStringList inputShapes() const { return m_inputShapes; }
+  /// The three together.
+  ModelInputs inputs() const { return {m_inputDims, m_inputBinds, m_inputShapes}; }
   void setInputOptions(const QStringList& dims, const QStringList& binds,
                        const QStringList& shapes);
 

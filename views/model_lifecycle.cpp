@@ -82,16 +82,9 @@ void ModelLifecycle::openModel(const QString& path) {
   }
   m_lastPath = absolute;
   m_reload->setEnabled(true);
-  auto strings = [](const QStringList& l) {
-    std::vector<std::string> out;
-    for (const QString& s : l) out.push_back(s.toStdString());
-    return out;
-  };
   onnx_import::ImportOptions options;
   try {
-    options = onnx_import::import_options(strings(m_session->inputDims()),
-                                          strings(m_session->inputBinds()),
-                                          strings(m_session->inputShapes()));
+    options = m_session->inputs().importOptions();
   } catch (const UserError& e) {
     LoadError err;
     err.file = absolute;

@@ -155,8 +155,7 @@ void PlanController::refreshExplorerViews() {
   // The step-through follows the plan on screen: its precision and decisions, as compile.
   const plan::Decisions& decisions = m_session->editor()->decisions();
   const QString strategy = bar->strategy(), gpu = bar->gpu(), precision = bar->precision();
-  const ModelInputs inputs{m_session->inputDims(), m_session->inputBinds(),
-                           m_session->inputShapes()};
+  const ModelInputs inputs = m_session->inputs();
   if (m_parts.stepMode->isShown() &&
       steps->runKey() != StepThroughPanel::keyOf(path, strategy, gpu, precision, decisions, inputs))
     steps->start(path, strategy, gpu, precision, decisions, inputs);

@@ -281,9 +281,7 @@ QString StepThroughPanel::keyOf(const QString& modelPath, const QString& strateg
                 QLatin1Char('|') + precision;
   for (const plan::Edit& e : decisions.edits)
     key += QLatin1Char('|') + QString::fromStdString(plan::describe(e));
-  for (const QString& d : inputs.dims) key += QStringLiteral("|--dim ") + d;
-  for (const QString& b : inputs.binds) key += QStringLiteral("|--bind ") + b;
-  for (const QString& s : inputs.shapes) key += QStringLiteral("|--shape ") + s;
+  for (const QString& a : inputs.arguments()) key += QLatin1Char('|') + a;
   return key;
 }
 
@@ -299,18 +297,11 @@ void StepThroughPanel::start(const QString& modelPath, const QString& strategy, 
   const std::string path = modelPath.toStdString();
   const std::string st = strategy.toStdString(), g = gpu.toStdString(),
                     pr = precision.toStdString();
-  auto strings = [](const QStringList& l) {
-    std::vector<std::string> out;
-    for (const QString& s : l) out.push_back(s.toStdString());
-    return out;
-  };
-  const std::vector<std::string> dims = strings(inputs.dims), binds = strings(inputs.binds),
-                                 shapes = strings(inputs.shapes);
-  m_watcher->setFuture(QtConcurrent::run([path, st, g, pr, decisions, dims, binds, shapes] {
+  m_watcher->setFuture(QtConcurrent::run([path, st, g, pr, decisions, inputs] {
     Outcome o;
     try {
       PipelineStepOptions opt;
-      opt.import = onnx_import::import_options(dims, binds, shapes);
+      opt.import = inputs.importOptions();
       opt.strategy = plan::parse_strategy(st);
       opt.gpu = gpu::gpu_spec(g);
       opt.precision = gpu::parse_precision(pr);

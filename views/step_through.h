@@ -13,6 +13,7 @@
 
 #include "core/session/pipeline_steps.h"
 #include "core/support/line_diff.h"
+#include "views/model_inputs.h"
 
 class QAction;
 class QCheckBox;
@@ -26,12 +27,6 @@ namespace souffle::views {
 class GraphPanel;
 struct GraphColors;
 struct SceneGraph;
-
-/// A model's input options as the session holds them, each as on the command line
-/// (NAME=VALUE): symbolic dims, bound inputs, input shapes.
-struct ModelInputs {
-  QStringList dims, binds, shapes;
-};
 
 class StepThroughPanel : public QWidget {
   Q_OBJECT

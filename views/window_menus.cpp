@@ -38,10 +38,7 @@ void fillHelpMenu(QMainWindow* window, QMenu* help) {
 }
 
 bool askInputOptions(QWidget* parent, ExplorerSession* session) {
-  QStringList lines;
-  for (const QString& d : session->inputDims()) lines << QStringLiteral("--dim ") + d;
-  for (const QString& b : session->inputBinds()) lines << QStringLiteral("--bind ") + b;
-  for (const QString& s : session->inputShapes()) lines << QStringLiteral("--shape ") + s;
+  const QStringList lines = session->inputs().arguments();
   bool ok = false;
   const QString text = QInputDialog::getMultiLineText(
       parent, QObject::tr("Model inputs"),

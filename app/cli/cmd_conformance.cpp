@@ -108,7 +108,7 @@ std::pair<std::string, std::string> check_kernels(const LoadedModel& m,
   loop::KernelSet all;
   all.name = "conformance";
   for (const char* name : kStrategies) {
-    plan::PlanOptions po;
+    PipelineOptions po;
     po.strategy = plan::parse_strategy(name);
     po.gpu = gpu::gpu_spec("a100");
     po.pricer = schedule::make_pricer(po.gpu, po.precision);

@@ -102,28 +102,26 @@ void note_bound(const VerifyOptions& o, const std::vector<ModelForData>& runs) {
 int run_verify_kernels(const VerifyOptions& o, const std::vector<ModelForData>& runs) {
   std::vector<TestDataSet> sets;
   for (const ModelForData& r : runs) sets.insert(sets.end(), r.sets.begin(), r.sets.end());
-  plan::PlanOptions po;
+  PipelineOptions po;
   po.strategy = plan::parse_strategy(o.strategy.empty() ? "souffle" : o.strategy);
   po.gpu = gpu::gpu_spec(o.gpu);
   po.precision = gpu::parse_precision(o.precision);
   po.pricer = schedule::make_pricer(po.gpu, po.precision);
   souffle::VerifyOptions vo = verify_options(o);
   vo.timeline = o.timeline;
-  schedule::SyncMode sync = schedule::SyncMode::Grid;
-  schedule::parse_sync_mode(o.sync, sync);
-  po.sync = sync;  // the plan is priced with the kernels verified
+  schedule::parse_sync_mode(o.sync, po.sync);  // the plan is priced with the kernels verified
   po.waves = !o.no_waves;
   po.weight_panels = !o.no_weight_panels;
   po.wgmma = o.wgmma;
   KernelVerifyReport rep = [&] {
     // Its line is cleared (when it goes out of scope) before any output.
-    StepProgress progress(o.common.quiet, plan::Step::Price, plan::is_souffle(po.strategy));
+    StepProgress progress(o.common.quiet, plan::Step::BuildKernels, plan::is_souffle(po.strategy));
     po.instrument = progress.instrument(std::move(po.instrument));
     vo.progress = [&progress](const std::string& text) { progress.say(text); };
     progress.start();
     KernelVerifyReport r;
     for (const ModelForData& run : runs) {
-      KernelVerifyReport one = verify_kernels(run.model, run.sets, po, vo, sync);
+      KernelVerifyReport one = verify_kernels(run.model, run.sets, po, vo);
       if (&run == &runs.front()) {
         r = std::move(one);
         continue;

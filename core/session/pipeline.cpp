@@ -39,6 +39,23 @@ plan::PlanOptions plan_options(const PipelineOptions& o) {
   return po;
 }
 
+PipelineOptions pipeline_options(const plan::PlanOptions& po) {
+  PipelineOptions o;
+  o.strategy = po.strategy;
+  o.gpu = po.gpu;
+  o.precision = po.precision;
+  o.sync = po.sync;
+  o.waves = po.waves;
+  o.weight_panels = po.weight_panels;
+  o.wgmma = po.wgmma;
+  o.decisions = po.decisions;
+  o.instrument = po.instrument;
+  o.snapshots = po.snapshots;
+  o.keep_steps = po.keep_steps;
+  o.pricer = po.pricer;
+  return o;
+}
+
 std::shared_ptr<const schedule::PlanPricer> kernel_pricer(const plan::PlanOptions& po) {
   return std::dynamic_pointer_cast<const schedule::PlanPricer>(po.pricer);
 }

@@ -74,6 +74,11 @@ struct PipelineResult {
 /// read here, UserError naming it when bad): the one place plan options are made.
 plan::PlanOptions plan_options(const PipelineOptions& o);
 
+/// The pipeline options that plan as `po` does: its strategy, target, precision, sync, choices,
+/// decisions, instrument, snapshots and pricer (plan_options of the result gives `po` back, but
+/// for a null pricer, which in a pipeline means the shared pricer of the gpu and precision).
+PipelineOptions pipeline_options(const plan::PlanOptions& po);
+
 /// The pricer of `po` (plan_options made it) as compile takes it, so that compile reuses the
 /// kernels the plan's pricing built (CompileOptions::pricer); null when `po` has none.
 std::shared_ptr<const schedule::PlanPricer> kernel_pricer(const plan::PlanOptions& po);

@@ -19,53 +19,38 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
-                                  const plan::PlanOptions& plan_options,
-                                  const VerifyOptions& options, schedule::SyncMode sync,
-                                  const schedule::MeasureFn& measure) {
+                                  const PipelineOptions& pipeline, const VerifyOptions& options) {
   KernelVerifyReport rep;
   VerifyReport& out = rep.outputs;
-  auto t0 = std::chrono::steady_clock::now();
-  plan::FusionPlan p = plan::plan(model.program, plan_options);
-  rep.plan_ms = ms_since(t0);
-  const te::TeProgram& prog = p.program;
+  // The kernels compile ships: the pipeline's build-kernels step over its plan, which takes those
+  // the plan's pricing built for its partitions (or, with measured tiles, builds them so).
+  PipelineOptions po = pipeline;
+  po.until = plan::Step::BuildKernels;
+  PipelineResult r = run_pipeline(model, po);
+  for (const plan::PassRecord& pass : r.passes)
+    (pass.step == plan::Step::BuildKernels ? rep.build_ms : rep.plan_ms) += pass.ms;
+  const te::TeProgram& prog = r.plan.program;
   const bool quantized = is_quantized(model.graph);
 
-  t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   loop::KernelSet ks;
-  // The kernels compile ships: the pipeline's build-kernels step over the plan, which takes those
-  // the plan's pricing built for its partitions. Tiles measured on a GPU, or a plan priced
-  // without built kernels, build as the pipeline's measured branch does.
-  const std::shared_ptr<const schedule::PlanPricer> pricer = kernel_pricer(plan_options);
-  if (pricer && !measure) {
-    PipelineOptions po;
-    po.compile.pricer = pricer;
-    po.compile.sync = sync;
-    ShippedKernels shipped = shipped_kernels(p, po);
-    if (!shipped.ok()) {
-      rep.error = shipped.error;
+  ks.name = prog.name;
+  ks.inputs = prog.inputs;
+  ks.outputs = prog.outputs;
+  for (CompiledKernel& ck : r.kernels.kernels) {
+    if (!ck.ok()) {
+      rep.error = ck.error;
       out.ok = false;
       return rep;
     }
-    ks = std::move(shipped.set);
-  } else {
-    try {
-      PlanBuild b = plan_build(p);
-      b.options.sync = sync;
-      b.options.measure = measure;
-      tune_plan(p, b.config, b.options);  // tensor-core tiles under tf32/fp16/bf16
-      ks = build_plan_kernels(p, b.config, b.options);
-    } catch (const KernelBuildError& e) {
-      rep.error = e.what();
-      out.ok = false;
-      return rep;
-    }
+    ks.kernels.push_back(std::move(ck.kernel));
   }
   if (options.timeline) {
     loop::TimelineOptions to;
     to.enabled = true;
     for (loop::Kernel& k : ks.kernels) loop::instrument_timeline(k, to);
   }
-  rep.build_ms = ms_since(t0);
+  rep.build_ms += ms_since(t0);
   rep.kernels = ks.kernels.size();
   rep.built = ks;
   for (const loop::Kernel& k : ks.kernels)
@@ -149,7 +134,7 @@ KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<Te
         return rep;
       }
       judge_output(c, *want, *have,
-                   output_tolerance(options, plan_options.precision, want->dtype(), quantized));
+                   output_tolerance(options, r.plan.precision, want->dtype(), quantized));
       out.add(std::move(c));
     }
   }

@@ -7,6 +7,7 @@
 #include "core/plan/plan.h"
 #include "core/schedule/kernel_units.h"
 #include "core/schedule/plan_kernels.h"
+#include "core/session/pipeline.h"
 #include "core/session/timeline.h"
 #include "core/session/verify.h"
 
@@ -39,17 +40,12 @@ struct KernelVerifyReport {
   bool ok() const { return error.empty() && outputs.ok; }
 };
 
-/// Plans `model.program` under `options`, takes its kernels from the pipeline's build-kernels
-/// step (run_pipeline over the plan: the kernels its pricing built, which compile ships; with
-/// `measure` or without a kernel pricer, tuned and built as the pipeline's measured branch
-/// does) and runs them in the emulator on each data set, judging outputs like verify_program (the
-/// default tolerance is the plan's precision's). UserError when a data set does not fit the model.
-/// `sync` orders the dependent stages of cooperative kernels (KernelBuildOptions::sync);
-/// `measure`, when set, ranks the GEMM tiles as `compile --tune measure` does.
+/// Runs the pipeline over `model` from analyze to build kernels under `pipeline` (run_pipeline:
+/// the plan, then the kernels its pricing built, which compile ships; with
+/// `pipeline.tune_measure`, tiles measured and the kernels built with them) and runs those
+/// kernels in the emulator on each data set, judging outputs like verify_program (the default
+/// tolerance is the plan's precision's). UserError when a data set does not fit the model.
 KernelVerifyReport verify_kernels(const LoadedModel& model, const std::vector<TestDataSet>& sets,
-                                  const plan::PlanOptions& plan_options,
-                                  const VerifyOptions& options,
-                                  schedule::SyncMode sync = schedule::SyncMode::Grid,
-                                  const schedule::MeasureFn& measure = {});
+                                  const PipelineOptions& pipeline, const VerifyOptions& options);
 
 }  // namespace souffle

@@ -477,8 +477,7 @@ std::string verify_plan(const Plan& p, const std::string& level, const py::objec
     j["checks"] = output_checks_json(rep.checks);
     return j.dump();
   }
-  plan::PlanOptions plo = plan_options(p.options);
-  KernelVerifyReport rep = verify_kernels(p.model->loaded, sets, plo, vo, p.options.sync);
+  KernelVerifyReport rep = verify_kernels(p.model->loaded, sets, p.options, vo);
   j["precision"] = gpu::precision_name(p.plan.precision);
   j["kernels"] = rep.kernels;
   j["grid_barriers"] = rep.grid_barriers;

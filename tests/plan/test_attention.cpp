@@ -205,7 +205,7 @@ TEST_P(Attention, VerifiesAtTeAndKernelLevel) {
   // Kernel level: the fused kernels in the emulator, fp32 and fp16 compute.
   for (gpu::Precision pr : {gpu::Precision::FP32, gpu::Precision::FP16}) {
     const KernelVerifyReport rep =
-        verify_kernels(model_of(c), sets, souffle_options(pr), VerifyOptions{});
+        verify_kernels(model_of(c), sets, pipeline_options(souffle_options(pr)), VerifyOptions{});
     EXPECT_TRUE(rep.ok()) << gpu::precision_name(pr) << ": " << rep.error;
     int fused = 0;
     for (const loop::Kernel& k : rep.built.kernels)
@@ -240,8 +240,8 @@ TEST(AttentionEdits, CutInsideTheChainAndReplan) {
   EXPECT_NE(attention_sites(split)[0]->reason.find("different kernels"), std::string::npos)
       << attention_sites(split)[0]->reason;
   const KernelVerifyReport rep =
-      verify_kernels(model_of(c), read_test_data(c.dir), souffle_options(gpu::Precision::FP32, cut),
-                     VerifyOptions{});
+      verify_kernels(model_of(c), read_test_data(c.dir),
+                     pipeline_options(souffle_options(gpu::Precision::FP32, cut)), VerifyOptions{});
   EXPECT_TRUE(rep.ok()) << rep.error;
 }
 

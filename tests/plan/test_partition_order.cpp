@@ -43,7 +43,7 @@ TEST(PartitionOrder, Tf2onnxLayerNormPlansAndVerifiesUnderEveryStrategy) {
           EXPECT_LE(kernel_of[pr], kernel_of[te]) << p.analysis.tes[te].name;
         }
       }
-    KernelVerifyReport rep = verify_kernels(m, sets, po, VerifyOptions{});
+    KernelVerifyReport rep = verify_kernels(m, sets, pipeline_options(po), VerifyOptions{});
     EXPECT_TRUE(rep.ok()) << rep.error;
   }
 }

@@ -454,7 +454,7 @@ TEST(MmaGemm, SampleModelsUseTheMainloopAndVerify) {
     po.gpu = gpu::gpu_spec("a100");
     po.precision = mm.p;
     po.pricer = schedule::make_pricer(po.gpu, po.precision);
-    KernelVerifyReport rep = verify_kernels(m, sets, po, VerifyOptions{});
+    KernelVerifyReport rep = verify_kernels(m, sets, pipeline_options(po), VerifyOptions{});
     ASSERT_TRUE(rep.ok()) << mm.name << ": " << rep.error;
     int mma = 0, wmma = 0;
     std::map<std::string, std::string> mainloop;  // "kernel/stage" of the mainloop stages

@@ -361,7 +361,7 @@ TEST(WgmmaGemm, SampleBertVerifiesOnTheHopperMainloop) {
     po.wgmma = true;
     const auto pricer = schedule::make_pricer(po.gpu, po.precision);
     po.pricer = pricer;
-    KernelVerifyReport rep = verify_kernels(m, sets, po, VerifyOptions{});
+    KernelVerifyReport rep = verify_kernels(m, sets, pipeline_options(po), VerifyOptions{});
     ASSERT_TRUE(rep.ok()) << gpu_name << ": " << rep.error;
     int wgmma = 0, mma = 0;
     for (const loop::Kernel& k : rep.built.kernels)

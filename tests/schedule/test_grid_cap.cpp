@@ -245,7 +245,8 @@ TEST(GridCap, SampleModelsOnASmallGpuStayCoResidentAndMatchTheirReference) {
     // The whole model, emulated, against its PyTorch reference.
     std::vector<TestDataSet> sets =
         read_test_data(std::filesystem::path(test::sample_model_path(name)).parent_path());
-    KernelVerifyReport rep = verify_kernels(m, sets, souffle_on(g), VerifyOptions{});
+    KernelVerifyReport rep =
+        verify_kernels(m, sets, pipeline_options(souffle_on(g)), VerifyOptions{});
     EXPECT_TRUE(rep.ok()) << rep.error;
     EXPECT_LE(rep.outputs.max_rel_l2, 1e-4);
   }

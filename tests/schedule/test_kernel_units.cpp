@@ -262,7 +262,7 @@ TEST(KernelUnits, SampleLstmKeepsItsRecurrentWeightsInSharedMemory) {
   EXPECT_LE(grown, 128 * 32 * 4);
   std::vector<TestDataSet> sets =
       read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm");
-  KernelVerifyReport r = verify_kernels(m, sets, po, {});
+  KernelVerifyReport r = verify_kernels(m, sets, pipeline_options(po), {});
   EXPECT_TRUE(r.ok()) << r.error;
 }
 
@@ -272,7 +272,7 @@ TEST(KernelUnits, MmoeKernelsStillVerify) {
   std::vector<TestDataSet> sets =
       read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe");
   for (plan::Strategy s : {plan::Strategy::Rules, plan::Strategy::Unfused}) {
-    plan::PlanOptions po;
+    PipelineOptions po;
     po.strategy = s;
     po.gpu = gpu::gpu_spec("a100");
     KernelVerifyReport r = verify_kernels(m, sets, po, {});

@@ -158,7 +158,7 @@ TEST(Verify, NearZeroScoreMapVerifiesAtTeAndKernelLevel) {
   EXPECT_GT(te.max_rel_l2, 1e-4);  // what the old rule judged, and failed
   EXPECT_LT(te.max_abs_error, 1e-7);
   EXPECT_EQ(te.checks[0].cmp.rtol, 1e-4);  // fp32's default
-  plan::PlanOptions po;
+  PipelineOptions po;
   po.gpu = gpu::gpu_spec("a100");
   po.strategy = plan::Strategy::Souffle;
   const KernelVerifyReport k = verify_kernels(m, sets, po, VerifyOptions{});
@@ -182,7 +182,7 @@ TEST(Verify, AWrongScoreFailsAtTeAndKernelLevel) {
   // The whole-tensor relative L2 is small (one element in a norm of 0.88): the old rule with a
   // 1e-2 limit would have let it through.
   EXPECT_LT(te.max_rel_l2, 1e-2);
-  plan::PlanOptions po;
+  PipelineOptions po;
   po.gpu = gpu::gpu_spec("a100");
   po.strategy = plan::Strategy::Rules;
   const KernelVerifyReport k = verify_kernels(m, {ds}, po, VerifyOptions{});

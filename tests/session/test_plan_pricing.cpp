@@ -104,7 +104,7 @@ TEST_P(PlanPricingModel, SyncAutoNeverPricesAboveGridAndVerifies) {
   const std::vector<TestDataSet> sets =
       read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/" + m);
   VerifyOptions vo;  // the default element-wise tolerance of the plan's precision
-  KernelVerifyReport rep = verify_kernels(model, sets, po, vo, SyncMode::Auto);
+  KernelVerifyReport rep = verify_kernels(model, sets, pipeline_options(po), vo);
   EXPECT_TRUE(rep.ok()) << rep.error;
   EXPECT_EQ(rep.grid_barriers, autop.grid_syncs);
 }
@@ -160,7 +160,8 @@ TEST(SyncDecisions, ForcedKindsAreBuiltVerifiedOrRefused) {
   const std::vector<TestDataSet> sets =
       read_test_data(std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/lstm");
   VerifyOptions vo;  // the default element-wise tolerance of the plan's precision
-  KernelVerifyReport rep = verify_kernels(test::sample_model("lstm"), sets, po, vo);
+  KernelVerifyReport rep =
+      verify_kernels(test::sample_model("lstm"), sets, pipeline_options(po), vo);
   EXPECT_TRUE(rep.ok()) << rep.error;
   EXPECT_GT(rep.flag_waits, 0);
 }

@@ -258,8 +258,7 @@ TEST(RunPipeline, VerifyRunsTheKernelsCompileShips) {
   o.gpu = gpu::gpu_spec("a100");
   o.precision = gpu::Precision::FP16;
   o.until = Step::BuildKernels;
-  const plan::PlanOptions po = plan_options(o);
-  const KernelVerifyReport rep = verify_kernels(m, sets, po, VerifyOptions{});
+  const KernelVerifyReport rep = verify_kernels(m, sets, o, VerifyOptions{});
   ASSERT_TRUE(rep.ok()) << rep.error;
   const PipelineResult shipped = run_pipeline(dir + "/model.onnx", o);
   ASSERT_EQ(rep.built.kernels.size(), shipped.kernels.kernels.size());

@@ -211,7 +211,7 @@ TEST(TimelineVerify, KernelLevelVerificationAnalysesEachKernel) {
   pipe.gpu = gpu::gpu_spec("a100");
   VerifyOptions vo;
   vo.timeline = true;
-  KernelVerifyReport rep = verify_kernels(m, sets, plan_options(pipe), vo);
+  KernelVerifyReport rep = verify_kernels(m, sets, pipe, vo);
   EXPECT_TRUE(rep.ok()) << rep.error;
   ASSERT_EQ(rep.timelines.size(), rep.kernels);
   for (const KernelTimeline& t : rep.timelines) {

@@ -203,7 +203,12 @@ CompileDataPtr CompileRunner::run(
       if (filter) {
         // A planted source is this compile's own: built or found, then compiled here.
         auto mine = std::make_shared<PartitionKernels>(*cache.kernels(p, static_cast<size_t>(i)));
-        for (CompiledKernel& ck : mine->kernels) ck.cuda = filter(i, ck.cuda);
+        for (CompiledKernel& ck : mine->kernels) {
+          std::string planted = filter(i, ck.cuda);
+          // Lines of the emitter's no longer: compiled whole, not cut where they were.
+          if (planted != ck.cuda) ck.cuda_map.functions = {};
+          ck.cuda = std::move(planted);
+        }
         if (mine->error.empty() && !mine->kernels.empty()) {
           compile_kernels(mine->kernels, spec, options);
           mine->compiled_here = true;

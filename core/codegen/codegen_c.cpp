@@ -293,6 +293,8 @@ void CodeGenC::line(const std::string& text, LineRole role, bool repeatable) {
     EmittedLine l;
     l.text = indent + text.substr(from, to == std::string::npos ? std::string::npos : to - from);
     l.kernel = m_line_kernel;
+    l.part = m_line_part;
+    l.function = m_line_function;
     l.stage = m_line_stage;
     l.boundary = m_line_boundary;
     l.role = role;
@@ -967,6 +969,9 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
     line("  void* p[" + std::to_string(ps.size()) + "];");
     line("};");
   }
+  m_line_part = m_function_part;
+  m_line_function = static_cast<int>(m_function_names.size());
+  m_function_names.push_back(kname);
   line(comment_text(function_comment(k)), LineRole::Signature);
   if (!summary.empty()) line(comment_text("// params: " + summary), LineRole::Signature);
   m_function_name = kname;
@@ -986,6 +991,8 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
   emit_kernel_prologue(k);
   emit_stmt(k.body);
   close();
+  m_line_part = LinePart::Preamble;
+  m_line_function = -1;
   line("");
   m_kernel = nullptr;
 }
@@ -1013,6 +1020,7 @@ EmittedUnit CodeGenC::emitted_unit() {
     from = to + 1;
   }
   u.lines.insert(u.lines.end(), m_lines.begin(), m_lines.end());
+  u.functions = m_function_names;
   return u;
 }
 

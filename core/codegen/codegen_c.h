@@ -138,6 +138,9 @@ class CodeGenC {
   /// (EmittedLine::kernel, ::stage); a target that writes a stage elsewhere sets them too.
   int m_line_kernel = -1;
   int m_line_stage = -1;
+  /// What the function add_kernel writes next is (a target that outlines stages sets
+  /// StageFunction around them); its lines get it and a function number (EmittedLine::part).
+  LinePart m_function_part = LinePart::Kernel;
   void emit_stmt(const loop::Stmt& s);
   /// Registers a helper function (emitted once, in the preamble) by name and definition.
   void use_helper(const std::string& name, const std::string& definition);
@@ -174,7 +177,11 @@ class CodeGenC {
   std::string barrier_line(const std::string& stmt, BoundaryKind kind);
 
   std::vector<EmittedLine> m_lines;  // the kernels' lines
-  int m_line_boundary = -1;          ///< the boundary the next line's barrier stands for
+  /// The part and function the lines written now belong to (EmittedLine::part, ::function).
+  LinePart m_line_part = LinePart::Preamble;
+  int m_line_function = -1;
+  std::vector<std::string> m_function_names;  ///< EmittedUnit::functions
+  int m_line_boundary = -1;                   ///< the boundary the next line's barrier stands for
   int m_depth = 0;
   const loop::Kernel* m_kernel = nullptr;
   int m_stage_depth = 0;       ///< Stage nodes open around the statement being emitted

@@ -495,7 +495,9 @@ void CodeGenCuda::add_cuda_kernel(const loop::Kernel& k, const std::string& name
     m_stage_functions[f.kernel.name] = {name, f.fragments};
   for (const OutlinedFunction& f : plan.functions) {
     m_stage_parent = &k;
+    m_function_part = LinePart::StageFunction;
     add_kernel(f.kernel);
+    m_function_part = LinePart::Kernel;
     m_stage_parent = nullptr;
   }
   m_outlined = std::move(plan.calls);

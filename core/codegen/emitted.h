@@ -1,6 +1,8 @@
-/// \file What the emitter wrote, line by line, as data: which kernel of the unit, which stage and
-/// which kernel boundary each line stands for, and what kind of statement it is. The source map
-/// and rolling (roll.h) read these records; nothing reads the emitted text back to recover them.
+/// \file What the emitter wrote, line by line, as data: which kernel of the unit, which function
+/// and part of the unit, which stage and which kernel boundary each line stands for, and what
+/// kind of statement it is. The source map, rolling (roll.h) and the cut of a kernel into stage
+/// programs for separate compilation (gpu/lto.h, through SourceMap::functions) read these
+/// records; nothing reads the emitted text back to recover them.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,13 @@ enum class LineRole : uint8_t {
   Signature,     ///< the rest of a function's head (its comments and parameter lines)
 };
 
+/// The top-level part of the translation unit a line belongs to.
+enum class LinePart : uint8_t {
+  Preamble,       ///< includes, helpers, declarations between functions (a packed kernel's struct)
+  StageFunction,  ///< an outlined stage's `__device__` function: its comments, head and body
+  Kernel,         ///< a `__global__` kernel (or a C function): its comments, head and body
+};
+
 /// One emitted line.
 struct EmittedLine {
   std::string text;  ///< without its newline
@@ -40,6 +49,10 @@ struct EmittedLine {
   int boundary = -1;
   std::vector<int> more_boundaries;
   LineRole role = LineRole::Code;
+  LinePart part = LinePart::Preamble;
+  /// With part StageFunction or Kernel: the function's number in the unit (emit order, an index
+  /// into EmittedUnit::functions); every line of one function has it. -1 in the preamble.
+  int function = -1;
   /// Whether a loop over repetitions of the line's statement may hold the line (roll.h): a
   /// brace, a comment, a barrier, a stage call or one of its arguments, an arena pointer, an
   /// `if` on block/thread index arithmetic, a flag release or wait whose indices are such
@@ -55,6 +68,7 @@ bool index_arithmetic(const std::string& s, const std::vector<std::string>& word
 /// A translation unit as the emitter wrote it: text() is the lines joined by newlines.
 struct EmittedUnit {
   std::vector<EmittedLine> lines;
+  std::vector<std::string> functions;  ///< each function's name as emitted, by number
   std::string text() const;
 };
 

@@ -406,9 +406,12 @@ class KernelRoller {
     const std::string ind = "  ";
     // The loop's own lines belong to the kernel and to no stage.
     auto add = [&](const std::string& text) {
+      const EmittedLine& first = m_body[m_statements[i].first];
       EmittedLine l;
       l.text = text;
-      l.kernel = m_body[m_statements[i].first].kernel;
+      l.kernel = first.kernel;
+      l.part = first.part;
+      l.function = first.function;
       out.push_back(std::move(l));
     };
     add(ind + "// " + std::to_string(r) + " repetitions of the " + std::to_string(p) +
@@ -574,26 +577,24 @@ void roll_repeated_statements(EmittedUnit& unit, int min_repeats, RollStats* sta
   std::vector<EmittedLine> out;
   int loop_counter = 0;
   for (size_t i = 0; i < lines.size();) {
-    if (lines[i].text.compare(0, 21, "extern \"C\" __global__") != 0) {
+    if (lines[i].part != LinePart::Kernel || lines[i].role != LineRole::FunctionHead) {
       out.push_back(std::move(lines[i]));
       ++i;
       continue;
     }
-    // The signature runs to the line that opens the body; the body to the "}" that closes it.
-    std::vector<EmittedLine> signature;
+    // A kernel's head (as the emitter recorded it): its head line and the parameter lines after
+    // it, the last of which opens the body; its body runs to its closing line, the function's
+    // last.
+    const int function = lines[i].function;
     size_t j = i;
-    for (; j < lines.size(); ++j) {
-      signature.push_back(lines[j]);
-      const std::string c = trim(code_of(lines[j].text));
-      if (!c.empty() && c.back() == '{') break;
-    }
-    size_t end = j + 1;
-    while (end < lines.size() && lines[end].text != "}") ++end;
+    while (j + 1 < lines.size() && lines[j + 1].function == function &&
+           lines[j + 1].role == LineRole::Signature)
+      ++j;
+    size_t end = j;
+    while (end + 1 < lines.size() && lines[end + 1].function == function) ++end;
+    std::vector<EmittedLine> signature(lines.begin() + static_cast<std::ptrdiff_t>(i),
+                                       lines.begin() + static_cast<std::ptrdiff_t>(j + 1));
     out.insert(out.end(), signature.begin(), signature.end());
-    if (end >= lines.size()) {
-      for (size_t k = j + 1; k < lines.size(); ++k) out.push_back(std::move(lines[k]));
-      break;
-    }
     std::vector<EmittedLine> body(lines.begin() + static_cast<std::ptrdiff_t>(j + 1),
                                   lines.begin() + static_cast<std::ptrdiff_t>(end));
     bool top_level = !body.empty();

@@ -146,6 +146,33 @@ SourceMap map_emitted(const EmittedUnit& unit, int kernel, const loop::Kernel& k
   }
   for (const EmittedLine& l : unit.lines)
     m.calls_stage_functions |= l.kernel == kernel && l.role == LineRole::StageCall;
+  // The kernel's functions, line by line: each one's lines are consecutive, its head the line
+  // marked FunctionHead and the Signature lines after it.
+  for (size_t i = 0; i < unit.lines.size(); ++i) {
+    const EmittedLine& l = unit.lines[i];
+    if (l.kernel != kernel || l.function < 0) continue;
+    gpu::FunctionLines f;
+    f.name = unit.functions.at(static_cast<size_t>(l.function));
+    f.first = static_cast<int>(i) + 1;
+    size_t last = i;
+    while (last + 1 < unit.lines.size() && unit.lines[last + 1].function == l.function) ++last;
+    for (size_t j = i; j <= last; ++j) {
+      const LineRole role = unit.lines[j].role;
+      const int line = static_cast<int>(j) + 1;
+      if (role == LineRole::FunctionHead && f.head == 0) {
+        f.head = f.head_last = line;
+      } else if (role == LineRole::Signature && f.head > 0 && f.head_last == line - 1) {
+        f.head_last = line;
+      }
+    }
+    f.last = static_cast<int>(last) + 1;
+    if (l.part == LinePart::StageFunction) {
+      m.functions.stages.push_back(std::move(f));
+    } else if (l.part == LinePart::Kernel) {
+      m.functions.kernel = std::move(f);
+    }
+    i = last;
+  }
   sort_spans(m);
   return m;
 }

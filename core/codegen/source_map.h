@@ -7,6 +7,7 @@
 
 #include "core/codegen/codegen_cuda.h"
 #include "core/codegen/emitted.h"
+#include "core/gpu/lto.h"
 #include "core/loop/stmt.h"
 #include "core/te/expr.h"
 
@@ -34,6 +35,9 @@ struct SourceMap {
   std::vector<BoundaryLine> boundaries;
   /// Whether the kernel calls stage functions of its own (codegen/outline.h); CUDA C only.
   bool calls_stage_functions = false;
+  /// Where the kernel's stage functions and the kernel itself are (what separate compilation
+  /// cuts the unit at, gpu/lto.h); CUDA C only.
+  gpu::UnitLayout functions;
   /// The boundary whose barrier is on `line`, or -1.
   int boundary_at(int line) const;
 
@@ -51,7 +55,8 @@ struct SourceMap {
 /// header and its block, and, for an outlined stage, the call of its function (a function
 /// shared by several stages holds the lines of the first of them; a call in a rolled loop, the
 /// stage of every repetition); each barrier between stages to its boundary. Line numbers are
-/// the unit's; `k` is the kernel (its stages name the TEs and nodes).
+/// the unit's; `k` is the kernel (its stages name the TEs and nodes). The functions' lines come
+/// from the same records.
 SourceMap map_emitted(const EmittedUnit& unit, int kernel, const loop::Kernel& k);
 /// Maps the text loop::print(k) wrote: a stage's line in the kernel header and its
 /// `stage N { ... }` block.

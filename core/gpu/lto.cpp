@@ -22,109 +22,67 @@ namespace souffle::gpu {
 
 namespace {
 
-bool starts_with(const std::string& s, size_t at, const char* p) {
-  return s.compare(at, std::char_traits<char>::length(p), p) == 0;
-}
-
-/// The text of `s` with comments blanked, so that the first words of an item can be read.
-std::string without_comments(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (starts_with(s, i, "//")) {
-      while (i < s.size() && s[i] != '\n') ++i;
-      out += '\n';
-    } else {
-      out += s[i];
-    }
+/// The source's lines (without their newlines).
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t from = 0; from < s.size();) {
+    size_t to = s.find('\n', from);
+    if (to == std::string::npos) to = s.size();
+    out.push_back(s.substr(from, to - from));
+    from = to + 1;
   }
   return out;
 }
 
-std::string first_words(const std::string& item) {
-  std::string t = without_comments(item);
-  size_t b = t.find_first_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : t.substr(b);
-}
-
-constexpr const char* kStagePrefix = "static __device__ __noinline__ ";
+constexpr const char* kStatic = "static ";
 
 }  // namespace
 
-bool split_stage_functions(const std::string& s, StageSplit& out, std::string* why) {
+bool split_stage_functions(const std::string& source, const UnitLayout& layout, StageSplit& out,
+                           std::string* why) {
   out = StageSplit{};
   auto fail = [&](const std::string& w) {
     if (why) *why = w;
     return false;
   };
-  // Top-level items: a preprocessor line, or text up to a `;` or a closing `}` at depth 0
-  // (string and character literals, comments and asm blocks skipped).
-  std::vector<std::string> items;
-  size_t start = 0;
-  int depth = 0;
-  bool line_start = true;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (starts_with(s, i, "//")) {
-      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
-      continue;
-    }
-    if (starts_with(s, i, "/*")) {
-      size_t e = s.find("*/", i + 2);
-      if (e == std::string::npos) return fail("an unclosed comment");
-      i = e + 1;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      for (++i; i < s.size() && s[i] != c; ++i)
-        if (s[i] == '\\') ++i;
-      continue;
-    }
-    if (c == '#' && depth == 0 && line_start) {
-      while (i + 1 < s.size() && s[i + 1] != '\n') ++i;
-      items.push_back(s.substr(start, i + 1 - start));
-      start = i + 1;
-      continue;
-    }
-    if (c == '\n')
-      line_start = true;
-    else if (c != ' ' && c != '\t')
-      line_start = false;
-    if (c == '{') ++depth;
-    if (c == '}' && --depth < 0) return fail("unbalanced braces");
-    if (depth == 0 && (c == ';' || c == '}')) {
-      items.push_back(s.substr(start, i + 1 - start));
-      start = i + 1;
-    }
+  if (layout.stages.empty()) return fail("no stage function");
+  if (layout.kernel.first <= 0) return fail("no kernel");
+  const std::vector<std::string> lines = lines_of(source);
+  const int n = static_cast<int>(lines.size());
+  auto text = [&](int from, int to) {  // lines from..to (1-based, inclusive), each with its \n
+    std::string t;
+    for (int i = from; i <= to; ++i) t += lines[static_cast<size_t>(i - 1)] + "\n";
+    return t;
+  };
+  int at = 1;  // the first line not yet taken
+  for (const FunctionLines& f : layout.stages) {
+    if (f.first < at || f.head < f.first || f.head_last < f.head || f.last < f.head_last ||
+        f.last >= layout.kernel.first)
+      return fail("stage function " + f.name + ": its lines are out of order");
+    const std::string& head = lines[static_cast<size_t>(f.head - 1)];
+    if (head.compare(0, std::char_traits<char>::length(kStatic), kStatic) != 0)
+      return fail("stage function " + f.name + ": its head is not `static`");
+    std::string opens = lines[static_cast<size_t>(f.head_last - 1)];
+    while (!opens.empty() && opens.back() == ' ') opens.pop_back();
+    if (opens.empty() || opens.back() != '{')
+      return fail("stage function " + f.name + ": its head opens no body");
+    out.preamble += text(at, f.first - 1);
+    StageSplit::Function fn;
+    fn.name = f.name;
+    fn.definition = text(f.first, f.head - 1) +
+                    head.substr(std::char_traits<char>::length(kStatic)) + "\n" +
+                    text(f.head + 1, f.last);
+    // The head, declared: its lines without `static ` and without the `{` that opens the body.
+    std::string proto = text(f.head, f.head_last).substr(std::char_traits<char>::length(kStatic));
+    proto.erase(proto.rfind('{'));
+    while (!proto.empty() && (proto.back() == ' ' || proto.back() == '\n')) proto.pop_back();
+    fn.prototype = proto + ";\n";
+    out.stages.push_back(std::move(fn));
+    at = f.last + 1;
   }
-  if (depth != 0) return fail("unbalanced braces");
-  std::string tail = s.substr(start);
-  for (const std::string& item : items) {
-    const std::string head = first_words(item);
-    if (head.rfind(kStagePrefix, 0) == 0) {
-      StageSplit::Function f;
-      const size_t at = item.find(kStagePrefix);
-      f.definition = item.substr(0, at) + item.substr(at + 7);  // drop "static "
-      const std::string sig = head.substr(7, head.find('{') - 7);
-      size_t paren = sig.find('(');
-      if (paren == std::string::npos) return fail("a stage function without parameters");
-      size_t name_end = sig.find_last_not_of(" \t\n", paren - 1);
-      size_t name_begin = sig.find_last_of(" \t\n", name_end);
-      f.name = sig.substr(name_begin + 1, name_end - name_begin);
-      std::string proto = sig;
-      while (!proto.empty() && (proto.back() == ' ' || proto.back() == '\n')) proto.pop_back();
-      f.prototype = proto + ";\n";
-      out.stages.push_back(std::move(f));
-    } else if (head.find("__global__") != std::string::npos &&
-               head.find('{') != std::string::npos) {
-      if (!out.kernel.empty()) return fail("more than one kernel");
-      out.kernel = item;
-    } else {
-      (out.kernel.empty() ? out.preamble : out.kernel) += item;
-    }
-  }
-  out.kernel += tail;
-  if (out.kernel.empty()) return fail("no kernel");
-  if (out.stages.empty()) return fail("no stage function");
+  if (layout.kernel.first > n) return fail("no kernel");
+  out.preamble += text(at, layout.kernel.first - 1);
+  out.kernel = text(layout.kernel.first, n);
   return true;
 }
 
@@ -258,9 +216,9 @@ std::optional<KernelResources> linked_resources(const std::vector<uint8_t>& cubi
 }
 }  // namespace
 
-CompileResult compile_cuda_separate(const std::string& source, const std::string& name,
-                                    const CompileOptions& options, const SeparateOptions& sep,
-                                    SeparateInfo* info) {
+CompileResult compile_cuda_separate(const std::string& source, const UnitLayout& layout,
+                                    const std::string& name, const CompileOptions& options,
+                                    const SeparateOptions& sep, SeparateInfo* info) {
   SeparateInfo local;
   SeparateInfo& li = info ? *info : local;
   li = SeparateInfo{};
@@ -271,7 +229,7 @@ CompileResult compile_cuda_separate(const std::string& source, const std::string
     li.why_whole = "a compute_XX arch has no CUBIN to link";
   else if (!nvjitlink_available())
     li.why_whole = "nvJitLink is not available";
-  else if (!split_stage_functions(source, split, &li.why_whole)) {
+  else if (!split_stage_functions(source, layout, split, &li.why_whole)) {
   }
   if (!li.why_whole.empty()) return compile_cuda(source, name, options);
 #ifndef SOUFFLE_HAVE_NVRTC

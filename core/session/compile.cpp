@@ -438,7 +438,11 @@ double compile_kernels(std::vector<CompiledKernel>& kernels, const gpu::GpuSpec&
           so.function_max_registers = function_register_cap(
               kernels[programs[at / archs].kernels.front()], programs[at / archs].cap, gpu);
           gpu::SeparateInfo info;
-          results[at] = gpu::compile_cuda_separate(j.source, j.name, j.options, so, &info);
+          // The program's text keeps the lines of its first kernel's (kernel_dedup.h), so the
+          // kernel's layout places its functions in it.
+          results[at] = gpu::compile_cuda_separate(
+              j.source, kernels[programs[at / archs].kernels.front()].cuda_map.functions, j.name,
+              j.options, so, &info);
           linked[at] = info.linked ? 1 : 0;
           why_whole[at] = info.why_whole;
         } else {

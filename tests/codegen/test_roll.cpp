@@ -139,12 +139,29 @@ EmittedUnit as_emitted(const std::string& cuda) {
   static const std::regex arena(
       R"([A-Za-z_][A-Za-z0-9_ ]*\* const [A-Za-z_][A-Za-z0-9_]* = reinterpret_cast<[A-Za-z_][A-Za-z0-9_ ]*\*>\(souffle_smem \+ [0-9]+\);)");
   EmittedUnit u;
+  // What the emitter records of its functions: each one's head line and the parameter lines up
+  // to the one that opens its body, and every line to its closing brace at the top level.
+  LinePart part = LinePart::Preamble;
+  bool in_head = false;
   for (const std::string& l : lines_of(cuda)) {
     EmittedLine e;
     e.text = l;
     std::string c = l.substr(0, l.find("//"));
     c = trimmed(c);
     while (!c.empty() && c.back() == ' ') c.pop_back();
+    const bool stage_head = l.rfind("static __device__", 0) == 0;
+    if (stage_head || l.rfind("extern \"C\" __global__", 0) == 0) {
+      part = stage_head ? LinePart::StageFunction : LinePart::Kernel;
+      u.functions.push_back(l);
+      e.role = LineRole::FunctionHead;
+      in_head = true;
+    } else if (in_head) {
+      e.role = LineRole::Signature;
+    }
+    e.part = part;
+    e.function = part == LinePart::Preamble ? -1 : static_cast<int>(u.functions.size()) - 1;
+    if (in_head && !c.empty() && c.back() == '{') in_head = false;
+    if (l == "}") part = LinePart::Preamble;
     e.repeatable = c.empty() || c == "{" || c == "}" || c == "grid.sync();" ||
                    c == "__syncthreads();" || c == "__threadfence();";
     for (const std::regex* r : {&guard, &call, &arg, &arena, &thread0, &release})

@@ -19,6 +19,7 @@
 #include "core/session/bundle.h"
 #include "core/session/bundle_manifest.h"
 #include "core/session/compile.h"
+#include "core/session/kernel_dedup.h"
 #include "core/session/load.h"
 #include "core/session/runner.h"
 #include "core/session/runner_cuda.h"
@@ -71,25 +72,49 @@ bool contains(const std::vector<uint8_t>& bytes, const std::string& s) {
   return std::search(bytes.begin(), bytes.end(), s.begin(), s.end()) != bytes.end();
 }
 
-TEST(Lto, SplitKeepsEveryItemOfTheTranslationUnit) {
+TEST(Lto, SplitKeepsEveryLineOfTheTranslationUnit) {
   for (const char* model : {"mmoe", "lstm"})
     for (const CompiledKernel& ck : outlined_kernels(model)) {
       ASSERT_TRUE(ck.ok()) << ck.error;
       gpu::StageSplit sp;
       std::string why;
       const bool has_stages = ck.cuda.find("__noinline__") != std::string::npos;
-      ASSERT_EQ(gpu::split_stage_functions(ck.cuda, sp, &why), has_stages) << why;
+      ASSERT_EQ(gpu::split_stage_functions(ck.cuda, ck.cuda_map.functions, sp, &why), has_stages)
+          << why;
       if (!has_stages) continue;
+      // The emitter's records place every function: the stage functions are the text's
+      // `__noinline__` ones, in order, and the kernel is its `__global__` one.
+      size_t at = 0;
+      for (const auto& f : sp.stages) {
+        at = ck.cuda.find("static __device__ __noinline__ void " + f.name + "(", at);
+        EXPECT_NE(at, std::string::npos) << f.name;
+        EXPECT_NE(sp.kernel.find(f.name + "("), std::string::npos) << "the kernel calls " << f.name;
+        EXPECT_EQ(f.definition.find("static "), std::string::npos) << f.name;
+        EXPECT_EQ(f.prototype.rfind("__device__ __noinline__ void " + f.name + "(", 0), 0u)
+            << f.prototype;
+        EXPECT_EQ(f.prototype.substr(f.prototype.size() - 3), ");\n") << f.prototype;
+      }
       // Preamble, stage definitions (less `static `) and kernel are the source's text.
       size_t total = sp.preamble.size() + sp.kernel.size();
-      for (const auto& f : sp.stages) {
-        total += f.definition.size() + 7;
-        EXPECT_NE(ck.cuda.find(f.name + "("), std::string::npos) << f.name;
-        EXPECT_NE(sp.kernel.find(f.name), std::string::npos) << "the kernel calls " << f.name;
-        EXPECT_EQ(f.prototype.back(), '\n');
-      }
+      for (const auto& f : sp.stages) total += f.definition.size() + 7;
       EXPECT_EQ(total, ck.cuda.size()) << model << " " << ck.name;
       EXPECT_NE(sp.kernel.find("extern \"C\" __global__"), std::string::npos);
+      EXPECT_EQ(sp.kernel.find("__noinline__ void"), std::string::npos);
+      EXPECT_EQ(sp.preamble.find("__noinline__ void"), std::string::npos);
+      EXPECT_EQ(sp.preamble.find("__global__"), std::string::npos);
+      // The canonical text (kernel_dedup.h) keeps the lines: the same layout cuts it.
+      const CanonicalKernel c = canonical_kernel(ck.kernel, ck.name, ck.cuda);
+      gpu::StageSplit csp;
+      ASSERT_TRUE(gpu::split_stage_functions(c.source, ck.cuda_map.functions, csp, &why)) << why;
+      ASSERT_EQ(csp.stages.size(), sp.stages.size());
+      EXPECT_NE(csp.kernel.find(c.entry), std::string::npos);
+      // A layout that is not the text's is refused, not cut anywhere.
+      gpu::UnitLayout shifted = ck.cuda_map.functions;
+      ++shifted.stages[0].head;
+      EXPECT_FALSE(gpu::split_stage_functions(ck.cuda, shifted, sp, &why));
+      EXPECT_FALSE(why.empty());
+      EXPECT_FALSE(gpu::split_stage_functions(ck.cuda, gpu::UnitLayout{}, sp, &why));
+      EXPECT_EQ(why, "no stage function");
     }
 }
 
@@ -118,7 +143,8 @@ TEST(Lto, LinkedKernelLoadsAndReportsItsRegisters) {
   gpu::SeparateOptions so;
   so.link = gpu::SeparateLink::LtoIr;
   gpu::SeparateInfo info;
-  gpu::CompileResult lto = gpu::compile_cuda_separate(pick->cuda, pick->name + ".cu", o, so, &info);
+  gpu::CompileResult lto = gpu::compile_cuda_separate(pick->cuda, pick->cuda_map.functions,
+                                                      pick->name + ".cu", o, so, &info);
   ASSERT_TRUE(lto.ok) << lto.error << lto.log;
   ASSERT_TRUE(info.linked) << info.why_whole;
   EXPECT_GE(info.programs, 2);
@@ -170,7 +196,8 @@ TEST(Lto, ObjectsLinkTakesTheirRegistersFromTheCubin) {
     gpu::SeparateOptions so;
     so.function_max_registers = cap;
     gpu::SeparateInfo info;
-    gpu::CompileResult r = gpu::compile_cuda_separate(pick->cuda, pick->name + ".cu", o, so, &info);
+    gpu::CompileResult r = gpu::compile_cuda_separate(pick->cuda, pick->cuda_map.functions,
+                                                      pick->name + ".cu", o, so, &info);
     ASSERT_TRUE(r.ok) << r.error << r.log;
     ASSERT_TRUE(info.linked) << info.why_whole;
     EXPECT_GE(info.programs, 2);
@@ -210,11 +237,17 @@ TEST(Lto, AFunctionAboveTheKernelsCapDoesNotLinkAndTheCompileSaysWhy) {
       ";\n}\n"
       "extern \"C\" __global__ void __maxnreg__(32) hungry(const float* x, float* y) {\n"
       "  hungry_stage0(x, y);\n}\n";
+  // Where its functions are, as an emitter would record them: the stage function's 52 lines (its
+  // head, 49 declarations, its loop and its closing brace), then the kernel.
+  gpu::UnitLayout layout;
+  layout.stages.push_back({"hungry_stage0", 1, 1, 1, 52});
+  layout.kernel = {"hungry", 53, 53, 53, 55};
+  ASSERT_EQ(std::count(source.begin(), source.end(), '\n'), 55);
   gpu::CompileOptions o;
   o.arch = "sm_80";
   o.use_cache = false;
   gpu::SeparateInfo info;
-  gpu::CompileResult r = gpu::compile_cuda_separate(source, "hungry.cu", o, {}, &info);
+  gpu::CompileResult r = gpu::compile_cuda_separate(source, layout, "hungry.cu", o, {}, &info);
   ASSERT_TRUE(r.ok) << r.log;  // compiled whole instead
   EXPECT_FALSE(info.linked);
   EXPECT_NE(info.why_whole.find("the link failed: "), std::string::npos) << info.why_whole;
@@ -222,7 +255,7 @@ TEST(Lto, AFunctionAboveTheKernelsCapDoesNotLinkAndTheCompileSaysWhy) {
   EXPECT_EQ(info.why_whole.find('\n'), std::string::npos) << "one line";
   gpu::SeparateOptions capped;
   capped.function_max_registers = 32;
-  r = gpu::compile_cuda_separate(source, "hungry.cu", o, capped, &info);
+  r = gpu::compile_cuda_separate(source, layout, "hungry.cu", o, capped, &info);
   ASSERT_TRUE(r.ok) << r.log;
   EXPECT_TRUE(info.linked) << info.why_whole;
   const gpu::KernelResources* k = r.find_kernel("hungry");

@@ -425,13 +425,15 @@ bool CodeGenCuda::emit_stage_elsewhere(const loop::Stage& st) {
   }
   std::vector<std::string> args;
   size_t total = o.function.size() + note.size() + 4;
+  bool labelled = false;  // a packed parameter: its tensor's name goes on its own line's comment
   for (size_t i = 0; i < o.args.size(); ++i) {
     args.push_back(buffer_name(o.args[i].get()));
     if (i < o.offsets.size() && o.offsets[i] != 0)
       args.back() += " + " + std::to_string(o.offsets[i]);
     total += args.back().size() + 2;
+    labelled |= !buffer_label(o.args[i].get()).empty();
   }
-  if (total <= 100) {
+  if (total <= 100 && !labelled) {
     std::string call = o.function + "(";
     for (size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i];
     line(call + ");  " + note, LineRole::StageCall);

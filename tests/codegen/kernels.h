@@ -240,6 +240,29 @@ inline loop::Kernel row_steps_kernel(int steps = 4, bool distinct = false) {
   return k;
 }
 
+/// `steps` stages, stage t filling its own output y_t [1, 128] with t: outlined, each stage's
+/// call takes one argument.
+inline loop::Kernel fill_steps_kernel(int steps) {
+  Expr bx = te::var("bx"), tx = te::var("tx");
+  std::vector<loop::Stmt> body;
+  loop::Kernel k;
+  k.name = "fills";
+  for (int t = 0; t < steps; ++t) {
+    te::Tensor y = te::make_compute_tensor("y" + std::to_string(t), {1, 128}, DType::Float32);
+    Expr i = te::var("i");
+    body.push_back(loop::stage(
+        t, loop::let_stmt(i, bx * ic(128) + tx,
+                          loop::store(y, {ic(0), i}, te::float_imm(static_cast<double>(t))))));
+    k.outputs.push_back(y);
+    k.stages.push_back(
+        stage_info("fill" + std::to_string(t), "injective", "y", "y", "Identity", 1, 128));
+  }
+  k.launch.grid_x = 1;
+  k.launch.block_x = 128;
+  k.body = bind_threads(bx, 1, tx, 128, loop::seq(body));
+  return k;
+}
+
 /// out[r] = sum of x[r, 0..31], one warp per row and two rows per 64-thread block: a butterfly
 /// of xor shuffles, then lane 0 writes.
 inline loop::Kernel warp_sum_kernel() {

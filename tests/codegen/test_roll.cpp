@@ -283,6 +283,29 @@ TEST(Roll, FlagReleasesAndWaitsRollWithTheirSteps) {
   ASSERT_TRUE(r.ok) << r.error;
 }
 
+// A packed kernel's call of one argument is short enough for one line, where the argument's
+// tensor would have no name (its comment is the call's): each packed argument goes on a line of
+// its own whose comment names its tensor, whatever the call's length.
+TEST(Roll, EveryPackedArgumentIsNamedOnItsLine) {
+  const loop::Kernel k = testing::fill_steps_kernel(260);
+  ASSERT_TRUE(takes_packed_params(k));
+  CudaEmitOptions o;
+  o.outlining = StageOutlining::Always;
+  o.roll = false;
+  loop::KernelSet one;
+  one.kernels = {k};
+  const std::string cuda = emit_cuda(one, o);
+  int packed_args = 0;
+  for (const std::string& l : lines_of(cuda)) {
+    const size_t ref = l.find(std::string(kPackedArgs) + ".p[");
+    if (ref == std::string::npos || l.find("//") < ref) continue;  // a comment mentions it
+    ++packed_args;
+    EXPECT_EQ(l.find("_stage"), std::string::npos) << "a call on one line: " << l;
+    EXPECT_NE(l.find(");  // y"), std::string::npos) << l;
+  }
+  EXPECT_EQ(packed_args, 260);
+}
+
 // A kernel of 300 steps takes its 302 tensors packed in one parameter (kPackedParamsMin): the
 // repeated calls differ in their index into the array, which the loop computes from the
 // repetition; the loop makes the same calls and NVRTC compiles it. Its stage function keeps one

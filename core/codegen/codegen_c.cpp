@@ -926,6 +926,7 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
   const std::vector<KernelParam> ps = params(k);
   const bool packed = packs_params(k, ps.size());
   std::vector<std::string> decls;
+  std::vector<EmittedPointer> pointers;  // EmittedFunction::params
   std::string summary;
   m_labels.clear();
   for (size_t i = 0; i < ps.size(); ++i) {
@@ -943,6 +944,7 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
     } else {
       m_buffers[p.tensor.get()] = p.name;
       decls.push_back(cq + tn + "* " + restrict_qualifier() + " " + p.name);
+      pointers.push_back({p.name, tn, !cq.empty()});
     }
     summary += (summary.empty() ? "" : ", ") + p.name + " (" + param_role_name(p.role) + " " +
                dtype_name(p.tensor->dtype) + shape_str(p.tensor->shape) + ")";
@@ -970,8 +972,8 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
     line("};");
   }
   m_line_part = m_function_part;
-  m_line_function = static_cast<int>(m_function_names.size());
-  m_function_names.push_back(kname);
+  m_line_function = static_cast<int>(m_functions.size());
+  m_functions.push_back({kname, std::move(pointers)});
   line(comment_text(function_comment(k)), LineRole::Signature);
   if (!summary.empty()) line(comment_text("// params: " + summary), LineRole::Signature);
   m_function_name = kname;
@@ -1020,7 +1022,7 @@ EmittedUnit CodeGenC::emitted_unit() {
     from = to + 1;
   }
   u.lines.insert(u.lines.end(), m_lines.begin(), m_lines.end());
-  u.functions = m_function_names;
+  u.functions = m_functions;
   return u;
 }
 

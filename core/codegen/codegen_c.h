@@ -131,6 +131,8 @@ class CodeGenC {
   void line(const std::string& text, LineRole role = LineRole::Code);
   /// A line of role `role` that a rolled loop may (or may not) hold (EmittedLine::repeatable).
   void line(const std::string& text, LineRole role, bool repeatable);
+  /// Records the pointer the line just written declares (EmittedLine::declares).
+  void declares(EmittedPointer pointer) { m_lines.back().declares = std::move(pointer); }
   void open(const std::string& head, LineRole role = LineRole::Code);  ///< "head {" and indent
   void open(const std::string& head, LineRole role, bool repeatable);
   void close(const std::string& tail = "}", LineRole role = LineRole::Code);
@@ -180,8 +182,8 @@ class CodeGenC {
   /// The part and function the lines written now belong to (EmittedLine::part, ::function).
   LinePart m_line_part = LinePart::Preamble;
   int m_line_function = -1;
-  std::vector<std::string> m_function_names;  ///< EmittedUnit::functions
-  int m_line_boundary = -1;                   ///< the boundary the next line's barrier stands for
+  std::vector<EmittedFunction> m_functions;  ///< EmittedUnit::functions
+  int m_line_boundary = -1;                  ///< the boundary the next line's barrier stands for
   int m_depth = 0;
   const loop::Kernel* m_kernel = nullptr;
   int m_stage_depth = 0;       ///< Stage nodes open around the statement being emitted

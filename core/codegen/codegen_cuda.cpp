@@ -136,6 +136,7 @@ void CodeGenCuda::emit_shared_alloc(const loop::Allocate& a, const std::string& 
              std::to_string(slot.offset) + ");  // " + std::to_string(slot.bytes) +
              " B of the arena",
          LineRole::ArenaPointer);
+    declares({name, tn, false});
     return;
   }
   int64_t n = 1;

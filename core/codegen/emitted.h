@@ -33,6 +33,21 @@ enum class LinePart : uint8_t {
   Kernel,         ///< a `__global__` kernel (or a C function): its comments, head and body
 };
 
+/// A pointer the emitted code declares: a function's tensor parameter, or a pointer into the
+/// shared arena.
+struct EmittedPointer {
+  std::string name;       ///< empty: none
+  std::string type;       ///< what it points to, as printed ("float", "__half")
+  bool is_const = false;  ///< a pointer to const
+};
+
+/// A function of the unit as the emitter wrote it.
+struct EmittedFunction {
+  std::string name;
+  /// Its pointer parameters, in order (none for a kernel whose tensors come packed in one).
+  std::vector<EmittedPointer> params;
+};
+
 /// One emitted line.
 struct EmittedLine {
   std::string text;  ///< without its newline
@@ -53,6 +68,8 @@ struct EmittedLine {
   /// With part StageFunction or Kernel: the function's number in the unit (emit order, an index
   /// into EmittedUnit::functions); every line of one function has it. -1 in the preamble.
   int function = -1;
+  /// A line of role ArenaPointer: the pointer into the shared arena it declares.
+  EmittedPointer declares;
   /// Whether a loop over repetitions of the line's statement may hold the line (roll.h): a
   /// brace, a comment, a barrier, a stage call or one of its arguments, an arena pointer, an
   /// `if` on block/thread index arithmetic, a flag release or wait whose indices are such
@@ -68,7 +85,7 @@ bool index_arithmetic(const std::string& s, const std::vector<std::string>& word
 /// A translation unit as the emitter wrote it: text() is the lines joined by newlines.
 struct EmittedUnit {
   std::vector<EmittedLine> lines;
-  std::vector<std::string> functions;  ///< each function's name as emitted, by number
+  std::vector<EmittedFunction> functions;  ///< by number (EmittedLine::function)
   std::string text() const;
 };
 

@@ -125,13 +125,14 @@ struct Varying {
 
 class KernelRoller {
  public:
-  KernelRoller(const std::vector<EmittedLine>& signature, std::vector<EmittedLine> body,
-               int min_repeats, int& loop_counter, RollStats& stats)
+  KernelRoller(const EmittedFunction& kernel, std::vector<EmittedLine> body, int min_repeats,
+               int& loop_counter, RollStats& stats)
       : m_body(std::move(body)),
         m_min_repeats(min_repeats),
         m_loop_counter(loop_counter),
         m_stats(stats) {
-    read_signature(signature);
+    // The kernel's pointer parameters, as the emitter declared them.
+    for (const EmittedPointer& p : kernel.params) m_pointers[p.name] = {p.type, p.is_const};
   }
 
   std::vector<EmittedLine> run() {
@@ -170,29 +171,6 @@ class KernelRoller {
   }
 
  private:
-  /// The kernel's pointer parameters, as the emitter declares them ("[const ]TYPE* __restrict__
-  /// NAME", separated by commas).
-  void read_signature(const std::vector<EmittedLine>& signature) {
-    std::string all;
-    for (const EmittedLine& l : signature) all += code_of(l.text) + " ";
-    std::string decl;
-    for (size_t i = 0; i <= all.size(); ++i) {
-      if (i < all.size() && all[i] != ',' && all[i] != '(' && all[i] != ')') {
-        decl += all[i];
-        continue;
-      }
-      const size_t star = decl.find('*'), restrict_at = decl.find("__restrict__");
-      if (star != std::string::npos && restrict_at != std::string::npos && star < restrict_at) {
-        std::string type = trim(decl.substr(0, star));
-        const bool is_const = type.compare(0, 6, "const ") == 0;
-        if (is_const) type = trim(type.substr(6));
-        const std::string name = trim(decl.substr(restrict_at + 12));
-        if (!type.empty() && !name.empty()) m_pointers[name] = {type, is_const};
-      }
-      decl.clear();
-    }
-  }
-
   /// The statements of the body at its top level (two spaces of indent): a brace block or an
   /// `if` with its braces, a call over several lines, or one line. Comment-only lines join the
   /// statement after them.
@@ -224,16 +202,9 @@ class KernelRoller {
       st.rollable = rollable(head, st);
       // A declaration at the body's top level is seen by later statements: such a statement is
       // never rolled (its name would go out of scope); inside braces, names are its own.
-      if (!st.rollable) {
-        // A top-level pointer into the shared arena: "TYPE* const NAME = reinterpret_cast<...".
-        const std::string code = trim(code_of(m_body[st.first].text));
-        const size_t star = code.find("* const ");
-        const size_t eq = code.find(" = reinterpret_cast<");
-        if (star != std::string::npos && eq != std::string::npos && star < eq) {
-          const std::string name = code.substr(star + 8, eq - star - 8);
-          m_pointers[name] = {code.substr(0, star), false};
-        }
-      }
+      // A top-level pointer into the shared arena (the emitter recorded what it declares).
+      if (const EmittedPointer& d = m_body[st.first].declares; !st.rollable && !d.name.empty())
+        m_pointers[d.name] = {d.type, d.is_const};
       std::string key;
       for (const Token& t : st.tokens) {
         if (t.kind == Token::Kind::Number)
@@ -592,16 +563,20 @@ void roll_repeated_statements(EmittedUnit& unit, int min_repeats, RollStats* sta
       ++j;
     size_t end = j;
     while (end + 1 < lines.size() && lines[end + 1].function == function) ++end;
-    std::vector<EmittedLine> signature(lines.begin() + static_cast<std::ptrdiff_t>(i),
-                                       lines.begin() + static_cast<std::ptrdiff_t>(j + 1));
-    out.insert(out.end(), signature.begin(), signature.end());
+    if (end == j) {  // a head that closes no body: nothing to roll
+      for (; i <= end; ++i) out.push_back(std::move(lines[i]));
+      continue;
+    }
+    out.insert(out.end(), lines.begin() + static_cast<std::ptrdiff_t>(i),
+               lines.begin() + static_cast<std::ptrdiff_t>(j + 1));
     std::vector<EmittedLine> body(lines.begin() + static_cast<std::ptrdiff_t>(j + 1),
                                   lines.begin() + static_cast<std::ptrdiff_t>(end));
     bool top_level = !body.empty();
     for (const EmittedLine& l : body)
       top_level &= trim(l.text).empty() || (l.text.size() > 2 && l.text.compare(0, 2, "  ") == 0);
     if (top_level && static_cast<int>(body.size()) >= min_repeats) {
-      KernelRoller roller(signature, std::move(body), min_repeats, loop_counter, st);
+      KernelRoller roller(unit.functions.at(static_cast<size_t>(function)), std::move(body),
+                          min_repeats, loop_counter, st);
       body = roller.run();
     }
     for (EmittedLine& l : body) out.push_back(std::move(l));

@@ -152,7 +152,7 @@ SourceMap map_emitted(const EmittedUnit& unit, int kernel, const loop::Kernel& k
     const EmittedLine& l = unit.lines[i];
     if (l.kernel != kernel || l.function < 0) continue;
     gpu::FunctionLines f;
-    f.name = unit.functions.at(static_cast<size_t>(l.function));
+    f.name = unit.functions.at(static_cast<size_t>(l.function)).name;
     f.first = static_cast<int>(i) + 1;
     size_t last = i;
     while (last + 1 < unit.lines.size() && unit.lines[last + 1].function == l.function) ++last;

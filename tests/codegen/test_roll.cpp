@@ -138,6 +138,10 @@ EmittedUnit as_emitted(const std::string& cuda) {
   static const std::regex arg(R"([A-Za-z_][A-Za-z0-9_]*( \+ [0-9]+)?(,|\);))");
   static const std::regex arena(
       R"([A-Za-z_][A-Za-z0-9_ ]*\* const [A-Za-z_][A-Za-z0-9_]* = reinterpret_cast<[A-Za-z_][A-Za-z0-9_ ]*\*>\(souffle_smem \+ [0-9]+\);)");
+  static const std::regex param(
+      R"((const )?([A-Za-z_][A-Za-z0-9_ ]*)\* __restrict__ ([A-Za-z_]\w*))");
+  static const std::regex arena_decl(
+      R"(([A-Za-z_][A-Za-z0-9_ ]*)\* const ([A-Za-z_][A-Za-z0-9_]*) = reinterpret_cast<.*)");
   EmittedUnit u;
   // What the emitter records of its functions: each one's head line and the parameter lines up
   // to the one that opens its body, and every line to its closing brace at the top level.
@@ -152,11 +156,19 @@ EmittedUnit as_emitted(const std::string& cuda) {
     const bool stage_head = l.rfind("static __device__", 0) == 0;
     if (stage_head || l.rfind("extern \"C\" __global__", 0) == 0) {
       part = stage_head ? LinePart::StageFunction : LinePart::Kernel;
-      u.functions.push_back(l);
+      u.functions.push_back({l, {}});
       e.role = LineRole::FunctionHead;
       in_head = true;
     } else if (in_head) {
       e.role = LineRole::Signature;
+    }
+    if (in_head) {  // the function's pointer parameters
+      for (std::sregex_iterator m(l.begin(), l.end(), param), end; m != end; ++m)
+        u.functions.back().params.push_back({(*m)[3], (*m)[2], (*m)[1].matched});
+    }
+    if (std::smatch m; std::regex_match(c, m, arena_decl)) {
+      e.role = LineRole::ArenaPointer;
+      e.declares = {m[2], m[1], false};
     }
     e.part = part;
     e.function = part == LinePart::Preamble ? -1 : static_cast<int>(u.functions.size()) - 1;

@@ -22,18 +22,6 @@ namespace souffle::gpu {
 
 namespace {
 
-/// The source's lines (without their newlines).
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  for (size_t from = 0; from < s.size();) {
-    size_t to = s.find('\n', from);
-    if (to == std::string::npos) to = s.size();
-    out.push_back(s.substr(from, to - from));
-    from = to + 1;
-  }
-  return out;
-}
-
 constexpr const char* kStatic = "static ";
 
 }  // namespace
@@ -47,11 +35,15 @@ bool split_stage_functions(const std::string& source, const UnitLayout& layout, 
   };
   if (layout.stages.empty()) return fail("no stage function");
   if (layout.kernel.first <= 0) return fail("no kernel");
-  const std::vector<std::string> lines = lines_of(source);
+  const std::vector<std::string_view> lines = split_lines(source);
   const int n = static_cast<int>(lines.size());
+  if (layout.kernel.first > n) return fail("the layout's kernel starts past the text's end");
   auto text = [&](int from, int to) {  // lines from..to (1-based, inclusive), each with its \n
     std::string t;
-    for (int i = from; i <= to; ++i) t += lines[static_cast<size_t>(i - 1)] + "\n";
+    for (int i = from; i <= to; ++i) {
+      t += lines[static_cast<size_t>(i - 1)];
+      t += '\n';
+    }
     return t;
   };
   int at = 1;  // the first line not yet taken
@@ -59,19 +51,20 @@ bool split_stage_functions(const std::string& source, const UnitLayout& layout, 
     if (f.first < at || f.head < f.first || f.head_last < f.head || f.last < f.head_last ||
         f.last >= layout.kernel.first)
       return fail("stage function " + f.name + ": its lines are out of order");
-    const std::string& head = lines[static_cast<size_t>(f.head - 1)];
+    const std::string_view head = lines[static_cast<size_t>(f.head - 1)];
     if (head.compare(0, std::char_traits<char>::length(kStatic), kStatic) != 0)
       return fail("stage function " + f.name + ": its head is not `static`");
-    std::string opens = lines[static_cast<size_t>(f.head_last - 1)];
-    while (!opens.empty() && opens.back() == ' ') opens.pop_back();
+    std::string_view opens = lines[static_cast<size_t>(f.head_last - 1)];
+    while (!opens.empty() && opens.back() == ' ') opens.remove_suffix(1);
     if (opens.empty() || opens.back() != '{')
       return fail("stage function " + f.name + ": its head opens no body");
     out.preamble += text(at, f.first - 1);
     StageSplit::Function fn;
     fn.name = f.name;
-    fn.definition = text(f.first, f.head - 1) +
-                    head.substr(std::char_traits<char>::length(kStatic)) + "\n" +
-                    text(f.head + 1, f.last);
+    fn.definition = text(f.first, f.head - 1);
+    fn.definition += head.substr(std::char_traits<char>::length(kStatic));
+    fn.definition += '\n';
+    fn.definition += text(f.head + 1, f.last);
     // The head, declared: its lines without `static ` and without the `{` that opens the body.
     std::string proto = text(f.head, f.head_last).substr(std::char_traits<char>::length(kStatic));
     proto.erase(proto.rfind('{'));
@@ -80,7 +73,6 @@ bool split_stage_functions(const std::string& source, const UnitLayout& layout, 
     out.stages.push_back(std::move(fn));
     at = f.last + 1;
   }
-  if (layout.kernel.first > n) return fail("no kernel");
   out.preamble += text(at, layout.kernel.first - 1);
   out.kernel = text(layout.kernel.first, n);
   return true;

@@ -113,6 +113,10 @@ TEST(Lto, SplitKeepsEveryLineOfTheTranslationUnit) {
       ++shifted.stages[0].head;
       EXPECT_FALSE(gpu::split_stage_functions(ck.cuda, shifted, sp, &why));
       EXPECT_FALSE(why.empty());
+      gpu::UnitLayout past = ck.cuda_map.functions;  // lines the text does not have
+      past.kernel.first = 1 << 20;
+      past.stages.back().last = past.kernel.first - 1;
+      EXPECT_FALSE(gpu::split_stage_functions(ck.cuda, past, sp, &why));
       EXPECT_FALSE(gpu::split_stage_functions(ck.cuda, gpu::UnitLayout{}, sp, &why));
       EXPECT_EQ(why, "no stage function");
     }

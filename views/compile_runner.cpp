@@ -11,6 +11,7 @@
 #include "core/session/compile.h"
 #include "core/session/kernel_cache.h"
 #include "core/session/kernel_dedup.h"
+#include "core/session/pipeline.h"
 #include "core/support/error.h"
 #include "views/kernel_stages.h"
 
@@ -210,7 +211,12 @@ CompileDataPtr CompileRunner::run(
           ck.cuda = std::move(planted);
         }
         if (mine->error.empty() && !mine->kernels.empty()) {
-          compile_kernels(mine->kernels, spec, options);
+          PipelineOptions o;
+          o.until = plan::Step::Compile;
+          o.gpu = spec;
+          o.compile = options;
+          mine->kernels =
+              run_pipeline(p, std::move(mine->kernels), plan::Step::Compile, o).kernels.kernels;
           mine->compiled_here = true;
         }
         pk = mine;

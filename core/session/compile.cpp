@@ -96,7 +96,8 @@ std::string target_arch(const std::string& arch, const std::string& source) {
 
 std::vector<CompiledKernel> build_compiled_kernels(
     const plan::FusionPlan& plan, const schedule::PlanPricer* pricer, schedule::SyncMode sync,
-    const std::atomic<bool>* cancel, const std::function<void(const std::string&)>& building) {
+    const std::atomic<bool>* cancel, const std::function<void(const std::string&)>& building,
+    const std::vector<int>& only) {
   // The plan's schedule configuration and build options (plan_build), as its pricing built
   // them: under rules and unfused a partition that would need a grid barrier becomes several
   // launches (kernelN.0, kernelN.1, ...).
@@ -126,7 +127,9 @@ std::vector<CompiledKernel> build_compiled_kernels(
     ck.error = std::string("cannot build ") + e.what();
     out.push_back(std::move(ck));
   };
-  auto any_te = [](const plan::Partition& p) {
+  // A partition with no TE has no kernel; one left out by `only` is not built.
+  auto any_te = [&only](const plan::Partition& p) {
+    if (!only.empty() && std::find(only.begin(), only.end(), p.id) == only.end()) return false;
     for (const plan::Stage& st : p.stages)
       if (!st.tes.empty()) return true;
     return false;
@@ -147,28 +150,31 @@ std::vector<CompiledKernel> build_compiled_kernels(
     return out;
   }
   // The whole plan at once is the common case; when one partition cannot be built, each is
-  // built alone so that the others still get their kernels.
-  try {
-    loop::KernelSet ks = build_plan_kernels(plan, config, bo);
-    take(ks);
-  } catch (const KernelBuildError&) {
-    out.clear();
-    plan::FusionPlan one;
-    one.program = plan.program;
-    one.index = plan::index_of(plan);  // indexed once, not per partition
-    one.strategy = plan.strategy;
-    one.gpu = plan.gpu;
-    one.gpu_spec = plan.gpu_spec;
-    one.precision = plan.precision;
-    for (const plan::Partition& p : plan.partitions) {
-      if (!any_te(p)) continue;
-      one.partitions = {p};
-      try {
-        loop::KernelSet ks = build_plan_kernels(one, config, bo);
-        take(ks);
-      } catch (const KernelBuildError& e) {
-        failed(p, e);
-      }
+  // built alone so that the others still get their kernels (and so are some partitions).
+  if (only.empty()) {
+    try {
+      loop::KernelSet ks = build_plan_kernels(plan, config, bo);
+      take(ks);
+      return out;
+    } catch (const KernelBuildError&) {
+      out.clear();
+    }
+  }
+  plan::FusionPlan one;
+  one.program = plan.program;
+  one.index = plan::index_of(plan);  // indexed once, not per partition
+  one.strategy = plan.strategy;
+  one.gpu = plan.gpu;
+  one.gpu_spec = plan.gpu_spec;
+  one.precision = plan.precision;
+  for (const plan::Partition& p : plan.partitions) {
+    if (!any_te(p)) continue;
+    one.partitions = {p};
+    try {
+      loop::KernelSet ks = build_plan_kernels(one, config, bo);
+      take(ks);
+    } catch (const KernelBuildError& e) {
+      failed(p, e);
     }
   }
   return out;

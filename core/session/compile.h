@@ -163,11 +163,13 @@ CompileReport compile_plan(const plan::FusionPlan& plan, const CompileOptions& o
 /// launch in plan order; a partition that cannot be built gets an entry with its error, the
 /// others are built alone.
 /// With `cancel` (CompileOptions::cancel) it throws Cancelled between partitions once the flag
-/// is set; `building` is told each partition's kernel name as its build starts.
+/// is set; `building` is told each partition's kernel name as its build starts. With `only`
+/// (partition ids), the kernels of those partitions alone (PipelineOptions::partitions).
 std::vector<CompiledKernel> build_compiled_kernels(
     const plan::FusionPlan& plan, const schedule::PlanPricer* pricer = nullptr,
     schedule::SyncMode sync = schedule::SyncMode::Grid, const std::atomic<bool>* cancel = nullptr,
-    const std::function<void(const std::string&)>& building = {});
+    const std::function<void(const std::string&)>& building = {},
+    const std::vector<int>& only = {});
 /// The emit half: each built kernel's CUDA C (`cuda`, `name`, `launch`); an error names a kernel
 /// that cannot be emitted. Throws Cancelled between kernels once `cancel` is set.
 void emit_compiled_kernels(std::vector<CompiledKernel>& kernels,

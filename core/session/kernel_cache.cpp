@@ -9,6 +9,7 @@
 
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/plan_pricer.h"
+#include "core/session/pipeline.h"
 #include "core/support/fault.h"
 
 namespace souffle {
@@ -44,6 +45,16 @@ gpu::GpuSpec compile_gpu(const plan::FusionPlan& plan, const CompileOptions& opt
   if (!options.gpu.name.empty()) return options.gpu;
   if (plan.gpu_spec.sm_count > 0) return plan.gpu_spec;
   return gpu::gpu_spec(plan.gpu);
+}
+
+/// The pipeline's options for the cache's steps over `plan`: its kernels are those the shared
+/// pricer of its GPU and precision builds (as the plan's pricing built them), in its sync mode.
+PipelineOptions cache_steps(const plan::FusionPlan& plan, plan::Step until) {
+  PipelineOptions o;
+  o.until = until;
+  o.compile.pricer = schedule::shared_pricer(plan.gpu_spec, plan.precision);
+  o.compile.sync = plan.sync;
+  return o;
 }
 
 }  // namespace
@@ -132,7 +143,9 @@ PartitionKernelsPtr KernelCache::emitted(const std::string& key, const plan::Fus
       out->kernels.push_back(std::move(ck));
     }
     auto t0 = std::chrono::steady_clock::now();
-    emit_compiled_kernels(out->kernels);
+    out->kernels = run_pipeline(plan, std::move(out->kernels), plan::Step::Emit,
+                                cache_steps(plan, plan::Step::Emit))
+                       .kernels.kernels;
     out->emit_ms = ms_since(t0);
   }
   std::lock_guard<std::mutex> lock(m_mutex);
@@ -189,11 +202,17 @@ PartitionKernelsPtr KernelCache::kernels(const plan::FusionPlan& plan, size_t in
   Built b;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    // What the pipeline's build kernels step takes for this partition: the plan's pricer's
-    // kernels (those its pricing built and kept, else built now as pricing builds them).
+    // The pipeline's build kernels step for this partition alone: the plan's pricer's kernels
+    // (those its pricing built and kept, else built now as pricing builds them).
     fault::point("kernel_cache.build");
-    b.kernels = std::make_shared<const loop::KernelSet>(
-        schedule::shared_pricer(plan.gpu_spec, plan.precision)->kernels(plan, p));
+    PipelineOptions o = cache_steps(plan, plan::Step::BuildKernels);
+    o.partitions = {p.id};
+    loop::KernelSet ks;
+    for (CompiledKernel& ck : run_pipeline(plan, o).kernels.kernels) {
+      if (!ck.error.empty() && b.error.empty()) b.error = ck.error;
+      ks.kernels.push_back(std::move(ck.kernel));
+    }
+    if (b.error.empty()) b.kernels = std::make_shared<const loop::KernelSet>(std::move(ks));
   } catch (const std::logic_error&) {
     abandon(k, promise);
     throw;  // a bug reaches the caller and whoever waits; it is never the kernel's error
@@ -294,7 +313,13 @@ PartitionKernelsPtr KernelCache::compiled(const plan::FusionPlan& plan, size_t i
     return out;
   }
   if (out->error.empty() && !out->kernels.empty()) {
-    out->compile_ms = compile_kernels(out->kernels, compile_gpu(plan, options), options);
+    PipelineOptions o;
+    o.until = plan::Step::Compile;
+    o.gpu = compile_gpu(plan, options);
+    o.compile = options;
+    PipelineResult r = run_pipeline(plan, std::move(out->kernels), plan::Step::Compile, o);
+    out->kernels = std::move(r.kernels.kernels);
+    out->compile_ms = r.kernels.compile_ms;
     out->compiled_here = true;
   }
   std::lock_guard<std::mutex> lock(m_mutex);

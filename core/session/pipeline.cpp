@@ -143,6 +143,9 @@ struct Source {
   std::optional<std::string_view> bytes;
   const LoadedModel* loaded = nullptr;
   const plan::FusionPlan* plan = nullptr;  ///< a plan made before: from build kernels on
+  /// With `plan`: its kernels built (and emitted, from compile) before: from `from` on.
+  std::vector<CompiledKernel>* kernels = nullptr;
+  Step from = Step::BuildKernels;
 };
 
 /// Input ports declared a sequence or an optional: they must be bound (folded away).
@@ -170,6 +173,14 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
   if (src.plan && (o.until < Step::BuildKernels || o.tune_measure))
     throw std::invalid_argument(
         "run_pipeline: a plan runs from build kernels to build kernels or later, untuned");
+  if (src.kernels && ((src.from != Step::Emit && src.from != Step::Compile) || o.until < src.from))
+    throw std::invalid_argument(fmt::format(
+        "run_pipeline: kernels built before run from emit or compile to that step or later, "
+        "not from {} to {}",
+        plan::step_name(src.from), plan::step_name(o.until)));
+  if (!o.partitions.empty() && o.tune_measure)
+    throw std::invalid_argument(
+        "run_pipeline: measured tiles tune the whole plan, not some partitions");
   PipelineResult out;
   Steps steps(o, out.passes);
   if (!src.loaded && !src.plan) {
@@ -257,38 +268,51 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
   }
   if (!reaches(o, Step::BuildKernels)) return out;
   const plan::FusionPlan& plan = src.plan ? *src.plan : out.plan;
-
-  steps.step(
-      Step::BuildKernels,
-      [&] {
-        auto t = Clock::now();
-        if (o.tune_measure) {
-          // Measured tiles recorded in the plan; its kernels built with them.
-          schedule::PlanBuild b = schedule::plan_build(out.plan);
-          b.options.measure = o.tune_measure;
-          b.options.measure_top = o.tune_top;
-          schedule::tune_plan(out.plan, b.config, b.options);
-          out.kernels.kernels = build_compiled_kernels(out.plan, nullptr, out.plan.sync);
-        } else {
-          // The kernels the plan's pricing built for its partitions (built once).
-          out.kernels.kernels = build_compiled_kernels(plan, pricer.get(), sync, o.compile.cancel,
-                                                       o.compile.building);
-        }
-        out.kernels.build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-      },
-      [&] { return kernels_text(out.kernels, false); },
-      [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
+  if (!src.kernels)
+    for (int id : o.partitions)
+      if (std::none_of(plan.partitions.begin(), plan.partitions.end(),
+                       [id](const plan::Partition& p) { return p.id == id; }))
+        throw std::invalid_argument(fmt::format(
+            "run_pipeline: the plan has no partition {} (it has {})", id, plan.partitions.size()));
+  if (src.kernels) {
+    out.kernels.kernels = std::move(*src.kernels);  // built before: no build step
+  } else {
+    steps.step(
+        Step::BuildKernels,
+        [&] {
+          auto t = Clock::now();
+          if (o.tune_measure) {
+            // Measured tiles recorded in the plan; its kernels built with them.
+            schedule::PlanBuild b = schedule::plan_build(out.plan);
+            b.options.measure = o.tune_measure;
+            b.options.measure_top = o.tune_top;
+            schedule::tune_plan(out.plan, b.config, b.options);
+            out.kernels.kernels = build_compiled_kernels(out.plan, nullptr, out.plan.sync);
+          } else {
+            // The kernels the plan's pricing built for its partitions (built once).
+            out.kernels.kernels = build_compiled_kernels(plan, pricer.get(), sync, o.compile.cancel,
+                                                         o.compile.building, o.partitions);
+          }
+          out.kernels.build_ms =
+              std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+        },
+        [&] { return kernels_text(out.kernels, false); },
+        [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
+  }
   if (!reaches(o, Step::Emit)) return out;
-  steps.step(
-      Step::Emit,
-      [&] {
-        auto t = Clock::now();
-        instrument_compiled_kernels(out.kernels.kernels, o.compile.timeline, o.compile.cancel);
-        emit_compiled_kernels(out.kernels.kernels, o.compile.outlining, o.compile.cancel);
-        out.kernels.build_ms += std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-      },
-      [&] { return kernels_text(out.kernels, true); },
-      [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
+  if (!src.kernels || src.from == Step::Emit) {  // emitted before: no emit step
+    steps.step(
+        Step::Emit,
+        [&] {
+          auto t = Clock::now();
+          instrument_compiled_kernels(out.kernels.kernels, o.compile.timeline, o.compile.cancel);
+          emit_compiled_kernels(out.kernels.kernels, o.compile.outlining, o.compile.cancel);
+          out.kernels.build_ms +=
+              std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+        },
+        [&] { return kernels_text(out.kernels, true); },
+        [&](plan::PassRecord& r) { kernel_facts(out.kernels, r); });
+  }
   if (!reaches(o, Step::Compile)) return out;
   steps.step(
       Step::Compile,
@@ -329,6 +353,12 @@ PipelineResult run_pipeline(const LoadedModel& model, const PipelineOptions& o) 
 PipelineResult run_pipeline(const plan::FusionPlan& plan, const PipelineOptions& o) {
   static const std::string no_path;
   return run_steps(Source{no_path, std::nullopt, nullptr, &plan}, o);
+}
+
+PipelineResult run_pipeline(const plan::FusionPlan& plan, std::vector<CompiledKernel> kernels,
+                            Step from, const PipelineOptions& o) {
+  static const std::string no_path;
+  return run_steps(Source{no_path, std::nullopt, nullptr, &plan, &kernels, from}, o);
 }
 
 ShippedKernels shipped_kernels(const plan::FusionPlan& plan, PipelineOptions o) {

@@ -53,7 +53,13 @@ struct PipelineOptions {
   /// tuner's top candidates timed on a GPU, tune_measure.h), records the tiles in the plan's
   /// stages, and builds the kernels with them (the plan's prices stay those of its pricing).
   schedule::MeasureFn tune_measure;
-  size_t tune_top = 8;              ///< candidates tune_measure times per GEMM problem
+  size_t tune_top = 8;  ///< candidates tune_measure times per GEMM problem
+  /// The build kernels, emit and compile steps over some partitions only: those whose
+  /// plan::Partition::id is listed, in plan order (the explorer's kernel cache builds what a
+  /// view shows, one partition at a time). Empty: every partition. An id the plan does not
+  /// have is refused (std::invalid_argument), as is a list with tune_measure (it tunes the
+  /// whole plan).
+  std::vector<int> partitions;
   plan::PassInstrument instrument;  ///< called before and after each step
   bool snapshots = false;           ///< printable snapshots in the records (`--dump-after`)
   /// Keep what the import, analyze and horizontal steps made (LoadedModel::imported,
@@ -101,6 +107,14 @@ PipelineResult run_pipeline(const LoadedModel& model, const PipelineOptions& o);
 /// `o.compile`'s pricer and sync mode, then emitted and compiled up to `o.until` (build kernels
 /// or later; no tune_measure). The result's model and plan are left empty.
 PipelineResult run_pipeline(const plan::FusionPlan& plan, const PipelineOptions& o);
+
+/// run_pipeline from `from` on (emit or compile, up to `o.until`), over kernels of `plan` an
+/// earlier run built (from emit) or built and emitted (from compile), taken as they are: what
+/// the explorer's kernel cache runs on the kernels it keeps, and on a source the user planted
+/// (`o.partitions` is not read: the kernels are those given). The result's model and plan are
+/// left empty; its kernels are `kernels` after the steps.
+PipelineResult run_pipeline(const plan::FusionPlan& plan, std::vector<CompiledKernel> kernels,
+                            Step from, const PipelineOptions& o);
 
 /// The loop-IR kernels compile ships for `plan`, as one set (the plan program's inputs and
 /// outputs): run_pipeline's build-kernels step over the plan with `o.compile`'s pricer and sync

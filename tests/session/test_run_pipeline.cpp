@@ -2,7 +2,8 @@
 // in plan::Step order, it stops after the step asked for, its instrument sees each step once
 // (before and after, the snapshot only where the step changed what it prints), it starts from a
 // file, a file's bytes, a loaded model or a plan alike, and a model it cannot take fails with
-// the file, the node and the reason.
+// the file, the node and the reason; some partitions only, and kernels built before from emit or
+// compile on, go through the same steps.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -243,6 +244,67 @@ TEST(RunPipeline, StartsFromALoadedModelOrAPlanWithTheSameResult) {
   // A loaded model cannot stop before the plan; a plan cannot stop before its kernels.
   EXPECT_THROW(run_pipeline(m, options(Step::Lower)), std::invalid_argument);
   EXPECT_THROW(run_pipeline(whole.plan, options(Step::Price)), std::invalid_argument);
+}
+
+/// Some partitions only (the explorer's kernel cache builds what a view shows), and kernels built
+/// before taken from emit or from compile on: the same steps give the same kernels.
+TEST(RunPipeline, SomePartitionsOrKernelsBuiltBeforeGoThroughTheSameSteps) {
+  const std::string path = std::string(SOUFFLE_SOURCE_DIR) + "/sample_models/mmoe/model.onnx";
+  PipelineOptions rules = options(Step::Emit);
+  rules.strategy = plan::Strategy::Rules;
+  const PipelineResult whole = run_pipeline(path, rules);
+  ASSERT_GE(whole.plan.partitions.size(), 3u);
+  const int id = whole.kernels.kernels.back().partition;
+  std::vector<const CompiledKernel*> want;
+  for (const CompiledKernel& k : whole.kernels.kernels)
+    if (k.partition == id) want.push_back(&k);
+  ASSERT_LT(want.size(), whole.kernels.kernels.size());
+  // One partition's kernels: those of the whole run named for it, through the same steps.
+  PipelineOptions one = options(Step::Emit);
+  one.partitions = {id};
+  const PipelineResult part = run_pipeline(whole.plan, one);
+  EXPECT_EQ(steps_of(part), steps_between(Step::BuildKernels, Step::Emit));
+  ASSERT_EQ(part.kernels.kernels.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(part.kernels.kernels[i].name, want[i]->name);
+    EXPECT_EQ(part.kernels.kernels[i].cuda, want[i]->cuda) << want[i]->name;
+  }
+  // From emit over kernels built before: the emit step alone, the whole run's CUDA.
+  const PipelineResult built = run_pipeline(whole.plan, options(Step::BuildKernels));
+  const PipelineResult emitted =
+      run_pipeline(whole.plan, built.kernels.kernels, Step::Emit, options(Step::Emit));
+  EXPECT_EQ(steps_of(emitted), std::vector<Step>{Step::Emit});
+  ASSERT_EQ(emitted.kernels.kernels.size(), whole.kernels.kernels.size());
+  for (size_t i = 0; i < whole.kernels.kernels.size(); ++i)
+    EXPECT_EQ(emitted.kernels.kernels[i].cuda, whole.kernels.kernels[i].cuda) << i;
+  // From compile over emitted kernels: the compile step alone, NVRTC's results filled in.
+  PipelineOptions nvrtc = options(Step::Compile);
+  nvrtc.compile.archs = {"sm_80"};
+  const PipelineResult compiled =
+      run_pipeline(whole.plan, part.kernels.kernels, Step::Compile, nvrtc);
+  EXPECT_EQ(steps_of(compiled), std::vector<Step>{Step::Compile});
+  ASSERT_EQ(compiled.kernels.kernels.size(), want.size());
+  for (const CompiledKernel& k : compiled.kernels.kernels) {
+    EXPECT_TRUE(k.ok()) << k.name << ": " << k.error;
+    ASSERT_EQ(k.per_arch.size(), 1u) << k.name;
+    EXPECT_FALSE(k.per_arch[0].ptx.empty()) << k.name;
+  }
+  // Refused: a partition the plan does not have; kernels built before from build kernels, or
+  // stopping before the step they start from; some partitions with measured tiles.
+  PipelineOptions missing = options(Step::BuildKernels);
+  missing.partitions = {id + 1000};
+  EXPECT_THROW(run_pipeline(whole.plan, missing), std::invalid_argument);
+  EXPECT_THROW(
+      run_pipeline(whole.plan, built.kernels.kernels, Step::BuildKernels, options(Step::Emit)),
+      std::invalid_argument);
+  EXPECT_THROW(run_pipeline(whole.plan, part.kernels.kernels, Step::Compile, options(Step::Emit)),
+               std::invalid_argument);
+  PipelineOptions tuned = options(Step::BuildKernels);
+  tuned.partitions = {id};
+  tuned.tune_measure = [](const te::ComputeOp&, const std::vector<schedule::TileEstimate>& c) {
+    return std::vector<double>(c.size(), 1.0);
+  };
+  EXPECT_THROW(run_pipeline(path, tuned), std::invalid_argument);
 }
 
 /// Kernel-level verification runs the kernels compile ships: those of the pipeline's

@@ -288,6 +288,20 @@ void CodeGenC::line(const std::string& text, LineRole role) {
 
 void CodeGenC::line(const std::string& text, LineRole role, bool repeatable) {
   const std::string indent(2 * static_cast<size_t>(m_depth), ' ');
+  // The body's top level: a line starts a statement unless it continues one (an argument line
+  // of a call, a closing brace, an else) or comments before it started it.
+  if (m_line_part != LinePart::Preamble && m_depth == 1 && !m_continues &&
+      role != LineRole::StageCallArg) {
+    if (!m_comments_ahead) ++m_statement;
+    bool comments = true;
+    for (size_t from = 0; comments && from <= text.size();) {
+      const size_t to = std::min(text.find('\n', from), text.size());
+      const size_t at = text.find_first_not_of(' ', from);
+      comments = at >= to || text.compare(at, 2, "//") == 0;
+      from = to + 1;
+    }
+    m_comments_ahead = comments;
+  }
   for (size_t from = 0;;) {
     const size_t to = text.find('\n', from);
     EmittedLine l;
@@ -299,6 +313,7 @@ void CodeGenC::line(const std::string& text, LineRole role, bool repeatable) {
     l.boundary = m_line_boundary;
     l.role = role;
     l.repeatable = repeatable;
+    l.statement = m_line_part != LinePart::Preamble && m_depth >= 1 ? m_statement : -1;
     m_line_boundary = -1;
     m_lines.push_back(std::move(l));
     if (to == std::string::npos) break;
@@ -315,7 +330,9 @@ void CodeGenC::open(const std::string& head, LineRole role, bool repeatable) {
 }
 void CodeGenC::close(const std::string& tail, LineRole role) {
   --m_depth;
+  m_continues = true;
   line(tail, tail == "}" && role == LineRole::Code ? LineRole::Brace : role);
+  m_continues = false;
 }
 
 // ---- language facts of plain C ----
@@ -799,7 +816,9 @@ void CodeGenC::emit_stmt(const Stmt& s) {
       emit_stmt(i.then_case);
       if (i.else_case.defined()) {
         --m_depth;
+        m_continues = true;
         line("} else {");
+        m_continues = false;
         ++m_depth;
         emit_stmt(i.else_case);
       }
@@ -973,6 +992,8 @@ void CodeGenC::add_kernel(const loop::Kernel& k) {
   }
   m_line_part = m_function_part;
   m_line_function = static_cast<int>(m_functions.size());
+  m_statement = -1;
+  m_comments_ahead = false;
   m_functions.push_back({kname, std::move(pointers)});
   line(comment_text(function_comment(k)), LineRole::Signature);
   if (!summary.empty()) line(comment_text("// params: " + summary), LineRole::Signature);

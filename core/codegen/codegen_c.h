@@ -185,6 +185,13 @@ class CodeGenC {
   std::vector<EmittedFunction> m_functions;  ///< EmittedUnit::functions
   int m_line_boundary = -1;                  ///< the boundary the next line's barrier stands for
   int m_depth = 0;
+  /// The top-level statement of the function's body being written (EmittedLine::statement);
+  /// whether the top-level lines written last were comments only (they belong to the statement
+  /// after them); whether the line written now continues the open one (a closing brace, an
+  /// `else`).
+  int m_statement = -1;
+  bool m_comments_ahead = false;
+  bool m_continues = false;
   const loop::Kernel* m_kernel = nullptr;
   int m_stage_depth = 0;       ///< Stage nodes open around the statement being emitted
   size_t m_next_boundary = 0;  ///< the kernel's next boundary with a barrier statement

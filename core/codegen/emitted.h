@@ -68,6 +68,12 @@ struct EmittedLine {
   /// With part StageFunction or Kernel: the function's number in the unit (emit order, an index
   /// into EmittedUnit::functions); every line of one function has it. -1 in the preamble.
   int function = -1;
+  /// In a function's body: the top-level statement of the body the line belongs to, numbered
+  /// from 0 in the body (a line, a block with its braces, a call with its argument lines;
+  /// comment lines belong to the statement after them); -1 outside every body (the preamble, a
+  /// function's head and its closing brace). Rolling groups a kernel's body by it (the lines of
+  /// the loops it writes have none; the lines it rolled keep theirs).
+  int statement = -1;
   /// A line of role ArenaPointer: the pointer into the shared arena it declares.
   EmittedPointer declares;
   /// Whether a loop over repetitions of the line's statement may hold the line (roll.h): a

@@ -35,13 +35,6 @@ std::string code_of(const std::string& line) {
   return c == std::string::npos ? line : line.substr(0, c);
 }
 
-std::string trim(const std::string& s) {
-  size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
-
 void tokenize(const std::string& code, size_t line, std::vector<Token>& out) {
   for (size_t i = 0; i < code.size();) {
     const char c = code[i];
@@ -171,35 +164,21 @@ class KernelRoller {
   }
 
  private:
-  /// The statements of the body at its top level (two spaces of indent): a brace block or an
-  /// `if` with its braces, a call over several lines, or one line. Comment-only lines join the
-  /// statement after them.
+  /// The statements of the body at its top level, as the emitter numbered them
+  /// (EmittedLine::statement: a line, a block with its braces, a call with its argument lines,
+  /// the comment lines before any of them).
   void split() {
     size_t l = 0;
     while (l < m_body.size()) {
       Statement st;
       st.first = l;
-      while (l < m_body.size() && trim(code_of(m_body[l].text)).empty() && l + 1 < m_body.size())
-        ++l;
-      const std::string head = trim(code_of(m_body[l].text));
       size_t end = l;
-      if (!head.empty() && head.back() == '{') {
-        int depth = 0;
-        for (; end < m_body.size(); ++end) {
-          for (char c : code_of(m_body[end].text)) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-          if (depth <= 0) break;
-        }
-      } else if (!head.empty() && head.back() == '(') {
-        auto closes = [&](size_t k) {
-          const std::string c = trim(code_of(m_body[k].text));
-          return c.size() >= 2 && c.compare(c.size() - 2, 2, ");") == 0;
-        };
-        while (end + 1 < m_body.size() && !closes(end)) ++end;
-      }
-      end = std::min(end, m_body.size() - 1);
+      while (end + 1 < m_body.size() && m_body[end + 1].statement == m_body[l].statement) ++end;
       st.last = end;
+      size_t head = st.first;
+      while (head < st.last && m_body[head].role == LineRole::Comment) ++head;
       for (size_t k = st.first; k <= st.last; ++k) tokenize(code_of(m_body[k].text), k, st.tokens);
-      st.rollable = rollable(head, st);
+      st.rollable = rollable(m_body[head], st);
       // A declaration at the body's top level is seen by later statements: such a statement is
       // never rolled (its name would go out of scope); inside braces, names are its own.
       // A top-level pointer into the shared arena (the emitter recorded what it declares).
@@ -221,18 +200,17 @@ class KernelRoller {
     }
   }
 
-  /// A statement the loop may repeat: a block or a guard whose lines are all rollable_line, a
-  /// barrier, or a call of a stage function.
-  bool rollable(const std::string& head, Statement& st) const {
-    if (head.empty() || head.compare(0, 7, "extern ") == 0) return false;
-    bool block = head == "{" || (head.compare(0, 4, "if (") == 0 && head.back() == '{');
-    bool call = head.find("_stage") != std::string::npos && head.find('(') != std::string::npos;
-    if (!block && !call && head != "grid.sync();" && head != "__syncthreads();") return false;
-    // Arena pointers declared outside braces are seen by later statements: never rolled.
-    if (!block && head.find("reinterpret_cast") != std::string::npos) return false;
-    // What each line is, the emitter said (EmittedLine::repeatable): braces, barriers, guards
-    // on the block index, stage calls and their arguments, arena pointers, flag releases and
-    // waits. Stage code written inline never is.
+  /// A statement the loop may repeat, by what the emitter said its first line is: a block (its
+  /// braces, or an `if`), a barrier, a flag release or wait, or a call of a stage function,
+  /// whose every line a rolled loop may hold (EmittedLine::repeatable: braces,
+  /// barriers, guards on the block index, stage calls and their arguments, arena pointers, flag
+  /// releases and waits; stage code written inline never is). A pointer into the arena declared
+  /// outside braces is seen by later statements: never rolled.
+  bool rollable(const EmittedLine& head, Statement& st) const {
+    const bool block = head.role == LineRole::Brace || head.role == LineRole::If;
+    if (!block && head.role != LineRole::StageCall && head.role != LineRole::Barrier &&
+        head.role != LineRole::FlagSync)
+      return false;
     for (size_t l = st.first; l <= st.last; ++l)
       if (!m_body[l].repeatable) return false;
     return mark(st);
@@ -571,10 +549,11 @@ void roll_repeated_statements(EmittedUnit& unit, int min_repeats, RollStats* sta
                lines.begin() + static_cast<std::ptrdiff_t>(j + 1));
     std::vector<EmittedLine> body(lines.begin() + static_cast<std::ptrdiff_t>(j + 1),
                                   lines.begin() + static_cast<std::ptrdiff_t>(end));
-    bool top_level = !body.empty();
-    for (const EmittedLine& l : body)
-      top_level &= trim(l.text).empty() || (l.text.size() > 2 && l.text.compare(0, 2, "  ") == 0);
-    if (top_level && static_cast<int>(body.size()) >= min_repeats) {
+    // Every line of the body in one of its top-level statements (the emitter numbered them).
+    const bool numbered =
+        !body.empty() && std::all_of(body.begin(), body.end(),
+                                     [](const EmittedLine& l) { return l.statement >= 0; });
+    if (numbered && static_cast<int>(body.size()) >= min_repeats) {
       KernelRoller roller(unit.functions.at(static_cast<size_t>(function)), std::move(body),
                           min_repeats, loop_counter, st);
       body = roller.run();

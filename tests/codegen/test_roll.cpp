@@ -127,9 +127,10 @@ std::string normalized(const std::string& src) {
   return out;
 }
 
-/// A hand-written kernel text as the emitter would have recorded it (emitted.h): each line
-/// repeatable when it is what the emitter marks so (a brace, a barrier, a guard on the block
-/// index, a stage call or its argument, an arena pointer, a flag release or wait line).
+/// A hand-written kernel text as the emitter would have recorded it (emitted.h): each line's
+/// role, repeatable when it is what the emitter marks so (a brace, a barrier, a guard on the
+/// block index, a stage call or its argument, an arena pointer, a flag release or wait line),
+/// and the top-level statement of its function's body.
 EmittedUnit as_emitted(const std::string& cuda) {
   static const std::regex thread0(R"(if \(threadIdx\.x == 0\) \{)");
   static const std::regex release(R"(atomicAdd\(&[A-Za-z_]\w*\[(bx|[0-9]+|[ *+()-])+\], 1\);)");
@@ -178,7 +179,57 @@ EmittedUnit as_emitted(const std::string& cuda) {
                    c == "__syncthreads();" || c == "__threadfence();";
     for (const std::regex* r : {&guard, &call, &arg, &arena, &thread0, &release})
       e.repeatable = e.repeatable || std::regex_match(c, *r);
+    if (e.role == LineRole::Code) {  // what kind of line the emitter would have said it is
+      if (c.empty())
+        e.role = LineRole::Comment;
+      else if (c == "{" || c == "}")
+        e.role = LineRole::Brace;
+      else if (c == "grid.sync();" || c == "__syncthreads();")
+        e.role = LineRole::Barrier;
+      else if (std::regex_match(c, thread0) || std::regex_match(c, release))
+        e.role = LineRole::FlagSync;
+      else if (std::regex_match(c, guard))
+        e.role = LineRole::If;
+      else if (std::regex_match(c, call))
+        e.role = LineRole::StageCall;
+      else if (std::regex_match(c, arg))
+        e.role = LineRole::StageCallArg;
+    }
     u.lines.push_back(std::move(e));
+  }
+  // The top-level statements of each body (EmittedLine::statement): a line, a block to its
+  // closing brace, a call to the line that closes it; comment lines join the statement after.
+  for (size_t i = 0; i < u.lines.size();) {
+    const EmittedLine& at = u.lines[i];
+    if (at.part == LinePart::Preamble || at.role == LineRole::FunctionHead ||
+        at.role == LineRole::Signature || at.text == "}") {
+      ++i;
+      continue;
+    }
+    const int function = at.function;
+    int statement = 0;
+    size_t l = i;
+    while (l < u.lines.size() && u.lines[l].function == function && u.lines[l].text != "}") {
+      size_t head = l;
+      while (head + 1 < u.lines.size() && u.lines[head].role == LineRole::Comment) ++head;
+      std::string c = trimmed(u.lines[head].text.substr(0, u.lines[head].text.find("//")));
+      while (!c.empty() && c.back() == ' ') c.pop_back();
+      size_t end = head;
+      if (!c.empty() && c.back() == '{') {
+        int depth = 0;
+        for (; end < u.lines.size(); ++end) {
+          for (char ch : u.lines[end].text.substr(0, u.lines[end].text.find("//")))
+            depth += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+          if (depth <= 0) break;
+        }
+      } else if (!c.empty() && c.back() == '(') {
+        while (end + 1 < u.lines.size() && u.lines[end].text.find(");") == std::string::npos) ++end;
+      }
+      for (size_t k = l; k <= end; ++k) u.lines[k].statement = statement;
+      ++statement;
+      l = end + 1;
+    }
+    i = l;
   }
   return u;
 }
@@ -228,6 +279,62 @@ SampleKernel sample_kernel(SyncMode sync,
   o.roll = true;
   out.rolled = emit_cuda(set, o);
   return out;
+}
+
+/// The emitter numbers each function body's top-level statements (EmittedLine::statement, what
+/// rolling groups by): every body line has one, in order without gaps; a call's argument lines
+/// and a block's closing brace are the statement they continue, comment lines the statement
+/// after them; a function's head and its closing brace are in none.
+TEST(Roll, TheEmitterNumbersEachBodysTopLevelStatements) {
+  const SampleKernel s = sample_kernel(SyncMode::Auto);
+  ASSERT_FALSE(s.kernels.empty());
+  const std::vector<EmittedLine>& lines = s.unrolled_unit.lines;
+  int bodies = 0, calls = 0, blocks = 0, barriers = 0;
+  bool head_ahead = false;  // the statement's first line after its comments is still to come
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const EmittedLine& l = lines[i];
+    SCOPED_TRACE(std::to_string(i) + ": " + l.text);
+    if (l.part == LinePart::Preamble || l.role == LineRole::FunctionHead ||
+        l.role == LineRole::Signature) {
+      EXPECT_EQ(l.statement, -1);
+      continue;
+    }
+    const bool last = i + 1 == lines.size() || lines[i + 1].function != l.function;
+    if (last) {  // the function's closing brace
+      EXPECT_EQ(l.text, "}");
+      EXPECT_EQ(l.statement, -1);
+      continue;
+    }
+    const EmittedLine& prev = lines[i - 1];
+    const bool first = prev.statement < 0;
+    if (first) {
+      ++bodies;
+      EXPECT_EQ(l.statement, 0);
+    } else {
+      EXPECT_TRUE(l.statement == prev.statement || l.statement == prev.statement + 1);
+    }
+    const std::string code = l.text.substr(0, l.text.find("//"));
+    const size_t at = code.find_first_not_of(' ');
+    const bool closes = at != std::string::npos && code[at] == '}';
+    if (l.role == LineRole::StageCallArg || closes) {
+      EXPECT_EQ(l.statement, prev.statement);
+    }
+    if (l.role == LineRole::Comment && lines[i + 1].statement >= 0) {
+      EXPECT_EQ(l.statement, lines[i + 1].statement);
+    }
+    head_ahead |= first || l.statement != prev.statement;
+    if (head_ahead && l.role != LineRole::Comment) {
+      calls += l.role == LineRole::StageCall;
+      blocks += l.role == LineRole::Brace || l.role == LineRole::If;
+      barriers += l.role == LineRole::Barrier || l.role == LineRole::FlagSync;
+      head_ahead = false;
+    }
+  }
+  EXPECT_EQ(bodies, static_cast<int>(s.unrolled_unit.functions.size()));
+  // The recurrent kernel's stage calls, each a statement of its own or in a guard on the
+  // block index with its braces, and the barriers between them.
+  EXPECT_GT(calls + blocks, 10);
+  EXPECT_GT(barriers, 10);
 }
 
 TEST(Roll, RepeatedStepsBecomeOneLoopThatMakesTheSameCalls) {

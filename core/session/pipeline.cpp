@@ -173,14 +173,17 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
   if (src.plan && (o.until < Step::BuildKernels || o.tune_measure))
     throw std::invalid_argument(
         "run_pipeline: a plan runs from build kernels to build kernels or later, untuned");
-  if (src.kernels && ((src.from != Step::Emit && src.from != Step::Compile) || o.until < src.from))
+  if (src.kernels &&
+      ((src.from != Step::Emit && src.from != Step::Compile) || o.until < src.from)) {
     throw std::invalid_argument(fmt::format(
         "run_pipeline: kernels built before run from emit or compile to that step or later, "
         "not from {} to {}",
         plan::step_name(src.from), plan::step_name(o.until)));
-  if (!o.partitions.empty() && o.tune_measure)
+  }
+  if (!o.partitions.empty() && o.tune_measure) {
     throw std::invalid_argument(
         "run_pipeline: measured tiles tune the whole plan, not some partitions");
+  }
   PipelineResult out;
   Steps steps(o, out.passes);
   if (!src.loaded && !src.plan) {
@@ -268,12 +271,13 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
   }
   if (!reaches(o, Step::BuildKernels)) return out;
   const plan::FusionPlan& plan = src.plan ? *src.plan : out.plan;
-  if (!src.kernels)
-    for (int id : o.partitions)
-      if (std::none_of(plan.partitions.begin(), plan.partitions.end(),
-                       [id](const plan::Partition& p) { return p.id == id; }))
-        throw std::invalid_argument(fmt::format(
-            "run_pipeline: the plan has no partition {} (it has {})", id, plan.partitions.size()));
+  for (int id : src.kernels ? std::vector<int>{} : o.partitions) {
+    if (std::none_of(plan.partitions.begin(), plan.partitions.end(),
+                     [id](const plan::Partition& p) { return p.id == id; })) {
+      throw std::invalid_argument(fmt::format(
+          "run_pipeline: the plan has no partition {} (it has {})", id, plan.partitions.size()));
+    }
+  }
   if (src.kernels) {
     out.kernels.kernels = std::move(*src.kernels);  // built before: no build step
   } else {

@@ -180,20 +180,21 @@ EmittedUnit as_emitted(const std::string& cuda) {
     for (const std::regex* r : {&guard, &call, &arg, &arena, &thread0, &release})
       e.repeatable = e.repeatable || std::regex_match(c, *r);
     if (e.role == LineRole::Code) {  // what kind of line the emitter would have said it is
-      if (c.empty())
+      if (c.empty()) {
         e.role = LineRole::Comment;
-      else if (c == "{" || c == "}")
+      } else if (c == "{" || c == "}") {
         e.role = LineRole::Brace;
-      else if (c == "grid.sync();" || c == "__syncthreads();")
+      } else if (c == "grid.sync();" || c == "__syncthreads();") {
         e.role = LineRole::Barrier;
-      else if (std::regex_match(c, thread0) || std::regex_match(c, release))
+      } else if (std::regex_match(c, thread0) || std::regex_match(c, release)) {
         e.role = LineRole::FlagSync;
-      else if (std::regex_match(c, guard))
+      } else if (std::regex_match(c, guard)) {
         e.role = LineRole::If;
-      else if (std::regex_match(c, call))
+      } else if (std::regex_match(c, call)) {
         e.role = LineRole::StageCall;
-      else if (std::regex_match(c, arg))
+      } else if (std::regex_match(c, arg)) {
         e.role = LineRole::StageCallArg;
+      }
     }
     u.lines.push_back(std::move(e));
   }

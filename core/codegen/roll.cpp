@@ -176,7 +176,11 @@ class KernelRoller {
       while (end + 1 < m_body.size() && m_body[end + 1].statement == m_body[l].statement) ++end;
       st.last = end;
       size_t head = st.first;
-      while (head < st.last && m_body[head].role == LineRole::Comment) ++head;
+      // Its first line after the comments (and blank lines) the emitter put before it.
+      auto leading = [&](const EmittedLine& x) {
+        return x.role == LineRole::Comment || x.text.find_first_not_of(' ') == std::string::npos;
+      };
+      while (head < st.last && leading(m_body[head])) ++head;
       for (size_t k = st.first; k <= st.last; ++k) tokenize(code_of(m_body[k].text), k, st.tokens);
       st.rollable = rollable(m_body[head], st);
       // A declaration at the body's top level is seen by later statements: such a statement is

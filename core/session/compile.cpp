@@ -150,7 +150,7 @@ std::vector<CompiledKernel> build_compiled_kernels(
     return out;
   }
   // The whole plan at once is the common case; when one partition cannot be built, each is
-  // built alone so that the others still get their kernels (and so are some partitions).
+  // built alone so that the others still get their kernels; `only` is built that way too.
   if (only.empty()) {
     try {
       loop::KernelSet ks = build_plan_kernels(plan, config, bo);

@@ -271,16 +271,16 @@ PipelineResult run_steps(const Source& src, const PipelineOptions& o) {
   }
   if (!reaches(o, Step::BuildKernels)) return out;
   const plan::FusionPlan& plan = src.plan ? *src.plan : out.plan;
-  for (int id : src.kernels ? std::vector<int>{} : o.partitions) {
-    if (std::none_of(plan.partitions.begin(), plan.partitions.end(),
-                     [id](const plan::Partition& p) { return p.id == id; })) {
-      throw std::invalid_argument(fmt::format(
-          "run_pipeline: the plan has no partition {} (it has {})", id, plan.partitions.size()));
-    }
-  }
   if (src.kernels) {
     out.kernels.kernels = std::move(*src.kernels);  // built before: no build step
   } else {
+    for (int id : o.partitions) {
+      if (std::none_of(plan.partitions.begin(), plan.partitions.end(),
+                       [id](const plan::Partition& p) { return p.id == id; })) {
+        throw std::invalid_argument(fmt::format(
+            "run_pipeline: the plan has no partition {} (it has {})", id, plan.partitions.size()));
+      }
+    }
     steps.step(
         Step::BuildKernels,
         [&] {

@@ -78,7 +78,7 @@ class StmtSimplifier : public StmtMutator {
   Expr mutate_expr(const Expr& e) override {
     // A fresh memo per expression: substitutions change what a shared node means.
     ExprSimplifier s;
-    return s.mutate(e);
+    return s.mutate(m_bound.empty() ? e : te::substitute(e, m_bound));
   }
 
  protected:
@@ -87,7 +87,7 @@ class StmtSimplifier : public StmtMutator {
     if (!is_thread_binding(n.for_kind)) {
       if (const te::IntImm* k = int_const(ext)) {
         if (k->value <= 0) return seq({});
-        if (k->value == 1) return mutate(loop::substitute(n.body, {{n.var.get(), mn}}));
+        if (k->value == 1) return with_bound(n.var, mn, n.body);
       }
     }
     Stmt body = mutate(n.body);
@@ -96,8 +96,7 @@ class StmtSimplifier : public StmtMutator {
   }
   Stmt mutate_LetStmt(const LetStmt& n, const Stmt& s) override {
     Expr v = mutate_expr(n.value);
-    if (int_const(v) || v.as<te::Var>())
-      return mutate(loop::substitute(n.body, {{n.var.get(), v}}));
+    if (int_const(v) || v.as<te::Var>()) return with_bound(n.var, v, n.body);
     Stmt body = mutate(n.body);
     if (v.same_as(n.value) && body.same_as(n.body)) return s;
     return let_stmt(n.var, v, body);
@@ -112,6 +111,24 @@ class StmtSimplifier : public StmtMutator {
     if (c.same_as(n.cond) && t.same_as(n.then_case) && e.same_as(n.else_case)) return s;
     return if_then_else(c, t, e);
   }
+
+ private:
+  /// `body` simplified with `var` replaced by `value` (simplified already, so free of every
+  /// variable bound around it): what simplifying the body substituted would give, in one walk
+  /// over it instead of one substitution of the whole body per such binding.
+  Stmt with_bound(const Expr& var, const Expr& value, const Stmt& body) {
+    // A variable bound again inside its own scope (not made by the schedules): substituted
+    // in the body first, as before.
+    if (!m_bound.emplace(var.get(), value).second)
+      return mutate(loop::substitute(body, {{var.get(), value}}));
+    Stmt out = mutate(body);
+    m_bound.erase(var.get());
+    return out;
+  }
+
+  /// The variables of the lets and one-trip loops around the statement being simplified, and
+  /// what replaces each.
+  std::unordered_map<const te::ExprNode*, Expr> m_bound;
 };
 
 }  // namespace

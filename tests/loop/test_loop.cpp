@@ -94,6 +94,30 @@ TEST(Loop, SimplifyBeforeAfter) {
   EXPECT_EQ(loop::print(loop::simplify(s)), "y[t] = t\n");
 }
 
+TEST(Loop, SimplifyReplacesNestedBindingsInOneWalk) {
+  // Lets and one-trip loops inside one another: each inner value is simplified with the outer
+  // ones replaced, and the body sees all of them; a let whose value is neither a constant nor a
+  // variable stays. The same variable bound again inside its own scope takes the inner value
+  // there and the outer one after it.
+  Expr a = te::var("a"), b = te::var("b"), i = te::var("i"), u = te::var("u"), t = te::var("t");
+  Tensor y = te::make_compute_tensor("y", {64}, DType::Int64);
+  Stmt inner = loop::let_stmt(a, ic(10), loop::store(y, {a}, a));
+  Stmt s = loop::let_stmt(
+      a, ic(3),
+      loop::let_stmt(
+          b, a + ic(1),
+          loop::make_for(
+              i, b, ic(1), ForKind::Serial,
+              loop::let_stmt(u, t * b,
+                             loop::seq({loop::store(y, {i + a}, u + b), inner,
+                                        loop::store(y, {a * ic(2)}, i)})))));
+  EXPECT_EQ(loop::print(loop::simplify(s)),
+            "let u = (t * 4)\n"
+            "y[7] = (u + 4)\n"
+            "y[10] = 10\n"
+            "y[6] = 4\n");
+}
+
 TEST(Loop, VerifierRejectsUnboundVarsAndUnallocatedBuffers) {
   Expr bx = te::var("bx"), tx = te::var("tx"), free_var = te::var("n");
   Tensor y = te::make_compute_tensor("y", {8}, DType::Int64);

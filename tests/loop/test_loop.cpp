@@ -104,13 +104,11 @@ TEST(Loop, SimplifyReplacesNestedBindingsInOneWalk) {
   Stmt inner = loop::let_stmt(a, ic(10), loop::store(y, {a}, a));
   Stmt s = loop::let_stmt(
       a, ic(3),
-      loop::let_stmt(
-          b, a + ic(1),
-          loop::make_for(
-              i, b, ic(1), ForKind::Serial,
-              loop::let_stmt(u, t * b,
-                             loop::seq({loop::store(y, {i + a}, u + b), inner,
-                                        loop::store(y, {a * ic(2)}, i)})))));
+      loop::let_stmt(b, a + ic(1),
+                     loop::make_for(i, b, ic(1), ForKind::Serial,
+                                    loop::let_stmt(u, t * b,
+                                                   loop::seq({loop::store(y, {i + a}, u + b), inner,
+                                                              loop::store(y, {a * ic(2)}, i)})))));
   EXPECT_EQ(loop::print(loop::simplify(s)),
             "let u = (t * 4)\n"
             "y[7] = (u + 4)\n"

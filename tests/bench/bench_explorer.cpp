@@ -7,14 +7,19 @@
 // far as the view goes and panning there, and collapsing every kernel until the graph and its
 // outlines are drawn again. Prints the machine. Not a timed test: it prints figures. --runs 0 skips
 // the edit rounds and --no-code the CUDA C (on a generated 20,000-node model each takes minutes).
+// With --recompile: the plan's kernels compiled (Compile, sm_80 and sm_90) into an empty compile
+// cache folder of its own, then in each edit round the edited plan and the plan after the undo
+// compiled again, each until the explorer shows the compile of the plan on screen: the time, and
+// how many distinct programs it had and how many of them came from the cache.
 //
-//   bench_explorer [--runs N] [--strategy S] [--frames] [--no-code] MODEL.onnx...
+//   bench_explorer [--runs N] [--strategy S] [--frames] [--no-code] [--recompile] MODEL.onnx...
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QScrollBar>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
 #include <algorithm>
@@ -70,6 +75,43 @@ double wait_ms(F&& done, int limit_ms = 600000) {
   return t.nsecsElapsed() / 1e6;
 }
 
+/// One Compile of the plan on screen, until the explorer shows its result.
+struct Recompile {
+  double ms = -1;
+  int programs = 0, from_cache = 0, failures = 0;
+};
+
+Recompile compile_on_screen(MainWindow& w) {
+  Recompile r;
+  const PlanDataPtr plan = w.planData();
+  w.compileKernels();
+  r.ms = wait_ms([&] {
+    const CompileDataPtr c = w.compileData();
+    return !w.compileRunner()->isBusy() && c && c->plan == plan && !c->cachedOnly;
+  });
+  if (const CompileDataPtr c = w.compileData()) {
+    r.programs = c->programs;
+    r.from_cache = c->programsFromCache;
+    r.failures = c->failures;
+  }
+  return r;
+}
+
+std::string describe(const std::vector<Recompile>& v) {
+  std::vector<double> ms;
+  std::string counts;
+  for (const Recompile& r : v) {
+    ms.push_back(r.ms);
+    counts += (counts.empty() ? "" : "; ") + std::to_string(r.programs) +
+              (r.programs == 1 ? " program, " : " programs, ") + std::to_string(r.from_cache) +
+              " from the cache" + (r.failures ? ", " + std::to_string(r.failures) + " failed" : "");
+  }
+  const Stats s = stats(ms);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.0f ms (%.0f-%.0f)", s.median, s.min, s.max);
+  return std::string(buf) + " [" + counts + "]";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,7 +119,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   int runs = 3;
   QString strategy = QStringLiteral("souffle");
-  bool frames = false, code = true;
+  bool frames = false, code = true, recompile = false;
   std::vector<QString> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -87,6 +129,8 @@ int main(int argc, char** argv) {
       frames = true;
     else if (a == "--no-code")
       code = false;
+    else if (a == "--recompile")
+      recompile = true;
     else if (a == "--strategy" && i + 1 < argc)
       strategy = QString::fromUtf8(argv[++i]);
     else
@@ -95,9 +139,13 @@ int main(int argc, char** argv) {
   if (models.empty()) {
     std::fprintf(
         stderr,
-        "usage: bench_explorer [--runs N] [--strategy S] [--frames] [--no-code] MODEL...\n");
+        "usage: bench_explorer [--runs N] [--strategy S] [--frames] [--no-code] [--recompile] "
+        "MODEL...\n");
     return 2;
   }
+  // An empty compile cache folder of the benchmark's own: the first compile is a cold one.
+  QTemporaryDir cache;
+  if (recompile) qputenv("SOUFFLE_CACHE_DIR", cache.path().toUtf8());
   std::printf("machine: %u hardware threads, load average %s; strategy %s, offscreen 1600x1000\n",
               std::thread::hardware_concurrency(), souffle::bench::load_average().c_str(),
               strategy.toUtf8().constData());
@@ -135,9 +183,13 @@ int main(int argc, char** argv) {
       w.codePanel()->setCurrentTab(CodePanel::CudaTab);
       codeMs = wait_ms([&] { return w.codePanel()->isReady(); });
     }
+    // The plan compiled before any edit (the cache cold for the first model).
+    Recompile first;
+    if (recompile) first = compile_on_screen(w);
     // Split before the selected node, then undo: each until the plan on screen changed and is
-    // drawn on its final layout.
+    // drawn on its final layout (and, with --recompile, compiled again after each).
     std::vector<double> edits, undos;
+    std::vector<Recompile> edited, undone;
     for (int r = 0; r < runs && box >= 0; ++r) {
       PlanDataPtr before = w.planData();
       t.restart();
@@ -145,11 +197,13 @@ int main(int argc, char** argv) {
       const double e = wait_ms([&] { return settled(w) && w.planData() != before; }, 300000);
       if (e < 0) break;  // refused (the node already starts a kernel): nothing to time
       edits.push_back(e);
+      if (recompile) edited.push_back(compile_on_screen(w));
       before = w.planData();
       t.restart();
       w.decisionEditor()->undoStack()->undo();
       const double u = wait_ms([&] { return settled(w) && w.planData() != before; }, 300000);
       if (u >= 0) undos.push_back(u);
+      if (recompile && u >= 0) undone.push_back(compile_on_screen(w));
       scene->selectBox(box);
     }
     if (frames) {
@@ -216,6 +270,9 @@ int main(int argc, char** argv) {
         "%-28s %9.0f %11.0f %9.0f %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f)\n",
         (QFileInfo(model).dir().dirName() + "/" + QFileInfo(model).fileName()).toUtf8().constData(),
         open, outlines, codeMs, es.median, es.min, es.max, us.median, us.min, us.max);
+    if (recompile)
+      std::printf("  compile (sm_80, sm_90): first %s; after the edit %s; after its undo %s\n",
+                  describe({first}).c_str(), describe(edited).c_str(), describe(undone).c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -146,9 +146,15 @@ ClusterItem::ClusterItem(GraphScene* scene, ClusterShape shape, QString label)
   if (!m_shape.primary) m_label = QStringLiteral("K%1").arg(m_shape.kernel);
   QFontMetricsF fm(labelFont());
   const QSizeF ls(fm.horizontalAdvance(m_label) + 10, fm.height() + 2);
-  // The tab hangs above the outline's top-left corner, clear of the boxes' kernel badges.
-  m_labelRect =
-      QRectF(QPointF(m_shape.bounds.left() + 6, m_shape.bounds.top() - ls.height() + 1), ls);
+  // The tab hangs above the group's topmost rectangle (the leftmost of those at the top), clear
+  // of the boxes' kernel badges: at the top-left corner of the outline's bounds it floated in
+  // empty space wherever lower boxes reach further left than the top one.
+  QRectF top = m_shape.bounds;
+  for (const QRectF& r : m_shape.rects)
+    if (&r == m_shape.rects.data() || r.top() < top.top() ||
+        (r.top() == top.top() && r.left() < top.left()))
+      top = r;
+  m_labelRect = QRectF(QPointF(top.left() + 6, top.top() - ls.height() + 1), ls);
   m_bounds = m_shape.bounds.united(m_labelRect).adjusted(-2, -2, 2, 2);
   setToolTip(m_label);
 }

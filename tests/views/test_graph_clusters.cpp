@@ -57,6 +57,7 @@ class TestGraphClusters : public QObject {
  private slots:
   void initTestCase();
   void groupsSplitWhereBoxesAreApart();
+  void labelHangsAboveTheTopBox();
   void clustersExistPerKernelAfterAPlan();
   void collapseReducesItemsAndExpandRestoresThem();
   void strategyTableModel();
@@ -91,6 +92,22 @@ void TestGraphClusters::groupsSplitWhereBoxesAreApart() {
   // The joined group is one contour: a point between the two boxes lies inside.
   for (const ClusterShape& s : shapes)
     if (s.kernel == 7 && s.primary) QVERIFY(s.outline.contains(QPointF(50, 56)));
+}
+
+void TestGraphClusters::labelHangsAboveTheTopBox() {
+  // A kernel whose lower boxes reach further left than its top one: the label sits on the top
+  // box's padded rectangle, not at the far left of the group's bounds.
+  const std::vector<QRectF> rects = {QRectF(400, 0, 100, 40), QRectF(300, 72, 100, 40),
+                                     QRectF(0, 144, 400, 40)};
+  const std::vector<std::vector<int>> ids = {{4}, {4}, {4}};
+  std::vector<ClusterShape> shapes = computeClusters(rects, ids);
+  QCOMPARE(shapes.size(), size_t(1));
+  ClusterItem item(nullptr, shapes[0], QStringLiteral("K4"));
+  const QRectF label = item.labelRect();
+  QVERIFY2(label.left() >= rects[0].left() - kClusterPad && label.right() <= rects[0].right(),
+           qPrintable(QStringLiteral("label at x %1..%2").arg(label.left()).arg(label.right())));
+  QVERIFY(qAbs(label.bottom() - (rects[0].top() - kClusterPad)) <= 2);
+  QVERIFY(item.boundingRect().contains(label));
 }
 
 void TestGraphClusters::clustersExistPerKernelAfterAPlan() {

@@ -272,8 +272,9 @@ QString profileSummary(const ProfileData& data) {
                                : QObject::tr("%1 of CPU time").arg(timeWithUnit(r.kernels_us));
   // How the outputs compared: element-wise, with the tolerance and the largest errors.
   const std::string verification = verification_summary(r);
-  return QObject::tr("Profiled %1 kernels, %2: %3 (estimated %4 µs)%5")
-      .arg(r.kernels.size())
+  return QObject::tr("Profiled %1, %2: %3 (estimated %4 µs)%5")
+      .arg(r.kernels.size() == 1 ? QObject::tr("1 kernel")
+                                 : QObject::tr("%1 kernels").arg(r.kernels.size()))
       .arg(data.label(), measured)
       .arg(r.est_total_us, 0, 'f', 1)
       .arg(verification.empty() ? QString()

@@ -441,6 +441,8 @@ void TimelinePanel::setPlan(PlanDataPtr plan) {
   if (plan == m_plan) return;
   m_plan = std::move(plan);
   m_runAction->setEnabled(m_plan != nullptr && !m_busy);
+  // Nothing shown: say what there is to do for this plan (it said "open a model" with one open).
+  if (!m_data) updateInfo();
   if (m_data && m_data->plan && m_data->plan != m_plan) {
     if (m_plan && m_plan->plan && !m_busy) {
       carryOver();  // the kernels the edit left alone keep their records

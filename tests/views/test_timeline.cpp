@@ -139,6 +139,9 @@ void TestTimeline::emulatorTimelineSelectsBothWays() {
   TimelinePanel* panel = w.timelinePanel();
   QVERIFY(panel);
   QVERIFY(panel->runAction()->isEnabled());
+  // With a plan on screen and no timeline yet, the panel says how to get one.
+  QVERIFY2(panel->infoText().contains(QStringLiteral("Run on the emulator")),
+           qPrintable(panel->infoText()));
   w.timelineDock()->show();
   w.timelineDock()->raise();
   QSignalSpy done(panel, &TimelinePanel::finished);

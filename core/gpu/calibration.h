@@ -46,7 +46,7 @@ struct StageCorrection {
 /// The template family of a stage's schedule (loop::StageInfo::schedule), the key of its
 /// correction: the schedule's first word ("gemm 64x64x16 tile 4x4" -> "gemm", "gemm_tc f16
 /// tensor-core ..." -> "gemm_tc", "reduction, warp shuffles" -> "reduction"), "attention" for
-/// fused attention; "" for an empty schedule.
+/// fused attention ("attention_mma" on tensor cores); "" for an empty schedule.
 std::string schedule_template(const std::string& schedule);
 
 /// What the runner measured on one device. A figure of 0 was not measured; the cost model then

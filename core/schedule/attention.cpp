@@ -35,6 +35,7 @@ int64_t pow2_at_least(int64_t n) {
 
 AttentionTile attention_tile(const plan::AttentionMatch& a, const ScheduleConfig& c,
                              std::string* why) {
+  if (AttentionTile mma = attention_mma_tile(a, c); mma.br > 0) return mma;
   AttentionTile t;
   t.threads = c.exact_block ? c.block : 128;
   for (int64_t b : {32, 16, 8}) {
@@ -56,6 +57,7 @@ AttentionTile attention_tile(const plan::AttentionMatch& a, const ScheduleConfig
 }
 
 Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c) {
+  if (attention_mma_tile(a, c).br > 0) return schedule_attention_mma(a, c);
   std::string why;
   const AttentionTile t = attention_tile(a, c, &why);
   if (t.br == 0) throw std::runtime_error("fused attention: " + why);

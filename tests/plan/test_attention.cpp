@@ -23,6 +23,7 @@
 #include "core/schedule/plan_pricer.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
+#include "core/session/sass_report.h"
 #include "core/session/test_data.h"
 #include "core/session/verify_kernels.h"
 #include "tests/sample_model.h"
@@ -207,11 +208,16 @@ TEST_P(Attention, VerifiesAtTeAndKernelLevel) {
     const KernelVerifyReport rep =
         verify_kernels(model_of(c), sets, pipeline_options(souffle_options(pr)), VerifyOptions{});
     EXPECT_TRUE(rep.ok()) << gpu::precision_name(pr) << ": " << rep.error;
-    int fused = 0;
+    int fused = 0, tensor_cores = 0;
     for (const loop::Kernel& k : rep.built.kernels)
-      for (const loop::StageInfo& s : k.stages)
+      for (const loop::StageInfo& s : k.stages) {
         fused += s.schedule.find("fused attention") != std::string::npos;
+        tensor_cores += s.schedule.find("fused attention (online softmax) on tensor cores") !=
+                        std::string::npos;
+      }
     EXPECT_EQ(fused, c.heads) << gpu::precision_name(pr);
+    // At fp16 the fused stage multiplies on tensor cores (attention_mma.cpp); fp32 keeps f32.
+    EXPECT_EQ(tensor_cores, pr == gpu::Precision::FP16 ? c.heads : 0) << gpu::precision_name(pr);
   }
 }
 
@@ -292,6 +298,46 @@ TEST(AttentionCuda, FusedStageCompilesWithNvrtc) {
       online |= k.cuda.find("fused attention") != std::string::npos;
     }
     EXPECT_TRUE(online) << name << ": no kernel source names the fused stage";
+  }
+}
+
+TEST(AttentionCuda, TensorCoreStageCompilesWithMmaAndNoSpills) {
+  if (!gpu::nvrtc_available()) GTEST_SKIP() << "this build has no NVRTC";
+  // At fp16 the fused stage multiplies on tensor cores: its own SASS (the instructions of its
+  // CUDA lines) holds ldmatrix and HMMA, and nothing spills, on sm_80 and sm_90.
+  for (const char* name : {"gpt_causal_fp16", "swin_window"}) {
+    const Case* c = nullptr;
+    for (const Case& x : cases())
+      if (std::string(x.name) == name) c = &x;
+    ASSERT_NE(c, nullptr) << name;
+    const plan::FusionPlan p =
+        plan::plan(model_of(*c).program, souffle_options(gpu::Precision::FP16));
+    ASSERT_FALSE(decisions_of(p, plan::DecisionKind::FusedAttention).empty()) << name;
+    CompileOptions o;
+    o.archs = {"sm_80", "sm_90"};
+    o.use_cache = false;
+    const CompileReport r = compile_plan(p, o);
+    ASSERT_TRUE(r.ok()) << name;
+    int stages = 0;
+    for (const CompiledKernel& k : r.kernels) {
+      EXPECT_TRUE(k.ok()) << name << " " << k.name << ": " << k.error;
+      EXPECT_EQ(k.spill_bytes(), 0) << name << " " << k.name;
+      for (const std::string& arch : o.archs) {
+        const KernelSass sass = sass_of(k, arch, false);
+        if (!sass.ok) GTEST_SKIP() << "no SASS: " << sass.error;
+        for (const StageSass& st : sass.stages) {
+          const std::string& sched = k.kernel.stages[static_cast<size_t>(st.stage)].schedule;
+          if (sched.rfind("fused attention", 0) != 0) continue;
+          ++stages;
+          EXPECT_NE(sched.find("on tensor cores"), std::string::npos) << sched;
+          EXPECT_TRUE(st.tensor_core) << name << " " << arch;
+          EXPECT_GT(st.mix.mma, 0) << name << " " << arch << " " << st.name;
+          EXPECT_GT(st.mix.ldsm, 0) << name << " " << arch << " " << st.name;
+          EXPECT_EQ(st.mix.local_load + st.mix.local_store, 0) << name << " " << arch;
+        }
+      }
+    }
+    EXPECT_GT(stages, 0) << name << ": no fused attention stage in the SASS";
   }
 }
 

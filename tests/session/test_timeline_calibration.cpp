@@ -279,5 +279,17 @@ TEST_F(TimelineCalibration, TheEmulatorsTimelineAndBadDocumentsAreRefusedNamingT
   }
 }
 
+TEST(ScheduleTemplate, EachTemplateFamilyHasItsOwnCorrection) {
+  EXPECT_EQ(gpu::schedule_template("gemm 64x64x16 tile 4x4"), "gemm");
+  EXPECT_EQ(gpu::schedule_template("gemm_mma f16 tensor-core tile 64x64x32"), "gemm_mma");
+  EXPECT_EQ(gpu::schedule_template("reduction, warp shuffles"), "reduction");
+  // The f32 fused attention and the one on tensor cores are measured apart.
+  EXPECT_EQ(gpu::schedule_template("fused attention (online softmax): 32 query rows"), "attention");
+  EXPECT_EQ(gpu::schedule_template(
+                "fused attention (online softmax) on tensor cores: 64 query rows x 32 keys"),
+            "attention_mma");
+  EXPECT_EQ(gpu::schedule_template(""), "");
+}
+
 }  // namespace
 }  // namespace souffle

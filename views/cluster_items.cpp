@@ -150,10 +150,12 @@ ClusterItem::ClusterItem(GraphScene* scene, ClusterShape shape, QString label)
   // of the boxes' kernel badges: at the top-left corner of the outline's bounds it floated in
   // empty space wherever lower boxes reach further left than the top one.
   QRectF top = m_shape.bounds;
-  for (const QRectF& r : m_shape.rects)
+  for (const QRectF& r : m_shape.rects) {
     if (&r == m_shape.rects.data() || r.top() < top.top() ||
-        (r.top() == top.top() && r.left() < top.left()))
+        (r.top() == top.top() && r.left() < top.left())) {
       top = r;
+    }
+  }
   m_labelRect = QRectF(QPointF(top.left() + 6, top.top() - ls.height() + 1), ls);
   m_bounds = m_shape.bounds.united(m_labelRect).adjusted(-2, -2, 2, 2);
   setToolTip(m_label);

@@ -57,9 +57,10 @@ std::string schedule_template(const std::string& schedule) {
   size_t e = schedule.find_first_of(" ,;(", b);
   std::string first = schedule.substr(b, e == std::string::npos ? std::string::npos : e - b);
   // Fused attention on tensor cores is another template than the f32 one: its own correction.
-  if (first == "fused")
+  if (first == "fused") {
     return schedule.find(" on tensor cores", e) != std::string::npos ? "attention_mma"
                                                                      : "attention";
+  }
   return first;
 }
 

@@ -28,7 +28,7 @@ using te::Tensor;
 
 namespace {
 
-constexpr int64_t kShared = 48 * 1024;
+constexpr int64_t kShared = int64_t{48} * 1024;
 constexpr int64_t kKeys = 32;  ///< keys per tile: two k16 steps of P V, four n8 tiles of S
 
 int64_t round_up(int64_t n, int64_t to) {
@@ -124,7 +124,7 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
 
   // Each thread takes the elements e = l * threads + tx of `count`.
   auto per_elem = [&](const std::string& tag, int64_t count,
-                      const std::function<Stmt(Expr, Expr)>& body) {
+                      const std::function<Stmt(const Expr&, const Expr&)>& body) {
     Expr l = te::var("l_" + tag), e = te::var("e_" + tag);
     Stmt st = body(l, e);
     if (count % threads != 0) st = loop::if_then_else(te::lt(e, ic(count)), st);
@@ -140,17 +140,17 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   auto unit = [&](const Expr& u, int64_t per, int64_t pairs, const Expr& row0, const Expr& col0,
                   Stmt body) {
     Expr id = te::var("unit");
-    return loop::let_stmt(
-        id, warp * ic(per) + u,
-        loop::let_stmt(row0, te::floordiv(id, ic(pairs)) * ic(16),
-                       loop::let_stmt(col0, te::floormod(id, ic(pairs)) * ic(16), body)));
+    return loop::let_stmt(id, warp * ic(per) + u,
+                          loop::let_stmt(row0, te::floordiv(id, ic(pairs)) * ic(16),
+                                         loop::let_stmt(col0, te::floormod(id, ic(pairs)) * ic(16),
+                                                        std::move(body))));
   };
   // ldmatrix.x4 of A (16 x 16 at (row0, k0), row-major): lane l gives row l % 16 at column
   // (l / 16) * 8.
   auto load_a = [&](const Tensor& src, const Expr& row0, const Expr& k0) {
-    return loop::matrix_load(ra, c0, 4, false, src,
-                             {row0 + te::floormod(lane, ic(16)),
-                              k0 + te::floordiv(lane, ic(16)) * ic(8)});
+    return loop::matrix_load(
+        ra, c0, 4, false, src,
+        {row0 + te::floormod(lane, ic(16)), k0 + te::floordiv(lane, ic(16)) * ic(8)});
   };
   // Two n8 tiles of B (16 x 16 at (k0, col0)) into rb: from a k x n row-major tile with
   // ldmatrix.x4.trans (lane l gives k row l % 16 of columns col0 + (l / 16) * 8), or from an
@@ -158,21 +158,21 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   // l % 8 at k column k0 + ((l / 8) % 2) * 8: matrices (n tile, k half) in the order of the
   // fragment's registers).
   auto load_b = [&](const Tensor& src, bool n_by_k, const Expr& k0, const Expr& col0) {
-    if (!n_by_k)
-      return loop::matrix_load(rb, c0, 4, true, src,
-                               {k0 + te::floormod(lane, ic(16)),
-                                col0 + te::floordiv(lane, ic(16)) * ic(8)});
-    return loop::matrix_load(
-        rb, c0, 4, false, src,
-        {col0 + te::floordiv(lane, ic(16)) * ic(8) + te::floormod(lane, ic(8)),
-         k0 + te::floormod(te::floordiv(lane, ic(8)), ic(2)) * ic(8)});
+    if (!n_by_k) {
+      return loop::matrix_load(
+          rb, c0, 4, true, src,
+          {k0 + te::floormod(lane, ic(16)), col0 + te::floordiv(lane, ic(16)) * ic(8)});
+    }
+    return loop::matrix_load(rb, c0, 4, false, src,
+                             {col0 + te::floordiv(lane, ic(16)) * ic(8) + te::floormod(lane, ic(8)),
+                              k0 + te::floormod(te::floordiv(lane, ic(8)), ic(2)) * ic(8)});
   };
   // d[off + 4 jj ...] += A x (n8 tile jj of B), for both tiles of the pair.
   auto mmas = [&](const Tensor& acc, const Expr& off) {
     Expr jj = te::var("jj");
-    return loop::make_for(jj, 2, ForKind::Unrolled,
-                          loop::mma_sync(mt, acc, off + jj * ic(4), ra, c0, rb, jj * ic(nb), acc,
-                                         off + jj * ic(4)));
+    return loop::make_for(
+        jj, 2, ForKind::Unrolled,
+        loop::mma_sync(mt, acc, off + jj * ic(4), ra, c0, rb, jj * ic(nb), acc, off + jj * ic(4)));
   };
   // Accumulator element e (of 8: two n8 tiles of 4) of a unit at (row0, col0): its row and
   // column in the tile.
@@ -184,16 +184,15 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   };
 
   std::vector<Stmt> body;
-  body.push_back(per_elem("init", br, [&](Expr, Expr e) {
+  body.push_back(per_elem("init", br, [&](const Expr&, const Expr& e) {
     return loop::seq({loop::store(mrow, {e}, neg_inf), loop::store(lrow, {e}, zero)});
   }));
   {
     Expr i = te::var("i");
-    body.push_back(
-        loop::make_for(i, o_per * 8, ForKind::Unrolled, loop::store(acc_o, {i}, zero)));
+    body.push_back(loop::make_for(i, o_per * 8, ForKind::Unrolled, loop::store(acc_o, {i}, zero)));
   }
   // Q's rows of the block, converted, zero past the rows and the head.
-  body.push_back(per_elem("q", br * hd, [&](Expr, Expr e) {
+  body.push_back(per_elem("q", br * hd, [&](const Expr&, const Expr& e) {
     Expr ri = te::var("qi"), d = te::var("qd"), gi = te::var("qgi");
     Expr in = te::logical_and(te::lt(gi, ic(a.rows_n)), te::lt(d, ic(a.head_dim)));
     Stmt st = loop::store(qs, {ri, d}, te::select(in, te::cast(ct, a.q), te::imm(ct, 0)));
@@ -203,7 +202,7 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   }));
 
   // One key tile: K's rows and V's rows, converted, zero past the keys, head and value width.
-  Stmt load_k = per_elem("k", bc * hd, [&](Expr, Expr e) {
+  Stmt load_k = per_elem("k", bc * hd, [&](const Expr&, const Expr& e) {
     Expr cj = te::var("kj"), d = te::var("kd"), gj = te::var("kgj");
     Expr in = te::logical_and(te::lt(gj, ic(a.keys_n)), te::lt(d, ic(a.head_dim)));
     Stmt st = loop::store(ks, {cj, d}, te::select(in, te::cast(ct, a.k), te::imm(ct, 0)));
@@ -211,7 +210,7 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
     st = bind_flat(a.keys, gj, st);
     return split(e, cj, d, hd, loop::let_stmt(gj, kt * ic(bc) + cj, st));
   });
-  Stmt load_v = per_elem("v", bc * dv, [&](Expr, Expr e) {
+  Stmt load_v = per_elem("v", bc * dv, [&](const Expr&, const Expr& e) {
     Expr cj = te::var("vj"), cv = te::var("vc"), gj = te::var("vgj");
     Expr in = te::logical_and(te::lt(gj, ic(a.keys_n)), te::lt(cv, ic(a.value_dim)));
     Stmt st = loop::store(vs, {cj, cv}, te::select(in, te::cast(ct, a.v), te::imm(ct, 0)));
@@ -229,10 +228,10 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
     std::vector<Stmt> one;
     one.push_back(
         loop::make_for(i, 8, ForKind::Unrolled, loop::store(acc_s, {u * ic(8) + i}, zero)));
-    one.push_back(loop::make_for(
-        kk, hd / 16, ForKind::Serial,
-        loop::seq({load_a(qs, row0, kk * ic(16)), load_b(ks, true, kk * ic(16), col0),
-                   mmas(acc_s, u * ic(8))})));
+    one.push_back(
+        loop::make_for(kk, hd / 16, ForKind::Serial,
+                       loop::seq({load_a(qs, row0, kk * ic(16)),
+                                  load_b(ks, true, kk * ic(16), col0), mmas(acc_s, u * ic(8))})));
     Expr ri = te::var("sri"), cj = te::var("scj"), gi = te::var("sgi"), gj = te::var("sgj");
     Expr sval = with_init(s, te::cast(s.output->dtype, te::read(acc_s, {u * ic(8) + e})));
     Expr xv = te::rewrite_reads(a.x, [&](const te::Read& r, const std::vector<Expr>&) -> Expr {
@@ -251,7 +250,7 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   // Per row (a thread each): the new max over the tile, the rescale of what came before, the
   // tile's probabilities against the new max (converted for the next MMAs) and the running sum.
   // A row whose max is still -inf (all masked so far) takes 0 as its reference.
-  Stmt stats = per_elem("r", br, [&](Expr, Expr e) {
+  Stmt stats = per_elem("r", br, [&](const Expr&, const Expr& e) {
     Expr cj = te::var("rj"), cj2 = te::var("rj2");
     Expr mu = te::select(te::eq(read1(rmax), neg_inf), zero, read1(rmax));
     Expr pv = te::exp(te::read(ps, {e, cj2}) - mu);
@@ -275,10 +274,10 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
     Stmt rescale = loop::make_for(
         e, 8, ForKind::Unrolled,
         loop::store(acc_o, {at}, te::read(acc_o, {at}) * te::read(alpha, {frag_row(row0, e)})));
-    Stmt pv = loop::make_for(kk, bc / 16, ForKind::Serial,
-                             loop::seq({load_a(ph, row0, kk * ic(16)),
-                                        load_b(vs, false, kk * ic(16), col0),
-                                        mmas(acc_o, u * ic(8))}));
+    Stmt pv =
+        loop::make_for(kk, bc / 16, ForKind::Serial,
+                       loop::seq({load_a(ph, row0, kk * ic(16)),
+                                  load_b(vs, false, kk * ic(16), col0), mmas(acc_o, u * ic(8))}));
     update = loop::make_for(u, o_per, ForKind::Unrolled,
                             unit(u, o_per, dv / 16, row0, col0, loop::seq({rescale, pv})));
   }
@@ -292,16 +291,16 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   {
     Expr u = te::var("wu"), row0 = te::var("wrow0"), col0 = te::var("wcol0"), e = te::var("we");
     Expr ri = te::var("wi"), cv = te::var("wc"), gi = te::var("wgi");
-    Expr val = with_init(o, te::cast(o.output->dtype,
-                                     te::read(acc_o, {u * ic(8) + e}) / te::read(lrow, {ri})));
+    Expr val = with_init(
+        o, te::cast(o.output->dtype, te::read(acc_o, {u * ic(8) + e}) / te::read(lrow, {ri})));
     Stmt st = loop::store(o.output, a.out_index, val);
     st = bind_flat(a.value_axes, cv, st);
     st = bind_flat(a.rows, gi, st);
-    st = loop::if_then_else(
-        te::logical_and(te::lt(gi, ic(a.rows_n)), te::lt(cv, ic(a.value_dim))), st);
-    st = loop::let_stmt(ri, frag_row(row0, e),
-                        loop::let_stmt(cv, frag_col(col0, e),
-                                       loop::let_stmt(gi, mb * ic(br) + ri, st)));
+    st = loop::if_then_else(te::logical_and(te::lt(gi, ic(a.rows_n)), te::lt(cv, ic(a.value_dim))),
+                            st);
+    st = loop::let_stmt(
+        ri, frag_row(row0, e),
+        loop::let_stmt(cv, frag_col(col0, e), loop::let_stmt(gi, mb * ic(br) + ri, st)));
     body.push_back(loop::make_for(
         u, o_per, ForKind::Unrolled,
         unit(u, o_per, dv / 16, row0, col0, loop::make_for(e, 8, ForKind::Unrolled, st))));

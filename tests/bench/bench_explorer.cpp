@@ -123,18 +123,19 @@ int main(int argc, char** argv) {
   std::vector<QString> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--runs" && i + 1 < argc)
+    if (a == "--runs" && i + 1 < argc) {
       runs = std::max(0, std::atoi(argv[++i]));  // 0: no edit rounds (a big model's take minutes)
-    else if (a == "--frames")
+    } else if (a == "--frames") {
       frames = true;
-    else if (a == "--no-code")
+    } else if (a == "--no-code") {
       code = false;
-    else if (a == "--recompile")
+    } else if (a == "--recompile") {
       recompile = true;
-    else if (a == "--strategy" && i + 1 < argc)
+    } else if (a == "--strategy" && i + 1 < argc) {
       strategy = QString::fromUtf8(argv[++i]);
-    else
+    } else {
       models.push_back(QString::fromUtf8(argv[i]));
+    }
   }
   if (models.empty()) {
     std::fprintf(
@@ -270,9 +271,10 @@ int main(int argc, char** argv) {
         "%-28s %9.0f %11.0f %9.0f %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f)\n",
         (QFileInfo(model).dir().dirName() + "/" + QFileInfo(model).fileName()).toUtf8().constData(),
         open, outlines, codeMs, es.median, es.min, es.max, us.median, us.min, us.max);
-    if (recompile)
+    if (recompile) {
       std::printf("  compile (sm_80, sm_90): first %s; after the edit %s; after its undo %s\n",
                   describe({first}).c_str(), describe(edited).c_str(), describe(undone).c_str());
+    }
     std::fflush(stdout);
   }
   return 0;

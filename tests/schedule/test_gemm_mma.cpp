@@ -493,11 +493,11 @@ TEST(MmaGemm, SampleModelsUseTheMainloopAndVerify) {
       if (attention_mma.count(stage)) {
         // The fused attention's fragments come from padded tiles: no ldmatrix conflicts (its
         // element-wise fills and the score tile's stores are no part of a mainloop).
-        for (const auto& [kind, st] : kinds)
-          if (kind.rfind("ldmatrix", 0) == 0) {
-            attention_ldsm += st.accesses;
-            EXPECT_EQ(st.conflicts, 0) << mm.name << " " << stage << " " << kind;
-          }
+        for (const auto& [kind, st] : kinds) {
+          if (kind.rfind("ldmatrix", 0) != 0) continue;
+          attention_ldsm += st.accesses;
+          EXPECT_EQ(st.conflicts, 0) << mm.name << " " << stage << " " << kind;
+        }
         continue;
       }
       if (!mainloop.count(stage)) continue;

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "core/loop/stmt.h"
+#include "core/schedule/attention_parts.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
 #include "core/te/mutator.h"
@@ -86,30 +87,23 @@ Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c
   const Expr zero = te::float_imm(0.0, f32);
   const Expr c0 = ic(0);
 
-  // Each thread takes the elements e = l * threads + tx of `count`.
   auto per_elem = [&](const std::string& tag, int64_t count,
-                      const std::function<Stmt(Expr, Expr)>& body) {
-    Expr l = te::var("l_" + tag), e = te::var("e_" + tag);
-    Stmt st = body(l, e);
-    if (count % threads != 0) st = loop::if_then_else(te::lt(e, ic(count)), st);
-    return loop::make_for(l, ceil_div(count, threads), ForKind::Serial,
-                          loop::let_stmt(e, l * ic(threads) + f.tx, st));
+                      const std::function<Stmt(const Expr&, const Expr&)>& body) {
+    return per_thread_elements(tag, count, threads, f.tx, body);
   };
-  // Binds `row` and `col` to e's digits over `cols` columns, then runs `body`.
-  auto split = [&](const Expr& e, const Expr& row, const Expr& col, int64_t cols, Stmt body) {
-    return loop::let_stmt(row, te::floordiv(e, ic(cols)),
-                          loop::let_stmt(col, te::floormod(e, ic(cols)), std::move(body)));
+  auto split = [](const Expr& e, const Expr& row, const Expr& col, int64_t cols, Stmt body) {
+    return bind_row_col(e, row, col, cols, std::move(body));
   };
   auto read1 = [](const Tensor& b) { return te::read(b, {ic(0)}); };
 
   std::vector<Stmt> body;
   // Row statistics and the accumulator start empty; the block's Q rows go to shared memory.
-  body.push_back(per_elem("init", br, [&](Expr, Expr e) {
+  body.push_back(per_elem("init", br, [&](const Expr&, const Expr& e) {
     return loop::seq({loop::store(mrow, {e}, neg_inf), loop::store(lrow, {e}, zero)});
   }));
-  body.push_back(
-      per_elem("zero", br * dv, [&](Expr l, Expr) { return loop::store(acc, {l}, zero); }));
-  body.push_back(per_elem("q", br * hd, [&](Expr, Expr e) {
+  body.push_back(per_elem("zero", br * dv,
+                          [&](const Expr& l, const Expr&) { return loop::store(acc, {l}, zero); }));
+  body.push_back(per_elem("q", br * hd, [&](const Expr&, const Expr& e) {
     Expr ri = te::var("qi"), d = te::var("qd"), gi = te::var("qgi");
     Stmt st =
         loop::store(qs, {ri, d}, te::select(te::lt(gi, ic(a.rows_n)), te::cast(f32, a.q), zero));
@@ -119,7 +113,7 @@ Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c
   }));
 
   // One key tile: K and V into shared memory.
-  Stmt load_k = per_elem("k", bc * hd, [&](Expr, Expr e) {
+  Stmt load_k = per_elem("k", bc * hd, [&](const Expr&, const Expr& e) {
     Expr cj = te::var("kj"), d = te::var("kd"), gj = te::var("kgj");
     Stmt st =
         loop::store(ks, {cj, d}, te::select(te::lt(gj, ic(a.keys_n)), te::cast(f32, a.k), zero));
@@ -127,7 +121,7 @@ Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c
     st = bind_flat(a.keys, gj, st);
     return split(e, cj, d, hd, loop::let_stmt(gj, kt * ic(bc) + cj, st));
   });
-  Stmt load_v = per_elem("v", bc * dv, [&](Expr, Expr e) {
+  Stmt load_v = per_elem("v", bc * dv, [&](const Expr&, const Expr& e) {
     Expr cj = te::var("vj"), cv = te::var("vc"), gj = te::var("vgj");
     Stmt st =
         loop::store(vs, {cj, cv}, te::select(te::lt(gj, ic(a.keys_n)), te::cast(f32, a.v), zero));
@@ -137,7 +131,7 @@ Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c
   });
   // The tile's scores: S's element from the shared tiles, then the softmax's input x of it
   // (scale, mask, bias read where x reads them); -inf outside the problem.
-  Stmt scores = per_elem("s", br * bc, [&](Expr, Expr e) {
+  Stmt scores = per_elem("s", br * bc, [&](const Expr&, const Expr& e) {
     Expr ri = te::var("si"), cj = te::var("sj"), gi = te::var("sgi"), gj = te::var("sgj"),
          d = te::var("sd");
     Stmt dotloop = loop::seq(
@@ -160,23 +154,11 @@ Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c
   // Per row: the new max over the tile, the rescale of what came before, the tile's
   // probabilities against the new max (in place) and the running sum. A row whose max is still
   // -inf (all masked so far) takes 0 as its reference, so no inf - inf.
-  Stmt stats = per_elem("r", br, [&](Expr, Expr e) {
-    Expr cj = te::var("rj"), cj2 = te::var("rj2");
-    Expr mu = te::select(te::eq(read1(rmax), neg_inf), zero, read1(rmax));
-    Expr pv = te::read(ps, {e, cj2});
-    return loop::seq(
-        {loop::store(rmax, {c0}, te::read(mrow, {e})),
-         loop::make_for(cj, bc, ForKind::Serial,
-                        loop::store(rmax, {c0}, te::max(read1(rmax), te::read(ps, {e, cj})))),
-         loop::store(alpha, {e}, te::exp(te::read(mrow, {e}) - mu)), loop::store(rsum, {c0}, zero),
-         loop::make_for(cj2, bc, ForKind::Serial,
-                        loop::seq({loop::store(ps, {e, cj2}, te::exp(pv - mu)),
-                                   loop::store(rsum, {c0}, read1(rsum) + pv)})),
-         loop::store(lrow, {e}, te::read(lrow, {e}) * te::read(alpha, {e}) + read1(rsum)),
-         loop::store(mrow, {e}, read1(rmax))});
+  Stmt stats = per_elem("r", br, [&](const Expr&, const Expr& e) {
+    return online_softmax_row(e, bc, {ps, Tensor(), mrow, lrow, alpha, rmax, rsum});
   });
   // The accumulator: rescaled, plus the tile's probabilities times V.
-  Stmt update = per_elem("o", br * dv, [&](Expr l, Expr e) {
+  Stmt update = per_elem("o", br * dv, [&](const Expr& l, const Expr& e) {
     Expr ri = te::var("oi"), cv = te::var("oc"), cj = te::var("oj");
     Stmt st =
         loop::seq({loop::store(acc, {l}, te::read(acc, {l}) * te::read(alpha, {ri})),
@@ -193,7 +175,7 @@ Kernel schedule_attention(const plan::AttentionMatch& a, const ScheduleConfig& c
       loop::seq({loop::block_barrier(), load_k, load_v, loop::block_barrier(), scores,
                  loop::block_barrier(), stats, loop::block_barrier(), update})));
   // O = accumulator / row sum, the stage's only global store.
-  body.push_back(per_elem("w", br * dv, [&](Expr l, Expr e) {
+  body.push_back(per_elem("w", br * dv, [&](const Expr& l, const Expr& e) {
     Expr ri = te::var("wi"), cv = te::var("wc"), gi = te::var("wgi");
     Expr val = with_init(o, te::cast(o.output->dtype, te::read(acc, {l}) / te::read(lrow, {ri})));
     Stmt st = loop::store(o.output, a.out_index, val);

@@ -9,6 +9,7 @@
 
 #include "core/loop/stmt.h"
 #include "core/schedule/attention.h"
+#include "core/schedule/attention_parts.h"
 #include "core/schedule/gemm_operands.h"
 #include "core/schedule/template_util.h"
 #include "core/te/builder.h"
@@ -120,20 +121,13 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   const Expr neg_inf = te::reduce_identity(te::ReduceKind::Max, f32);
   const Expr zero = te::float_imm(0.0, f32);
   const Expr c0 = ic(0);
-  auto read1 = [](const Tensor& b) { return te::read(b, {ic(0)}); };
 
-  // Each thread takes the elements e = l * threads + tx of `count`.
   auto per_elem = [&](const std::string& tag, int64_t count,
                       const std::function<Stmt(const Expr&, const Expr&)>& body) {
-    Expr l = te::var("l_" + tag), e = te::var("e_" + tag);
-    Stmt st = body(l, e);
-    if (count % threads != 0) st = loop::if_then_else(te::lt(e, ic(count)), st);
-    return loop::make_for(l, ceil_div(count, threads), ForKind::Serial,
-                          loop::let_stmt(e, l * ic(threads) + f.tx, st));
+    return per_thread_elements(tag, count, threads, f.tx, body);
   };
-  auto split = [&](const Expr& e, const Expr& row, const Expr& col, int64_t cols, Stmt body) {
-    return loop::let_stmt(row, te::floordiv(e, ic(cols)),
-                          loop::let_stmt(col, te::floormod(e, ic(cols)), std::move(body)));
+  auto split = [](const Expr& e, const Expr& row, const Expr& col, int64_t cols, Stmt body) {
+    return bind_row_col(e, row, col, cols, std::move(body));
   };
   // Warp `warp`'s unit u of `per` (a 16-row m tile and a pair of n8 tiles): binds the tile's
   // first row and column.
@@ -251,19 +245,7 @@ Kernel schedule_attention_mma(const plan::AttentionMatch& a, const ScheduleConfi
   // tile's probabilities against the new max (converted for the next MMAs) and the running sum.
   // A row whose max is still -inf (all masked so far) takes 0 as its reference.
   Stmt stats = per_elem("r", br, [&](const Expr&, const Expr& e) {
-    Expr cj = te::var("rj"), cj2 = te::var("rj2");
-    Expr mu = te::select(te::eq(read1(rmax), neg_inf), zero, read1(rmax));
-    Expr pv = te::exp(te::read(ps, {e, cj2}) - mu);
-    return loop::seq(
-        {loop::store(rmax, {c0}, te::read(mrow, {e})),
-         loop::make_for(cj, bc, ForKind::Serial,
-                        loop::store(rmax, {c0}, te::max(read1(rmax), te::read(ps, {e, cj})))),
-         loop::store(alpha, {e}, te::exp(te::read(mrow, {e}) - mu)), loop::store(rsum, {c0}, zero),
-         loop::make_for(cj2, bc, ForKind::Serial,
-                        loop::seq({loop::store(ph, {e, cj2}, te::cast(ct, pv)),
-                                   loop::store(rsum, {c0}, read1(rsum) + pv)})),
-         loop::store(lrow, {e}, te::read(lrow, {e}) * te::read(alpha, {e}) + read1(rsum)),
-         loop::store(mrow, {e}, read1(rmax))});
+    return online_softmax_row(e, bc, {ps, ph, mrow, lrow, alpha, rmax, rsum});
   });
   // The accumulator of O: each element rescaled by its row's alpha, plus P V on tensor cores.
   Stmt update;

@@ -57,6 +57,12 @@ MmaShape mma_shape(const plan::AttentionMatch& a, int64_t threads) {
   s.br = 16 * std::max<int64_t>(2, s.warps / 2);
   s.hd = round_up(a.head_dim, 16);
   s.dv = round_up(a.value_dim, 32);
+  // An odd number of warps above one (a kernel's block of 96 or 160 threads) shares neither.
+  const int64_t m_tiles = s.br / 16;
+  if ((m_tiles * (kKeys / 16)) % s.warps != 0 || (m_tiles * (s.dv / 16)) % s.warps != 0) {
+    s.warps = 0;
+    return s;
+  }
   s.bytes = 2 * (s.br * padded(s.hd) + kKeys * padded(s.hd) + kKeys * padded(s.dv) +
                  s.br * padded(kKeys)) +
             4 * (s.br * (kKeys + 4) + 3 * s.br);

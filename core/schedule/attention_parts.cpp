@@ -45,9 +45,9 @@ Stmt online_softmax_row(const Expr& e, int64_t keys, const OnlineSoftmax& s) {
   }
   return loop::seq(
       {loop::store(s.row_max, {c0}, te::read(s.max, {e})),
-       loop::make_for(cj, keys, ForKind::Serial,
-                      loop::store(s.row_max, {c0},
-                                  te::max(read1(s.row_max), te::read(s.scores, {e, cj})))),
+       loop::make_for(
+           cj, keys, ForKind::Serial,
+           loop::store(s.row_max, {c0}, te::max(read1(s.row_max), te::read(s.scores, {e, cj})))),
        loop::store(s.alpha, {e}, te::exp(te::read(s.max, {e}) - mu)),
        loop::store(s.row_sum, {c0}, zero), loop::make_for(cj2, keys, ForKind::Serial, prob),
        loop::store(s.sum, {e}, te::read(s.sum, {e}) * te::read(s.alpha, {e}) + read1(s.row_sum)),

@@ -28,7 +28,7 @@ struct OnlineSoftmax {
   /// [rows, >= keys]: where the tile's probabilities go, converted to its type; undefined: into
   /// `scores`, in place.
   te::Tensor probs;
-  te::Tensor max, sum, alpha;  ///< [rows] f32: running max and sum, the tile's rescale
+  te::Tensor max, sum, alpha;   ///< [rows] f32: running max and sum, the tile's rescale
   te::Tensor row_max, row_sum;  ///< [1] f32, the thread's own
 };
 

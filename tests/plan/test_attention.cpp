@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "core/plan/attention.h"
 #include "core/plan/partition.h"
 #include "core/plan/plan.h"
+#include "core/schedule/attention.h"
 #include "core/schedule/plan_kernels.h"
 #include "core/schedule/plan_pricer.h"
 #include "core/session/compile.h"
@@ -26,6 +28,7 @@
 #include "core/session/sass_report.h"
 #include "core/session/test_data.h"
 #include "core/session/verify_kernels.h"
+#include "core/te/program_index.h"
 #include "tests/sample_model.h"
 
 namespace souffle {
@@ -299,6 +302,52 @@ TEST(AttentionCuda, FusedStageCompilesWithNvrtc) {
     }
     EXPECT_TRUE(online) << name << ": no kernel source names the fused stage";
   }
+}
+
+TEST(AttentionTile, TensorCoresWhereTheWarpsShareTheTiles) {
+  const Case* c = nullptr;
+  for (const Case& x : cases())
+    if (std::string(x.name) == "gpt_causal_fp16") c = &x;
+  ASSERT_NE(c, nullptr);
+  const te::TeProgram program =
+      plan::transformed_program(model_of(*c).program, plan::Strategy::Souffle);
+  const te::ProgramIndex index(program);
+  const std::vector<plan::AttentionChain> chains = plan::find_attention_chains(program, index);
+  ASSERT_FALSE(chains.empty());
+  std::vector<const te::ComputeOp*> ops;
+  for (int te : chains[0].tes()) ops.push_back(program.ops[static_cast<size_t>(te)].get());
+  const std::optional<plan::AttentionMatch> m = plan::match_attention_ops(ops);
+  ASSERT_TRUE(m.has_value());
+  schedule::ScheduleConfig cfg;
+  cfg.precision = gpu::Precision::FP16;
+  // 4 warps: 32 query rows; a kernel's block of 8 warps: 64.
+  schedule::AttentionTile t = schedule::attention_tile(*m, cfg);
+  EXPECT_TRUE(t.tensor_cores);
+  EXPECT_EQ(t.br, 32);
+  EXPECT_EQ(t.threads, 128);
+  cfg.exact_block = true;
+  cfg.block = 256;
+  t = schedule::attention_tile(*m, cfg);
+  EXPECT_TRUE(t.tensor_cores);
+  EXPECT_EQ(t.br, 64);
+  // 3 warps cannot share the 4 units of a score tile: the f32 stage, built without an error.
+  cfg.block = 96;
+  t = schedule::attention_tile(*m, cfg);
+  EXPECT_FALSE(t.tensor_cores);
+  EXPECT_GT(t.br, 0);
+  const loop::Kernel k = schedule::schedule_attention(*m, cfg);
+  EXPECT_EQ(k.stages.front().schedule.find("on tensor cores"), std::string::npos);
+  EXPECT_EQ(k.launch.block_x, 96);
+  // tf32 and fp32 keep the f32 stage; so does the older template's option.
+  cfg.block = 128;
+  for (gpu::Precision pr : {gpu::Precision::TF32, gpu::Precision::FP32}) {
+    cfg.precision = pr;
+    EXPECT_FALSE(schedule::attention_tile(*m, cfg).tensor_cores) << gpu::precision_name(pr);
+  }
+  cfg.precision = gpu::Precision::BF16;
+  EXPECT_TRUE(schedule::attention_tile(*m, cfg).tensor_cores);
+  cfg.mma_mainloop = false;
+  EXPECT_FALSE(schedule::attention_tile(*m, cfg).tensor_cores);
 }
 
 TEST(AttentionCuda, TensorCoreStageCompilesWithMmaAndNoSpills) {

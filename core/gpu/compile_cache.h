@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/support/disk_store.h"
+
 namespace souffle::gpu {
 
 struct CompileResult;
@@ -27,40 +29,25 @@ int64_t default_compile_cache_bytes(std::string* problem = nullptr);
 /// "1G" -> 2^30, "512M", "64K", "1000"; nullopt for anything else (negative, empty, junk).
 std::optional<int64_t> parse_byte_size(const std::string& text);
 
-struct CompileCacheStats {
-  std::string dir;        ///< the folder entries live in
-  int64_t max_bytes = 0;  ///< the cap
-  int64_t entries = 0;
-  int64_t bytes = 0;  ///< the entries' file sizes together
-  /// Lookups answered from disk and not, by every process since the folder was last cleared.
-  int64_t hits = 0, misses = 0;
-  /// Last use (seconds since the epoch) of the least and the most recently used entry; 0 when
-  /// there is none.
-  int64_t oldest = 0, newest = 0;
-};
+/// The folder's figures (DiskStoreStats: its folder, cap, entries, bytes, hits and misses of
+/// every process, least and most recent use).
+using CompileCacheStats = DiskStoreStats;
 
-/// What went wrong with the folder; each is said once per cache object (the process has one).
-enum class CompileCacheProblem { Unusable, Corrupt, Full };
-
-/// NVRTC results (PTX, CUBIN, log, ptxas' per-kernel figures) in one folder, one file per key.
-/// An entry is a header (magic, format, payload length, checksum) and the payload; it is written
-/// to a temporary file in the same folder, flushed to disk and renamed over the entry, so a
-/// reader sees a whole entry or none. An entry that fails its checks is removed and counts as a
-/// miss. A folder that cannot be created or written, or an entry over the cap, costs only the
-/// store: the compile goes on, and the cache says why once. A hit marks the entry used (its
-/// modification time); beyond the cap the least recently used entries are removed.
+/// NVRTC results (PTX, CUBIN, log, ptxas' per-kernel figures) in one folder of the cache
+/// (`dir`/nvrtc), one file per key: a DiskStore (support/disk_store.h) whose entries are flushed
+/// to disk before they are renamed into place, the cap looked at after every store.
 class DiskCompileCache {
  public:
-  using Warn = std::function<void(const std::string&)>;
+  using Warn = DiskStore::Warn;
   /// `warn` is told each kind of problem once (null: nothing is said).
   DiskCompileCache(std::string dir, int64_t max_bytes, Warn warn = nullptr);
 
-  const std::string& dir() const { return m_dir; }
-  int64_t max_bytes() const { return m_max_bytes; }
+  const std::string& dir() const { return m_store.dir(); }
+  int64_t max_bytes() const { return m_store.max_bytes(); }
   /// The folder entries go in (`dir`/nvrtc).
-  std::string entry_dir() const;
+  std::string entry_dir() const { return m_store.entry_dir(); }
   /// The file of key `key` (hex).
-  std::string entry_path(const std::string& key) const;
+  std::string entry_path(const std::string& key) const { return m_store.entry_path(key); }
 
   /// The entry of `key` whose full key text is `full_key`, into `out` (ok, arch, ptx, cubin,
   /// log, kernels, key; compile_ms is the original compile's). False: none, or a corrupt one
@@ -69,26 +56,18 @@ class DiskCompileCache {
   /// Writes `result` (a successful compile) as the entry of `key`, then keeps the cap.
   void store(const std::string& key, const std::string& full_key, const CompileResult& result);
 
-  CompileCacheStats stats() const;
+  CompileCacheStats stats() const { return m_store.stats(); }
   /// Removes every entry and resets the counters (a running writer's temporary file is left to
   /// it); returns the number of entries removed.
-  int64_t clear();
+  int64_t clear() { return m_store.clear(); }
   /// Removes the least recently used entries until the folder holds at most `max_bytes`.
-  void evict(int64_t max_bytes);
+  void evict(int64_t max_bytes) { m_store.evict(max_bytes); }
 
   /// What this cache said (each problem once), in order.
-  std::vector<std::string> warnings() const;
+  std::vector<std::string> warnings() const { return m_store.warnings(); }
 
  private:
-  void problem(CompileCacheProblem kind, const std::string& why);
-  void count(bool hit);
-
-  std::string m_dir;
-  int64_t m_max_bytes;
-  Warn m_warn;
-  mutable std::mutex m_mutex;
-  std::vector<bool> m_said;
-  std::vector<std::string> m_warnings;
+  DiskStore m_store;
 };
 
 /// An entry's bytes (header and payload) and back, exposed for tests: decode_compile_entry

@@ -9,6 +9,7 @@
 #include "app/cli/commands.h"
 #include "core/gpu/compile_cache.h"
 #include "core/gpu/nvrtc.h"
+#include "core/schedule/price_store.h"
 #include "core/session/compile.h"
 #include "core/support/error.h"
 
@@ -47,15 +48,24 @@ int run_cache(const CacheCliOptions& o) {
     throw UserError(
         "there is no compile cache folder: neither SOUFFLE_CACHE_DIR, XDG_CACHE_HOME nor HOME is "
         "set");
+  // The price cache lives in the same folder (its "prices" folder).
+  schedule::PriceStore prices(disk->dir(), disk->max_bytes());
   if (o.action == "clear") {
     const int64_t removed = disk->clear();
+    const int64_t removed_prices = prices.disk().clear();
     if (o.json)
-      std::cout << nlohmann::json{{"dir", disk->dir()}, {"removed", removed}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"dir", disk->dir()},
+                                  {"removed", removed},
+                                  {"removed_prices", removed_prices}}
+                       .dump(2)
+                << "\n";
     else
-      std::cout << fmt::format("removed {} entries from {}\n", removed, disk->dir());
+      std::cout << fmt::format("removed {} entries and {} prices from {}\n", removed,
+                               removed_prices, disk->dir());
     return 0;
   }
   const gpu::CompileCacheStats s = disk->stats();
+  const DiskStoreStats p = prices.disk().stats();
   if (o.json) {
     std::cout << nlohmann::json{{"dir", s.dir},
                                 {"entries", s.entries},
@@ -65,7 +75,15 @@ int run_cache(const CacheCliOptions& o) {
                                 {"misses", s.misses},
                                 {"oldest", time_json(s.oldest)},
                                 {"newest", time_json(s.newest)},
-                                {"nvrtc", gpu::nvrtc_version()}}
+                                {"nvrtc", gpu::nvrtc_version()},
+                                {"prices",
+                                 {{"entries", p.entries},
+                                  {"bytes", p.bytes},
+                                  {"max_bytes", p.max_bytes},
+                                  {"hits", p.hits},
+                                  {"misses", p.misses},
+                                  {"oldest", time_json(p.oldest)},
+                                  {"newest", time_json(p.newest)}}}}
                      .dump(2)
               << "\n";
     return 0;
@@ -78,6 +96,11 @@ int run_cache(const CacheCliOptions& o) {
   if (s.entries > 0)
     std::cout << fmt::format("least recently used: {}\nmost recently used: {}\n", utc(s.oldest),
                              utc(s.newest));
+  std::cout << fmt::format("price cache: {}/prices\n", s.dir);
+  std::cout << fmt::format("prices: {}, {} of {}\n", p.entries, human_bytes(p.bytes),
+                           human_bytes(p.max_bytes));
+  std::cout << fmt::format("hits: {}, misses: {} (every process since the last clear)\n", p.hits,
+                           p.misses);
   return 0;
 }
 

@@ -54,6 +54,7 @@ struct PlanCliOptions {
   bool no_waves = false;           ///< kernels in program order (plan::PlanOptions::waves off)
   bool no_weight_panels = false;   ///< plan::PlanOptions::weight_panels off
   bool wgmma = false;              ///< plan::PlanOptions::wgmma (the Hopper mainloop on sm_90)
+  bool no_cache = false;           ///< every partition built to be priced (no price cache)
 };
 
 struct CompileCliOptions {

@@ -4,6 +4,7 @@
 
 #include "app/cli/cmd_sweep.h"
 #include "app/cli/commands.h"
+#include "core/schedule/price_store.h"
 #include "core/support/error.h"
 
 namespace {
@@ -111,6 +112,9 @@ int main(int argc, char** argv) {
                    "the same weights keep them in shared memory where they fit and the cost "
                    "model prices that lower)");
   c_plan->add_option("--decisions", plan.decisions, "decisions JSON file");
+  c_plan->add_flag("--no-cache", plan.no_cache,
+                   "price every partition by building its kernels, neither reading nor writing "
+                   "the price cache (souffle-cli cache)");
   c_plan->add_option("--dump-after", plan.dump_after,
                      "print a step's result to stderr: analyze, horizontal, vertical, "
                      "partition, decisions, price");
@@ -174,8 +178,9 @@ int main(int argc, char** argv) {
   c_compile->add_option("--batch", compile.batch,
                         "kernels per NVRTC translation unit (faster check; not with --out)");
   c_compile->add_flag("--no-cache", compile.no_cache,
-                      "compile every kernel with NVRTC, neither reading nor writing the compile "
-                      "cache (souffle-cli cache)");
+                      "compile every kernel with NVRTC and price every partition by building it, "
+                      "neither reading nor writing the compile and price caches (souffle-cli "
+                      "cache)");
   c_compile->add_flag("--no-dedup", compile.no_dedup,
                       "compile each launch alone under its own name, even where launches run the "
                       "same code (for comparison)");
@@ -236,8 +241,8 @@ int main(int argc, char** argv) {
   c_prof->add_flag("--no-weight-panels", prof.no_weight_panels,
                    "every GEMM stage streams its weights, for comparison");
   c_prof->add_flag("--no-cache", prof.no_cache,
-                   "compile every kernel with NVRTC, neither reading nor writing the compile "
-                   "cache");
+                   "compile every kernel with NVRTC and price every partition by building it, "
+                   "neither reading nor writing the compile and price caches");
   c_prof->add_flag("-q,--quiet", prof.quiet, "no progress on stderr");
   c_prof->add_flag("--json", prof.common.json, "print one JSON object");
   c_prof->add_option("--dim", prof.common.dims, "bind a symbolic dimension: name=value");
@@ -338,6 +343,13 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
+    // Partition prices kept between runs (the price cache beside the compile cache), unless
+    // the command was told not to use the cache.
+    const bool no_cache = (*c_plan && plan.no_cache) || (*c_compile && compile.no_cache) ||
+                          (*c_prof && prof.no_cache);
+    if (!no_cache && !*c_cache)
+      souffle::schedule::set_default_price_store(souffle::schedule::open_user_price_store(
+          [](const std::string& w) { std::cerr << "warning: " << w << "\n"; }));
     if (*c_inspect) return run_inspect(inspect);
     if (*c_verify) return run_verify(verify);
     if (*c_plan) return run_plan(plan);

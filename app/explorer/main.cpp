@@ -20,6 +20,7 @@
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
 #include "core/plan/plan.h"
+#include "core/schedule/price_store.h"
 #include "core/session/pipeline_steps.h"
 #include "core/support/error.h"
 #include "views/code_panel.h"
@@ -321,6 +322,12 @@ int main(int argc, char** argv) {
 
   if (parser.isSet(timingsOpt)) timings.enable();
   timings.mark("Qt started");
+  // Partition prices kept between runs in the user's cache folder (beside compiled kernels):
+  // opening a model planned before builds only what changed.
+  souffle::schedule::set_default_price_store(
+      souffle::schedule::open_user_price_store([](const std::string& w) {
+        std::fprintf(stderr, "souffle-explorer: warning: %s\n", w.c_str());
+      }));
   MainWindow window;
   timings.mark("window built");
   QObject::connect(&window, &MainWindow::modelLoaded, &window,

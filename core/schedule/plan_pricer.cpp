@@ -16,7 +16,72 @@ namespace souffle::schedule {
 
 PlanPricer::PlanPricer(gpu::GpuSpec spec, gpu::Precision precision,
                        std::optional<gpu::Calibration> calibration)
-    : m_spec(std::move(spec)), m_precision(precision), m_calibration(std::move(calibration)) {}
+    : m_spec(std::move(spec)),
+      m_precision(precision),
+      m_calibration(std::move(calibration)),
+      m_store(default_price_store()) {}
+
+void PlanPricer::set_price_store(std::shared_ptr<PriceStore> store) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_store = std::move(store);
+}
+
+std::shared_ptr<PriceStore> PlanPricer::price_store() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_store;
+}
+
+size_t PlanPricer::store_hits() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_store_hits;
+}
+
+std::string PlanPricer::store_key(const plan::FusionPlan& context, const plan::Partition& p,
+                                  const std::string& key) const {
+  // The partition's id and op indices too: its price names its kernels by the id and its
+  // barrier sites by op index, and the content key (the TEs' text) says neither.
+  std::string where = fmt::format("partition {} tes", p.id);
+  for (int te : p.tes) where += " " + std::to_string(te);
+  return price_store_key(m_spec, context.gpu_spec, m_precision,
+                         m_calibration ? &*m_calibration : nullptr, where + "\n" + key);
+}
+
+std::optional<plan::PartitionPrice> PlanPricer::from_store(const plan::FusionPlan& context,
+                                                           const plan::Partition& p,
+                                                           const std::string& key) const {
+  std::shared_ptr<PriceStore> store = price_store();
+  if (!store) return std::nullopt;
+  std::optional<plan::PartitionPrice> got = store->load(store_key(context, p, key));
+  if (!got) return std::nullopt;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_store_hits;
+  return m_cache.emplace(key, std::move(*got)).first->second;
+}
+
+std::string PlanPricer::twin_store_key(const plan::FusionPlan& context,
+                                       const PartitionStructure& s) const {
+  return price_store_key(m_spec, context.gpu_spec, m_precision,
+                         m_calibration ? &*m_calibration : nullptr, "structure\n" + s.key);
+}
+
+std::optional<PriceStore::Twin> PlanPricer::twin_from_store(const plan::FusionPlan& context,
+                                                            const PartitionStructure& s) const {
+  std::shared_ptr<PriceStore> store = price_store();
+  if (!store) return std::nullopt;
+  return store->load_twin(twin_store_key(context, s));
+}
+
+void PlanPricer::twin_to_store(const plan::FusionPlan& context, const PartitionStructure& s,
+                               const plan::PartitionPrice& price, int id) const {
+  if (std::shared_ptr<PriceStore> store = price_store())
+    store->store_twin(twin_store_key(context, s), PriceStore::Twin{price, s, id});
+}
+
+void PlanPricer::to_store(const plan::FusionPlan& context, const plan::Partition& p,
+                          const std::string& key, const plan::PartitionPrice& price) const {
+  if (std::shared_ptr<PriceStore> store = price_store())
+    store->store(store_key(context, p, key), price);
+}
 
 std::string PlanPricer::constants() const {
   return gpu::cost_constants(m_spec, m_precision, m_calibration ? &*m_calibration : nullptr).source;
@@ -247,6 +312,7 @@ void PlanPricer::keep_grid_form(const std::string& key, const plan::FusionPlan& 
   plan::PartitionPrice pr = price_built(context, p, grid);
   observe(gk, grid);
   keep(gk, std::move(grid));
+  to_store(context, p, gk, pr);
   std::lock_guard<std::mutex> lock(m_mutex);
   ++m_grid_forms;
   m_cache.emplace(gk, std::move(pr));
@@ -277,6 +343,8 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
       return it->second;
     }
   }
+  // Priced by an earlier process: its price as stored (price_store.h).
+  if (std::optional<plan::PartitionPrice> stored = from_store(context, p, k)) return *stored;
   bool share = false;
   {
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -322,7 +390,24 @@ plan::PartitionPrice PlanPricer::price(const plan::FusionPlan& context,
   };
   const std::string building = s.key;
   Done done{*this, building};
-  plan::PartitionPrice out = build(k, context, p);
+  // A twin an earlier process built (the store keeps each structure's first built price:
+  // twins' own prices are not stored), renamed; a twin on another thread waits for it as for
+  // a build. Else built, and kept for the twins of later processes.
+  if (std::optional<PriceStore::Twin> twin = twin_from_store(context, s)) {
+    twin->structure.key = s.key;
+    if (std::optional<plan::PartitionPrice> renamed =
+            rename_price(twin->price, twin->structure, s, twin->id, p.id)) {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      ++m_store_hits;
+      ++m_twin_hits;
+      std::string key = s.key;
+      m_twins.emplace(std::move(key), Twin{std::move(twin->structure), twin->price, twin->id});
+      return m_cache.emplace(k, std::move(*renamed)).first->second;
+    }
+  }
+  bool storable = false;
+  plan::PartitionPrice out = build(k, context, p, &storable);
+  if (storable) twin_to_store(context, s, out, p.id);
   std::lock_guard<std::mutex> lock(m_mutex);
   std::string key = s.key;
   m_twins.emplace(std::move(key), Twin{std::move(s), out, p.id});
@@ -379,8 +464,9 @@ void PlanPricer::keep(const std::string& key, loop::KernelSet ks) const {
 }
 
 plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::FusionPlan& context,
-                                       const plan::Partition& p) const {
+                                       const plan::Partition& p, bool* stored) const {
   plan::PartitionPrice out;
+  bool storable = true;
   try {
     PlanBuild b = plan_build(context);
     b.options.calibration = m_calibration ? &*m_calibration : nullptr;
@@ -399,7 +485,12 @@ plan::PartitionPrice PlanPricer::build(const std::string& key, const plan::Fusio
     // blocks, an op the templates do not take) is priced as not built, with the reason.
     out = plan::PartitionPrice{};
     out.error = e.what();
+    // Only a refusal the partition's content decides is kept on disk: running out of memory
+    // or anything else of the moment is not the partition's price.
+    storable = dynamic_cast<const KernelBuildError*>(&e) || dynamic_cast<const UserError*>(&e);
   }
+  if (storable) to_store(context, p, key, out);
+  if (stored) *stored = storable && price_store() != nullptr;
   std::lock_guard<std::mutex> lock(m_mutex);
   ++m_builds;
   m_cache[key] = out;

@@ -19,6 +19,7 @@
 #include "core/loop/stmt.h"
 #include "core/plan/plan.h"
 #include "core/schedule/plan_kernels.h"
+#include "core/schedule/price_store.h"
 #include "core/schedule/price_twins.h"
 
 namespace souffle::schedule {
@@ -69,6 +70,14 @@ class PlanPricer : public plan::KernelPricer {
   /// observer; null removes it). Called on the pricing thread, outside the pricer's lock.
   using BuildObserver = std::function<void(const std::string& key, const loop::KernelSet& kernels)>;
   void set_build_observer(BuildObserver observer);
+  /// Prices kept on disk between processes (price_store.h): a price not in memory is looked up
+  /// there before anything is built, and every price made is written there. A pricer starts
+  /// with default_price_store(); null turns it off. A price taken from the store comes without
+  /// its kernels: kernels() builds them.
+  void set_price_store(std::shared_ptr<PriceStore> store);
+  std::shared_ptr<PriceStore> price_store() const;
+  /// Prices taken from the store (each saved a build).
+  size_t store_hits() const;
 
  private:
   /// The content of one TE, printed once per live op. The memo holds its ops weakly: a
@@ -78,8 +87,9 @@ class PlanPricer : public plan::KernelPricer {
   /// mistaken for it.
   const std::string& content(const te::Op& op) const;
   /// Builds and prices `p`, both kept under `key` (the price holds the error of a failed build).
+  /// `stored`: set to whether the price went to the price store.
   plan::PartitionPrice build(const std::string& key, const plan::FusionPlan& context,
-                             const plan::Partition& p) const;
+                             const plan::Partition& p, bool* stored = nullptr) const;
   /// The price of `ks`, the kernels built for `p`.
   plan::PartitionPrice price_built(const plan::FusionPlan& context, const plan::Partition& p,
                                    const loop::KernelSet& ks) const;
@@ -92,6 +102,22 @@ class PlanPricer : public plan::KernelPricer {
   /// auto, under grid_key(key) (nothing when that is empty, or already priced).
   void keep_grid_form(const std::string& key, const plan::FusionPlan& context,
                       const plan::Partition& p, loop::KernelSet grid) const;
+  /// The full key in the price store of `p`, whose content key is `key`.
+  std::string store_key(const plan::FusionPlan& context, const plan::Partition& p,
+                        const std::string& key) const;
+  /// The store's price of `p` (content key `key`; kept in memory too), if the store has one.
+  std::optional<plan::PartitionPrice> from_store(const plan::FusionPlan& context,
+                                                 const plan::Partition& p,
+                                                 const std::string& key) const;
+  /// A structure's first built price, kept in the store for its twins (PriceStore::Twin).
+  std::string twin_store_key(const plan::FusionPlan& context, const PartitionStructure& s) const;
+  std::optional<PriceStore::Twin> twin_from_store(const plan::FusionPlan& context,
+                                                  const PartitionStructure& s) const;
+  void twin_to_store(const plan::FusionPlan& context, const PartitionStructure& s,
+                     const plan::PartitionPrice& price, int id) const;
+  /// Writes `price`, just built for `p` under `key`, to the store (if there is one).
+  void to_store(const plan::FusionPlan& context, const plan::Partition& p, const std::string& key,
+                const plan::PartitionPrice& price) const;
   /// Hands kernels just built to the build observer, if there is one.
   void observe(const std::string& key, const loop::KernelSet& ks) const;
   /// Keeps `ks` under `key` (most recent first), dropping the oldest beyond kKeptKernels.
@@ -127,6 +153,8 @@ class PlanPricer : public plan::KernelPricer {
   ScheduleMemo m_schedules;
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
   BuildObserver m_observer;
+  std::shared_ptr<PriceStore> m_store;
+  mutable size_t m_store_hits = 0;
 };
 
 /// The pricer a plan on `spec` at `precision` is priced with; `calibration_file` (empty: none)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compile and plan time of one model, each run a fresh souffle-cli process: `compile` with an
-empty compile-cache folder (cold), the same again with the folder it filled (warm), and `plan`;
-beside them, when the onnxruntime package imports, ONNX Runtime's InferenceSession creation of
+empty cache folder (cold: every partition built to be priced, every kernel compiled), the same
+again with the folder it filled (warm: prices and compiled kernels from the cache), and `plan`
+cold (`--no-cache`: every partition built) and warm (a folder one plan filled); beside them, when the onnxruntime package imports, ONNX Runtime's InferenceSession creation of
 the same file. Medians (min-max) of --runs runs, the machine's cores and load average before and
 after, and from the last cold run its kernels, distinct programs and NVRTC time.
 
@@ -10,6 +11,7 @@ after, and from the last cold run its kernels, distinct programs and NVRTC time.
 
 With --plan-only, only `plan` and the session creation (the side-by-side figure of the plan goal),
 each run's per-step times (import, partition, decisions) from `plan --json` beside the wall time.
+The cache folder is always a fresh temporary one: the user's own is never read or written.
 """
 import argparse
 import json
@@ -56,8 +58,23 @@ def main():
     compile_cmd = [a.cli, "compile", a.model, "--strategy", a.strategy, "--gpu", a.gpu, "--arch", a.arch,
                    "--json", "-q"]
     plan_cmd = [a.cli, "plan", a.model, "--strategy", a.strategy, "--gpu", a.gpu, "--json"]
-    cold, warm, plan, facts = [], [], [], {}
+    cold, warm, plan, plan_warm, facts = [], [], [], [], {}
     steps = {}
+
+    def plans():
+        """One cold plan (no cache) and one warm (from a folder a first plan filled)."""
+        folder = tempfile.mkdtemp(prefix="souffle-bench-cache-")
+        env = dict(os.environ, SOUFFLE_CACHE_DIR=folder)
+        try:
+            dt, out = timed(plan_cmd + ["--no-cache"], env)
+            plan.append(dt)
+            for p in json.loads(out).get("passes", []):
+                steps.setdefault(p["name"], []).append(p["ms"] / 1000)
+            timed(plan_cmd, env)  # fills the folder
+            plan_warm.append(timed(plan_cmd, env)[0])
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
     for _ in range(a.runs if not a.plan_only else 0):
         folder = tempfile.mkdtemp(prefix="souffle-bench-cache-")
         env = dict(os.environ, SOUFFLE_CACHE_DIR=folder)
@@ -72,24 +89,20 @@ def main():
             facts["warm_from_cache"] = json.loads(out)["cache"].get("programs_from_cache")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        plan.append(timed(plan_cmd, os.environ)[0])
-    if a.plan_only:
-        for _ in range(a.runs):
-            dt, out = timed(plan_cmd, os.environ)
-            plan.append(dt)
-            for p in json.loads(out).get("passes", []):
-                steps.setdefault(p["name"], []).append(p["ms"] / 1000)
-    else:
+    for _ in range(a.runs):
+        plans()
+    if not a.plan_only:
         print(f"compile, cold cache: {fmt(cold)}   last: {facts['kernels']} kernels, {facts['programs']} "
               f"distinct programs, NVRTC {facts['nvrtc_ms'] / 1000:.2f} s, build {facts['build_ms'] / 1000:.2f} s, "
               f"load {facts['load_ms'] / 1000:.2f} s")
         print(f"compile, warm cache: {fmt(warm)}   ({facts['warm_from_cache']} programs from the cache)")
-    print(f"plan:                {fmt(plan)}")
+    print(f"plan, cold (--no-cache): {fmt(plan)}")
     for name in ("import", "partition", "decisions"):
         if name in steps:
             xs = steps[name]
             print(f"  its {name + ':':<16}{statistics.median(xs) * 1000:7.1f} ms ({min(xs) * 1000:.1f}-"
                   f"{max(xs) * 1000:.1f})")
+    print(f"plan, warm (prices from the cache): {fmt(plan_warm)}")
     try:
         import onnxruntime as ort
 
@@ -99,7 +112,8 @@ def main():
             ort.InferenceSession(a.model, providers=["CPUExecutionProvider"])
             ses.append(time.perf_counter() - t0)
         print(f"onnxruntime {ort.__version__} session creation: {fmt(ses)}; souffle plan / ORT = "
-              f"{statistics.median(plan) / statistics.median(ses):.2f}x")
+              f"{statistics.median(plan) / statistics.median(ses):.2f}x cold, "
+              f"{statistics.median(plan_warm) / statistics.median(ses):.2f}x warm")
     except ImportError:
         print("onnxruntime: not installed (pip install onnxruntime), no side-by-side figure")
     print(f"load average after: {load()}")

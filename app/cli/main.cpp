@@ -347,9 +347,10 @@ int main(int argc, char** argv) {
     // the command was told not to use the cache.
     const bool no_cache = (*c_plan && plan.no_cache) || (*c_compile && compile.no_cache) ||
                           (*c_prof && prof.no_cache);
-    if (!no_cache && !*c_cache)
+    if (!no_cache && !*c_cache) {
       souffle::schedule::set_default_price_store(souffle::schedule::open_user_price_store(
           [](const std::string& w) { std::cerr << "warning: " << w << "\n"; }));
+    }
     if (*c_inspect) return run_inspect(inspect);
     if (*c_verify) return run_verify(verify);
     if (*c_plan) return run_plan(plan);

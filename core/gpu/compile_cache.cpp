@@ -45,7 +45,7 @@ bool decode_body(const std::string& body, CompileResult& out) {
   CompileResult c;
   uint64_t kernels = 0;
   bool ok = r.str(c.arch) && r.str(c.ptx) && r.str(cubin) && r.str(c.log) && r.f64(c.compile_ms) &&
-            r.count(kernels, 8 * 9);
+            r.count(kernels, size_t{8} * 9);
   for (uint64_t i = 0; ok && i < kernels; ++i) {
     KernelResources k;
     ok = r.str(k.name) && r.i32(k.registers) && r.i32(k.barriers) && r.i64(k.shared_bytes) &&

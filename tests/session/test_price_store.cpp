@@ -194,10 +194,11 @@ TEST(PriceStore, CorruptEntryIsSaidOnceAndPricedAgain) {
   // Every entry damaged: half truncated, half overwritten with garbage of the same size.
   for (size_t i = 0; i < all.size(); ++i) {
     const auto n = static_cast<size_t>(fs::file_size(all[i]));
-    if (i % 2 == 0)
+    if (i % 2 == 0) {
       fs::resize_file(all[i], n / 2);
-    else
+    } else {
       std::ofstream(all[i], std::ios::binary | std::ios::trunc) << std::string(n, 'z');
+    }
   }
   auto store = std::make_shared<schedule::PriceStore>(dir.path().string(), int64_t{1} << 30, warn);
   const Priced again = priced("bert", plan::Strategy::Souffle, SyncMode::Grid, store);

@@ -18,17 +18,20 @@ PlanPricer::PlanPricer(gpu::GpuSpec spec, gpu::Precision precision,
                        std::optional<gpu::Calibration> calibration)
     : m_spec(std::move(spec)),
       m_precision(precision),
-      m_calibration(std::move(calibration)),
-      m_store(default_price_store()) {}
+      m_calibration(std::move(calibration)) {}
 
 void PlanPricer::set_price_store(std::shared_ptr<PriceStore> store) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_store = std::move(store);
+  m_store_set = true;
 }
 
 std::shared_ptr<PriceStore> PlanPricer::price_store() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_store;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_store_set) return m_store;
+  }
+  return default_price_store();
 }
 
 size_t PlanPricer::store_hits() const {

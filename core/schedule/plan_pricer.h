@@ -71,9 +71,9 @@ class PlanPricer : public plan::KernelPricer {
   using BuildObserver = std::function<void(const std::string& key, const loop::KernelSet& kernels)>;
   void set_build_observer(BuildObserver observer);
   /// Prices kept on disk between processes (price_store.h): a price not in memory is looked up
-  /// there before anything is built, and every price made is written there. A pricer starts
-  /// with default_price_store(); null turns it off. A price taken from the store comes without
-  /// its kernels: kernels() builds them.
+  /// there before anything is built, and every price built is written there. Until this is
+  /// called, a pricer uses whatever default_price_store() is at the time; null turns it off. A
+  /// price taken from the store comes without its kernels: kernels() builds them.
   void set_price_store(std::shared_ptr<PriceStore> store);
   std::shared_ptr<PriceStore> price_store() const;
   /// Prices taken from the store (each saved a build).
@@ -154,6 +154,7 @@ class PlanPricer : public plan::KernelPricer {
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
   BuildObserver m_observer;
   std::shared_ptr<PriceStore> m_store;
+  bool m_store_set = false;  ///< m_store was set: default_price_store() is not consulted
   mutable size_t m_store_hits = 0;
 };
 

@@ -76,10 +76,10 @@ bool decode_twin(const std::string& bytes, PriceStore::Twin& out);
 std::string encode_price(const plan::PartitionPrice& p);
 bool decode_price(const std::string& bytes, plan::PartitionPrice& out);
 
-/// The store pricers made from now on take (make_pricer, shared_pricer: a pricer keeps the one
-/// it was made with); null, the default, for none. The programs turn it on (the command line,
-/// the explorer); the library and its tests leave it off, so that what they measure and count
-/// is the build.
+/// The store every pricer without one of its own uses (PlanPricer::set_price_store); null, the
+/// default, for none. The programs turn it on (the command line, the explorer, the Python
+/// package); the library and its tests leave it off, so that what they measure and count is
+/// the build.
 void set_default_price_store(std::shared_ptr<PriceStore> store);
 std::shared_ptr<PriceStore> default_price_store();
 /// The store in the user's cache folder (gpu::default_compile_cache_dir, under

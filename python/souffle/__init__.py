@@ -22,6 +22,7 @@ from ._model import (
     ProfileResult,
     VerifyResult,
     load,
+    price_cache,
     strategies,
 )
 from ._torch import from_torch
@@ -41,6 +42,7 @@ __all__ = [
     "VerifyResult",
     "from_torch",
     "load",
+    "price_cache",
     "strategies",
     "sweep",
 ]

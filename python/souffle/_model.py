@@ -16,6 +16,14 @@ def strategies():
     return list(_core.strategies())
 
 
+def price_cache(on=True):
+    """Whether plans take partition prices from the price cache in the cache folder
+    ($SOUFFLE_CACHE_DIR, else the user's cache folder) and keep the prices they build there (on by
+    default, as in `souffle-cli`): a model planned before, by any process, is planned again
+    without building its kernels. Off: every partition is built to be priced."""
+    _core.price_cache(bool(on))
+
+
 def _bind_text(name, value):
     """`--bind NAME=VALUE` text of a binding: numbers (an array is flattened) or a .pb file."""
     if isinstance(value, (str, os.PathLike)):

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "core/analysis/analysis.h"
 #include "core/emulate/emulate.h"
+#include "core/gpu/compile_cache.h"
 #include "core/gpu/cost.h"
 #include "core/gpu/spec.h"
 #include "core/graph/graph.h"
@@ -26,6 +28,7 @@
 #include "core/report/report_model.h"
 #include "core/report/svg.h"
 #include "core/report/write.h"
+#include "core/schedule/price_store.h"
 #include "core/session/compile.h"
 #include "core/session/load.h"
 #include "core/session/pipeline.h"
@@ -216,8 +219,26 @@ PipelineOptions pipeline_options(const std::string& strategy, const std::string&
   return po;
 }
 
+/// Whether plans take prices from the cache folder's price cache (souffle.price_cache).
+bool g_price_cache = true;
+
+/// The price cache of the cache folder the environment names now (a sweep's worker points
+/// SOUFFLE_CACHE_DIR at a shared folder after the package is imported), or none when off.
+void use_price_cache() {
+  std::shared_ptr<schedule::PriceStore> now = schedule::default_price_store();
+  if (!g_price_cache) {
+    if (now) schedule::set_default_price_store(nullptr);
+    return;
+  }
+  const std::string dir = gpu::default_compile_cache_dir();
+  if (now && now->disk().dir() == dir) return;
+  schedule::set_default_price_store(schedule::open_user_price_store(
+      [](const std::string& w) { std::fprintf(stderr, "souffle: warning: %s\n", w.c_str()); }));
+}
+
 std::shared_ptr<Plan> make_plan(std::shared_ptr<const Model> model, PipelineOptions po,
                                 const py::object& progress) {
+  use_price_cache();
   auto p = std::make_shared<Plan>();
   p->model = std::move(model);
   Progress report{progress};
@@ -698,6 +719,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("report", &report_write, py::arg("plan"), py::arg("other"), py::arg("path"));
   m.def("plan_svg", &plan_svg, py::arg("plan"));
   m.def("compare", &compare_json, py::arg("a"), py::arg("b"));
+  m.def(
+      "price_cache", [](bool on) { g_price_cache = on; }, py::arg("on"));
 #ifdef SOUFFLE_BUILD_RUNNER
   m.attr("build_runner") = SOUFFLE_BUILD_RUNNER;
 #else

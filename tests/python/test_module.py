@@ -245,3 +245,26 @@ def test_progress_and_the_gil(models):
         ticks += 1
     # Holding the GIL the planning thread would let this loop run only between its calls.
     assert ticks > 100_000, (ticks, spent)
+
+
+def test_price_cache_follows_the_folder_and_can_be_turned_off(models, tmp_path, monkeypatch):
+    """Plans keep what they build in the price cache of the folder SOUFFLE_CACHE_DIR names when
+    each plan starts, take it back unchanged, and leave the folder alone when turned off."""
+    on = tmp_path / "on"
+    monkeypatch.setenv("SOUFFLE_CACHE_DIR", str(on))
+    m = models("mmoe")
+    # Options no other test plans with: the process's own pricer has built nothing of them yet.
+    first = m.plan(strategy="souffle", gpu="h200", precision="bf16", sync="flags")
+    stored = list((on / "prices").glob("*.entry"))
+    assert stored
+    again = m.plan(strategy="souffle", gpu="h200", precision="bf16", sync="flags")
+    assert without_times(again.to_json()) == without_times(first.to_json())
+    off = tmp_path / "off"
+    monkeypatch.setenv("SOUFFLE_CACHE_DIR", str(off))
+    souffle.price_cache(False)
+    try:
+        built = m.plan(strategy="souffle", gpu="h200", precision="bf16", sync="flags")
+    finally:
+        souffle.price_cache(True)
+    assert without_times(built.to_json()) == without_times(first.to_json())
+    assert not (off / "prices").exists()

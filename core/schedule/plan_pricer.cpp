@@ -16,9 +16,7 @@ namespace souffle::schedule {
 
 PlanPricer::PlanPricer(gpu::GpuSpec spec, gpu::Precision precision,
                        std::optional<gpu::Calibration> calibration)
-    : m_spec(std::move(spec)),
-      m_precision(precision),
-      m_calibration(std::move(calibration)) {}
+    : m_spec(std::move(spec)), m_precision(precision), m_calibration(std::move(calibration)) {}
 
 void PlanPricer::set_price_store(std::shared_ptr<PriceStore> store) {
   std::lock_guard<std::mutex> lock(m_mutex);

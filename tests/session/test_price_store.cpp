@@ -9,34 +9,17 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include "core/schedule/plan_pricer.h"
 #include "core/schedule/price_store.h"
-#include "core/session/plan_json.h"
 #include "core/support/build_id.h"
 #include "tests/sample_model.h"
+#include "tests/session/plan_dump.h"
 
 namespace souffle {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// The plan's JSON without the wall times of its passes (they differ run to run).
-std::string dump(const std::string& model, const plan::FusionPlan& p) {
-  nlohmann::json j = plan_json(model, p);
-  std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& x) {
-    if (x.is_object()) {
-      x.erase("ms");
-      x.erase("load_ms");
-      for (auto& [k, v] : x.items()) strip(v);
-    } else if (x.is_array()) {
-      for (auto& v : x) strip(v);
-    }
-  };
-  strip(j);
-  return j.dump(1);
-}
 
 struct Priced {
   std::string json;
@@ -56,7 +39,7 @@ Priced priced(const std::string& model, plan::Strategy s, SyncMode sync,
   pricer->set_price_store(std::move(store));
   po.pricer = pricer;
   Priced out;
-  out.json = dump(model, plan::plan(test::sample_model(model).program, po));
+  out.json = test::plan_dump(model, plan::plan(test::sample_model(model).program, po));
   out.builds = pricer->builds();
   out.store_hits = pricer->store_hits();
   return out;

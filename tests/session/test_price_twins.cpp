@@ -4,31 +4,13 @@
 // renamed, and a planted difference (a shape, a constant) makes no twins.
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "core/schedule/plan_pricer.h"
 #include "core/schedule/price_twins.h"
-#include "core/session/plan_json.h"
 #include "tests/sample_model.h"
+#include "tests/session/plan_dump.h"
 
 namespace souffle {
 namespace {
-
-/// The plan's JSON without the wall times of its passes (they differ run to run).
-std::string dump(const std::string& model, const plan::FusionPlan& p) {
-  nlohmann::json j = plan_json(model, p);
-  std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& x) {
-    if (x.is_object()) {
-      x.erase("ms");
-      x.erase("load_ms");
-      for (auto& [k, v] : x.items()) strip(v);
-    } else if (x.is_array()) {
-      for (auto& v : x) strip(v);
-    }
-  };
-  strip(j);
-  return j.dump(1);
-}
 
 plan::FusionPlan priced(const std::string& model, plan::Strategy s, SyncMode sync, bool share,
                         size_t* twin_hits = nullptr) {
@@ -54,9 +36,9 @@ TEST_P(PriceTwinsModel, PlanIsTheSameWithTwinsShared) {
     for (SyncMode sync : {SyncMode::Grid, SyncMode::Auto}) {
       SCOPED_TRACE(m + " " + plan::strategy_name(s) + " " + sync_mode_name(sync));
       size_t h = 0;
-      const std::string shared = dump(m, priced(m, s, sync, true, &h));
+      const std::string shared = test::plan_dump(m, priced(m, s, sync, true, &h));
       hits += h;
-      EXPECT_EQ(shared, dump(m, priced(m, s, sync, false)));
+      EXPECT_EQ(shared, test::plan_dump(m, priced(m, s, sync, false)));
     }
   }
   // The sample BERT's and LSTM's layers are twins: their prices are shared.

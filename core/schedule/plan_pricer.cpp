@@ -37,11 +37,47 @@ size_t PlanPricer::store_hits() const {
   return m_store_hits;
 }
 
+std::string PlanPricer::program_print(const plan::FusionPlan& context) const {
+  const std::vector<te::Op>& ops = context.program.ops;
+  // The same ops: each at the same address and still alive (a live op's address is its own).
+  auto same = [&ops](const ProgramPrint& kept) {
+    if (kept.ops.size() != ops.size()) return false;
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (kept.ops[i] != ops[i].get() || kept.alive[i].expired()) return false;
+    return true;
+  };
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    for (const ProgramPrint& pp : m_programs)
+      if (same(pp)) return pp.hash;
+  }
+  std::string text;
+  for (const te::Op& op : ops) text += content(op) + "\n";
+  for (const std::vector<te::Tensor>* ts : {&context.program.inputs, &context.program.outputs}) {
+    text += "|";
+    for (const te::Tensor& t : *ts)
+      text += fmt::format(" {}:{}:{}", t->name, shape_str(t->shape), dtype_name(t->dtype));
+  }
+  ProgramPrint pp;
+  pp.hash = disk_key_hex(text);
+  for (const te::Op& op : ops) {
+    pp.ops.push_back(op.get());
+    pp.alive.push_back(op);
+  }
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_programs.push_front(pp);
+  if (m_programs.size() > kKeptPrograms) m_programs.pop_back();
+  return pp.hash;
+}
+
 std::string PlanPricer::store_key(const plan::FusionPlan& context, const plan::Partition& p,
                                   const std::string& key) const {
-  // The partition's id and op indices too: its price names its kernels by the id and its
-  // barrier sites by op index, and the content key (the TEs' text) says neither.
-  std::string where = fmt::format("partition {} tes", p.id);
+  // The whole program's print: a partition's kernels read more of the program than its own
+  // TEs (views folded into their readers, who reads its outputs), which a process that planned
+  // another model with ops of the same names may have had otherwise. And the partition's id
+  // and op indices: its price names its kernels by the id and its barrier sites by op index,
+  // and the content key (the TEs' text) says neither.
+  std::string where = fmt::format("program {}\npartition {} tes", program_print(context), p.id);
   for (int te : p.tes) where += " " + std::to_string(te);
   return price_store_key(m_spec, context.gpu_spec, m_precision,
                          m_calibration ? &*m_calibration : nullptr, where + "\n" + key);
@@ -62,7 +98,8 @@ std::optional<plan::PartitionPrice> PlanPricer::from_store(const plan::FusionPla
 std::string PlanPricer::twin_store_key(const plan::FusionPlan& context,
                                        const PartitionStructure& s) const {
   return price_store_key(m_spec, context.gpu_spec, m_precision,
-                         m_calibration ? &*m_calibration : nullptr, "structure\n" + s.key);
+                         m_calibration ? &*m_calibration : nullptr,
+                         "program " + program_print(context) + "\nstructure\n" + s.key);
 }
 
 std::optional<PriceStore::Twin> PlanPricer::twin_from_store(const plan::FusionPlan& context,

@@ -102,6 +102,10 @@ class PlanPricer : public plan::KernelPricer {
   /// auto, under grid_key(key) (nothing when that is empty, or already priced).
   void keep_grid_form(const std::string& key, const plan::FusionPlan& context,
                       const plan::Partition& p, loop::KernelSet grid) const;
+  /// A hash of the whole of context.program as printed (every op's content, the program's
+  /// inputs and outputs), kept for the last kKeptPrograms programs.
+  std::string program_print(const plan::FusionPlan& context) const;
+  static constexpr size_t kKeptPrograms = 4;
   /// The full key in the price store of `p`, whose content key is `key`.
   std::string store_key(const plan::FusionPlan& context, const plan::Partition& p,
                         const std::string& key) const;
@@ -153,6 +157,14 @@ class PlanPricer : public plan::KernelPricer {
   ScheduleMemo m_schedules;
   mutable size_t m_printed_swept = 0;  ///< m_printed's size after its last sweep of dead ops
   BuildObserver m_observer;
+  /// A program's ops as addresses, and held weakly (as m_printed does: a closed model's ops
+  /// are freed), with the hash of their print.
+  struct ProgramPrint {
+    std::vector<const te::ComputeOp*> ops;
+    std::vector<std::weak_ptr<const te::ComputeOp>> alive;
+    std::string hash;
+  };
+  mutable std::list<ProgramPrint> m_programs;  ///< most recent first
   std::shared_ptr<PriceStore> m_store;
   bool m_store_set = false;  ///< m_store was set: default_price_store() is not consulted
   mutable size_t m_store_hits = 0;

@@ -1,8 +1,8 @@
 // Partition prices kept on disk (schedule/price_store.h): every sample model's plan is
 // byte-identical built, priced into an empty store and taken back from it by a new pricer (a
 // new process, as far as the pricer knows), which builds nothing where every price is stored;
-// another GPU spec, precision or calibration finds nothing; a corrupt entry is said once and
-// priced again; an unusable folder costs a warning, not the plan.
+// another GPU spec, precision, calibration or program finds nothing; a corrupt entry is said once
+// and priced again; an unusable folder costs a warning, not the plan.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -121,6 +121,33 @@ TEST(PriceStore, AnotherGpuOrPrecisionFindsNothing) {
   cal.launch_overhead_us = 3.25;
   EXPECT_NE(key,
             schedule::price_store_key(a100, a100, gpu::Precision::FP32, &cal, "the partition"));
+}
+
+TEST(PriceStore, AnotherProgramFindsNothing) {
+  // The same model but for its last op, which computes something else: every partition but
+  // that op's prints the same, yet none is taken from the store (a partition's kernels read
+  // more of the program than its own TEs, so a price is the whole program's).
+  TempDir dir("price_store_program");
+  auto store = std::make_shared<schedule::PriceStore>(dir.path().string(), int64_t{1} << 30);
+  const gpu::GpuSpec a100 = gpu::gpu_spec("a100");
+  auto plan_of = [&](const te::TeProgram& program) {
+    plan::PlanOptions po;
+    po.strategy = plan::Strategy::Souffle;
+    po.gpu = a100;
+    auto pricer = schedule::make_pricer(a100, gpu::Precision::FP32);
+    pricer->set_price_store(store);
+    po.pricer = pricer;
+    plan::plan(program, po);
+    return pricer->store_hits();
+  };
+  const te::TeProgram program = test::sample_model("bert").program;
+  plan_of(program);
+  ASSERT_GT(plan_of(program), 0u);  // the same program: taken back
+  te::TeProgram other = program;
+  auto last = std::make_shared<te::ComputeOp>(*other.ops.back());
+  last->body = last->body * 0.5;
+  other.ops.back() = last;
+  EXPECT_EQ(plan_of(other), 0u);
 }
 
 TEST(PriceStore, PriceBytesRoundTripAndRefuseDamage) {

@@ -72,11 +72,10 @@ std::string PlanPricer::program_print(const plan::FusionPlan& context) const {
 
 std::string PlanPricer::store_key(const plan::FusionPlan& context, const plan::Partition& p,
                                   const std::string& key) const {
-  // The whole program's print: a partition's kernels read more of the program than its own
-  // TEs (views folded into their readers, who reads its outputs), which a process that planned
-  // another model with ops of the same names may have had otherwise. And the partition's id
-  // and op indices: its price names its kernels by the id and its barrier sites by op index,
-  // and the content key (the TEs' text) says neither.
+  // The whole program's print: a partition's kernels may read more of the program than its
+  // own TEs (views folded into their readers), which the content key does not print, so a
+  // price is kept for its program only. And the partition's id and op indices: its price names
+  // its kernels by the id and its barrier sites by op index, and the content key says neither.
   std::string where = fmt::format("program {}\npartition {} tes", program_print(context), p.id);
   for (int te : p.tes) where += " " + std::to_string(te);
   return price_store_key(m_spec, context.gpu_spec, m_precision,

@@ -1,7 +1,6 @@
 #include "core/schedule/price_store.h"
 
 #include <fmt/format.h>
-#include <cstdlib>
 #include <mutex>
 
 #include "core/gpu/compile_cache.h"
@@ -156,10 +155,6 @@ static_assert(sizeof(gpu::GpuSpec) == 248, "a new figure of GpuSpec goes into sp
 std::mutex g_default_mutex;
 std::shared_ptr<PriceStore> g_default;
 
-}  // namespace
-
-namespace {
-
 void price(ByteWriter& w, const plan::PartitionPrice& p) {
   w.str(p.error);
   w.i64(p.launches);
@@ -269,38 +264,39 @@ PriceStore::PriceStore(std::string dir, int64_t max_bytes, Warn warn)
                               .count_every = 64},
              std::move(warn)) {}
 
-std::optional<plan::PartitionPrice> PriceStore::load(const std::string& full_key) {
+template <typename T>
+std::optional<T> PriceStore::load_as(const std::string& full_key,
+                                     bool (*decode)(const std::string&, T&)) {
   std::string body;
-  plan::PartitionPrice p;
+  T out;
   const bool hit = m_disk.load(disk_key_hex(full_key), full_key, body,
-                               [&p](const std::string& b) { return decode_price(b, p); });
+                               [&](const std::string& b) { return decode(b, out); });
   std::lock_guard<std::mutex> lock(m_mutex);
   ++(hit ? m_hits : m_misses);
   if (!hit) return std::nullopt;
-  return p;
+  return out;
+}
+
+void PriceStore::store_body(const std::string& full_key, const std::string& body) {
+  m_disk.store(disk_key_hex(full_key), full_key, body);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ++m_stored;
+}
+
+std::optional<plan::PartitionPrice> PriceStore::load(const std::string& full_key) {
+  return load_as<plan::PartitionPrice>(full_key, decode_price);
 }
 
 void PriceStore::store(const std::string& full_key, const plan::PartitionPrice& price) {
-  m_disk.store(disk_key_hex(full_key), full_key, encode_price(price));
-  std::lock_guard<std::mutex> lock(m_mutex);
-  ++m_stored;
+  store_body(full_key, encode_price(price));
 }
 
 std::optional<PriceStore::Twin> PriceStore::load_twin(const std::string& full_key) {
-  std::string body;
-  Twin t;
-  const bool hit = m_disk.load(disk_key_hex(full_key), full_key, body,
-                               [&t](const std::string& b) { return decode_twin(b, t); });
-  std::lock_guard<std::mutex> lock(m_mutex);
-  ++(hit ? m_hits : m_misses);
-  if (!hit) return std::nullopt;
-  return t;
+  return load_as<Twin>(full_key, decode_twin);
 }
 
 void PriceStore::store_twin(const std::string& full_key, const Twin& twin) {
-  m_disk.store(disk_key_hex(full_key), full_key, encode_twin(twin));
-  std::lock_guard<std::mutex> lock(m_mutex);
-  ++m_stored;
+  store_body(full_key, encode_twin(twin));
 }
 
 int64_t PriceStore::hits() const {
@@ -317,14 +313,8 @@ int64_t PriceStore::stored() const {
 }
 
 void set_default_price_store(std::shared_ptr<PriceStore> store) {
-  static std::once_flag flush_at_exit;
-  // The lookups counted in memory reach the counters file when the program ends (pricers made
-  // for the whole process keep the store alive to the last).
-  std::call_once(flush_at_exit, [] {
-    std::atexit([] {
-      if (std::shared_ptr<PriceStore> s = default_price_store()) s->disk().flush_counts();
-    });
-  });
+  // The store replaced (or, at the end of the program, the last one) adds the lookups it
+  // counted in memory to the counters file as it goes (DiskStore's destructor).
   std::lock_guard<std::mutex> lock(g_default_mutex);
   g_default = std::move(store);
 }

@@ -1,9 +1,10 @@
 /// \file Partition prices kept on disk between processes: a plan made again (the same model
 /// planned by another command, the explorer opening it again, a sweep) takes the price of every
 /// partition priced before instead of building its kernels. A price is a pure function of its
-/// partition's content key (plan_pricer.h), the GPU spec, the precision, the calibration and the
-/// code (support/build_id.h), and the full key of an entry names all of them, so a hit is the
-/// price a build would give (tests/schedule/test_price_store.cpp compares whole plans).
+/// partition's content key, id and op indices within its whole program (plan_pricer.h), the GPU
+/// spec, the precision, the calibration and the code (support/build_id.h), and the full key of
+/// an entry names all of them, so a hit is the price a build would give
+/// (tests/session/test_price_store.cpp compares whole plans).
 /// The prices live in the cache folder's "prices" folder beside the compile cache's, under the
 /// same cap each, written without a flush (an entry a crash cut short fails its checksum and is
 /// priced again).
@@ -55,6 +56,10 @@ class PriceStore {
   int64_t stored() const;
 
  private:
+  template <typename T>
+  std::optional<T> load_as(const std::string& full_key, bool (*decode)(const std::string&, T&));
+  void store_body(const std::string& full_key, const std::string& body);
+
   DiskStore m_disk;
   mutable std::mutex m_mutex;
   int64_t m_hits = 0, m_misses = 0, m_stored = 0;
